@@ -1,0 +1,1 @@
+"""Saved DuckDB questions, one .sql file each (installed as logcorr.queries)."""

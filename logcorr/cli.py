@@ -1,0 +1,92 @@
+"""The ``logcorr`` command: parses options, calls the library, prints. Nothing below imports typer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from logcorr.readers import ReadOptions
+
+app = typer.Typer(
+    help="Offline log and trace correlation for SGLang prefill-decode incidents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_OUT = Path("logcorr-out")
+
+
+@app.callback()
+def _main() -> None:
+    """Offline log and trace correlation for SGLang prefill-decode incidents."""
+
+
+def _fail(message: str, code: int = 1) -> None:
+    typer.echo(f"logcorr: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _parse_roles(pairs: list[str]) -> dict[str, str]:
+    roles = {}
+    for pair in pairs:
+        unit, sep, role = pair.partition("=")
+        if not sep or role not in ("prefill", "decode", "router", "unknown"):
+            _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of prefill, decode, router, unknown")
+        roles[unit] = role
+    return roles
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(..., help="Journal dirs, .journal files, journalctl captures, logs, dumps."),
+    out: Path = typer.Option(DEFAULT_OUT, "-o", "--out", help="Output folder for the tables."),
+    unit: list[str] = typer.Option([], "--unit", "-u", help="Read only this systemd unit (repeatable)."),
+    since: str = typer.Option(None, "--since", help="Passed to journalctl --since (e.g. '2025-10-29 21:30')."),
+    until: str = typer.Option(None, "--until", help="Passed to journalctl --until."),
+    all_units: bool = typer.Option(False, "--all-units", help="Read every journal entry, with or without a unit."),
+    role: list[str] = typer.Option([], "--role", help="UNIT=ROLE (prefill, decode, router) when names do not say."),
+    append: bool = typer.Option(False, "--append", help="Add to the tables already in OUT instead of replacing them."),
+) -> None:
+    """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
+    from logcorr.ingest import NothingReadError
+    from logcorr.ingest import ingest as run
+    from logcorr.store import OutputError
+
+    opts = ReadOptions(units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role))
+    try:
+        result = run(paths, out, opts, append=append, progress=lambda s: typer.echo(f"  … {s}", err=True))
+    except NothingReadError as e:
+        _fail(str(e))
+    except OutputError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail(f"interrupted; {out} left as it was", 130)
+    typer.echo(format_summary(result))
+
+
+def format_summary(result) -> str:
+    """The text ``logcorr ingest`` prints: inputs, records per role and kind, span, skips, speed."""
+    lines = ["inputs:"]
+    for r in result.reports:
+        lines.append(f"  {r.source} [{r.format}]: {r.records:,} records, {r.unparsed:,} unparsed")
+        lines += [f"    {n}" for n in r.notes]
+        lines += [f"    skipped: {e}" for e in r.errors]
+    lines.append("records per role and kind:")
+    for role, kinds in result.by_role_kind.items():
+        lines.append(f"  {role:<8} " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])))
+    lines.append(f"time span: {result.first_ts} .. {result.last_ts} (UTC)")
+    lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
+    rate = result.lines / result.seconds if result.seconds else 0
+    lines.append(f"wrote {result.out} in {result.seconds:.1f} s ({result.lines:,} lines, {rate:,.0f} lines/s)")
+    return "\n".join(lines)
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

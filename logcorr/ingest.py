@@ -1,0 +1,345 @@
+"""``ingest()``: inputs → readers → re-joined records → parsed tables → OUT/ (Parquet + manifest).
+
+A plain function a notebook can call; the CLI only parses options and prints what it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+import logcorr
+from logcorr import readers
+from logcorr.parsers import pyspy, router, sglang
+from logcorr.parsers.prefix import split_prefix
+from logcorr.readers import InputError, ReadOptions, SourceReport
+from logcorr.rejoin import Rejoiner
+from logcorr.schema import EVENTS, RANKS, SOURCES, conform
+from logcorr.store import Output
+
+# What each parsed table is made from: a function of the enriched events of one chunk.
+TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
+    "batches": sglang.batches,
+    "aborts": sglang.aborts,
+    "transfer_errors": sglang.transfer_errors,
+    "requests": router.requests,
+    "rooms": sglang.rooms,
+}
+
+
+class NothingReadError(Exception):
+    """No input gave a single record; the message lists each input and why."""
+
+
+@dataclass
+class IngestResult:
+    """What ``ingest`` did: OUT, one report per input, row counts per table, timing."""
+
+    out: Path
+    reports: list[SourceReport]
+    rows: dict[str, int]
+    by_role_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+    first_ts: object = None
+    last_ts: object = None
+    seconds: float = 0.0
+    lines: int = 0
+
+
+def _empty_events() -> pl.DataFrame:
+    return pl.DataFrame(schema={**EVENTS, "body": pl.String})
+
+
+def table_schemas() -> dict[str, dict]:
+    """Schema of every table ingest writes: fixed ones from ``schema.py``, parsed ones as the
+    parsers produce them on an empty input (so a table with no rows still has its columns)."""
+    empty = _empty_events()
+    schemas = {"events": EVENTS, "sources": SOURCES}
+    for name, build in TABLE_BUILDERS.items():
+        schemas[name] = dict(build(empty).schema)
+    schemas["stacks"] = dict(pyspy.parse_dump("").frames.schema)
+    schemas["captures"] = dict(pyspy.parse_dump("").captures.schema)
+    return schemas
+
+
+def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
+    unit = pl.col("unit").fill_null("")
+    by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
+    by_name = (
+        pl.when(unit.str.contains("(?i)prefill")).then(pl.lit("prefill"))
+        .when(unit.str.contains("(?i)decode")).then(pl.lit("decode"))
+        .when(unit.str.contains("(?i)router|gateway")).then(pl.lit("router"))
+    )
+    by_cmdline = pl.col("cmdline").str.extract(r"--disaggregation-mode[= ](prefill|decode)", 1)
+    return pl.coalesce(by_unit, by_name, by_cmdline)
+
+
+class _Enricher:
+    """Turns re-joined records into ``events`` rows (plus the in-memory ``body`` column)."""
+
+    def __init__(self, roles: dict[str, str]) -> None:
+        self.roles = roles
+        self.next_id = 0
+        self.year = 1970  # the last year printed in a line: glog/PyTorch headers print none
+
+    def _fix_years(self, head: pl.DataFrame) -> pl.DataFrame:
+        yearless = pl.col("header").is_in(["glog", "torch"])
+        known = head.filter(~yearless)["log_ts"].dt.year()
+        offset = pl.format("{}y", pl.lit(self.year) - 1970)
+        head = head.with_columns(
+            pl.when(yearless & (pl.col("log_ts").dt.year() == 1970))
+            .then(pl.col("log_ts").dt.offset_by(offset))
+            .otherwise(pl.col("log_ts"))
+            .alias("log_ts")
+        )
+        if known.drop_nulls().len():
+            self.year = int(known.drop_nulls()[-1])
+        return head
+
+    def __call__(self, recs: pl.DataFrame, unit_roles: dict[str, str], forced_kind: str | None) -> pl.DataFrame:
+        head = self._fix_years(split_prefix(recs["message"]))
+        df = pl.concat([recs, head], how="horizontal")
+        df = df.with_columns(
+            pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
+            pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
+            _role_expr({**unit_roles, **self.roles}).alias("role"),
+        )
+        self.next_id += df.height
+        parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))
+        df = df.with_columns(
+            pl.coalesce(pl.col("role"), parsed["content_role"], pl.lit("unknown")).alias("role"),
+            pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
+            pl.lit(forced_kind, pl.String).fill_null(parsed["kind"]).alias("kind") if forced_kind else parsed["kind"],
+            parsed["rid"].alias("rid"),
+            parsed["bootstrap_room"].alias("bootstrap_room"),
+        )
+        return df
+
+
+def _stacks(events: pl.DataFrame, out: Output, pid_ranks: dict) -> int:
+    """Parse the py-spy dumps among ``events`` into the stacks and captures tables; returns how many
+    lines inside dumps had an unknown shape."""
+    unknown = 0
+    for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
+        hint = {k: row[k] for k in RANKS if row[k] is not None} or pid_ranks.get((row["host"], row["pid"]))
+        result = pyspy.parse_dump(
+            row["message"],
+            source=row["source"],
+            source_pos=row["source_pos"],
+            capture_ts=row["ts"],
+            host=row["host"],
+            pid_hint=row["pid"],
+            ranks_hint=hint,
+        )
+        frames = result.frames
+        if row["role"] != "unknown":
+            frames = frames.with_columns(pl.col("role").fill_null(row["role"]))
+            result.captures = result.captures.with_columns(pl.lit(row["role"]).alias("role")) if (
+                "role" not in result.captures.columns
+            ) else result.captures.with_columns(pl.col("role").fill_null(row["role"]))
+        out.write("stacks", frames)
+        out.write("captures", result.captures)
+        unknown += len(result.unparsed_lines)
+    return unknown
+
+
+def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path):
+    if fmt == "journal-dir" or fmt == "journal":
+        return readers.read_journal(path, opts, report)
+    if fmt == "xz":
+        unpacked = readers.unpack_xz(path, scratch)
+        inner = readers.sniff(unpacked)
+        report.notes.append(f"unpacked xz: {inner}")
+        return _read(unpacked, inner, opts, report, scratch)
+    if fmt == "export":
+        return readers.read_export_file(path, report)
+    return readers.read_text(path, fmt, report)
+
+
+def ingest(
+    paths: Iterable[Path],
+    out: Path,
+    opts: ReadOptions | None = None,
+    *,
+    append: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> IngestResult:
+    """Read every input, parse it and write the tables under ``out``.
+
+    Args:
+        paths: journal directories, ``.journal`` files, journalctl captures, plain SGLang/router
+            logs, py-spy dumps, or folders of them (formats detected from content).
+        out: the output folder (``OUT/<table>/part-N.parquet`` + ``manifest.json``).
+        opts: unit selection, ``--since/--until`` and ``UNIT=ROLE`` overrides.
+        append: keep the tables already in ``out`` and add to them (otherwise they are replaced).
+        progress: called with a short line now and then on long inputs.
+
+    Returns:
+        An ``IngestResult`` with one ``SourceReport`` per input (what was read, skipped, and why).
+
+    Raises:
+        NothingReadError: no input gave a record; nothing is written and ``out`` is untouched.
+        OutputError: ``out`` exists and is not a logcorr output folder.
+    """
+    opts = opts or ReadOptions()
+    started = time.monotonic()
+    inputs: list[tuple[Path, str]] = []
+    reports: list[SourceReport] = []
+    for p in paths:
+        p = Path(p)
+        try:
+            inputs += readers.discover(p)
+        except InputError as e:
+            reports.append(SourceReport(str(p), "missing", errors=[str(e)]))
+    output = Output(out, table_schemas(), append=append)
+    enrich = _Enricher(opts.roles)
+    prev = output.previous_manifest()
+    if prev:
+        enrich.next_id = int(prev.get("next_event_id", 0))
+    counts: dict[tuple[str, str], int] = {}
+    lines = 0
+    first_ts = last_ts = None
+    pid_ranks: dict = {}
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            for path, fmt in inputs:
+                try:
+                    fmt = readers.sniff(path) if fmt == "?" else fmt
+                except OSError as e:
+                    reports.append(SourceReport(str(path), "unreadable", errors=[f"{path}: {e.strerror or e}"]))
+                    continue
+                report = SourceReport(str(path), fmt)
+                reports.append(report)
+                if fmt == "empty":
+                    report.errors.append(f"{path}: empty file")
+                    continue
+                forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
+                src_first = src_last = None
+                rejoin = Rejoiner(join_all=forced is not None)
+                try:
+                    chunks = _read(path, fmt, opts, report, Path(scratch))
+                    for recs in _with_final(chunks, rejoin):
+                        if recs.height == 0:
+                            continue
+                        ev = enrich(recs, getattr(report, "unit_roles", {}), forced)
+                        lines += int(ev["n_lines"].sum())
+                        _learn_pid_ranks(ev, pid_ranks)
+                        output.write("events", ev)
+                        for name, build in TABLE_BUILDERS.items():
+                            output.write(name, build(ev))
+                        report.unparsed += _stacks(ev, output, pid_ranks)
+                        report.records += ev.height
+                        report.unparsed += int((ev["kind"] == "other").sum())
+                        errs = ev.filter(pl.col("entry_error").is_not_null())
+                        for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
+                            report.errors.append(f"{path} at {pos}: {err}")
+                        if errs.height > 5:
+                            report.errors.append(f"{path}: {errs.height - 5} more entries read only in part")
+                        lo, hi = ev["ts"].min(), ev["ts"].max()
+                        src_first = lo if src_first is None or (lo is not None and lo < src_first) else src_first
+                        src_last = hi if src_last is None or (hi is not None and hi > src_last) else src_last
+                        for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
+                            counts[(role, kind)] = counts.get((role, kind), 0) + n
+                        if progress and report.bytes > 64 << 20:
+                            progress(f"{path}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+                except InputError as e:
+                    report.errors.append(str(e))
+                report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
+                for t in (src_first, src_last):
+                    if t is not None:
+                        first_ts = t if first_ts is None or t < first_ts else first_ts
+                        last_ts = t if last_ts is None or t > last_ts else last_ts
+            if not any(r.records for r in reports):
+                raise NothingReadError(
+                    "nothing could be read:\n" + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
+                )
+            output.write("sources", _sources_frame(reports))
+            result = IngestResult(out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines)
+            by_role: dict[str, dict[str, int]] = {}
+            for (role, kind), n in sorted(counts.items()):
+                by_role.setdefault(role, {})[kind] = n
+            result.by_role_kind = by_role
+            result.seconds = time.monotonic() - started
+            output.commit(_manifest(result, prev, enrich.next_id))
+            _finish_out(out)
+            return result
+    except BaseException:
+        output.abort()
+        raise
+
+
+def _with_final(chunks, rejoin: Rejoiner):
+    for chunk in chunks:
+        yield rejoin.feed(chunk)
+    yield rejoin.finish()
+
+
+def _learn_pid_ranks(ev: pl.DataFrame, pid_ranks: dict) -> None:
+    """Remember the ranks each (host, pid) logged with, for dumps that carry no rank of their own."""
+    known = ev.filter(pl.col("tp_rank").is_not_null() & pl.col("pid").is_not_null())
+    for row in known.select("host", "pid", *RANKS).unique(["host", "pid"]).iter_rows(named=True):
+        pid_ranks.setdefault((row["host"], row["pid"]), {k: row[k] for k in RANKS if row[k] is not None})
+
+
+def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
+    return conform(
+        pl.DataFrame(
+            {
+                "source": [r.source for r in reports],
+                "format": [r.format for r in reports],
+                "bytes": [r.bytes for r in reports],
+                "records": [r.records for r in reports],
+                "unparsed": [r.unparsed for r in reports],
+                "first_ts": [getattr(r, "first_ts", None) for r in reports],
+                "last_ts": [getattr(r, "last_ts", None) for r in reports],
+                "errors": ["\n".join(r.errors) or None for r in reports],
+            },
+            strict=False,
+        ),
+        SOURCES,
+    )
+
+
+def _manifest(result: IngestResult, prev: dict | None, next_event_id: int) -> dict:
+    inputs = (prev or {}).get("inputs", []) + [
+        {
+            "source": r.source,
+            "format": r.format,
+            "records": r.records,
+            "unparsed": r.unparsed,
+            "errors": r.errors,
+            "notes": r.notes,
+        }
+        for r in result.reports
+    ]
+    return {
+        "logcorr_version": logcorr.__version__,
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "inputs": inputs,
+        "rows": result.rows,
+        "time_span": [result.first_ts, result.last_ts],
+        "next_event_id": next_event_id,
+        "errors": [e for r in result.reports for e in r.errors],
+    }
+
+
+def _finish_out(out: Path) -> None:
+    """Hook for what is derived from the tables after they are in place (the DuckDB file)."""
+    try:
+        from logcorr import database
+    except ImportError:
+        return
+    database.write(out)
+
+
+def load_manifest(out: Path) -> dict:
+    """The manifest of an OUT folder; raises ``FileNotFoundError`` naming OUT when there is none."""
+    path = out / "manifest.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first")
+    return json.loads(path.read_text())

@@ -1,0 +1,379 @@
+"""Readers: bytes on disk → record chunks (polars DataFrames of ``parsers.journald.RECORD_COLUMNS``).
+
+One reader per input kind. Each streams its input in bounded chunks and never holds a whole file:
+- a journal directory or ``.journal`` file through ``journalctl … -o export`` (a subprocess whose pipe
+  is read on a thread while the main thread parses the previous chunk);
+- captures users attach: ``journalctl -o export``, ``-o json``, ``-o short-iso[-precise]``,
+  ``-o short-unix``;
+- plain SGLang logs (stdout to a file, ``docker compose logs`` with ``name  | `` prefixes), py-spy
+  dumps and router logs: one record per line (re-joined later).
+Formats are detected from content (``sniff``), not from file names.
+"""
+
+from __future__ import annotations
+
+import lzma
+import queue
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.parsers import journald
+from logcorr.schema import UTC_US
+
+CHUNK_BYTES = 16 << 20
+JOURNAL_MAGIC = b"LPKSHHRH"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+# A unit is an SGLang engine or router when its name, command line or process name says so.
+SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
+SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
+ROLE_BY_NAME = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
+CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
+
+
+class InputError(Exception):
+    """An input could not be read at all; the message names the input and the reason."""
+
+
+@dataclass
+class SourceReport:
+    """What was read from one input: the row of the ``sources`` table, plus notes for the summary."""
+
+    source: str
+    format: str
+    bytes: int = 0
+    records: int = 0
+    unparsed: int = 0
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReadOptions:
+    """Options passed through to journalctl and used for unit selection and roles."""
+
+    units: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    all_units: bool = False
+    roles: dict[str, str] = field(default_factory=dict)
+
+
+def sniff(path: Path) -> str:
+    """Detect the format of one file from its first 64 KiB.
+
+    Returns one of ``journal`` (binary journal file), ``xz`` (xz-compressed file), ``export``,
+    ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), ``pyspy-json``,
+    ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    Raises ``OSError`` when the file cannot be opened.
+    """
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if not head.strip():
+        return "empty"
+    if head.startswith(JOURNAL_MAGIC):
+        return "journal"
+    if head.startswith(XZ_MAGIC):
+        return "xz"
+    text = head.decode("utf-8", errors="replace")
+    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
+    if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):
+        return "pyspy-json"
+    if re.search(r"(?m)^__CURSOR=|^__REALTIME_TIMESTAMP=\d+$", text):
+        return "export"
+    if lines and sum(ln.lstrip().startswith('{"') and '"__' in ln for ln in lines) >= max(1, len(lines) // 2):
+        return "json"
+    short = re.compile(journald.SHORT_LINE)
+    if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
+        return "short"
+    if re.search(r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text) and not re.search(
+        r"(?m)^\[\d{4}-\d\d-\d\d", text
+    ):
+        return "pyspy"
+    return "text"
+
+
+def discover(path: Path) -> list[tuple[Path, str]]:
+    """Expand one PATH argument into ``(path, format)`` inputs.
+
+    A directory holding ``*.journal`` files anywhere below it (as /var/log/journal does) is one
+    ``journal-dir`` input read by journalctl; other files in a folder are sniffed one by one.
+    Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
+    """
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if path.is_dir():
+        if any(path.rglob("*.journal")) or any(path.rglob("*.journal~")):
+            return [(path, "journal-dir")]
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise InputError(f"{path}: folder holds no journal files and no logs")
+        return [(p, "?") for p in files]
+    return [(path, "?")]
+
+
+def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
+    """Yield ``(lines, first_line_number)`` chunks of a text file, cut at line ends, bytes decoded
+    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed."""
+    line_no = first_line
+    with open(path, "rb") as f:
+        rest = b""
+        while True:
+            block = f.read(CHUNK_BYTES)
+            data = rest + block
+            if not block:
+                cut = len(data)
+            else:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # one very long line: keep reading
+                    rest = data
+                    continue
+            piece, rest = data[:cut], data[cut:]
+            if piece:
+                text = piece.decode("utf-8", errors="replace").replace("\x00", "")
+                text = text.removesuffix("\n")
+                lines = pl.Series("line", [text]).str.split("\n").explode().str.strip_suffix("\r")
+                yield lines, line_no
+                line_no += len(lines)
+            if not block:
+                return
+
+
+def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Records of a text file: ``json`` / ``short`` captures, or one record per line for ``text``,
+    ``pyspy`` and ``pyspy-json`` (``ts`` null there; the line's own time is read later).
+
+    A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
+    """
+    source = str(path)
+    compose = None
+    for lines, first in _lines_chunks(path):
+        if fmt == "json":
+            df = journald.parse_json_lines(lines, source=source, first_line=first)
+        elif fmt == "short":
+            df = journald.parse_short_lines(lines, source=source, first_line=first)
+        else:
+            if compose is None:
+                sample = lines.head(200).drop_nulls()
+                hits = sample.str.contains(r"^[\w.-]+\s*\| ").sum()
+                compose = bool(len(sample)) and hits >= max(1, len(sample) // 2)
+            frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
+            if compose:
+                parts = pl.col("line").str.extract_groups(r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$")
+                frame = frame.with_columns(parts.alias("p")).with_columns(
+                    pl.coalesce(pl.col("p").struct.field("rest"), pl.col("line")).alias("line"),
+                    pl.col("p").struct.field("svc").alias("svc"),
+                )
+            else:
+                frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
+            df = frame.with_row_index("n", offset=first).select(
+                pl.lit(None, UTC_US).alias("ts"),
+                pl.lit(None, pl.String).alias("host"),
+                pl.lit(None, pl.String).alias("boot_id"),
+                pl.lit(None, pl.String).alias("unit"),
+                pl.lit(None, pl.Int32).alias("pid"),
+                pl.col("line").alias("message"),
+                pl.lit(source).alias("source"),
+                pl.format("line {}", pl.col("n")).alias("source_pos"),
+                pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias("stream"),
+                pl.lit(None, pl.String).alias("cmdline"),
+                pl.lit(None, pl.String).alias("comm"),
+                pl.lit(None, pl.String).alias("entry_error"),
+            )
+        report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
+        yield df
+
+
+def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Records of a ``journalctl -o export`` capture file, streamed in chunks cut between entries."""
+    with open(path, "rb") as f:
+        yield from _export_chunks(iter(lambda: f.read(CHUNK_BYTES), b""), str(path), report)
+
+
+def _safe_cut(buf: bytes) -> int:
+    """Index just after the last entry separator (blank line) that is not inside a binary field."""
+    spans, pos = [], 0
+    while m := journald._BINARY_FIELD.search(buf, pos):
+        size_at = m.end()
+        if size_at + 8 > len(buf):
+            spans.append((m.start(), len(buf)))
+            break
+        end = size_at + 8 + int.from_bytes(buf[size_at : size_at + 8], "little")
+        spans.append((m.start(), end))
+        pos = end + 1
+    cut = buf.rfind(b"\n\n")
+    while cut >= 0 and any(a <= cut < b for a, b in spans):
+        start = next(a for a, b in spans if a <= cut < b)
+        cut = buf.rfind(b"\n\n", 0, start)
+    return cut + 2 if cut >= 0 else 0
+
+
+def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+    rest = b""
+    for block in blocks:
+        report.bytes += len(block)
+        buf = rest + block
+        cut = _safe_cut(buf)
+        if cut == 0:
+            rest = buf
+            continue
+        rest = buf[cut:]
+        yield journald.parse_export(buf[:cut], source=source)
+    if rest.strip():
+        yield journald.parse_export(rest, source=source)
+
+
+def _threaded(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """Read ``blocks`` on a background thread so reading and parsing use both cores."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+
+    def pump() -> None:
+        try:
+            for b in blocks:
+                q.put(b)
+        finally:
+            q.put(done)
+
+    threading.Thread(target=pump, daemon=True).start()
+    while (item := q.get()) is not done:
+        yield item
+
+
+def journalctl_path() -> str:
+    """Path of journalctl, or raise ``InputError`` naming the formats that work without it."""
+    exe = shutil.which("journalctl")
+    if not exe:
+        raise InputError(
+            "journalctl not found: install systemd (Debian: apt-get install systemd) to read binary journals, "
+            f"or ingest a capture made on the host with {CAPTURE_FORMATS}"
+        )
+    return exe
+
+
+def _journal_args(path: Path) -> list[str]:
+    return ["--directory", str(path)] if path.is_dir() else ["--file", str(path)]
+
+
+def _journalctl(path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [journalctl_path(), *_journal_args(path), *args], capture_output=True, text=True, errors="replace"
+    )
+
+
+def role_from_text(text: str | None) -> str | None:
+    """Role named by a unit name or command line: ``--disaggregation-mode prefill|decode``, a router
+    binary or module, or a ``prefill``/``decode``/``router`` word in a unit name; else None."""
+    if not text:
+        return None
+    m = re.search(r"--disaggregation-mode[= ](prefill|decode)", text)
+    if m:
+        return m.group(1)
+    if re.search(r"sglang_router|sgl-router|sgl_router|model[-_]gateway|\bsmg\b|mini_lb", text):
+        return "router"
+    low = text.lower()
+    for word, role in ROLE_BY_NAME:
+        if word in low:
+            return role
+    return None
+
+
+def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[list[str], dict[str, str]]:
+    """Choose the units to read from a journal and the role of each.
+
+    Returns ``(units, roles)``. ``units`` empty means every entry. With ``opts.units`` those are
+    taken as given; with ``opts.all_units`` every entry; otherwise the units that look like SGLang
+    engines or routers by name, ``_CMDLINE`` or ``_COMM`` (``journalctl -F``), and every entry when
+    none does. Decisions are written to ``report.notes``.
+    """
+    found = _journalctl(path, "-F", "_SYSTEMD_UNIT")
+    units = sorted(u for u in found.stdout.splitlines() if u)
+    roles: dict[str, str] = {}
+    for unit in units:
+        role = opts.roles.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+        if not role:
+            cmdlines = _journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_CMDLINE").stdout
+            role = role_from_text(cmdlines) if SGLANG_PROCESS.search(cmdlines) else None
+            if role is None and SGLANG_PROCESS.search(cmdlines):
+                role = "unknown"
+        if role is None and SGLANG_PROCESS.search(_journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_COMM").stdout):
+            role = "unknown"
+        if role:
+            roles[unit] = role
+    if opts.units:
+        report.notes.append(f"units given: {', '.join(opts.units)}")
+        return list(opts.units), roles
+    if opts.all_units:
+        report.notes.append("--all-units: every entry, with or without a unit")
+        return [], roles
+    chosen = [u for u in units if u in roles]
+    skipped = [u for u in units if u not in roles]
+    if not chosen:
+        report.notes.append(
+            f"no unit looks like an SGLang engine or router ({len(units)} unit(s)): reading every entry"
+        )
+        return [], roles
+    report.notes.append("units chosen: " + ", ".join(f"{u} ({roles[u]})" for u in chosen))
+    if skipped:
+        report.notes.append("units skipped: " + ", ".join(skipped) + " (use --unit or --all-units to read them)")
+    return chosen, roles
+
+
+def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
+
+    Runs ``journalctl --directory|--file PATH -o export -a --output-fields=… [-u U…] [--since]
+    [--until]``; reads its pipe on a thread; journalctl's complaints on stderr (a truncated or
+    corrupt file it skips) go to ``report.errors``. Raises ``InputError`` when journalctl is
+    missing or refuses the input and gave no entry.
+    """
+    units, roles = select_units(path, opts, report)
+    report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
+    report.unit_roles = roles  # type: ignore[attr-defined]
+    args = [journalctl_path(), *_journal_args(path), "-o", "export", "-a"]
+    args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f != "_CMDLINE"))
+    for u in units:
+        args += ["--unit", u]
+    if opts.since:
+        args += ["--since", opts.since]
+    if opts.until:
+        args += ["--until", opts.until]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        got = 0
+        try:
+            blocks = _threaded(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""))
+            for df in _export_chunks(blocks, str(path), report):
+                got += df.height
+                yield df
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            rc = proc.wait()
+            err.seek(0)
+            stderr = err.read().decode("utf-8", errors="replace").strip()
+    for line in stderr.splitlines():
+        report.errors.append(f"journalctl: {line}")
+    if rc != 0 and got == 0:
+        raise InputError(f"{path}: journalctl refused it: {stderr or f'exit status {rc}'}")
+
+
+def unpack_xz(path: Path, into: Path) -> Path:
+    """Decompress an ``.xz`` file into the folder ``into``; returns the new file's path.
+
+    Raises ``InputError`` when the data is not valid xz."""
+    target = into / (path.name[:-3] if path.name.endswith(".xz") else path.name + ".unpacked")
+    try:
+        with lzma.open(path) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, CHUNK_BYTES)
+    except (lzma.LZMAError, EOFError) as e:
+        raise InputError(f"{path}: not readable as xz: {e}") from e
+    return target

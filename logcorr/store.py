@@ -1,0 +1,92 @@
+"""Store: rows → Parquet tables under OUT/, written whole or not at all.
+
+Layout: ``OUT/<table>/part-<n>.parquet`` for every table of ``logcorr.schema.TABLES``, plus
+``OUT/manifest.json``. Everything is written into a hidden sibling folder first and swapped into
+place when complete, so an ingest killed half way leaves the previous OUT as it was. With
+``append=True`` the previous OUT's parts are kept (hard-linked) and new parts added beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from logcorr.schema import conform
+
+
+class OutputError(Exception):
+    """OUT cannot be written (not a logcorr output folder, no permission)."""
+
+
+class Output:
+    """An OUT folder being written. Use ``write`` per chunk, then ``commit`` or ``abort``."""
+
+    def __init__(self, out: Path, schemas: dict[str, dict], *, append: bool = False) -> None:
+        self.out = out
+        self.schemas = schemas
+        self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
+        if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
+            raise OutputError(f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o")
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if append and out.exists():
+            shutil.copytree(out, self.tmp, copy_function=os.link)
+        else:
+            self.tmp.mkdir()
+        self.part = self._next_part()
+
+    def _next_part(self) -> int:
+        parts = [int(p.stem.split("-")[1]) for p in self.tmp.glob("*/part-*.parquet")]
+        return max(parts, default=-1) + 1
+
+    def previous_manifest(self) -> dict | None:
+        m = self.tmp / "manifest.json"
+        return json.loads(m.read_text()) if m.exists() else None
+
+    def write(self, table: str, df: pl.DataFrame) -> None:
+        """Append rows to ``table`` (conformed to its schema: missing columns null, extras dropped)."""
+        if df.height == 0:
+            return
+        arrow = conform(df, self.schemas[table]).to_arrow()
+        writer = self._writers.get(table)
+        if writer is None:
+            folder = self.tmp / table
+            folder.mkdir(exist_ok=True)
+            writer = pq.ParquetWriter(folder / f"part-{self.part}.parquet", arrow.schema, compression="zstd")
+            self._writers[table] = writer
+        writer.write_table(arrow)
+        self.rows[table] += df.height
+
+    def commit(self, manifest: dict) -> Path:
+        """Close every table (an empty one gets a zero-row part with its schema), write manifest.json
+        and swap the folder into place. Returns OUT."""
+        for table, schema in self.schemas.items():
+            if table not in self._writers and not any((self.tmp / table).glob("*.parquet")):
+                (self.tmp / table).mkdir(exist_ok=True)
+                pq.write_table(conform(pl.DataFrame(), schema).to_arrow(), self.tmp / table / f"part-{self.part}.parquet")
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+        old = self.out.parent / f".{self.out.name}.old-{os.getpid()}"
+        if self.out.exists():
+            self.out.rename(old)
+        self.tmp.rename(self.out)
+        shutil.rmtree(old, ignore_errors=True)
+        return self.out
+
+    def abort(self) -> None:
+        """Drop everything written; OUT stays as it was."""
+        for writer in self._writers.values():
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - closing a broken writer must not hide the first error
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)

@@ -1,0 +1,277 @@
+"""journald's own formats → records: the export stream, ``-o json`` lines, ``-o short-*`` lines.
+
+Formats: https://systemd.io/JOURNAL_EXPORT_FORMATS/ (export and json) and journalctl(1) ("short-iso",
+"short-iso-precise", "short-unix"); checked against systemd 252. All functions take text or bytes
+already in memory (one bounded chunk) and return a polars DataFrame with the columns of
+``logcorr.schema.RECORD`` plus ``stream`` (the key of one process's output stream, for re-joining
+lines), ``cmdline`` and ``comm`` (for role detection), and ``entry_error`` (why an entry was only
+partly read, or null). Per-field work runs on whole columns; Python touches only the rare
+binary-safe fields and non-UTF-8 byte arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+
+from logcorr.schema import RECORD, UTC_US
+
+ANSI = r"\x1b\[[0-9;:?]*[ -/]*[@-~]"
+# Fields read from journal entries; journalctl --output-fields also always prints the __ fields.
+FIELDS = ("MESSAGE", "_PID", "_SYSTEMD_UNIT", "UNIT", "_HOSTNAME", "_COMM", "SYSLOG_IDENTIFIER", "_CMDLINE")
+_META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
+_BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
+
+RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
+
+
+class ExportFormatError(ValueError):
+    """The bytes are not journal export format where a field was expected (a truncated capture)."""
+
+
+def clean_text(expr: pl.Expr) -> pl.Expr:
+    """Remove ANSI colour/cursor escapes and carriage returns before newlines from a text column."""
+    return expr.str.replace_all(ANSI, "").str.replace_all("\r\n", "\n").str.strip_suffix("\r")
+
+
+def _decode(value: bytes) -> str:
+    return value.decode("utf-8", errors="replace")
+
+
+def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]], str | None]:
+    """Cut binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``) out of an export chunk.
+
+    Returns the remaining text-only bytes, ``(entry_index, name, value)`` per binary field, and an
+    error text when a length prefix runs past the end of the data (a cut capture).
+    """
+    parts, found, pos, entry, error = [], [], 0, 0, None
+    search_from = 0
+    while m := _BINARY_FIELD.search(data, search_from):
+        start, size_at = m.start(), m.end()
+        if size_at + 8 > len(data):
+            error = f"binary field {m.group(1).decode()} cut short"
+            break
+        size = int.from_bytes(data[size_at : size_at + 8], "little")
+        end = size_at + 8 + size
+        if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
+            error = f"binary field {m.group(1).decode()} of {size} bytes cut short or malformed"
+            break
+        entry += data.count(b"\n\n", pos, start)
+        parts.append(data[pos:start])
+        found.append((entry, m.group(1).decode(), data[size_at + 8 : end]))
+        pos = search_from = end + 1
+    parts.append(data[pos:] if error is None else data[pos : m.start()])
+    return b"".join(parts), found, error
+
+
+def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) -> pl.DataFrame:
+    """Parse whole entries of journal export format into records.
+
+    Args:
+        data: export bytes holding whole entries (a chunk cut after a blank line, or a whole file);
+            text fields ``NAME=value`` and binary-safe fields, repeated fields allowed.
+        source: path of the journal or capture, copied into ``source``.
+        fields: journal fields to read into columns (``FIELDS`` by default).
+
+    Returns:
+        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA``: ``ts`` from
+        ``__REALTIME_TIMESTAMP`` (µs, UTC), ``host`` from ``_HOSTNAME``, ``unit`` from
+        ``_SYSTEMD_UNIT`` (else ``UNIT``), ``message`` from ``MESSAGE`` (repeated fields joined by a
+        newline; an entry without MESSAGE keeps all its fields as ``NAME=value`` lines so nothing is
+        lost), ANSI escapes removed, invalid UTF-8 replaced by U+FFFD; ``source_pos`` the ``__CURSOR``.
+
+    Never raises on bad bytes: a cut binary field is reported in ``entry_error`` of the last entry
+    and the text before it is kept.
+    """
+    text_bytes, binaries, error = _take_binary_fields(data)
+    lines = pl.Series("line", [_decode(text_bytes)]).str.split("\n").explode()
+    df = pl.DataFrame({"line": lines}).with_columns(
+        (pl.col("line") == "").cum_sum().alias("entry"),
+    )
+    df = df.filter(pl.col("line") != "").with_columns(
+        pl.col("line").str.splitn("=", 2).struct.rename_fields(["key", "value"]).alias("kv")
+    ).unnest("kv")
+    # A line with no "=" in the text part is not export format (binary fields were taken out above).
+    bad_lines = df.filter(pl.col("value").is_null())
+    wanted = df.filter(pl.col("key").is_in([*_META, *fields]))
+    if binaries:
+        extra = pl.DataFrame(
+            {
+                "entry": [e for e, _, _ in binaries],
+                "key": [k for _, k, _ in binaries],
+                "value": [_decode(v) for _, _, v in binaries],
+            },
+            schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
+        )
+        wanted = pl.concat([wanted.select("entry", "key", "value"), extra.filter(pl.col("key").is_in(fields))])
+        df = pl.concat([df.select("entry", "key", "value"), extra])
+    wide = (
+        wanted.select("entry", "key", "value")
+        .group_by("entry", "key", maintain_order=True)
+        .agg(pl.col("value").str.join("\n"))
+        .pivot(on="key", index="entry", values="value")
+    )
+    entries = df.select(pl.col("entry").unique(maintain_order=True))
+    wide = entries.join(wide, on="entry", how="left")
+    for name in (*_META, *fields):
+        if name not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.String).alias(name))
+    no_message = wide.filter(pl.col("MESSAGE").is_null())["entry"]
+    if len(no_message):
+        rendered = (
+            df.filter(pl.col("entry").is_in(no_message.implode()) & pl.col("key").is_not_null())
+            .filter(~pl.col("key").is_in(_META))
+            .group_by("entry", maintain_order=True)
+            .agg((pl.col("key") + "=" + pl.col("value").fill_null("")).str.join("\n").alias("rendered"))
+        )
+        wide = wide.join(rendered, on="entry", how="left").with_columns(
+            pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
+        )
+    errors = []
+    if len(bad_lines):
+        errors.append(f"{len(bad_lines)} line(s) not in KEY=value form")
+    if error:
+        errors.append(error)
+    last_entry = wide["entry"].max() if wide.height else None
+    out = wide.select(
+        pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
+        pl.col("_HOSTNAME").alias("host"),
+        pl.col("_BOOT_ID").alias("boot_id"),
+        pl.coalesce("_SYSTEMD_UNIT", "UNIT").alias("unit"),
+        pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
+        clean_text(pl.col("MESSAGE")).alias("message"),
+        pl.lit(source).alias("source"),
+        pl.col("__CURSOR").alias("source_pos"),
+        pl.concat_str([pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True)
+        .alias("stream"),
+        pl.col("_CMDLINE").alias("cmdline"),
+        pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
+        pl.when(pl.col("entry") == last_entry)
+        .then(pl.lit("; ".join(errors) if errors else None, pl.String))
+        .alias("entry_error"),
+    )
+    return out
+
+
+def _json_value(expr: pl.Expr, name: str) -> pl.Expr:
+    return expr.str.json_path_match(f"$.{name}")
+
+
+def _bytes_from_json_array(value: str | None) -> str | None:
+    """A json field value that journalctl printed as an array: bytes (ints) or repeated strings."""
+    if value is None or not value.startswith("["):
+        return value
+    try:
+        items = json.loads(value)
+    except ValueError:
+        return value
+    if all(isinstance(i, int) for i in items):
+        return _decode(bytes(i & 0xFF for i in items))
+    return "\n".join(i if isinstance(i, str) else _decode(bytes(b & 0xFF for b in i)) for i in items)
+
+
+def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
+    """Parse ``journalctl -o json`` lines (one JSON object per line) into records.
+
+    Values may be strings, arrays of byte ints (binary or non-UTF-8 data), arrays of strings
+    (a repeated field), or null (journalctl's ``-o json`` rules). A line that is not a whole JSON
+    object (cut in half, garbage) is kept as a record with ``entry_error`` set and the raw line as
+    message. ``source_pos`` is the cursor, or ``line N`` when the object has none.
+    """
+    df = pl.DataFrame({"line": lines.cast(pl.String)}).with_row_index("n", offset=first_line)
+    df = df.filter(pl.col("line").str.strip_chars() != "")
+    line = pl.col("line")
+    cols = {name: _json_value(line, name) for name in (*_META, *FIELDS)}
+    df = df.with_columns(**{k: v for k, v in cols.items()})
+    whole = line.str.strip_chars().str.starts_with("{") & line.str.strip_chars().str.ends_with("}")
+    df = df.with_columns(
+        (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
+    )
+    arrays = df.filter(pl.col("MESSAGE").str.starts_with("[") | pl.col("_SYSTEMD_UNIT").str.starts_with("["))
+    if arrays.height:
+        fixed = arrays.select(
+            "n",
+            pl.col("MESSAGE").map_elements(_bytes_from_json_array, return_dtype=pl.String).alias("MESSAGE"),
+        )
+        df = df.update(fixed, on="n")
+    return df.select(
+        pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
+        pl.col("_HOSTNAME").alias("host"),
+        pl.col("_BOOT_ID").alias("boot_id"),
+        pl.coalesce("_SYSTEMD_UNIT", "UNIT").alias("unit"),
+        pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
+        clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))).alias("message"),
+        pl.lit(source).alias("source"),
+        pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))).alias("source_pos"),
+        pl.concat_str([pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True)
+        .alias("stream"),
+        pl.col("_CMDLINE").alias("cmdline"),
+        pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
+        pl.when(pl.col("broken")).then(pl.lit("not a whole JSON object")).alias("entry_error"),
+    )
+
+
+# journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".
+SHORT_LINE = (
+    r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)|\d{9,11}\.\d+)"
+    r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<message>.*)$"
+)
+SHORT_SKIP = r"^-- (?:Boot [0-9a-f]+|No entries|Journal begins|Logs begin|Reboot) .*--$|^-- No entries --$"
+
+
+def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
+    """Parse ``journalctl -o short-iso|short-iso-precise|short-unix`` lines into records.
+
+    A line that starts with whitespace continues the previous entry's message (journalctl indents
+    the continuation lines of a multi-line MESSAGE to the prefix width); ``-- Boot … --`` and
+    ``-- No entries --`` lines are skipped; any other line that does not match keeps its text as a
+    record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied), ``unit`` is the
+    syslog identifier (short formats do not print the unit), ``source_pos`` is ``line N``.
+    """
+    df = pl.DataFrame({"line": clean_text(lines.cast(pl.String).to_frame("l").select(pl.col("l"))["l"])})
+    df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
+    df = df.with_columns(pl.col("line").str.extract_groups(SHORT_LINE).alias("g")).unnest("g")
+    is_cont = pl.col("time").is_null() & pl.col("line").str.contains(r"^\s") & (pl.col("n") > first_line)
+    df = df.with_columns(is_cont.alias("cont"))
+    df = df.with_columns((~pl.col("cont")).cum_sum().alias("entry"))
+    # Continuation lines: strip the indentation journalctl added (the prefix width of the first line).
+    width = (pl.col("line").str.len_chars() - pl.col("message").str.len_chars()).first().over("entry")
+    df = df.with_columns(
+        pl.when(pl.col("cont")).then(pl.col("line").str.slice(width)).otherwise(pl.col("message")).alias("text")
+    )
+    grouped = df.group_by("entry", maintain_order=True).agg(
+        pl.col("n").first(),
+        pl.col("time").first(),
+        pl.col("host").first(),
+        pl.col("ident").first(),
+        pl.col("pid").first(),
+        pl.col("line").first().alias("raw"),
+        pl.col("text").fill_null(pl.col("line")).str.join("\n"),
+    )
+    unix = pl.col("time").str.contains(r"^\d+\.\d+$")
+    iso = pl.col("time").str.replace(r"([+-]\d\d)(\d\d)$", "$1:$2").str.replace("Z$", "+00:00")
+    ts = pl.when(unix).then(
+        (pl.col("time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64).cast(UTC_US)
+    ).otherwise(
+        iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False).dt.convert_time_zone("UTC")
+    )
+    return grouped.select(
+        ts.alias("ts"),
+        pl.col("host"),
+        pl.lit(None, pl.String).alias("boot_id"),
+        pl.col("ident").alias("unit"),
+        pl.col("pid").cast(pl.Int32, strict=False),
+        pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")).alias("message"),
+        pl.lit(source).alias("source"),
+        pl.format("line {}", pl.col("n")).alias("source_pos"),
+        pl.concat_str([pl.col("host"), pl.col("ident"), pl.col("pid")], separator="/", ignore_nulls=True)
+        .alias("stream"),
+        pl.lit(None, pl.String).alias("cmdline"),
+        pl.col("ident").alias("comm"),
+        pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")).alias("entry_error"),
+    )
+
+
+RECORD_COLUMNS = {**RECORD, **RECORD_EXTRA}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -41,21 +42,33 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
 
 @app.command()
 def ingest(
-    paths: list[Path] = typer.Argument(..., help="Journal dirs, .journal files, journalctl captures, logs, dumps."),
-    out: Path = typer.Option(DEFAULT_OUT, "-o", "--out", help="Output folder for the tables."),
-    unit: list[str] = typer.Option([], "--unit", "-u", help="Read only this systemd unit (repeatable)."),
-    since: str = typer.Option(None, "--since", help="Passed to journalctl --since (e.g. '2025-10-29 21:30')."),
-    until: str = typer.Option(None, "--until", help="Passed to journalctl --until."),
-    all_units: bool = typer.Option(False, "--all-units", help="Read every journal entry, with or without a unit."),
-    role: list[str] = typer.Option([], "--role", help="UNIT=ROLE (prefill, decode, router) when names do not say."),
-    append: bool = typer.Option(False, "--append", help="Add to the tables already in OUT instead of replacing them."),
+    paths: Annotated[list[Path], typer.Argument(help="Journal dirs, .journal files, captures, logs, dumps.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Output folder for the tables.")] = DEFAULT_OUT,
+    unit: Annotated[
+        list[str], typer.Option("--unit", "-u", help="Read only this systemd unit (repeatable).")
+    ] = [],  # noqa: B006
+    since: Annotated[
+        str | None, typer.Option(help="Passed to journalctl --since ('2025-10-29 21:30').")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Passed to journalctl --until.")] = None,
+    all_units: Annotated[
+        bool, typer.Option("--all-units", help="Read every journal entry, any unit.")
+    ] = False,
+    role: Annotated[
+        list[str], typer.Option(help="UNIT=ROLE (prefill, decode, router) when names do not say.")
+    ] = [],  # noqa: B006
+    append: Annotated[
+        bool, typer.Option(help="Add to the tables already in OUT instead of replacing them.")
+    ] = False,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
     from logcorr.ingest import NothingReadError
     from logcorr.ingest import ingest as run
     from logcorr.store import OutputError
 
-    opts = ReadOptions(units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role))
+    opts = ReadOptions(
+        units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
+    )
     try:
         result = run(paths, out, opts, append=append, progress=lambda s: typer.echo(f"  … {s}", err=True))
     except NothingReadError as e:
@@ -76,11 +89,15 @@ def format_summary(result) -> str:
         lines += [f"    skipped: {e}" for e in r.errors]
     lines.append("records per role and kind:")
     for role, kinds in result.by_role_kind.items():
-        lines.append(f"  {role:<8} " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])))
+        lines.append(
+            f"  {role:<8} " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        )
     lines.append(f"time span: {result.first_ts} .. {result.last_ts} (UTC)")
     lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
     rate = result.lines / result.seconds if result.seconds else 0
-    lines.append(f"wrote {result.out} in {result.seconds:.1f} s ({result.lines:,} lines, {rate:,.0f} lines/s)")
+    lines.append(
+        f"wrote {result.out} in {result.seconds:.1f} s ({result.lines:,} lines, {rate:,.0f} lines/s)"
+    )
     return "\n".join(lines)
 
 

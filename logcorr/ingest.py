@@ -71,9 +71,12 @@ def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
     unit = pl.col("unit").fill_null("")
     by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
     by_name = (
-        pl.when(unit.str.contains("(?i)prefill")).then(pl.lit("prefill"))
-        .when(unit.str.contains("(?i)decode")).then(pl.lit("decode"))
-        .when(unit.str.contains("(?i)router|gateway")).then(pl.lit("router"))
+        pl.when(unit.str.contains("(?i)prefill"))
+        .then(pl.lit("prefill"))
+        .when(unit.str.contains("(?i)decode"))
+        .then(pl.lit("decode"))
+        .when(unit.str.contains("(?i)router|gateway"))
+        .then(pl.lit("router"))
     )
     by_cmdline = pl.col("cmdline").str.extract(r"--disaggregation-mode[= ](prefill|decode)", 1)
     return pl.coalesce(by_unit, by_name, by_cmdline)
@@ -101,7 +104,9 @@ class _Enricher:
             self.year = int(known.drop_nulls()[-1])
         return head
 
-    def __call__(self, recs: pl.DataFrame, unit_roles: dict[str, str], forced_kind: str | None) -> pl.DataFrame:
+    def __call__(
+        self, recs: pl.DataFrame, unit_roles: dict[str, str], forced_kind: str | None
+    ) -> pl.DataFrame:
         head = self._fix_years(split_prefix(recs["message"]))
         df = pl.concat([recs, head], how="horizontal")
         df = df.with_columns(
@@ -114,7 +119,9 @@ class _Enricher:
         df = df.with_columns(
             pl.coalesce(pl.col("role"), parsed["content_role"], pl.lit("unknown")).alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
-            pl.lit(forced_kind, pl.String).fill_null(parsed["kind"]).alias("kind") if forced_kind else parsed["kind"],
+            pl.lit(forced_kind, pl.String).fill_null(parsed["kind"]).alias("kind")
+            if forced_kind
+            else parsed["kind"],
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
         )
@@ -139,9 +146,11 @@ def _stacks(events: pl.DataFrame, out: Output, pid_ranks: dict) -> int:
         frames = result.frames
         if row["role"] != "unknown":
             frames = frames.with_columns(pl.col("role").fill_null(row["role"]))
-            result.captures = result.captures.with_columns(pl.lit(row["role"]).alias("role")) if (
-                "role" not in result.captures.columns
-            ) else result.captures.with_columns(pl.col("role").fill_null(row["role"]))
+            result.captures = (
+                result.captures.with_columns(pl.lit(row["role"]).alias("role"))
+                if ("role" not in result.captures.columns)
+                else result.captures.with_columns(pl.col("role").fill_null(row["role"]))
+            )
         out.write("stacks", frames)
         out.write("captures", result.captures)
         unknown += len(result.unparsed_lines)
@@ -190,8 +199,8 @@ def ingest(
     started = time.monotonic()
     inputs: list[tuple[Path, str]] = []
     reports: list[SourceReport] = []
-    for p in paths:
-        p = Path(p)
+    for given in paths:
+        p = Path(given)
         try:
             inputs += readers.discover(p)
         except InputError as e:
@@ -207,11 +216,13 @@ def ingest(
     pid_ranks: dict = {}
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            for path, fmt in inputs:
+            for path, known_fmt in inputs:
                 try:
-                    fmt = readers.sniff(path) if fmt == "?" else fmt
+                    fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
                 except OSError as e:
-                    reports.append(SourceReport(str(path), "unreadable", errors=[f"{path}: {e.strerror or e}"]))
+                    reports.append(
+                        SourceReport(str(path), "unreadable", errors=[f"{path}: {e.strerror or e}"])
+                    )
                     continue
                 report = SourceReport(str(path), fmt)
                 reports.append(report)
@@ -241,7 +252,9 @@ def ingest(
                         if errs.height > 5:
                             report.errors.append(f"{path}: {errs.height - 5} more entries read only in part")
                         lo, hi = ev["ts"].min(), ev["ts"].max()
-                        src_first = lo if src_first is None or (lo is not None and lo < src_first) else src_first
+                        src_first = (
+                            lo if src_first is None or (lo is not None and lo < src_first) else src_first
+                        )
                         src_last = hi if src_last is None or (hi is not None and hi > src_last) else src_last
                         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
                             counts[(role, kind)] = counts.get((role, kind), 0) + n
@@ -256,10 +269,13 @@ def ingest(
                         last_ts = t if last_ts is None or t > last_ts else last_ts
             if not any(r.records for r in reports):
                 raise NothingReadError(
-                    "nothing could be read:\n" + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
+                    "nothing could be read:\n"
+                    + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
                 )
             output.write("sources", _sources_frame(reports))
-            result = IngestResult(out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines)
+            result = IngestResult(
+                out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines
+            )
             by_role: dict[str, dict[str, int]] = {}
             for (role, kind), n in sorted(counts.items()):
                 by_role.setdefault(role, {})[kind] = n
@@ -341,5 +357,7 @@ def load_manifest(out: Path) -> dict:
     """The manifest of an OUT folder; raises ``FileNotFoundError`` naming OUT when there is none."""
     path = out / "manifest.json"
     if not path.exists():
-        raise FileNotFoundError(f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first")
+        raise FileNotFoundError(
+            f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first"
+        )
     return json.loads(path.read_text())

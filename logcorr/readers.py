@@ -93,9 +93,9 @@ def sniff(path: Path) -> str:
     short = re.compile(journald.SHORT_LINE)
     if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
         return "short"
-    if re.search(r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text) and not re.search(
-        r"(?m)^\[\d{4}-\d\d-\d\d", text
-    ):
+    if re.search(
+        r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
+    ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
         return "pyspy"
     return "text"
 
@@ -164,7 +164,9 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
                 sample = lines.head(200).drop_nulls()
                 hits = sample.str.contains(r"^[\w.-]+\s*\| ").sum()
                 compose = bool(len(sample)) and hits >= max(1, len(sample) // 2)
-            frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
+            frame = pl.DataFrame({"line": lines}).with_columns(
+                journald.clean_text(pl.col("line")).alias("line")
+            )
             if compose:
                 parts = pl.col("line").str.extract_groups(r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$")
                 frame = frame.with_columns(parts.alias("p")).with_columns(
@@ -182,7 +184,9 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
                 pl.col("line").alias("message"),
                 pl.lit(source).alias("source"),
                 pl.format("line {}", pl.col("n")).alias("source_pos"),
-                pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias("stream"),
+                pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias(
+                    "stream"
+                ),
                 pl.lit(None, pl.String).alias("cmdline"),
                 pl.lit(None, pl.String).alias("comm"),
                 pl.lit(None, pl.String).alias("entry_error"),
@@ -264,7 +268,11 @@ def _journal_args(path: Path) -> list[str]:
 
 def _journalctl(path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [journalctl_path(), *_journal_args(path), *args], capture_output=True, text=True, errors="replace"
+        [journalctl_path(), *_journal_args(path), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        errors="replace",
     )
 
 
@@ -303,7 +311,9 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
             role = role_from_text(cmdlines) if SGLANG_PROCESS.search(cmdlines) else None
             if role is None and SGLANG_PROCESS.search(cmdlines):
                 role = "unknown"
-        if role is None and SGLANG_PROCESS.search(_journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_COMM").stdout):
+        if role is None and SGLANG_PROCESS.search(
+            _journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_COMM").stdout
+        ):
             role = "unknown"
         if role:
             roles[unit] = role
@@ -322,7 +332,9 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
         return [], roles
     report.notes.append("units chosen: " + ", ".join(f"{u} ({roles[u]})" for u in chosen))
     if skipped:
-        report.notes.append("units skipped: " + ", ".join(skipped) + " (use --unit or --all-units to read them)")
+        report.notes.append(
+            "units skipped: " + ", ".join(skipped) + " (use --unit or --all-units to read them)"
+        )
     return chosen, roles
 
 

@@ -56,7 +56,9 @@ class Rejoiner:
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
         else:
             newest = df["ts"].max()
-            last = df.group_by("stream").agg(pl.col("rec").max().alias("last_rec"), pl.col("ts").max().alias("last_ts"))
+            last = df.group_by("stream").agg(
+                pl.col("rec").max().alias("last_rec"), pl.col("ts").max().alias("last_ts")
+            )
             df = df.join(last, on="stream", how="left")
             open_rec = pl.col("rec") == pl.col("last_rec")
             if newest is not None:
@@ -81,6 +83,8 @@ class Rejoiner:
                 pl.len().cast(pl.Int32).alias("n_lines"),
             )
             .sort("seq")
-            .with_columns(pl.when(pl.col("entry_error") != "").then(pl.col("entry_error")).alias("entry_error"))
+            .with_columns(
+                pl.when(pl.col("entry_error") != "").then(pl.col("entry_error")).alias("entry_error")
+            )
             .select(*RECORD_COLUMNS, "n_lines")
         )

@@ -8,6 +8,7 @@ place when complete, so an ingest killed half way leaves the previous OUT as it 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,7 +34,9 @@ class Output:
         self._writers: dict[str, pq.ParquetWriter] = {}
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
         if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
-            raise OutputError(f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o")
+            raise OutputError(
+                f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
+            )
         shutil.rmtree(self.tmp, ignore_errors=True)
         out.parent.mkdir(parents=True, exist_ok=True)
         if append and out.exists():
@@ -70,7 +73,9 @@ class Output:
         for table, schema in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("*.parquet")):
                 (self.tmp / table).mkdir(exist_ok=True)
-                pq.write_table(conform(pl.DataFrame(), schema).to_arrow(), self.tmp / table / f"part-{self.part}.parquet")
+                pq.write_table(
+                    conform(pl.DataFrame(), schema).to_arrow(), self.tmp / table / f"part-{self.part}.parquet"
+                )
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
@@ -85,8 +90,6 @@ class Output:
     def abort(self) -> None:
         """Drop everything written; OUT stays as it was."""
         for writer in self._writers.values():
-            try:
+            with contextlib.suppress(Exception):  # a broken writer must not hide the first error
                 writer.close()
-            except Exception:  # noqa: BLE001 - closing a broken writer must not hide the first error
-                pass
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -90,9 +90,11 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
     df = pl.DataFrame({"line": lines}).with_columns(
         (pl.col("line") == "").cum_sum().alias("entry"),
     )
-    df = df.filter(pl.col("line") != "").with_columns(
-        pl.col("line").str.splitn("=", 2).struct.rename_fields(["key", "value"]).alias("kv")
-    ).unnest("kv")
+    df = (
+        df.filter(pl.col("line") != "")
+        .with_columns(pl.col("line").str.splitn("=", 2).struct.rename_fields(["key", "value"]).alias("kv"))
+        .unnest("kv")
+    )
     # A line with no "=" in the text part is not export format (binary fields were taken out above).
     bad_lines = df.filter(pl.col("value").is_null())
     wanted = df.filter(pl.col("key").is_in([*_META, *fields]))
@@ -105,7 +107,9 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
             },
             schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
         )
-        wanted = pl.concat([wanted.select("entry", "key", "value"), extra.filter(pl.col("key").is_in(fields))])
+        wanted = pl.concat(
+            [wanted.select("entry", "key", "value"), extra.filter(pl.col("key").is_in(fields))]
+        )
         df = pl.concat([df.select("entry", "key", "value"), extra])
     wide = (
         wanted.select("entry", "key", "value")
@@ -144,8 +148,9 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
         clean_text(pl.col("MESSAGE")).alias("message"),
         pl.lit(source).alias("source"),
         pl.col("__CURSOR").alias("source_pos"),
-        pl.concat_str([pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True)
-        .alias("stream"),
+        pl.concat_str(
+            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
+        ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
         pl.when(pl.col("entry") == last_entry)
@@ -205,8 +210,9 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))).alias("message"),
         pl.lit(source).alias("source"),
         pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))).alias("source_pos"),
-        pl.concat_str([pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True)
-        .alias("stream"),
+        pl.concat_str(
+            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
+        ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
         pl.when(pl.col("broken")).then(pl.lit("not a whole JSON object")).alias("entry_error"),
@@ -239,7 +245,10 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     # Continuation lines: strip the indentation journalctl added (the prefix width of the first line).
     width = (pl.col("line").str.len_chars() - pl.col("message").str.len_chars()).first().over("entry")
     df = df.with_columns(
-        pl.when(pl.col("cont")).then(pl.col("line").str.slice(width)).otherwise(pl.col("message")).alias("text")
+        pl.when(pl.col("cont"))
+        .then(pl.col("line").str.slice(width))
+        .otherwise(pl.col("message"))
+        .alias("text")
     )
     grouped = df.group_by("entry", maintain_order=True).agg(
         pl.col("n").first(),
@@ -252,10 +261,14 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
     iso = pl.col("time").str.replace(r"([+-]\d\d)(\d\d)$", "$1:$2").str.replace("Z$", "+00:00")
-    ts = pl.when(unix).then(
-        (pl.col("time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64).cast(UTC_US)
-    ).otherwise(
-        iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False).dt.convert_time_zone("UTC")
+    ts = (
+        pl.when(unix)
+        .then((pl.col("time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64).cast(UTC_US))
+        .otherwise(
+            iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False).dt.convert_time_zone(
+                "UTC"
+            )
+        )
     )
     return grouped.select(
         ts.alias("ts"),
@@ -266,8 +279,9 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")).alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
-        pl.concat_str([pl.col("host"), pl.col("ident"), pl.col("pid")], separator="/", ignore_nulls=True)
-        .alias("stream"),
+        pl.concat_str(
+            [pl.col("host"), pl.col("ident"), pl.col("pid")], separator="/", ignore_nulls=True
+        ).alias("stream"),
         pl.lit(None, pl.String).alias("cmdline"),
         pl.col("ident").alias("comm"),
         pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")).alias("entry_error"),

@@ -47,7 +47,7 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     error text when a length prefix runs past the end of the data (a cut capture).
     """
     parts, found, pos, entry, error = [], [], 0, 0, None
-    search_from = 0
+    search_from, tail = 0, b""  # tail: last byte of the text kept so far (a separator may span a cut)
     while m := _BINARY_FIELD.search(data, search_from):
         start, size_at = m.start(), m.end()
         if size_at + 8 > len(data):
@@ -58,7 +58,9 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
         if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
             error = f"binary field {m.group(1).decode()} of {size} bytes cut short or malformed"
             break
-        entry += data.count(b"\n\n", pos, start)
+        piece = tail + data[pos:start]
+        entry += piece.count(b"\n\n")
+        tail = piece[-1:]
         parts.append(data[pos:start])
         found.append((entry, m.group(1).decode(), data[size_at + 8 : end]))
         pos = search_from = end + 1

@@ -1,0 +1,136 @@
+"""journald formats: export (text and binary-safe fields), -o json, -o short-*; the real journals."""
+
+from __future__ import annotations
+
+import lzma
+import struct
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from logcorr.parsers.journald import parse_export, parse_json_lines, parse_short_lines
+from logcorr.readers import InputError, ReadOptions, SourceReport, read_journal, sniff
+from tests.conftest import need_journalctl
+
+
+def binary_field(name: str, value: bytes) -> bytes:
+    return name.encode() + b"\n" + struct.pack("<Q", len(value)) + value + b"\n"
+
+
+def entry(cursor: str, ts: int, pid: int, message: bytes | str, unit: str = "sglang-decode.service") -> bytes:
+    head = f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={ts}\n_BOOT_ID=b0\n_PID={pid}\n_SYSTEMD_UNIT={unit}\n".encode()
+    body = binary_field("MESSAGE", message) if isinstance(message, bytes) else f"MESSAGE={message}\n".encode()
+    return head + body + b"\n"
+
+
+def test_export_text_and_binary_fields():
+    data = (
+        entry("c1", 1761773687000001, 41, "[2025-10-29 21:34:47 TP0] Decode batch, #running-req: 3")
+        + entry("c2", 1761773687000002, 41, b"line one\nline two\x1b[31m red\x1b[0m")
+        + entry("c3", 1761773687000003, 42, b"bad \xff\xfe bytes")
+    )
+    df = parse_export(data, source="cap.export")
+    assert df["source_pos"].to_list() == ["c1", "c2", "c3"]
+    assert df["pid"].to_list() == [41, 41, 42]
+    assert df["ts"][0].isoformat() == "2025-10-29T21:34:47.000001+00:00"
+    assert df["message"][1] == "line one\nline two red"  # one record, ANSI removed
+    assert df["message"][2] == "bad \ufffd\ufffd bytes"  # kept, replaced only where invalid
+    assert df["unit"].unique().to_list() == ["sglang-decode.service"]
+    assert df["entry_error"].null_count() == 3
+
+
+def test_export_binary_field_holding_blank_lines_is_not_split():
+    data = entry("c1", 1, 7, b"a\n\nb\n\n") + entry("c2", 2, 7, "next")
+    df = parse_export(data, source="x")
+    assert df.height == 2
+    assert df["message"].to_list() == ["a\n\nb\n\n", "next"]
+
+
+def test_export_cut_binary_field_is_reported_and_text_kept():
+    data = (
+        entry("c1", 1, 7, "whole")
+        + b"__CURSOR=c2\n__REALTIME_TIMESTAMP=2\nMESSAGE\n"
+        + struct.pack("<Q", 50)
+        + b"short"
+    )
+    df = parse_export(data, source="x")
+    assert df["message"][0] == "whole"
+    assert "cut short" in df["entry_error"][-1]
+
+
+def test_systemd_export_test_file_repeated_binary_field(cases):
+    df = parse_export((cases / "journal" / "systemd_journal-1.export").read_bytes(), source="t")
+    assert df.height == 1
+    msg = df["message"][0]
+    # no MESSAGE: the fields are kept as NAME=value lines, the repeated binary field twice
+    assert msg.count("COREDUMP_PROC_CGROUP=1:name=systemd:/\n0::/user.slice/user-1002.slice/") == 2
+    assert "COREDUMP_RLIMIT=-1" in msg
+    assert df["ts"][0].isoformat() == "2016-11-05T23:39:07.837970+00:00"
+    assert df["boot_id"][0] == "1531fd22ec84429e85ae888b12fadb91"
+
+
+def test_json_lines_all_value_shapes():
+    lines = pl.Series(
+        [
+            '{"__CURSOR":"c1","__REALTIME_TIMESTAMP":"1761773687000001","_PID":"41","MESSAGE":"hello"}',
+            '{"__CURSOR":"c2","__REALTIME_TIMESTAMP":"1761773687000002","_PID":"41","MESSAGE":[104,105,255]}',
+            '{"__CURSOR":"c3","__REALTIME_TIMESTAMP":"1761773687000003","_PID":"41","MESSAGE":["a","b"]}',
+            '{"__CURSOR":"c4","__REALTIME_TIMESTAMP":"1761773687000004","_PID":"41","MESSAGE":null}',
+            '{"__CURSOR":"c5","__REALTIME_TIMES',
+        ]
+    )
+    df = parse_json_lines(lines, source="cap.json")
+    assert df["message"].to_list()[:3] == ["hello", "hi\ufffd", "a\nb"]
+    assert df["source_pos"].to_list()[:4] == ["c1", "c2", "c3", "c4"]
+    assert df["entry_error"][4] == "not a whole JSON object"
+    assert df["message"][4] == '{"__CURSOR":"c5","__REALTIME_TIMES'  # cut line kept as text
+    assert df["source_pos"][4] == "line 5"
+
+
+@pytest.mark.parametrize(
+    "first,ts",
+    [
+        ("2025-10-29T21:34:47+0000 gpu-node-1 python3[4123]: hello", "2025-10-29T21:34:47+00:00"),
+        (
+            "2025-10-29T23:34:47.123456+02:00 gpu-node-1 python3[4123]: hello",
+            "2025-10-29T21:34:47.123456+00:00",
+        ),
+        ("1761773687.123456 gpu-node-1 python3[4123]: hello", "2025-10-29T21:34:47.123456+00:00"),
+    ],
+)
+def test_short_formats_with_continuation(first, ts):
+    prefix_width = len(first) - len("hello")
+    lines = pl.Series(["-- Boot 0123abcd --", first, " " * prefix_width + "second line", "-- No entries --"])
+    df = parse_short_lines(lines, source="cap.txt")
+    assert df.height == 1
+    assert df["ts"][0].isoformat() == ts
+    assert df["message"][0] == "hello\nsecond line"
+    assert df["pid"][0] == 4123 and df["host"][0] == "gpu-node-1" and df["source_pos"][0] == "line 2"
+
+
+def _unpack(src: Path, dst: Path) -> Path:
+    out = dst / src.name.removesuffix(".xz")
+    out.write_bytes(lzma.decompress(src.read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("name", ["velociraptor_2004.journal.xz", "velociraptor_2404.journal.xz"])
+def test_real_journals_give_three_entries(cases, tmp_path, name):
+    need_journalctl()
+    path = _unpack(cases / "journal" / name, tmp_path)
+    assert sniff(path) == "journal"
+    report = SourceReport(str(path), "journal")
+    df = pl.concat(list(read_journal(path, ReadOptions(), report)))
+    assert df.height == 3
+    assert df["message"][0] == "Journal started"
+    assert any("reading every entry" in n for n in report.notes)
+
+
+def test_truncated_journal_refused_with_reason(cases, tmp_path):
+    need_journalctl()
+    path = _unpack(cases / "journal" / "velociraptor_system.journal.xz", tmp_path)
+    with pytest.raises(
+        InputError, match="velociraptor_system.journal: journalctl refused it: .*No data available"
+    ):
+        list(read_journal(path, ReadOptions(), SourceReport(str(path), "journal")))

@@ -33,7 +33,8 @@ class ExportFormatError(ValueError):
 
 def clean_text(expr: pl.Expr) -> pl.Expr:
     """Remove ANSI colour/cursor escapes and carriage returns before newlines from a text column."""
-    return expr.str.replace_all(ANSI, "").str.replace_all("\r\n", "\n").str.strip_suffix("\r")
+    cleaned = expr.str.replace_all(ANSI, "").str.replace_all("\r\n", "\n").str.strip_suffix("\r")
+    return pl.when(expr.str.contains("[\x1b\r]")).then(cleaned).otherwise(expr)
 
 
 def _decode(value: bytes) -> str:
@@ -87,15 +88,20 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
     Never raises on bad bytes: a cut binary field is reported in ``entry_error`` of the last entry
     and the text before it is kept.
     """
-    text_bytes, binaries, error = _take_binary_fields(data)
-    lines = pl.Series("line", [_decode(text_bytes)]).str.split("\n").explode()
+    lines = pl.Series("line", [_decode(data)]).str.split("\n").explode()
+    binaries, error = [], None
+    # A line with neither "=" nor emptiness is the name of a binary-safe field: rare, slow path.
+    if (~lines.str.contains("=", literal=True) & (lines != "")).any():
+        text_bytes, binaries, error = _take_binary_fields(data)
+        lines = pl.Series("line", [_decode(text_bytes)]).str.split("\n").explode()
     df = pl.DataFrame({"line": lines}).with_columns(
         (pl.col("line") == "").cum_sum().alias("entry"),
     )
-    df = (
-        df.filter(pl.col("line") != "")
-        .with_columns(pl.col("line").str.splitn("=", 2).struct.rename_fields(["key", "value"]).alias("kv"))
-        .unnest("kv")
+    eq = pl.col("line").str.find("=", literal=True)
+    df = df.filter(pl.col("line") != "").select(
+        "entry",
+        pl.coalesce(pl.col("line").str.slice(0, eq), pl.col("line")).alias("key"),
+        pl.col("line").str.slice(eq + 1).alias("value"),
     )
     # A line with no "=" in the text part is not export format (binary fields were taken out above).
     bad_lines = df.filter(pl.col("value").is_null())
@@ -113,12 +119,15 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
             [wanted.select("entry", "key", "value"), extra.filter(pl.col("key").is_in(fields))]
         )
         df = pl.concat([df.select("entry", "key", "value"), extra])
-    wide = (
-        wanted.select("entry", "key", "value")
-        .group_by("entry", "key", maintain_order=True)
-        .agg(pl.col("value").str.join("\n"))
-        .pivot(on="key", index="entry", values="value")
-    )
+    wanted = wanted.select("entry", "key", "value")
+    wide = wanted.pivot(on="key", index="entry", values="value", aggregate_function="first")
+    if wide.select(pl.exclude("entry").count()).sum_horizontal().item() != wanted.height:
+        # a field given twice in one entry (rare): keep every value, joined by newlines
+        wide = (
+            wanted.group_by("entry", "key", maintain_order=True)
+            .agg(pl.col("value").str.join("\n"))
+            .pivot(on="key", index="entry", values="value")
+        )
     entries = df.select(pl.col("entry").unique(maintain_order=True))
     wide = entries.join(wide, on="entry", how="left")
     for name in (*_META, *fields):
@@ -238,7 +247,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied), ``unit`` is the
     syslog identifier (short formats do not print the unit), ``source_pos`` is ``line N``.
     """
-    df = pl.DataFrame({"line": clean_text(lines.cast(pl.String).to_frame("l").select(pl.col("l"))["l"])})
+    df = pl.DataFrame({"line": lines.cast(pl.String)}).with_columns(clean_text(pl.col("line")))
     df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
     df = df.with_columns(pl.col("line").str.extract_groups(SHORT_LINE).alias("g")).unnest("g")
     is_cont = pl.col("time").is_null() & pl.col("line").str.contains(r"^\s") & (pl.col("n") > first_line)

@@ -224,12 +224,20 @@ def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -
     for block in blocks:
         report.bytes += len(block)
         buf = rest + block
-        cut = _safe_cut(buf)
-        if cut == 0:
+        cut = buf.rfind(b"\n\n") + 2  # fast guess; wrong only when a binary field spans it
+        if cut == 1:
             rest = buf
             continue
+        try:
+            df = journald.parse_export(buf[:cut], source=source, whole=True)
+        except journald.CutInsideBinaryField:
+            cut = _safe_cut(buf)
+            if cut == 0:
+                rest = buf
+                continue
+            df = journald.parse_export(buf[:cut], source=source)
         rest = buf[cut:]
-        yield journald.parse_export(buf[:cut], source=source)
+        yield df
     if rest.strip():
         yield journald.parse_export(rest, source=source)
 

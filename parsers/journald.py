@@ -27,8 +27,8 @@ _BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
 RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
 
 
-class ExportFormatError(ValueError):
-    """The bytes are not journal export format where a field was expected (a truncated capture)."""
+class CutInsideBinaryField(ValueError):
+    """``parse_export(…, whole=True)``: the data ends inside a binary-safe field's value."""
 
 
 def clean_text(expr: pl.Expr) -> pl.Expr:
@@ -69,7 +69,9 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     return b"".join(parts), found, error
 
 
-def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) -> pl.DataFrame:
+def parse_export(
+    data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS, whole: bool = False
+) -> pl.DataFrame:
     """Parse whole entries of journal export format into records.
 
     Args:
@@ -86,13 +88,16 @@ def parse_export(data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS) 
         lost), ANSI escapes removed, invalid UTF-8 replaced by U+FFFD; ``source_pos`` the ``__CURSOR``.
 
     Never raises on bad bytes: a cut binary field is reported in ``entry_error`` of the last entry
-    and the text before it is kept.
+    and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
+    boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
     lines = pl.Series("line", [_decode(data)]).str.split("\n").explode()
     binaries, error = [], None
     # A line with neither "=" nor emptiness is the name of a binary-safe field: rare, slow path.
     if (~lines.str.contains("=", literal=True) & (lines != "")).any():
         text_bytes, binaries, error = _take_binary_fields(data)
+        if error and whole:
+            raise CutInsideBinaryField(error)
         lines = pl.Series("line", [_decode(text_bytes)]).str.split("\n").explode()
     df = pl.DataFrame({"line": lines}).with_columns(
         (pl.col("line") == "").cum_sum().alias("entry"),

@@ -134,3 +134,16 @@ def test_truncated_journal_refused_with_reason(cases, tmp_path):
         InputError, match="velociraptor_system.journal: journalctl refused it: .*No data available"
     ):
         list(read_journal(path, ReadOptions(), SourceReport(str(path), "journal")))
+
+
+def test_export_stream_cut_inside_binary_field_is_recut(tmp_path):
+    from logcorr import readers
+
+    big = b"x\n\n" * 3000  # a binary value full of blank lines, longer than one read
+    data = entry("c1", 1, 7, "first") + entry("c2", 2, 7, big) + entry("c3", 3, 7, "last")
+    blocks = [data[i : i + 1000] for i in range(0, len(data), 1000)]
+    report = SourceReport("x", "export")
+    df = pl.concat(list(readers._export_chunks(iter(blocks), "x", report)))
+    assert df["source_pos"].to_list() == ["c1", "c2", "c3"]
+    assert df["message"][1] == big.decode()
+    assert df["entry_error"].null_count() == 3

@@ -62,7 +62,7 @@ def ingest(
     ] = False,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
-    from logcorr.ingest import NothingReadError
+    from logcorr.ingest import NothingReadError, OptionError
     from logcorr.ingest import ingest as run
     from logcorr.store import OutputError
 
@@ -73,7 +73,7 @@ def ingest(
         result = run(paths, out, opts, append=append, progress=lambda s: typer.echo(f"  … {s}", err=True))
     except NothingReadError as e:
         _fail(str(e))
-    except OutputError as e:
+    except (OutputError, OptionError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)

@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -31,6 +32,10 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "requests": router.requests,
     "rooms": sglang.rooms,
 }
+
+
+class OptionError(ValueError):
+    """An option's value cannot be used; the message names the option."""
 
 
 class NothingReadError(Exception):
@@ -196,6 +201,7 @@ def ingest(
         OutputError: ``out`` exists and is not a logcorr output folder.
     """
     opts = opts or ReadOptions()
+    window = time_window(opts.since, opts.until)
     started = time.monotonic()
     inputs: list[tuple[Path, str]] = []
     reports: list[SourceReport] = []
@@ -238,6 +244,8 @@ def ingest(
                         if recs.height == 0:
                             continue
                         ev = enrich(recs, getattr(report, "unit_roles", {}), forced)
+                        if window and fmt not in ("journal-dir", "journal"):  # journalctl narrowed those
+                            ev = ev.filter(_in_window(window))
                         lines += int(ev["n_lines"].sum())
                         _learn_pid_ranks(ev, pid_ranks)
                         output.write("events", ev)
@@ -287,6 +295,37 @@ def ingest(
     except BaseException:
         output.abort()
         raise
+
+
+def time_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None] | None:
+    """``--since/--until`` as UTC datetimes for inputs that are not journals (journalctl reads its
+    own, richer syntax). Accepts ISO forms: ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no
+    offset means UTC. Raises ``OptionError`` naming the option for anything else."""
+    if not since and not until:
+        return None
+    bounds = []
+    for name, text in (("--since", since), ("--until", until)):
+        if not text:
+            bounds.append(None)
+            continue
+        try:
+            t = datetime.fromisoformat(text)
+        except ValueError as e:
+            raise OptionError(
+                f"{name} {text!r}: use a time like '2025-10-29 21:30' (UTC) for captures and logs"
+            ) from e
+        bounds.append(t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC))
+    return bounds[0], bounds[1]
+
+
+def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
+    since, until = window
+    keep = pl.lit(True)
+    if since:
+        keep = keep & (pl.col("ts") >= since)
+    if until:
+        keep = keep & (pl.col("ts") <= until)
+    return keep.fill_null(True)  # a record without a time is kept: it cannot be placed outside
 
 
 def _with_final(chunks, rejoin: Rejoiner):

@@ -1,0 +1,799 @@
+#!/usr/bin/env python3
+"""Synthetic day of an SGLang prefill-decode deployment, as journal export, binary journal and json.
+
+One generated stream of journal entries is written three ways:
+
+- ``DIR/day.export``: journal export format (https://systemd.io/JOURNAL_EXPORT_FORMATS/), as
+  ``journalctl -o export`` prints it: ``__CURSOR``, ``__REALTIME_TIMESTAMP``,
+  ``__MONOTONIC_TIMESTAMP``, ``_BOOT_ID``, then the trusted and user fields of a systemd stdout
+  stream (``_PID``, ``_COMM``, ``_CMDLINE``, ``_SYSTEMD_UNIT``, ``_TRANSPORT=stdout``, ``PRIORITY``,
+  ``SYSLOG_IDENTIFIER``, ``MESSAGE`` …); a value holding a control character (ANSI colour) or
+  invalid UTF-8 is written binary-safe (``NAME\\n<u64 le length><bytes>\\n``) as journalctl does;
+- ``DIR/journal/<machine-id>/*.journal``: the same stream piped into
+  ``/lib/systemd/systemd-journal-remote --split-mode=none --output=… -`` (Debian package
+  ``systemd-journal-remote``; it may rotate into several files). The folder under ``journal/`` is
+  named by a 32-hex machine id because ``journalctl --directory`` ignores other sub-folders;
+- ``DIR/day.json``: ``journalctl --directory DIR/journal -o json`` of that journal, a real json
+  capture (non-UTF-8 and control-character values become arrays of byte ints there);
+- ``DIR/meta.json``: entry count, seed, counts per kind of line, the incident's times and room,
+  the time spent per step.
+
+The deployment: one host, units ``sglang-prefill.service`` and ``sglang-decode.service`` (TP=8
+each: a main process printing uvicorn access lines and tracebacks, and one scheduler process per
+TP rank, ``_COMM=sglang::schedul``, ``_CMDLINE=sglang::scheduler_TPn``), ``sglang-router.service``
+(sgl-router, Rust ``tracing`` lines in UTC), and systemd's own lines about the units. The day holds,
+in time order and with SGLang's real line shapes (see /work/shared/cases/sglang): "Prefill batch" /
+"Decode batch" lines of all 8 ranks of an engine (most of the volume), access lines including
+/health, router request lines, now and then a traceback (one entry per line, same pid, as journald
+splits a multi-line write) and an embedded py-spy dump (``Pyspy dump for PID N (py-spy dump
+--native --pid N):`` then the dump's lines). In the middle of the day, the incident: a burst of
+client aborts, "Prefill bootstrap failed"/"Decode transfer failed … Aborted by AbortReq." lines, on
+prefill TP ranks 0, 1 and 3 (not 2) ``Unexpected transfer worker error for room R`` with a traceback
+ending in ``assert room in self.transfer_infos``; decode batches stop on every rank at one instant
+while prefill goes on and /health stays 200; py-spy dumps of every rank (prefill all in one
+all_reduce; decode ranks 0-3 in a gloo broadcast under recv_requests, 4-7 in an all_reduce); a
+restart of both engines (new pids) and healthy batches again.
+
+By default each rank logs with its own ``_PID`` (one process per TP rank, as logcorr's design
+assumes). ``--shared-pid`` gives every line of a unit the main process's pid instead, which is what
+journald records when all ranks inherit the unit's stdout stream.
+
+Speed: entries are formatted from per-process constant blocks and written in ~8 MB blocks; a
+writer thread sends each block to the export file and to journal-remote's pipe while the main
+thread formats the next. 1 M entries take about half a minute plus journal-remote and journalctl.
+
+Usage::
+
+    python bench/make_day.py --entries 1000000 --out /tmp/logcorr-day-1m [--seed 7]
+    python bench/make_day.py --entries 20000 --out /tmp/small --no-journal   # export only
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import queue
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
+DAY_US = 86_400_000_000
+BLOCK_ENTRIES = 10_000
+TP = 8
+HOST = "gpu-node-1"
+MODEL = "/models/DeepSeek-V3"
+# journalctl exports a value binary-safe when it holds a newline or another control character (tab
+# is printable); see the export format's specification.
+_BINARY_CHARS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _hex(rng: random.Random, n: int = 32) -> str:
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+@dataclass
+class Proc:
+    """One process writing to the journal: its pid and the constant fields of each of its entries."""
+
+    pid: int
+    unit: str
+    comm: str
+    cmdline: str
+    exe: str
+    block: str = ""  # the fields between _BOOT_ID and MESSAGE, ready to write
+    ident: str = ""
+
+
+@dataclass
+class Engine:
+    """A prefill or decode engine: its unit, main process and one process per TP rank."""
+
+    role: str
+    unit: str
+    port: int
+    main: Proc
+    ranks: list[Proc]
+    forward_ct: int = 0
+
+
+@dataclass
+class Stats:
+    """Counts per kind of generated line, and the incident's facts, for meta.json."""
+
+    kinds: dict[str, int] = field(default_factory=dict)
+    incident: dict = field(default_factory=dict)
+
+    def add(self, kind: str, n: int = 1) -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + n
+
+
+class Day:
+    """Generates the entries of one day in time order and formats them as export bytes."""
+
+    def __init__(self, entries: int, seed: int, start: datetime, shared_pid: bool, tz_hours: float) -> None:
+        self.n = entries
+        self.rng = random.Random(seed)
+        self.start_us = int(start.timestamp() * 1_000_000)
+        self.tz_us = int(tz_hours * 3_600_000_000)  # engines print local time, the router UTC
+        self.shared_pid = shared_pid
+        self.stats = Stats()
+        rng = self.rng
+        self.machine_id = hashlib.md5(f"machine-{seed}".encode()).hexdigest()
+        self.boot_id = hashlib.md5(f"boot-{seed}".encode()).hexdigest()
+        self.seqnum_id = _hex(rng)
+        self.boot_us = self.start_us - 3 * DAY_US - rng.randrange(DAY_US)
+        self.us_per_entry = DAY_US / max(entries, 1)
+        self.written = 0
+        self.t = self.start_us
+        self.next_pid = 2000 + rng.randrange(1000)
+        self.invocations: dict[str, int] = {}
+        self.systemd = self._proc(
+            1, "init.scope", "systemd", "/sbin/init", "/usr/lib/systemd/systemd", "systemd"
+        )
+        self.prefill = self._engine("prefill", 30000)
+        self.decode = self._engine("decode", 30001)
+        self.router = self._proc(
+            self._pid(),
+            "sglang-router.service",
+            "python3",
+            "/usr/bin/python3 -m sglang_router.launch_router --pd-disaggregation "
+            "--prefill http://10.0.0.11:30000 --decode http://10.0.0.11:30001 --host 0.0.0.0 --port 8000",
+        )
+        self.decode_up = True
+        self.parts: list[str] = []
+        self.blocks: list[bytes] = []
+        self.seq = 1
+
+    # -- processes -------------------------------------------------------------------------------
+
+    def _pid(self) -> int:
+        self.next_pid += 1 + self.rng.randrange(40)
+        return self.next_pid
+
+    def _proc(
+        self, pid: int, unit: str, comm: str, cmdline: str, exe: str = "/usr/bin/python3.12", ident: str = ""
+    ) -> Proc:
+        p = Proc(pid, unit, comm, cmdline, exe, ident=ident or comm)
+        stream = hashlib.md5(f"{unit}{pid}".encode()).hexdigest()
+        invocation = hashlib.md5(f"inv{unit}{self.invocations.get(unit, 0)}".encode()).hexdigest()
+        transport = "journal" if unit == "init.scope" else "stdout"
+        p.block = (
+            f"_BOOT_ID={self.boot_id}\n"
+            "PRIORITY=6\n"
+            "SYSLOG_FACILITY=3\n"
+            "_UID=0\n"
+            "_GID=0\n"
+            "_CAP_EFFECTIVE=1ffffffffff\n"
+            f"_MACHINE_ID={self.machine_id}\n"
+            f"_HOSTNAME={HOST}\n"
+            f"_TRANSPORT={transport}\n"
+            + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
+            + f"SYSLOG_IDENTIFIER={p.ident}\n"
+            f"_PID={pid}\n"
+            f"_COMM={comm}\n"
+            f"_EXE={exe}\n"
+            f"_CMDLINE={cmdline}\n"
+            f"_SYSTEMD_CGROUP=/system.slice/{unit}\n"
+            f"_SYSTEMD_UNIT={unit}\n"
+            "_SYSTEMD_SLICE=system.slice\n"
+            + (f"_SYSTEMD_INVOCATION_ID={invocation}\n" if transport == "stdout" else "")
+        )
+        return p
+
+    def _engine(self, role: str, port: int) -> Engine:
+        unit = f"sglang-{role}.service"
+        self.invocations[unit] = self.invocations.get(unit, 0) + 1  # a (re)start: new invocation id
+        main = self._proc(
+            self._pid(),
+            unit,
+            "python3",
+            f"/usr/bin/python3 -m sglang.launch_server --model-path {MODEL} --tp {TP} "
+            f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl --host 0.0.0.0 --port {port}",
+        )
+        ranks = []
+        for r in range(TP):
+            pid = main.pid if self.shared_pid else self._pid()
+            title = f"sglang::scheduler_TP{r}"
+            if self.shared_pid:
+                ranks.append(main)
+            else:
+                ranks.append(self._proc(pid, unit, title[:15], title, ident="python3"))
+        return Engine(role, unit, port, main, ranks)
+
+    # -- writing entries -------------------------------------------------------------------------
+
+    def emit(self, proc: Proc, message: str | bytes, t: int | None = None, unit_field: str = "") -> None:
+        """Append one journal entry of ``proc`` at time ``t`` (µs) to the current block."""
+        if self.written >= self.n:
+            return
+        rt = self.t if t is None else t
+        mono = rt - self.boot_us
+        seq = self.seq
+        self.seq += 1
+        cursor = (
+            f"s={self.seqnum_id};i={seq:x};b={self.boot_id};m={mono:x};t={rt:x};"
+            f"x={(seq * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF:x}"
+        )
+        block = proc.block + f"UNIT={unit_field}\n" if unit_field else proc.block
+        head = f"__CURSOR={cursor}\n__REALTIME_TIMESTAMP={rt}\n__MONOTONIC_TIMESTAMP={mono}\n{block}"
+        if isinstance(message, str) and not _needs_binary(message):
+            self.parts.append(f"{head}MESSAGE={message}\n\n")
+        else:
+            raw = message.encode() if isinstance(message, str) else message
+            self._flush_text()
+            self.blocks.append(head.encode() + b"MESSAGE\n" + struct.pack("<Q", len(raw)) + raw + b"\n\n")
+        self.written += 1
+        if len(self.parts) >= BLOCK_ENTRIES:
+            self._flush_text()
+
+    def _flush_text(self) -> None:
+        if self.parts:
+            self.blocks.append("".join(self.parts).encode())
+            self.parts.clear()
+
+    def take(self) -> bytes:
+        """The bytes formatted since the last call."""
+        self._flush_text()
+        data = b"".join(self.blocks)
+        self.blocks.clear()
+        return data
+
+    # -- line shapes -----------------------------------------------------------------------------
+
+    def stamp(self, t: int, ms: bool = False) -> str:
+        """SGLang's ``%Y-%m-%d %H:%M:%S`` in the engine's local time (from µs since the epoch)."""
+        local = datetime.fromtimestamp((t + self.tz_us) / 1e6, UTC)
+        s = local.strftime("%Y-%m-%d %H:%M:%S")
+        return f"{s}.{local.microsecond // 1000:03d}" if ms else s
+
+    def router_stamp(self, t: int) -> str:
+        return datetime.fromtimestamp(t / 1e6, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+    def rid(self) -> str:
+        return f"{self.rng.getrandbits(128):032x}"
+
+    def room(self) -> int:
+        return self.rng.getrandbits(63)
+
+    def batch_tick(self, eng: Engine) -> None:
+        """One batch line on every rank of ``eng``, printed within a few ms of each other."""
+        rng = self.rng
+        eng.forward_ct += 1
+        t0 = self.t
+        ts = self.stamp(t0)
+        if eng.role == "prefill":
+            seqs = rng.randint(1, 16)
+            body = (
+                f"Prefill batch, #new-seq: {seqs}, #new-token: {seqs * rng.randint(200, 4000)}, "
+                f"#cached-token: {rng.randint(0, 20000)}, token usage: {rng.random() * 0.5:.2f}, "
+                f"#running-req: 0, #queue-req: {rng.randint(0, 30)}, #prealloc-req: 0, "
+                f"#inflight-req: {rng.randint(0, 40)}, cuda graph: False, "
+                f"input throughput (token/s): {rng.uniform(1000, 60000):.2f}"
+            )
+        else:
+            running = rng.randint(1, 256)
+            body = (
+                f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
+                f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
+                f"#prealloc-req: {rng.randint(0, 8)}, #transfer-req: {rng.randint(0, 8)}, "
+                f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {rng.uniform(500, 9000):.2f}, "
+                f"#queue-req: {rng.randint(0, 10)}"
+            )
+        for r, proc in enumerate(eng.ranks):
+            self.emit(proc, f"[{ts} TP{r}] {body}", t0 + r * 150 + rng.randrange(100))
+        self.stats.add(f"{eng.role}_batch", TP)
+
+    def access(self, eng: Engine, path: str | None = None, status: int = 200) -> None:
+        rng = self.rng
+        if path is None:
+            path = rng.choice(
+                ("/generate", "/generate", "/generate", "/health", "/health", "/v1/chat/completions")
+            )
+        method = "GET" if path in ("/health", "/get_server_info", "/metrics") else "POST"
+        reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "OK")
+        self.emit(
+            eng.main,
+            f"[{self.stamp(self.t)}] INFO:     10.0.0.11:{rng.randint(30000, 60999)} - "
+            f'"{method} {path} HTTP/1.1" {status} {reason}',
+        )
+        self.stats.add("health" if path == "/health" else "access")
+
+    def router_request(self, status: int = 200) -> None:
+        rng = self.rng
+        rq = "gnt-" + "".join(
+            rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24)
+        )
+        span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{rq}"}}'
+        ts = self.router_stamp(self.t)
+        level = " INFO" if status < 500 else "ERROR"
+        if rng.random() < 0.5:
+            msg = f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:412: started processing request"
+        else:
+            lat = rng.uniform(0.05, 30)
+            msg = (
+                f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:447: "
+                f"finished processing request status={status} latency={lat:.6f}s"
+            )
+        self.emit(self.router, msg)
+        self.stats.add("router")
+
+    def misc(self, eng: Engine) -> None:
+        rng = self.rng
+        r = rng.randrange(TP)
+        choices = (
+            f"[{self.stamp(self.t)} TP{r}] Cache flushed successfully!",
+            f"[{self.stamp(self.t)} TP{r}] KV cache usage is high: token usage: {rng.uniform(0.9, 0.99):.2f}",
+            f"[{self.stamp(self.t)}] Receive: obj=GenerateReqInput(rid='{self.rid()}', text=None, "
+            f"input_ids=[{', '.join(str(rng.randrange(128000)) for _ in range(rng.randint(20, 400)))}], "
+            f"sampling_params={{'max_new_tokens': {rng.randint(16, 4096)}, 'temperature': 0.6}}, "
+            f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={self.room()})",
+        )
+        msg = rng.choice(choices)
+        proc = eng.main if msg.startswith(f"[{self.stamp(self.t)}] ") else eng.ranks[r]
+        self.emit(proc, msg)
+        self.stats.add("other")
+
+    def coloured(self, eng: Engine) -> None:
+        """A line with ANSI colour codes (written binary-safe, as journalctl exports it)."""
+        self.emit(
+            eng.main,
+            f"[{self.stamp(self.t)}] \x1b[33mWARNING\x1b[0m: \x1b[1mtoken usage\x1b[0m above "
+            f"{self.rng.randint(80, 95)}%",
+        )
+        self.stats.add("ansi")
+
+    def invalid_utf8(self, eng: Engine) -> None:
+        """A line with bytes that are not UTF-8 (a detokenizer cutting a multi-byte character)."""
+        r = self.rng.randrange(TP)
+        self.emit(
+            eng.ranks[r],
+            f"[{self.stamp(self.t)} TP{r}] Finish: output text='\u4f60\u597d".encode() + b"\xe4\xbd'",
+        )
+        self.stats.add("invalid_utf8")
+
+    def traceback(self, eng: Engine) -> None:
+        """An ASGI exception with its traceback, one entry per line of the main process."""
+        t = self.t
+        lines = [
+            f"[{self.stamp(t)}] ERROR:    Exception in ASGI application",
+            "Traceback (most recent call last):",
+            '  File "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py", '
+            "line 409, in run_asgi",
+            "    result = await app(  # type: ignore[func-returns-value]",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 512, in generate_request',
+            "    ret = await _global_state.tokenizer_manager.generate_request(obj, request).__anext__()",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 1180, '
+            "in _wait_one_response",
+            '    raise ValueError(f"Request {obj.rid} is aborted")',
+            f"ValueError: Request {self.rid()} is aborted",
+        ]
+        for i, line in enumerate(lines):
+            self.emit(eng.main, line, t + i * 20)
+        self.stats.add("traceback")
+        self.stats.add("traceback_lines", len(lines))
+
+    def pyspy_dump(self, eng: Engine, rank: int, where: str, t: int) -> int:
+        """An embedded py-spy dump of one rank printed by the engine's main process; returns the
+        time after its last line."""
+        proc = eng.ranks[rank]
+        pid = proc.pid if not self.shared_pid else 5000 + rank
+        loop = f"event_loop_overlap_disagg_{eng.role}"
+        native_wait = [
+            "    0x7f3a9c316d71 (libc.so.6)",
+            "    0x7f3a9c322fb8 (libc.so.6)",
+        ]
+        if where == "all_reduce":
+            frames = [
+                *native_wait,
+                "    cudaStreamSynchronize (libcudart.so.12)",
+                "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (libtorch_cuda.so)",
+                "    all_reduce (torch/distributed/distributed_c10d.py:2806)",
+                "    wrapper (torch/distributed/c10d_logger.py:81)",
+                "    _all_reduce_in_place (sglang/srt/distributed/parallel_state.py:526)",
+                "    all_reduce (sglang/srt/distributed/parallel_state.py:513)",
+                "    tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
+                "    forward (sglang/srt/layers/linear.py:1297)",
+                "    forward_batch_generation (sglang/srt/managers/tp_worker.py:231)",
+                "    run_batch (sglang/srt/managers/scheduler.py:1820)",
+            ]
+        elif where == "broadcast":
+            frames = [
+                *native_wait,
+                "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
+                "    gloo::broadcast (libtorch_cpu.so)",
+                "    broadcast (torch/distributed/distributed_c10d.py:2714)",
+                "    wrapper (torch/distributed/c10d_logger.py:81)",
+                "    broadcast_pyobj (sglang/srt/utils/common.py:1189)",
+                "    recv_requests (sglang/srt/managers/scheduler.py:1120)",
+            ]
+        else:  # idle in the event loop
+            frames = [
+                *native_wait,
+                "    recv_pyobj (zmq/sugar/socket.py:1051)",
+                "    recv_requests (sglang/srt/managers/scheduler.py:1098)",
+            ]
+        frames += [
+            f"    {loop} (sglang/srt/disaggregation/{eng.role}.py:{'353' if eng.role == 'prefill' else '812'})",
+            "    decorate_context (torch/utils/_contextlib.py:120)",
+            "    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)",
+            "    run (multiprocessing/process.py:108)",
+            "    _bootstrap (multiprocessing/process.py:314)",
+            "    _main (multiprocessing/spawn.py:135)",
+            "    spawn_main (multiprocessing/spawn.py:122)",
+            "    <module> (<string>:1)",
+        ]
+        lines = [
+            f"[{self.stamp(t)}] Pyspy dump for PID {pid} (py-spy dump --native --pid {pid}):",
+            f"Process {pid}: sglang::scheduler_TP{rank}",
+            "Python v3.12.3 (/usr/bin/python3.12)",
+            "",
+            f'Thread {pid} ({"active" if where == "all_reduce" else "idle"}): "MainThread"',
+            *frames,
+            f'Thread {pid + 61} (idle): "Thread-3 (transfer_worker)"',
+            "    0x7f3a9c316d71 (libc.so.6)",
+            "    wait (threading.py:359)",
+            "    get (queue.py:171)",
+            f"    transfer_worker (sglang/srt/disaggregation/nixl/conn.py:{'701' if eng.role == 'prefill' else '655'})",
+            "    run (threading.py:1012)",
+            "    _bootstrap_inner (threading.py:1075)",
+            "    _bootstrap (threading.py:1032)",
+            "",
+        ]
+        for i, line in enumerate(lines):
+            self.emit(eng.main, line, t + i * 10)
+        self.stats.add("pyspy_dump")
+        self.stats.add("pyspy_lines", len(lines))
+        return t + len(lines) * 10
+
+    def systemd_line(self, unit: str, text: str, t: int) -> None:
+        self.emit(self.systemd, text, t, unit_field=unit)
+        self.stats.add("systemd")
+
+    # -- the incident ----------------------------------------------------------------------------
+
+    def incident(self) -> None:
+        """Abort burst, transfer_infos assertion on prefill ranks 0, 1, 3, decode wedged, dumps,
+        restart. Advances ``self.t`` past the burst; the wedge then lasts while ordinary lines go on."""
+        t = self.t
+        inc = self.stats.incident
+        inc["abort_burst_start"] = _iso(t)
+        rooms = []
+        for i in range(120):  # clients cancel many requests at once
+            tt = t + i * 15_000
+            rid, room = self.rid(), self.room()
+            rooms.append((rid, room))
+            self.emit(
+                self.decode.main,
+                f"[{self.stamp(tt)}] [http_server] Error: Request is disconnected from the client side "
+                f"(type 3). Abort request obj.rid='{rid}'",
+                tt,
+            )
+            self.stats.add("abort")
+            if i % 3 == 0:
+                for r in range(TP):
+                    self.emit(
+                        self.decode.ranks[r],
+                        f"[{self.stamp(tt)} TP{r}] Decode transfer failed for request rank={r} "
+                        f"decode_req.req.rid='{rid}' decode_req.req.bootstrap_room={room} with exception "
+                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                        tt + 2000 + r * 100,
+                    )
+                for r in range(TP):
+                    self.emit(
+                        self.prefill.ranks[r],
+                        f"[{self.stamp(tt)} TP{r}] Prefill bootstrap failed for request rank={r} "
+                        f"req.rid='{rid}' req.bootstrap_room={room} with exception "
+                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                        tt + 3000 + r * 100,
+                    )
+                self.stats.add("transfer_failed", 2 * TP)
+        t += 120 * 15_000
+        bad_rid, bad_room = rooms[117]  # the last aborted room with transfer-failed lines
+        inc["room"] = bad_room
+        inc["rid"] = bad_rid
+        inc["assert_ranks"] = [0, 1, 3]
+        inc["assert_time"] = _iso(t + 50_000)
+        for k, r in enumerate((0, 1, 3)):
+            tt = t + 50_000 + k * 700
+            lines = [
+                f"[{self.stamp(tt)} TP{r}] Unexpected transfer worker error for room {bad_room}",
+                "Traceback (most recent call last):",
+                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 706, '
+                "in transfer_worker",
+                "    self.send_kvcache(",
+                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 588, '
+                "in send_kvcache",
+                "    req = self.transfer_infos[room]  # noqa",
+                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 561, '
+                "in add_transfer_request",
+                "    assert room in self.transfer_infos",
+                "AssertionError",
+            ]
+            for i, line in enumerate(lines):
+                self.emit(self.prefill.ranks[r], line, tt + i * 5)
+            self.stats.add("transfer_worker_error")
+        stop = t + 900_000
+        inc["decode_last_batch"] = _iso(stop)
+        self.batch_at(self.decode, stop)
+        self.decode_up = False
+        self.t = stop + 10_000
+        self.dumps_at = stop + 10 * 60_000_000
+        self.restart_at = stop + 25 * 60_000_000
+        inc["dumps_at"] = _iso(self.dumps_at)
+        inc["restart_at"] = _iso(self.restart_at)
+
+    def batch_at(self, eng: Engine, t: int) -> None:
+        saved, self.t = self.t, t
+        self.batch_tick(eng)
+        self.t = saved
+
+    def dumps(self) -> None:
+        t = self.t
+        for r in range(TP):
+            t = self.pyspy_dump(self.prefill, r, "all_reduce", t)
+        for r in range(TP):
+            t = self.pyspy_dump(self.decode, r, "broadcast" if r < 4 else "all_reduce", t)
+        self.t = t
+
+    def restart(self) -> None:
+        t = self.t
+        for eng in (self.decode, self.prefill):
+            self.systemd_line(eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
+            self.systemd_line(eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
+            self.systemd_line(eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
+            self.systemd_line(eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
+            t += 3_000_000
+        for name in ("decode", "prefill"):
+            fresh = self._engine(name, 30001 if name == "decode" else 30000)
+            setattr(self, name, fresh)
+            t += 90_000_000
+            self.emit(fresh.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
+            self.stats.add("other")
+        self.decode_up = True
+        self.t = t
+        self.stats.incident["ready_again"] = _iso(t)
+
+    # -- the day ---------------------------------------------------------------------------------
+
+    def run(self, sink) -> None:
+        """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
+        rng = self.rng
+        middle = self.start_us + DAY_US // 2
+        dump_every = max(self.n // 400_000, 1)  # a few ordinary embedded dumps per day
+        dump_times = sorted(self.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
+        state = "before"
+        self.dumps_at = self.restart_at = None
+        for eng in (self.prefill, self.decode):
+            self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
+        while self.written < self.n:
+            before = self.written
+            if state == "before" and self.t >= middle:
+                self.incident()
+                state = "wedged"
+            elif state == "wedged" and self.t >= self.dumps_at:
+                self.dumps()
+                state = "dumped"
+            elif state == "dumped" and self.t >= self.restart_at:
+                self.restart()
+                state = "after"
+            elif dump_times and self.t >= dump_times[0]:
+                dump_times.pop(0)
+                eng = rng.choice((self.prefill, self.decode) if self.decode_up else (self.prefill,))
+                self.pyspy_dump(eng, rng.randrange(TP), "idle", self.t)
+            else:
+                x = rng.random()
+                if x < 0.42:
+                    self.batch_tick(self.prefill)
+                elif x < 0.84:
+                    if self.decode_up:
+                        self.batch_tick(self.decode)
+                    else:
+                        self.batch_tick(self.prefill)
+                elif x < 0.90:
+                    self.access(rng.choice((self.prefill, self.decode)))
+                elif x < 0.975:
+                    self.router_request(200 if self.decode_up or rng.random() < 0.3 else 504)
+                elif x < 0.9985:
+                    self.misc(rng.choice((self.prefill, self.decode)))
+                elif x < 0.9991:
+                    self.coloured(rng.choice((self.prefill, self.decode)))
+                elif x < 0.9993:
+                    self.invalid_utf8(self.prefill)
+                else:
+                    self.traceback(rng.choice((self.prefill, self.decode)))
+            # Time moves on in proportion to the entries written, so N entries span one day.
+            step = (self.written - before) * self.us_per_entry
+            self.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
+            if self.blocks and not self.parts:
+                sink(self.take())
+        sink(self.take())
+
+
+def _needs_binary(text: str) -> bool:
+    return _BINARY_CHARS.search(text) is not None
+
+
+def _iso(t_us: int) -> str:
+    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=t_us)).isoformat()
+
+
+class Writer:
+    """Sends blocks to the export file and to journal-remote's stdin on a background thread."""
+
+    def __init__(self, export_path: Path, remote: subprocess.Popen | None) -> None:
+        self.q: queue.Queue = queue.Queue(maxsize=4)
+        self.export = open(export_path, "wb")  # noqa: SIM115 - closed in close()
+        self.remote = remote
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (data := self.q.get()) is not None:
+            try:
+                self.export.write(data)
+                if self.remote is not None:
+                    self.remote.stdin.write(data)
+            except BaseException as e:  # reported by close()
+                self.error = e
+                return
+
+    def __call__(self, data: bytes) -> None:
+        if self.error:
+            raise RuntimeError(f"writing failed: {self.error}")
+        if data:
+            self.q.put(data)
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        self.export.close()
+        if self.remote is not None:
+            self.remote.stdin.close()
+        if self.error:
+            raise RuntimeError(f"writing failed: {self.error}")
+
+
+def make_day(
+    entries: int,
+    out: Path,
+    *,
+    seed: int = 7,
+    start: datetime | None = None,
+    journal: bool = True,
+    json_capture: bool = True,
+    shared_pid: bool = False,
+    tz_hours: float = 0.0,
+    log=print,
+) -> dict:
+    """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
+
+    Args:
+        entries: number of journal entries (exact).
+        out: output folder (created; ``day.export``, ``journal/``, ``day.json`` inside are replaced).
+        seed: random seed; the same seed and size give the same export bytes.
+        start: first instant of the day (UTC); default 2025-11-05 00:00:00 UTC.
+        journal: also pipe the stream into systemd-journal-remote to make ``out/journal``.
+        json_capture: also write ``out/day.json`` with ``journalctl -o json`` (needs ``journal``).
+        shared_pid: every line of a unit gets the main pid (journald's view of an inherited stdout).
+        tz_hours: offset of the engines' local time (in their line headers) from UTC.
+        log: called with one progress line per step.
+
+    Raises:
+        FileNotFoundError: journal-remote or journalctl is missing and ``journal`` is true.
+        RuntimeError: journal-remote or journalctl failed.
+    """
+    start = start or datetime(2025, 11, 5, tzinfo=UTC)
+    out.mkdir(parents=True, exist_ok=True)
+    if journal and not Path(JOURNAL_REMOTE).exists():
+        raise FileNotFoundError(
+            f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
+        )
+    day = Day(entries, seed, start, shared_pid, tz_hours)
+    timings = {}
+    began = time.monotonic()
+    remote = None
+    jdir = out / "journal"
+    if journal:
+        shutil.rmtree(jdir, ignore_errors=True)
+        (jdir / day.machine_id).mkdir(parents=True)
+        remote = subprocess.Popen(
+            [
+                JOURNAL_REMOTE,
+                "--split-mode=none",
+                "--compress=yes",
+                f"--output={jdir / day.machine_id / 'remote.journal'}",
+                "-",
+            ],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    writer = Writer(out / "day.export", remote)
+    try:
+        day.run(writer)
+    finally:
+        writer.close()
+    timings["generate_s"] = round(time.monotonic() - began, 2)
+    log(f"generated {day.written:,} entries into {out / 'day.export'} in {timings['generate_s']} s")
+    if remote is not None:
+        err = remote.stderr.read().decode(errors="replace")
+        remote.wait()
+        if remote.returncode != 0:
+            raise RuntimeError(f"systemd-journal-remote failed ({remote.returncode}): {err.strip()}")
+        timings["journal_remote_done_s"] = round(time.monotonic() - began, 2)
+        files = sorted(p.name for p in (jdir / day.machine_id).iterdir())
+        log(f"journal-remote wrote {', '.join(files)} by {timings['journal_remote_done_s']} s")
+    if journal and json_capture:
+        t = time.monotonic()
+        with open(out / "day.json", "wb") as f:
+            done = subprocess.run(
+                ["journalctl", "--directory", str(jdir), "-o", "json", "-a"],
+                check=False,
+                stdout=f,
+                stderr=subprocess.PIPE,
+            )
+        if done.returncode != 0:
+            raise RuntimeError(f"journalctl -o json failed: {done.stderr.decode(errors='replace').strip()}")
+        timings["json_s"] = round(time.monotonic() - t, 2)
+        log(f"journalctl -o json wrote {out / 'day.json'} in {timings['json_s']} s")
+    meta = {
+        "entries": day.written,
+        "seed": seed,
+        "start": start.isoformat(),
+        "host": HOST,
+        "machine_id": day.machine_id,
+        "boot_id": day.boot_id,
+        "shared_pid": shared_pid,
+        "kinds": dict(sorted(day.stats.kinds.items())),
+        "incident": day.stats.incident,
+        "files": {p.name: p.stat().st_size for p in sorted(out.glob("day.*"))},
+        "timings": timings,
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, required=True, help="number of journal entries")
+    ap.add_argument("--out", type=Path, required=True, help="output folder (keep it out of git, e.g. /tmp/…)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--start", default="2025-11-05T00:00:00+00:00", help="first instant of the day (ISO)")
+    ap.add_argument("--no-journal", action="store_true", help="write day.export only")
+    ap.add_argument("--no-json", action="store_true", help="skip journalctl -o json")
+    ap.add_argument("--shared-pid", action="store_true", help="all lines of a unit carry the main pid")
+    ap.add_argument("--tz-hours", type=float, default=0.0, help="engines' local time offset from UTC")
+    args = ap.parse_args(argv)
+    if args.entries < 1:
+        ap.error("--entries must be at least 1")
+    start = datetime.fromisoformat(args.start)
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    meta = make_day(
+        args.entries,
+        args.out,
+        seed=args.seed,
+        start=start,
+        journal=not args.no_journal,
+        json_capture=not args.no_json,
+        shared_pid=args.shared_pid,
+        tz_hours=args.tz_hours,
+        log=lambda s: print(s, file=sys.stderr),
+    )
+    print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Benchmark ``logcorr ingest`` against the floor tools, side by side, on one synthetic day.
+
+Generates a day with ``bench/make_day.py`` (or reuses a folder it made), then runs each command
+as a fresh child process and prints ONE table: wall time, entries/s and peak RSS for
+
+(a) ``journalctl --directory DIR/journal -o export > /dev/null`` (the floor for reading a binary
+    journal) and ``logcorr ingest DIR/journal -o OUT``, and their ratio;
+(b) DuckDB's plain ``COPY (SELECT * FROM read_json('DIR/day.json')) TO '….parquet'`` (in a child
+    python) and ``logcorr ingest DIR/day.json -o OUT``, and their ratio. When DuckDB's plain call
+    fails (its schema sample of 20,480 lines misses a key that occurs later, e.g. ``UNIT`` on
+    systemd's own lines), the failure is shown and ``read_json(…, sample_size=-1)`` is timed as
+    the baseline instead;
+(c) each saved query ``queries/*.sql`` run on ``OUT/logcorr.duckdb`` (of the journal ingest) in a
+    fresh child, time of the query alone; skipped with a note when there is no DuckDB file or no
+    saved query yet.
+
+Targets (issue 7) are printed beside the figures: journal ingest ≤ 1.25× journalctl; json ingest
+≤ 1.5× DuckDB; peak RSS ≤ 1 GB; each query < 1 s (at 5 M entries).
+
+Peak RSS is measured two ways: "largest" is ``ru_maxrss`` of the run as ``/usr/bin/time -f %M``
+reports it (the largest single process of the tree, e.g. python or its journalctl child); "tree" is
+the sum of VmRSS over the whole process tree, sampled every 50 ms from /proc (shared pages counted
+once per process, so it errs high). ``/usr/bin/time`` comes from the Debian package ``time``
+(``apt-get install time``); without it, a small python wrapper reads ``getrusage(RUSAGE_CHILDREN)``.
+
+Before each run, the input files are read once (page cache warm for every command alike) and the
+output folder is removed. "entries/s" is input entries (meta.json of the day) per wall second. For
+logcorr runs, the table also shows what landed in OUT (``events`` rows and the lines they hold) so a
+fast run that lost lines is visible.
+
+Usage::
+
+    python bench/bench_ingest.py --entries 1000000                  # generate into /tmp, then run
+    python bench/bench_ingest.py --entries 1000000 --reuse /tmp/logcorr-day-1000000
+    python bench/bench_ingest.py --reuse DIR --only a --json-out results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+GB = 1 << 30
+TARGET_JOURNAL_RATIO = 1.25
+TARGET_JSON_RATIO = 1.5
+TARGET_RSS = 1 * GB
+TARGET_QUERY_S = 1.0
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+DUCKDB_COPY = """
+import sys, time, duckdb
+src, dst, sample = sys.argv[1], sys.argv[2], sys.argv[3]
+opts = "" if sample == "default" else ", sample_size=-1"
+duckdb.sql(f"COPY (SELECT * FROM read_json('{src}'{opts})) TO '{dst}' (FORMAT parquet)")
+"""
+
+RUN_QUERY = """
+import json, sys, time, duckdb
+db, sql_path = sys.argv[1], sys.argv[2]
+sql = open(sql_path).read()
+con = duckdb.connect(db, read_only=True)
+t = time.perf_counter()
+rows = con.execute(sql).fetchall()
+print(json.dumps({"seconds": time.perf_counter() - t, "rows": len(rows)}))
+"""
+
+RUSAGE_WRAPPER = """
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")
+sys.exit(rc)
+"""
+
+
+@dataclass
+class Run:
+    """One measured command: wall seconds, peak RSS (largest process and sampled tree) and outcome."""
+
+    label: str
+    cmd: list[str]
+    wall: float = 0.0
+    rss_largest: int = 0  # bytes
+    rss_tree: int = 0  # bytes
+    rc: int = 0
+    stderr: str = ""
+    stdout: str = ""
+    note: str = ""
+    out_rows: dict = field(default_factory=dict)
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def tree_rss(root: int) -> int:
+    """Sum of resident memory (bytes) of ``root``'s descendants (``root`` itself excluded: it is the
+    ``time`` wrapper)."""
+    kids = _children_map()
+    total, todo = 0, list(kids.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo += kids.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * PAGE
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdout: bool = False) -> Run:
+    """Run ``cmd`` in a fresh child under ``/usr/bin/time`` (or the rusage wrapper) and measure it."""
+    run = Run(label, cmd)
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile() as err:
+        if shutil.which("time") and Path("/usr/bin/time").exists():
+            wrapped = ["/usr/bin/time", "-f", "%M %x", "-o", tf.name, *cmd]
+        else:
+            wrapped = [sys.executable, "-c", RUSAGE_WRAPPER, tf.name, *cmd]
+        out = subprocess.PIPE if capture_stdout else subprocess.DEVNULL
+        start = time.perf_counter()
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd)
+        peak = 0
+        stop = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not stop.wait(0.05):
+                peak = max(peak, tree_rss(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        stdout = proc.communicate()[0] if capture_stdout else None
+        proc.wait()
+        run.wall = time.perf_counter() - start
+        stop.set()
+        sampler.join()
+        run.rss_tree = peak
+        run.rc = proc.returncode
+        err.seek(0)
+        run.stderr = err.read().decode(errors="replace")
+        run.stdout = stdout.decode(errors="replace") if stdout else ""
+        fields = tf.read().split()
+        # /usr/bin/time prints "Command exited with non-zero status N" before the format line.
+        nums = [f for f in fields if f.isdigit()]
+        if len(nums) >= 2:
+            run.rss_largest = int(nums[-2]) * 1024
+    return run
+
+
+def warm(*paths: Path) -> None:
+    """Read files once so every command starts with the same (warm) page cache."""
+    for p in paths:
+        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+        for f in files:
+            with open(f, "rb") as fh:
+                while fh.read(16 << 20):
+                    pass
+
+
+def logcorr_cmd(src: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "logcorr.cli", "ingest", str(src), "-o", str(out)]
+
+
+def ingest_run(label: str, src: Path, out: Path) -> Run:
+    """Measure one ``logcorr ingest`` and read what landed in OUT (events rows, lines)."""
+    shutil.rmtree(out, ignore_errors=True)
+    warm(src)
+    run = measure(label, logcorr_cmd(src, out), capture_stdout=True)
+    manifest = out / "manifest.json"
+    if manifest.exists():
+        m = json.loads(manifest.read_text())
+        run.out_rows = dict(m.get("rows", {}))
+        try:
+            import polars as pl
+
+            ev = pl.scan_parquet(str(out / "events" / "*.parquet"))
+            run.out_rows["lines"] = int(ev.select(pl.col("n_lines").sum()).collect().item() or 0)
+        except Exception as e:  # reported, not fatal: the timing stands
+            run.note = f"could not count lines in OUT/events: {e}"
+    return run
+
+
+def duckdb_run(src: Path, dst: Path) -> Run:
+    """DuckDB's plain json load; if it fails, the same with a full-file schema scan."""
+    warm(src)
+    dst.unlink(missing_ok=True)
+    plain = measure(
+        "duckdb COPY read_json → parquet", [sys.executable, "-c", DUCKDB_COPY, str(src), str(dst), "default"]
+    )
+    if plain.rc == 0:
+        return plain
+    reason = _last_error_line(plain.stderr)
+    dst.unlink(missing_ok=True)
+    full = measure(
+        "duckdb COPY read_json(sample_size=-1)",
+        [sys.executable, "-c", DUCKDB_COPY, str(src), str(dst), "full"],
+    )
+    full.note = f"plain read_json failed after {plain.wall:.1f} s: {reason}"
+    return full
+
+
+def _last_error_line(stderr: str) -> str:
+    """The line of ``stderr`` that says what went wrong (the last one naming an error)."""
+    all_lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    raised = [ln for ln in all_lines if re.match(r"^[\w.]*(?:Error|Exception)\b:", ln)]
+    errors = [ln for ln in all_lines if "error" in ln.lower()]
+    text = (raised or errors or all_lines or ["?"])[-1]
+    return text if len(text) < 220 else text[:217] + "…"
+
+
+def query_runs(out: Path) -> tuple[list[Run], str]:
+    """Time each saved query on ``out/logcorr.duckdb``; returns the runs and a note when skipped."""
+    sqls = sorted((ROOT / "queries").glob("*.sql"))
+    db = out / "logcorr.duckdb"
+    if not sqls:
+        return [], "no saved query in queries/*.sql yet"
+    if not db.exists():
+        return [], f"{db} not present (no DuckDB file written by this ingest yet)"
+    runs = []
+    for sql in sqls:
+        run = measure(
+            f"query {sql.stem}",
+            [sys.executable, "-c", RUN_QUERY, str(db), str(sql)],
+            cwd=out,
+            capture_stdout=True,
+        )
+        if run.rc == 0 and run.stdout.strip():
+            got = json.loads(run.stdout.strip().splitlines()[-1])
+            run.note = f"{got['rows']} rows"
+            run.out_rows = {"query_s": got["seconds"], "rows": got["rows"]}
+        else:
+            run.note = f"failed: {_last_error_line(run.stderr)}"
+        runs.append(run)
+    return runs, ""
+
+
+def _gb(n: int) -> str:
+    return f"{n / GB:.2f} GB" if n else "?"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "" if ok is None else ("ok" if ok else "MISSED")
+
+
+def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_note: str) -> str:
+    """The one table: rows per command, ratios and targets beside the figures."""
+    n = meta["entries"]
+    head = (
+        f"logcorr ingest benchmark: {n:,} entries, {day} "
+        f"(export {meta['files'].get('day.export', 0) / 1e6:,.0f} MB, json {meta['files'].get('day.json', 0) / 1e6:,.0f} MB)\n"
+        f"machine: {os.cpu_count()} cores, python {platform.python_version()}, {_versions()}\n"
+    )
+    cols = f"{'':4}{'command':<44}{'wall s':>9}{'entries/s':>12}{'RSS largest':>13}{'RSS tree':>11}  {'target / note'}"
+    lines = [head, cols, "-" * len(cols)]
+
+    def row(tag: str, r: Run, target: str = "") -> None:
+        if r.rc != 0:
+            lines.append(
+                f"{tag:<4}{r.label:<44}{'FAILED':>9}{'':>12}{'':>13}{'':>11}  exit {r.rc}: "
+                f"{_last_error_line(r.stderr)}"
+            )
+            return
+        rate = n / r.wall if r.wall else 0
+        lines.append(
+            f"{tag:<4}{r.label:<44}{r.wall:>9.2f}{rate:>12,.0f}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  {target}"
+        )
+        if r.note:
+            lines.append(f"{'':8}note: {r.note}")
+        if r.out_rows and "events" in r.out_rows:
+            lost = n - r.out_rows.get("lines", 0)
+            lines.append(
+                f"{'':8}OUT: events {r.out_rows.get('events', 0):,} rows holding {r.out_rows.get('lines', 0):,} "
+                f"lines ({'none lost' if lost == 0 else f'{lost:+,} vs input entries'}); "
+                + ", ".join(f"{k} {v:,}" for k, v in r.out_rows.items() if k not in ("events", "lines") and v)
+            )
+
+    def ratio(tag: str, floor: Run, ours: Run, target: float) -> None:
+        if floor.rc or ours.rc or not floor.wall:
+            lines.append(f"{tag:<4}{'ratio':<44}{'n/a':>9}")
+            return
+        x = ours.wall / floor.wall
+        rss_ok = max(ours.rss_tree, ours.rss_largest) <= TARGET_RSS
+        lines.append(
+            f"{tag:<4}{'ratio logcorr / floor':<44}{x:>8.2f}×{'':>12}{'':>13}{'':>11}  "
+            f"target ≤ {target}× {_verdict(x <= target)}; logcorr RSS ≤ 1 GB {_verdict(rss_ok)}"
+        )
+
+    if a:
+        row("(a)", a[0], "the floor for reading the binary journal")
+        row("", a[1], f"target ≤ {TARGET_JOURNAL_RATIO}× journalctl, RSS ≤ 1 GB")
+        ratio("", a[0], a[1], TARGET_JOURNAL_RATIO)
+    if b:
+        row("(b)", b[0], "the ecosystem's plain loader")
+        row("", b[1], f"target ≤ {TARGET_JSON_RATIO}× DuckDB, RSS ≤ 1 GB")
+        ratio("", b[0], b[1], TARGET_JSON_RATIO)
+    if q or q_note:
+        lines.append(
+            f"(c) saved queries on OUT/logcorr.duckdb (time of the query alone, fresh process; target < {TARGET_QUERY_S:.0f} s)"
+        )
+        if q_note:
+            lines.append(f"{'':8}skipped: {q_note}")
+        for r in q:
+            qs = r.out_rows.get("query_s")
+            if qs is None:
+                lines.append(f"{'':4}{r.label:<44}{'FAILED':>9}{'':>12}{'':>13}{'':>11}  {r.note}")
+            else:
+                lines.append(
+                    f"{'':4}{r.label:<44}{qs:>9.3f}{'':>12}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  "
+                    f"{r.note}; < 1 s {_verdict(qs < TARGET_QUERY_S)}"
+                )
+    return "\n".join(lines)
+
+
+def _versions() -> str:
+    parts = []
+    try:
+        jv = subprocess.run(["journalctl", "--version"], capture_output=True, text=True, check=False)
+        parts.append(jv.stdout.split("(")[0].strip() or "journalctl ?")
+    except OSError:
+        parts.append("no journalctl")
+    for mod in ("duckdb", "polars", "pyarrow"):
+        try:
+            parts.append(f"{mod} {__import__(mod).__version__}")
+        except ImportError:
+            parts.append(f"no {mod}")
+    return ", ".join(parts)
+
+
+def ensure_day(entries: int | None, reuse: Path | None, seed: int) -> tuple[Path, dict]:
+    """The data folder: ``reuse`` if it holds a finished day, else a new one under /tmp."""
+    day = reuse or Path(tempfile.gettempdir()) / f"logcorr-day-{entries}"
+    meta_path = day / "meta.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if entries is None or meta["entries"] == entries:
+            if (day / "journal").is_dir() and (day / "day.json").exists():
+                return day, meta
+    if reuse and entries is None:
+        raise SystemExit(f"{reuse}: no finished day there (meta.json, journal/, day.json); pass --entries")
+    sys.path.insert(0, str(HERE))
+    from make_day import make_day
+
+    print(f"generating {entries:,} entries into {day} …", file=sys.stderr)
+    meta = make_day(entries, day, seed=seed, log=lambda s: print(f"  {s}", file=sys.stderr))
+    return day, meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, help="size of the day to generate (default 1,000,000)")
+    ap.add_argument("--reuse", type=Path, help="folder made by make_day.py (generated there if absent)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", type=Path, help="where OUT folders go (default: a temp folder, removed)")
+    ap.add_argument("--only", choices=("a", "b", "c", "ab", "ac", "bc", "abc"), default="abc")
+    ap.add_argument("--json-out", type=Path, help="also write every measurement as JSON here")
+    args = ap.parse_args(argv)
+    if args.entries is None and args.reuse is None:
+        args.entries = 1_000_000
+    if args.entries is not None and args.entries < 1:
+        ap.error("--entries must be at least 1")
+    if not shutil.which("journalctl"):
+        ap.error("journalctl not found: apt-get install systemd")
+    day, meta = ensure_day(args.entries, args.reuse, args.seed)
+    work = args.work or Path(tempfile.mkdtemp(prefix="logcorr-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    a: list[Run] = []
+    b: list[Run] = []
+    q: list[Run] = []
+    q_note = ""
+    try:
+        if "a" in args.only or "c" in args.only:
+            journal = day / "journal"
+            warm(journal)
+            floor = measure(
+                "journalctl -o export > /dev/null",
+                ["journalctl", "--directory", str(journal), "-o", "export"],
+            )
+            ours = ingest_run("logcorr ingest DIR/journal", journal, work / "out-journal")
+            a = [floor, ours]
+            print(f"(a) done: journalctl {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
+        if "b" in args.only:
+            src = day / "day.json"
+            floor = duckdb_run(src, work / "duckdb.parquet")
+            ours = ingest_run("logcorr ingest DIR/day.json", src, work / "out-json")
+            b = [floor, ours]
+            print(f"(b) done: duckdb {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
+        if "c" in args.only:
+            if a and a[1].rc == 0:
+                q, q_note = query_runs(work / "out-journal")
+            else:
+                q_note = "the journal ingest failed, no OUT to query"
+        if "a" not in args.only:
+            a = []
+        table = render(meta, day, a, b, q, q_note)
+        print(table)
+        if args.json_out:
+            args.json_out.write_text(
+                json.dumps(
+                    {
+                        "entries": meta["entries"],
+                        "day": str(day),
+                        "a": [asdict(r) for r in a],
+                        "b": [asdict(r) for r in b],
+                        "queries": [asdict(r) for r in q],
+                        "query_note": q_note,
+                        "table": table,
+                    },
+                    indent=2,
+                    default=str,
+                )
+                + "\n"
+            )
+        failed = [r for r in a + b if r.rc != 0]
+        return 1 if failed else 0
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,6 +12,10 @@ over lines in Python. Formats, each with a sample a test parses (tests/test_pref
 | PyTorch c10 | ``[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg`` | ``TORCH_CPP_LOG_LEVEL`` output of ProcessGroupNCCL (global rank, stored as ``tp_rank``) |
 | sgl-router | ``2025-10-29 21:49:19 ERROR target: file.rs:142: msg`` | Rust ``tracing`` fmt, UTC, level right-aligned to 5 characters |
 | uvicorn | ``INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK`` | uvicorn's default formatter (level only) |
+| JSON line | ``{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"…"}`` | sgl-router ``--log-json`` (time UTC) and SGLang ``--log-requests-format json`` (``"timestamp"`` only, local ISO time) |
+| UCX | ``[1784621081.896649] [host:537  :1]  srd_iface.c:221  UCX  ERROR msg`` | UCX (under NIXL/Mooncake); a record start only, so it never glues onto an SGLang record |
+
+ANSI colour escapes (the router colours its output by default) are ignored everywhere.
 
 SGLang's own header carries no level; the level column is filled only where the line prints one.
 """
@@ -40,6 +44,8 @@ ROUTER_HEADER = (
     rf"(?s)^(?P<date>{_DATE})[ T](?P<time>{_TIME})Z?\s+(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?P<body>.*)"
 )
 UVICORN_LEVEL = r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+"
+ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
+UCX_START = r"^\[\d{9,}\.\d+\] \[[^\]]*:\d+\s*:\d+\]"
 
 # A line matching any of these opens a new logical record; any other line continues the record
 # before it in the same process stream (a traceback, an embedded py-spy dump, a C++ stack).
@@ -51,6 +57,7 @@ RECORD_START = "|".join(
         rf"^{_DATE}[ T]{_TIME}Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s",
         r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s",
         r'^\{"',
+        UCX_START,
     ]
 )
 
@@ -61,9 +68,10 @@ RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
 def is_record_start(lines: pl.Expr) -> pl.Expr:
     """Boolean expression: does this line open a new logical record (see the table in the module doc)?
 
-    ``lines`` is an expression over a ``str`` column of single lines (no trailing newline).
+    ``lines`` is an expression over a ``str`` column of single lines (no trailing newline). ANSI
+    colour escapes are ignored; a null line is not a record start (null).
     """
-    return lines.str.contains(RECORD_START)
+    return lines.str.replace_all(ANSI_ESCAPE, "").str.contains(RECORD_START)
 
 
 def _timestamp(date: pl.Expr, time: pl.Expr) -> pl.Expr:
@@ -71,6 +79,19 @@ def _timestamp(date: pl.Expr, time: pl.Expr) -> pl.Expr:
     clock = pl.when(clock.str.contains(r"\.")).then(clock).otherwise(clock + ".")
     clock = clock.str.pad_end(15, "0").str.slice(0, 15)  # HH:MM:SS.ffffff (ns cut to µs)
     return (date + " " + clock).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+
+
+def _json_field(key: str, present: bool) -> pl.Expr:
+    if not present:
+        return pl.lit(None, pl.String)
+    text = pl.col("text")
+    return pl.when(text.str.starts_with('{"')).then(text.str.json_path_match(f"$.{key}"))
+
+
+def _json_timestamp(value: pl.Expr) -> pl.Expr:
+    """``2025-10-29 21:49:19``, ``2025-10-29T21:49:19.123456`` or with a ``Z``/offset (dropped)."""
+    m = value.str.extract_groups(rf"^(?P<date>{_DATE})[ T](?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)")
+    return _timestamp(m.struct.field("date"), m.struct.field("time"))
 
 
 def _rank(tokens: pl.Expr, name: str) -> pl.Expr:
@@ -89,12 +110,16 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         time as printed, local time for SGLang, UTC for the router; glog/PyTorch lines get the year of
         the nearest earlier row), ``level`` (str or null), ``dp_rank, pp_rank, tp_rank, ep_rank``
         (Int16 or null), ``header`` (which format matched: ``sglang``, ``custom``, ``glog``,
-        ``torch``, ``router``, ``uvicorn`` or null) and ``body`` (the text after the header; the
-        whole text when no header matched).
+        ``torch``, ``router``, ``uvicorn``, ``json`` or null) and ``body`` (the text after the header,
+        ANSI escapes removed; the whole text when no header matched; for a JSON line the whole
+        line, with ``log_ts`` and ``level`` read from its ``"timestamp"`` and ``"level"`` keys).
 
     Never raises on any string input; nulls stay null.
     """
     df = pl.DataFrame({"text": text.cast(pl.String)})
+    if df.select(pl.col("text").str.contains("\x1b", literal=True).any()).item():
+        df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
+    json_like = df.select(pl.col("text").str.starts_with('{"').any()).item()
     no_ray = pl.col("text").str.replace(RAY_PREFIX, "")
     df = df.with_columns(
         no_ray.str.extract_groups(SGLANG_HEADER).alias("sg"),
@@ -103,6 +128,8 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         pl.col("text").str.extract_groups(TORCH_HEADER).alias("to"),
         pl.col("text").str.extract_groups(ROUTER_HEADER).alias("ro"),
         pl.col("text").str.extract(UVICORN_LEVEL, 1).alias("uv"),
+        _json_field("timestamp", json_like).alias("js_ts"),
+        _json_field("level", json_like).alias("js_level"),
     )
     sg, cu, gl, to, ro = (pl.col(c).struct for c in ("sg", "cu", "gl", "to", "ro"))
     ranks = pl.when(cu.field("body").is_null()).then(sg.field("ranks"))
@@ -113,11 +140,13 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         .when(to.field("body").is_not_null()).then(pl.lit("torch"))
         .when(ro.field("body").is_not_null()).then(pl.lit("router"))
         .when(pl.col("uv").is_not_null()).then(pl.lit("uvicorn"))
+        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
     )
     dated_ts = pl.coalesce(
         _timestamp(cu.field("date"), cu.field("time")),
         _timestamp(sg.field("date"), sg.field("time")),
         _timestamp(ro.field("date"), ro.field("time")),
+        _json_timestamp(pl.col("js_ts")),
     )
     df = df.with_columns(header.alias("header"), dated_ts.alias("dated_ts"))
     year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().fill_null(1970).cast(pl.String)
@@ -131,6 +160,7 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         ro.field("level").replace({"WARN": "WARNING"}),
         pl.col("uv"),
         sg.field("body").str.extract(UVICORN_LEVEL, 1),
+        pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
     )
     body = pl.coalesce(
         cu.field("body"), sg.field("body"), gl.field("body"), to.field("body"), ro.field("body"), pl.col("text")

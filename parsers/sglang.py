@@ -1,0 +1,1184 @@
+"""SGLang engine lines → typed rows: what each record means (``classify``) and the tables built from
+it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs`` and ``tracebacks``).
+
+Line formats are data (lnav style): each family below is a table of named patterns, each with the
+SGLang version (or date) that introduced the line and a sample record that
+``tests/test_sglang_parsers.py`` parses. Versions marked ``≈`` are dated from bug reports rather
+than from a release note.
+
+How a record is recognised, vectorised over the whole column (PERF_NOTES.md):
+
+1. One Aho-Corasick pass (``str.extract_many``) finds the *anchors* (literal strings, one per
+   pattern, none a substring of another) in each record body, left to right.
+2. Each (record, anchor) pair is confirmed by its pattern's regex, run only on the records that hold
+   that anchor; the leftmost confirmed anchor wins (ties go to the earlier pattern in the tables).
+   So ``Decode transfer failed … Aborted by AbortReq.`` is a ``transfer_error`` (also listed by
+   ``aborts``), and a ``Receive: obj=…`` line quoting a traceback is a ``request_received``.
+3. Router lines (Rust ``tracing`` header or JSON with a ``"target"``) and HTTP access lines are
+   recognised by ``logcorr.parsers.router``.
+4. What nothing recognises is ``other``; nothing raises on any text.
+
+Batch lines (``Prefill batch`` / ``Decode batch``) are split into ``key: value`` pairs without a
+per-line Python loop: lines are grouped by their sequence of keys (their *shape*: one SGLang
+version and mode prints one shape), one anchored regex is built per shape from its first line and
+applied to every line left, and only lines of a rare shape (beyond ``MAX_BATCH_SHAPES``) go through
+a Python tokenizer. Known keys become typed columns (``BATCH_FIELDS``), every other key lands in
+``extra`` (JSON text), so no field is ever lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from logcorr.parsers import router
+from logcorr.schema import KINDS
+
+UTC_US = pl.Datetime("us", "UTC")
+RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
+
+# Columns every table copies from ``ev`` (DESIGN.md: provenance on every row).
+BASE = {
+    "event_id": pl.Int64,
+    "ts": UTC_US,
+    "host": pl.String,
+    "role": pl.String,
+    "pid": pl.Int32,
+    "dp_rank": pl.Int16,
+    "pp_rank": pl.Int16,
+    "tp_rank": pl.Int16,
+    "ep_rank": pl.Int16,
+}
+TAIL = {"level": pl.String, "source": pl.String, "source_pos": pl.String}
+
+
+@dataclass(frozen=True)
+class LinePattern:
+    """One named line format.
+
+    ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax, named
+    groups) confirms the match, searched anywhere in the record unless it starts with ``^``.
+    ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine role the line
+    implies (issue item 8), or None.
+    """
+
+    name: str
+    kind: str
+    anchor: str
+    regex: str
+    since: str
+    sample: str
+    role: str | None = None
+    subkind: str | None = None
+
+
+P = LinePattern
+
+TRANSFER_ERROR_PATTERNS = [
+    P("prefill_transfer_failed", "transfer_error", "Prefill transfer failed for request",
+      r"Prefill transfer failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
+      "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
+      " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
+      " Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
+      "prefill", "prefill_transfer_failed"),
+    P("prefill_bootstrap_failed", "transfer_error", "Prefill bootstrap failed for request",
+      r"Prefill bootstrap failed for request rank=(?P<rank>\d+)", "≈v0.4.10 (2025-08)",
+      "[2025-08-31 07:26:45 TP0 EP0] Prefill bootstrap failed for request rank=0"
+      " req.rid='60d582b2010846a8b337cf88963116e7' req.bootstrap_room=7561186998443553199 with exception"
+      " KVTransferError(bootstrap_room=7561186998443553199): Aborted by AbortReq.",
+      "prefill", "prefill_bootstrap_failed"),
+    P("decode_transfer_failed", "transfer_error", "Decode transfer failed for request",
+      r"Decode transfer failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
+      "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
+      " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
+      " with exception KVTransferError(bootstrap_room=4793981895866140836): Aborted by AbortReq.",
+      "decode", "decode_transfer_failed"),
+    P("decode_handshake_failed", "transfer_error", "Decode handshake failed for request",
+      r"Decode handshake failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
+      "[2026-03-01 10:00:00 TP0] Decode handshake failed for request rank=0 decode_req.req.rid='a1'"
+      " decode_req.req.bootstrap_room=2335259855 with exception NIXL KVReceiver Exception",
+      "decode", "decode_handshake_failed"),
+    P("transfer_worker_error", "transfer_error", "Unexpected transfer worker error for room",
+      r"Unexpected transfer worker error for room (?P<room>\d+)", "≈v0.5.3 (2025-10, NIXL)",
+      "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
+      "Traceback (most recent call last):\n"
+      '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 568, in transfer_worker\n'
+      "    kv_xfer_handle = self.send_kvcache(\n"
+      "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+      "prefill", "transfer_worker_error"),
+    P("nixl_transport_error", "transfer_error", "NIXL transport error for room",
+      r"NIXL transport error for room (?P<room>\d+): (?P<reason>[^\n]*)", "≈v0.5.5 (2025-11)",
+      "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
+      "prefill", "nixl_transport_error"),
+    P("transfer_failed_for_room", "transfer_error", "Transfer failed for room",
+      r"^Transfer failed for room (?P<room>\d+): (?P<reason>[^\n]*)", "≈2026 (NIXL staging; renamed transport error)",
+      "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
+      "prefill", "nixl_transport_error"),
+    P("kv_poll_timeout", "transfer_error", "timed out after",
+      r"Request (?P<room>\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)", "≈v0.4.8 (2025-06)",
+      "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
+      None, "timeout"),
+    P("bootstrap_timeout_warning", "transfer_error", "Some requests timeout when bootstrapping",
+      r"Some requests timeout when bootstrapping", "≈v0.4.10 (2025-08)",
+      "[2025-09-01 10:00:00 TP0] Some requests timeout when bootstrapping, which means prefill instances fail to"
+      " receive the KV indices from the decode instance of this request. If a greater mean TTFT is acceptable,"
+      " you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
+      "prefill", "timeout"),
+    P("send_kv_chunk_failed", "transfer_error", "Failed to send kv chunk of",
+      r"Failed to send kv chunk of (?P<room>\d+) to (?P<peer>[^\s,]+)", "≈v0.4.6 (2025-04, Mooncake)",
+      "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
+      "prefill", "send_kv_chunk_failed"),
+    P("lost_connection", "transfer_error", "Lost connection with prefill instance",
+      r"Lost connection with prefill instance \(bootstrap_addr: (?P<peer>[^)]*)\)", "≈v0.4.9 (2025-07)",
+      "[2025-09-01 10:00:00 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998),"
+      " 3 requests affected",
+      "decode", "lost_connection"),
+    P("room_failed_prefill_down", "transfer_error", "be failed due to prefill down",
+      r"Let room (?P<room>\d+) be failed due to prefill down", "≈v0.4.9 (2025-07)",
+      "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
+      "decode", "lost_connection"),
+    P("transfer_done_signal_missing", "transfer_error", "fail to receive KV Cache transfer done signal",
+      r"fail to receive KV Cache transfer done signal", "≈v0.4.10 (2025-08)",
+      "[2025-09-01 10:00:00 TP3] Some requests fail to receive KV Cache transfer done signal after bootstrapping."
+      " If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'"
+      " (10 minutes) to relax the timeout condition.",
+      "decode", "transfer_done_signal_missing"),
+]
+
+ABORT_PATTERNS = [
+    P("client_disconnected", "abort", "Request is disconnected from the client side",
+      r"Request is disconnected from the client side(?: \(type (?P<dtype>\d+)\))?\. Abort request", "≈v0.4.3 (2025-02)",
+      "[http_server] Error: Request is disconnected from the client side (type 3)."
+      " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
+      None, "client_disconnected"),
+    P("http_client_disconnected", "abort", "[http_server] Client disconnected",
+      r"\[http_server\] Client disconnected", "≈v0.5.6 (2025-12)",
+      "[2026-01-10 10:00:00] [http_server] Client disconnected: Request is disconnected from the client side"
+      " (type 1). Abort request obj.rid='0d1c'",
+      None, "client_disconnected"),
+    P("abort_request_not_found", "abort", "Abort request for rid=",
+      r"Abort request for rid=\S+ not found", "≈v0.5.4 (2025-10)",
+      "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
+      " likely already finished/removed",
+      None, "abort_request_not_found"),
+    P("scheduler_abort", "abort", " request. ",
+      r"^Abort (?P<where>[a-z][a-z ]*?) request\. ", "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
+      "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
+      None, None),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
+]
+
+WATCHDOG_PATTERNS = [
+    P("watchdog_timeout", "watchdog", "atchdog timeout (",
+      r"(?P<component>Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout>[\d.]+)"
+      r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)", "v0.3 (2024); soft flag ≈2026",
+      "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
+      None, "watchdog_timeout"),
+    P("scheduler_debug_info", "watchdog", "Scheduler debug info", r"Scheduler debug info", "≈2026",
+      "[2026-05-01 10:00:00 TP0] Scheduler debug info: self.cur_batch=None", None, "debug_info"),
+    P("watchdog_batch_info", "watchdog", "cur_batch.batch_size()=", r"cur_batch\.batch_size\(\)=(?P<bs>\d+)",
+      "≈v0.4.4 (2025-03)",
+      "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
+      " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
+      None, "debug_info"),
+    P("pyspy_failed", "watchdog", "Pyspy failed to dump PID",
+      r"Pyspy failed to dump PID (?P<pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?", "≈v0.4.9 (2025-07)",
+      "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
+      None, "pyspy_failed"),
+    P("sigquit", "watchdog", "Received sigquit from a child process", r"Received sigquit from a child process",
+      "v0.3 (2024)", "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
+      None, "sigquit"),
+    P("nccl_watchdog", "watchdog", "Watchdog caught collective operation timeout",
+      r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+      r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+      r"(?: ran for (?P<ran_ms>\d+) milliseconds)?", "PyTorch 2.x ProcessGroupNCCL",
+      "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
+      " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
+      " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
+      " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+      None, "nccl_watchdog"),
+]
+
+TRACEBACK_PATTERNS = [
+    P("component_exception", "traceback", "hit an exception", r"(?P<component>\w+) hit an exception",
+      "v0.2 (2024)",
+      "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+      '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue\n'
+      "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
+      None, "component_exception"),
+    P("traceback", "traceback", "Traceback (most recent call last)", r"Traceback \(most recent call last\)",
+      "Python", "[2025-09-01 10:00:00 TP0] Traceback (most recent call last):\n"
+      '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
+      None, "traceback"),
+]
+
+PYSPY_PATTERNS = [
+    P("pyspy_dump", "pyspy", "Pyspy dump for PID", r"Pyspy dump for PID (?P<pid>\d+)", "≈v0.5.4 (2025-10)",
+      "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
+      "Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): \"MainThread\"\n"
+      "    _apply (penaltylib/min_new_tokens.py:78)",
+      None, "pyspy_dump"),
+    P("pyspy_process", "pyspy", "Process ", r"^Process \d+: ", "py-spy 0.3",
+      "Process 3438121: sglang::scheduler_DP1_TP1_EP1_PP0\nPython v3.12.11 (/usr/bin/python3.12)\n\n"
+      "Thread 3438121 (idle): \"MainThread\"\n    send (torch/distributed/distributed_c10d.py:2487)",
+      None, "pyspy_dump"),
+    P("pyspy_thread", "pyspy", "Thread ", r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)", "py-spy 0.3",
+      "Thread 12816 (idle): \"Thread-10 (watchdog_thread)\"\n    select (selectors.py:415)",
+      None, "pyspy_fragment"),
+]
+
+REQUEST_LOG_PATTERNS = [
+    P("receive", "request_received", "Receive: obj=", r"Receive: obj=", "v0.3 (2024, --log-requests)",
+      "[2025-09-01 10:00:00] Receive: obj=GenerateReqInput(text='Hi', sampling_params={'max_new_tokens': 8},"
+      " rid='5b02aee35dae49aba98a333ce89964e6', return_logprob=False, bootstrap_host='10.0.0.7',"
+      " bootstrap_port=8998, bootstrap_room=1788380104266545413)",
+      None, None),
+    P("finish", "request_finished", "Finish: obj=", r"Finish: obj=", "v0.3 (2024, --log-requests)",
+      "[2025-09-01 10:00:02] Finish: obj=GenerateReqInput(text='Hi', rid='5b02aee35dae49aba98a333ce89964e6',"
+      " bootstrap_room=1788380104266545413), out={'text': '!', 'meta_info': {'id':"
+      " '5b02aee35dae49aba98a333ce89964e6', 'finish_reason': {'type': 'length', 'length': 8},"
+      " 'prompt_tokens': 2, 'completion_tokens': 8, 'e2e_latency': 0.21}}",
+      None, None),
+    P("json_received", "request_received", '"event": "request.received"', r'"event": "request\.received"',
+      "≈v0.5.5 (2025-11, --log-requests-format json)",
+      '{"timestamp": "2025-12-01T10:00:00.123456", "event": "request.received", "rid": "c0ffee",'
+      ' "obj": {"text": "Hi", "rid": "c0ffee", "bootstrap_room": 42}}',
+      None, None),
+    P("json_received_compact", "request_received", '"event":"request.received"', r'"event":"request\.received"',
+      "JSON without spaces (a log shipper re-encoding)",
+      '{"timestamp":"2025-12-01T10:00:00","event":"request.received","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+      None, None),
+    P("json_finished", "request_finished", '"event": "request.finished"', r'"event": "request\.finished"',
+      "≈v0.5.5 (2025-11, --log-requests-format json)",
+      '{"timestamp": "2025-12-01T10:00:01.5", "event": "request.finished", "rid": "c0ffee",'
+      ' "obj": {"rid": "c0ffee", "bootstrap_room": 42}, "out": {"meta_info": {"id": "c0ffee"}}}',
+      None, None),
+    P("json_finished_compact", "request_finished", '"event":"request.finished"', r'"event":"request\.finished"',
+      "JSON without spaces (a log shipper re-encoding)",
+      '{"timestamp":"2025-12-01T10:00:01","event":"request.finished","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+      None, None),
+]
+
+HEALTH_PATTERNS = [
+    P("health_check_failed", "health", "Health check failed", r"Health check failed", "≈v0.4.3 (2025-02)",
+      "[2025-09-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20"
+      " seconds. tic start time: 10:00:00. last_heartbeat time: 09:59:40",
+      None, "health_check_failed"),
+]
+
+BATCH_PATTERNS = [
+    P("prefill_batch", "batch", "Prefill batch",
+      r"^Prefill batch(?:\(mixed #running-req: \d+\))?(?: \[\d+\])?[.,]", "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+      "[2025-05-15 11:59:21 TP0] Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0, token usage: 0.00,"
+      " #running-req: 0, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 0 ",
+      "prefill", "prefill"),
+    P("decode_batch", "batch", "Decode batch",
+      r"^Decode batch(?: \[\d+\])?[.,]", "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+      "[2026-07-21 15:00:13 TP0 EP0] Decode batch, #running-req: 24, #token: 233600, token usage: 0.66,"
+      " accept len: 3.05, accept rate: 0.68, npu graph: True, gen throughput (token/s): 239.06, #queue-req: 2",
+      "decode", "decode"),
+]
+
+# Order = priority when two anchors start at the same place (never, by the no-substring rule) and
+# the order in which this module documents them.
+ENGINE_PATTERNS = (
+    BATCH_PATTERNS
+    + TRANSFER_ERROR_PATTERNS
+    + ABORT_PATTERNS
+    + WATCHDOG_PATTERNS
+    + TRACEBACK_PATTERNS
+    + PYSPY_PATTERNS
+    + REQUEST_LOG_PATTERNS
+    + HEALTH_PATTERNS
+)
+# Access and mini_lb lines are found by the same anchor pass; router.kinds then says request/health.
+ROUTER_ANCHOR_PATTERNS = [
+    LinePattern(f.name, "request", f.anchor, f.regex, f.since, f.sample, f.role, None)
+    for f in router.ACCESS_FORMATS
+]
+ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS
+ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))
+_PATTERN_TABLE = pl.DataFrame(
+    {
+        "anchor": [p.anchor for p in ALL_PATTERNS],
+        "pattern": [p.name for p in ALL_PATTERNS],
+        "prio": list(range(len(ALL_PATTERNS))),
+    },
+    schema={"anchor": pl.String, "pattern": pl.String, "prio": pl.Int32},
+)
+PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
+
+# A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
+PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*:\d+\)\s*(?:\n|$)"
+
+# ---------------------------------------------------------------------------------------------
+# Fields found anywhere in a record: request id and bootstrap room (first occurrence wins).
+RID_REGEX = (
+    r"\brid=(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[\w.:-]+))"
+    r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
+    r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
+)
+ROOM_REGEX = (
+    r"bootstrap_room[\"']?[=:] ?(?P<a>\d+)|for room (?P<b>\d+)|Request (?P<c>\d+) timed out"
+    r"|kv chunk of (?P<d>\d+)|Let room (?P<e>\d+)"
+)
+# Printed levels a header did not carry: Python's default format, JSON logs.
+PRINTED_LEVEL = r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
+
+# Reasons of KV failures, named (transfer_errors.cause); first match wins.
+CAUSES = [
+    ("aborted", r"Aborted by AbortReq", "KVTransferError(bootstrap_room=1): Aborted by AbortReq."),
+    ("timeout", r"timed out after [\d.]+s in KVPoll", "Request 1 timed out after 300.0s in KVPoll.WaitingForInput"),
+    ("send_kv_chunk_failed", r"Failed to send kv chunk", "Failed to send kv chunk of 1 to 10.0.0.5:17001"),
+    ("lost_connection", r"Lost connection with prefill instance|due to prefill down",
+     "Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998)"),
+    ("prefill_dead", r"Failed to get kvcache from prefill instance",
+     "Failed to get kvcache from prefill instance, it might be dead"),
+    ("decode_dead", r"Decode instance could be dead", "Decode instance could be dead, remote mooncake session"),
+    ("assert_transfer_infos", r"assert [^\n]*transfer_infos", "    assert room in self.transfer_infos"),
+    ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Batch fields: key as printed → (column, type). Type "int", "float", "pct" (a float printed with
+# "%", kept in percent), or "bool". Any "<device> graph: True|False" key becomes graph + graph_kind.
+
+
+@dataclass(frozen=True)
+class BatchField:
+    key: str
+    column: str
+    type: str
+    since: str
+
+
+F = BatchField
+BATCH_FIELDS = [
+    F("#new-seq", "new_seq", "int", "v0.1 (2024)"),
+    F("#new-token", "new_token", "int", "v0.1 (2024)"),
+    F("#cached-token", "cached_token", "int", "v0.1 (2024)"),
+    F("cache hit rate", "cache_hit_rate_pct", "pct", "v0.1 (2024), gone ≈v0.4"),
+    F("token usage", "token_usage", "float", "v0.2 (2024)"),
+    F("full token usage", "full_token_usage", "float", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("swa token usage", "swa_token_usage", "float", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("mamba usage", "mamba_usage", "float", "≈v0.5.2 (2025-09, Mamba hybrid)"),
+    F("#token", "token", "int", "v0.2 (2024)"),
+    F("#full token", "full_token", "int", "≈v0.4.9 (2025-07)"),
+    F("#swa token", "swa_token", "int", "≈v0.4.9 (2025-07)"),
+    F("mamba num", "mamba_num", "int", "≈v0.5.2 (2025-09)"),
+    F("#running-req", "running_req", "int", "v0.1 (2024)"),
+    F("#queue-req", "queue_req", "int", "v0.1 (2024)"),
+    F("#pending-token", "pending_token", "int", "≈2026"),
+    F("#prealloc-req", "prealloc_req", "int", "≈v0.4.7 (2025-06)"),
+    F("#inflight-req", "inflight_req", "int", "≈v0.4.7 (2025-06)"),
+    F("#bootstrap-req", "bootstrap_req", "int", "≈2026"),
+    F("#unbootstrapped-req", "unbootstrapped_req", "int", "≈v0.4.6 (2025-04)"),
+    F("#transferring-req", "transferring_req", "int", "≈v0.4.6 (2025-04)"),
+    F("#transfer-req", "transfer_req", "int", "≈v0.4.7 (2025-06)"),
+    F("#retracted-req", "retracted_req", "int", "≈v0.4.9 (2025-07)"),
+    F("#optimistic-req", "optimistic_req", "int", "≈2026"),
+    F("pre-allocated usage", "pre_allocated_usage", "float", "≈v0.4.7 (2025-06)"),
+    F("accept len", "accept_len", "float", "≈v0.4.1 (2025-01, speculative)"),
+    F("accept rate", "accept_rate", "float", "≈v0.5.3 (2025-10)"),
+    F("gen throughput (token/s)", "gen_throughput", "float", "v0.2 (2024)"),
+    F("input throughput (token/s)", "input_throughput", "float", "≈v0.4.6 (2025-04)"),
+    F("fwd occupancy", "fwd_occupancy_pct", "pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
+]
+BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
+GRAPH_KEY = re.compile(r"^(\w+) graph$")
+_TYPES = {"int": pl.Int64, "float": pl.Float64, "pct": pl.Float64, "bool": pl.Boolean}
+
+BATCHES = {
+    **BASE,
+    "batch_type": pl.String,
+    "forward_iter": pl.Int64,
+    **{f.column: _TYPES[f.type] for f in BATCH_FIELDS},
+    "graph": pl.Boolean,
+    "graph_kind": pl.String,
+    "extra": pl.String,
+    **TAIL,
+}
+ABORTS = {
+    **BASE,
+    "rid": pl.String,
+    "bootstrap_room": pl.Int64,
+    "abort_kind": pl.String,
+    "error_kind": pl.String,
+    "reason": pl.String,
+    **TAIL,
+}
+TRANSFER_ERRORS = {
+    **BASE,
+    "bootstrap_room": pl.Int64,
+    "rid": pl.String,
+    "error_kind": pl.String,
+    "cause": pl.String,
+    "kv_poll_state": pl.String,
+    "timeout_s": pl.Float64,
+    "exception": pl.String,
+    "reason": pl.String,
+    "peer": pl.String,
+    "traceback": pl.String,
+    **TAIL,
+}
+ROOMS = {
+    "rid": pl.String,
+    "bootstrap_room": pl.Int64,
+    "role": pl.String,
+    "host": pl.String,
+    "first_ts": UTC_US,
+    "last_ts": UTC_US,
+    "n_events": pl.Int64,
+    "event_id": pl.Int64,
+    "source": pl.String,
+    "source_pos": pl.String,
+}
+WATCHDOGS = {
+    **BASE,
+    "watchdog_kind": pl.String,
+    "timeout_s": pl.Float64,
+    "soft": pl.Boolean,
+    "target_pid": pl.Int32,
+    "nccl_seq": pl.Int64,
+    "nccl_op": pl.String,
+    "numel_in": pl.Int64,
+    "numel_out": pl.Int64,
+    "ran_for_ms": pl.Int64,
+    "rid": pl.String,
+    "reason": pl.String,
+    **TAIL,
+}
+TRACEBACKS = {
+    **BASE,
+    "component": pl.String,
+    "exception": pl.String,
+    "exc_message": pl.String,
+    "function": pl.String,
+    "file": pl.String,
+    "line": pl.Int32,
+    "n_frames": pl.Int32,
+    "traceback": pl.String,
+    **TAIL,
+}
+CLASSIFY = {
+    "kind": pl.String,
+    "rid": pl.String,
+    "bootstrap_room": pl.Int64,
+    "content_role": pl.String,
+    "level": pl.String,
+}
+MAX_BATCH_SHAPES = 32
+
+
+# =============================================================================================
+# Public functions
+# =============================================================================================
+
+
+def classify(ev: pl.DataFrame) -> pl.DataFrame:
+    """What each record is.
+
+    Args:
+        ev: one row per logical record with at least ``body`` (text after the header) and
+            ``message`` (whole record); ``level``, ``header`` (from ``split_prefix``) are used when
+            present. Any other column is ignored.
+
+    Returns:
+        Exactly ``ev.height`` rows in ``ev`` order with ``kind`` (one of ``schema.KINDS``, ``other``
+        when nothing matched), ``rid`` (str or null: the first request id the record names:
+        ``req.rid='…'``, ``rid=…``, ``"rid": "…"``, ``'meta_info': {'id': '…'``),
+        ``bootstrap_room`` (Int64 or null), ``content_role`` (``prefill``/``decode``/``router`` or
+        null: the role the text itself implies, issue item 8) and ``level`` (``ev.level``, else a
+        level printed in the text: Python's ``LEVEL:name:`` format or a JSON ``"level"``; else
+        null, never guessed from words).
+
+    Never raises on any text. Formats: the pattern tables of this module and of
+    ``logcorr.parsers.router``.
+    """
+    base = _base(ev)
+    if base.height == 0:
+        return pl.DataFrame(schema=CLASSIFY)
+    hit = _recognise(base)
+    kind = hit["kind"]
+    rid_room = _rid_room(base, kind)
+    level = pl.coalesce(pl.col("level"), _printed_level(pl.col("body")))
+    out = pl.DataFrame(
+        {
+            "kind": kind,
+            "rid": rid_room["rid"],
+            "bootstrap_room": rid_room["bootstrap_room"],
+            "content_role": hit["content_role"],
+        }
+    ).with_columns(base.select(level.alias("level")).to_series())
+    return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
+
+
+def batches(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per ``Prefill batch`` / ``Decode batch`` record.
+
+    Args:
+        ev: the ``ev`` frame (see ``classify``); when it has a ``kind`` column only rows with
+            ``kind == "batch"`` are read.
+
+    Returns:
+        ``BATCHES`` columns: provenance (``event_id, ts, host, role, pid, dp/pp/tp/ep_rank``),
+        ``batch_type`` (``prefill``/``decode``), ``forward_iter`` (Int64, the ``[N]`` printed with
+        ``SGLANG_LOG_FORWARD_ITERS``), one typed column per ``BATCH_FIELDS`` entry (counts Int64,
+        ratios Float64 in 0-1, ``*_pct`` in percent, throughputs in token/s), ``graph`` (Boolean:
+        ``cuda graph``/``cpu graph``/``npu graph``/``musa graph``… as printed) with ``graph_kind``
+        (``cuda``, ``npu``, …), ``extra`` (JSON object text of every other ``key: value`` and of any
+        known key whose value did not parse; null when none), ``level``, ``source``, ``source_pos``.
+        ``role`` is ``ev.role`` unless unknown, else the batch type.
+
+    Versions: ``Prefill batch.``/``Decode batch.`` (2024-mid 2025) and ``Prefill batch,`` (later),
+    optional `` [N]``, optional trailing ``, `` or space, any order of keys.
+    """
+    base = _base(ev)
+    if "kind" in ev.columns:
+        base = base.filter(pl.col("kind") == "batch")
+    else:
+        base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
+    if base.height == 0:
+        return pl.DataFrame(schema=BATCHES)
+    first = _first_line(base["body"])
+    parsed = _parse_batch_lines(first)
+    df = pl.concat([base, parsed], how="horizontal").filter(pl.col("batch_type").is_not_null())
+    df = df.with_columns(_resolve_role(pl.col("batch_type")).alias("role"))
+    return _conform(df, BATCHES)
+
+
+def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per KV-transfer failure record (``TRANSFER_ERROR_PATTERNS``).
+
+    Returns:
+        ``TRANSFER_ERRORS`` columns: provenance, ``bootstrap_room`` (Int64), ``rid``, ``error_kind``
+        (``prefill_transfer_failed``, ``prefill_bootstrap_failed``, ``decode_transfer_failed``,
+        ``decode_handshake_failed``, ``assert_transfer_infos`` (an ``Unexpected transfer worker
+        error`` whose traceback asserts ``room in self.transfer_infos``), ``transfer_worker_error``
+        (any other traceback), ``nixl_transport_error``, ``timeout``, ``send_kv_chunk_failed``,
+        ``lost_connection``, ``transfer_done_signal_missing``), ``cause`` (the reason named by
+        ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``, ``lost_connection``,
+        ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error`` or null),
+        ``kv_poll_state`` (``Bootstrapping``/``WaitingForInput``/… when a timeout names it),
+        ``timeout_s`` (seconds), ``exception`` (``KVTransferError``, ``AssertionError``, …),
+        ``reason`` (the text after ``with exception …:``, or the exception line of a traceback),
+        ``peer`` (address named by the line), ``traceback`` (the joined ``Traceback …`` text),
+        ``level``, ``source``, ``source_pos``. ``tp_rank``/``pp_rank`` fall back to the ``rank=N``
+        and ``self.pp_rank=N`` the line prints when the header had none.
+    """
+    base = _select_kind(ev, "transfer_error")
+    if base.height == 0:
+        return pl.DataFrame(schema=TRANSFER_ERRORS)
+    hit = _recognise(base, TRANSFER_ERROR_PATTERNS)
+    df = pl.concat([base, hit.select("pattern", "content_role")], how="horizontal").filter(
+        pl.col("pattern").is_not_null()
+    )
+    if df.height == 0:
+        return pl.DataFrame(schema=TRANSFER_ERRORS)
+    rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
+    df = pl.concat([df, rid_room], how="horizontal")
+    body = pl.col("body")
+    first = body.str.extract(r"^([^\n]*)", 1)
+    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
+    exc_line = tb.str.extract(r"\n(\S[^\n]*)$", 1)
+    with_exc = first.str.extract_groups(
+        r"with exception:? (?:(?P<exc>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$"
+    )
+    pattern_reason = first.str.extract(r"(?:for room \d+|Transfer failed for room \d+): (.*)$", 1)
+    subkind = pl.col("pattern").replace_strict(
+        {p.name: p.subkind for p in TRANSFER_ERROR_PATTERNS}, default=None, return_dtype=pl.String
+    )
+    is_assert = tb.str.contains(r"assert [^\n]*transfer_infos") | (
+        exc_line.str.contains(r"^AssertionError\b") & tb.str.contains("transfer_infos", literal=True)
+    )
+    error_kind = (
+        pl.when((pl.col("pattern") == "transfer_worker_error") & is_assert.fill_null(False))
+        .then(pl.lit("assert_transfer_infos"))
+        .otherwise(subkind)
+    )
+    cause = pl.coalesce(
+        *[pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES]
+    )
+    rank = body.str.extract(r"\brank=(\d+)", 1).cast(pl.Int16, strict=False)
+    pp = body.str.extract(r"\bpp_rank=(\d+)", 1).cast(pl.Int16, strict=False)
+    state = body.str.extract(r"KVPoll\.(\w+)", 1)
+    content_role = pl.coalesce(
+        pl.col("content_role"),
+        pl.when(state == "WaitingForInput").then(pl.lit("decode")).when(state == "Bootstrapping").then(
+            pl.lit("prefill")
+        ),
+    )
+    peer = pl.coalesce(
+        first.str.extract(r"kv chunk of \d+ to ([^\s,]+)", 1),
+        first.str.extract(r"bootstrap_addr: ([^)]*)\)", 1),
+        first.str.extract(r"remote mooncake session (\S+) is not alive", 1),
+    )
+    exc_type = exc_line.str.extract(r"^([\w.]+)(?::|$)", 1)
+    df = df.with_columns(
+        error_kind.alias("error_kind"),
+        cause.alias("cause"),
+        state.alias("kv_poll_state"),
+        body.str.extract(r"timed out after ([\d.]+)s", 1).cast(pl.Float64, strict=False).alias("timeout_s"),
+        pl.coalesce(with_exc.struct.field("exc"), exc_type.str.extract(r"([^.]+)$", 1)).alias("exception"),
+        pl.coalesce(
+            pl.when(with_exc.struct.field("reason").str.len_chars() > 0).then(with_exc.struct.field("reason")),
+            pattern_reason,
+            exc_line,
+        ).alias("reason"),
+        peer.alias("peer"),
+        tb.alias("traceback"),
+        pl.coalesce(pl.col("tp_rank"), rank).alias("tp_rank"),
+        pl.coalesce(pl.col("pp_rank"), pp).alias("pp_rank"),
+        _resolve_role(content_role).alias("role"),
+    )
+    return _conform(df, TRANSFER_ERRORS)
+
+
+def aborts(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per abort: client disconnects, ``Abort request for rid=… not found``, the scheduler's
+    ``Abort <queue> request.`` DEBUG lines, and every KV failure whose reason is
+    ``Aborted by AbortReq.``.
+
+    Returns:
+        ``ABORTS`` columns: provenance, ``rid``, ``bootstrap_room`` (Int64, when the line names
+        one), ``abort_kind`` (``client_disconnected``, ``abort_request_not_found``,
+        ``abort_<queue>_request`` e.g. ``abort_queued_request``, ``abort_running_request``,
+        ``abort_bootstrap_queue_request``, ``abort_prealloc_queue_request``, … as printed, or
+        ``transfer_aborted``), ``error_kind`` (for ``transfer_aborted``: which failure, as in
+        ``transfer_errors``), ``reason`` (the line's own words), ``level``, ``source``, ``source_pos``.
+    """
+    base = _select_kind(ev, "abort")
+    parts = []
+    if base.height:
+        hit = _recognise(base, ABORT_PATTERNS)
+        df = pl.concat([base, hit.select("pattern", "content_role")], how="horizontal").filter(
+            pl.col("pattern").is_not_null()
+        )
+        if df.height:
+            rid_room = _rid_room(df, pl.Series(["abort"] * df.height))
+            first = pl.col("body").str.extract(r"^([^\n]*)", 1)
+            where = first.str.extract(r"^Abort ([a-z][a-z ]*?) request\. ", 1)
+            subkind = pl.col("pattern").replace_strict(
+                {p.name: p.subkind for p in ABORT_PATTERNS}, default=None, return_dtype=pl.String
+            )
+            kind = pl.coalesce(subkind, pl.lit("abort_") + where.str.replace_all(" ", "_") + pl.lit("_request"))
+            reason = pl.coalesce(
+                first.str.extract(r"(Request is disconnected from the client side(?: \(type \d+\))?)", 1),
+                first.str.extract(r"(not found[^\n]*)$", 1),
+                first,
+            )
+            parts.append(
+                pl.concat([df, rid_room], how="horizontal").with_columns(
+                    kind.alias("abort_kind"),
+                    pl.lit(None, pl.String).alias("error_kind"),
+                    reason.alias("reason"),
+                    _resolve_role(pl.col("content_role")).alias("role"),
+                )
+            )
+    te = transfer_errors(ev)
+    te = te.filter(pl.col("cause") == "aborted")
+    if te.height:
+        parts.append(
+            te.with_columns(
+                pl.lit("transfer_aborted").alias("abort_kind"),
+                pl.lit("Aborted by AbortReq.").alias("reason"),
+            )
+        )
+    if not parts:
+        return pl.DataFrame(schema=ABORTS)
+    out = pl.concat([_conform(p, ABORTS) for p in parts])
+    return out.sort("event_id", maintain_order=True)
+
+
+def rooms(ev: pl.DataFrame) -> pl.DataFrame:
+    """Every (rid, bootstrap_room, role, host) pairing any record shows, one row each.
+
+    Sources: the transfer-failure lines, ``--log-requests`` lines (``Receive: obj=…(rid='…', …,
+    bootstrap_room=N)``, ``Finish: obj=…, out={'meta_info': {'id': '…'}}``, and their JSON form),
+    and any other record naming both a rid and a room. Prefill and decode usually log different
+    rids for one request; the room links them.
+
+    Returns:
+        ``ROOMS`` columns: ``rid``, ``bootstrap_room`` (Int64), ``role`` (``ev.role`` unless
+        unknown, else the role the line implies), ``host``, ``first_ts``/``last_ts`` (UTC),
+        ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
+    """
+    base = _base(ev)
+    if base.height == 0:
+        return pl.DataFrame(schema=ROOMS)
+    if {"rid", "bootstrap_room"} <= set(ev.columns):
+        df = base.with_columns(
+            ev["rid"].cast(pl.String).alias("rid"), ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room")
+        ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        if df.height and "content_role" not in df.columns:
+            df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
+    else:
+        c = classify(base)
+        df = base.with_columns(
+            c["rid"].alias("rid"), c["bootstrap_room"].alias("bootstrap_room"), _resolve_role(c["content_role"]).alias("role")
+        ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+    if df.height == 0:
+        return pl.DataFrame(schema=ROOMS)
+    out = (
+        df.sort("event_id", maintain_order=True)
+        .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
+        .agg(
+            pl.col("ts").min().alias("first_ts"),
+            pl.col("ts").max().alias("last_ts"),
+            pl.len().cast(pl.Int64).alias("n_events"),
+            pl.col("event_id").first(),
+            pl.col("source").first(),
+            pl.col("source_pos").first(),
+        )
+    )
+    return _conform(out, ROOMS)
+
+
+def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
+
+    Returns:
+        ``WATCHDOGS`` columns: provenance, ``watchdog_kind`` (``watchdog_timeout``, ``debug_info``,
+        ``pyspy_failed``, ``sigquit``, ``nccl_watchdog``), ``timeout_s`` (seconds; the NCCL
+        ``Timeout(ms)`` converted), ``soft`` (Boolean), ``target_pid`` (the PID py-spy failed on),
+        ``nccl_seq``, ``nccl_op``, ``numel_in``, ``numel_out``, ``ran_for_ms`` (the NCCL
+        ``WorkNCCL(…)`` fields), ``rid`` (first rid of the batch a watchdog printed), ``reason``
+        (the error text of a failed py-spy), ``level``, ``source``, ``source_pos``.
+    """
+    base = _select_kind(ev, "watchdog")
+    if base.height == 0:
+        return pl.DataFrame(schema=WATCHDOGS)
+    hit = _recognise(base, WATCHDOG_PATTERNS)
+    df = pl.concat([base, hit.select("pattern")], how="horizontal").filter(pl.col("pattern").is_not_null())
+    if df.height == 0:
+        return pl.DataFrame(schema=WATCHDOGS)
+    rid_room = _rid_room(df, pl.Series(["watchdog"] * df.height))
+    body = pl.col("body")
+    wd = body.str.extract_groups(PATTERNS_BY_NAME["watchdog_timeout"].regex)
+    nccl = body.str.extract_groups(PATTERNS_BY_NAME["nccl_watchdog"].regex)
+    pyspy_failed = body.str.extract_groups(PATTERNS_BY_NAME["pyspy_failed"].regex)
+    subkind = pl.col("pattern").replace_strict(
+        {p.name: p.subkind for p in WATCHDOG_PATTERNS}, default=None, return_dtype=pl.String
+    )
+    df = pl.concat([df, rid_room.select("rid")], how="horizontal").with_columns(
+        subkind.alias("watchdog_kind"),
+        pl.coalesce(
+            wd.struct.field("timeout").cast(pl.Float64, strict=False),
+            nccl.struct.field("timeout_ms").cast(pl.Float64, strict=False) / 1000.0,
+        ).alias("timeout_s"),
+        wd.struct.field("soft").replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+        .alias("soft"),
+        pyspy_failed.struct.field("pid").cast(pl.Int32, strict=False).alias("target_pid"),
+        nccl.struct.field("seq").cast(pl.Int64, strict=False).alias("nccl_seq"),
+        nccl.struct.field("op").alias("nccl_op"),
+        nccl.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
+        nccl.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
+        nccl.struct.field("ran_ms").cast(pl.Int64, strict=False).alias("ran_for_ms"),
+        pyspy_failed.struct.field("reason").alias("reason"),
+        _resolve_role(pl.lit(None, pl.String)).alias("role"),
+    )
+    return _conform(df, WATCHDOGS)
+
+
+def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per record holding a Python traceback (any kind), with its innermost frame.
+
+    Returns:
+        ``TRACEBACKS`` columns: provenance, ``component`` (``Scheduler`` in ``Scheduler hit an
+        exception``, else null), ``exception`` (type of the last exception line, null when the
+        excerpt is cut before it), ``exc_message``, ``function``/``file``/``line`` of the innermost
+        ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
+        ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
+    """
+    base = _base(ev)
+    base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
+    if base.height == 0:
+        return pl.DataFrame(schema=TRACEBACKS)
+    body = pl.col("body")
+    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
+    frames = tb.str.extract_all(r'File "[^"\n]*", line \d+, in [^\n]+')
+    last = frames.list.last().str.extract_groups(r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)')
+    exc_line = tb.str.extract(r"\n(\S[^\n]*)$", 1)
+    exc = exc_line.str.extract_groups(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$")
+    df = base.with_columns(
+        body.str.extract(r"(\w+) hit an exception", 1).alias("component"),
+        exc.struct.field("type").alias("exception"),
+        exc.struct.field("msg").alias("exc_message"),
+        last.struct.field("func").str.strip_chars().alias("function"),
+        last.struct.field("file").alias("file"),
+        last.struct.field("line").cast(pl.Int32, strict=False).alias("line"),
+        frames.list.len().cast(pl.Int32).alias("n_frames"),
+        tb.alias("traceback"),
+    )
+    # An exception line only counts when it follows the frames (not a frame's source line).
+    df = df.with_columns(
+        pl.when(pl.col("exception").is_not_null() & ~exc_line.str.starts_with(" "))
+        .then(pl.col("exception"))
+        .alias("exception")
+    )
+    return _conform(df, TRACEBACKS)
+
+
+# =============================================================================================
+# Recognition
+# =============================================================================================
+
+
+def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:
+    """Per row of ``base``: ``pattern`` (name or null), ``kind`` (``other`` when none),
+    ``content_role``. With ``patterns`` only those are tried (used to re-find a known kind)."""
+    n = base.height
+    idx = pl.int_range(n, dtype=pl.UInt32, eager=True).alias("_i")
+    frame = pl.DataFrame([idx, base["body"].fill_null("")])
+    names = {p.name for p in patterns} if patterns is not None else None
+    anchors = list(dict.fromkeys(p.anchor for p in (patterns or ALL_PATTERNS)))
+    table = _PATTERN_TABLE if names is None else _PATTERN_TABLE.filter(pl.col("pattern").is_in(list(names)))
+
+    router_rows = pl.Series("r", [False] * n) if names is not None else _router_rows(base)
+    pairs = (
+        frame.filter(~router_rows)
+        .select("_i", pl.col("body").str.extract_many(anchors).alias("anchor"))
+        .explode("anchor")
+        .drop_nulls("anchor")
+        .with_row_index("_p")
+        .join(table, on="anchor", how="inner")
+    )
+    confirmed = []
+    for name, sub in pairs.partition_by("pattern", as_dict=True).items():
+        pattern = PATTERNS_BY_NAME[name[0]]
+        bodies = frame["body"].gather(sub["_i"])
+        ok = bodies.str.contains(pattern.regex).fill_null(False)
+        confirmed.append(sub.filter(ok))
+    if confirmed:
+        best = (
+            pl.concat(confirmed)
+            .sort(["_i", "_p", "prio"])
+            .unique("_i", keep="first", maintain_order=True)
+            .select("_i", "pattern")
+        )
+    else:
+        best = pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
+    kind_of = {p.name: p.kind for p in ALL_PATTERNS}
+    role_of = {p.name: p.role for p in ALL_PATTERNS}
+    out = out.with_columns(
+        pl.col("pattern").replace_strict(kind_of, default=None, return_dtype=pl.String).alias("kind"),
+        pl.col("pattern").replace_strict(role_of, default=None, return_dtype=pl.String).alias("content_role"),
+    )
+    if names is None:
+        out = _finish_kinds(out, base, router_rows, frame)
+    return out
+
+
+def _finish_kinds(out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series, frame: pl.DataFrame) -> pl.DataFrame:
+    """Router rows and access lines get request/health/other from the router module; a record that
+    starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
+    kind = out["kind"]
+    role = out["content_role"]
+    # Access lines and mini_lb lines confirmed by an anchor: request or health by path.
+    access = (kind == "request").fill_null(False)
+    todo = access | router_rows
+    if todo.any():
+        sub = base.filter(todo)
+        rk = router.kinds(sub)
+        positions = pl.Series(range(base.height)).filter(todo)
+        kind = kind.scatter(positions, rk["kind"])
+        role = role.scatter(positions, rk["content_role"])
+    none = kind.is_null()
+    if none.any():
+        starts_like_dump = frame["body"].str.contains(PYSPY_FRAME_START).fill_null(False)
+        kind = pl.select(
+            pl.when(none & starts_like_dump).then(pl.lit("pyspy")).otherwise(kind).alias("kind")
+        ).to_series()
+    kind = kind.fill_null("other")
+    return out.with_columns(kind.alias("kind"), role.alias("content_role"))
+
+
+def _router_rows(base: pl.DataFrame) -> pl.Series:
+    return router.is_router_line(base)
+
+
+def _select_kind(ev: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """Rows of ``ev`` of one kind: by its ``kind`` column when it has one, else by ``classify``."""
+    base = _base(ev)
+    if base.height == 0:
+        return base
+    if "kind" in ev.columns:
+        return base.filter(pl.col("kind") == kind)
+    return base.filter(_recognise(base)["kind"] == kind)
+
+
+def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
+    """``rid`` and ``bootstrap_room`` named anywhere in each record (batches and access lines have
+    none, so they are skipped)."""
+    body = df["body"].fill_null("")
+    skip = kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
+    n = df.height
+    rid = pl.Series("rid", [None] * n, dtype=pl.String)
+    room = pl.Series("bootstrap_room", [None] * n, dtype=pl.Int64)
+    cand = ~skip & body.str.contains_any(["rid", "'id'", '"id"']).fill_null(False)
+    if cand.any():
+        g = body.filter(cand).str.extract_groups(RID_REGEX)
+        vals = pl.select(
+            pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
+        ).to_series()
+        rid = rid.scatter(pl.Series(range(n)).filter(cand), vals)
+    cand = ~skip & body.str.contains_any(["room", "timed out", "kv chunk"]).fill_null(False)
+    if cand.any():
+        g = body.filter(cand).str.extract_groups(ROOM_REGEX)
+        vals = pl.select(pl.coalesce(*[g.struct.field(f) for f in "abcde"]).cast(pl.Int64, strict=False)).to_series()
+        room = room.scatter(pl.Series(range(n)).filter(cand), vals)
+    return pl.DataFrame([rid, room])
+
+
+def _printed_level(body: pl.Expr) -> pl.Expr:
+    g = body.str.extract_groups(PRINTED_LEVEL)
+    return pl.coalesce(g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
+
+
+# =============================================================================================
+# Batches
+# =============================================================================================
+
+_HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
+_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>\d+)\))?(?: \[(?P<_iter>\d+)\])?[.,] ?"
+
+
+def _first_line(s: pl.Series) -> pl.Series:
+    s = s.fill_null("")
+    if s.str.contains("\n", literal=True).any():
+        s = s.str.replace(r"(?s)\n.*$", "")
+    return s
+
+
+def _split_items(rest: str) -> list[tuple[str, str | None]]:
+    """``key: value`` items of a batch line after its head, split on ``, `` outside brackets."""
+    items, depth, cur = [], 0, []
+    i = 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch in "[({":
+            depth += 1
+        elif ch in "])}" and depth:
+            depth -= 1
+        if depth == 0 and rest.startswith(", ", i):
+            items.append("".join(cur))
+            cur = []
+            i += 2
+            continue
+        cur.append(ch)
+        i += 1
+    items.append("".join(cur))
+    out = []
+    for j, raw in enumerate(items):
+        item = raw.strip() if j == len(items) - 1 else raw
+        if item in ("", ","):
+            continue
+        if j == len(items) - 1 and item.endswith(","):
+            item = item[:-1].rstrip()
+        key, sep, value = item.partition(": ")
+        if not sep and item.endswith(":"):
+            key, value, sep = item[:-1], "", ":"
+        out.append((key, value if sep else None))
+    return out
+
+
+def _parse_batch_py(line: str) -> dict:
+    """Slow path for one line of a rare shape: the same result as the vectorised path."""
+    m = _HEAD.match(line)
+    if not m:
+        return {}
+    row: dict = {"_bt": m.group(1), "_mixed": m.group(2), "_iter": m.group(3)}
+    seen: dict[str, int] = {}
+    for key, value in _split_items(line[m.end():]):
+        seen[key] = seen.get(key, 0) + 1
+        name = key if seen[key] == 1 else f"{key}#{seen[key]}"
+        row["k:" + name] = value
+    return row
+
+
+def _shape_regex(line: str) -> tuple[str, list[str]] | None:
+    """The anchored regex matching every line of the same key sequence as ``line``, and the keys
+    in order; None when the line cannot be described this way (a value holding ``, `` outside
+    brackets, an item without ``: ``)."""
+    m = _HEAD.match(line)
+    if not m:
+        return None
+    items = _split_items(line[m.end():])
+    if not items or any(v is None for _, v in items):
+        return None
+    parts, keys, seen = [], [], {}
+    for i, (key, value) in enumerate(items):
+        if "\n" in key or ", " in key:
+            return None
+        if value.startswith("[") and value.endswith("]"):
+            vpat = r"\[[^\]\n]*\]"
+        elif ", " in value or "\n" in value:
+            return None
+        else:
+            vpat = r"[^,\n]*"
+        parts.append(f"{re.escape(key)}: (?P<v{i}>{vpat})")
+        seen[key] = seen.get(key, 0) + 1
+        keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
+    rx = _HEAD_RX + ", ".join(parts) + r"(?:, ?|,)?$"
+    return rx, keys
+
+
+def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
+    """Vectorised batch-line parse; one output row per input line, in order (``batch_type`` null
+    when the line is not a batch line)."""
+    n = lines.len()
+    idx = pl.int_range(n, dtype=pl.UInt32, eager=True).alias("_i")
+    todo = pl.DataFrame([idx, lines.alias("line")])
+    groups = []
+    for _ in range(MAX_BATCH_SHAPES):
+        if todo.height == 0:
+            break
+        shape = _shape_regex(todo["line"][0])
+        if shape is None:
+            break
+        rx, keys = shape
+        g = todo["line"].str.extract_groups(rx)
+        ok = g.struct.field("_bt").is_not_null()
+        if not ok[0]:
+            break
+        matched = pl.DataFrame([todo["_i"], g]).filter(ok).unnest(g.name)
+        renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
+        groups.append(matched.rename(renames))
+        todo = todo.filter(~ok)
+    if todo.height:
+        rows = [_parse_batch_py(line or "") for line in todo["line"].to_list()]
+        slow = pl.DataFrame(rows, infer_schema_length=None) if any(rows) else pl.DataFrame()
+        slow = slow.with_columns(todo["_i"]) if slow.width else pl.DataFrame([todo["_i"]])
+        slow = slow.with_columns(pl.all().exclude("_i").cast(pl.String))
+        groups.append(slow)
+    raw = pl.concat(groups, how="diagonal_relaxed") if groups else pl.DataFrame([idx])
+    raw = pl.DataFrame([idx]).join(raw, on="_i", how="left", maintain_order="left")
+    for c in ("_bt", "_mixed", "_iter"):
+        if c not in raw.columns:
+            raw = raw.with_columns(pl.lit(None, pl.String).alias(c))
+    return _type_batch_fields(raw)
+
+
+def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
+    key_cols = [c for c in raw.columns if c.startswith("k:")]
+    last_value = {}
+    exprs = [
+        pl.col("_bt").str.to_lowercase().alias("batch_type"),
+        pl.col("_iter").cast(pl.Int64, strict=False).alias("forward_iter"),
+    ]
+    extra_entries = []
+    if raw["_mixed"].is_not_null().any():
+        extra_entries.append(_json_entry("mixed #running-req", pl.col("_mixed")))
+    graph_vals, graph_kinds = [], []
+    for col in key_cols:
+        key = col[2:]
+        raw_v = pl.col(col).str.strip_chars()
+        field = BATCH_FIELD_BY_KEY.get(key)
+        gm = GRAPH_KEY.match(key)
+        if field is not None:
+            typed = _typed(raw_v, field.type)
+            exprs.append(typed.alias(field.column))
+            last_value[field.column] = True
+            bad = raw_v.is_not_null() & (raw_v != "") & typed.is_null()
+            extra_entries.append(pl.when(bad).then(_json_entry(key, raw_v)))
+        elif gm:
+            b = raw_v.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+            graph_vals.append(b)
+            graph_kinds.append(pl.when(raw_v.is_not_null()).then(pl.lit(gm.group(1))))
+            bad = raw_v.is_not_null() & b.is_null()
+            extra_entries.append(pl.when(bad).then(_json_entry(key, raw_v)))
+        else:
+            extra_entries.append(pl.when(pl.col(col).is_not_null()).then(_json_entry(key, raw_v)))
+    if graph_vals:
+        exprs.append(pl.coalesce(graph_vals).alias("graph"))
+        exprs.append(pl.coalesce(graph_kinds).alias("graph_kind"))
+    if extra_entries:
+        joined = pl.concat_list(extra_entries).list.drop_nulls()
+        exprs.append(
+            pl.when(joined.list.len() > 0).then(pl.lit("{") + joined.list.join(", ") + pl.lit("}")).alias("extra")
+        )
+    # Several keys may map to one column only through duplicates of a key ("k#2"), which go to extra.
+    return raw.select(exprs)
+
+
+def _typed(v: pl.Expr, kind: str) -> pl.Expr:
+    if kind == "int":
+        return v.cast(pl.Int64, strict=False)
+    if kind == "float":
+        return v.cast(pl.Float64, strict=False)
+    if kind == "pct":
+        return v.str.strip_suffix("%").str.strip_chars().cast(pl.Float64, strict=False)
+    return v.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+
+
+def _json_entry(key: str, value: pl.Expr) -> pl.Expr:
+    esc = (
+        value.str.replace_all("\\", "\\\\", literal=True)
+        .str.replace_all('"', '\\"', literal=True)
+        .str.replace_all("\t", "\\t", literal=True)
+        .str.replace_all("\r", "\\r", literal=True)
+    )
+    return pl.lit(json.dumps(key) + ': "') + esc + pl.lit('"')
+
+
+# =============================================================================================
+# Frame helpers
+# =============================================================================================
+
+_EV_DEFAULTS = {
+    "event_id": pl.Int64,
+    "ts": UTC_US,
+    "host": pl.String,
+    "role": pl.String,
+    "pid": pl.Int32,
+    "dp_rank": pl.Int16,
+    "pp_rank": pl.Int16,
+    "tp_rank": pl.Int16,
+    "ep_rank": pl.Int16,
+    "level": pl.String,
+    "body": pl.String,
+    "message": pl.String,
+    "header": pl.String,
+    "kind": pl.String,
+    "source": pl.String,
+    "source_pos": pl.String,
+}
+
+
+def _base(ev: pl.DataFrame) -> pl.DataFrame:
+    """``ev`` with every column the parsers read (missing ones null), body/message never null."""
+    cols = []
+    for name, dtype in _EV_DEFAULTS.items():
+        if name in ev.columns:
+            cols.append(pl.col(name).cast(dtype, strict=False))
+        elif name == "kind":
+            continue
+        else:
+            cols.append(pl.lit(None, dtype).alias(name))
+    df = ev.select(cols)
+    return df.with_columns(
+        pl.coalesce(pl.col("body"), pl.col("message"), pl.lit("")).alias("body"),
+        pl.coalesce(pl.col("message"), pl.col("body"), pl.lit("")).alias("message"),
+    )
+
+
+def _resolve_role(content_role: pl.Expr) -> pl.Expr:
+    """The source's own role wins; an unknown one takes the role the text implies."""
+    own = pl.col("role")
+    unknown = own.is_null() | (own == "unknown")
+    return pl.when(unknown).then(pl.coalesce(content_role, pl.lit("unknown"))).otherwise(own)
+
+
+def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    return df.select(
+        [
+            (pl.col(name) if name in df.columns else pl.lit(None)).cast(dtype, strict=False).alias(name)
+            for name, dtype in schema.items()
+        ]
+    )
+
+
+assert set(p.kind for p in ALL_PATTERNS) <= set(KINDS)

@@ -83,7 +83,8 @@ def parse_export(
     Returns:
         One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA``: ``ts`` from
         ``__REALTIME_TIMESTAMP`` (µs, UTC), ``host`` from ``_HOSTNAME``, ``unit`` from
-        ``_SYSTEMD_UNIT`` (else ``UNIT``), ``message`` from ``MESSAGE`` (repeated fields joined by a
+        ``UNIT`` (the unit systemd's own messages are about, e.g. "Stopping …") else
+        ``_SYSTEMD_UNIT``, ``message`` from ``MESSAGE`` (repeated fields joined by a
         newline; an entry without MESSAGE keeps all its fields as ``NAME=value`` lines so nothing is
         lost), ANSI escapes removed, invalid UTF-8 replaced by U+FFFD; ``source_pos`` the ``__CURSOR``.
 
@@ -159,7 +160,7 @@ def parse_export(
         pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
-        pl.coalesce("_SYSTEMD_UNIT", "UNIT").alias("unit"),
+        pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
         pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
         clean_text(pl.col("MESSAGE")).alias("message"),
         pl.lit(source).alias("source"),
@@ -221,7 +222,7 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
-        pl.coalesce("_SYSTEMD_UNIT", "UNIT").alias("unit"),
+        pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
         pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
         clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))).alias("message"),
         pl.lit(source).alias("source"),

@@ -1,0 +1,177 @@
+"""The DuckDB side of OUT: ``OUT/logcorr.duckdb`` and ``OUT/views.sql``, derived from the Parquet tables.
+
+``write(out)`` runs at the end of every successful ingest (``ingest._finish_out``) and can be run
+again by hand. It writes:
+
+* ``OUT/logcorr.duckdb``: every table copied from ``OUT/<table>/*.parquet`` (so the file stands on
+  its own: it works from any working directory, after OUT is moved, zipped or mailed), every saved
+  query as a view (``SELECT * FROM abort_to_assert``), and a ``saved_queries`` table documenting
+  them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
+  the oldest the current DuckDB writes, so DuckDB 0.10.0 and every later CLI open it; the saved-query
+  views use ``getvariable`` and need DuckDB 1.1.0 or later (older CLIs read the tables and fail only
+  on those views).
+* ``OUT/views.sql``: views over the Parquet folders with paths relative to OUT, plus the saved
+  queries, for a DuckDB CLI of any version ≥ 1.1: ``cd OUT && duckdb -init views.sql``.
+
+Both are written to a temporary name first and renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+import logcorr
+from logcorr import saved as saved_queries
+from logcorr.saved import SavedQuery, parquet_view_sql, quote_literal, table_folders, view_order
+
+DB_NAME = "logcorr.duckdb"
+VIEWS_NAME = "views.sql"
+STORAGE_VERSION = "v1.0.0"
+DOC_TABLE = "saved_queries"
+
+
+class DatabaseError(Exception):
+    """The DuckDB file or views.sql could not be written (OUT missing or read-only)."""
+
+
+@dataclass
+class DatabaseResult:
+    """What ``write`` produced: the two files, rows per table, views created, and saved queries that
+    could not be created as views (``{name: error}``, e.g. a column the tables lack)."""
+
+    path: Path
+    views_sql: Path
+    tables: dict[str, int] = field(default_factory=dict)
+    views: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def write(
+    out: Path,
+    *,
+    saved: dict[str, SavedQuery] | None = None,
+    storage_version: str = STORAGE_VERSION,
+) -> DatabaseResult:
+    """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
+
+    Args:
+        out: an ingest output folder (``OUT/<table>/*.parquet``).
+        saved: the saved queries to add as views (default: ``saved.load_saved()``).
+        storage_version: DuckDB ``STORAGE_VERSION`` of the file (``"v1.0.0"`` opens in DuckDB ≥ 0.10).
+
+    Returns:
+        A ``DatabaseResult``. A saved query that does not bind on these tables is left out of the
+        file, named in ``skipped`` and in the ``saved_queries`` table with its error; it does not
+        stop the rest.
+
+    Raises:
+        FileNotFoundError: OUT does not exist.
+        DatabaseError: the files cannot be written.
+    """
+    started = time.monotonic()
+    out = Path(out).resolve()
+    folders = table_folders(out)
+    saved = saved_queries.load_saved() if saved is None else saved
+    target = out / DB_NAME
+    tmp = out / f".{DB_NAME}.tmp-{os.getpid()}"
+    result = DatabaseResult(target, out / VIEWS_NAME)
+    for stale in (tmp, Path(f"{tmp}.wal")):
+        stale.unlink(missing_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute(
+            f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(storage_version)})"
+        )
+        con.execute("USE lc")
+        for table, folder in folders.items():
+            glob = quote_literal(str(folder / "*.parquet"))
+            con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({glob}, union_by_name = true)')
+            result.tables[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        docs = []
+        for q in view_order(saved):
+            error = None
+            if q.name in folders:
+                error = f"a table named {q.name} exists"
+            else:
+                try:
+                    con.execute(f'CREATE VIEW "{q.name}" AS {q.body()}')
+                    result.views.append(q.name)
+                except duckdb.Error as e:
+                    error = str(e).strip().splitlines()[0]
+            if error:
+                result.skipped[q.name] = error
+            docs.append(
+                (
+                    q.name,
+                    q.question,
+                    ", ".join(q.tables),
+                    "\n".join(f"{c}: {t}" for c, t in q.columns),
+                    "\n".join(f"{p}: {t}" for p, t in q.parameters),
+                    q.reading,
+                    error is None,
+                    error,
+                )
+            )
+        con.execute(
+            f'CREATE TABLE "{DOC_TABLE}" (name VARCHAR, question VARCHAR, tables VARCHAR, columns VARCHAR, '
+            "parameters VARCHAR, reading VARCHAR, view_created BOOLEAN, error VARCHAR)"
+        )
+        if docs:
+            con.executemany(f'INSERT INTO "{DOC_TABLE}" VALUES (?, ?, ?, ?, ?, ?, ?, ?)', docs)
+        con.execute("USE memory")
+        con.execute("DETACH lc")
+    except duckdb.IOException as e:
+        raise DatabaseError(f"{target}: cannot write the DuckDB file: {e}") from e
+    except BaseException:
+        con.close()
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
+    con.close()
+    try:
+        os.replace(tmp, target)
+        _write_text_atomic(result.views_sql, views_sql(folders, saved, skipped=result.skipped))
+    except OSError as e:
+        raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e}") from e
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def views_sql(
+    folders: dict[str, Path], saved: dict[str, SavedQuery], *, skipped: dict[str, str] | None = None
+) -> str:
+    """The text of ``OUT/views.sql``: ``SET TimeZone``, a view per Parquet folder (path relative to
+    OUT), then each saved query as a view, each preceded by its question. Queries in ``skipped``
+    are written commented out, with the reason."""
+    skipped = skipped or {}
+    lines = [
+        f"-- logcorr {logcorr.__version__}: views over the Parquet tables of this folder and the saved queries.",
+        "-- Use from this folder (paths are relative to it): cd OUT && duckdb -init views.sql",
+        "-- Needs a DuckDB CLI >= 1.1 (getvariable). Parameters: SET VARIABLE room = 123; then query the view.",
+        "SET TimeZone = 'UTC';",
+        "",
+    ]
+    for table in folders:
+        lines.append(parquet_view_sql(table, f"{table}/*.parquet") + ";")
+    for q in view_order(saved):
+        lines += ["", f"-- {q.name}: {q.question}"]
+        if q.name in skipped:
+            lines.append(f"-- not created here: {skipped[q.name]}")
+            lines += [f"-- {line}" for line in q.body().splitlines()]
+            continue
+        lines.append(f'CREATE OR REPLACE VIEW "{q.name}" AS')
+        lines.append(q.body() + ";")
+    return "\n".join(lines) + "\n"
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,536 @@
+"""Saved queries: the ``queries/*.sql`` files, their header, and running them (or any SQL) on OUT.
+
+A saved query is one ``.sql`` file holding one question, like a datasette saved query: the file
+opens with a comment header, then one ``SELECT`` (or ``WITH … SELECT``). The header has sections,
+each a line ``-- key: text`` followed by indented ``--`` lines that continue it::
+
+    -- question: Which aborts preceded each transfer_infos assertion, for the same room?
+    -- tables: transfer_errors, aborts, rooms, requests, events
+    -- columns:
+    --   bootstrap_room   the room the assertion names (int64)
+    --   delta_ms         assertion time minus abort time, in ms; positive = the abort came first
+    -- parameters:
+    --   room   only this bootstrap room (default: every room)
+    -- reading: one row per (assertion, abort) …
+
+``question``, ``tables`` and ``columns`` are required; ``parameters`` must list every
+``getvariable('name')`` the SQL uses (that is how parameters are found, as datasette finds
+``:name``); ``reading`` says how to read the answer. ``SavedQuery.problems()`` names what is missing,
+and a test fails on any shipped query that has a problem.
+
+Parameters are DuckDB variables: ``--param room=123`` becomes ``SET VARIABLE room = '123'`` before
+the query runs (values are text; the SQL casts them, e.g. ``getvariable('room')::BIGINT``). In the
+DuckDB shell the same works by hand: ``SET VARIABLE room = 123; SELECT * FROM abort_to_assert;``.
+
+The queries run on an in-memory DuckDB connection holding one view per Parquet table of OUT (read
+in place, nothing copied) plus one view per saved query, so saved queries may use each other.
+Timestamps are shown in UTC.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+FORMATS = ("table", "csv", "json", "markdown")
+REQUIRED_SECTIONS = ("question", "tables", "columns")
+SECTION_ALIASES = {
+    "question": "question",
+    "tables": "tables",
+    "tables read": "tables",
+    "reads": "tables",
+    "columns": "columns",
+    "columns returned": "columns",
+    "returns": "columns",
+    "parameters": "parameters",
+    "params": "parameters",
+    "reading": "reading",
+    "how to read": "reading",
+    "how to read the answer": "reading",
+    "name": "name",
+}
+_SECTION_LINE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?)\s*:\s*(?P<rest>.*)$")
+_ENTRY = re.compile(
+    r"^(?:[-*]\s+)?`?(?P<name>[A-Za-z_][A-Za-z0-9_]*)`?(?:\s*(?::|—|–|-|\s)\s*(?P<text>.*))?$"
+)
+_GETVARIABLE = re.compile(r"getvariable\(\s*'([A-Za-z_][A-Za-z0-9_]*)'\s*\)", re.IGNORECASE)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class QueryError(Exception):
+    """A query could not run: bad SQL, a missing table or column, a bad parameter. The message
+    names the query and, where there is one, the fix."""
+
+
+class UnknownQueryError(QueryError):
+    """The name is neither a saved query, nor a ``.sql`` file, nor SQL."""
+
+
+class ParamError(QueryError):
+    """A ``--param`` is malformed or names a parameter the saved query does not take."""
+
+
+@dataclass(frozen=True)
+class SavedQuery:
+    """One saved question: its SQL and the header that documents it.
+
+    ``columns`` and ``parameters`` are ``(name, description)`` pairs in header order; ``path`` is the
+    file it came from (``None`` for text parsed directly).
+    """
+
+    name: str
+    sql: str
+    question: str = ""
+    tables: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+    parameters: tuple[tuple[str, str], ...] = ()
+    reading: str = ""
+    path: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def column_names(self) -> list[str]:
+        """The documented column names, in order."""
+        return [c for c, _ in self.columns]
+
+    @property
+    def used_parameters(self) -> list[str]:
+        """Parameters the SQL reads (every ``getvariable('name')``), sorted, without duplicates."""
+        return sorted(set(_GETVARIABLE.findall(self.sql)))
+
+    def problems(self) -> list[str]:
+        """What the header lacks: a missing required section, an undocumented parameter, a
+        documented parameter the SQL never reads. Empty when the query is fully documented."""
+        out = []
+        for key in REQUIRED_SECTIONS:
+            if not getattr(self, key):
+                out.append(f"{self.name}: no '-- {key}:' section in the header")
+        documented = {p for p, _ in self.parameters}
+        for p in self.used_parameters:
+            if p not in documented:
+                out.append(f"{self.name}: parameter {p!r} is used but not documented under '-- parameters:'")
+        for p in sorted(documented - set(self.used_parameters)):
+            out.append(f"{self.name}: parameter {p!r} is documented but the SQL never reads it")
+        return out
+
+    def body(self) -> str:
+        """The SQL without trailing semicolons or whitespace, ready for ``CREATE VIEW … AS``."""
+        return self.sql.strip().rstrip(";").rstrip()
+
+
+def parse_saved(text: str, name: str, path: str | None = None) -> SavedQuery:
+    """Parse one saved query file: the leading ``--`` comment header, then the SQL.
+
+    Args:
+        text: the file's content.
+        name: the query's name (the file stem); a ``-- name:`` line overrides it.
+        path: where the text came from, kept for messages.
+
+    Returns:
+        A ``SavedQuery``. Never raises on a malformed header: what it could not find stays empty
+        and ``problems()`` reports it.
+    """
+    header: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("--"):
+            header.append(stripped[2:])
+        elif stripped == "" and not header:
+            continue
+        else:
+            break
+    sections: dict[str, list[str]] = {}
+    inline: set[str] = set()  # sections whose text starts on the key line: lists, not entry lines
+    current: str | None = None
+    for raw in header:
+        line = raw[1:] if raw.startswith(" ") else raw
+        match = _SECTION_LINE.match(line) if not line.startswith((" ", "\t")) else None
+        key = SECTION_ALIASES.get(match["key"].strip().lower()) if match else None
+        if key:
+            current = key
+            sections[current] = [match["rest"]] if match["rest"].strip() else []
+            if match["rest"].strip():
+                inline.add(current)
+        elif current is not None:
+            sections[current].append(line)
+    text_of = {k: _join(v) for k, v in sections.items()}
+    tables = tuple(
+        m.group(0)
+        for item in _top_level_items(_first_sentence(text_of.get("tables", "")))
+        if (m := re.match(r"[A-Za-z_][A-Za-z0-9_]*", item.strip()))
+    )
+    return SavedQuery(
+        name=text_of.get("name", "").strip() or name,
+        sql=text,
+        question=text_of.get("question", ""),
+        tables=tables,
+        columns=_entries(sections.get("columns", []), "columns" in inline),
+        parameters=()
+        if re.match(r"(?i)none\b", text_of.get("parameters", ""))
+        else _entries(sections.get("parameters", []), "parameters" in inline),
+        reading=text_of.get("reading", ""),
+        path=path,
+    )
+
+
+def _join(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def _first_sentence(text: str) -> str:
+    """Text up to the first ". " outside parentheses (a list, then prose about it)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "." and depth == 0 and (i + 1 == len(text) or text[i + 1].isspace()):
+            return text[:i]
+    return text
+
+
+def _top_level_items(text: str) -> list[str]:
+    """Split on commas outside parentheses and quotes: ``a, b ("x", "y"), c`` → 3 items."""
+    items, depth, quote, cur = [], 0, None, []
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    items.append("".join(cur))
+    return [i for i in items if i.strip()]
+
+
+def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
+    """The entries of a columns/parameters section, in one of two layouts:
+
+    * one per line, ``name  description`` (or ``name: description``, ``- name — description``); a
+      line indented deeper than the entries continues the last one;
+    * a comma-separated list starting on the section line itself: ``-- Columns: a, b (what b is), c.``
+    """
+    if inline:
+        out = []
+        for item in _top_level_items(_first_sentence(_join(lines))):
+            m = re.match(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(.*)$", item, re.S)
+            if m:
+                out.append((m[1], m[2].strip().strip("()").strip()))
+        return tuple(out)
+    items: list[list[str]] = []
+    indent = None
+    for line in lines:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent is None:
+            indent = depth
+        m = _ENTRY.match(line.strip())
+        if depth <= indent and m:
+            items.append([m["name"], (m["text"] or "").strip()])
+        elif items:
+            items[-1][1] = (items[-1][1] + " " + line.strip()).strip()
+    return tuple((n, t) for n, t in items)
+
+
+def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
+    """Every saved query: those shipped in ``logcorr.queries``, then those in ``extra_dirs`` and in
+    the folders of ``$LOGCORR_QUERIES`` (``os.pathsep``-separated), a later one replacing an earlier
+    one of the same name. Files whose name starts with ``_`` are skipped. Returns ``{name: query}``
+    sorted by name."""
+    found: dict[str, SavedQuery] = {}
+    shipped = resources.files("logcorr.queries")
+    for entry in sorted(shipped.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql") and not entry.name.startswith("_"):
+            q = parse_saved(entry.read_text(encoding="utf-8"), entry.name[:-4], str(entry))
+            found[q.name] = q
+    env_dirs = tuple(Path(p) for p in os.environ.get("LOGCORR_QUERIES", "").split(os.pathsep) if p)
+    for folder in (*extra_dirs, *env_dirs):
+        for path in sorted(Path(folder).glob("*.sql")):
+            if not path.name.startswith("_"):
+                q = parse_saved(path.read_text(encoding="utf-8"), path.stem, str(path))
+                found[q.name] = q
+    return dict(sorted(found.items()))
+
+
+def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
+    """Saved queries ordered so that one using another's view comes after it (by name mention)."""
+    names = set(saved)
+    deps = {
+        n: {m for m in names if m != n and re.search(rf"\b{re.escape(m)}\b", _strip_comments(q.sql))}
+        for n, q in saved.items()
+    }
+    ordered: list[str] = []
+    pending = dict(deps)
+    while pending:
+        ready = sorted(n for n, d in pending.items() if d <= set(ordered))
+        if not ready:  # a cycle: keep file order, the views will report the error
+            ready = sorted(pending)
+        for n in ready:
+            ordered.append(n)
+            pending.pop(n)
+    return [saved[n] for n in ordered]
+
+
+def _strip_comments(sql: str) -> str:
+    return re.sub(r"--[^\n]*", "", sql)
+
+
+def table_folders(out: Path) -> dict[str, Path]:
+    """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/*.parquet``)."""
+    if not out.is_dir():
+        raise FileNotFoundError(f"{out}: no such folder; run logcorr ingest first or pass -d OUT")
+    return {
+        p.name: p
+        for p in sorted(out.iterdir())
+        if p.is_dir() and not p.name.startswith(".") and any(p.glob("*.parquet"))
+    }
+
+
+def quote_literal(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def parquet_view_sql(table: str, glob: str) -> str:
+    """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
+    relative to the working directory of whoever runs it)."""
+    return f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, union_by_name = true)'
+
+
+def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection over OUT: a view per Parquet table (absolute paths), a view per
+    saved query, ``TimeZone`` UTC.
+
+    Raises:
+        FileNotFoundError: OUT does not exist.
+    """
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    for table, folder in table_folders(Path(out).resolve()).items():
+        con.execute(parquet_view_sql(table, str(folder / "*.parquet")))
+    for q in view_order(saved if saved is not None else load_saved()):
+        try:
+            con.execute(f'CREATE OR REPLACE VIEW "{q.name}" AS {q.body()}')
+        except duckdb.Error:
+            continue  # a query that does not bind here fails with its own message when it is run
+    return con
+
+
+def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
+    """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=`` or a
+    name that is not an identifier."""
+    if pairs is None:
+        return {}
+    items = pairs.items() if isinstance(pairs, dict) else [_split_pair(p) for p in pairs]
+    params = {}
+    for k, v in items:
+        if not _IDENT.match(k):
+            raise ParamError(f"--param {k}={v}: the name must be an identifier (letters, digits, _)")
+        params[k] = "" if v is None else str(v)
+    return params
+
+
+def _split_pair(pair: str) -> tuple[str, str]:
+    k, sep, v = pair.partition("=")
+    if not sep:
+        raise ParamError(f"--param {pair!r}: expected NAME=VALUE, e.g. --param room=123")
+    return k.strip(), v
+
+
+def resolve(name_or_sql: str, saved: dict[str, SavedQuery]) -> SavedQuery:
+    """Turn what the user typed into a query: a saved name, a path to a ``.sql`` file, or SQL text.
+
+    Raises:
+        UnknownQueryError: a single word that is no saved query.
+    """
+    text = name_or_sql.strip()
+    if text in saved:
+        return saved[text]
+    if text.endswith(".sql") and Path(text).is_file():
+        path = Path(text)
+        return parse_saved(path.read_text(encoding="utf-8"), path.stem, str(path))
+    if _IDENT.match(text):
+        close = [n for n in saved if text.lower() in n.lower() or n.lower() in text.lower()]
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UnknownQueryError(
+            f"no saved query named {text!r}.{hint} `logcorr query --list` shows them; quote SQL to run it"
+        )
+    return SavedQuery(name="sql", sql=text)
+
+
+def query(
+    out: Path,
+    name_or_sql: str,
+    params: list[str] | dict[str, str] | None = None,
+    *,
+    saved: dict[str, SavedQuery] | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> pl.DataFrame:
+    """Run a saved query (by name or ``.sql`` path) or any SQL against OUT; return the rows.
+
+    Args:
+        out: the ingest output folder (``OUT/<table>/*.parquet``).
+        name_or_sql: a saved query's name, a path to a ``.sql`` file, or SQL text.
+        params: ``["k=v", …]`` or ``{k: v}``: DuckDB variables set before the query runs.
+        saved: the saved queries (default ``load_saved()``).
+        con: a connection from ``connect(out)`` to reuse (the variables set stay set on it).
+
+    Returns:
+        A polars DataFrame; timestamps are ``Datetime("us", "UTC")``.
+
+    Raises:
+        UnknownQueryError, ParamError, QueryError (SQL errors, with the query's name);
+        FileNotFoundError when OUT does not exist.
+    """
+    saved = load_saved() if saved is None else saved
+    q = resolve(name_or_sql, saved)
+    values = parse_params(params)
+    if q.name in saved and q.path is not None:
+        unknown = sorted(set(values) - set(q.used_parameters))
+        if unknown:
+            takes = ", ".join(q.used_parameters) or "none"
+            raise ParamError(f"{q.name} has no parameter {', '.join(unknown)}; it takes: {takes}")
+    con = con if con is not None else connect(out, saved)
+    for k, v in values.items():
+        con.execute(f"SET VARIABLE {k} = {quote_literal(v)}")
+    try:
+        return con.sql(q.body()).pl()
+    except duckdb.Error as e:
+        hint = ""
+        if isinstance(e, duckdb.CatalogException):
+            hint = " (tables here: " + ", ".join(sorted(table_folders(Path(out)))) + ")"
+        raise QueryError(f"{q.name}: {str(e).strip()}{hint}") from e
+
+
+def run_query(
+    out: Path,
+    name_or_sql: str,
+    params: list[str] | dict[str, str] | None = None,
+    fmt: str = "table",
+) -> str:
+    """``query(...)`` rendered as text: ``table`` (aligned columns), ``csv``, ``json`` (a list of
+    objects) or ``markdown``. Timestamps print as ISO 8601 UTC with µs (``2025-10-29T21:34:47.000000Z``).
+
+    Raises:
+        ValueError: an unknown ``fmt`` (checked before anything runs); otherwise as ``query``.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    return format_frame(query(out, name_or_sql, params), fmt)
+
+
+def format_value(value: object) -> object:
+    """A cell as a JSON-able value: datetimes ISO 8601 (UTC ``Z``), durations in seconds, lists and
+    dicts element-wise, NaN as ``None``."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+            return value.isoformat(timespec="microseconds") + "Z"
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, list | tuple):
+        return [format_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): format_value(v) for k, v in value.items()}
+    return value
+
+
+def _cell(value: object) -> str:
+    v = format_value(value)
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:.3f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else repr(v)
+    if isinstance(v, list):
+        return ",".join(_cell(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def _clip(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
+    """Render rows as ``table``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
+    rows = df.rows()
+    cols = df.columns
+    if fmt == "json":
+        return json.dumps(
+            [dict(zip(cols, [format_value(v) for v in r], strict=True)) for r in rows],
+            indent=1,
+            ensure_ascii=False,
+        )
+    cells = [[_cell(v) for v in r] for r in rows]
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(cols)
+        writer.writerows(cells)
+        return buf.getvalue().rstrip("\n")
+    if fmt == "markdown":
+
+        def md(s: str) -> str:
+            return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+
+        lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+        lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]
+        return "\n".join(lines)
+    if fmt == "table":
+        if not rows:
+            return "  ".join(cols) + "\n(no rows)"
+        flat = [[_clip(c.replace("\n", "⏎")) for c in r] for r in cells]
+        widths = [max(len(c), *(len(r[i]) for r in flat)) for i, c in enumerate(cols)]
+        numeric = [df.schema[c].is_numeric() for c in cols]
+
+        def line(values: list[str]) -> str:
+            return "  ".join(
+                (v.rjust(w) if num else v.ljust(w)) for v, w, num in zip(values, widths, numeric, strict=True)
+            ).rstrip()
+
+        out = [line(cols), "  ".join("-" * w for w in widths)]
+        out += [line(r) for r in flat]
+        out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+        return "\n".join(out)
+    raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def describe(saved: dict[str, SavedQuery] | None = None) -> str:
+    """The text of ``logcorr query --list``: each saved query's name, question, parameters."""
+    saved = load_saved() if saved is None else saved
+    lines = []
+    for q in saved.values():
+        lines.append(f"{q.name}")
+        lines.append(f"    {q.question or '(undocumented)'}")
+        if q.parameters:
+            lines.append("    parameters: " + "; ".join(f"{p}: {t}" if t else p for p, t in q.parameters))
+        lines.append("    columns: " + ", ".join(q.column_names))
+    return "\n".join(lines)

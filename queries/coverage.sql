@@ -1,0 +1,104 @@
+-- question: What evidence does the data hold per role and per rank, and what is missing (a role not
+--   ingested, a rank without batch lines or without a py-spy capture, an input read with errors)?
+-- tables: events, batches, captures, requests, sources
+-- columns:
+--   scope          role (one row per expected role), rank (one per engine rank seen), or source (an
+--                  input with errors or unparsed records)
+--   role           prefill, decode, router (NULL for a source row)
+--   host           host of the rank (NULL on role and source rows)
+--   rank_label     e.g. "TP2" (rank rows)
+--   tp_rank        TP rank (rank rows)
+--   events         records of this role or rank
+--   batches        batch lines
+--   captures       py-spy captures (main threads)
+--   requests       router or HTTP access lines
+--   first_ts       first record (UTC)
+--   last_ts        last record (UTC)
+--   missing        what is absent, ";"-separated, NULL when nothing is; for a source: its errors
+--   source         the input (source rows)
+-- parameters: none.
+-- reading: a role row with events 0 means that role was not ingested (for the router: no router
+--   log), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
+--   group; a rank with no batches has no last batch. The report lists these under "what the data
+--   cannot say". Empty only when the tables are empty and no input is recorded.
+WITH ranks AS (
+    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank,
+           count(*) AS events, min(ts) AS first_ts, max(ts) AS last_ts
+    FROM events
+    WHERE role IN ('prefill', 'decode')
+      AND (tp_rank IS NOT NULL OR dp_rank IS NOT NULL OR pp_rank IS NOT NULL OR ep_rank IS NOT NULL)
+    GROUP BY ALL
+),
+rank_batches AS (
+    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, count(*) AS n FROM batches GROUP BY ALL
+),
+rank_captures AS (
+    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, count(DISTINCT capture_id) AS n
+    FROM captures WHERE coalesce(is_main, thread_name = 'MainThread', false) OR thread_id = pid
+    GROUP BY ALL
+),
+rank_rows AS (
+    SELECT 'rank' AS scope, r.role, r.host,
+           concat_ws(' ', 'DP' || r.dp_rank, 'PP' || r.pp_rank, 'TP' || r.tp_rank, 'EP' || r.ep_rank) AS rank_label,
+           r.tp_rank, r.events, coalesce(b.n, 0) AS batches, coalesce(c.n, 0) AS captures, 0 AS requests,
+           r.first_ts, r.last_ts,
+           nullif(concat_ws('; ',
+               CASE WHEN coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
+               CASE WHEN coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END), '') AS missing,
+           NULL AS source,
+           r.dp_rank, r.pp_rank, r.ep_rank
+    FROM ranks AS r
+    LEFT JOIN rank_batches AS b
+      ON b.role = r.role AND b.host IS NOT DISTINCT FROM r.host AND b.dp_rank IS NOT DISTINCT FROM r.dp_rank
+     AND b.pp_rank IS NOT DISTINCT FROM r.pp_rank AND b.tp_rank IS NOT DISTINCT FROM r.tp_rank
+     AND b.ep_rank IS NOT DISTINCT FROM r.ep_rank
+    LEFT JOIN rank_captures AS c
+      ON c.role = r.role AND c.dp_rank IS NOT DISTINCT FROM r.dp_rank
+     AND c.pp_rank IS NOT DISTINCT FROM r.pp_rank AND c.tp_rank IS NOT DISTINCT FROM r.tp_rank
+     AND c.ep_rank IS NOT DISTINCT FROM r.ep_rank
+     AND (c.host IS NULL OR r.host IS NULL OR c.host = r.host)
+),
+roles AS (SELECT unnest(['prefill', 'decode', 'router']) AS role),
+role_rows AS (
+    SELECT 'role' AS scope, ro.role, NULL AS host, NULL AS rank_label, NULL::SMALLINT AS tp_rank,
+           coalesce(e.n, 0) AS events, coalesce(b.n, 0) AS batches, coalesce(c.n, 0) AS captures,
+           coalesce(q.n, 0) AS requests, e.first_ts, e.last_ts,
+           nullif(concat_ws('; ',
+               CASE WHEN coalesce(e.n, 0) = 0 THEN
+                   CASE ro.role WHEN 'router' THEN 'no router log ingested' ELSE 'no ' || ro.role || ' engine log ingested' END
+               END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(h.n, 0) = 0 THEN 'no /health lines' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role = 'router' AND coalesce(q.n, 0) = 0 THEN 'no router request lines' END
+           ), '') AS missing,
+           NULL AS source,
+           NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
+    FROM roles AS ro
+    LEFT JOIN (SELECT role, count(*) AS n, min(ts) AS first_ts, max(ts) AS last_ts FROM events GROUP BY role) AS e
+      USING (role)
+    LEFT JOIN (SELECT role, count(*) AS n FROM batches GROUP BY role) AS b USING (role)
+    LEFT JOIN (SELECT role, sum(n) AS n FROM rank_captures GROUP BY role) AS c USING (role)
+    LEFT JOIN (SELECT role, count(*) AS n FROM requests GROUP BY role) AS q USING (role)
+    LEFT JOIN (SELECT role, count(*) AS n FROM requests WHERE path LIKE '/health%' GROUP BY role) AS h USING (role)
+),
+source_rows AS (
+    SELECT 'source' AS scope, NULL AS role, NULL AS host, NULL AS rank_label, NULL::SMALLINT AS tp_rank,
+           records AS events, 0 AS batches, 0 AS captures, 0 AS requests, first_ts, last_ts,
+           nullif(concat_ws('; ', replace(errors, chr(10), '; '),
+                            CASE WHEN unparsed > 0 THEN unparsed || ' records of unknown shape' END), '') AS missing,
+           source,
+           NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
+    FROM sources
+    WHERE errors IS NOT NULL OR records = 0
+)
+SELECT scope, role, host, rank_label, tp_rank, events::BIGINT AS events, batches::BIGINT AS batches,
+       captures::BIGINT AS captures, requests::BIGINT AS requests, first_ts, last_ts, missing, source
+FROM (
+    SELECT * FROM role_rows
+    UNION ALL BY NAME SELECT * FROM rank_rows
+    UNION ALL BY NAME SELECT * FROM source_rows
+)
+ORDER BY CASE scope WHEN 'role' THEN 0 WHEN 'rank' THEN 1 ELSE 2 END,
+         CASE role WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'router' THEN 2 ELSE 3 END,
+         host, dp_rank, pp_rank, tp_rank, ep_rank, source

@@ -1,0 +1,165 @@
+-- question: When did each role stop advancing (no batch on any of its ranks), did the other role go
+--   on meanwhile, how long until the restart or the next batch, and did /health keep answering 200?
+-- tables: batches, events, requests
+-- columns:
+--   role               the role that stopped (prefill or decode)
+--   stopped_ts         its last batch before the gap, on any rank: from here no rank advanced (UTC)
+--   first_rank_stopped_ts  the earliest last batch among the ranks that were advancing (UTC)
+--   stop_spread_s      stopped_ts - first_rank_stopped_ts, seconds: 0 = all ranks stopped together
+--   ranks_stopped      how many ranks were advancing just before (batch within min_gap_s of stopped_ts)
+--   rank_labels        those ranks, e.g. [TP0, TP1, TP2, TP3]
+--   running_req_at_stop  #running-req summed over those ranks' last batches (>0: work was pending)
+--   resumed_ts         next batch of the role after the gap (UTC; NULL: none in the data)
+--   resumed_event_id   events.event_id of that batch
+--   stalled_s          from stopped_ts to resumed_ts, or to the end of the data, seconds
+--   restart_ts         first record of a new process (pid) of the role after stopped_ts (UTC)
+--   restart_event_id   events.event_id of that first record
+--   until_restart_s    restart_ts - stopped_ts, seconds
+--   other_role         the other engine
+--   other_role_batches batches of the other role between stopped_ts and the restart (or resumption)
+--   other_role_last_ts the other role's last batch in that span (UTC)
+--   other_role_continued  true when the other role advanced after this one stopped
+--   health_checks      /health requests answered by this role between stopped_ts and the restart
+--   health_200         how many of them returned 200
+--   health_not_200     how many returned another status
+--   health_failures    "Health check failed" records (events.kind = health, level WARNING/ERROR)
+--   health_kept_200    true when /health was asked and answered only 200 meanwhile
+--   verdict            the row in words
+--   event_id           events.event_id of the last batch (the stop)
+--   source             its file or journal
+--   source_pos         its position
+-- parameters:
+--   min_gap_s  a stop is a gap without batches of at least this many seconds (DOUBLE; default 60)
+--   since      only batches at or after this time (TIMESTAMPTZ, UTC)
+--   until      only batches and records at or before this time (TIMESTAMPTZ, UTC)
+-- reading: one row per stop of a role, in time order. A wedge is a row with ranks_stopped equal to the
+--   engine's rank count, stop_spread_s near 0, running_req_at_stop > 0, other_role_continued true and
+--   health_kept_200 true: the engine looked healthy but no batch advanced until the restart. A role's
+--   batches ending at the end of the data count as a stop when the data goes on min_gap_s longer.
+--   SGLang prints no batch line while idle, so a row with running_req_at_stop 0 and the other role
+--   also stopped is more likely an idle period. Empty: no gap of min_gap_s in any role's batches.
+WITH params AS (
+    SELECT
+        coalesce(getvariable('min_gap_s')::DOUBLE, 60.0) AS min_gap_s,
+        getvariable('since')::TIMESTAMPTZ AS since,
+        getvariable('until')::TIMESTAMPTZ AS until
+),
+b AS (
+    SELECT bt.*, concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
+    FROM batches AS bt, params AS p
+    WHERE bt.role IN ('prefill', 'decode')
+      AND (p.since IS NULL OR bt.ts >= p.since) AND (p.until IS NULL OR bt.ts <= p.until)
+),
+data_end AS (
+    SELECT max(e.ts) AS ts FROM events AS e, params AS p WHERE p.until IS NULL OR e.ts <= p.until
+),
+stream AS (
+    SELECT role, ts, event_id,
+           lead(ts) OVER w AS next_ts,
+           lead(event_id) OVER w AS next_event_id
+    FROM b
+    WINDOW w AS (PARTITION BY role ORDER BY ts, event_id)
+),
+gaps AS (
+    SELECT s.role, s.ts AS stopped_ts, s.next_ts AS resumed_ts, s.next_event_id AS resumed_event_id, s.event_id,
+           coalesce(s.next_ts, d.ts) AS gap_end
+    FROM stream AS s, data_end AS d, params AS p
+    WHERE epoch_us(coalesce(s.next_ts, d.ts)) - epoch_us(s.ts) >= p.min_gap_s * 1e6
+),
+rank_last AS (
+    -- per gap, each rank's last batch at or before the stop, if it came within min_gap_s of it
+    SELECT g.role, g.stopped_ts, b.host, b.rank_label, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank,
+           max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req
+    FROM gaps AS g, params AS p
+    JOIN b ON b.role = g.role AND b.ts <= g.stopped_ts
+          AND epoch_us(b.ts) > epoch_us(g.stopped_ts) - p.min_gap_s * 1e6
+    GROUP BY ALL
+),
+ranks AS (
+    SELECT role, stopped_ts,
+           min(last_ts) AS first_rank_stopped_ts,
+           count(*) AS ranks_stopped,
+           list(rank_label ORDER BY host, dp_rank, pp_rank, tp_rank, ep_rank) AS rank_labels,
+           sum(running_req)::BIGINT AS running_req_at_stop
+    FROM rank_last GROUP BY role, stopped_ts
+),
+procs AS (
+    SELECT role, host, boot_id, pid, min(ts) AS first_ts, arg_min(event_id, ts) AS event_id
+    FROM events WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
+    GROUP BY ALL
+),
+restarts AS (
+    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, pr.first_ts) AS restart_event_id
+    FROM gaps AS g JOIN procs AS pr
+      ON pr.role = g.role AND pr.first_ts > g.stopped_ts AND pr.first_ts <= g.gap_end
+    GROUP BY ALL
+),
+spans AS (
+    SELECT g.*, r.restart_ts, r.restart_event_id, coalesce(r.restart_ts, g.gap_end) AS span_end,
+           CASE g.role WHEN 'prefill' THEN 'decode' ELSE 'prefill' END AS other_role
+    FROM gaps AS g LEFT JOIN restarts AS r USING (role, stopped_ts)
+),
+other AS (
+    SELECT s.role, s.stopped_ts, count(b.ts) AS other_role_batches, max(b.ts) AS other_role_last_ts
+    FROM spans AS s LEFT JOIN b ON b.role = s.other_role AND b.ts > s.stopped_ts AND b.ts <= s.span_end
+    GROUP BY ALL
+),
+health AS (
+    SELECT s.role, s.stopped_ts,
+           count(q.event_id) AS health_checks,
+           count(q.event_id) FILTER (WHERE q.status = 200) AS health_200,
+           count(q.event_id) FILTER (WHERE q.status IS DISTINCT FROM 200) AS health_not_200
+    FROM spans AS s LEFT JOIN requests AS q
+      ON q.role = s.role AND q.path LIKE '/health%' AND q.ts > s.stopped_ts AND q.ts <= s.span_end
+    GROUP BY ALL
+),
+health_fail AS (
+    SELECT s.role, s.stopped_ts, count(e.event_id) AS health_failures
+    FROM spans AS s LEFT JOIN events AS e
+      ON e.role = s.role AND e.kind = 'health' AND e.level IN ('WARNING', 'ERROR', 'CRITICAL')
+     AND e.ts > s.stopped_ts AND e.ts <= s.span_end
+    GROUP BY ALL
+)
+SELECT
+    s.role,
+    s.stopped_ts,
+    k.first_rank_stopped_ts,
+    (epoch_us(s.stopped_ts) - epoch_us(k.first_rank_stopped_ts)) / 1e6 AS stop_spread_s,
+    k.ranks_stopped,
+    k.rank_labels,
+    k.running_req_at_stop,
+    s.resumed_ts,
+    s.resumed_event_id,
+    (epoch_us(s.gap_end) - epoch_us(s.stopped_ts)) / 1e6 AS stalled_s,
+    s.restart_ts,
+    s.restart_event_id,
+    (epoch_us(s.restart_ts) - epoch_us(s.stopped_ts)) / 1e6 AS until_restart_s,
+    s.other_role,
+    o.other_role_batches,
+    o.other_role_last_ts,
+    o.other_role_batches > 0 AS other_role_continued,
+    h.health_checks,
+    h.health_200,
+    h.health_not_200,
+    f.health_failures,
+    h.health_checks > 0 AND h.health_not_200 = 0 AND f.health_failures = 0 AS health_kept_200,
+    CASE
+        WHEN o.other_role_batches > 0 AND h.health_checks > 0 AND h.health_not_200 = 0 AND f.health_failures = 0
+            THEN 'wedged: ' || s.role || ' stopped on ' || k.ranks_stopped || ' ranks while ' || s.other_role
+                 || ' went on and /health kept answering 200'
+        WHEN o.other_role_batches > 0
+            THEN 'stalled: ' || s.role || ' stopped on ' || k.ranks_stopped || ' ranks while ' || s.other_role || ' went on'
+        WHEN coalesce(k.running_req_at_stop, 0) > 0
+            THEN 'stalled: ' || s.role || ' stopped with requests running; ' || s.other_role || ' did not advance either'
+        ELSE 'no batches: idle, stopped or not logged'
+    END AS verdict,
+    s.event_id,
+    lb.source,
+    lb.source_pos
+FROM spans AS s
+JOIN ranks AS k USING (role, stopped_ts)
+JOIN other AS o USING (role, stopped_ts)
+JOIN health AS h USING (role, stopped_ts)
+JOIN health_fail AS f USING (role, stopped_ts)
+JOIN b AS lb ON lb.event_id = s.event_id
+ORDER BY s.stopped_ts, s.role

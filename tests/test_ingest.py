@@ -1,0 +1,180 @@
+"""logcorr ingest end to end: the sample incident's binary journal, its captures, the real cases."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.cli import app
+from logcorr.ingest import NothingReadError, ingest
+from logcorr.readers import ReadOptions
+from tests.conftest import SAMPLE, need_cases, need_journalctl
+
+ENGINE_UNITS = ("sglang-prefill.service", "sglang-decode.service", "sglang-router.service")
+
+
+def journal_entries(*units: str) -> int:
+    args = ["journalctl", "--directory", str(SAMPLE / "journal"), "-o", "export", "-a"]
+    for u in units:
+        args += ["--unit", u]
+    out = subprocess.run(args, capture_output=True, check=True).stdout
+    return out.count(b"\n__CURSOR=") + out.startswith(b"__CURSOR=")
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory) -> Path:
+    need_journalctl()
+    out = tmp_path_factory.mktemp("sample") / "out"
+    result = CliRunner().invoke(app, ["ingest", str(SAMPLE / "journal"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "units skipped: cron.service, init.scope, ssh.service" in result.output
+    return out
+
+
+def events(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "events")
+
+
+def test_every_entry_of_the_chosen_units_and_nothing_else(sample_out):
+    ev = events(sample_out)
+    assert int(ev["n_lines"].sum()) == journal_entries(*ENGINE_UNITS)
+    assert set(ev["unit"].unique()) == set(ENGINE_UNITS)
+    assert not ev["message"].str.contains("sshd|CRON|pam_unix").any()
+
+
+def test_both_engines_with_their_four_ranks(sample_out):
+    ev = events(sample_out)
+    for role in ("prefill", "decode"):
+        ranks = (
+            ev.filter((pl.col("role") == role) & pl.col("tp_rank").is_not_null())["tp_rank"].unique().sort()
+        )
+        assert ranks.to_list() == [0, 1, 2, 3], role
+    assert ev.filter(pl.col("unit") == "sglang-router.service")["role"].unique().to_list() == ["router"]
+
+
+def test_ts_increases_per_source(sample_out):
+    ev = events(sample_out).sort("event_id")
+    assert ev["ts"].is_sorted()
+    assert ev["event_id"].to_list() == list(range(ev.height))
+
+
+def test_each_assertion_traceback_is_one_record(sample_out):
+    ev = events(sample_out)
+    tb = ev.filter(pl.col("message").str.contains("assert room in self.transfer_infos", literal=True))
+    assert tb.height == 3
+    assert sorted(tb["tp_rank"].to_list()) == [0, 1, 3]
+    assert (tb["role"] == "prefill").all()
+    assert (tb["n_lines"] > 3).all()
+    assert tb["message"].str.starts_with("[2025-10-29 ").all()
+    assert tb["message"].str.ends_with("AssertionError").all()
+
+
+def test_sources_and_manifest_count_what_was_written(sample_out):
+    src = pl.read_parquet(sample_out / "sources")
+    assert src.height == 1
+    assert src["records"][0] == events(sample_out).height
+    assert src["format"][0] == "journal-dir"
+    manifest = json.loads((sample_out / "manifest.json").read_text())
+    assert manifest["rows"]["events"] == events(sample_out).height
+    assert manifest["inputs"][0]["records"] == events(sample_out).height
+
+
+def test_export_and_json_captures_give_the_same_events(tmp_path, sample_out):
+    export = subprocess.run(
+        ["journalctl", "--directory", str(SAMPLE / "journal"), "-o", "export", "-a"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    (tmp_path / "capture.export").write_bytes(export)
+    cols = ["ts", "host", "unit", "role", "pid", "tp_rank", "kind", "message", "n_lines", "source_pos"]
+    from_journal = events(sample_out).select(cols)
+    for name in ("capture.export", "journal.json"):
+        path = tmp_path / name if name.endswith("export") else SAMPLE / name
+        out = tmp_path / f"out-{name}"
+        ingest([path], out)
+        got = events(out).filter(pl.col("unit").is_in(ENGINE_UNITS)).select(cols)
+        assert got.equals(from_journal), name
+
+
+def test_unit_option_and_all_units(tmp_path):
+    need_journalctl()
+    one = ingest([SAMPLE / "journal"], tmp_path / "one", ReadOptions(units=("sglang-router.service",)))
+    assert one.rows["events"] == journal_entries("sglang-router.service")
+    every = ingest([SAMPLE / "journal"], tmp_path / "all", ReadOptions(all_units=True))
+    ev = events(tmp_path / "all")
+    assert {"cron.service", "ssh.service"} <= set(ev["unit"].drop_nulls())
+    assert every.rows["events"] > one.rows["events"]
+
+
+def _unpack(src: Path, into: Path) -> Path:
+    out = into / src.name.removesuffix(".xz")
+    out.write_bytes(lzma.decompress(src.read_bytes()))
+    return out
+
+
+def test_real_journals_and_a_truncated_one_in_one_call(tmp_path):
+    cases = need_cases()
+    need_journalctl()
+    files = [
+        _unpack(cases / "journal" / n, tmp_path)
+        for n in ("velociraptor_2004.journal.xz", "velociraptor_2404.journal.xz")
+    ]
+    bad = _unpack(cases / "journal" / "velociraptor_system.journal.xz", tmp_path)
+    result = CliRunner().invoke(app, ["ingest", *map(str, files), str(bad), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "velociraptor_system.journal: journalctl refused it: Failed to open files: No data available"
+        in result.output
+    )
+    src = pl.read_parquet(tmp_path / "out" / "sources").sort("source")
+    assert src["records"].to_list() == [3, 3, 0]
+    # the same truncated file alone: nothing could be read, non-zero exit, a clear message, no traceback
+    alone = CliRunner().invoke(app, ["ingest", str(bad), "-o", str(tmp_path / "bad")])
+    assert alone.exit_code == 1
+    assert "nothing could be read" in alone.output and "Traceback" not in alone.output
+    assert not (tmp_path / "bad").exists()
+
+
+def test_xz_journal_is_unpacked(tmp_path):
+    cases = need_cases()
+    need_journalctl()
+    result = ingest([cases / "journal" / "velociraptor_2404.journal.xz"], tmp_path / "out")
+    assert result.rows["events"] == 3
+
+
+def test_export_file_with_repeated_binary_field(tmp_path):
+    cases = need_cases()
+    ingest([cases / "journal" / "systemd_journal-1.export"], tmp_path / "out")
+    msg = events(tmp_path / "out")["message"][0]
+    assert msg.count("COREDUMP_PROC_CGROUP=") == 2
+
+
+def test_every_sglang_case_file_keeps_every_line(tmp_path):
+    cases = need_cases()
+    for path in sorted((cases / "sglang").iterdir()):
+        out = tmp_path / path.stem
+        ingest([path], out)
+        lines = path.read_text(encoding="utf-8", errors="replace").count("\n") + (
+            not path.read_text().endswith("\n")
+        )
+        assert int(events(out)["n_lines"].sum()) == lines, path.name
+
+
+def test_non_utf8_message_is_kept(tmp_path):
+    json_line = '{"__CURSOR":"c1","__REALTIME_TIMESTAMP":"1761773687000000","_PID":"7","MESSAGE":[91,50,48,93,32,255,254]}'
+    (tmp_path / "cap.json").write_text(json_line + "\n")
+    ingest([tmp_path / "cap.json"], tmp_path / "out")
+    assert events(tmp_path / "out")["message"].to_list() == ["[20] \ufffd\ufffd"]
+
+
+def test_nothing_readable_raises_and_leaves_out_alone(tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    with pytest.raises(NothingReadError, match="empty.log: empty file"):
+        ingest([tmp_path / "empty.log"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,250 @@
+"""What a py-spy stack is waiting in: frame patterns → wait class, backend and SGLang event loop, as data.
+
+Every rule names the frame it recognises with a regex on the frame's function (and, where a bare
+function name would be ambiguous, on its file), the class or backend it means, where such a frame
+comes from, and a sample ``(function, file)`` that ``tests/test_pyspy.py`` checks against the rule.
+To teach logcorr a new wait, add a row here; nothing else changes.
+
+How a thread is classified (``parsers.pyspy.classify_stack``):
+
+1. Rules come in four *levels*, strongest first: ``collective`` (a collective or point-to-point
+   call, Python API or native entry point: the thread is inside that operation), ``transport``
+   (the transport's own wait, e.g. gloo's ``UnboundBuffer::waitRecv``: only says "receiving" when no
+   collective frame tells what for), ``device`` (a CUDA/NPU synchronisation) and ``wait`` (zmq
+   poll, queue/lock/condition waits, sleep).
+2. The class comes from the *innermost* frame matching a rule of the strongest level present, so a
+   gloo broadcast dumped with ``--native`` (``waitRecv`` inside ``broadcast``) is ``broadcast``, and
+   a bare ``RecvWork::wait`` over ``waitRecv`` is ``recv``. No rule matches → ``running``.
+3. ``wait_frame`` is the innermost frame whose rule gives that class (``waitRecv`` for a gloo recv).
+4. The backend is the innermost frame matching a backend rule, anywhere on the stack.
+5. The event loop is the innermost function matching ``EVENT_LOOP``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+LEVELS = ("collective", "transport", "device", "wait")
+WAIT_CLASSES = (
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "barrier",
+    "send",
+    "recv",
+    "cuda_sync",
+    "zmq_poll",
+    "queue_wait",
+    "sleep",
+    "running",
+)
+BACKENDS = ("nccl", "gloo", "hccl")
+
+
+@dataclass(frozen=True)
+class WaitRule:
+    """One frame pattern → wait class.
+
+    ``function`` and ``file`` are Python regexes applied with ``re.search`` (``file=None``: any
+    file); ``sample`` is a ``(function, file)`` pair the rule must match; ``origin`` says where the
+    frame comes from (library, version).
+    """
+
+    name: str
+    level: str
+    wait_class: str
+    function: str
+    file: str | None
+    sample: tuple[str, str]
+    origin: str
+
+
+@dataclass(frozen=True)
+class BackendRule:
+    """One frame pattern → communication backend (``pattern`` searched in function and file)."""
+
+    name: str
+    backend: str
+    pattern: str
+    sample: tuple[str, str]
+    origin: str
+    function_only: bool = False
+
+
+_DIST_FILE = r"(?:^|/)(?:torch/distributed/|distributed/|distributed_c10d)"
+
+WAIT_RULES: tuple[WaitRule, ...] = (
+    # --- collective: the thread is inside this operation -------------------------------------
+    WaitRule(
+        "sglang_broadcast_pyobj", "collective", "broadcast", r"^(?:broadcast_pyobj|recv_requests)$", None,
+        ("recv_requests", "managers/scheduler.py"),
+        "SGLang Scheduler.recv_requests → utils broadcast_pyobj over the TP CPU group (all versions)",
+    ),
+    WaitRule(
+        "all_reduce", "collective", "all_reduce", r"(?i)all_?reduce", None,
+        ("c10d::ProcessGroupNCCL::allreduce", "libtorch_cuda.so"),
+        "torch.distributed.all_reduce, SGLang parallel_state/pynccl/custom_all_reduce, ncclAllReduce",
+    ),
+    WaitRule(
+        "reduce_scatter", "collective", "reduce_scatter", r"(?i)reduce_?scatter", None,
+        ("_reduce_scatter_base", "torch/distributed/distributed_c10d.py"),
+        "torch reduce_scatter(_tensor), _reduce_scatter_base, ncclReduceScatter",
+    ),
+    WaitRule(
+        "all_gather", "collective", "all_gather", r"(?i)all_?gather", None,
+        ("all_gather_into_tensor", "torch/distributed/distributed_c10d.py"),
+        "torch all_gather, all_gather_into_tensor, _all_gather_base, all_gather_object, ncclAllGather",
+    ),
+    WaitRule(
+        "all_to_all", "collective", "all_to_all", r"(?i)all_?to_?all", None,
+        ("all_to_all_single", "torch/distributed/distributed_c10d.py"),
+        "torch all_to_all(_single), ncclAllToAll (MoE expert parallel)",
+    ),
+    WaitRule(
+        "broadcast", "collective", "broadcast", r"(?i)broadcast(?!_to\b|_tensors\b|_shapes\b)|bcast", None,
+        ("broadcast", "torch/distributed/distributed_c10d.py"),
+        "torch broadcast, broadcast_object_list, gloo::broadcast, ncclBroadcast/ncclBcast",
+    ),
+    WaitRule(
+        "barrier", "collective", "barrier", r"(?i)barrier", None,
+        ("monitored_barrier", "torch/distributed/distributed_c10d.py"),
+        "torch barrier, monitored_barrier, ProcessGroup*::barrier",
+    ),
+    WaitRule(
+        "p2p_recv", "collective", "recv",
+        r"^(?:recv|irecv|recv_object|recv_object_list|recv_tensor_dict|_recv_object)$", _DIST_FILE,
+        ("recv_tensor_dict", "distributed/parallel_state.py"),
+        "torch.distributed recv/irecv, SGLang GroupCoordinator.recv_object/recv_tensor_dict (PP)",
+    ),
+    WaitRule(
+        "p2p_recv_native", "collective", "recv", r"RecvWork|ncclRecv|recvAnysource", None,
+        ("c10d::ProcessGroupGloo::RecvWork::wait", "libtorch_cpu.so"),
+        "c10d ProcessGroupGloo::RecvWork::wait, ncclRecv (py-spy --native)",
+    ),
+    WaitRule(
+        "p2p_send", "collective", "send",
+        r"^(?:send|isend|send_object|send_object_list|send_tensor_dict|_send_object)$", _DIST_FILE,
+        ("send", "torch/distributed/distributed_c10d.py"),
+        "torch.distributed send/isend, SGLang GroupCoordinator.send_object/send_tensor_dict (PP)",
+    ),
+    WaitRule(
+        "p2p_send_native", "collective", "send", r"SendWork|ncclSend", None,
+        ("c10d::ProcessGroupGloo::SendWork::wait", "libtorch_cpu.so"),
+        "c10d ProcessGroupGloo::SendWork::wait, ncclSend (py-spy --native)",
+    ),
+    # --- transport: gloo's own waits -------------------------------------------------------------
+    WaitRule(
+        "gloo_wait_recv", "transport", "recv", r"waitRecv", None,
+        ("gloo::transport::tcp::UnboundBuffer::waitRecv", "libtorch_cpu.so"),
+        "gloo transport (inside every gloo collective and recv; py-spy --native)",
+    ),
+    WaitRule(
+        "gloo_wait_send", "transport", "send", r"waitSend", None,
+        ("gloo::transport::tcp::UnboundBuffer::waitSend", "libtorch_cpu.so"),
+        "gloo transport (py-spy --native)",
+    ),
+    # --- device: host waits for the GPU/NPU ------------------------------------------------------
+    WaitRule(
+        "torch_synchronize", "device", "cuda_sync", r"^synchronize$", r"(?i)torch|cuda|npu",
+        ("synchronize", "torch/cuda/__init__.py"),
+        "torch.cuda.synchronize, Stream/Event.synchronize, torch_npu",
+    ),
+    WaitRule(
+        "driver_synchronize", "device", "cuda_sync",
+        r"^cu(?:da)?(?:Event|Stream|Device|Ctx)Synchronize|^aclrtSynchronize|_local_scalar_dense", None,
+        ("cuEventSynchronize", "libcuda.so.1"),
+        "CUDA driver/runtime sync, .item() (_local_scalar_dense), Ascend aclrtSynchronize* (--native)",
+    ),
+    # --- wait: idle on a socket, queue, lock or timer --------------------------------------------
+    WaitRule(
+        "zmq_python", "wait", "zmq_poll", r"^(?:poll|_poll|select|recv\w*)$", r"(?:^|/)zmq/",
+        ("recv_pyobj", "zmq/sugar/socket.py"),
+        "pyzmq Socket.recv*/Poller.poll",
+    ),
+    WaitRule(
+        "zmq_native", "wait", "zmq_poll", r"^zmq_poll|^zmq_msg_recv|^zmq_recv|^zmq::.*(?:poll|wait)", None,
+        ("zmq_poll", "libzmq.so.5"),
+        "libzmq (py-spy --native)",
+    ),
+    WaitRule(
+        "queue_python", "wait", "queue_wait",
+        r"^(?:get|wait|join|acquire|_wait_for_tstate_lock|_shutdown|result|recv|_recv|_recv_bytes|poll)$",
+        r"(?:^|/)(?:queue\.py|threading\.py|multiprocessing/(?:queues|connection|synchronize)\.py"
+        r"|concurrent/futures/_base\.py)$",
+        ("get", "queue.py"),
+        "queue.Queue.get, threading waits/joins, multiprocessing queues and pipes, Future.result",
+    ),
+    WaitRule(
+        "queue_native", "wait", "queue_wait",
+        r"^(?:PyThread_acquire_lock(?:_timed)?|pthread_cond_(?:timed)?wait|sem_(?:timed|clock)?wait"
+        r"|__futex_abstimed_wait\w*|futex_wait\w*)$",
+        None,
+        ("PyThread_acquire_lock_timed", "python3.12"),
+        "CPython lock acquire, pthread condition/semaphore waits (py-spy --native)",
+    ),
+    WaitRule(
+        "sleep", "wait", "sleep", r"^(?:sleep|_sleep|time_sleep|pysleep|clock_nanosleep|nanosleep|usleep)$", None,
+        ("clock_nanosleep", "libc.so.6"),
+        "time.sleep (native frames), asyncio.sleep",
+    ),
+)
+
+BACKEND_RULES: tuple[BackendRule, ...] = (
+    BackendRule(
+        "nccl", "nccl", r"(?i)nccl", ("all_reduce", "distributed/device_communicators/pynccl.py"),
+        "ProcessGroupNCCL, SGLang pynccl (PyNcclCommunicator), ncclAllReduce, libnccl.so",
+    ),
+    BackendRule(
+        "gloo", "gloo", r"(?i)gloo", ("c10d::ProcessGroupGloo::RecvWork::wait", "libtorch_cpu.so"),
+        "ProcessGroupGloo, gloo::transport (py-spy --native)",
+    ),
+    BackendRule(
+        "hccl", "hccl", r"(?i)hccl", ("c10d_npu::ProcessGroupHCCL::allreduce", "libtorch_npu.so"),
+        "torch_npu ProcessGroupHCCL (Ascend)",
+    ),
+    BackendRule(
+        "sglang_broadcast_pyobj", "gloo", r"^broadcast_pyobj$", ("broadcast_pyobj", "utils/common.py"),
+        "implied: SGLang's recv_requests broadcasts over tp_cpu_group, a gloo group",
+        function_only=True,
+    ),
+)
+
+EVENT_LOOP = r"^event_loop_\w+$"
+EVENT_LOOP_SAMPLE = "event_loop_overlap_disagg_decode"
+
+_COMPILED_WAIT = [
+    (rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in WAIT_RULES
+]
+_COMPILED_BACKEND = [(rule, re.compile(rule.pattern)) for rule in BACKEND_RULES]
+_EVENT_LOOP_RE = re.compile(EVENT_LOOP)
+
+
+@lru_cache(maxsize=1 << 16)
+def match_wait(function: str | None, file: str | None) -> WaitRule | None:
+    """The first rule of ``WAIT_RULES`` (table order) matching one frame, or None."""
+    if not function:
+        return None
+    for rule, fn_re, file_re in _COMPILED_WAIT:
+        if fn_re.search(function) and (file_re is None or (file is not None and file_re.search(file))):
+            return rule
+    return None
+
+
+@lru_cache(maxsize=1 << 16)
+def match_backend(function: str | None, file: str | None) -> str | None:
+    """The backend one frame shows (``nccl``, ``gloo``, ``hccl``), or None."""
+    for rule, pat in _COMPILED_BACKEND:
+        if function and pat.search(function):
+            return rule.backend
+        if not rule.function_only and file and pat.search(file):
+            return rule.backend
+    return None
+
+
+def match_event_loop(function: str | None) -> bool:
+    """Is this frame's function an SGLang scheduler event loop (``event_loop_*``)?"""
+    return bool(function) and _EVENT_LOOP_RE.search(function) is not None

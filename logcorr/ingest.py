@@ -214,6 +214,14 @@ def ingest(
     output = Output(out, table_schemas(), append=append)
     enrich = _Enricher(opts.roles)
     prev = output.previous_manifest()
+    if append and prev:
+        done = {i["source"] for i in prev.get("inputs", [])}
+        again = [str(p) for p, _ in inputs if str(p) in done]
+        if again:
+            output.abort()
+            raise OptionError(
+                f"{', '.join(again)}: already in {out}; --append would count it twice (drop --append to replace OUT)"
+            )
     if prev:
         enrich.next_id = int(prev.get("next_event_id", 0))
     counts: dict[tuple[str, str], int] = {}

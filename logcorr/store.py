@@ -19,6 +19,18 @@ import pyarrow.parquet as pq
 
 from logcorr.schema import conform
 
+DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove temporary folders left by an ingest that was killed (its process is gone)."""
+    for tmp in out.parent.glob(f".{out.name}.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif pid == str(os.getpid()):
+            shutil.rmtree(tmp, ignore_errors=True)
+
 
 class OutputError(Exception):
     """OUT cannot be written (not a logcorr output folder, no permission)."""
@@ -37,10 +49,15 @@ class Output:
             raise OutputError(
                 f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
             )
-        shutil.rmtree(self.tmp, ignore_errors=True)
         out.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(out)
         if append and out.exists():
-            shutil.copytree(out, self.tmp, copy_function=os.link)
+            # Parquet parts are never modified once written: hard links cost nothing. The manifest is
+            # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
+            shutil.copytree(
+                out, self.tmp, copy_function=os.link, ignore=shutil.ignore_patterns("manifest.json", *DERIVED)
+            )
+            shutil.copy2(out / "manifest.json", self.tmp / "manifest.json")
         else:
             self.tmp.mkdir()
         self.part = self._next_part()

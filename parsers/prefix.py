@@ -22,6 +22,8 @@ SGLang's own header carries no level; the level column is filled only where the 
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 _DATE = r"\d{4}-\d\d-\d\d"
@@ -61,6 +63,25 @@ RECORD_START = "|".join(
     ]
 )
 
+# The header families above, without their bodies, as one anchored alternation (tried in this
+# order: a custom header before the plain SGLang one it starts like). Group prefixes: c_ custom,
+# s_ SGLang, g_ glog, t_ PyTorch, r_ router.
+_D = "[0-9]"
+_ADATE = f"{_D}{{4}}-{_D}{{2}}-{_D}{{2}}"
+_ATIME = f"{_D}{{2}}:{_D}{{2}}:{_D}{{2}}(?:[.,]{_D}+)?"
+_ARANK = f"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP){_D}+"
+_HEAD_PARTS = [
+    rf"^\[(?P<c_date>{_ADATE})[ T](?P<c_time>{_ATIME})\]\[(?P<c_origin>[^\]\n]*)\]\[(?P<c_level>[A-Z]+)\]:? ?",
+    rf"^\[(?P<s_date>{_ADATE})[ T](?P<s_time>{_ATIME})(?P<s_ranks>(?: {_ARANK})*)\] ?",
+    rf"^(?P<g_level>[IWEF])(?P<g_month>{_D}{{2}})(?P<g_day>{_D}{{2}}) (?P<g_time>{_D}{{2}}:{_D}{{2}}:{_D}{{2}}\.{_D}+)\s+{_D}+"
+    r" [^\]\s]+:[0-9]+\] ?",
+    rf"^\[rank(?P<t_rank>{_D}+)\]:\[(?P<t_level>[IWEF])(?P<t_month>{_D}{_D}?)(?P<t_day>{_D}{{2}})"
+    rf" (?P<t_time>{_D}{{2}}:{_D}{{2}}:{_D}{{2}}\.{_D}+) [^\]\s]+:{_D}+\] ?",
+    rf"^(?P<r_date>{_ADATE})[ T](?P<r_time>{_ATIME})Z?\s+(?P<r_level>TRACE|DEBUG|INFO|WARN|ERROR)\s+",
+]
+_HEAD = "|".join(_HEAD_PARTS)
+_HEAD_ONLY = re.sub(r"\(\?P<\w+>", "(?:", _HEAD)
+
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
 
@@ -75,10 +96,11 @@ def is_record_start(lines: pl.Expr) -> pl.Expr:
 
 
 def _timestamp(date: pl.Expr, time: pl.Expr) -> pl.Expr:
-    clock = time.str.replace(",", ".")
-    clock = pl.when(clock.str.contains(r"\.")).then(clock).otherwise(clock + ".")
-    clock = clock.str.pad_end(15, "0").str.slice(0, 15)  # HH:MM:SS.ffffff (ns cut to µs)
-    return (date + " " + clock).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+    # HH:MM:SS[.fraction] with "." or ","; a fraction past microseconds is cut (ns → µs).
+    clock = time.str.replace(",", ".", literal=True).str.slice(0, 15)
+    return pl.concat_str([date, clock], separator=" ").str.strptime(
+        pl.Datetime("us"), "%Y-%m-%d %H:%M:%S%.f", strict=False
+    )
 
 
 def _json_field(key: str, present: bool) -> pl.Expr:
@@ -120,58 +142,84 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     if df.select(pl.col("text").str.contains("\x1b", literal=True).any()).item():
         df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
     json_like = df.select(pl.col("text").str.starts_with('{"').any()).item()
-    no_ray = pl.col("text").str.replace(RAY_PREFIX, "")
+    ray_like = df.select(pl.col("text").str.starts_with("(").any()).item()
+    # One anchored pass for every header family (captures on the header only: capturing the body
+    # with ``.*`` costs twenty times more), one replace to cut the header off. A Ray prefix is cut
+    # first, and only a custom or SGLang header may follow it.
+    head_src = pl.col("text").str.replace(RAY_PREFIX, "") if ray_like else pl.col("text")
+    df = df.with_columns(head_src.alias("src"))
+    # One pass per family: an alternation of all of them defeats the regex engine's fast path.
     df = df.with_columns(
-        no_ray.str.extract_groups(SGLANG_HEADER).alias("sg"),
-        no_ray.str.extract_groups(CUSTOM_HEADER).alias("cu"),
-        pl.col("text").str.extract_groups(GLOG_HEADER).alias("gl"),
-        pl.col("text").str.extract_groups(TORCH_HEADER).alias("to"),
-        pl.col("text").str.extract_groups(ROUTER_HEADER).alias("ro"),
-        pl.col("text").str.extract(UVICORN_LEVEL, 1).alias("uv"),
+        *[pl.col("src").str.extract_groups(part).alias(f"h{i}") for i, part in enumerate(_HEAD_PARTS)],
+        pl.col("src").str.replace(_HEAD_ONLY, "").alias("body"),
         _json_field("timestamp", json_like).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
     )
-    sg, cu, gl, to, ro = (pl.col(c).struct for c in ("sg", "cu", "gl", "to", "ro"))
-    ranks = pl.when(cu.field("body").is_null()).then(sg.field("ranks"))
+    df = df.with_columns(pl.struct([pl.col(f"h{i}").struct.unnest() for i in range(len(_HEAD_PARTS))]).alias("h"))
+    h = pl.col("h").struct
+    stripped = (pl.col("src") != pl.col("text")) if ray_like else pl.lit(False)
     header = (
-        pl.when(cu.field("body").is_not_null()).then(pl.lit("custom"))
-        .when(sg.field("body").is_not_null()).then(pl.lit("sglang"))
-        .when(gl.field("body").is_not_null()).then(pl.lit("glog"))
-        .when(to.field("body").is_not_null()).then(pl.lit("torch"))
-        .when(ro.field("body").is_not_null()).then(pl.lit("router"))
-        .when(pl.col("uv").is_not_null()).then(pl.lit("uvicorn"))
-        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
+        pl.when(h.field("c_date").is_not_null()).then(pl.lit("custom"))
+        .when(h.field("s_date").is_not_null()).then(pl.lit("sglang"))
+        .when(stripped).then(pl.lit(None, pl.String))
+        .when(h.field("g_level").is_not_null()).then(pl.lit("glog"))
+        .when(h.field("t_level").is_not_null()).then(pl.lit("torch"))
+        .when(h.field("r_date").is_not_null()).then(pl.lit("router"))
     )
+    df = df.with_columns(header.alias("header"))
+    if ray_like:  # a Ray prefix before anything but a custom/SGLang header: no header at all
+        keep = pl.col("header").is_in(["custom", "sglang"]) | ~stripped
+        df = df.with_columns(
+            pl.when(keep).then(pl.col("body")).otherwise(pl.col("text")).alias("body"),
+            pl.when(keep).then(pl.col("h")).otherwise(pl.lit(None)).alias("h"),
+        )
+    uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
+        pl.col("body").str.extract(UVICORN_LEVEL, 1)
+    )
+    json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
     dated_ts = pl.coalesce(
-        _timestamp(cu.field("date"), cu.field("time")),
-        _timestamp(sg.field("date"), sg.field("time")),
-        _timestamp(ro.field("date"), ro.field("time")),
-        _json_timestamp(pl.col("js_ts")),
+        _timestamp(
+            pl.coalesce(h.field("c_date"), h.field("s_date"), h.field("r_date")),
+            pl.coalesce(h.field("c_time"), h.field("s_time"), h.field("r_time")),
+        ),
+        json_ts,
     )
-    df = df.with_columns(header.alias("header"), dated_ts.alias("dated_ts"))
-    year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().fill_null(1970).cast(pl.String)
-    month = pl.coalesce(gl.field("month"), to.field("month")).str.pad_start(2, "0")
-    day = pl.coalesce(gl.field("day"), to.field("day"))
-    yearless_ts = _timestamp(year + "-" + month + "-" + day, pl.coalesce(gl.field("time"), to.field("time")))
-    letter = pl.coalesce(gl.field("level"), to.field("level"))
+    df = df.with_columns(
+        pl.when(pl.col("header").is_not_null())
+        .then(pl.col("header"))
+        .when(uv.is_not_null())
+        .then(pl.lit("uvicorn"))
+        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null())
+        .then(pl.lit("json"))
+        .alias("header"),
+        uv.alias("uv"),
+        dated_ts.alias("dated_ts"),
+    )
+    yearless = pl.col("header").is_in(["glog", "torch"])
+    if df.select(yearless.any()).item():
+        year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().fill_null(1970).cast(pl.String)
+        month = pl.coalesce(h.field("g_month"), h.field("t_month")).str.pad_start(2, "0")
+        day = pl.coalesce(h.field("g_day"), h.field("t_day"))
+        yearless_ts = _timestamp(year + "-" + month + "-" + day, pl.coalesce(h.field("g_time"), h.field("t_time")))
+        log_ts = pl.coalesce(pl.col("dated_ts"), yearless_ts)
+    else:
+        log_ts = pl.col("dated_ts")
+    letter = pl.coalesce(h.field("g_level"), h.field("t_level"))
     level = pl.coalesce(
-        cu.field("level"),
-        letter.replace_strict(_GLOG_LEVEL, default=None),
-        ro.field("level").replace({"WARN": "WARNING"}),
+        h.field("c_level"),
+        letter.replace_strict(_GLOG_LEVEL, default=None, return_dtype=pl.String),
+        h.field("r_level").replace({"WARN": "WARNING"}),
         pl.col("uv"),
-        sg.field("body").str.extract(UVICORN_LEVEL, 1),
         pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
     )
-    body = pl.coalesce(
-        cu.field("body"), sg.field("body"), gl.field("body"), to.field("body"), ro.field("body"), pl.col("text")
-    )
+    ranks = h.field("s_ranks")
     return df.select(
-        pl.coalesce(pl.col("dated_ts"), yearless_ts).alias("log_ts"),
+        log_ts.alias("log_ts"),
         level.alias("level"),
         _rank(ranks, "DP").alias("dp_rank"),
         _rank(ranks, "PP").alias("pp_rank"),
-        pl.coalesce(_rank(ranks, "TP"), to.field("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
+        pl.coalesce(_rank(ranks, "TP"), h.field("t_rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
         _rank(ranks, "EP").alias("ep_rank"),
         pl.col("header"),
-        body.alias("body"),
+        pl.col("body"),
     )

@@ -10,7 +10,8 @@
 --   tp_rank        TP rank (rank rows)
 --   events         records of this role or rank
 --   batches        batch lines
---   captures       py-spy captures (main threads)
+--   captures       py-spy captures (main threads; a capture without role or host takes those its pid
+--                  logged with)
 --   requests       router or HTTP access lines
 --   first_ts       first record (UTC)
 --   last_ts        last record (UTC)
@@ -32,9 +33,18 @@ WITH ranks AS (
 rank_batches AS (
     SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, count(*) AS n FROM batches GROUP BY ALL
 ),
+pid_role AS (
+    -- a capture from a bare py-spy file may lack role and host: take those its pid logged with
+    SELECT pid, any_value(role) AS role, any_value(host) AS host FROM events
+    WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
+    GROUP BY pid HAVING count(DISTINCT role) = 1 AND count(DISTINCT host) <= 1
+),
 rank_captures AS (
-    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, count(DISTINCT capture_id) AS n
-    FROM captures WHERE coalesce(is_main, thread_name = 'MainThread', false) OR thread_id = pid
+    SELECT coalesce(c.role, p.role) AS role, coalesce(c.host, p.host) AS host,
+           c.dp_rank, c.pp_rank, c.tp_rank, c.ep_rank, count(DISTINCT c.capture_id) AS n,
+           count(DISTINCT c.capture_id) FILTER (WHERE c.capture_ts IS NOT NULL) AS timed
+    FROM captures AS c LEFT JOIN pid_role AS p ON p.pid = c.pid
+    WHERE coalesce(c.is_main, c.thread_name = 'MainThread', false) OR c.thread_id = c.pid
     GROUP BY ALL
 ),
 rank_rows AS (
@@ -44,7 +54,8 @@ rank_rows AS (
            r.first_ts, r.last_ts,
            nullif(concat_ws('; ',
                CASE WHEN coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
-               CASE WHEN coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END), '') AS missing,
+               CASE WHEN coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
+               CASE WHEN c.n > 0 AND c.timed = 0 THEN 'py-spy capture without capture time' END), '') AS missing,
            NULL AS source,
            r.dp_rank, r.pp_rank, r.ep_rank
     FROM ranks AS r

@@ -15,6 +15,9 @@
 --   restart_ts         first record of a new process (pid) of the role after stopped_ts (UTC)
 --   restart_event_id   events.event_id of that first record
 --   until_restart_s    restart_ts - stopped_ts, seconds
+--   ready_ts           first "The server is fired up and ready to roll!" of the role after the stop and
+--                      before its next stop (UTC)
+--   ready_event_id     events.event_id of that line
 --   other_role         the other engine
 --   other_role_batches batches of the other role between stopped_ts and the restart (or resumption)
 --   other_role_last_ts the other role's last batch in that span (UTC)
@@ -24,7 +27,9 @@
 --   health_not_200     how many returned another status
 --   health_failures    "Health check failed" records (events.kind = health, level WARNING/ERROR)
 --   health_kept_200    true when /health was asked and answered only 200 meanwhile
---   verdict            the row in words
+--   verdict            the row in words: "wedged: …" (stopped while the other role went on and /health
+--                      kept answering 200), "stalled: …", "restarted: …" (no batch until a restart),
+--                      "no batches: …" (idle, stopped or not logged)
 --   event_id           events.event_id of the last batch (the stop)
 --   source             its file or journal
 --   source_pos         its position
@@ -113,6 +118,14 @@ health AS (
       ON q.role = s.role AND q.path LIKE '/health%' AND q.ts > s.stopped_ts AND q.ts <= s.span_end
     GROUP BY ALL
 ),
+ready AS (
+    SELECT s.role, s.stopped_ts, min(e.ts) AS ready_ts, arg_min(e.event_id, e.ts) AS ready_event_id
+    FROM (SELECT *, lead(stopped_ts) OVER (PARTITION BY role ORDER BY stopped_ts) AS next_stop FROM spans) AS s
+    JOIN events AS e
+      ON e.role = s.role AND e.ts > s.stopped_ts AND e.ts <= coalesce(s.next_stop, 'infinity'::TIMESTAMPTZ)
+     AND e.message LIKE '%The server is fired up and ready to roll%'
+    GROUP BY ALL
+),
 health_fail AS (
     SELECT s.role, s.stopped_ts, count(e.event_id) AS health_failures
     FROM spans AS s LEFT JOIN events AS e
@@ -134,6 +147,8 @@ SELECT
     s.restart_ts,
     s.restart_event_id,
     (epoch_us(s.restart_ts) - epoch_us(s.stopped_ts)) / 1e6 AS until_restart_s,
+    rd.ready_ts,
+    rd.ready_event_id,
     s.other_role,
     o.other_role_batches,
     o.other_role_last_ts,
@@ -151,6 +166,9 @@ SELECT
             THEN 'stalled: ' || s.role || ' stopped on ' || k.ranks_stopped || ' ranks while ' || s.other_role || ' went on'
         WHEN coalesce(k.running_req_at_stop, 0) > 0
             THEN 'stalled: ' || s.role || ' stopped with requests running; ' || s.other_role || ' did not advance either'
+        WHEN s.restart_ts IS NOT NULL
+            THEN 'restarted: ' || s.role || ' advanced no batch in the '
+                 || round((epoch_us(s.restart_ts) - epoch_us(s.stopped_ts)) / 1e6, 1) || ' s before its restart'
         ELSE 'no batches: idle, stopped or not logged'
     END AS verdict,
     s.event_id,
@@ -161,5 +179,6 @@ JOIN ranks AS k USING (role, stopped_ts)
 JOIN other AS o USING (role, stopped_ts)
 JOIN health AS h USING (role, stopped_ts)
 JOIN health_fail AS f USING (role, stopped_ts)
+LEFT JOIN ready AS rd USING (role, stopped_ts)
 JOIN b AS lb ON lb.event_id = s.event_id
 ORDER BY s.stopped_ts, s.role

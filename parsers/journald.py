@@ -15,6 +15,8 @@ import json
 import re
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from logcorr.schema import RECORD, UTC_US
 
@@ -48,8 +50,10 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     error text when a length prefix runs past the end of the data (a cut capture).
     """
     parts, found, pos, entry, error = [], [], 0, 0, None
-    search_from, tail = 0, b""  # tail: last byte of the text kept so far (a separator may span a cut)
-    while m := _BINARY_FIELD.search(data, search_from):
+    tail, m = b"", None  # tail: last byte of the text kept so far (a separator may span a cut)
+    for candidate in _lines_without_equals(data):
+        if candidate < pos or not (m := _BINARY_FIELD.match(data, candidate)):
+            continue  # inside a value already taken, or not a field name
         start, size_at = m.start(), m.end()
         if size_at + 8 > len(data):
             error = f"binary field {m.group(1).decode()} cut short"
@@ -64,9 +68,19 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
         tail = piece[-1:]
         parts.append(data[pos:start])
         found.append((entry, m.group(1).decode(), data[size_at + 8 : end]))
-        pos = search_from = end + 1
+        pos = end + 1
     parts.append(data[pos:] if error is None else data[pos : m.start()])
     return b"".join(parts), found, error
+
+
+def _lines_without_equals(data: bytes) -> list[int]:
+    """Byte offsets of the non-empty lines holding no ``=`` (binary field names, or bytes inside
+    their values), found by Arrow over the whole buffer instead of a Python regex scan."""
+    lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
+    sizes = pc.binary_length(lines)
+    starts = pc.subtract(pc.cumulative_sum(pc.add(sizes, 1)), pc.add(sizes, 1))
+    named = pc.and_(pc.greater(sizes, 0), pc.invert(pc.match_substring(lines, "=")))
+    return pc.filter(starts, named).to_pylist()
 
 
 def parse_export(

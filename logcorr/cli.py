@@ -101,6 +101,58 @@ def format_summary(result) -> str:
     return "\n".join(lines)
 
 
+@app.command()
+def query(
+    name_or_sql: Annotated[
+        str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
+    ] = None,
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv, json or markdown.")] = "table",
+    param: Annotated[
+        list[str], typer.Option("--param", "-p", help="NAME=VALUE for a query parameter (repeatable).")
+    ] = [],  # noqa: B006
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the saved queries and their questions.")
+    ] = False,
+) -> None:
+    """Run a saved query (by name) or any SQL on the tables of OUT; --list shows the saved ones."""
+    from logcorr import saved
+
+    if list_:
+        typer.echo(saved.describe())
+        return
+    if not name_or_sql:
+        _fail("give a saved query's name or SQL in quotes; `logcorr query --list` shows the saved queries")
+    if fmt not in saved.FORMATS:
+        _fail(f"--format {fmt!r}: expected one of {', '.join(saved.FORMATS)}")
+    try:
+        typer.echo(saved.run_query(out, name_or_sql, param, fmt))
+    except (saved.QueryError, FileNotFoundError) as e:
+        _fail(str(e))
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
+    ] = None,
+) -> None:
+    """The incident in words and numbers, for a postmortem (Markdown), drawn from the saved queries."""
+    from logcorr.report import ReportError
+    from logcorr.report import report as make_report
+
+    try:
+        text = make_report(out)
+    except (ReportError, FileNotFoundError) as e:
+        _fail(str(e))
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 

@@ -21,7 +21,8 @@
 -- reading: a role row with events 0 means that role was not ingested (for the router: no router
 --   log), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
 --   group; a rank with no batches has no last batch. The report lists these under "what the data
---   cannot say". Empty only when the tables are empty and no input is recorded.
+--   cannot say". The three role rows are always there, so on empty tables the answer is "no prefill
+--   engine log ingested", "no decode engine log ingested", "no router log ingested".
 WITH ranks AS (
     SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank,
            count(*) AS events, min(ts) AS first_ts, max(ts) AS last_ts

@@ -1,0 +1,407 @@
+"""``report()``: the incident in words and numbers, for a postmortem, drawn only from the saved queries.
+
+Every sentence is built from a row of ``incident_chain``, ``wedge``, ``abort_to_assert``,
+``last_batch_per_rank``, ``stuck_ranks`` or ``coverage``; a section whose query returns no row says
+so instead of guessing. Times are UTC. The output is Markdown.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+import logcorr
+from logcorr import saved as saved_mod
+from logcorr.saved import QueryError
+
+STUCK_WITH_ROLES = """
+SELECT s.* REPLACE (coalesce(s.role, p.role) AS role)
+FROM stuck_ranks AS s
+LEFT JOIN (
+    SELECT pid, any_value(role) AS role FROM events
+    WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
+    GROUP BY pid HAVING count(DISTINCT role) = 1
+) AS p ON p.pid = s.pid AND s.role IS NULL
+"""
+
+
+class ReportError(Exception):
+    """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
+
+
+def _t(ts: datetime | None, *, date: bool = True) -> str:
+    """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time."""
+    if ts is None:
+        return "?"
+    ts = ts.astimezone(UTC)
+    text = ts.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
+    if ts.microsecond:
+        text += f".{ts.microsecond // 1000:03d}"
+    return text + " UTC"
+
+
+def _s(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if abs(seconds) >= 120:
+        return f"{seconds:.0f} s ({seconds / 60:.1f} min)"
+    return f"{seconds:.1f} s"
+
+
+def _md(text: object, width: int = 240) -> str:
+    """A value as Markdown table cell text: pipes escaped, one line, long text cut at ``width``."""
+    if text is None:
+        return ""
+    s = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def _ranks(labels: list[str] | None) -> str:
+    return ", ".join(labels or []) or "?"
+
+
+def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -> list[str]:
+    """A Markdown table of ``df``'s ``columns`` (``{column: header}``), values passed through ``fmt``."""
+    fmt = fmt or {}
+    lines = ["| " + " | ".join(columns.values()) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in df.iter_rows(named=True):
+        cells = []
+        for col in columns:
+            v = row.get(col)
+            if col in fmt:
+                v = fmt[col](v)
+            elif isinstance(v, datetime):
+                v = _t(v, date=False)
+            elif isinstance(v, bool):
+                v = "yes" if v else "no"
+            elif isinstance(v, float):
+                v = f"{v:.1f}"
+            elif isinstance(v, list):
+                v = ",".join(str(x) for x in v)
+            cells.append(_md(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def gather(out: Path) -> dict[str, pl.DataFrame]:
+    """Run every query the report uses on OUT; ``{name: rows}``.
+
+    Raises:
+        FileNotFoundError: OUT does not exist.
+        ReportError: a saved query fails on OUT's tables (names the query and DuckDB's message).
+    """
+    saved = saved_mod.load_saved()
+    con = saved_mod.connect(out, saved)
+    results = {}
+    queries = {
+        name: name
+        for name in ("incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "coverage")
+    }
+    # a capture from a bare py-spy file may lack its role: take the role its pid logged with
+    queries["stuck_ranks"] = STUCK_WITH_ROLES
+    for name, sql in queries.items():
+        try:
+            results[name] = saved_mod.query(out, sql, saved=saved, con=con)
+        except QueryError as e:
+            raise ReportError(f"report: {name}: {e}") from e
+    results["sources"] = con.sql("SELECT * FROM sources").pl() if _has(con, "sources") else pl.DataFrame()
+    return results
+
+
+def _has(con, table: str) -> bool:
+    return bool(con.sql(f"SELECT count(*) FROM duckdb_views() WHERE view_name = '{table}'").fetchall()[0][0])
+
+
+def report(out: Path) -> str:
+    """The postmortem summary of the incident in OUT, as Markdown.
+
+    Args:
+        out: an ingest output folder.
+
+    Returns:
+        Markdown text: verdict, chain with times and ranks, aborts before each assertion, last batch
+        per rank, where each rank waits, evidence lines (``source:position`` and message), and what
+        the data cannot say. Times in UTC.
+
+    Raises:
+        FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
+    """
+    r = gather(Path(out))
+    chain, wedge, a2a = r["incident_chain"], r["wedge"], r["abort_to_assert"]
+    lbr, stuck, cov = r["last_batch_per_rank"], r["stuck_ranks"], r["coverage"]
+    stops = wedge.filter(
+        pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
+    )
+    span = [t for t in (cov["first_ts"].min(), cov["last_ts"].max()) if t is not None] if cov.height else []
+    lines = [
+        "# Incident report",
+        "",
+        f"Data: `{Path(out)}`"
+        + (f", {_t(span[0])} to {_t(span[1])}" if len(span) == 2 else "")
+        + f". Written by logcorr {logcorr.__version__}. Every statement below is a row of a saved query;"
+        " `logcorr query NAME -d OUT` shows the full rows.",
+        "",
+        "## Verdict",
+        "",
+    ]
+    lines += _verdict(stops, stuck, a2a, chain)
+    lines += ["", "## Chain of events (incident_chain)", ""]
+    if chain.height:
+        lines += _table(
+            chain,
+            {
+                "step_no": "#",
+                "step": "step",
+                "ts": "time (UTC)",
+                "role": "role",
+                "ranks": "ranks",
+                "detail": "what",
+            },
+            {"ts": lambda v: _t(v, date=False)},
+        )
+    else:
+        lines.append(
+            "No step of the chain has a row: no abort burst, assertion, stop, capture or restart in the data."
+        )
+    lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""]
+    lines += _aborts(a2a)
+    lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
+    lines += _stops(wedge, lbr)
+    lines += ["", "## Where each rank waits (stuck_ranks, last py-spy capture per rank)", ""]
+    if stuck.height:
+        verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
+            pl.first("verdict"), pl.first("groups")
+        )
+        for row in verdicts.iter_rows(named=True):
+            pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
+            lines.append(f"- {row['role']}{pp}: **{row['verdict']}**: {row['groups']}")
+        lines.append("")
+        lines += _table(
+            stuck,
+            {
+                "role": "role",
+                "rank_label": "rank",
+                "capture_ts": "captured (UTC)",
+                "wait_class": "waits in",
+                "backend": "backend",
+                "event_loop": "event loop",
+                "fingerprint_group": "group",
+                "no_progress": "no progress",
+            },
+        )
+    else:
+        lines.append("No py-spy capture in the data: where each rank waited cannot be said.")
+    lines += ["", "## Evidence", ""]
+    lines += _evidence(chain, a2a)
+    lines += ["", "## What the data cannot say (coverage)", ""]
+    lines += _missing(cov, stops, stuck, a2a, r["sources"])
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain: pl.DataFrame) -> list[str]:
+    lines: list[str] = []
+    for s in stops.iter_rows(named=True):
+        other = (
+            f"{s['other_role']} went on ({s['other_role_batches']} batches, until {_t(s['other_role_last_ts'], date=False)})"
+            if s["other_role_continued"]
+            else f"{s['other_role']} did not advance either"
+        )
+        health = (
+            f"/health answered 200 {s['health_200']} times and never otherwise"
+            if s["health_kept_200"]
+            else f"/health: {s['health_checks']} checks, {s['health_200']} answered 200, {s['health_not_200']} otherwise"
+            if s["health_checks"]
+            else "no /health request was logged meanwhile"
+        )
+        restart = (
+            f"the restart came at {_t(s['restart_ts'])} ({_s(s['until_restart_s'])} after the stop)"
+            if s["restart_ts"] is not None
+            else "no restart is in the data"
+        )
+        resumed = (
+            f", batches again at {_t(s['resumed_ts'], date=False)}"
+            if s["resumed_ts"] is not None
+            else ", no batch after it"
+        )
+        if s["ready_ts"] is not None:
+            resumed = (
+                f', ready again ("fired up and ready to roll") at {_t(s["ready_ts"], date=False)}' + resumed
+            )
+        lines.append(
+            f"- **{s['role'].capitalize()} {s['verdict'].split(':')[0]}** at {_t(s['first_rank_stopped_ts'])}: "
+            f"no batch after it on any of its {s['ranks_stopped']} ranks ({_ranks(s['rank_labels'])}; the last of "
+            f"them at {_t(s['stopped_ts'], date=False)}, "
+            f"{s['running_req_at_stop'] or 0} requests running) for {_s(s['stalled_s'])}; {other}; {health}; "
+            f"{restart}{resumed}."
+        )
+    if stops.height == 0:
+        lines.append(
+            "- No engine stopped advancing for the wedge query's gap (min_gap_s): no wedge in the data."
+        )
+    if stuck.height:
+        for (role,), grp in stuck.group_by("role", maintain_order=True):
+            verdicts = sorted(set(grp["verdict"].drop_nulls()))
+            groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
+            if "divergent" in verdicts:
+                lines.append(
+                    f"- **TP desync in {role}**: its ranks wait in different places in their last captures: {groups}."
+                )
+            else:
+                lines.append(f"- {role.capitalize()} ranks are in lockstep: {groups}.")
+    asserted = a2a.filter(pl.col("asserted"))
+    if asserted.height:
+        for (room, role), grp in asserted.group_by("bootstrap_room", "assert_role", maintain_order=True):
+            first = grp.row(0, named=True)
+            ranks = ", ".join(f"TP{x}" for x in first["assert_tp_ranks"] or [])
+            before = grp.filter(pl.col("delta_ms") >= 0)
+            if before.height:
+                closest = before.sort("delta_ms").row(0, named=True)
+                cause = (
+                    f"{before.height} abort record(s) of this room came first, the last one "
+                    f"{closest['delta_ms']:.1f} ms before ({closest['abort_kind']} on {closest['abort_role']}"
+                    + (f" TP{closest['abort_tp_rank']}" if closest["abort_tp_rank"] is not None else "")
+                    + ")"
+                )
+            else:
+                cause = "no abort of this room came before it"
+            lines.append(
+                f"- **Trigger**: room {room}: `assert room in self.transfer_infos` on {role} {ranks} at "
+                f"{_t(first['assert_first_ts'])}; {cause}."
+            )
+    elif a2a.height:
+        lines.append(
+            "- No transfer_infos assertion in the data; "
+            f"{a2a['bootstrap_room'].n_unique()} room(s) were aborted (see below): the trigger cannot be named."
+        )
+    else:
+        lines.append("- No transfer_infos assertion and no abort with a room in the data.")
+    burst = chain.filter(pl.col("step") == "abort_burst")
+    for b in burst.iter_rows(named=True):
+        lines.append(f"- **Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
+    return lines
+
+
+def _aborts(a2a: pl.DataFrame) -> list[str]:
+    if a2a.height == 0:
+        return ["No assertion and no abort with a bootstrap room: nothing to pair."]
+    lines = []
+    if not a2a["asserted"].any():
+        lines += ["No transfer_infos assertion in the data; the aborts of each room are listed instead.", ""]
+    return lines + _table(
+        a2a,
+        {
+            "bootstrap_room": "room",
+            "assert_role": "asserted on",
+            "assert_tp_ranks": "assert ranks",
+            "assert_first_ts": "assertion (UTC)",
+            "abort_ts": "abort (UTC)",
+            "abort_role": "abort role",
+            "abort_tp_rank": "abort rank",
+            "abort_kind": "abort kind",
+            "abort_rid": "rid",
+            "delta_ms": "abort → assertion (ms)",
+            "request_status": "router status",
+            "finding": "finding",
+        },
+        {"abort_tp_rank": lambda v: "" if v is None else f"TP{v}"},
+    )
+
+
+def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
+    lines = []
+    if wedge.height:
+        lines += _table(
+            wedge,
+            {
+                "role": "role",
+                "stopped_ts": "stopped (UTC)",
+                "ranks_stopped": "ranks",
+                "stop_spread_s": "spread (s)",
+                "stalled_s": "stalled (s)",
+                "other_role_continued": "other role went on",
+                "health_kept_200": "/health kept 200",
+                "restart_ts": "restart (UTC)",
+                "resumed_ts": "batches again (UTC)",
+                "verdict": "verdict",
+            },
+        )
+    else:
+        lines.append("No gap in any role's batches: the wedge query finds no stop.")
+    lines.append("")
+    if lbr.height:
+        lines += _table(
+            lbr,
+            {
+                "role": "role",
+                "rank_label": "rank",
+                "run": "run",
+                "pid": "pid",
+                "last_batch_ts": "last batch (UTC)",
+                "running_req": "running",
+                "lag_in_role_s": "lag in role (s)",
+                "lag_behind_other_role_s": "other role went on (s)",
+            },
+        )
+    else:
+        lines.append("No batch line in the data: the last batch of each rank cannot be said.")
+    return lines
+
+
+def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
+    lines = []
+    for row in chain.iter_rows(named=True):
+        where = f"{row['source']}:{row['source_pos']}" if row["source"] else "(no record)"
+        lines.append(f"- {row['step']} ({row['role'] or 'all roles'}): `{_md(where)}`: {_md(row['message'])}")
+    asserted = a2a.filter(pl.col("asserted") & pl.col("abort_event_id").is_not_null())
+    for row in asserted.sort("abort_ts").head(20).iter_rows(named=True):
+        lines.append(
+            f"- abort of room {row['bootstrap_room']}: `{_md(row['abort_source'])}:{_md(row['abort_source_pos'])}`: "
+            f"{_md(row['abort_message'])}"
+        )
+    return lines or ["No evidence row: the chain is empty."]
+
+
+def _missing(
+    cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, sources: pl.DataFrame
+) -> list[str]:
+    lines = []
+    consequences = {
+        "no router log ingested": "router requests (client status, latency, which prefill/decode pair) cannot be tied in",
+        "no py-spy capture": "where it waited cannot be said",
+        "no batch lines": "when it last advanced cannot be said",
+        "no /health lines": "whether /health kept answering cannot be said",
+        "engine log ingested": "nothing about that engine can be said",
+        "no router request lines": "no request can be tied to a room through the router",
+        "without capture time": "when it was taken cannot be said (a bare py-spy file; its file name may tell)",
+    }
+    for row in cov.filter(pl.col("missing").is_not_null()).iter_rows(named=True):
+        what = row["missing"]
+        so = "; ".join(v for k, v in consequences.items() if k in what)
+        if row["scope"] == "role":
+            subject = row["role"]
+        elif row["scope"] == "rank":
+            subject = f"{row['role']} {row['rank_label']}" + (f" on {row['host']}" if row["host"] else "")
+        else:
+            subject = f"input {row['source']}"
+        lines.append(f"- {subject}: {what}" + (f", so {so}" if so else "") + ".")
+    unlinked = a2a.filter(pl.col("asserted") & pl.col("request_event_id").is_null())
+    for room in unlinked["bootstrap_room"].unique(maintain_order=True):
+        lines.append(
+            f"- No router or HTTP request line names room {room} or its rids, so the client request behind "
+            "the assertion cannot be named from the data (the router logs neither room nor rid at INFO)."
+        )
+    if a2a.height == 0 or not a2a["asserted"].any():
+        lines.append(
+            "- No transfer_infos assertion: the report cannot name the room whose cleanup raced the transfer."
+        )
+    if stops.height == 0:
+        lines.append("- No stop found in the batch lines: the report cannot say when an engine wedged.")
+    if stuck.height == 0:
+        lines.append(
+            "- No py-spy capture: the desync (which rank waits in which collective) cannot be shown."
+        )
+    if not lines:
+        lines.append("Every role and rank has batch lines and a py-spy capture; the router log is present.")
+    return lines

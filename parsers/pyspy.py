@@ -966,7 +966,8 @@ def stuck_ranks(captures: pl.DataFrame, *, max_gap_s: float = 600.0) -> pl.DataF
 
     Returns:
         Schema ``STUCK_RANKS``, one row per rank = ``(host, role, dp, pp, tp, ep)`` (plus ``pid`` when
-        all four ranks are null), ordered by role, pp_rank, then rank:
+        all four ranks or the role are null; ``rank_label`` is then ``TP0@pid`` or ``pid123``), ordered
+        by role, pp_rank, then rank:
 
         - the rank's LAST main-thread capture (order: ``capture_ts``, ``source``, ``source_pos``
           (numerically when it is a number), ``capture_seq``, ``capture_id``; nulls first);
@@ -1002,7 +1003,8 @@ def stuck_ranks(captures: pl.DataFrame, *, max_gap_s: float = 600.0) -> pl.DataF
         .sort(order, nulls_last=False)
     )
     no_ranks = pl.all_horizontal(pl.col(c).is_null() for c in _RANK_COLS)
-    main = main.with_columns(pl.when(no_ranks).then(pl.col("pid")).alias("_key_pid"))
+    # Without ranks, or without a role (bare dump files of both engines), the pid tells processes apart.
+    main = main.with_columns(pl.when(no_ranks | pl.col("role").is_null()).then(pl.col("pid")).alias("_key_pid"))
     by_pid = ["host", "pid"]
     main = main.with_columns(
         *[
@@ -1037,6 +1039,8 @@ def stuck_ranks(captures: pl.DataFrame, *, max_gap_s: float = 600.0) -> pl.DataF
         .with_columns(
             pl.when(rank_label == "")
             .then(pl.concat_str(pl.lit("pid"), pl.col("pid").cast(pl.String).fill_null("?")))
+            .when(pl.col("role").is_null())
+            .then(pl.concat_str(rank_label, pl.lit("@"), pl.col("pid").cast(pl.String).fill_null("?")))
             .otherwise(rank_label)
             .alias("rank_label"),
             label.alias("_label"),

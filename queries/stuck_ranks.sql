@@ -10,7 +10,8 @@
 --   wait_class, backend, event_loop, wait_frame, innermost, fingerprint, fingerprint_group,
 --   no_progress, progress_gap_s, verdict, groups.
 -- Parameters: none. The no_progress window is 600 s, as parsers.pyspy.stuck_ranks(max_gap_s=600).
--- How to read: one row per rank (host, role, dp, pp, tp, ep; plus pid when a process shows no ranks).
+-- How to read: one row per rank (host, role, dp, pp, tp, ep; plus pid when a process shows no ranks
+--   or has no role, then rank_label reads "TP0@3307" or "pid3307").
 --   The main thread is the one whose thread_id equals the pid, or named MainThread. The last capture
 --   is the latest by capture_ts, then source, source_pos (as a number when it is one), capture_seq.
 --   verdict is per (role, pp_rank): "lockstep" when every rank waits in the same class(backend),
@@ -27,8 +28,8 @@ WITH main AS (
 ),
 ordered AS (
     SELECT *,
-        CASE WHEN dp_rank IS NULL AND pp_rank IS NULL AND tp_rank IS NULL AND ep_rank IS NULL THEN pid END
-            AS key_pid,
+        CASE WHEN (dp_rank IS NULL AND pp_rank IS NULL AND tp_rank IS NULL AND ep_rank IS NULL) OR role IS NULL
+             THEN pid END AS key_pid,
         row_number() OVER (ORDER BY capture_ts NULLS FIRST, source NULLS FIRST, pos_num NULLS FIRST,
                            source_pos NULLS FIRST, capture_seq NULLS FIRST, capture_id NULLS FIRST) AS ord
     FROM main
@@ -59,7 +60,8 @@ labelled AS (
              ELSE false END AS no_progress,
         coalesce(wait_class, 'unknown') || CASE WHEN backend IS NOT NULL THEN '(' || backend || ')' ELSE '' END
             AS label,
-        coalesce(nullif(concat_ws('_', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank), ''),
+        coalesce(nullif(concat_ws('_', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank), '')
+                     || CASE WHEN role IS NULL THEN '@' || coalesce(CAST(pid AS VARCHAR), '?') ELSE '' END,
                  'pid' || coalesce(CAST(pid AS VARCHAR), '?')) AS rank_label,
         row_number() OVER (PARTITION BY role, pp_rank
                            ORDER BY dp_rank NULLS LAST, tp_rank NULLS LAST, ep_rank NULLS LAST, host NULLS LAST,

@@ -535,11 +535,20 @@ def comparable(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-@pytest.mark.parametrize("variant", ["incident", "one_capture", "no_ranks"])
+def test_without_role_the_pid_keeps_engines_apart():
+    caps = incident().with_columns(pl.lit(None, pl.String).alias("role"))
+    out = stuck_ranks(caps)
+    assert out.height == 8 and out["pid"].n_unique() == 8
+    assert out["rank_label"].to_list()[:3] == ["TP0@2000", "TP0@3000", "TP1@2001"]
+
+
+@pytest.mark.parametrize("variant", ["incident", "one_capture", "no_ranks", "no_role"])
 def test_sql_gives_the_same_answer(variant):
     caps = incident(second_decode_dump=variant != "one_capture")
     if variant == "no_ranks":
         caps = pl.concat([caps, parse_dump(case("pyspy/05_vllm_py314_thread_without_name.txt")).captures])
+    if variant == "no_role":
+        caps = caps.with_columns(pl.when(pl.col("pid") > 3001).then(None).otherwise(pl.col("role")).alias("role"))
     py = comparable(stuck_ranks(caps))
     sql = comparable(run_sql(caps))
     assert sql.columns == py.columns

@@ -540,13 +540,13 @@ class _Reader:
             return "locals"
         if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
             return self.frame(m)
-        if self.thread is not None and _indent(line) > 0 and self.is_last_of_block(i):
-            return self.cut_frame(line)
         for name in _DECORATIONS:
             if _RE[name].match(line):
                 if name == "separator":
                     self.close()
                 return "decoration"
+        if self.thread is not None and _indent(line) > 0 and self.is_last_of_block(i):
+            return self.cut_frame(line)
         if self.cap is not None and not self.after_break:
             return "unparsed"
         self.close()
@@ -868,7 +868,7 @@ def parse_dump(
     unknown = sorted(set(hint) - set(_RANK_COLS))
     if unknown:
         raise PyspyError(f"ranks_hint keys {unknown} are not ranks; use {list(_RANK_COLS)}")
-    reader = _Reader(text if isinstance(text, str) else str(text)).run()
+    reader = _Reader(text if isinstance(text, str) else "" if text is None else str(text)).run()
     kinds = [k or "unparsed" for k in reader.kinds]
     first_marker = next((c.marker_ts for c in reader.captures if c.marker_ts is not None), None)
 

@@ -20,6 +20,7 @@ from logcorr.parsers.pyspy import (
     STACKS,
     STUCK_RANKS,
     PyspyError,
+    _clean,
     classify,
     classify_stack,
     parse_dump,
@@ -59,8 +60,13 @@ def check_lines_kept(text: str, result) -> None:
     assert set(kinds) <= set(LINE_KINDS)
     assert result.unparsed_lines == [ln for ln, k in zip(lines, kinds, strict=True) if k == "unparsed"]
     assert result.other_lines == [ln for ln, k in zip(lines, kinds, strict=True) if k == "other"]
+    for line, kind in zip(lines, kinds, strict=True):
+        # a line read as blank is blank once ANSI codes and a compose/kubectl prefix are gone
+        assert kind != "blank" or not _clean(line).strip(), line
     if "json" not in kinds:
         assert result.frames["function"].is_not_null().sum() == kinds.count("frame")
+        locals_lines = sum(len(t.split("\n")) for t in result.frames["locals"].drop_nulls())
+        assert locals_lines == kinds.count("locals")
     thread_rows = result.captures.height
     assert result.frames.select("capture_id", "thread_id").unique().height <= thread_rows
 

@@ -9,7 +9,9 @@
 --   pid, capture_id, capture_ts, n_captures (main-thread captures of this rank), thread_id,
 --   wait_class, backend, event_loop, wait_frame, innermost, fingerprint, fingerprint_group,
 --   no_progress, progress_gap_s, verdict, groups.
--- Parameters: none. The no_progress window is 600 s, as parsers.pyspy.stuck_ranks(max_gap_s=600).
+-- Parameters:
+--   max_gap_s   two captures of one pid at most this many seconds apart with the same fingerprint are
+--               no_progress (DOUBLE; default 600, as parsers.pyspy.stuck_ranks)
 -- How to read: one row per rank (host, role, dp, pp, tp, ep; plus pid when a process shows no ranks
 --   or has no role, then rank_label reads "TP0@3307" or "pid3307").
 --   The main thread is the one whose thread_id equals the pid, or named MainThread. The last capture
@@ -18,9 +20,12 @@
 --   "divergent" otherwise; groups lists "class(backend): ranks" joined by " | ", e.g.
 --   "broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3" = a TP desync. fingerprint_group gets a
 --   "#k" suffix when ranks share a class but not the exact stack. no_progress is true when the previous
---   capture of the same pid had the same fingerprint and was 0 < gap <= 600 s earlier, null when the
---   gap is unknown. role must be set (ingest fills it from the unit) or engines mix.
-WITH main AS (
+--   capture of the same pid had the same fingerprint and was 0 < gap <= max_gap_s earlier, null when
+--   the gap is unknown. role must be set (ingest fills it from the unit) or engines mix.
+WITH params AS (
+    SELECT coalesce(getvariable('max_gap_s')::DOUBLE, 600.0) AS max_gap_s
+),
+main AS (
     SELECT *, TRY_CAST(source_pos AS BIGINT) AS pos_num
     FROM captures
     WHERE coalesce(is_main, coalesce(thread_id = pid, false) OR thread_name = 'MainThread')
@@ -56,7 +61,7 @@ labelled AS (
     SELECT *,
         CASE WHEN prev_capture_id IS NULL OR prev_fingerprint IS DISTINCT FROM fingerprint THEN false
              WHEN progress_gap_s IS NULL OR progress_gap_s <= 0 THEN NULL
-             WHEN progress_gap_s <= 600 THEN true
+             WHEN progress_gap_s <= (SELECT max_gap_s FROM params) THEN true
              ELSE false END AS no_progress,
         coalesce(wait_class, 'unknown') || CASE WHEN backend IS NOT NULL THEN '(' || backend || ')' ELSE '' END
             AS label,

@@ -526,8 +526,10 @@ def test_same_class_different_stacks_get_numbered_groups():
     assert set(out["groups"]) == {"all_reduce(nccl)#1: TP0,TP2 | all_reduce(nccl)#2: TP1,TP3"}
 
 
-def run_sql(captures: pl.DataFrame, frames: pl.DataFrame | None = None) -> pl.DataFrame:
+def run_sql(captures: pl.DataFrame, frames: pl.DataFrame | None = None, max_gap_s=None) -> pl.DataFrame:
     con = duckdb.connect()
+    if max_gap_s is not None:
+        con.execute(f"SET VARIABLE max_gap_s = '{max_gap_s}'")
     con.register("captures", captures.to_arrow())
     if frames is not None:
         con.register("stacks", frames.to_arrow())
@@ -561,9 +563,16 @@ def test_sql_gives_the_same_answer(variant):
     assert sql.to_dicts() == py.to_dicts()
 
 
+def test_sql_max_gap_parameter():
+    caps = incident()
+    assert stuck_ranks(caps, max_gap_s=2)["no_progress"].to_list() == [False] * 8
+    py = comparable(stuck_ranks(caps, max_gap_s=2))
+    assert comparable(run_sql(caps, max_gap_s=2)).to_dicts() == py.to_dicts()
+
+
 def test_sql_header_documents_the_query():
     head = SQL.read_text().split("WITH", 1)[0]
-    for word in ("Question:", "Tables:", "Columns:", "How to read:", "captures"):
+    for word in ("Question:", "Tables:", "Columns:", "Parameters:", "How to read:", "captures"):
         assert word in head
     assert all(line.startswith("--") for line in head.strip().splitlines())
 

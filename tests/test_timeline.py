@@ -1,0 +1,450 @@
+"""``logcorr timeline``: lanes, markers and wedge on the sample incident, escaping of log text, size
+when binned, and the page opened in headless Chromium with the network off."""
+
+from __future__ import annotations
+
+import base64
+import html.parser
+import json
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from logcorr.ingest import ingest, table_schemas
+from logcorr.schema import conform
+from logcorr.timeline import TimelineError, load, timeline
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_logs"
+
+# The sample incident's true answers (sample_logs/README.md).
+DECODE_STOP = datetime(2025, 10, 29, 21, 34, 47, 414741, tzinfo=UTC)  # the last decode batch, TP2
+RESTART = datetime(2025, 10, 29, 21, 40, 45, 103228, tzinfo=UTC)  # "Stopping sglang-decode.service"
+ASSERT_RANKS = ["prefill TP0", "prefill TP1", "prefill TP3"]
+
+# Payloads that would run if any text reached the DOM as markup (they set the title, so a test sees it).
+HOSTILE = [
+    "<script>document.title='pwned-script'</script>",
+    "\"><img src=x onerror=\"document.title='pwned-img'\">",
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(2)>',
+]
+
+
+# ------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="session")
+def sample_out(tmp_path_factory) -> Path:
+    """The sample incident ingested as the README says (journal, py-spy dumps, router log)."""
+    if not shutil.which("journalctl"):
+        pytest.skip("journalctl not installed")
+    if not (SAMPLE / "journal").exists():
+        pytest.skip("sample_logs/journal not present")
+    out = tmp_path_factory.mktemp("sample") / "out"
+    ingest([SAMPLE / "journal", SAMPLE / "pyspy", SAMPLE / "router.log"], out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_html(sample_out: Path, tmp_path_factory) -> Path:
+    return timeline(sample_out, tmp_path_factory.mktemp("html") / "sample.html").html
+
+
+def _write(out: Path, table: str, rows: list[dict] | pl.DataFrame) -> None:
+    df = rows if isinstance(rows, pl.DataFrame) else pl.DataFrame(rows, infer_schema_length=None)
+    (out / table).mkdir(parents=True, exist_ok=True)
+    conform(df, table_schemas()[table]).write_parquet(out / table / "part-0.parquet")
+
+
+def hand_made_out(out: Path, *, rate_hz: float = 1.0, minutes: int = 12, hostile: bool = False) -> Path:
+    """An OUT written directly with the ingest's table schemas, shaped like the incident: 4 prefill
+    + 4 decode ranks and a router; decode stops at 21:34:47 and restarts at 21:40:40; the assertion
+    on prefill TP0, 1, 3; py-spy captures with prefill in lockstep and decode split. ``hostile``
+    puts markup into every text a reader sees: host, rid, message, source path."""
+    t0 = datetime(2025, 10, 29, 21, 30, tzinfo=UTC)
+    out.mkdir(parents=True)
+    host = HOSTILE[1] if hostile else "gpu-node-1"
+    stop, restart = t0 + timedelta(minutes=4, seconds=47), t0 + timedelta(minutes=10, seconds=40)
+    n = int(minutes * 60 * rate_hz)
+    step = timedelta(seconds=1 / rate_hz)
+    ts = pl.datetime_range(t0, t0 + step * (n - 1), step, eager=True, time_unit="us", time_zone="UTC")
+    frames = []
+    for role in ("prefill", "decode"):
+        for tp in range(4):
+            df = pl.DataFrame({"ts": ts + timedelta(milliseconds=37 * tp)})
+            if role == "decode":
+                df = df.filter((pl.col("ts") <= stop) | (pl.col("ts") >= restart + timedelta(seconds=10)))
+            frames.append(
+                df.with_columns(
+                    host=pl.lit(host),
+                    role=pl.lit(role),
+                    tp_rank=pl.lit(tp, pl.Int16),
+                    pid=pl.when(pl.col("ts") < restart).then(100 + tp).otherwise(200 + tp),
+                    batch_type=pl.lit(f"{role.title()} batch"),
+                    running_req=pl.int_range(pl.len()) % 40 + 1,
+                    token_usage=pl.lit(0.25),
+                    gen_throughput=pl.lit(1234.5),
+                    source=pl.lit(HOSTILE[0] if hostile else "/var/log/journal"),
+                    source_pos=pl.int_range(pl.len()).cast(pl.String),
+                )
+            )
+    batches = pl.concat(frames).with_columns(event_id=pl.int_range(pl.len(), dtype=pl.Int64))
+    _write(out, "batches", batches)
+    eid = batches.height
+    room = 6_161_224_806_487_654_321
+    aborts, terr, events, requests, captures, stacks, rooms = [], [], [], [], [], [], []
+
+    def event(ts, role, kind, message, **kw):
+        nonlocal eid
+        eid += 1
+        events.append(dict(event_id=eid, ts=ts, host=host, role=role, kind=kind, message=message,
+                           source="j", source_pos=str(eid), boot_id="b", **kw))
+        return eid
+
+    for tp in range(4):  # a process per rank, restarted: the wedge query finds the restart by pid
+        event(t0, "decode", "other", "[2025-10-29 21:30:00 TP{tp}] Scheduler started", pid=100 + tp, tp_rank=tp)
+        event(restart, "decode", "other", "[2025-10-29 21:40:40 TP{tp}] Init torch distributed begin.",
+              pid=200 + tp, tp_rank=tp)
+    for i in range(20):  # the abort burst, on the decode http server (no rank)
+        ts = t0 + timedelta(minutes=4, seconds=38, milliseconds=300 * i)
+        rid = HOSTILE[i % len(HOSTILE)] if hostile else f"rid{i:03d}"
+        msg = f"[2025-10-29 21:34:38] [http_server] Error: Request is disconnected. Abort request obj.rid='{rid}'"
+        e = event(ts, "decode", "abort", msg, rid=rid, pid=50)
+        aborts.append(dict(event_id=e, ts=ts, host=host, role="decode", rid=rid, bootstrap_room=room - i + 5,
+                           abort_kind="client_disconnected", reason="Request is disconnected", source="j"))
+        rooms.append(dict(rid=rid, bootstrap_room=room - i + 5, role="decode", host=host, first_ts=ts, last_ts=ts))
+    for tp in (0, 1, 3):
+        ts = t0 + timedelta(minutes=4, seconds=46, milliseconds=tp)
+        tb = ["Traceback (most recent call last):", '  File "conn.py", line 1, in transfer_worker',
+              "    assert room in self.transfer_infos", "AssertionError"]
+        msg = "\n".join([f"[2025-10-29 21:34:46 TP{tp}] Unexpected transfer worker error for room {room}", *tb])
+        e = event(ts, "prefill", "transfer_error", msg, tp_rank=tp, bootstrap_room=room, pid=10 + tp)
+        terr.append(dict(event_id=e, ts=ts, host=host, role="prefill", tp_rank=tp, bootstrap_room=room,
+                         error_kind="assert_transfer_infos", reason="AssertionError", source="j"))
+    for k in range(0, minutes * 60, 10):  # /health every 10 s on decode, always 200
+        ts = t0 + timedelta(seconds=k)
+        line = '[2025-10-29 21:30:00] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK'
+        e = event(ts, "decode", "health", line, pid=50)
+        requests.append(dict(event_id=e, ts=ts, host=host, role="decode", method="GET", path="/health", status=200))
+    for k in range(0, minutes * 60, 2):  # router requests, failing during the wedge
+        ts = t0 + timedelta(seconds=k, milliseconds=500)
+        bad = stop + timedelta(seconds=30) < ts < restart
+        msg = ("request failed with server error " + (HOSTILE[k % 4] if hostile else "")) if bad else "finished processing request"
+        e = event(ts, "router", "request", msg, level="ERROR" if bad else "INFO", pid=7)
+        requests.append(dict(event_id=e, ts=ts, host=host, role="router", method="POST", path="/generate",
+                             status=502 if bad else 200, latency_ms=30000.0 if bad else 120.0, message=msg,
+                             request_id=f"gnt-{k}", bootstrap_room=room if k == 280 else None))
+    groups = {("prefill", t): ("all_reduce", "nccl", "fpA") for t in range(4)}
+    groups |= {("decode", 0): ("broadcast", "gloo", "fpB"), ("decode", 1): ("broadcast", "gloo", "fpB"),
+               ("decode", 2): ("all_reduce", "nccl", "fpC"), ("decode", 3): ("all_reduce", "nccl", "fpC")}
+    for (role, tp), (cls, backend, fp) in groups.items():
+        for shot in range(2):
+            cid = f"{role}-{tp}-{shot}"
+            ts = t0 + timedelta(minutes=7, seconds=30 * shot, milliseconds=tp)
+            captures.append(dict(capture_id=cid, capture_ts=ts, host=host, role=role, tp_rank=tp, pid=100 + tp,
+                                 thread_id=100 + tp, thread_name="MainThread", thread_state="active", is_main=True,
+                                 wait_class=cls, backend=backend, event_loop="event_loop_overlap_disagg_" + role,
+                                 fingerprint=fp, source=f"pyspy/{role}{tp}.txt", source_pos="1"))
+            for depth, func in enumerate([cls, "recv_requests", "event_loop_overlap_disagg_" + role]):
+                stacks.append(dict(capture_id=cid, thread_id=100 + tp, depth=depth, function=func,
+                                   file="sglang/srt/managers/scheduler.py", line=100 + depth))
+    _write(out, "aborts", aborts)
+    _write(out, "transfer_errors", terr)
+    _write(out, "events", events)
+    _write(out, "requests", requests)
+    _write(out, "captures", captures)
+    _write(out, "stacks", stacks)
+    _write(out, "rooms", rooms)
+    _write(out, "sources", [dict(source=HOSTILE[0] if hostile else "/var/log/journal", format="journal-dir",
+                                 records=len(events) + batches.height)])
+    (out / "manifest.json").write_text(json.dumps({"logcorr_version": "test"}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    return hand_made_out(tmp_path_factory.mktemp("made") / "out")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def plot_of(page: str) -> tuple[list, dict]:
+    """The traces and layout the page gives ``Plotly.newPlot``."""
+    m = re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*', page)
+    assert m, "no Plotly.newPlot call in the page"
+    dec = json.JSONDecoder()
+    data, end = dec.raw_decode(page, m.end())
+    layout, _ = dec.raw_decode(page, page.index("{", end))
+    return data, layout
+
+
+def values(v) -> list:
+    """A trace array as a list, whether plotly wrote it plain or as a base64 typed array."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return a.reshape(v["shape"]).tolist() if "shape" in v else a.tolist()
+    return list(v)
+
+
+def lane_names(layout: dict) -> dict[int, str]:
+    return dict(zip(layout["yaxis"]["tickvals"], layout["yaxis"]["ticktext"], strict=True))
+
+
+def ms(t: datetime) -> float:
+    return t.timestamp() * 1000
+
+
+class Tags(html.parser.HTMLParser):
+    """Every start tag of a page and every attribute that can load something."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.refs: list[tuple[str, str, str]] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.refs += [(tag, k, v) for k, v in attrs if k in ("src", "href", "data", "action", "srcset", "poster") and v]
+
+
+# ------------------------------------------------------------------------------ the sample incident
+
+
+def test_sample_has_a_lane_per_rank_and_the_router(sample_out: Path, sample_html: Path) -> None:
+    _, layout = plot_of(sample_html.read_text())
+    lanes = list(lane_names(layout).values())
+    ranks = [f"{role} TP{i}" for role in ("prefill", "decode") for i in range(4)]
+    assert all(r in lanes for r in ranks)
+    assert lanes.index("prefill TP3") < lanes.index("decode TP0")  # prefill, decode, router
+    routers = [i for i, name in enumerate(lanes) if name.startswith("router")]
+    assert routers and min(routers) > lanes.index("decode TP3")
+
+
+def test_sample_assertion_on_prefill_tp0_tp1_tp3_only(sample_html: Path) -> None:
+    data, layout = plot_of(sample_html.read_text())
+    names = lane_names(layout)
+    [star] = [t for t in data if t["name"] == "assert room in self.transfer_infos"]
+    assert sorted(names[round(y)] for y in values(star["y"])) == ASSERT_RANKS
+    assert all("4384674655194745451" in h for h in star["hovertext"])
+
+
+def test_sample_wedge_span_at_the_true_time(sample_html: Path) -> None:
+    _, layout = plot_of(sample_html.read_text())
+    names = lane_names(layout)
+    [rect] = [s for s in layout["shapes"] if s.get("xref") == "x" and s["type"] == "rect"]
+    assert rect["x0"] == pytest.approx(ms(DECODE_STOP), abs=1)
+    assert rect["x1"] == pytest.approx(ms(RESTART), abs=1)
+    covered = [names[i] for i in names if rect["y0"] < i < rect["y1"]]
+    assert {f"decode TP{i}" for i in range(4)} <= set(covered)
+    assert not any(n.startswith(("prefill", "router")) for n in covered)
+    assert any("decode wedged" in a["text"] and "21:34:47" in a["text"] for a in layout["annotations"])
+
+
+def test_sample_decode_captures_split_and_watchdog(sample_html: Path) -> None:
+    data, layout = plot_of(sample_html.read_text())
+    stacks = [t for t in data if t["name"].startswith("py-spy stack")]
+    labels = {t["name"].split(": ", 1)[1].rsplit(" (", 1)[0] for t in stacks}
+    assert {"broadcast (gloo)", "all_reduce (nccl)"} <= labels
+    [dog] = [t for t in data if t["name"] == "watchdog"]
+    assert sorted(lane_names(layout)[round(y)] for y in values(dog["y"])) == [f"decode TP{i}" for i in range(4)]
+
+
+def test_sample_page_makes_no_network_reference(sample_html: Path) -> None:
+    page = sample_html.read_text()
+    outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "<script></script>", page)
+    tags = Tags(outside)
+    assert tags.refs == []  # no src/href at all outside the inlined scripts
+    assert not re.search(r"""(?i)<(script|link|img|iframe|embed|object)\b[^>]*\b(src|href)\s*=""", page)
+    assert "@import" not in outside and "url(" not in outside
+    assert 'src="https://cdn.plot.ly' not in page and "MathJax.js" not in page
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+    assert "'unsafe-inline'" not in csp.split("script-src", 1)[1].split(";", 1)[0]
+    assert sample_html.stat().st_size < 10_000_000
+
+
+# ------------------------------------------------------------------------------ the hand-made OUT
+
+
+def test_lanes_marks_and_wedge_of_a_hand_made_out(made: Path, tmp_path: Path) -> None:
+    info = timeline(made, tmp_path / "t.html")
+    assert info.lanes == [
+        *[f"prefill TP{i}" for i in range(4)],
+        "decode (no rank)",
+        *[f"decode TP{i}" for i in range(4)],
+        "router",
+    ]
+    assert not info.binned
+    assert info.counts["assertion"] == 3 and info.counts["abort"] == 20
+    [w] = info.wedges
+    assert (w.role, w.stopped, w.resumed_by) == ("decode", datetime(2025, 10, 29, 21, 34, 47, tzinfo=UTC), "restart")
+
+
+def test_log_text_reaches_plotly_escaped(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out", hostile=True)
+    page = timeline(out, tmp_path / "t.html").html.read_text()
+    data, layout = plot_of(page)
+    strings = json.dumps([data, layout])
+    for bad in HOSTILE:
+        assert bad not in strings
+        assert json.dumps(bad)[1:-1] not in strings
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in strings
+    assert "&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in strings
+    outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "", page)
+    assert "img" not in Tags(outside).tags and "<script>alert" not in outside
+    assert "&lt;script&gt;document.title" in outside  # the source path, shown in the header as text
+
+
+def test_binned_when_dense_and_under_10_mb(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out", rate_hz=20, minutes=180)  # 8 ranks × 20/s × 3 h ≈ 1.7 M batches
+    info = timeline(out, tmp_path / "t.html")
+    assert info.binned and info.counts["batches"] > 1_500_000
+    assert info.bytes < 10_000_000
+    page = info.html.read_text()
+    assert "binned:" in page
+    data, _ = plot_of(page)
+    heat = [t for t in data if t["type"] == "heatmap"]
+    assert {t["name"].split()[0] for t in heat} == {"prefill", "decode", "router"}
+    assert sum(sum(v or 0 for v in row) for t in heat if "batches" in t["name"] for row in values(t["z"])) == (
+        info.counts["batches"]
+    )
+
+
+def test_filters_and_errors(made: Path, tmp_path: Path) -> None:
+    t0 = datetime(2025, 10, 29, 21, 30, tzinfo=UTC)
+    info = timeline(made, tmp_path / "t.html", since="21:34:00", until="2025-10-29 21:36:00", role="prefill")
+    assert info.lanes == [f"prefill TP{i}" for i in range(4)]
+    assert (info.first, info.last) == (t0 + timedelta(minutes=4), t0 + timedelta(minutes=6))
+    room = timeline(made, tmp_path / "r.html", room=6_161_224_806_487_654_321)
+    assert room.counts["assertion"] == 3 and room.counts["abort"] == 1
+    with pytest.raises(TimelineError, match="not a time"):
+        load(made, since="yesterday")
+    with pytest.raises(TimelineError, match="not after"):
+        load(made, since="21:40", until="21:30")
+    with pytest.raises(TimelineError, match="no manifest"):
+        load(tmp_path)
+    with pytest.raises(TimelineError, match="--role"):
+        load(made, role="encoder")
+    with pytest.raises(TimelineError, match="--room 7"):
+        load(made, room=7)
+
+
+# ------------------------------------------------------------------------------ in a browser
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        if path := shutil.which(name):
+            return path
+    pytest.skip("chromium not installed (CI installs Debian's chromium)")
+
+
+def open_in_chromium(page: Path, tmp: Path, *, dom: bool = True) -> tuple[str, Path, list[str]]:
+    """Open ``page`` from file:// in headless Chromium, offline: a fresh profile, every proxy and DNS
+    lookup pointed nowhere, background services off. Returns the DOM after the scripts ran, the
+    screenshot, and every URL Chromium's network log saw."""
+    shot, netlog = tmp / "shot.png", tmp / "netlog.json"
+    base = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--proxy-server=127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--hide-scrollbars",
+        "--window-size=1600,1000",
+        "--virtual-time-budget=15000",
+    ]
+    url = page.resolve().as_uri()
+    run = dict(capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [*base, f"--user-data-dir={tmp / 'profile-shot'}", f"--log-net-log={netlog}", f"--screenshot={shot}", url],
+        check=False,
+        **run,
+    )
+    assert shot.exists(), r.stderr[-2000:]
+    text = ""
+    if dom:
+        r = subprocess.run([*base, f"--user-data-dir={tmp / 'profile-dom'}", "--dump-dom", url], check=False, **run)
+        text = r.stdout
+        assert "<html" in text, r.stderr[-2000:]
+    return text, shot, page_requests(netlog)
+
+
+def page_requests(netlog: Path) -> list[str]:
+    """URLs the page asked for, from Chromium's net log: requests with an initiator (the page's
+    origin, ``null`` for file://); the browser's own background requests say "not an origin"."""
+    log = json.loads(netlog.read_text(errors="replace"))
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [
+        e["params"]["url"]
+        for e in log["events"]
+        if e["type"] == start and e.get("params", {}).get("initiator", "not an origin") != "not an origin"
+    ]
+
+
+def test_sample_draws_in_chromium_offline(sample_html: Path, tmp_path: Path) -> None:
+    dom, shot, urls = open_in_chromium(sample_html, tmp_path)
+    assert shot.stat().st_size > 20_000
+    root = re.search(r'(?s)<div id="logcorr-timeline".*', dom)
+    assert root and "main-svg" in root.group(0), "plotly did not draw"
+    for lane in ["prefill TP0", "prefill TP3", "decode TP0", "decode TP3", "router"]:
+        assert f">{lane}<" in root.group(0), lane
+    assert "decode wedged" in root.group(0)
+    assert "scatterlayer" in root.group(0) and root.group(0).count('class="point"') > 1000
+    assert [u for u in urls if not u.startswith(("file:", "data:", "blob:"))] == []
+
+
+def test_network_probe_sees_what_a_page_asks_for(tmp_path: Path) -> None:
+    """The control for the offline checks: the same probe does see a page's remote script and image."""
+    page = tmp_path / "remote.html"
+    page.write_text('<html><head><script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script></head>'
+                    '<body><img src="http://example.org/x.png"></body></html>')
+    _, _, urls = open_in_chromium(page, tmp_path, dom=False)
+    assert sorted(urls) == ["http://example.org/x.png", "https://cdn.plot.ly/plotly-3.0.1.min.js"]
+
+
+def test_markup_in_logs_stays_inert_in_chromium(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out", hostile=True)
+    page = timeline(out, tmp_path / "t.html").html
+    # Hover every abort and failed request (their text holds the payloads) once the plot is drawn.
+    # The hook is added to a copy without the page's CSP, which would (rightly) refuse it.
+    hook = """<script>window.addEventListener('load', function () {
+      var gd = document.getElementById('logcorr-timeline');
+      var pts = [];
+      gd.data.forEach(function (t, i) { if (/abort|failed/.test(t.name)) pts.push({curveNumber: i, pointNumber: 0}); });
+      Plotly.Fx.hover(gd, pts.slice(0, 1));
+      document.body.setAttribute('data-hovered', String(pts.length));
+    });</script>"""
+    probe = tmp_path / "probe.html"
+    probe.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text()).replace(
+        "</body>", hook + "</body>"
+    ))
+    for target in (page, probe):
+        dom, _, urls = open_in_chromium(target, tmp_path / target.stem)
+        assert re.search(r"<title>(.*?)</title>", dom).group(1).startswith("logcorr timeline")
+        assert not re.search(r'<img[^>]+src="?x', dom)
+        outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "", dom)
+        assert "<script>document.title" not in outside
+        assert "&lt;img src=x onerror=" in outside  # the host name, as text in the lane labels
+        assert [u for u in urls if not u.startswith(("file:", "data:", "blob:"))] == []
+    hover = re.search(r'(?s)<g class="hoverlayer">.*?</g></svg>', dom)
+    assert 'data-hovered="' in dom and hover, "no hover label drawn"
+    assert "&lt;" in hover.group(0) and "<img" not in hover.group(0)

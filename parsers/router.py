@@ -85,6 +85,12 @@ ROUTER_JSON = R(
     "router",
 )
 ROUTER_FORMATS = [ROUTER_TEXT, ROUTER_JSON]
+# The router text head without the message (capturing a whole message is slow); the message is
+# what a replace of the head leaves.
+_ROUTER_TEXT_HEAD = ROUTER_TEXT.regex.replace("(?P<msg>[^\\n]*)", "")
+_ROUTER_TEXT_HEAD_ONLY = _ROUTER_TEXT_HEAD.replace("(?P<spans>", "(?:").replace("(?P<target>", "(?:").replace(
+    "(?P<file>", "(?:"
+).replace("(?P<line>", "(?:")
 
 # Router messages naming a PD pair (the prefill/decode URL columns are filled from them).
 PD_MESSAGES = [
@@ -144,6 +150,7 @@ _EV = {
 }
 
 _URL = r"(https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"
+_HEALTH_ACCESS = r'^(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+)?\S+ - "[A-Z]+ /health|^\S+ \[[^\]\n]+\] "[A-Z]+ /health'
 
 
 def is_router_line(ev: pl.DataFrame) -> pl.Series:
@@ -165,24 +172,44 @@ def is_router_line(ev: pl.DataFrame) -> pl.Series:
 
 def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     """``kind`` (``request``, ``health`` or ``other``) and ``content_role`` (``router`` or null) for
-    router lines and access lines; one row per row of ``ev``, in order."""
-    req = _parse(_base(ev).with_row_index("_i"))
-    path = pl.coalesce(pl.col("path"), pl.lit(""))
-    is_req = (
-        pl.col("method").is_not_null()
-        | pl.col("path").is_not_null()
-        | pl.col("prefill_url").is_not_null()
-        | pl.col("decode_url").is_not_null()
-        | pl.col("request_id").is_not_null()
-    )
-    health = path.str.contains(r"^/health") | pl.coalesce(pl.col("message"), pl.lit("")).str.contains(
-        r"(?i)health check (?:failed|error)"
-    )
-    return req.select(
-        pl.when(health).then(pl.lit("health")).when(is_req).then(pl.lit("request")).otherwise(pl.lit("other"))
+    router lines and access lines; one row per row of ``ev``, in order. Access lines are told apart
+    by a match test only (no field captured); router lines are parsed."""
+    base = _base(ev)
+    first = base.select(_first_line(pl.col("body"))).to_series()
+    router_rows = is_router_line(base)
+    access = (first.str.contains(UVICORN.regex) | first.str.contains(AIOHTTP.regex)).fill_null(False)
+    lb = first.str.contains(MINI_LB.regex).fill_null(False)
+    health = first.str.contains(_HEALTH_ACCESS).fill_null(False)
+    out = pl.DataFrame({"router": router_rows, "access": access, "lb": lb, "health": health}).select(
+        pl.when(pl.col("router")).then(pl.lit(None, pl.String))
+        .when(pl.col("health")).then(pl.lit("health"))
+        .when(pl.col("access") | pl.col("lb")).then(pl.lit("request"))
+        .otherwise(pl.lit("other"))
         .alias("kind"),
-        pl.col("content_role"),
+        pl.when(~pl.col("router") & pl.col("lb")).then(pl.lit("router")).alias("content_role"),
     )
+    if router_rows.any():
+        req = _parse(base.filter(router_rows).with_row_index("_i"))
+        path = pl.coalesce(pl.col("path"), pl.lit(""))
+        is_req = pl.any_horizontal(
+            [pl.col(c).is_not_null() for c in ("method", "path", "prefill_url", "decode_url", "request_id")]
+        )
+        health_msg = pl.coalesce(pl.col("message"), pl.lit("")).str.contains(r"(?i)health check (?:failed|error)")
+        sub = req.select(
+            pl.when(path.str.contains(r"^/health") | health_msg).then(pl.lit("health"))
+            .when(is_req).then(pl.lit("request"))
+            .otherwise(pl.lit("other"))
+            .alias("kind"),
+            pl.col("content_role"),
+        )
+        pos = router_rows.arg_true()
+        out = pl.DataFrame(
+            {
+                "kind": out["kind"].scatter(pos, sub["kind"]),
+                "content_role": out["content_role"].scatter(pos, sub["content_role"]),
+            }
+        )
+    return out
 
 
 def requests(ev: pl.DataFrame) -> pl.DataFrame:
@@ -218,108 +245,145 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
     return out.select([pl.col(c).cast(t, strict=False) for c, t in REQUESTS.items()])
 
 
+_PARSED = {
+    "method": pl.String,
+    "path": pl.String,
+    "status": pl.Int32,
+    "latency_ms": pl.Float64,
+    "request_id": pl.String,
+    "rid": pl.String,
+    "bootstrap_room": pl.Int64,
+    "prefill_url": pl.String,
+    "decode_url": pl.String,
+    "bootstrap_port": pl.Int32,
+    "client": pl.String,
+    "target": pl.String,
+    "message": pl.String,
+    "format": pl.String,
+    "content_role": pl.String,
+}
+
+
 def _parse(df: pl.DataFrame) -> pl.DataFrame:
-    """Every request field for every row of ``df`` (null where no format matched)."""
+    """Every request field (``_PARSED``) for every row of ``df`` (which has ``_i``), in order; null
+    where no format matched. Each format runs only on the rows that can be of it."""
+    df = df.with_columns(_first_line(pl.col("body")).alias("first"))
     router_rows = is_router_line(df)
-    body = pl.col("body")
-    first = body.str.extract(r"^([^\n]*)", 1)
-    json_row = pl.lit(router_rows) & body.str.starts_with("{")
-    text_row = pl.lit(router_rows) & ~body.str.starts_with("{")
+    is_json = router_rows & df["first"].str.starts_with("{").fill_null(False)
+    parts = [
+        _parse_router_text(df.filter(router_rows & ~is_json)),
+        _parse_router_json(df.filter(is_json)),
+        _parse_access(df.filter(~router_rows)),
+    ]
+    parsed = pl.concat(
+        [
+            p.select(
+                pl.col("_i").cast(pl.UInt32),
+                *[(pl.col(c) if c in p.columns else pl.lit(None)).cast(t, strict=False).alias(c) for c, t in _PARSED.items()],
+            )
+            for p in parts
+        ]
+    )
+    keep = df.drop(["first", *[c for c in _PARSED if c in df.columns]])
+    return keep.join(parsed, on="_i", how="left", maintain_order="left")
 
-    rt = first.str.extract_groups(ROUTER_TEXT.regex)
-    spans = rt.struct.field("spans")
-    msg_text = rt.struct.field("msg")
 
-    def js(path: str) -> pl.Expr:
-        return first.str.json_path_match(path)
+def _first_line(body: pl.Expr) -> pl.Expr:
+    return pl.when(body.str.contains("\n", literal=True)).then(body.str.replace(r"\n(?s:.*)$", "")).otherwise(body)
 
-    uv = first.str.extract_groups(UVICORN.regex)
-    ah = first.str.extract_groups(AIOHTTP.regex)
-    lb = first.str.extract_groups(MINI_LB.regex)
 
-    is_text = text_row & rt.struct.field("target").is_not_null()
-    is_json = json_row
-    is_uv = ~pl.lit(router_rows) & uv.struct.field("method").is_not_null()
-    is_ah = ~pl.lit(router_rows) & ah.struct.field("method").is_not_null()
-    is_lb = ~pl.lit(router_rows) & lb.struct.field("url").is_not_null()
+def _router_message_fields(msg: pl.Expr) -> list[pl.Expr]:
+    """Fields a router event message may name: status, rid, room, the PD pair."""
+    return [
+        msg.str.extract(r"\brid=['\"]?([\w.:-]+)", 1).alias("rid"),
+        msg.str.extract(r"bootstrap_room[\"']?[=:] ?([0-9]+)", 1).alias("bootstrap_room"),
+        pl.coalesce(
+            msg.str.extract(r"\bprefill_url=\"?([^\s\",}]+)", 1),
+            msg.str.extract(r"(?i)\bprefill (?:server|worker|instance)s? " + _URL, 1),
+        ).alias("prefill_url"),
+        pl.coalesce(
+            msg.str.extract(r"\bdecode_url=\"?([^\s\",}]+)", 1),
+            msg.str.extract(r"(?i)\bdecode (?:server|worker|instance)s? " + _URL, 1),
+        ).alias("decode_url"),
+        msg.str.extract(r"\bstatus=([0-9]{3})\b", 1).alias("msg_status"),
+    ]
 
-    message = pl.when(is_text).then(msg_text).when(is_json).then(
-        pl.coalesce(js("$.message"), js("$.fields.message"))
-    )
-    span_method = spans.str.extract(r"\bmethod=([A-Z]+)", 1)
-    span_uri = spans.str.extract(r"\buri=([^\s}]+)", 1)
-    span_rid = spans.str.extract(r"\brequest_id=\"?([^\"\s}]+)", 1)
-    span_status = spans.str.extract(r"\bstatus_code=(\d+)", 1)
-    span_latency = spans.str.extract(r"\blatency=(\"?[\d.]+(?:ns|µs|us|ms|s)?\"?)", 1)
-    msg = pl.coalesce(message, pl.lit(""))
-    method = (
-        pl.when(is_text).then(span_method)
-        .when(is_json).then(pl.coalesce(js("$.span.method"), js("$.method")))
-        .when(is_uv).then(uv.struct.field("method"))
-        .when(is_ah).then(ah.struct.field("method"))
-    )
-    path = (
-        pl.when(is_text).then(span_uri)
-        .when(is_json).then(pl.coalesce(js("$.span.uri"), js("$.uri")))
-        .when(is_uv).then(uv.struct.field("path"))
-        .when(is_ah).then(ah.struct.field("path"))
-    )
-    status = (
-        pl.when(is_text).then(pl.coalesce(span_status, msg.str.extract(r"\bstatus=(\d{3})\b", 1)))
-        .when(is_json).then(
-            pl.coalesce(js("$.span.status_code"), js("$.status_code"), js("$.status"), msg.str.extract(r"\bstatus=(\d{3})\b", 1))
-        )
-        .when(is_uv).then(uv.struct.field("status"))
-        .when(is_ah).then(ah.struct.field("status"))
-    )
-    latency = pl.when(is_text).then(span_latency).when(is_json).then(pl.coalesce(js("$.span.latency"), js("$.latency")))
-    request_id = pl.when(is_text).then(span_rid).when(is_json).then(
-        pl.coalesce(js("$.span.request_id"), js("$.request_id"))
-    )
-    target = pl.when(is_text).then(rt.struct.field("target")).when(is_json).then(js("$.target"))
-    router_msg = pl.when(is_text | is_json).then(msg)
-    json_text = pl.when(is_json).then(first)
-    prefill_url = pl.coalesce(
-        router_msg.str.extract(r"\bprefill_url=\"?([^\s\",}]+)", 1),
-        json_text.str.json_path_match("$.prefill_url"),
-        router_msg.str.extract(r"(?i)\bprefill (?:server|worker|instance)s? " + _URL, 1),
-        pl.when(is_lb & (lb.struct.field("worker_role") == "prefill")).then(lb.struct.field("url")),
-    )
-    decode_url = pl.coalesce(
-        router_msg.str.extract(r"\bdecode_url=\"?([^\s\",}]+)", 1),
-        json_text.str.json_path_match("$.decode_url"),
-        router_msg.str.extract(r"(?i)\bdecode (?:server|worker|instance)s? " + _URL, 1),
-        pl.when(is_lb & (lb.struct.field("worker_role") == "decode")).then(lb.struct.field("url")),
-    )
-    fmt = (
-        pl.when(is_text).then(pl.lit(ROUTER_TEXT.name))
-        .when(is_json).then(pl.lit(ROUTER_JSON.name))
-        .when(is_uv).then(pl.lit(UVICORN.name))
-        .when(is_ah).then(pl.lit(AIOHTTP.name))
-        .when(is_lb).then(pl.lit(MINI_LB.name))
-    )
-    target_col = pl.coalesce(target, pl.lit(""))
-    content_role = (
-        pl.when((is_text | is_json) & target_col.str.contains(ROUTER_TARGET)).then(pl.lit("router"))
-        .when(is_lb).then(pl.lit("router"))
-    )
+
+def _parse_router_text(df: pl.DataFrame) -> pl.DataFrame:
+    if df.height == 0:
+        return pl.DataFrame(schema={"_i": pl.UInt32})
+    first = pl.col("first")
+    head = first.str.extract_groups(_ROUTER_TEXT_HEAD)
+    msg = first.str.replace(_ROUTER_TEXT_HEAD_ONLY, "")
+    df = df.with_columns(head.alias("h"), msg.alias("message"))
+    spans = pl.col("h").struct.field("spans")
+    target = pl.col("h").struct.field("target")
+    df = df.with_columns(*_router_message_fields(pl.col("message")))
     return df.with_columns(
-        method.alias("method"),
-        path.alias("path"),
-        status.cast(pl.Int32, strict=False).alias("status"),
-        _latency_ms(latency).alias("latency_ms"),
-        request_id.alias("request_id"),
-        router_msg.str.extract(r"\brid=['\"]?([\w.:-]+)", 1).alias("rid"),
-        router_msg.str.extract(r"bootstrap_room[\"']?[=:] ?(\d+)", 1).cast(pl.Int64, strict=False).alias("bootstrap_room"),
-        prefill_url.alias("prefill_url"),
-        decode_url.alias("decode_url"),
-        pl.when(is_lb).then(lb.struct.field("port")).cast(pl.Int32, strict=False).alias("bootstrap_port"),
-        pl.when(is_uv).then(uv.struct.field("client")).when(is_ah).then(ah.struct.field("client")).alias("client"),
+        spans.str.extract(r"\bmethod=([A-Z]+)", 1).alias("method"),
+        spans.str.extract(r"\buri=([^\s}]+)", 1).alias("path"),
+        pl.coalesce(spans.str.extract(r"\bstatus_code=([0-9]+)", 1), pl.col("msg_status")).alias("status"),
+        _latency_ms(spans.str.extract(r"\blatency=(\"?[0-9.]+(?:ns|µs|us|ms|s)?\"?)", 1)).alias("latency_ms"),
+        spans.str.extract(r"\brequest_id=\"?([^\"\s}]+)", 1).alias("request_id"),
         target.alias("target"),
-        pl.when(is_lb).then(first).otherwise(router_msg).alias("message"),
-        fmt.alias("format"),
-        content_role.alias("content_role"),
+        pl.when(target.is_not_null()).then(pl.lit(ROUTER_TEXT.name)).alias("format"),
+        pl.when(target.str.contains(ROUTER_TARGET)).then(pl.lit("router")).alias("content_role"),
+        pl.when(target.is_not_null()).then(pl.col("message")).alias("message"),
     )
+
+
+def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
+    if df.height == 0:
+        return pl.DataFrame(schema={"_i": pl.UInt32})
+    first = pl.col("first")
+
+    def js(*paths: str) -> pl.Expr:
+        return pl.coalesce([first.str.json_path_match(p) for p in paths])
+
+    df = df.with_columns(js("$.message", "$.fields.message").alias("message"), js("$.target").alias("target"))
+    df = df.with_columns(*_router_message_fields(pl.col("message")))
+    return df.with_columns(
+        js("$.span.method", "$.method").alias("method"),
+        js("$.span.uri", "$.uri").alias("path"),
+        pl.coalesce(js("$.span.status_code", "$.status_code", "$.status"), pl.col("msg_status")).alias("status"),
+        _latency_ms(js("$.span.latency", "$.latency")).alias("latency_ms"),
+        js("$.span.request_id", "$.request_id").alias("request_id"),
+        pl.coalesce(js("$.prefill_url", "$.fields.prefill_url"), pl.col("prefill_url")).alias("prefill_url"),
+        pl.coalesce(js("$.decode_url", "$.fields.decode_url"), pl.col("decode_url")).alias("decode_url"),
+        pl.lit(ROUTER_JSON.name).alias("format"),
+        pl.when(pl.col("target").str.contains(ROUTER_TARGET)).then(pl.lit("router")).alias("content_role"),
+    )
+
+
+def _parse_access(df: pl.DataFrame) -> pl.DataFrame:
+    """uvicorn, then aiohttp on what is left, then mini_lb registration."""
+    out = []
+    for fmt in ACCESS_FORMATS:
+        if df.height == 0:
+            break
+        g = df["first"].str.extract_groups(fmt.regex)
+        key = "url" if fmt is MINI_LB else "method"
+        ok = g.struct.field(key).is_not_null()
+        hit = df.filter(ok).with_columns(g.filter(ok).alias("g"))
+        df = df.filter(~ok)
+        if hit.height == 0:
+            continue
+        f = pl.col("g").struct.field
+        if fmt is MINI_LB:
+            role = f("worker_role")
+            hit = hit.with_columns(
+                pl.when(role == "prefill").then(f("url")).alias("prefill_url"),
+                pl.when(role == "decode").then(f("url")).alias("decode_url"),
+                f("port").alias("bootstrap_port"),
+                pl.col("first").alias("message"),
+                pl.lit("router").alias("content_role"),
+            )
+        else:
+            hit = hit.with_columns(
+                f("method"), f("path"), f("status"), f("client"), pl.lit(None, pl.String).alias("message")
+            )
+        out.append(hit.with_columns(pl.lit(fmt.name).alias("format")).drop("g"))
+    return pl.concat(out, how="diagonal_relaxed") if out else pl.DataFrame(schema={"_i": pl.UInt32})
 
 
 def _latency_ms(value: pl.Expr) -> pl.Expr:

@@ -320,12 +320,19 @@ RID_REGEX = (
     r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
     r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
 )
+_Q1 = r"'(?:[^'\\\n]|\\.)*'"
+_Q2 = r'"(?:[^"\\\n]|\\.)*"'
+_MASK_QUOTED = (
+    rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})"
+    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
+)
 ROOM_REGEX = (
     r"bootstrap_room[\"']?[=:] ?(?P<a>\d+)|for room (?P<b>\d+)|Request (?P<c>\d+) timed out"
     r"|kv chunk of (?P<d>\d+)|Let room (?P<e>\d+)"
 )
 # Printed levels a header did not carry: Python's default format, JSON logs.
 PRINTED_LEVEL = r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
+_PRINTED_LEVEL_HINT = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{"
 
 # Reasons of KV failures, named (transfer_errors.cause); first match wins.
 CAUSES = [
@@ -503,15 +510,20 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
     hit = _recognise(base)
     kind = hit["kind"]
     rid_room = _rid_room(base, kind)
-    level = pl.coalesce(pl.col("level"), _printed_level(pl.col("body")))
+    level = base["level"]
+    printed = (level.is_null() & base["body"].str.contains(_PRINTED_LEVEL_HINT)).fill_null(False)
+    if printed.any():
+        found = base.filter(printed).select(_printed_level(pl.col("body"))).to_series()
+        level = level.scatter(printed.arg_true(), found)
     out = pl.DataFrame(
         {
             "kind": kind,
             "rid": rid_room["rid"],
             "bootstrap_room": rid_room["bootstrap_room"],
             "content_role": hit["content_role"],
+            "level": level,
         }
-    ).with_columns(base.select(level.alias("level")).to_series())
+    )
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
@@ -911,26 +923,41 @@ def _select_kind(ev: pl.DataFrame, kind: str) -> pl.DataFrame:
 
 
 def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
-    """``rid`` and ``bootstrap_room`` named anywhere in each record (batches and access lines have
-    none, so they are skipped)."""
-    body = df["body"].fill_null("")
-    skip = kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
+    """``rid`` and ``bootstrap_room`` named anywhere in each record (batches, access lines and
+    py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
+    value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
+    are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``)."""
     n = df.height
     rid = pl.Series("rid", [None] * n, dtype=pl.String)
     room = pl.Series("bootstrap_room", [None] * n, dtype=pl.Int64)
-    cand = ~skip & body.str.contains_any(["rid", "'id'", '"id"']).fill_null(False)
-    if cand.any():
-        g = body.filter(cand).str.extract_groups(RID_REGEX)
-        vals = pl.select(
-            pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
-        ).to_series()
-        rid = rid.scatter(pl.Series(range(n)).filter(cand), vals)
-    cand = ~skip & body.str.contains_any(["room", "timed out", "kv chunk"]).fill_null(False)
-    if cand.any():
-        g = body.filter(cand).str.extract_groups(ROOM_REGEX)
-        vals = pl.select(pl.coalesce(*[g.struct.field(f) for f in "abcde"]).cast(pl.Int64, strict=False)).to_series()
-        room = room.scatter(pl.Series(range(n)).filter(cand), vals)
-    return pl.DataFrame([rid, room])
+    look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
+    if not look.any():
+        return pl.DataFrame([rid, room])
+    pos = look.arg_true()
+    body = df["body"].fill_null("").filter(look)
+    is_json = body.str.starts_with("{")
+    cand = (body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json).fill_null(False)
+    if not cand.any():
+        return pl.DataFrame([rid, room])
+    sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
+    masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
+
+    def js(*paths: str) -> pl.Expr:
+        return pl.coalesce([pl.col("b").str.json_path_match(p) for p in paths])
+
+    g = masked.str.extract_groups(RID_REGEX)
+    r = masked.str.extract_groups(ROOM_REGEX)
+    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
+    text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
+    out = sub.select(
+        pl.when(pl.col("j")).then(js("$.rid", "$.obj.rid", "$.out.meta_info.id", "$.meta_info.id")).otherwise(text_rid)
+        .alias("rid"),
+        pl.when(pl.col("j")).then(js("$.obj.bootstrap_room", "$.bootstrap_room")).otherwise(text_room)
+        .cast(pl.Int64, strict=False)
+        .alias("room"),
+    )
+    where = pos.filter(cand)
+    return pl.DataFrame([rid.scatter(where, out["rid"]), room.scatter(where, out["room"])])
 
 
 def _printed_level(body: pl.Expr) -> pl.Expr:
@@ -943,7 +970,12 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
 # =============================================================================================
 
 _HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
-_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>\d+)\))?(?: \[(?P<_iter>\d+)\])?[.,] ?"
+_HEAD_RX = (
+    r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
+)
+# A value: printable ASCII but ",". Lines with other characters in a value take the slow path.
+_VALUE = r"[\x20-\x2b\x2d-\x7e]*"
+_LIST_VALUE = r"\[[\x20-\x5c\x5e-\x7e]*\]"
 
 
 def _first_line(s: pl.Series) -> pl.Series:
@@ -999,10 +1031,11 @@ def _parse_batch_py(line: str) -> dict:
     return row
 
 
-def _shape_regex(line: str) -> tuple[str, list[str]] | None:
-    """The anchored regex matching every line of the same key sequence as ``line``, and the keys
-    in order; None when the line cannot be described this way (a value holding ``, `` outside
-    brackets, an item without ``: ``)."""
+def _shape_regex(line: str) -> tuple[str, str, list[str]] | None:
+    """Regexes for every line of the same key sequence as ``line``: one that matches the whole
+    line (for a fast yes/no) and one without the end anchor (to capture, twice as fast), and the
+    keys in order; None when the line cannot be described this way (a value holding ``, ``
+    outside brackets, an item without ``: ``)."""
     m = _HEAD.match(line)
     if not m:
         return None
@@ -1014,16 +1047,16 @@ def _shape_regex(line: str) -> tuple[str, list[str]] | None:
         if "\n" in key or ", " in key:
             return None
         if value.startswith("[") and value.endswith("]"):
-            vpat = r"\[[^\]\n]*\]"
+            vpat = _LIST_VALUE
         elif ", " in value or "\n" in value:
             return None
         else:
-            vpat = r"[^,\n]*"
+            vpat = _VALUE
         parts.append(f"{re.escape(key)}: (?P<v{i}>{vpat})")
         seen[key] = seen.get(key, 0) + 1
         keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
-    rx = _HEAD_RX + ", ".join(parts) + r"(?:, ?|,)?$"
-    return rx, keys
+    capture = _HEAD_RX + ", ".join(parts)
+    return capture + r"(?:, ?|,)?$", capture, keys
 
 
 def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
@@ -1039,12 +1072,13 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
         shape = _shape_regex(todo["line"][0])
         if shape is None:
             break
-        rx, keys = shape
-        g = todo["line"].str.extract_groups(rx)
-        ok = g.struct.field("_bt").is_not_null()
+        whole, capture, keys = shape
+        ok = todo["line"].str.contains(whole).fill_null(False)
         if not ok[0]:
             break
-        matched = pl.DataFrame([todo["_i"], g]).filter(ok).unnest(g.name)
+        hit = todo.filter(ok)
+        g = hit["line"].str.extract_groups(capture)
+        matched = pl.DataFrame([hit["_i"], g]).unnest(g.name)
         renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
         groups.append(matched.rename(renames))
         todo = todo.filter(~ok)
@@ -1054,8 +1088,8 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
         slow = slow.with_columns(todo["_i"]) if slow.width else pl.DataFrame([todo["_i"]])
         slow = slow.with_columns(pl.all().exclude("_i").cast(pl.String))
         groups.append(slow)
-    raw = pl.concat(groups, how="diagonal_relaxed") if groups else pl.DataFrame([idx])
-    raw = pl.DataFrame([idx]).join(raw, on="_i", how="left", maintain_order="left")
+    # Every line is in exactly one group, so sorting on the row number restores the input order.
+    raw = pl.concat(groups, how="diagonal_relaxed").sort("_i") if groups else pl.DataFrame([idx])
     for c in ("_bt", "_mixed", "_iter"):
         if c not in raw.columns:
             raw = raw.with_columns(pl.lit(None, pl.String).alias(c))
@@ -1063,45 +1097,45 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
 
 
 def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
+    """Raw ``k:<key>`` string columns → typed columns + ``extra`` (JSON text of unknown keys and of
+    known keys whose value does not parse)."""
     key_cols = [c for c in raw.columns if c.startswith("k:")]
-    last_value = {}
-    exprs = [
-        pl.col("_bt").str.to_lowercase().alias("batch_type"),
-        pl.col("_iter").cast(pl.Int64, strict=False).alias("forward_iter"),
-    ]
-    extra_entries = []
-    if raw["_mixed"].is_not_null().any():
-        extra_entries.append(_json_entry("mixed #running-req", pl.col("_mixed")))
-    graph_vals, graph_kinds = [], []
+    raw = raw.with_columns([pl.col(c).str.strip_chars() for c in key_cols])
+    typed_exprs, graph_vals, graph_kinds = [], [], []
+    checks: dict[str, pl.Expr] = {}  # key column → "a value is there but did not parse"
     for col in key_cols:
         key = col[2:]
-        raw_v = pl.col(col).str.strip_chars()
         field = BATCH_FIELD_BY_KEY.get(key)
         gm = GRAPH_KEY.match(key)
+        present = pl.col(col).is_not_null() & (pl.col(col) != "")
         if field is not None:
-            typed = _typed(raw_v, field.type)
-            exprs.append(typed.alias(field.column))
-            last_value[field.column] = True
-            bad = raw_v.is_not_null() & (raw_v != "") & typed.is_null()
-            extra_entries.append(pl.when(bad).then(_json_entry(key, raw_v)))
+            typed_exprs.append(_typed(pl.col(col), field.type).alias(field.column))
+            checks[col] = present & pl.col(field.column).is_null()
         elif gm:
-            b = raw_v.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
-            graph_vals.append(b)
-            graph_kinds.append(pl.when(raw_v.is_not_null()).then(pl.lit(gm.group(1))))
-            bad = raw_v.is_not_null() & b.is_null()
-            extra_entries.append(pl.when(bad).then(_json_entry(key, raw_v)))
+            typed_exprs.append(_typed(pl.col(col), "bool").alias("g:" + col))
+            graph_vals.append(pl.col("g:" + col))
+            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
+            checks[col] = present & pl.col("g:" + col).is_null()
         else:
-            extra_entries.append(pl.when(pl.col(col).is_not_null()).then(_json_entry(key, raw_v)))
+            checks[col] = pl.col(col).is_not_null()
+    df = raw.with_columns(typed_exprs)
+    # Only columns with something for extra build JSON (the common line has nothing for it).
+    flagged = df.select([e.any().alias(c) for c, e in checks.items()]).row(0, named=True) if checks else {}
+    entries = [pl.when(checks[c]).then(_json_entry(c[2:], pl.col(c))) for c, f in flagged.items() if f]
+    if df["_mixed"].is_not_null().any():
+        entries.append(_json_entry("mixed #running-req", pl.col("_mixed")))
+    out = [
+        pl.col("_bt").str.to_lowercase().alias("batch_type"),
+        pl.col("_iter").cast(pl.Int64, strict=False).alias("forward_iter"),
+        *[pl.col(f.column) for f in BATCH_FIELDS if f.column in df.columns],
+    ]
     if graph_vals:
-        exprs.append(pl.coalesce(graph_vals).alias("graph"))
-        exprs.append(pl.coalesce(graph_kinds).alias("graph_kind"))
-    if extra_entries:
-        joined = pl.concat_list(extra_entries).list.drop_nulls()
-        exprs.append(
-            pl.when(joined.list.len() > 0).then(pl.lit("{") + joined.list.join(", ") + pl.lit("}")).alias("extra")
-        )
-    # Several keys may map to one column only through duplicates of a key ("k#2"), which go to extra.
-    return raw.select(exprs)
+        out.append(pl.coalesce(graph_vals).alias("graph"))
+        out.append(pl.coalesce(graph_kinds).alias("graph_kind"))
+    if entries:
+        joined = pl.concat_list(entries).list.drop_nulls()
+        out.append(pl.when(joined.list.len() > 0).then(pl.lit("{") + joined.list.join(", ") + pl.lit("}")).alias("extra"))
+    return df.select(out)
 
 
 def _typed(v: pl.Expr, kind: str) -> pl.Expr:

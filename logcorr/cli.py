@@ -60,6 +60,9 @@ def ingest(
     append: Annotated[
         bool, typer.Option(help="Add to the tables already in OUT instead of replacing them.")
     ] = False,
+    captured_at: Annotated[
+        str | None, typer.Option(help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).")
+    ] = None,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
     from logcorr.ingest import NothingReadError, OptionError
@@ -70,7 +73,14 @@ def ingest(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
     try:
-        result = run(paths, out, opts, append=append, progress=lambda s: typer.echo(f"  … {s}", err=True))
+        result = run(
+            paths,
+            out,
+            opts,
+            append=append,
+            captured_at=captured_at,
+            progress=lambda s: typer.echo(f"  … {s}", err=True),
+        )
     except NothingReadError as e:
         _fail(str(e))
     except (OutputError, OptionError) as e:

@@ -133,33 +133,44 @@ class _Enricher:
         return df
 
 
-def _stacks(events: pl.DataFrame, out: Output, pid_ranks: dict) -> int:
+def _stacks(events: pl.DataFrame, out: Output, processes: dict, captured_at: datetime | None) -> int:
     """Parse the py-spy dumps among ``events`` into the stacks and captures tables; returns how many
-    lines inside dumps had an unknown shape."""
+    lines inside dumps had an unknown shape.
+
+    Ranks come from the process title, else the rank prefix of the line that carried the dump, else
+    the ranks (and role, host) the same pid logged with in ``events`` (``processes``, see
+    ``_learn_processes``). A dump without a time of its own (a bare file) gets ``captured_at``.
+    """
     unknown = 0
     for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
-        hint = {k: row[k] for k in RANKS if row[k] is not None} or pid_ranks.get((row["host"], row["pid"]))
         result = pyspy.parse_dump(
             row["message"],
             source=row["source"],
             source_pos=row["source_pos"],
-            capture_ts=row["ts"],
+            capture_ts=row["ts"] if row["ts"] is not None else captured_at,
             host=row["host"],
             pid_hint=row["pid"],
-            ranks_hint=hint,
+            ranks_hint={k: row[k] for k in RANKS if row[k] is not None} or None,
+            role_hint=row["role"] if row["role"] != "unknown" else None,
         )
-        frames = result.frames
-        if row["role"] != "unknown":
-            frames = frames.with_columns(pl.col("role").fill_null(row["role"]))
-            result.captures = (
-                result.captures.with_columns(pl.lit(row["role"]).alias("role"))
-                if ("role" not in result.captures.columns)
-                else result.captures.with_columns(pl.col("role").fill_null(row["role"]))
-            )
+        frames, captures = result.frames, result.captures
+        for pid in captures["pid"].drop_nulls().unique().to_list():
+            known = processes.get((row["host"], pid)) or processes.get((None, pid))
+            if known:
+                frames, captures = (_fill_process(df, pid, known) for df in (frames, captures))
         out.write("stacks", frames)
-        out.write("captures", result.captures)
+        out.write("captures", captures)
         unknown += len(result.unparsed_lines)
     return unknown
+
+
+def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
+    this = pl.col("pid") == pid
+    return df.with_columns(
+        pl.when(this).then(pl.col(c).fill_null(pl.lit(v, df.schema[c]))).otherwise(pl.col(c)).alias(c)
+        for c, v in known.items()
+        if c in df.columns
+    )
 
 
 def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path):
@@ -181,6 +192,7 @@ def ingest(
     opts: ReadOptions | None = None,
     *,
     append: bool = False,
+    captured_at: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IngestResult:
     """Read every input, parse it and write the tables under ``out``.
@@ -191,6 +203,8 @@ def ingest(
         out: the output folder (``OUT/<table>/part-N.parquet`` + ``manifest.json``).
         opts: unit selection, ``--since/--until`` and ``UNIT=ROLE`` overrides.
         append: keep the tables already in ``out`` and add to them (otherwise they are replaced).
+        captured_at: when the bare py-spy dump files among ``paths`` were taken (ISO time, UTC
+            unless an offset is given); dumps inside logs carry their own time.
         progress: called with a short line now and then on long inputs.
 
     Returns:
@@ -202,6 +216,7 @@ def ingest(
     """
     opts = opts or ReadOptions()
     window = time_window(opts.since, opts.until)
+    captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
     started = time.monotonic()
     inputs: list[tuple[Path, str]] = []
     reports: list[SourceReport] = []
@@ -227,7 +242,7 @@ def ingest(
     counts: dict[tuple[str, str], int] = {}
     lines = 0
     first_ts = last_ts = None
-    pid_ranks: dict = {}
+    processes: dict = {}
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for path, known_fmt in inputs:
@@ -255,11 +270,11 @@ def ingest(
                         if window and fmt not in ("journal-dir", "journal"):  # journalctl narrowed those
                             ev = ev.filter(_in_window(window))
                         lines += int(ev["n_lines"].sum())
-                        _learn_pid_ranks(ev, pid_ranks)
+                        _learn_processes(ev, processes)
                         output.write("events", ev)
                         for name, build in TABLE_BUILDERS.items():
                             output.write(name, build(ev))
-                        report.unparsed += _stacks(ev, output, pid_ranks)
+                        report.unparsed += _stacks(ev, output, processes, captured_at)
                         report.records += ev.height
                         report.unparsed += int((ev["kind"] == "other").sum())
                         errs = ev.filter(pl.col("entry_error").is_not_null())
@@ -316,14 +331,18 @@ def time_window(since: str | None, until: str | None) -> tuple[datetime | None, 
         if not text:
             bounds.append(None)
             continue
-        try:
-            t = datetime.fromisoformat(text)
-        except ValueError as e:
-            raise OptionError(
-                f"{name} {text!r}: use a time like '2025-10-29 21:30' (UTC) for captures and logs"
-            ) from e
-        bounds.append(t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC))
+        bounds.append(_parse_time(name, text))
     return bounds[0], bounds[1]
+
+
+def _parse_time(option: str, text: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError as e:
+        raise OptionError(
+            f"{option} {text!r}: use a time like '2025-10-29 21:30' (UTC, or with an offset)"
+        ) from e
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
 def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
@@ -342,11 +361,16 @@ def _with_final(chunks, rejoin: Rejoiner):
     yield rejoin.finish()
 
 
-def _learn_pid_ranks(ev: pl.DataFrame, pid_ranks: dict) -> None:
-    """Remember the ranks each (host, pid) logged with, for dumps that carry no rank of their own."""
+def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
+    """Remember the role and ranks each (host, pid) logged with, for dumps of that pid that carry no
+    rank of their own (a bare py-spy file). Also keyed by (None, pid) when the pid is unambiguous, for
+    dump files that do not say their host."""
     known = ev.filter(pl.col("tp_rank").is_not_null() & pl.col("pid").is_not_null())
-    for row in known.select("host", "pid", *RANKS).unique(["host", "pid"]).iter_rows(named=True):
-        pid_ranks.setdefault((row["host"], row["pid"]), {k: row[k] for k in RANKS if row[k] is not None})
+    for row in known.select("host", "pid", "role", *RANKS).unique(["host", "pid"]).iter_rows(named=True):
+        info = {k: v for k, v in row.items() if k != "pid" and v is not None and v != "unknown"}
+        if processes.setdefault((row["host"], row["pid"]), info) is info:
+            other = processes.get((None, row["pid"]))
+            processes[(None, row["pid"])] = info if other is None else {}  # {}: two hosts, same pid
 
 
 def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:

@@ -178,3 +178,22 @@ def test_nothing_readable_raises_and_leaves_out_alone(tmp_path):
     with pytest.raises(NothingReadError, match="empty.log: empty file"):
         ingest([tmp_path / "empty.log"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
+    need_journalctl()
+    dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
+    ingest([SAMPLE / "journal", *dumps], tmp_path / "out", captured_at="2025-10-29 21:40:10")
+    caps = pl.read_parquet(tmp_path / "out" / "captures").filter(pl.col("source").str.ends_with("_214010.txt"))
+    main = caps.filter(pl.col("is_main"))
+    assert main.height == len(dumps) == 8
+    assert set(main["host"]) == {"gpu-node-1"}
+    assert main["capture_ts"].dt.to_string("%H:%M:%S").unique().to_list() == ["21:40:10"]
+    by_rank = {(r["role"], r["tp_rank"]): r["wait_class"] for r in main.iter_rows(named=True)}
+    assert by_rank == {
+        **{("prefill", tp): "all_reduce" for tp in range(4)},
+        ("decode", 0): "broadcast",
+        ("decode", 1): "broadcast",
+        ("decode", 2): "all_reduce",
+        ("decode", 3): "all_reduce",
+    }

@@ -1,0 +1,189 @@
+"""The line header (parsers/prefix.py): each header format of the module table, rank-token orders,
+record starts, and records_from_text (parsers/records.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logcorr.parsers.prefix import is_record_start, split_prefix
+from logcorr.parsers.records import RECORD_COLUMNS, records_from_text
+
+CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+
+# (sample, header, level, (dp, pp, tp, ep), log_ts, body) — the table of the module docstring.
+SAMPLES = [
+    ("[2025-08-31 07:26:45 TP0 EP0] msg", "sglang", None, (None, None, 0, 0), datetime(2025, 8, 31, 7, 26, 45), "msg"),
+    (
+        "(SchedulerActor pid=12, ip=10.0.0.1) [2026-01-02 03:04:05 DP1 TP2] msg", "sglang", None, (1, None, 2, None),
+        datetime(2026, 1, 2, 3, 4, 5), "msg",
+    ),
+    (
+        "[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg", "custom", "INFO", (None,) * 4,
+        datetime(2026, 4, 15, 17, 13, 10), "msg",
+    ),
+    (
+        "E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg", "glog", "ERROR", (None,) * 4,
+        datetime(1970, 4, 14, 3, 56, 41, 856248), "msg",
+    ),
+    (
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg", "torch", "ERROR", (None, None, 3, None),
+        datetime(1970, 9, 8, 8, 39, 25, 432755), "msg",
+    ),
+    (
+        "2025-10-29 21:49:19 ERROR target: file.rs:142: msg", "router", "ERROR", (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19), "target: file.rs:142: msg",
+    ),
+    (
+        "2025-10-29T21:49:19.123456Z  WARN smg::x: msg", "router", "WARNING", (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19, 123456), "smg::x: msg",
+    ),
+    (
+        'INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', "uvicorn", "INFO", (None,) * 4, None,
+        'INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK',
+    ),
+    (
+        '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}', "json", "INFO", (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19), '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}',
+    ),
+    (
+        "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception", "sglang", None, (None, None, 1, None),
+        datetime(2026, 5, 27, 23, 38, 59, 96000), "Scheduler hit an exception",
+    ),
+    (
+        "\x1b[2m2025-10-29 21:49:19\x1b[0m \x1b[31mERROR\x1b[0m target: msg", "router", "ERROR", (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19), "target: msg",
+    ),
+    ("no header at all", None, None, (None,) * 4, None, "no header at all"),
+]
+
+
+@pytest.mark.parametrize("sample,header,level,ranks,log_ts,body", SAMPLES, ids=[s[1] or "none" for s in SAMPLES])
+def test_header_formats(sample, header, level, ranks, log_ts, body):
+    row = split_prefix(pl.Series([sample])).row(0, named=True)
+    assert row["header"] == header and row["level"] == level
+    assert (row["dp_rank"], row["pp_rank"], row["tp_rank"], row["ep_rank"]) == ranks
+    assert row["log_ts"] == log_ts and row["body"] == body
+
+
+@pytest.mark.parametrize(
+    "tokens,ranks",
+    [
+        ("DP1 TP2 EP3 PP0", (1, 0, 2, 3)),
+        ("DP1 PP0 TP2 EP3", (1, 0, 2, 3)),
+        ("DP1 PP2 ATTN_CP0 MOE_DP3 TP4 EP5", (1, 2, 4, 5)),
+        ("PP2 TP1", (None, 2, 1, None)),
+        ("TP12", (None, None, 12, None)),
+    ],
+)
+def test_rank_token_orders(tokens, ranks):
+    row = split_prefix(pl.Series([f"[2025-08-31 07:26:45 {tokens}] Decode batch, x: 1"])).row(0, named=True)
+    assert (row["dp_rank"], row["pp_rank"], row["tp_rank"], row["ep_rank"]) == ranks
+    assert row["body"] == "Decode batch, x: 1"
+
+
+def test_uvicorn_level_after_sglang_header_and_multiline_body():
+    df = split_prefix(
+        pl.Series(['[2025-11-05 16:38:03] WARNING:  Invalid HTTP request received.', "[2025-11-05 16:38:03 TP0] a\nb\n  c"])
+    )
+    assert df["level"].to_list() == ["WARNING", None]
+    assert df["body"][1] == "a\nb\n  c"
+
+
+def test_glog_year_from_nearest_dated_row():
+    df = split_prefix(pl.Series(["[2025-04-14 03:55:21] ready", "E0414 03:56:41.856248 77969 f.cpp:173] x", None]))
+    assert df["log_ts"].to_list()[:2] == [datetime(2025, 4, 14, 3, 55, 21), datetime(2025, 4, 14, 3, 56, 41, 856248)]
+    assert df.row(2) == (None, None, None, None, None, None, None, None)
+
+
+def test_ray_prefix_before_anything_else_is_no_header():
+    row = split_prefix(pl.Series(["(Actor pid=1) E0414 03:56:41.856248 7 f.cpp:1] x"])).row(0, named=True)
+    assert row["header"] is None and row["body"] == "(Actor pid=1) E0414 03:56:41.856248 7 f.cpp:1] x"
+
+
+@pytest.mark.parametrize(
+    "line,start",
+    [
+        ("[2025-08-31 07:26:45 TP0] x", True),
+        ("(SchedulerActor pid=1, ip=1.2.3.4) [2025-08-31 07:26:45] x", True),
+        ("E0414 03:56:41.856248 77969 f.cpp:173] x", True),
+        ("[rank3]:[E908 08:39:25.432755661 P.cpp:2068] x", True),
+        ("2025-10-29 21:49:19 ERROR t: x", True),
+        ("\x1b[2m2025-10-29 21:49:19\x1b[0m  INFO t: x", True),
+        ('INFO:     127.0.0.1:1 - "GET / HTTP/1.1" 200 OK', True),
+        ('{"timestamp":"x"}', True),
+        ("[1784621081.896649] [pod:537  :1]       srd_iface.c:221  UCX  ERROR send completion", True),
+        ("Traceback (most recent call last):", False),
+        ('  File "/x.py", line 1, in f', False),
+        ("Process 309: sglang::scheduler_TP6", False),
+        ("    _apply (penaltylib/min_new_tokens.py:78)", False),
+        ("frame #0: c10::Error::Error(c10::SourceLocation) + 0x80", False),
+        ("", False),
+    ],
+)
+def test_record_start(line, start):
+    assert pl.select(is_record_start(pl.lit(line))).item() is start
+
+
+def test_records_from_text_rules():
+    text = "\n".join(
+        [
+            "# a note",
+            "sglang-1  |     orphan frame (x.py:1)",
+            "sglang-1  | [2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:",
+            "sglang-1  | Process 309: sglang::scheduler_TP6",
+            "sglang-1  | ",
+            "sglang-1  | Thread 309 (active): \"MainThread\"",
+            "sglang-1  | ",
+            "sglang-1  | ",
+            "sglang-1  | [2025-10-29 11:25:59 TP3] Watchdog timeout (self.watchdog_timeout=300)\r",
+        ]
+    )
+    ev = records_from_text(text, "compose.log")
+    assert ev.schema == pl.Schema(RECORD_COLUMNS)
+    assert ev["message"].to_list() == [
+        "    orphan frame (x.py:1)",
+        "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n\n"
+        'Thread 309 (active): "MainThread"',
+        "[2025-10-29 11:25:59 TP3] Watchdog timeout (self.watchdog_timeout=300)",
+    ]
+    assert ev["source_pos"].to_list() == ["2", "3", "9"]
+    assert ev["n_lines"].to_list() == [1, 4, 1]
+    assert ev["event_id"].to_list() == [0, 1, 2] and set(ev["role"]) == {"unknown"}
+    assert ev["tp_rank"].to_list() == [None, 6, 3]
+    assert str(ev["ts"].dtype) == "Datetime(time_unit='us', time_zone='UTC')"
+
+
+def test_records_from_text_keeps_comments_on_request_and_ignores_bar_lines_below_half():
+    text = "# not a note\n[2025-10-29 11:25:58] a | b\nname | value"
+    ev = records_from_text(text, "x", comment_prefix=None)
+    assert ev["message"].to_list() == ["# not a note", "[2025-10-29 11:25:58] a | b\nname | value"]
+    assert records_from_text("", "x").height == 0
+    assert records_from_text("\n\n  \n", "x").height == 0
+
+
+def test_every_case_file_splits_without_losing_a_line():
+    if not CASES.exists():
+        pytest.skip("shared/cases not found")
+    for path in sorted((CASES / "sglang").iterdir()):
+        text = path.read_text()
+        ev = records_from_text(text, path.name)
+        joined = "\n".join(ev["message"])
+        for raw in text.splitlines():
+            line = raw.removeprefix("sglang-1  | ").rstrip()
+            if line and not line.startswith("#"):
+                assert line in joined, (path.name, line)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(max_size=80) | st.sampled_from([s[0] for s in SAMPLES]), max_size=8))
+def test_split_prefix_and_records_never_raise(lines):
+    df = split_prefix(pl.Series(lines, dtype=pl.String))
+    assert df.height == len(lines)
+    ev = records_from_text("\n".join(lines), "fuzz")
+    assert ev.schema == pl.Schema(RECORD_COLUMNS)

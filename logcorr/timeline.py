@@ -691,6 +691,14 @@ def _markdown_line(text: str) -> str:
 # -------------------------------------------------------------------------------------- rendering
 
 
+def batch_name(batch_type: pl.Expr) -> pl.Expr:
+    """``Prefill batch`` / ``Decode batch`` from the batches table's ``batch_type``."""
+    t = batch_type.fill_null("batch")
+    return pl.when(t.str.to_lowercase().str.ends_with("batch")).then(t).otherwise(
+        pl.format("{} batch", t.str.to_titlecase())
+    )
+
+
 def _span(a: datetime, b: datetime) -> str:
     s = int(round((b - a).total_seconds()))
     h, rem = divmod(s, 3600)
@@ -763,7 +771,7 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
                 [
                     _esc_expr(pl.col("lane_label")),
                     pl.lit(" · "),
-                    _esc_expr(pl.col("batch_type").fill_null("batch")),
+                    _esc_expr(batch_name(pl.col("batch_type"))),
                     pl.lit(" · "),
                     pl.col("ts").dt.strftime(fmt),
                     pl.lit(" UTC<br>"),
@@ -795,8 +803,8 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
                 x=_ms(last["ts"]),
                 y=last["lane"].to_list(),
                 hovertext=[
-                    f"last batch of {esc(lbl)}<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt or 'batch')}"
-                    for lbl, t, bt in last.select("lane_label", "ts", "batch_type").iter_rows()
+                    f"last batch of {esc(lbl)}<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
+                    for lbl, t, bt in last.select("lane_label", "ts", batch_name(pl.col("batch_type"))).iter_rows()
                 ],
                 hoverinfo="text",
                 marker=dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
@@ -816,6 +824,8 @@ _BATCH_NOT_SHOWN = {
     "source",
     "source_pos",
     "batch_type",
+    "pid",
+    "level",
 }
 
 

@@ -1,0 +1,133 @@
+"""``logcorr export --format chrome-trace``: the Trace Event Format's rules, checked on the sample
+incident and on a hand-made OUT."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from test_timeline import ASSERT_RANKS, DECODE_STOP, RESTART, hand_made_out, sample_out  # noqa: F401
+
+from logcorr.trace import export_chrome_trace
+
+PHASES_WITH_TS = {"X", "i", "I", "B", "E", "C", "b", "e", "n"}
+METADATA = {"process_name", "thread_name", "process_sort_index", "thread_sort_index", "process_labels"}
+
+
+def us(t) -> int:
+    return round(t.timestamp() * 1_000_000)
+
+
+def check_trace(path: Path) -> dict:
+    """Parse ``path`` as JSON and check the Trace Event Format's rules; returns the parsed trace.
+
+    Rules: an object with a ``traceEvents`` list; every event has ``name``, ``ph``, ``pid``, ``tid``
+    (integers); every non-metadata event an integer or float ``ts`` ≥ 0; ``X`` a ``dur`` ≥ 0; ``i`` a
+    scope ``s`` in g/p/t; ``args`` objects; metadata events of the known names with their ``args``;
+    every pid named by ``process_name`` and every (pid, tid) used by ``thread_name``; the ``X``
+    events of one thread properly nested (each starts after the previous one ended, or lies within it).
+    """
+    trace = json.loads(path.read_text())
+    assert isinstance(trace, dict) and isinstance(trace["traceEvents"], list)
+    named_pids, named_threads, used = set(), set(), set()
+    spans = defaultdict(list)
+    for e in trace["traceEvents"]:
+        assert {"name", "ph", "pid", "tid"} <= e.keys(), e
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
+        assert isinstance(e["name"], str) and e["name"], e
+        assert isinstance(e.get("args", {}), dict), e
+        if e["ph"] == "M":
+            assert e["name"] in METADATA and isinstance(e["args"], dict), e
+            if e["name"] == "process_name":
+                named_pids.add(e["pid"])
+                assert e["args"]["name"]
+            if e["name"] == "thread_name":
+                named_threads.add((e["pid"], e["tid"]))
+                assert e["args"]["name"]
+            continue
+        assert e["ph"] in PHASES_WITH_TS, e
+        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+        used.add((e["pid"], e["tid"]))
+        if e["ph"] == "X":
+            assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
+            spans[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+        if e["ph"] == "i":
+            assert e.get("s", "t") in ("g", "p", "t"), e
+    assert {p for p, _ in used} <= named_pids
+    assert used <= named_threads
+    for track, items in spans.items():
+        stack: list[float] = []
+        for start, end in sorted(items, key=lambda se: (se[0], -se[1])):
+            while stack and start >= stack[-1]:
+                stack.pop()
+            assert not stack or end <= stack[-1], f"overlapping complete events on {track} at {start}"
+            stack.append(end)
+    return trace
+
+
+def names(trace: dict) -> tuple[dict, dict]:
+    procs = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    return procs, threads
+
+
+@pytest.fixture(scope="module")
+def sample_trace(sample_out: Path, tmp_path_factory) -> dict:  # noqa: F811
+    path = tmp_path_factory.mktemp("trace") / "trace.json"
+    counts = export_chrome_trace(sample_out, path)
+    assert counts["batches"] > 1000 and counts["bytes"] == path.stat().st_size
+    return check_trace(path)
+
+
+def test_sample_engines_and_ranks(sample_trace: dict) -> None:
+    procs, threads = names(sample_trace)
+    assert {"prefill (gpu-node-1)", "decode (gpu-node-1)"} <= set(procs.values())
+    assert any(p.startswith("router") for p in procs.values())
+    batches = {(e["pid"], e["tid"]) for e in sample_trace["traceEvents"] if e.get("cat") == "batch"}
+    lanes = sorted(f"{procs[p].split()[0]} {threads[(p, t)]}" for p, t in batches)
+    assert lanes == sorted(f"{role} TP{i}" for role in ("prefill", "decode") for i in range(4))
+
+
+def test_sample_assertion_instants_on_prefill_tp0_tp1_tp3(sample_trace: dict) -> None:
+    procs, threads = names(sample_trace)
+    asserts = [e for e in sample_trace["traceEvents"] if e.get("cat") == "assertion"]
+    assert sorted(f"{procs[e['pid']].split()[0]} {threads[(e['pid'], e['tid'])]}" for e in asserts) == ASSERT_RANKS
+    assert all(e["ph"] == "i" and e["args"]["bootstrap_room"] == "4384674655194745451" for e in asserts)
+
+
+def test_sample_wedge_and_last_decode_batch(sample_trace: dict) -> None:
+    procs, _ = names(sample_trace)
+    [wedge] = [e for e in sample_trace["traceEvents"] if e.get("cat") == "wedge"]
+    assert procs[wedge["pid"]].startswith("decode")
+    assert wedge["ts"] == us(DECODE_STOP) and wedge["ts"] + wedge["dur"] == us(RESTART)
+    decode = [e for e in sample_trace["traceEvents"] if e.get("cat") == "batch" and e["pid"] == wedge["pid"]]
+    before = [e["ts"] for e in decode if e["ts"] <= us(RESTART)]
+    assert max(before) == us(DECODE_STOP)
+    pyspy = [e for e in sample_trace["traceEvents"] if e.get("cat") == "pyspy" and e["pid"] == wedge["pid"]]
+    assert {e["name"] for e in pyspy} >= {"py-spy: broadcast (gloo)", "py-spy: all_reduce (nccl)"}
+
+
+def test_hand_made_trace_rules_and_escaping(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out", hostile=True)
+    path = tmp_path / "t.json"
+    counts = export_chrome_trace(out, path)
+    trace = check_trace(path)
+    assert counts["batches"] == sum(e.get("cat") == "batch" for e in trace["traceEvents"])
+    aborts = [e for e in trace["traceEvents"] if e.get("cat") == "abort"]
+    assert len(aborts) == 20 and all("rid" in e["args"] and "message" in e["args"] for e in aborts)
+    assert "<script>alert(1)</script>" in {e["args"]["rid"] for e in aborts}  # data stays data in JSON
+
+
+def test_filters_pass_through(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out")
+    path = tmp_path / "t.json"
+    export_chrome_trace(out, path, role="decode", since="21:34:00", until="21:35:00")
+    trace = check_trace(path)
+    procs, _ = names(trace)
+    assert set(procs.values()) == {"decode (gpu-node-1)"}
+    assert all(
+        us(DECODE_STOP.replace(minute=34, second=0, microsecond=0)) <= e["ts"] for e in trace["traceEvents"]
+        if e["ph"] in ("X", "i") and e.get("cat") != "wedge"
+    )

@@ -1,0 +1,1346 @@
+"""Build sample_logs/: a simulated SGLang prefill-decode (PD) incident on one host, with its true answers.
+
+Run ``python sample_logs/make_sample.py``. It rewrites, deterministically (fixed seed, fixed ids):
+``journal.export`` (journal export format), ``router.log``, ``pyspy/*.txt``, ``README.md`` and, when
+``systemd-journal-remote`` and ``journalctl`` are installed, the binary journal ``journal/<machine-id>/``
+and its ``journalctl -o json`` capture ``journal.json``. Line formats follow SGLang (late 2025), the
+sgl-router Rust tracing output, uvicorn, py-spy 0.4 and systemd 255; README.md says which is which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import string
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SEED = 20251029
+rng = random.Random(SEED)
+
+HOST = "gpu-node-1"
+MACHINE_ID = "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c"
+BOOT_ID = "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e"
+DAY = "2025-10-29"
+KV_POOL = {"prefill": 413_696, "decode": 398_336}  # max_total_num_tokens of each engine
+VENV_PY = "/opt/sglang/.venv/bin/python3"
+SITE = "/opt/sglang/.venv/lib/python3.12/site-packages"
+DESC = {
+    "prefill": "SGLang prefill engine (PD, TP4)",
+    "decode": "SGLang decode engine (PD, TP4)",
+    "router": "SGLang PD router",
+}
+PORT = {"prefill": 30000, "decode": 30001}
+CMD = {
+    "prefill": f"{VENV_PY} -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
+    " --disaggregation-mode prefill --disaggregation-transfer-backend nixl --disaggregation-bootstrap-port 8998"
+    " --tp 4 --host 0.0.0.0 --port 30000 --enable-metrics --enable-metrics-for-all-schedulers"
+    " --soft-watchdog-timeout 300 --watchdog-timeout 3600",
+    "decode": f"{VENV_PY} -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
+    " --disaggregation-mode decode --disaggregation-transfer-backend nixl --tp 4 --base-gpu-id 4"
+    " --host 0.0.0.0 --port 30001 --enable-metrics --enable-metrics-for-all-schedulers"
+    " --soft-watchdog-timeout 300 --watchdog-timeout 3600",
+    "router": f"{VENV_PY} -m sglang_router.launch_router --pd-disaggregation"
+    " --prefill http://127.0.0.1:30000 8998 --decode http://127.0.0.1:30001"
+    " --host 0.0.0.0 --port 8000 --policy round_robin --health-check-interval-secs 10",
+}
+
+
+def at(hms: str) -> int:
+    """Microseconds since the epoch of ``HH:MM:SS[.ffffff]`` on 2025-10-29 UTC."""
+    whole, _, frac = hms.partition(".")
+    day = datetime.fromisoformat(f"{DAY}T{whole}+00:00")
+    return int(day.timestamp()) * 1_000_000 + int(frac.ljust(6, "0")[:6])
+
+
+def stamp(t: int) -> str:
+    """The second SGLang and the router print for the time ``t`` (µs): the host clock is UTC."""
+    return datetime.fromtimestamp(t // 1_000_000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def iso(t: int) -> str:
+    """``t`` (µs) as ISO 8601 with microseconds, UTC."""
+    return datetime.fromtimestamp(t / 1_000_000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def ms(lo: float, hi: float) -> int:
+    """A random delay between ``lo`` and ``hi`` milliseconds, in µs."""
+    return round(rng.uniform(lo, hi) * 1000)
+
+
+def hexid(name: str) -> str:
+    """A fixed 128-bit id (32 hex, shaped like systemd's random v4 ids) derived from ``name``."""
+    return uuid.UUID(int=uuid.uuid5(uuid.NAMESPACE_DNS, f"logcorr-sample/{name}").int, version=4).hex
+
+
+def new_rid() -> str:
+    """A request id as SGLang makes it (uuid4().hex), from the seeded generator."""
+    return uuid.UUID(int=rng.getrandbits(128), version=4).hex
+
+
+BOOT = at("06:12:37.481516")  # realtime at monotonic zero
+T0 = at("21:25:00")
+BURST_FIRST_ARRIVAL, BURST_LAST_ARRIVAL = at("21:34:38.850"), at("21:34:45.350")
+WEDGE = at("21:34:47.412318")  # the decode scheduler's last batch (TP0)
+WATCHDOG = at("21:39:47.051208")
+DUMP_1, DUMP_2 = at("21:40:10"), at("21:40:15")
+RESTART = at("21:40:45.103228")
+READY = at("21:42:00.214779")
+END = at("21:43:00")
+
+
+@dataclass
+class Proc:
+    """One process writing to the journal, with the fields journald attaches to its lines."""
+
+    unit: str
+    pid: int
+    comm: str
+    cmdline: str
+    stream: str
+    invocation: str
+    uid: int = 998
+    gid: int = 998
+
+
+@dataclass
+class Req:
+    """One client request through the router to prefill and decode."""
+
+    kind: str  # normal, burst, wedge, post
+    a: int  # router receives it
+    request_id: str
+    rid_p: str
+    rid_d: str
+    room: int
+    prompt: int
+    cached: int
+    output: int
+    port_p: int
+    port_d: int
+    ready: int | None = None  # bootstrapped on prefill
+    batch_start: int | None = None
+    batch_end: int | None = None
+    prefill_done: int | None = None
+    dec_start: int | None = None
+    dec_end: int | None = None
+    abort: int | None = None
+
+
+class Journal:
+    """Entries in journald's shape: one entry per stdout line, times unique, each record's lines together."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, dict[str, str]]] = []
+        self.used: set[int] = set()
+        self.busy: dict[int, list[tuple[int, int]]] = {}
+
+    def add(self, t: int, fields: dict[str, str]) -> int:
+        """Append one entry received at ``t`` (µs, moved on to a free µs); returns its time."""
+        while t in self.used:
+            t += 1
+        self.used.add(t)
+        head = {
+            "__REALTIME_TIMESTAMP": str(t),
+            "__MONOTONIC_TIMESTAMP": str(t - BOOT),
+            "_BOOT_ID": BOOT_ID,
+            "_MACHINE_ID": MACHINE_ID,
+            "_HOSTNAME": HOST,
+        }
+        self.entries.append((t, head | fields))
+        return t
+
+    def _place(self, pid: int, first: int, span: int) -> int:
+        """Move a record of ``pid`` spanning ``span`` µs so that it overlaps no other record of that pid."""
+        blocks = self.busy.setdefault(pid, [])
+        moved = True
+        while moved:
+            moved = False
+            for lo, hi in blocks:
+                if first <= hi + 2 and first + span >= lo - 2:
+                    first, moved = hi + 5, True
+        blocks.append((first, first + span))
+        return first
+
+    def out(self, proc: Proc, t: int, text: str) -> list[int]:
+        """Lines written by ``proc`` at ``t`` to its stdout stream: one entry per non-empty line."""
+        lines = [x for x in text.split("\n") if x]
+        first = self._place(proc.pid, t + ms(0.06, 0.35), 8 * len(lines))
+        times, prev = [], first - 1
+        for i, line in enumerate(lines):
+            fields = {
+                "_TRANSPORT": "stdout",
+                "_STREAM_ID": proc.stream,
+                "PRIORITY": "6",
+                "SYSLOG_IDENTIFIER": "python3",
+                "_PID": str(proc.pid),
+                "_UID": str(proc.uid),
+                "_GID": str(proc.gid),
+                "_COMM": proc.comm,
+                "_EXE": "/usr/bin/python3.12",
+                "_CMDLINE": proc.cmdline,
+                "_SYSTEMD_CGROUP": f"/system.slice/{proc.unit}",
+                "_SYSTEMD_UNIT": proc.unit,
+                "_SYSTEMD_SLICE": "system.slice",
+                "_SYSTEMD_INVOCATION_ID": proc.invocation,
+                "MESSAGE": line,
+            }
+            prev = self.add(max(first + 4 * i + rng.randint(0, 3), prev + 1), fields)
+            times.append(prev)
+        return times
+
+
+J = Journal()
+
+
+def engine_procs(role: str, main_pid: int, tp_pids: list[int], generation: int) -> tuple[Proc, list[Proc]]:
+    """The main (HTTP/tokenizer) process and the four scheduler processes of one engine invocation."""
+    unit = f"sglang-{role}.service"
+    inv, stream = hexid(f"{role}-{generation}-invocation"), hexid(f"{role}-{generation}-stream")
+    main = Proc(unit, main_pid, "python3", CMD[role], stream, inv)
+    scheds = [
+        Proc(unit, pid, "sglang::schedul", f"sglang::scheduler_TP{k}", stream, inv)
+        for k, pid in enumerate(tp_pids)
+    ]
+    return main, scheds
+
+
+P_MAIN, P_TP = engine_procs("prefill", 2841, [3307, 3308, 3309, 3310], 1)
+D_MAIN, D_TP = engine_procs("decode", 2842, [3371, 3372, 3373, 3374], 1)
+P2_MAIN, P2_TP = engine_procs("prefill", 918233, [918655, 918656, 918657, 918658], 2)
+D2_MAIN, D2_TP = engine_procs("decode", 918234, [918661, 918662, 918663, 918664], 2)
+ROUTER = Proc(
+    "sglang-router.service", 2790, "python3", CMD["router"], hexid("router-stream"), hexid("router-inv")
+)
+
+
+def sg(proc: Proc, t: int, msg: str, rank: int | None = None) -> list[int]:
+    """An SGLang log record: ``[YYYY-MM-DD HH:MM:SS TPn] msg`` (no rank on the main process)."""
+    prefix = f"[{stamp(t)} TP{rank}]" if rank is not None else f"[{stamp(t)}]"
+    return J.out(proc, t, f"{prefix} {msg}")
+
+
+def access(proc: Proc, t: int, port: int, method: str, path: str, status: str) -> list[int]:
+    """A uvicorn access line as SGLang configures it."""
+    return sg(proc, t, f'INFO:     127.0.0.1:{port} - "{method} {path} HTTP/1.1" {status}')
+
+
+# ----------------------------------------------------------------------------- router (Rust tracing)
+
+
+def rust_duration(ns: int) -> str:
+    """Rust's ``{:?}`` of a Duration (what the router records as ``latency``)."""
+    for size, digits, unit in ((10**9, 9, "s"), (10**6, 6, "ms"), (10**3, 3, "µs")):
+        if ns >= size:
+            whole, frac = divmod(ns, size)
+            frac_text = str(frac).rjust(digits, "0").rstrip("0")
+            return f"{whole}.{frac_text}{unit}" if frac_text else f"{whole}{unit}"
+    return f"{ns}ns"
+
+
+def router(t: int, level: str, req: Req, target: str, where: str, msg: str, extra: str = "") -> None:
+    """One sgl-router line: UTC second, level right-aligned to 5, the http_request span, target, file:line."""
+    span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{req.request_id}"{extra}}}'
+    J.out(ROUTER, t, f"{stamp(t)} {level:>5} {span}: {target}: {where}: {msg}")
+
+
+def router_start(req: Req) -> None:
+    """The router's 'started processing request' line."""
+    router(
+        req.a, "INFO", req, "sglang_router_rs::request", "src/middleware.rs:264", "started processing request"
+    )
+
+
+def router_finish(req: Req, t: int, status: int) -> None:
+    """The router's response line, with status and latency recorded in the span."""
+    extra = f' status_code={status} latency="{rust_duration((t - req.a) * 1000 + rng.randint(0, 999))}"'
+    if status >= 500:
+        router(
+            t,
+            "ERROR",
+            req,
+            "sglang_router_rs::response",
+            "src/middleware.rs:296",
+            "request failed with server error",
+            extra,
+        )
+    else:
+        router(
+            t,
+            "INFO",
+            req,
+            "sglang_router_rs::response",
+            "src/middleware.rs:308",
+            "finished processing request",
+            extra,
+        )
+
+
+# ----------------------------------------------------------------------------- traffic
+
+
+DECODE_PORTS = [rng.randint(32768, 60999) for _ in range(12)]  # the router's keep-alive pool to decode
+
+
+def make_req(kind: str, a: int) -> Req:
+    """A request arriving at the router at ``a`` (µs)."""
+    prompt = rng.randint(300, 3800)
+    cached = min(rng.choice([0, 0, 0, 512, 1024, 1024, 1536]), prompt - 64)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return Req(
+        kind=kind,
+        a=a,
+        request_id="gnt-" + "".join(rng.choice(alphabet) for _ in range(24)),
+        rid_p=new_rid(),
+        rid_d=new_rid(),
+        room=rng.getrandbits(63),
+        prompt=prompt,
+        cached=max(cached, 0),
+        output=rng.randint(60, 700),
+        port_p=rng.randint(32768, 60999),
+        port_d=rng.choice(DECODE_PORTS),
+    )
+
+
+def arrivals(kind: str, start: int, stop: int, per_s: float) -> list[Req]:
+    """Poisson arrivals between ``start`` and ``stop``."""
+    out, t = [], start
+    while True:
+        t += round(rng.expovariate(per_s) * 1_000_000)
+        if t >= stop:
+            return out
+        out.append(make_req(kind, t))
+
+
+def prefill_batches(reqs: list[Req], start: int, stop: int) -> None:
+    """Run the prefill scheduler over requests bootstrapped (``ready``) before ``stop``: sets batch times."""
+    queue = sorted((r for r in reqs if r.ready is not None and r.ready < stop), key=lambda r: r.ready)
+    free, i = start, 0
+    while i < len(queue):
+        t = max(free, queue[i].ready) + ms(0.3, 2.0)
+        group = []
+        while i < len(queue) and queue[i].ready <= t and sum(r.prompt - r.cached for r in group) < 12000:
+            group.append(queue[i])
+            i += 1
+        free = t + ms(25, 40) + round(sum(r.prompt - r.cached for r in group) / 15000 * 1_000_000)
+        for r in group:
+            r.batch_start, r.batch_end = t, free
+
+
+def simulate() -> list[Req]:
+    """Requests of the whole window with their fate; fills in every time on each request."""
+    normal = arrivals("normal", T0, WEDGE, 0.55)
+    burst = [make_req("burst", BURST_FIRST_ARRIVAL)]
+    while len(burst) < 30:
+        burst.append(make_req("burst", burst[-1].a + ms(150, 320)))
+    scale = (BURST_LAST_ARRIVAL - BURST_FIRST_ARRIVAL) / (burst[-1].a - BURST_FIRST_ARRIVAL)
+    for r in burst:
+        r.a = BURST_FIRST_ARRIVAL + round((r.a - BURST_FIRST_ARRIVAL) * scale)
+        r.abort = r.a + ms(1200, 1500)
+    wedge = arrivals("wedge", WEDGE + ms(300, 900), RESTART - 2_000_000, 0.3)
+    post = arrivals("post", READY + 1_800_000, END - 400_000, 0.55)
+    for r in normal + post:
+        r.ready = r.a + ms(25, 90)
+    for r in wedge:
+        if rng.random() < 0.35:
+            r.ready = r.a + ms(300, 3000)
+    prefill_batches(normal + wedge, T0, RESTART - 1_500_000)
+    prefill_batches(post, READY, END)
+    for r in normal + post:
+        if r.batch_end is None:
+            continue
+        done = r.batch_end + ms(40, 160)
+        if r.kind == "normal" and done >= WEDGE:
+            continue  # the transfer never completes: decode no longer polls
+        r.prefill_done = done
+        r.dec_start = done + ms(5, 25)
+        r.dec_end = r.dec_start + round(r.output / 15 * 1_000_000)
+    return sorted(normal + burst + wedge + post, key=lambda r: r.a)
+
+
+# ----------------------------------------------------------------------------- py-spy
+
+
+@dataclass
+class Libs:
+    """Where one process has its libraries mapped (ASLR: every process has its own bases)."""
+
+    libc: int
+    cuda: int
+    nccl: int
+
+    def at(self, lib: str, offset: int) -> str:
+        """A native frame py-spy could not name: the address ``offset`` into ``lib``."""
+        base = {"libc.so.6": self.libc, "libcuda.so.1": self.cuda, "libnccl.so.2": self.nccl}[lib]
+        return f"0x{base + offset:x} ({lib})"
+
+
+def libs_for(pid: int) -> Libs:
+    """Library bases of ``pid``, fixed per pid."""
+    r = random.Random(pid)
+    return Libs(*(0x7F0000000000 + r.randrange(0, 0xFE00000) * 0x1000 for _ in range(3)))
+
+
+TAIL = [
+    "run (multiprocessing/process.py:108)",
+    "_bootstrap (multiprocessing/process.py:314)",
+    "_main (multiprocessing/spawn.py:135)",
+    "spawn_main (multiprocessing/spawn.py:122)",
+    "<module> (<string>:1)",
+]
+
+
+def nccl_all_reduce_stack(libs: Libs, mode: str) -> list[str]:
+    """Main thread waiting in the TP all_reduce of the first layer (embedding) of a model forward."""
+    forward = (
+        "forward_extend (sglang/srt/model_executor/model_runner.py:1917)"
+        if mode == "prefill"
+        else "forward_decode (sglang/srt/model_executor/model_runner.py:1869)"
+    )
+    loop = (
+        "event_loop_overlap_disagg_prefill (sglang/srt/disaggregation/prefill.py:371)"
+        if mode == "prefill"
+        else "event_loop_overlap_disagg_decode (sglang/srt/disaggregation/decode.py:854)"
+    )
+    return [
+        libs.at("libcuda.so.1", 0x2F1B4E),
+        libs.at("libnccl.so.2", 0x8C3D19),
+        "ncclAllReduce (libnccl.so.2)",
+        "c10d::ProcessGroupNCCL::allreduce (libtorch_cuda.so)",
+        "all_reduce (torch/distributed/distributed_c10d.py:2806)",
+        "wrapper (torch/distributed/c10d_logger.py:81)",
+        "all_reduce (sglang/srt/distributed/parallel_state.py:517)",
+        "tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
+        "forward (sglang/srt/layers/vocab_parallel_embedding.py:488)",
+        "_call_impl (torch/nn/modules/module.py:1784)",
+        "_wrapped_call_impl (torch/nn/modules/module.py:1773)",
+        "forward (sglang/srt/models/llama.py:338)",
+        "_call_impl (torch/nn/modules/module.py:1784)",
+        "_wrapped_call_impl (torch/nn/modules/module.py:1773)",
+        "forward (sglang/srt/models/llama.py:467)",
+        "decorate_context (torch/utils/_contextlib.py:120)",
+        forward,
+        "forward (sglang/srt/model_executor/model_runner.py:1985)",
+        "forward_batch_generation (sglang/srt/managers/tp_worker.py:259)",
+        "run_batch (sglang/srt/managers/scheduler.py:1987)",
+        loop,
+        "decorate_context (torch/utils/_contextlib.py:120)",
+        "run_scheduler_process (sglang/srt/managers/scheduler.py:2836)",
+        *TAIL,
+        libs.at("libc.so.6", 0x29D90),
+    ]
+
+
+def gloo_broadcast_stack(libs: Libs, rank: int) -> list[str]:
+    """Main thread waiting in recv_requests' CPU-group (gloo) broadcast; TP0 is its source."""
+    line = 1147 if rank == 0 else 1163
+    return [
+        libs.at("libc.so.6", 0x91117),
+        "pthread_cond_wait (libc.so.6)",
+        "std::condition_variable::wait (libstdc++.so.6)",
+        "c10d::ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)",
+        "broadcast (torch/distributed/distributed_c10d.py:2772)",
+        "wrapper (torch/distributed/c10d_logger.py:81)",
+        f"broadcast_pyobj (sglang/srt/utils/common.py:{line})",
+        "recv_requests (sglang/srt/managers/scheduler.py:1206)",
+        "event_loop_overlap_disagg_decode (sglang/srt/disaggregation/decode.py:841)",
+        "decorate_context (torch/utils/_contextlib.py:120)",
+        "run_scheduler_process (sglang/srt/managers/scheduler.py:2836)",
+        *TAIL,
+        libs.at("libc.so.6", 0x29D90),
+    ]
+
+
+def thread_tail(libs: Libs) -> list[str]:
+    """The bottom of every threading.Thread stack."""
+    return [
+        "run (threading.py:1010)",
+        "_bootstrap_inner (threading.py:1073)",
+        "_bootstrap (threading.py:1030)",
+        libs.at("libc.so.6", 0x94AC3),
+        libs.at("libc.so.6", 0x126850),
+    ]
+
+
+def watchdog_thread(libs: Libs, firing: bool) -> list[str]:
+    """The scheduler's watchdog thread: asleep, or running py-spy on its own process."""
+    if firing:
+        body = [
+            "poll (libc.so.6)",
+            "select (selectors.py:415)",
+            "_communicate (subprocess.py:2115)",
+            "communicate (subprocess.py:1209)",
+            "run (subprocess.py:550)",
+            "pyspy_dump_schedulers (sglang/srt/utils/common.py:2317)",
+            "_watchdog_once (sglang/srt/utils/watchdog.py:61)",
+        ]
+    else:
+        body = ["clock_nanosleep (libc.so.6)", "_watchdog_once (sglang/srt/utils/watchdog.py:58)"]
+    return body + ["_watchdog_thread (sglang/srt/utils/watchdog.py:35)"] + thread_tail(libs)
+
+
+def helper_thread(libs: Libs, role: str) -> tuple[str, list[str]]:
+    """One idle NIXL helper thread: the prefill transfer worker or the decode heartbeat checker."""
+    if role == "prefill":
+        return "transfer_worker", [
+            libs.at("libc.so.6", 0x91117),
+            "PyThread_acquire_lock_timed (python3.12)",
+            "wait (threading.py:355)",
+            "get (sglang/srt/disaggregation/common/utils.py:48)",
+            "transfer_worker (sglang/srt/disaggregation/nixl/conn.py:718)",
+            *thread_tail(libs),
+        ]
+    return "heartbeat_checker", [
+        "clock_nanosleep (libc.so.6)",
+        "heartbeat_checker (sglang/srt/disaggregation/nixl/conn.py:1247)",
+        *thread_tail(libs),
+    ]
+
+
+def pyspy_dump(role: str, rank: int, pid: int, watchdog_firing: bool = False) -> str:
+    """``py-spy dump --native --pid PID`` of one scheduler as it stood during the wedge."""
+    libs = libs_for(pid)
+    if role == "prefill":
+        main, main_state = nccl_all_reduce_stack(libs, "prefill"), "active"
+    elif rank in (0, 1):
+        main, main_state = gloo_broadcast_stack(libs, rank), "idle"
+    else:
+        main, main_state = nccl_all_reduce_stack(libs, "decode"), "active"
+    helper_name, helper = helper_thread(libs, role)
+    tid_wd, tid_helper = pid + 694 + 3 * rank, pid + 702 + 3 * rank
+    lines = [
+        f"Process {pid}: sglang::scheduler_TP{rank}",
+        "Python v3.12.3 (/usr/bin/python3.12)",
+        "",
+        f'Thread {pid} ({main_state}): "MainThread"',
+        *(f"    {f}" for f in main),
+        f'Thread {tid_wd} (idle): "Thread-2 (_watchdog_thread)"',
+        *(f"    {f}" for f in watchdog_thread(libs, watchdog_firing)),
+    ]
+    lines += [f'Thread {tid_helper} (idle): "Thread-4 ({helper_name})"', *(f"    {f}" for f in helper)]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- the incident
+
+
+def fmt_prefill(
+    n: int, new: int, cached: int, usage: float, queue: int, prealloc: int, inflight: int, thr: float
+) -> str:
+    """SGLang's prefill-mode batch line (scheduler_metrics_mixin.log_prefill_stats)."""
+    return (
+        f"Prefill batch, #new-seq: {n}, #new-token: {new}, #cached-token: {cached}, token usage: {usage:.2f}, "
+        f"#running-req: 0, #queue-req: {queue}, #prealloc-req: {prealloc}, #inflight-req: {inflight}, "
+        f"input throughput (token/s): {thr:.2f}, cuda graph: False"
+    )
+
+
+def fmt_decode(
+    n: int, tokens: int, usage: float, pre_usage: float, prealloc: int, transfer: int, gen: float
+) -> str:
+    """SGLang's decode-mode batch line (scheduler_metrics_mixin.log_decode_stats)."""
+    return (
+        f"Decode batch, #running-req: {n}, #token: {tokens}, token usage: {usage:.2f}, "
+        f"pre-allocated usage: {pre_usage:.2f}, #prealloc-req: {prealloc}, #transfer-req: {transfer}, "
+        f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {gen:.2f}, #queue-req: 0"
+    )
+
+
+def log_prefill(reqs: list[Req], batches: list[tuple[int, list[Req]]], ranks: list[Proc]) -> dict[int, int]:
+    """Prefill batch lines on all four ranks; returns the last batch time per rank."""
+    last: dict[int, int] = {}
+    prev_t, prev_tokens = None, 0
+    for t, group in batches:
+        new = sum(r.prompt - r.cached for r in group)
+        prealloc = sum(
+            1
+            for r in reqs
+            if r.a + 3000 <= t
+            and (r.ready is None or r.ready > t)
+            and (r.abort is None or r.abort > t)
+            and (r.kind != "wedge" or t < RESTART)
+        )
+        holding = [
+            r
+            for r in reqs
+            if r.batch_end is not None and r.batch_end <= t and (r.prefill_done is None or r.prefill_done > t)
+        ]
+        usage = sum(r.prompt for r in holding) / KV_POOL["prefill"]
+        thr = prev_tokens / ((t - prev_t) / 1e6) if prev_t else 0.0
+        for k, proc in enumerate(ranks):
+            tk = t + (0 if k == 0 else ms(0.2, 2.8))
+            cached = sum(r.cached for r in group)
+            msg = fmt_prefill(
+                len(group), new, cached, usage, 0, prealloc, len(holding), thr * rng.uniform(0.9995, 1.0005)
+            )
+            last[k] = sg(proc, tk, msg, k)[0]
+        prev_t, prev_tokens = t, new
+    return last
+
+
+def generated(r: Req, lo: int, hi: int) -> float:
+    """Tokens request ``r`` generated between ``lo`` and ``hi`` (15 token/s per request)."""
+    if r.dec_start is None:
+        return 0.0
+    end = r.dec_end
+    overlap = min(hi, end) - max(lo, r.dec_start)
+    return max(overlap, 0) / 1e6 * 15
+
+
+def log_decode(
+    reqs: list[Req], start: int, stop: int, ranks: list[Proc], final: int | None
+) -> dict[int, int]:
+    """Decode batch lines every 2.0-3.0 s on all four ranks; ``final`` forces the last one's time."""
+    times, t = [], start
+    while True:
+        t += ms(2000, 3000)
+        if t >= stop:
+            break
+        times.append(t)
+    if final is not None:
+        times = [x for x in times if x < final - 900_000] + [final]
+    last: dict[int, int] = {}
+    prev = {k: start for k in range(4)}
+    for t in times:
+        running = [r for r in reqs if r.dec_start is not None and r.dec_start <= t < r.dec_end]
+        if not running:
+            continue
+        tokens = sum(r.prompt + round(generated(r, r.dec_start, t)) for r in running)
+        prealloc = sum(
+            1
+            for r in reqs
+            if r.a + 3000 <= t
+            and ((r.kind == "burst" and t < r.abort) or (r.ready is not None and t < r.ready))
+        )
+        transfer = [
+            r
+            for r in reqs
+            if r.ready is not None
+            and r.ready <= t
+            and (r.prefill_done is None or t < r.prefill_done)
+            and r.kind != "wedge"
+        ]
+        pre_usage = sum(r.prompt for r in transfer) / KV_POOL["decode"]
+        for k, proc in enumerate(ranks):
+            tk = t + (0 if k == 0 else ms(0.4, 1.4) * k)
+            gen = sum(generated(r, prev[k], tk) for r in reqs) / ((tk - prev[k]) / 1e6)
+            msg = fmt_decode(
+                len(running), tokens, tokens / KV_POOL["decode"], pre_usage, prealloc, len(transfer), gen
+            )
+            last[k] = sg(proc, tk, msg, k)[0]
+            prev[k] = tk
+    return last
+
+
+def health(main: Proc, start: int, stop: int, offset_ms: float, ports: list[int]) -> None:
+    """The router's health checks every 10 s: ``GET /health`` 200 on the engine."""
+    t = start + ms(offset_ms, offset_ms + 1)
+    while t < stop:
+        access(main, t + ms(0.8, 2.5), rng.choice(ports), "GET", "/health", "200 OK")
+        t += 10_000_000 + ms(-2, 2)
+
+
+def startup(main: Proc, ranks: list[Proc], role: str, started: int) -> int:
+    """What a (re)started engine prints until it serves; returns the time of 'fired up' (READY)."""
+    t = started + ms(5800, 6400)
+    if role == "prefill":
+        sg(main, t, "Cuda graph is disabled for prefill server")
+    t += ms(4500, 5200)
+    kv_gb = (
+        KV_POOL[role] * 80 * 2 * 128 * 2 / 2**30
+    )  # K (or V): 80 layers, 2 KV heads per rank, dim 128, bf16
+    after_weights = {"prefill": 45.61, "decode": 45.58}[role]
+    avail = (after_weights + 33.33, after_weights, after_weights - 2 * kv_gb - 0.31)
+    for k, p in enumerate(ranks):
+        sg(p, t + ms(1, 30) * (k + 1), "Init torch distributed begin.", k)
+    t += ms(2600, 3100)
+    for k, p in enumerate(ranks):
+        sg(p, t + ms(1, 30) * (k + 1), f"Init torch distributed ends. mem usage={0.86 + 0.01 * k:.2f} GB", k)
+    t += ms(900, 1200)
+    for k, p in enumerate(ranks):
+        sg(p, t + ms(1, 20) * (k + 1), f"Load weight begin. avail mem={avail[0] - 0.01 * k:.2f} GB", k)
+    t += ms(21000, 23000)
+    for k, p in enumerate(ranks):
+        sg(
+            p,
+            t + ms(10, 400) * (k + 1),
+            f"Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+            f"avail mem={avail[1] - 0.01 * k:.2f} GB, mem usage=33.33 GB.",
+            k,
+        )
+    t += ms(1700, 2000)
+    for k, p in enumerate(ranks):
+        sg(p, t + ms(1, 10) * (k + 1), "Using KV cache dtype: torch.bfloat16", k)
+        sg(
+            p,
+            t + ms(20, 40) * (k + 1),
+            f"KV Cache is allocated. #tokens: {KV_POOL[role]}, "
+            f"K size: {kv_gb:.2f} GB, V size: {kv_gb:.2f} GB",
+            k,
+        )
+        sg(p, t + ms(60, 90) * (k + 1), f"Memory pool end. avail mem={avail[2] - 0.01 * k:.2f} GB", k)
+    t += ms(600, 900)
+    if role == "decode":
+        bs = [1, 2, 4, 8] + list(range(16, 161, 8))
+        for k, p in enumerate(ranks):
+            sg(
+                p,
+                t + ms(1, 9) * (k + 1),
+                "Capture cuda graph begin. This can take up to several minutes. "
+                f"avail mem={avail[2] - 0.01 * k - 0.47:.2f} GB",
+                k,
+            )
+            sg(p, t + ms(10, 19) * (k + 1), f"Capture cuda graph bs {bs}", k)
+        t += ms(14500, 15500)
+        for k, p in enumerate(ranks):
+            sg(
+                p,
+                t + ms(1, 40) * (k + 1),
+                f"Capture cuda graph end. Time elapsed: {14.61 + 0.07 * k:.2f} s. "
+                f"mem usage=1.64 GB. avail mem={avail[2] - 0.01 * k - 2.11:.2f} GB.",
+                k,
+            )
+    t += ms(300, 500)
+    free = avail[2] - (2.11 if role == "decode" else 0.0)
+    sg(
+        ranks[0],
+        t,
+        f"max_total_num_tokens={KV_POOL[role]}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+        f"max_running_requests={4096 if role == 'prefill' else 2048}, context_len=131072, "
+        f"available_gpu_mem={free:.2f} GB",
+        0,
+    )
+    t += ms(900, 1400)
+    for line in (
+        f"Started server process [{main.pid}]",
+        "Waiting for application startup.",
+        "Application startup complete.",
+        f"Uvicorn running on http://0.0.0.0:{PORT[role]} (Press CTRL+C to quit)",
+    ):
+        sg(main, t, f"INFO:     {line}")
+        t += ms(0.2, 1.5)
+    access(main, t + ms(900, 1100), rng.randint(32768, 60999), "GET", "/get_model_info", "200 OK")
+    warm = READY - ms(700, 900)
+    if role == "prefill":
+        for k, p in enumerate(ranks):
+            sg(p, warm - 400_000 + ms(0.2, 2.5) * k, fmt_prefill(1, 7, 0, 0.0, 0, 0, 0, 0.0), k)
+    access(main, warm, rng.randint(32768, 60999), "POST", "/generate", "200 OK")
+    return sg(
+        main, READY + (0 if role == "prefill" else ms(3, 9)), "The server is fired up and ready to roll!"
+    )[0]
+
+
+SYSTEMD_IDS = {  # MESSAGE_ID and code location of each systemd message used here
+    "stopping": ("de5b426a63be47a7b6ac3eaac82e2f6f", "src/core/job.c", 581, "job_emit_start_message"),
+    "success": ("7ad2d189f7e94e70a38c781354912448", "src/core/unit.c", 5795, "unit_log_success"),
+    "done": ("9d1aaa27d60140bd96365438aad20286", "src/core/job.c", 809, "job_emit_done_message"),
+    "resources": ("ae8f7b866b0347b9af31fe1c80b127c0", "src/core/unit.c", 2430, "unit_log_resources"),
+    "started": ("39f53479d3a045ac8e11786248231fbf", "src/core/job.c", 809, "job_emit_done_message"),
+}
+
+
+def systemd_msg(t: int, unit: str, msg: str, kind: str, extra: dict | None, inv: str) -> int:
+    """A message from systemd (pid 1) about ``unit``, as journald stores it."""
+    msg_id, code_file, code_line, code_func = SYSTEMD_IDS[kind]
+    fields = {
+        "_TRANSPORT": "journal", "PRIORITY": "6", "SYSLOG_FACILITY": "3", "SYSLOG_IDENTIFIER": "systemd",
+        "TID": "1", "CODE_FILE": code_file, "CODE_LINE": str(code_line), "CODE_FUNC": code_func,
+        "MESSAGE_ID": msg_id, "UNIT": unit, "INVOCATION_ID": inv, **{k: str(v) for k, v in (extra or {}).items()},
+        "_PID": "1", "_UID": "0", "_GID": "0", "_COMM": "systemd", "_EXE": "/usr/lib/systemd/systemd",
+        "_CMDLINE": "/sbin/init", "_SYSTEMD_CGROUP": "/init.scope", "_SYSTEMD_UNIT": "init.scope",
+        "_SYSTEMD_SLICE": "-.slice", "_SOURCE_REALTIME_TIMESTAMP": str(t - ms(0.02, 0.08)), "MESSAGE": msg,
+    }  # fmt: skip
+    return J.add(t, fields)
+
+
+def restart(role: str, t: int, job: int, cpu: str) -> tuple[int, int, int]:
+    """``systemctl restart`` of one engine: Stopping, the old main's shutdown, Stopped, Started.
+
+    Returns the times of 'Stopping', of the old main process's last line and of 'Started'.
+    """
+    unit, old, new = f"sglang-{role}.service", hexid(f"{role}-1-invocation"), hexid(f"{role}-2-invocation")
+    job_fields = {"JOB_ID": job, "JOB_TYPE": "restart"}
+    done = job_fields | {"JOB_RESULT": "done"}
+    first = systemd_msg(t, unit, f"Stopping {unit} - {DESC[role]}...", "stopping", job_fields, old)
+    main = P_MAIN if role == "prefill" else D_MAIN
+    u = t + ms(2, 6)
+    for line in ("Shutting down", "Waiting for application shutdown.", "Application shutdown complete.",
+                 f"Finished server process [{main.pid}]"):  # fmt: skip
+        gone = sg(main, u, f"INFO:     {line}")[0]
+        u += ms(0.3, 40)
+    u += ms(1100, 1500)
+    systemd_msg(u, unit, f"{unit}: Deactivated successfully.", "success", None, old)
+    systemd_msg(u + 41, unit, f"Stopped {unit} - {DESC[role]}.", "done", done, old)
+    systemd_msg(
+        u + 97, unit, f"{unit}: Consumed {cpu} CPU time.", "resources", {"CPU_USAGE_NSEC": cpu_ns(cpu)}, old
+    )
+    started = systemd_msg(u + ms(20, 60), unit, f"Started {unit} - {DESC[role]}.", "started", done, new)
+    return first, gone, started
+
+
+def cpu_ns(text: str) -> int:
+    """Nanoseconds of a systemd CPU time like ``15h 41min 12.402s``."""
+    total = 0.0
+    for part in text.split():
+        if part.endswith("min"):
+            total += float(part[:-3]) * 60
+        elif part.endswith("h"):
+            total += float(part[:-1]) * 3600
+        else:
+            total += float(part[:-1])
+    return round(total * 1e9)
+
+
+DAEMONS = {  # unit: (SYSLOG_IDENTIFIER, _COMM, _EXE, _CMDLINE)
+    "cron.service": ("CRON", "cron", "/usr/sbin/cron", "/usr/sbin/CRON -f -P"),
+    "ssh.service": ("sshd", "sshd", "/usr/sbin/sshd", "sshd: ops [priv]"),
+}
+
+
+def syslog(t: int, unit: str, pid: int, facility: int, msg: str) -> None:
+    """A message a daemon of ``unit`` sent through syslog(3)."""
+    ident, comm, exe, cmdline = DAEMONS[unit]
+    J.add(t, {
+        "_TRANSPORT": "syslog", "PRIORITY": "6", "SYSLOG_FACILITY": str(facility), "SYSLOG_IDENTIFIER": ident,
+        "SYSLOG_PID": str(pid), "SYSLOG_TIMESTAMP": datetime.fromtimestamp(t // 10**6, UTC).strftime("%b %d %H:%M:%S "),
+        "_PID": str(pid), "_UID": "0", "_GID": "0", "_COMM": comm, "_EXE": exe, "_CMDLINE": cmdline,
+        "_SYSTEMD_CGROUP": f"/system.slice/{unit}", "_SYSTEMD_UNIT": unit, "_SYSTEMD_SLICE": "system.slice",
+        "_SYSTEMD_INVOCATION_ID": hexid(f"{unit}-inv"), "_SOURCE_REALTIME_TIMESTAMP": str(t - ms(0.05, 0.2)),
+        "MESSAGE": msg,
+    })  # fmt: skip
+
+
+def kernel(t: int, msg: str) -> None:
+    """A kernel ring-buffer message (no unit, no pid)."""
+    J.add(t, {"_TRANSPORT": "kernel", "PRIORITY": "6", "SYSLOG_FACILITY": "0", "SYSLOG_IDENTIFIER": "kernel",
+              "_SOURCE_MONOTONIC_TIMESTAMP": str(t - BOOT - ms(0.5, 3)), "MESSAGE": msg})  # fmt: skip
+
+
+def unrelated() -> None:
+    """sshd, cron and kernel lines that unit selection must leave out."""
+    for t0, pid in ((at("21:25:01.126377"), 611203), (at("21:35:01.208154"), 640877)):
+        syslog(
+            t0,
+            "cron.service",
+            pid,
+            10,
+            "pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)",
+        )
+        syslog(
+            t0 + 2113,
+            "cron.service",
+            pid + 1,
+            9,
+            "(root) CMD (command -v debian-sa1 > /dev/null && debian-sa1 1 1)",
+        )
+        syslog(t0 + 61_448, "cron.service", pid, 10, "pam_unix(cron:session): session closed for user root")
+    t = at("21:38:12.402916")
+    syslog(t, "ssh.service", 652114, 4, "Accepted publickey for ops from 10.20.0.15 port 53122 ssh2: ED25519 "
+           "SHA256:9kq3v2cZl0nQm0f1xH3o4yKkQ8rW2b3g5hJtU7sVbXo")  # fmt: skip
+    syslog(t + 9_812, "ssh.service", 652114, 10,
+           "pam_unix(sshd:session): session opened for user ops(uid=1000) by ops(uid=0)")  # fmt: skip
+    perf = "perf: interrupt took too long ({} > {}), lowering kernel.perf_event_max_sample_rate to {}"
+    kernel(at("21:29:13.551027"), perf.format(2512, 2500, 79500))
+    kernel(at("21:41:07.913337"), perf.format(3141, 3140, 63500))
+
+
+def incident() -> dict:
+    """Write every journal entry of the incident into ``J``; return the true answers."""
+    reqs = simulate()
+    normal = [r for r in reqs if r.kind == "normal"]
+    burst = [r for r in reqs if r.kind == "burst"]
+    post = [r for r in reqs if r.kind == "post"]
+    room_req = min(burst, key=lambda r: abs(r.abort - at("21:34:43.500")))
+    ans: dict = {
+        "room": room_req.room,
+        "room_rid_prefill": room_req.rid_p,
+        "room_rid_decode": room_req.rid_d,
+        "room_request_id": room_req.request_id,
+    }
+
+    # router: every request starts; finishes where decode finished before the wedge
+    for r in reqs:
+        router_start(r)
+        if r.dec_end is not None and (r.dec_end < WEDGE or (r.kind == "post" and r.dec_end < END)):
+            router_finish(r, r.dec_end + ms(0.4, 1.6), 200)
+
+    # engines: access lines of completed work
+    for r in reqs:
+        main_p, main_d = (P2_MAIN, D2_MAIN) if r.kind == "post" else (P_MAIN, D_MAIN)
+        limit = END if r.kind == "post" else WEDGE
+        if r.prefill_done is not None and r.prefill_done < limit:
+            access(main_p, r.prefill_done + ms(0.3, 1.2), r.port_p, "POST", "/generate", "200 OK")
+        if r.dec_end is not None and r.dec_end < limit:
+            access(main_d, r.dec_end + ms(0.2, 0.9), r.port_d, "POST", "/generate", "200 OK")
+
+    # batches
+    by_t: dict[int, list[Req]] = {}
+    for r in reqs:
+        if r.batch_start is not None:
+            by_t.setdefault(r.batch_start, []).append(r)
+    pre_batches = sorted(by_t.items())
+    old = [(t, g) for t, g in pre_batches if t < RESTART]
+    new = [(t, g) for t, g in pre_batches if t > READY]
+    ans["last_prefill"] = log_prefill(normal + burst + [r for r in reqs if r.kind == "wedge"], old, P_TP)
+    ans["last_decode"] = log_decode(normal + burst, T0, WEDGE + 1, D_TP, WEDGE)
+    log_prefill(post, new, P2_TP)
+    log_decode(post, READY + 800_000, END, D2_TP, None)
+
+    # health checks: every 10 s on both engines, also during the wedge
+    ports = {"prefill": [41872, 41874], "decode": [41880, 41884]}
+    health(P_MAIN, T0, RESTART, 3517, ports["prefill"])
+    health(D_MAIN, T0, RESTART, 3519, ports["decode"])
+    health(P2_MAIN, READY + 3_300_000, END, 0, [50214, 50220])
+    health(D2_MAIN, READY + 3_300_000, END, 2, [50230, 50236])
+
+    # the abort burst
+    for r in burst:
+        for main, rid in ((P_MAIN, r.rid_p), (D_MAIN, r.rid_d)):
+            sg(
+                main,
+                r.abort + ms(0.4, 2.5),
+                "[http_server] Error: Request is disconnected from the client side "
+                f"(type 3). Abort request obj.rid='{rid}'",
+            )
+        for k, p in enumerate(P_TP):
+            sg(
+                p,
+                r.abort + ms(4, 12),
+                f"Prefill bootstrap failed for request rank={k} req.rid='{r.rid_p}' "
+                f"req.bootstrap_room={r.room} with exception KVTransferError(bootstrap_room={r.room}): "
+                "Aborted by AbortReq.",
+                k,
+            )
+        for k, p in enumerate(D_TP):
+            sg(
+                p,
+                r.abort + ms(5, 14),
+                f"Decode transfer failed for request rank={k} decode_req.req.rid='{r.rid_d}' "
+                f"decode_req.req.bootstrap_room={r.room} with exception KVTransferError(bootstrap_room={r.room}): "
+                "Aborted by AbortReq.",
+                k,
+            )
+    ans["n_burst"] = len(burst)
+
+    # the transfer_infos assertion on prefill TP0, TP1, TP3 (not TP2)
+    conn = f"{SITE}/sglang/srt/disaggregation/nixl/conn.py"
+    ans["assertions"] = {}
+    for k, delay in ((0, 38.7), (1, 43.2), (3, 51.9)):
+        t = room_req.abort + ms(delay, delay + 0.5)
+        text = (
+            f"[{stamp(t)} TP{k}] Unexpected transfer worker error for room "
+            f"{room_req.room}\nTraceback (most recent call last):\n"
+            f'  File "{conn}", line 702, in transfer_worker\n'
+            "    assert room in self.transfer_infos\nAssertionError"
+        )
+        ans["assertions"][k] = J.out(P_TP[k], t, text)[0]
+
+    # the soft watchdog on every decode rank, 300 s after the last decode batch
+    ans["watchdog"] = {}
+    for k, p in enumerate(D_TP):
+        t = WATCHDOG + ms(20, 30) * k + ms(450, 600)
+        dump = pyspy_dump("decode", k, p.pid, watchdog_firing=True)
+        first = sg(p, t, f"Pyspy dump for PID {p.pid} (py-spy dump --native --pid {p.pid}):\n{dump}", k)[0]
+        timeout = sg(
+            p, t + ms(0.2, 0.5), "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=True)", k
+        )
+        ans["watchdog"][k] = (first, timeout[0])
+
+    # the hand-taken dumps
+    dumps = {}
+    for when in (DUMP_1, DUMP_2):
+        for role, ranks in (("prefill", P_TP), ("decode", D_TP)):
+            if role == "prefill" and when == DUMP_2:
+                continue
+            for k, p in enumerate(ranks):
+                dumps[f"{role}_tp{k}_{datetime.fromtimestamp(when // 1_000_000, UTC):%H%M%S}.txt"] = (
+                    pyspy_dump(role, k, p.pid)
+                )
+
+    # restart of both engines and their start-up
+    ans["restart"], decode_gone, started_d = restart("decode", RESTART, 7341, "15h 41min 12.402s")
+    ans["restart_prefill"], _, started_p = restart(
+        "prefill", RESTART + ms(0.9, 1.3), 7342, "11h 2min 48.117s"
+    )
+    ans["started"] = (started_d, started_p)
+    ans["ready"] = (
+        startup(P2_MAIN, P2_TP, "prefill", started_p),
+        startup(D2_MAIN, D2_TP, "decode", started_d),
+    )
+
+    # router: requests still open when the old decode process exits fail with 502
+    ans["failed_502"] = 0
+    for r in reqs:
+        if r.kind in ("normal", "wedge") and (r.dec_end is None or r.dec_end >= WEDGE):
+            t = decode_gone + ms(0.3, 3)
+            router(
+                t,
+                "ERROR",
+                r,
+                "sglang_router_rs::routers::http::pd_router",
+                "src/routers/http/pd_router.rs:1127",
+                "Decode request failed decode_url=http://127.0.0.1:30001 "
+                "error=error sending request for url (http://127.0.0.1:30001/generate)",
+            )
+            router_finish(r, t + ms(0.05, 0.2), 502)
+            ans["failed_502"] += 1
+    unrelated()
+    return ans | {"dumps": dumps}
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def write_export(path: Path) -> int:
+    """Write all entries, in time order, as journal export format; returns the entry count."""
+    with path.open("w", encoding="utf-8") as f:
+        for _, fields in sorted(J.entries, key=lambda e: e[0]):
+            for key, value in fields.items():
+                assert "\n" not in value and all(ord(c) >= 32 for c in value), (key, value)
+                f.write(f"{key}={value}\n")
+            f.write("\n")
+    return len(J.entries)
+
+
+def build_journal(export: Path, out_dir: Path) -> bool:
+    """Build real journal files from ``export`` with systemd-journal-remote; False if it is missing.
+
+    journal-remote sizes its files from the file system it writes to, so the files are written on a small
+    tmpfs (in a private mount namespace, where /etc/machine-id is also replaced by ours): the file fills up,
+    journal-remote rotates it, and the result is one archived ``system@….journal`` plus ``system.journal``,
+    as in /var/log/journal. Without unshare/mount rights it writes one system.journal in place.
+    """
+    remote = shutil.which("systemd-journal-remote") or "/lib/systemd/systemd-journal-remote"
+    if not Path(remote).exists() or not shutil.which("journalctl"):
+        print(
+            "systemd-journal-remote or journalctl missing: binary journal and journal.json NOT rebuilt "
+            "(apt-get install systemd-journal-remote)"
+        )
+        return False
+    target = out_dir / MACHINE_ID
+    shutil.rmtree(out_dir, ignore_errors=True)
+    target.mkdir(parents=True)
+    env = os.environ | {"SYSTEMD_JOURNAL_COMPACT": "0"}
+    with tempfile.TemporaryDirectory() as tmp:
+        mid = Path(tmp) / "machine-id"
+        mid.write_text(MACHINE_ID + "\n")
+        fs = Path(tmp) / "fs"
+        fs.mkdir()
+        script = (
+            f"mount -t tmpfs -o size=280m tmpfs {fs} && mount --bind {mid} /etc/machine-id && "
+            f"{remote} --compress=no --output={fs}/system.journal - < {export} && cp {fs}/*.journal {target}/"
+        )
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            print(f"unshare/mount not possible ({done.stderr.strip()[:200]}); writing one system.journal")
+            subprocess.run(
+                [remote, "--compress=no", f"--output={target}/system.journal", "-"],
+                env=env,
+                stdin=export.open("rb"),
+                check=True,
+                capture_output=True,
+            )
+    for path in target.iterdir():
+        path.chmod(0o644)  # journald writes 0640; readable for whoever checks the repository out
+    return True
+
+
+def journal_counts(journal_dir: Path) -> dict[str, int]:
+    """Entries per _SYSTEMD_UNIT (kernel messages as ``(kernel)``), read back with journalctl."""
+    text = subprocess.run(
+        ["journalctl", "--directory", str(journal_dir), "-o", "json", "--no-pager"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        e = json.loads(line)
+        key = e.get("_SYSTEMD_UNIT") or f"({e.get('_TRANSPORT')})"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def archive_info(journal_dir: Path) -> tuple[int, int] | None:
+    """Entries in the archived journal file and the time of its last one (None if there is no such file)."""
+    files = sorted((journal_dir / MACHINE_ID).glob("system@*.journal"))
+    if not files:
+        return None
+    text = subprocess.run(
+        ["journalctl", "--file", str(files[0]), "-o", "export", "--output-fields=MESSAGE"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    stamps = [int(x.split("=", 1)[1]) for x in text.splitlines() if x.startswith("__REALTIME_TIMESTAMP=")]
+    return len(stamps), max(stamps)
+
+
+def unit_counts(journal_dir: Path, counts: dict[str, int]) -> dict[str, int]:
+    """What ``journalctl -u UNIT`` finds for each unit with a count in ``counts``."""
+    out = {}
+    for unit in counts:
+        if unit.endswith((".service", ".scope")):
+            text = subprocess.run(
+                ["journalctl", "--directory", str(journal_dir), "-u", unit, "-o", "export"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            out[unit] = text.count("\n__CURSOR=") + text.startswith("__CURSOR=")
+    return out
+
+
+def main() -> None:
+    """Rebuild everything in sample_logs/."""
+    ans = incident()
+    dumps = ans.pop("dumps")
+    pyspy = HERE / "pyspy"
+    shutil.rmtree(pyspy, ignore_errors=True)
+    pyspy.mkdir()
+    for name, text in dumps.items():
+        (pyspy / name).write_text(text)
+    export = HERE / "journal.export"
+    total = write_export(export)
+    router_lines = [
+        f["MESSAGE"]
+        for _, f in sorted(J.entries, key=lambda e: e[0])
+        if f.get("_SYSTEMD_UNIT") == "sglang-router.service"
+    ]
+    (HERE / "router.log").write_text("\n".join(router_lines) + "\n")
+    counts: dict[str, int] = {}
+    for _, f in J.entries:
+        key = f.get("_SYSTEMD_UNIT") or f"({f['_TRANSPORT']})"
+        counts[key] = counts.get(key, 0) + 1
+    built = build_journal(export, HERE / "journal")
+    if built:
+        with (HERE / "journal.json").open("w") as f:
+            subprocess.run(
+                ["journalctl", "--directory", str(HERE / "journal"), "-o", "json", "--all", "--no-pager"],
+                stdout=f,
+                check=True,
+            )
+        back = journal_counts(HERE / "journal")
+        assert back == counts, (back, counts)
+        text = subprocess.run(
+            ["journalctl", "--directory", str(HERE / "journal"), "-o", "export"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        cursors = sum(1 for line in text.splitlines() if line.startswith("__CURSOR="))
+        assert cursors == total, (cursors, total)
+        print(
+            f"journal: {total} entries read back, files: "
+            f"{sorted(p.name for p in (HERE / 'journal' / MACHINE_ID).iterdir())}"
+        )
+    u_counts = unit_counts(HERE / "journal", counts) if built else {}
+    archive = archive_info(HERE / "journal") if built else None
+    (HERE / "README.md").write_text(readme(ans, counts, u_counts, total, dumps, archive))
+    print(f"wrote {total} entries, {len(router_lines)} router lines, {len(dumps)} py-spy dumps")
+
+
+def messages(unit: str | None = None, pid: int | None = None, contains: str = "") -> list[tuple[int, str]]:
+    """(time, MESSAGE) of the entries of ``unit``/``pid`` whose message contains ``contains``."""
+    return sorted(
+        (t, f["MESSAGE"])
+        for t, f in J.entries
+        if (unit is None or f.get("_SYSTEMD_UNIT") == unit)
+        and (pid is None or f.get("_PID") == str(pid))
+        and contains in f["MESSAGE"]
+    )
+
+
+def when(t: int) -> str:
+    """A time for the README: journal time with µs, and the second the line prints."""
+    return f"`{iso(t)}`"
+
+
+def readme(
+    ans: dict,
+    counts: dict[str, int],
+    u_counts: dict[str, int],
+    total: int,
+    dumps: dict[str, str],
+    archive: tuple[int, int] | None,
+) -> str:
+    """README.md: README.template.md filled with the true answers of this build."""
+    pu, du, ru = "sglang-prefill.service", "sglang-decode.service", "sglang-router.service"
+    room, n_burst = ans["room"], ans["n_burst"]
+    disc = messages(contains="[http_server] Error: Request is disconnected")
+    pboot, dxfer = (
+        messages(pu, contains="Prefill bootstrap failed"),
+        messages(du, contains="Decode transfer failed"),
+    )
+    aborts = sorted(disc + pboot + dxfer)
+    for_room = [
+        x
+        for x in aborts
+        if str(room) in x[1] or ans["room_rid_prefill"] in x[1] or ans["room_rid_decode"] in x[1]
+    ]
+    wedge_health = {
+        u: sum(WEDGE < t < RESTART for t, _ in messages(u, contains='"GET /health HTTP/1.1" 200'))
+        for u in (pu, du)
+    }
+    engines = {"prefill": (P_MAIN, P_TP, P2_MAIN, P2_TP), "decode": (D_MAIN, D_TP, D2_MAIN, D2_TP)}
+    rows = [
+        ("host", f"`{HOST}`"),
+        ("machine id (`_MACHINE_ID`, journal directory)", f"`{MACHINE_ID}`"),
+        ("boot id (`_BOOT_ID`, one boot)", f"`{BOOT_ID}`"),
+        (
+            "units",
+            f"`{pu}`, `{du}`, `{ru}`; unrelated: `ssh.service`, `cron.service`, kernel (no unit); "
+            "systemd's own messages: `init.scope`",
+        ),
+        ("clock", "UTC (SGLang's printed local time = UTC)"),
+    ]
+    for role, (main, tps, main2, tps2) in engines.items():
+        rows += [
+            (
+                f"{role} main process (HTTP server, tokenizer; `_COMM=python3`)",
+                f"`{main.pid}`, after the restart `{main2.pid}`",
+            ),
+            (
+                f"{role} scheduler pids before the restart",
+                ", ".join(f"TP{k} `{p.pid}`" for k, p in enumerate(tps)),
+            ),
+            (
+                f"{role} scheduler pids after the restart",
+                ", ".join(f"TP{k} `{p.pid}`" for k, p in enumerate(tps2)),
+            ),
+        ]
+    rows += [
+        ("router pid", f"`{ROUTER.pid}` (not restarted)"),
+        ("the room R", f"`{room}`"),
+        ("rid linked to R on prefill", f"`{ans['room_rid_prefill']}`"),
+        ("rid linked to R on decode", f"`{ans['room_rid_decode']}`"),
+        (
+            "router request of R",
+            f"`{ans['room_request_id']}`: known from the generator only (the router logs neither room nor rid)",
+        ),
+        ("prefill ranks that assert for R", "TP0, TP1, TP3 (not TP2)"),
+        *(
+            (f"assertion on prefill TP{k} (`Unexpected transfer worker error for room R`)", when(t))
+            for k, t in sorted(ans["assertions"].items())
+        ),
+        (
+            "first abort line for room R (precedes the assertions)",
+            f"{when(for_room[0][0])}: `{for_room[0][1]}`",
+        ),
+        (
+            "aborts in the burst",
+            f"{n_burst} client requests: {len(disc)} `[http_server] ... Abort request` lines ({n_burst} per engine), "
+            f"{len(pboot)} `Prefill bootstrap failed` (4 ranks x {n_burst}), {len(dxfer)} `Decode transfer failed` (4 x {n_burst})",
+        ),
+        (
+            "burst: first / last client disconnect (`[http_server]` line)",
+            f"{when(disc[0][0])} / {when(disc[-1][0])}",
+        ),
+        ("burst: first / last abort line of any kind", f"{when(aborts[0][0])} / {when(aborts[-1][0])}"),
+        *((f"last decode batch, decode TP{k}", when(t)) for k, t in sorted(ans["last_decode"].items())),
+        *(
+            (f"last prefill batch before the restart, prefill TP{k}", when(t))
+            for k, t in sorted(ans["last_prefill"].items())
+        ),
+        *(
+            (
+                f"decode TP{k} soft watchdog: `Pyspy dump for PID` / `Scheduler watchdog timeout`",
+                f"{when(a)} / {when(b)}",
+            )
+            for k, (a, b) in sorted(ans["watchdog"].items())
+        ),
+        (
+            "restart issued (`Stopping sglang-decode.service ...`; prefill's `Stopping`)",
+            f"{when(ans['restart'])}; {when(ans['restart_prefill'])}",
+        ),
+        (
+            "new processes started (`Started ...`, decode / prefill)",
+            f"{when(ans['started'][0])} / {when(ans['started'][1])}",
+        ),
+        (
+            "healthy (`The server is fired up and ready to roll!`, prefill / decode)",
+            f"{when(ans['ready'][0])} / {when(ans['ready'][1])}",
+        ),
+        (
+            "`/health` during the wedge",
+            f"`200 OK` on both engines: {wedge_health[pu]} lines on prefill, {wedge_health[du]} on decode "
+            "between the last decode batch and the restart",
+        ),
+        (
+            "requests the router failed with 502 at the restart",
+            f"{ans['failed_502']} (`Decode request failed ...` and `request failed with server error`)",
+        ),
+    ]
+    nccl = "NCCL all_reduce in the model forward (`tensor_model_parallel_all_reduce`, `{}`), thread active"
+    classes = {("prefill", k): nccl.format("forward_extend") for k in range(4)}
+    classes |= {("decode", 2): nccl.format("forward_decode"), ("decode", 3): nccl.format("forward_decode")}
+    classes[("decode", 0)] = (
+        "gloo broadcast in `recv_requests` (`broadcast_pyobj`, TP0 is the source), thread idle"
+    )
+    classes[("decode", 1)] = "gloo broadcast in `recv_requests` (`broadcast_pyobj`, receiving), thread idle"
+    samples = [
+        ("prefill batch", messages(pu, P_TP[0].pid, "Prefill batch")[10][1]),
+        ("decode batch", messages(du, D_TP[0].pid, "Decode batch")[10][1]),
+        ("uvicorn access", messages(du, D_MAIN.pid, '"POST /generate')[0][1]),
+        ("health check", messages(pu, P_MAIN.pid, "/health")[0][1]),
+        ("client disconnect (main process)", disc[0][1]),
+        ("prefill abort", pboot[0][1]),
+        ("decode abort", dxfer[0][1]),
+        (
+            "transfer_infos assertion, first of its 5 lines",
+            messages(pu, P_TP[0].pid, "Unexpected transfer")[0][1],
+        ),
+        ("watchdog's py-spy header", messages(du, D_TP[0].pid, "Pyspy dump")[0][1]),
+        ("soft watchdog", messages(du, D_TP[0].pid, "watchdog timeout")[0][1]),
+        ("router request start", messages(ru, contains="started processing")[0][1]),
+        ("router response", messages(ru, contains="finished processing")[0][1]),
+        ("router 502", messages(ru, contains="request failed with server error")[0][1]),
+        ("router decode error", messages(ru, contains="Decode request failed")[0][1]),
+        ("systemd (pid 1)", messages("init.scope", contains="Stopping")[0][1]),
+        ("ready", messages(pu, P2_MAIN.pid, "fired up")[0][1]),
+    ]
+    sizes = sorted(text.count("\n") for text in dumps.values())
+    split = (
+        f"The archived file holds the first {archive[0]} entries (to {iso(archive[1])}): the incident is spread over both files. "
+        if archive
+        else ""
+    )
+    values = {
+        "n_burst": n_burst,
+        "disc_first": iso(disc[0][0]),
+        "disc_last": iso(disc[-1][0]),
+        "room": room,
+        "last_decode": iso(ans["last_decode"][0]),
+        "last_prefill": iso(max(ans["last_prefill"].values())),
+        "failed_502": ans["failed_502"],
+        "ready": iso(ans["ready"][0]),
+        "machine_id": MACHINE_ID,
+        "archive_split": split,
+        "total": total,
+        "router_lines": counts[ru],
+        "n_dumps": len(dumps),
+        "answers": "\n".join(f"| {q} | {a} |" for q, a in rows),
+        "pyspy": "\n".join(
+            f"| {role} TP{k} | `{p.pid}` | {classes[(role, k)]} |"
+            for role in engines
+            for k, p in enumerate(engines[role][1])
+        ),
+        "counts": "\n".join(f"| `{u}` | {counts[u]} | {u_counts.get(u, '-')} |" for u in sorted(counts)),
+        "formats": "\n".join(f"- {name}:\n  ```\n  {line}\n  ```" for name, line in samples),
+        "dump_min": sizes[0],
+        "dump_max": sizes[-1],
+    }
+    return string.Template((HERE / "README.template.md").read_text()).substitute(values)
+
+
+if __name__ == "__main__":
+    main()

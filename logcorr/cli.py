@@ -163,6 +163,54 @@ def report(
         typer.echo(f"wrote {output}")
 
 
+@app.command()
+def timeline(
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
+        "timeline.html"
+    ),
+    since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
+    until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
+    room: Annotated[int | None, typer.Option(help="Only the marks of this bootstrap_room.")] = None,
+    role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+) -> None:
+    """Per-rank swimlanes of OUT as one self-contained HTML file (works offline, from file://)."""
+    from logcorr.timeline import TimelineError
+    from logcorr.timeline import timeline as draw
+
+    try:
+        info = draw(out, output, since=since, until=until, room=room, role=role)
+    except TimelineError as e:
+        _fail(str(e))
+    binned = f", batches binned per {info.bin_seconds:g} s" if info.binned else ""
+    typer.echo(f"wrote {info.html} ({info.bytes / 1e6:.1f} MB, {len(info.lanes)} lanes{binned})")
+
+
+@app.command()
+def export(
+    fmt: Annotated[str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")],
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
+    since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
+    until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
+    role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+) -> None:
+    """The timeline's lanes as a trace for Perfetto (ui.perfetto.dev) or chrome://tracing."""
+    if fmt != "chrome-trace":
+        _fail(f"--format {fmt!r}: the only format is chrome-trace")
+    from logcorr.timeline import TimelineError
+    from logcorr.trace import export_chrome_trace
+
+    try:
+        counts = export_chrome_trace(out, output, since=since, until=until, role=role)
+    except TimelineError as e:
+        _fail(str(e))
+    typer.echo(
+        f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
+        f"{counts['batches']:,} batches, {counts['instants']:,} instant events); open it in ui.perfetto.dev"
+    )
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 

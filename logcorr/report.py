@@ -1,7 +1,7 @@
 """``report()``: the incident in words and numbers, for a postmortem, drawn only from the saved queries.
 
 Every sentence is built from a row of ``incident_chain``, ``wedge``, ``abort_to_assert``,
-``last_batch_per_rank``, ``stuck_ranks`` or ``coverage``; a section whose query returns no row says
+``last_batch_per_rank``, ``desync`` (over ``stuck_ranks``) or ``coverage``; a section whose query returns no row says
 so instead of guessing. Times are UTC. The output is Markdown.
 """
 
@@ -15,16 +15,6 @@ import polars as pl
 import logcorr
 from logcorr import saved as saved_mod
 from logcorr.saved import QueryError
-
-STUCK_WITH_ROLES = """
-SELECT s.* REPLACE (coalesce(s.role, p.role) AS role)
-FROM stuck_ranks AS s
-LEFT JOIN (
-    SELECT pid, any_value(role) AS role FROM events
-    WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
-    GROUP BY pid HAVING count(DISTINCT role) = 1
-) AS p ON p.pid = s.pid AND s.role IS NULL
-"""
 
 
 class ReportError(Exception):
@@ -95,17 +85,11 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
     saved = saved_mod.load_saved()
     con = saved_mod.connect(out, saved)
     results = {}
-    queries = {
-        name: name
-        for name in ("incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "coverage")
-    }
-    # a capture from a bare py-spy file may lack its role: take the role its pid logged with
-    queries["stuck_ranks"] = STUCK_WITH_ROLES
-    for name, sql in queries.items():
+    for name in ("incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage"):
         try:
-            results[name] = saved_mod.query(out, sql, saved=saved, con=con)
+            results[name] = saved_mod.query(out, name, saved=saved, con=con)
         except QueryError as e:
-            raise ReportError(f"report: {name}: {e}") from e
+            raise ReportError(f"report: {e}") from e
     results["sources"] = con.sql("SELECT * FROM sources").pl() if _has(con, "sources") else pl.DataFrame()
     return results
 
@@ -130,7 +114,7 @@ def report(out: Path) -> str:
     """
     r = gather(Path(out))
     chain, wedge, a2a = r["incident_chain"], r["wedge"], r["abort_to_assert"]
-    lbr, stuck, cov = r["last_batch_per_rank"], r["stuck_ranks"], r["coverage"]
+    lbr, stuck, cov = r["last_batch_per_rank"], r["desync"], r["coverage"]
     stops = wedge.filter(
         pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
     )
@@ -169,7 +153,7 @@ def report(out: Path) -> str:
     lines += _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
     lines += _stops(wedge, lbr)
-    lines += ["", "## Where each rank waits (stuck_ranks, last py-spy capture per rank)", ""]
+    lines += ["", "## Where each rank waits (desync: stuck_ranks, last py-spy capture per rank)", ""]
     if stuck.height:
         verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
             pl.first("verdict"), pl.first("groups")
@@ -187,7 +171,7 @@ def report(out: Path) -> str:
                 "wait_class": "waits in",
                 "backend": "backend",
                 "event_loop": "event loop",
-                "fingerprint_group": "group",
+                "wait_label": "group",
                 "no_progress": "no progress",
             },
         )

@@ -391,7 +391,8 @@ def query(
         name_or_sql: a saved query's name, a path to a ``.sql`` file, or SQL text.
         params: ``["k=v", …]`` or ``{k: v}``: DuckDB variables set before the query runs.
         saved: the saved queries (default ``load_saved()``).
-        con: a connection from ``connect(out)`` to reuse (the variables set stay set on it).
+        con: a connection from ``connect(out)`` to reuse; ``params`` are set for this call only (a
+            variable set on ``con`` by hand with ``SET VARIABLE`` stays and applies).
 
     Returns:
         A polars DataFrame; timestamps are ``Datetime("us", "UTC")``.
@@ -418,6 +419,9 @@ def query(
         if isinstance(e, duckdb.CatalogException):
             hint = " (tables here: " + ", ".join(sorted(table_folders(Path(out)))) + ")"
         raise QueryError(f"{q.name}: {str(e).strip()}{hint}") from e
+    finally:
+        for k in values:  # each call stands alone: no parameter leaks into the next query on ``con``
+            con.execute(f"RESET VARIABLE {k}")
 
 
 def run_query(

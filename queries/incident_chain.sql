@@ -1,7 +1,7 @@
 -- question: What is the incident chain, step by step: abort burst → transfer_infos assertion(s) →
 --   last batch (the stop) → /health meanwhile → stuck stacks → restart → ready → batches again,
 --   with the evidence line of each step?
--- tables: aborts, events, captures, requests, abort_to_assert, wedge, stuck_ranks
+-- tables: aborts, events, requests, abort_to_assert, wedge, desync
 -- columns:
 --   step_no        1 abort_burst, 2 assertion, 3 last_batch, 4 health, 5 stuck_stacks, 6 restart,
 --                  7 ready, 8 resumed: the order of the chain, not of the clock
@@ -22,8 +22,7 @@
 -- reading: read top to bottom. The abort burst shown is the last one that began before the first
 --   assertion (or, without one, before the first stop; else the largest). An assertion row per room
 --   and role; a last_batch and a health row per stop of a role that wedge reports as wedged or stalled;
---   a stuck_stacks row per role from the last py-spy captures (lockstep or divergent with the groups;
---   a capture without role takes the role its pid logged with); restart, ready ("fired up and ready to
+--   a stuck_stacks row per role from desync (lockstep or divergent with the groups); restart, ready ("fired up and ready to
 --   roll") and resumed rows per stop or restart of a role. A step with no row has no evidence in the
 --   data (see coverage).
 --   The parameters of abort_to_assert and wedge (room, since, until, min_gap_s) apply here too.
@@ -32,17 +31,14 @@ WITH params AS (
         coalesce(getvariable('burst_gap_s')::DOUBLE, 5.0) AS burst_gap_s,
         coalesce(getvariable('burst_min')::BIGINT, 5) AS burst_min
 ),
-stops AS (
-    SELECT * FROM wedge WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%'
-),
-restarted AS (
+w AS MATERIALIZED (
     SELECT * FROM wedge WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%' OR verdict LIKE 'restarted%'
 ),
-pid_role AS (
-    -- a capture from a bare py-spy file may lack its role: take the role its pid logged with
-    SELECT host, pid, any_value(role) AS role FROM events
-    WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
-    GROUP BY host, pid HAVING count(DISTINCT role) = 1
+stops AS (
+    SELECT * FROM w WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%'
+),
+restarted AS (
+    SELECT * FROM w
 ),
 asserted AS (
     SELECT bootstrap_room, assert_role, any_value(assert_tp_ranks) AS tp_ranks, any_value(assert_count) AS n,
@@ -89,19 +85,16 @@ burst AS (
              b.n DESC, b.start_ts
     LIMIT 1
 ),
-stuck_roles AS (
-    SELECT s.*,
-           coalesce(s.role, (SELECT any_value(p.role) FROM pid_role AS p
-                             WHERE p.pid = s.pid AND (s.host IS NULL OR p.host = s.host))) AS role_of
-    FROM stuck_ranks AS s
-),
 stuck AS (
-    SELECT role_of AS role, string_agg(DISTINCT verdict, ' / ') AS verdict, string_agg(DISTINCT groups, ' / ') AS groups,
+    SELECT role, any_value(verdict) AS verdict, any_value(groups) AS groups,
            min(capture_ts) AS first_ts, max(capture_ts) AS last_ts,
-           string_agg(rank_label, ',' ORDER BY dp_rank, pp_rank, tp_rank, ep_rank) AS ranks,
-           count(*) AS n_ranks, max(capture_id) AS capture_id,
+           string_agg(rank_label, ',' ORDER BY pp_rank, tp_rank) AS ranks,
+           count(*) AS n_ranks,
+           arg_max(capture_id, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS capture_id,
+           arg_max(source, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS source,
+           arg_max(source_pos, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS source_pos,
            count(*) FILTER (WHERE capture_ts IS NULL) AS untimed
-    FROM stuck_roles GROUP BY role_of
+    FROM desync GROUP BY role
 ),
 steps AS (
     SELECT 1 AS step_no, 'abort_burst' AS step, b.start_ts AS ts, b.end_ts,
@@ -151,16 +144,14 @@ steps AS (
     SELECT 5, 'stuck_stacks', k.first_ts, k.last_ts, k.role, k.ranks, NULL,
            k.verdict || ': ' || k.groups || ' (' || k.n_ranks || ' ranks, last captures'
                || CASE WHEN k.untimed > 0 THEN '; ' || k.untimed || ' without a capture time' ELSE '' END || ')',
-           NULL, c.source, c.source_pos
+           NULL, k.source, k.source_pos
     FROM stuck AS k
-    LEFT JOIN (SELECT capture_id, any_value(source) AS source, any_value(source_pos) AS source_pos
-               FROM captures GROUP BY capture_id) AS c ON c.capture_id = k.capture_id
     UNION ALL
     SELECT 6, 'restart', s.restart_ts, s.restart_ts, s.role, NULL, NULL,
            'new ' || s.role || ' process at ' || strftime(s.restart_ts, '%H:%M:%S') || ' UTC, '
                || round(s.until_restart_s, 1) || ' s after the stop',
-           s.restart_event_id, e.source, e.source_pos
-    FROM restarted AS s LEFT JOIN events AS e ON e.event_id = s.restart_event_id
+           s.restart_event_id, NULL, NULL
+    FROM restarted AS s
     WHERE s.restart_ts IS NOT NULL
     UNION ALL
     SELECT 7, 'ready', s.ready_ts, s.ready_ts, s.role, NULL, NULL,
@@ -168,8 +159,8 @@ steps AS (
                || CASE WHEN s.restart_ts IS NOT NULL
                        THEN ', ' || round((epoch_us(s.ready_ts) - epoch_us(s.restart_ts)) / 1e6, 1) || ' s after the restart'
                        ELSE '' END,
-           s.ready_event_id, e.source, e.source_pos
-    FROM restarted AS s LEFT JOIN events AS e ON e.event_id = s.ready_event_id
+           s.ready_event_id, NULL, NULL
+    FROM restarted AS s
     WHERE s.ready_ts IS NOT NULL
     UNION ALL
     SELECT 8, 'resumed', s.resumed_ts, s.resumed_ts, s.role, NULL, NULL,
@@ -179,12 +170,12 @@ steps AS (
                        THEN ' and ' || round((epoch_us(s.resumed_ts) - epoch_us(s.restart_ts)) / 1e6, 1)
                             || ' s after the restart'
                        ELSE '' END,
-           s.resumed_event_id, e.source, e.source_pos
-    FROM restarted AS s LEFT JOIN events AS e ON e.event_id = s.resumed_event_id
+           s.resumed_event_id, NULL, NULL
+    FROM restarted AS s
     WHERE s.resumed_ts IS NOT NULL
 )
 SELECT st.step_no, st.step, st.ts, st.end_ts, st.role, st.ranks, st.bootstrap_room, st.detail,
-       st.event_id, st.source, st.source_pos,
+       st.event_id, coalesce(st.source, e.source) AS source, coalesce(st.source_pos, e.source_pos) AS source_pos,
        CASE WHEN st.step = 'stuck_stacks' THEN 'py-spy capture ' || k.capture_id
             ELSE split_part(e.message, chr(10), 1) END AS message
 FROM steps AS st

@@ -1,0 +1,539 @@
+"""Saved queries, ``logcorr query``, OUT/logcorr.duckdb and OUT/views.sql.
+
+Values come from sample_logs/README.md ("True answers"), read from its table so the tests assert
+what the README states.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr import database, saved
+from logcorr.cli import app
+from logcorr.ingest import ingest, table_schemas
+from logcorr.store import Output
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_logs"
+CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+REQUIRED = ("abort_to_assert", "last_batch_per_rank", "wedge", "stuck_ranks", "incident_chain")
+TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+# --- the sample incident and its true answers ---------------------------------------------------
+
+
+def truths() -> dict[str, str]:
+    """``{question: answer}`` from the "True answers" table of sample_logs/README.md."""
+    text = (SAMPLE / "README.md").read_text()
+    table = text.split("## True answers", 1)[1]
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0] not in ("question", "---"):
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+def truth(pattern: str) -> str:
+    """The answer of the one README row whose question matches the regex ``pattern``."""
+    rows = [a for q, a in truths().items() if re.search(pattern, q, re.IGNORECASE)]
+    assert len(rows) == 1, f"README: {len(rows)} questions match {pattern!r}"
+    return rows[0]
+
+
+def ts(text: str, n: int = 0) -> datetime:
+    """The ``n``-th ISO UTC timestamp in a README answer, as an aware datetime."""
+    found = TS.findall(text)
+    assert len(found) > n, text
+    return datetime.fromisoformat(found[n].replace("Z", "+00:00"))
+
+
+def need_sample() -> None:
+    if not (SAMPLE / "README.md").exists() or not (SAMPLE / "journal").exists():
+        pytest.skip("sample_logs not built")
+
+
+def sample_inputs() -> list[Path]:
+    """The sample as a user has it: the journal dir (its export capture without journalctl), the
+    hand-taken py-spy dumps and the router log."""
+    journal = SAMPLE / "journal" if shutil.which("journalctl") else SAMPLE / "journal.export"
+    return [journal, SAMPLE / "pyspy", SAMPLE / "router.log"]
+
+
+@pytest.fixture(scope="session")
+def sample_out(tmp_path_factory) -> Path:
+    need_sample()
+    out = tmp_path_factory.mktemp("sample") / "out"
+    ingest(sample_inputs(), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_con(sample_out):
+    return saved.connect(sample_out)
+
+
+def q(out: Path, name: str, con=None, **params) -> pl.DataFrame:
+    return saved.query(out, name, {k: str(v) for k, v in params.items()}, con=con)
+
+
+@pytest.fixture(scope="session")
+def room() -> int:
+    need_sample()
+    return int(truth(r"^the room R$").strip("`"))
+
+
+# --- every saved query is documented --------------------------------------------------------------
+
+
+def test_every_saved_query_is_documented():
+    queries = saved.load_saved()
+    assert set(REQUIRED) <= set(queries)
+    problems = [p for query in queries.values() for p in query.problems()]
+    assert problems == []
+    for query in queries.values():
+        assert query.question and query.tables and query.columns and query.reading, query.name
+
+
+def test_an_undocumented_query_is_caught(tmp_path):
+    bare = saved.parse_saved("SELECT getvariable('room') AS r", "bare")
+    assert {p.split(": ", 1)[1] for p in bare.problems()} >= {
+        "no '-- question:' section in the header",
+        "no '-- columns:' section in the header",
+        "parameter 'room' is used but not documented under '-- parameters:'",
+    }
+    (tmp_path / "mine.sql").write_text(
+        "-- question: How many events?\n-- tables: events\n-- columns:\n--   n  the count\n"
+        "-- parameters:\n--   kind  only this kind\n--   extra  never read\nSELECT count(*) AS n FROM events\n"
+    )
+    mine = saved.load_saved((tmp_path,))["mine"]
+    assert mine.column_names == ["n"]
+    assert sorted(mine.problems()) == [
+        "mine: parameter 'extra' is documented but the SQL never reads it",
+        "mine: parameter 'kind' is documented but the SQL never reads it",
+    ]
+
+
+def test_header_layouts():
+    entries = saved.parse_saved(
+        "-- question: Q?\n--   more of it\n-- tables: a, b\n-- columns:\n--   x   first\n--       continued\n"
+        "--   y: second\n-- parameters:\n--   p  a parameter\n-- reading: read it\nSELECT getvariable('p') AS x, 1 AS y",
+        "e",
+    )
+    assert entries.question == "Q? more of it"
+    assert entries.tables == ("a", "b")
+    assert entries.columns == (("x", "first continued"), ("y", "second"))
+    assert entries.parameters == (("p", "a parameter"),)
+    assert entries.problems() == []
+    inline = saved.parse_saved(
+        '-- Question: Q?\n-- Tables: captures (one row, per thing). Prose after.\n-- Columns: a, b ("x", "y"), c.\n'
+        "-- Parameters: none. Prose.\n-- How to read: read.\nSELECT 1",
+        "i",
+    )
+    assert inline.tables == ("captures",)
+    assert inline.column_names == ["a", "b", "c"]
+    assert inline.parameters == ()
+    assert inline.reading == "read."
+
+
+# --- the sample incident --------------------------------------------------------------------------
+
+
+def test_each_saved_query_is_fast_and_returns_its_documented_columns(sample_out, sample_con):
+    for query in saved.load_saved().values():
+        q(sample_out, query.name, sample_con)  # warm: polars' first conversion
+        took = []
+        for _ in range(3):  # best of three: the machine may be busy with other work
+            started = time.perf_counter()
+            rows = q(sample_out, query.name, sample_con)
+            took.append(time.perf_counter() - started)
+        assert min(took) < 1.0, f"{query.name}: {min(took):.2f} s"
+        assert rows.columns == query.column_names, query.name
+        assert rows.height > 0, query.name
+
+
+def test_abort_to_assert_on_the_sample(sample_out, sample_con, room):
+    rows = q(sample_out, "abort_to_assert", sample_con)
+    asserted = rows.filter(pl.col("asserted"))
+    assert asserted.height == rows.height > 0
+    assert set(asserted["bootstrap_room"]) == {room}
+    assert set(asserted["assert_role"]) == {"prefill"}
+    assert asserted["assert_tp_ranks"].to_list()[0] == [0, 1, 3]
+    assert set(asserted["assert_count"]) == {3}
+    assert asserted["assert_first_ts"][0] == ts(truth("assertion on prefill TP0"))
+    assert asserted["assert_last_ts"][0] == ts(truth("assertion on prefill TP3"))
+    burst = truth(r"first / last abort line of any kind")
+    first, last = ts(burst, 0), ts(burst, 1)
+    assert rows["abort_ts"].is_between(first, last).all()
+    assert (rows["delta_ms"] > 0).all()
+    assert rows["abort_ts"].min() == ts(truth(r"^first abort line for (room )?R\b"))
+    assert set(rows["abort_rid"]) == {
+        truth("rid linked to R on prefill").strip("`"),
+        truth("rid linked to R on decode").strip("`"),
+    }
+    # both engines' client disconnects and the transfer failures on every rank of both engines
+    assert set(rows["abort_role"]) == {"prefill", "decode"}
+    assert rows.filter(pl.col("abort_tp_rank").is_not_null()).group_by("abort_role").agg(
+        pl.col("abort_tp_rank").unique().sort()
+    ).sort("abort_role")["abort_tp_rank"].to_list() == [[0, 1, 2, 3], [0, 1, 2, 3]]
+    assert rows["finding"].str.ends_with("ms before the assertion").all()
+    assert rows["abort_source"].is_not_null().all() and rows["abort_source_pos"].is_not_null().all()
+
+
+def test_abort_to_assert_parameters(sample_out, sample_con, room):
+    assert set(q(sample_out, "abort_to_assert", sample_con, room=room)["bootstrap_room"]) == {room}
+    assert q(sample_out, "abort_to_assert", sample_con, room=1).height == 0
+    other = q(sample_out, "abort_to_assert", sample_con, error_kind="no_such_kind")
+    assert other.height > 0 and not other["asserted"].any()  # nothing asserted: the aborts, said so
+    assert other["finding"].str.starts_with("no no_such_kind error in the data").all()
+    assert other["bootstrap_room"].n_unique() == 30
+    late = q(sample_out, "abort_to_assert", sample_con, since="2025-10-29 21:35:00+00")
+    assert not late["asserted"].any()
+    assert sample_con.sql("SELECT getvariable('room')").fetchall() == [(None,)]  # params do not leak
+
+
+def test_last_batch_per_rank_on_the_sample(sample_out, sample_con):
+    rows = q(sample_out, "last_batch_per_rank", sample_con).filter(pl.col("run") == 1)
+    last = {(r["role"], r["tp_rank"]): r for r in rows.iter_rows(named=True)}
+    for tp in range(4):
+        decode = last[("decode", tp)]
+        assert decode["last_batch_ts"] == ts(truth(f"last decode batch, decode TP{tp}"))
+        prefill = last[("prefill", tp)]
+        assert prefill["last_batch_ts"] == ts(truth(f"last prefill batch before the restart, prefill TP{tp}"))
+        assert prefill["last_batch_ts"] > decode["last_batch_ts"]
+        assert decode["lag_behind_other_role_s"] > 300  # prefill went on for minutes
+        assert decode["lag_in_role_s"] < 0.01  # all decode ranks stopped together
+        assert decode["running_req"] > 0
+        assert decode["next_run_first_ts"] is not None
+    # after the restart, run 2: new pids, batches again
+    after = q(sample_out, "last_batch_per_rank", sample_con).filter(pl.col("run") == 2)
+    assert after.height == 8 and set(after["pid"]).isdisjoint(set(rows["pid"]))
+
+
+def decode_stops() -> list[datetime]:
+    return [ts(truth(f"last decode batch, decode TP{tp}")) for tp in range(4)]
+
+
+def test_wedge_on_the_sample(sample_out, sample_con):
+    rows = q(sample_out, "wedge", sample_con)
+    decode = rows.filter(pl.col("role") == "decode").row(0, named=True)
+    assert decode["first_rank_stopped_ts"] == min(decode_stops())
+    assert decode["stopped_ts"] == max(decode_stops())
+    assert decode["ranks_stopped"] == 4 and decode["rank_labels"] == ["TP0", "TP1", "TP2", "TP3"]
+    assert decode["other_role_continued"] and decode["other_role"] == "prefill"
+    assert decode["other_role_last_ts"] == max(
+        ts(truth(f"last prefill batch before the restart, prefill TP{tp}")) for tp in range(4)
+    )
+    assert decode["health_kept_200"]
+    health = re.search(r"(\d+) lines on prefill, (\d+) on decode", truth("`/health` during the wedge"))
+    assert decode["health_200"] == int(health[2]) and decode["health_not_200"] == 0
+    assert decode["restart_ts"] == ts(truth(r"^restart issued"))
+    assert decode["verdict"].startswith("wedged: decode stopped on 4 ranks while prefill went on")
+    assert abs((decode["ready_ts"] - ts(truth(r"^healthy"), 1)).total_seconds()) < 0.01
+    # prefill did not wedge: it went on until the restart
+    assert not rows.filter(pl.col("role") == "prefill")["verdict"].str.starts_with("wedged").any()
+
+
+def test_incident_chain_on_the_sample(sample_out, sample_con, room):
+    rows = q(sample_out, "incident_chain", sample_con)
+    steps = rows["step"].to_list()
+    order = [
+        "abort_burst",
+        "assertion",
+        "last_batch",
+        "health",
+        "stuck_stacks",
+        "restart",
+        "ready",
+        "resumed",
+    ]
+    assert [s for s in order if s in steps] == order
+    assert steps == sorted(steps, key=order.index)
+    burst = rows.filter(pl.col("step") == "abort_burst").row(0, named=True)
+    answer = truth(r"first / last abort line of any kind")
+    assert (burst["ts"], burst["end_ts"]) == (ts(answer, 0), ts(answer, 1))
+    assertion = rows.filter(pl.col("step") == "assertion").row(0, named=True)
+    assert assertion["bootstrap_room"] == room and assertion["ranks"] == "TP0,TP1,TP3"
+    stop = rows.filter(pl.col("step") == "last_batch").row(0, named=True)
+    assert stop["role"] == "decode" and stop["ts"] == min(decode_stops())
+    stuck = {
+        r["role"]: r["detail"] for r in rows.filter(pl.col("step") == "stuck_stacks").iter_rows(named=True)
+    }
+    assert stuck["decode"].startswith("divergent: broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3")
+    assert stuck["prefill"].startswith("lockstep: all_reduce(nccl): TP0,TP1,TP2,TP3")
+    restart = rows.filter((pl.col("step") == "restart") & (pl.col("role") == "decode")).row(0, named=True)
+    assert restart["ts"] == ts(truth(r"^restart issued")) and restart["message"].startswith(
+        "Stopping sglang-decode"
+    )
+    # every step carries its evidence: where it was read and the line itself
+    assert rows["source"].is_not_null().all() and rows["source_pos"].is_not_null().all()
+    assert rows.filter(pl.col("step") != "stuck_stacks")["event_id"].is_not_null().all()
+    assert rows["message"].is_not_null().all()
+
+
+def test_desync_on_the_sample(sample_out, sample_con):
+    rows = q(sample_out, "desync", sample_con)
+    assert rows.height == 8  # one row per rank, though decode ranks have dumps in the journal and in files
+    labels = {(r["role"], r["rank_label"]): r["wait_label"] for r in rows.iter_rows(named=True)}
+    assert labels == {
+        **{("prefill", f"TP{tp}"): "all_reduce(nccl)" for tp in range(4)},
+        ("decode", "TP0"): "broadcast(gloo)",
+        ("decode", "TP1"): "broadcast(gloo)",
+        ("decode", "TP2"): "all_reduce(nccl)",
+        ("decode", "TP3"): "all_reduce(nccl)",
+    }
+    verdicts = dict(rows.select("role", "verdict").unique().iter_rows())
+    assert verdicts == {"prefill": "lockstep", "decode": "divergent"}
+    groups = dict(rows.select("role", "groups").unique().iter_rows())
+    assert groups["decode"] == "broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3"
+    assert rows["source"].is_not_null().all()
+
+
+def test_coverage_on_the_sample(sample_out, sample_con):
+    rows = q(sample_out, "coverage", sample_con)
+    roles = {r["role"]: r for r in rows.filter(pl.col("scope") == "role").iter_rows(named=True)}
+    assert set(roles) == {"prefill", "decode", "router"}
+    assert all(r["missing"] is None for r in roles.values())
+    ranks = rows.filter(pl.col("scope") == "rank")
+    assert ranks.height == 8 and (ranks["captures"] > 0).all() and (ranks["batches"] > 0).all()
+
+
+# --- a real case alone, and empty tables ----------------------------------------------------------
+
+
+def test_case_02_alone_finds_no_assertion_and_says_so(tmp_path):
+    files = sorted((CASES / "sglang").glob("02_*.log")) if CASES.exists() else []
+    if not files:
+        pytest.skip(f"case 02 not found under {CASES}")
+    out = tmp_path / "out"
+    ingest(files, out)
+    rows = q(out, "abort_to_assert")
+    assert rows.height > 0 and not rows["asserted"].any()
+    assert rows["finding"].str.starts_with("no assert_transfer_infos error in the data").all()
+    room = 7561186998443553199
+    mine = rows.filter(pl.col("bootstrap_room") == room)
+    assert set(mine["abort_role"]) == {"prefill"}
+    assert sorted(mine["abort_tp_rank"]) == [0, 1, 7]
+    assert q(out, "incident_chain").filter(pl.col("step") == "assertion").height == 0
+
+
+@pytest.fixture
+def empty_out(tmp_path) -> Path:
+    """An OUT whose every table exists with its columns and no row (nothing ingested)."""
+    out = tmp_path / "empty"
+    Output(out, table_schemas()).commit({"inputs": []})
+    database.write(out)
+    return out
+
+
+def test_queries_over_empty_tables_return_empty_results(empty_out):
+    con = duckdb.connect(str(empty_out / database.DB_NAME), read_only=True)
+    for query in saved.load_saved().values():
+        rows = q(empty_out, query.name)
+        assert rows.columns == query.column_names, query.name
+        in_file = con.sql(f'SELECT * FROM "{query.name}"').pl()
+        if query.name == "coverage":  # says each role was not ingested
+            assert sorted(rows["missing"]) == [
+                "no decode engine log ingested",
+                "no prefill engine log ingested",
+                "no router log ingested",
+            ]
+        else:
+            assert rows.height == 0 and in_file.height == 0, query.name
+
+
+def test_a_missing_router_log_leaves_requests_empty_not_an_error(tmp_path):
+    log = tmp_path / "prefill.log"
+    log.write_text(
+        "[2025-10-29 21:25:13 TP0] Prefill batch, #new-seq: 1, #new-token: 16, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0, input throughput (token/s): 4.00, cuda graph: False\n"
+    )
+    out = tmp_path / "out"
+    ingest([log], out)
+    for query in saved.load_saved().values():
+        q(out, query.name)
+    assert q(out, "abort_to_assert").height == 0
+    missing = q(out, "coverage").filter(pl.col("role") == "router")["missing"].to_list()
+    assert missing == ["no router log ingested"]
+
+
+# --- the DuckDB file and views.sql ----------------------------------------------------------------
+
+
+def _check_db(path: Path, room: int, saved_names: list[str]) -> None:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.sql("SELECT count(*) FROM events").fetchall()[0][0] > 5000
+        rooms = con.sql("SELECT DISTINCT bootstrap_room FROM abort_to_assert WHERE asserted").fetchall()
+        assert rooms == [(room,)]
+        views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        assert set(saved_names) <= views
+        docs = con.sql("SELECT name, view_created FROM saved_queries ORDER BY name").fetchall()
+        assert docs == [(n, True) for n in sorted(saved_names)]
+        con.execute("SET VARIABLE room = 1")
+        assert con.sql("SELECT count(*) FROM abort_to_assert").fetchall() == [(0,)]
+    finally:
+        con.close()
+
+
+def test_duckdb_file_from_another_directory_after_moving_and_zipping(sample_out, room, tmp_path, monkeypatch):
+    names = list(saved.load_saved())
+    moved = tmp_path / "moved"
+    shutil.copytree(sample_out, moved)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    _check_db(sample_out / database.DB_NAME, room, names)
+    # the copy works even with the Parquet folders gone: the tables are in the file
+    for folder in moved.iterdir():
+        if folder.is_dir():
+            shutil.rmtree(folder)
+    _check_db(moved / database.DB_NAME, room, names)
+    archive = tmp_path / "out.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sample_out.rglob("*"):
+            z.write(f, f.relative_to(sample_out.parent))
+    unzipped = tmp_path / "unzipped"
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(unzipped)
+    _check_db(unzipped / sample_out.name / database.DB_NAME, room, names)
+
+
+def test_duckdb_file_is_written_with_the_old_storage_version(sample_out):
+    header = (sample_out / database.DB_NAME).read_bytes()[:64]
+    assert header[8:12] == b"DUCK"
+    # storage format 64: written by DuckDB 0.10-1.1 and by newer ones with STORAGE_VERSION 'v1.0.0'
+    assert int.from_bytes(header[12:20], "little") == 64
+
+
+def test_views_sql_from_out(sample_out, room, monkeypatch):
+    text = (sample_out / database.VIEWS_NAME).read_text()
+    assert str(sample_out) not in text  # relative paths only
+    monkeypatch.chdir(sample_out)
+    con = duckdb.connect()
+    con.execute(text)
+    assert con.sql("SELECT DISTINCT bootstrap_room FROM abort_to_assert WHERE asserted").fetchall() == [
+        (room,)
+    ]
+    assert con.sql("SELECT role FROM wedge WHERE verdict LIKE 'wedged%'").fetchall() == [("decode",)]
+    for query in saved.load_saved().values():
+        assert con.sql(f'SELECT * FROM "{query.name}"').columns == query.column_names
+
+
+def test_views_sql_in_a_duckdb_cli(sample_out):
+    cli = shutil.which("duckdb")
+    if not cli:
+        pytest.skip("no duckdb CLI on PATH")
+    run = subprocess.run(
+        [cli, "-init", "views.sql", "-csv", "-c", "SELECT step FROM incident_chain ORDER BY step_no LIMIT 1"],
+        cwd=sample_out,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "abort_burst" in run.stdout
+
+
+def test_duckdb_file_opens_in_older_duckdb_versions(sample_out, room):
+    """Set LOGCORR_DUCKDB_COMPAT to folders each holding an older ``duckdb`` wheel installed with
+    ``pip install --target DIR duckdb==X`` (plus pytz for versions before 1.2)."""
+    dirs = [d for d in os.environ.get("LOGCORR_DUCKDB_COMPAT", "").split(os.pathsep) if d]
+    if not dirs:
+        pytest.skip("LOGCORR_DUCKDB_COMPAT not set")
+    script = (
+        "import duckdb, sys\n"
+        "c = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "print(duckdb.__version__, c.sql('SELECT count(*) FROM events').fetchall()[0][0])\n"
+        "print(c.sql('SELECT DISTINCT bootstrap_room::VARCHAR FROM abort_to_assert WHERE asserted').fetchall())\n"
+    )
+    for d in dirs:
+        env = {**os.environ, "PYTHONPATH": d}
+        run = subprocess.run(
+            [sys.executable, "-c", script, str(sample_out / database.DB_NAME)],
+            env=env,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, f"{d}: {run.stderr[-500:]}"
+        assert str(room) in run.stdout, d
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+
+def test_query_list_names_every_saved_query():
+    result = CliRunner().invoke(app, ["query", "--list"])
+    assert result.exit_code == 0
+    for query in saved.load_saved().values():
+        assert query.name in result.output and query.question[:40] in result.output
+
+
+def test_query_command_formats_and_params(sample_out, room):
+    runner = CliRunner()
+    as_json = runner.invoke(app, ["query", "abort_to_assert", "-d", str(sample_out), "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    rows = json.loads(as_json.output)
+    assert {r["bootstrap_room"] for r in rows} == {room}
+    assert TS.fullmatch(rows[0]["assert_first_ts"])
+    as_csv = runner.invoke(
+        app, ["query", "wedge", "-d", str(sample_out), "--format", "csv", "--param", "min_gap_s=30"]
+    )
+    assert as_csv.exit_code == 0
+    assert as_csv.output.splitlines()[0] == ",".join(saved.load_saved()["wedge"].column_names)
+    md = runner.invoke(app, ["query", "SELECT 'a|b' AS x, 1 AS n", "-d", str(sample_out), "-f", "markdown"])
+    assert md.output.splitlines() == ["| x | n |", "|---|---|", "| a\\|b | 1 |"]
+    table = runner.invoke(app, ["query", "SELECT count(*) AS n FROM stacks", "-d", str(sample_out)])
+    assert table.exit_code == 0 and table.output.splitlines()[-1] == "(1 row)"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "wedg"], "no saved query named 'wedg'. Did you mean wedge?"),
+        (
+            ["query", "wedge", "--param", "foo=1"],
+            "wedge has no parameter foo; it takes: min_gap_s, since, until",
+        ),
+        (["query", "wedge", "--param", "foo"], "expected NAME=VALUE"),
+        (["query", "wedge", "--format", "xml"], "--format 'xml': expected one of table, csv, json, markdown"),
+        (["query", "SELECT * FROM nope"], "Table with name nope does not exist"),
+        (["query"], "`logcorr query --list` shows the saved queries"),
+    ],
+)
+def test_query_command_errors(sample_out, args, message):
+    result = CliRunner().invoke(app, [*args, "-d", str(sample_out)])
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_query_on_a_missing_folder(tmp_path):
+    result = CliRunner().invoke(app, ["query", "wedge", "-d", str(tmp_path / "nope")])
+    assert result.exit_code == 1 and "run logcorr ingest first" in result.output
+
+
+def test_a_sql_file_runs_as_a_saved_query(sample_out, tmp_path):
+    path = tmp_path / "n_batches.sql"
+    path.write_text(
+        "-- question: how many batches per role?\nSELECT role, count(*) AS n FROM batches GROUP BY role\n"
+    )
+    rows = saved.query(sample_out, str(path))
+    assert set(rows["role"]) == {"prefill", "decode"} and (rows["n"] > 0).all()

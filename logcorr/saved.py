@@ -270,6 +270,27 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
     return dict(sorted(found.items()))
 
 
+def uses(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
+    """The other saved queries ``q`` reads as views, directly or through them, sorted."""
+    found: set[str] = set()
+    todo = [q]
+    while todo:
+        sql = _strip_comments(todo.pop().sql)
+        for name, other in saved.items():
+            if name != q.name and name not in found and re.search(rf"\b{re.escape(name)}\b", sql):
+                found.add(name)
+                todo.append(other)
+    return sorted(found)
+
+
+def all_parameters(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
+    """Parameters ``q`` reads itself or through the saved queries it uses, sorted."""
+    names = set(q.used_parameters)
+    for other in uses(q, saved):
+        names |= set(saved[other].used_parameters)
+    return sorted(names)
+
+
 def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
     """Saved queries ordered so that one using another's view comes after it (by name mention)."""
     names = set(saved)
@@ -405,9 +426,10 @@ def query(
     q = resolve(name_or_sql, saved)
     values = parse_params(params)
     if q.name in saved and q.path is not None:
-        unknown = sorted(set(values) - set(q.used_parameters))
+        takes = all_parameters(q, saved)
+        unknown = sorted(set(values) - set(takes))
         if unknown:
-            takes = ", ".join(q.used_parameters) or "none"
+            takes = ", ".join(takes) or "none"
             raise ParamError(f"{q.name} has no parameter {', '.join(unknown)}; it takes: {takes}")
     con = con if con is not None else connect(out, saved)
     for k, v in values.items():
@@ -536,5 +558,13 @@ def describe(saved: dict[str, SavedQuery] | None = None) -> str:
         lines.append(f"    {q.question or '(undocumented)'}")
         if q.parameters:
             lines.append("    parameters: " + "; ".join(f"{p}: {t}" if t else p for p, t in q.parameters))
+        via = uses(q, saved)
+        inherited = sorted(set(all_parameters(q, saved)) - set(q.used_parameters))
+        if via:
+            lines.append(
+                "    uses: "
+                + ", ".join(via)
+                + (f" (so also takes: {', '.join(inherited)})" if inherited else "")
+            )
         lines.append("    columns: " + ", ".join(q.column_names))
     return "\n".join(lines)

@@ -291,6 +291,10 @@ def test_incident_chain_on_the_sample(sample_out, sample_con, room):
     assert rows["source"].is_not_null().all() and rows["source_pos"].is_not_null().all()
     assert rows.filter(pl.col("step") != "stuck_stacks")["event_id"].is_not_null().all()
     assert rows["message"].is_not_null().all()
+    # the parameters of the queries it reads apply: no assertion for another room
+    other_room = q(sample_out, "incident_chain", sample_con, room=1)
+    assert "assertion" not in other_room["step"].to_list() and "last_batch" in other_room["step"].to_list()
+    assert "room" in saved.all_parameters(saved.load_saved()["incident_chain"], saved.load_saved())
 
 
 def test_desync_on_the_sample(sample_out, sample_con):

@@ -42,7 +42,11 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Journal dirs, .journal files, captures, logs, dumps.")],
+    paths: Annotated[
+        list[Path],
+        # readable=False: an unreadable input is reported by ingest while the others are still read
+        typer.Argument(help="Journal dirs, .journal files, captures, logs, dumps.", readable=False),
+    ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Output folder for the tables.")] = DEFAULT_OUT,
     unit: Annotated[
         list[str], typer.Option("--unit", "-u", help="Read only this systemd unit (repeatable).")

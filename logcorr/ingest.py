@@ -245,18 +245,21 @@ def ingest(
     processes: dict = {}
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            for path, known_fmt in inputs:
+            for given, known_fmt in inputs:
+                path = given
                 try:
+                    if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
+                        path = readers.spool(given, Path(scratch))
                     fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
                 except OSError as e:
                     reports.append(
-                        SourceReport(str(path), "unreadable", errors=[f"{path}: {e.strerror or e}"])
+                        SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"])
                     )
                     continue
-                report = SourceReport(str(path), fmt)
+                report = SourceReport(str(given), fmt)
                 reports.append(report)
                 if fmt == "empty":
-                    report.errors.append(f"{path}: empty file")
+                    report.errors.append(f"{given}: empty file")
                     continue
                 forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
                 src_first = src_last = None
@@ -279,9 +282,9 @@ def ingest(
                         report.unparsed += int((ev["kind"] == "other").sum())
                         errs = ev.filter(pl.col("entry_error").is_not_null())
                         for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
-                            report.errors.append(f"{path} at {pos}: {err}")
+                            report.errors.append(f"{given} at {pos}: {err}")
                         if errs.height > 5:
-                            report.errors.append(f"{path}: {errs.height - 5} more entries read only in part")
+                            report.errors.append(f"{given}: {errs.height - 5} more entries read only in part")
                         lo, hi = ev["ts"].min(), ev["ts"].max()
                         src_first = (
                             lo if src_first is None or (lo is not None and lo < src_first) else src_first
@@ -290,7 +293,7 @@ def ingest(
                         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
                             counts[(role, kind)] = counts.get((role, kind), 0) + n
                         if progress and report.bytes > 64 << 20:
-                            progress(f"{path}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+                            progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
                 except InputError as e:
                     report.errors.append(str(e))
                 report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]

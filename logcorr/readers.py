@@ -152,7 +152,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    source = str(path)
+    source = report.source
     compose = None
     for lines, first in _lines_chunks(path):
         if fmt == "json":
@@ -198,7 +198,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a ``journalctl -o export`` capture file, streamed in chunks cut between entries."""
     with open(path, "rb") as f:
-        yield from _export_chunks(iter(lambda: f.read(CHUNK_BYTES), b""), str(path), report)
+        yield from _export_chunks(iter(lambda: f.read(CHUNK_BYTES), b""), report.source, report)
 
 
 def _safe_cut(buf: bytes) -> int:
@@ -371,7 +371,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         got = 0
         try:
             blocks = _threaded(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""))
-            for df in _export_chunks(blocks, str(path), report):
+            for df in _export_chunks(blocks, report.source, report):
                 got += df.height
                 yield df
         finally:
@@ -384,6 +384,15 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         report.errors.append(f"journalctl: {line}")
     if rc != 0 and got == 0:
         raise InputError(f"{path}: journalctl refused it: {stderr or f'exit status {rc}'}")
+
+
+def spool(path: Path, into: Path) -> Path:
+    """Copy a stream that can be read only once (a named pipe, ``<(…)`` process substitution) into
+    the folder ``into``, so it can be sniffed and then read. Returns the copy's path."""
+    target = into / f"stream-{abs(hash(str(path)))}"
+    with open(path, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst, CHUNK_BYTES)
+    return target
 
 
 def unpack_xz(path: Path, into: Path) -> Path:

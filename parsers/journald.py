@@ -141,7 +141,8 @@ def parse_export(
         df = pl.concat([df.select("entry", "key", "value"), extra])
     wanted = wanted.select("entry", "key", "value")
     wide = wanted.pivot(on="key", index="entry", values="value", aggregate_function="first")
-    if wide.select(pl.exclude("entry").count()).sum_horizontal().item() != wanted.height:
+    cells = sum(wide[c].count() for c in wide.columns if c != "entry")
+    if cells != wanted.height:
         # a field given twice in one entry (rare): keep every value, joined by newlines
         wide = (
             wanted.group_by("entry", "key", maintain_order=True)
@@ -159,7 +160,11 @@ def parse_export(
             df.filter(pl.col("entry").is_in(no_message.implode()) & pl.col("key").is_not_null())
             .filter(~pl.col("key").is_in(_META))
             .group_by("entry", maintain_order=True)
-            .agg((pl.col("key") + "=" + pl.col("value").fill_null("")).str.join("\n").alias("rendered"))
+            .agg(
+                pl.coalesce(pl.col("key") + "=" + pl.col("value"), pl.col("key"))
+                .str.join("\n")
+                .alias("rendered")
+            )
         )
         wide = wide.join(rendered, on="entry", how="left").with_columns(
             pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
@@ -184,7 +189,7 @@ def parse_export(
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.when(pl.col("entry") == last_entry)
+        pl.when(pl.col("entry") == pl.lit(last_entry, df.schema["entry"]))
         .then(pl.lit("; ".join(errors) if errors else None, pl.String))
         .alias("entry_error"),
     )

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from logcorr import saved
@@ -189,11 +190,16 @@ def parse_time(text: str | datetime | None, *, day: datetime | None = None) -> d
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _lane_key(df: pl.LazyFrame | pl.DataFrame):
-    parts = [pl.col("host").fill_null("?"), pl.col("role").fill_null("unknown")]
-    parts += [pl.col(c).cast(pl.String).fill_null("-") for c in RANKS]
+_KEY = [f"_k_{c}" for c in ("host", "role", *RANKS)]
+
+
+def _lane_key(df: pl.DataFrame) -> pl.DataFrame:
+    """Add the lane key columns: host, role and ranks with nulls filled (so they join)."""
     return df.with_columns(
-        pl.col("role").fill_null("unknown"), pl.concat_str(parts, separator="|").alias("key")
+        pl.col("role").fill_null("unknown"),
+        pl.col("host").fill_null("").alias("_k_host"),
+        pl.col("role").fill_null("unknown").alias("_k_role"),
+        *[pl.col(c).fill_null(-1).alias(f"_k_{c}") for c in RANKS],
     )
 
 
@@ -493,18 +499,25 @@ def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
 
 
 def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl.DataFrame, dict]:
+    """Number the lanes (prefill, decode, router, unknown; then host and ranks) and give every row
+    of ``frames`` its ``lane``."""
     keyed = {name: _lane_key(df) for name, df in frames.items()}
     if role is not None:
         keyed = {name: df.filter(pl.col("role") == role) for name, df in keyed.items()}
-    cols = ["key", *_LANE, "source"]
-    present = [df.select(cols) for df in keyed.values() if df.height]
-    lanes = pl.concat(present, how="vertical_relaxed") if present else pl.DataFrame(
-        schema={"key": pl.String, **_LANE, "source": pl.String}
+    per_lane = [
+        df.group_by(_KEY).agg(*[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().head(2))
+        for df in keyed.values()
+        if df.height
+    ]
+    lanes = (
+        pl.concat(per_lane, how="vertical_relaxed")
+        if per_lane
+        else pl.DataFrame(schema={**dict.fromkeys(_KEY, pl.String), **_LANE, "source": pl.List(pl.String)})
     )
     order = pl.col("role").replace_strict({r: i for i, r in enumerate(ROLE_ORDER)}, default=len(ROLE_ORDER))
     lanes = (
-        lanes.group_by("key")
-        .agg(*[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().sort().head(2).alias("files"))
+        lanes.group_by(_KEY)
+        .agg(*[pl.col(c).first() for c in _LANE], pl.col("source").list.explode().drop_nulls().unique().sort().head(2).alias("files"))
         .with_columns(order.alias("_order"))
         .sort(["_order", "host", *RANKS], nulls_last=False)
         .drop("_order")
@@ -512,9 +525,9 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
         .with_columns(pl.col("lane").cast(pl.Int32))
     )
     lanes = _label_lanes(lanes)
-    index = lanes.select("key", "lane")
-    placed = {name: df.join(index, on="key", how="inner").drop("key") for name, df in keyed.items()}
-    return lanes, placed
+    index = lanes.select(*_KEY, "lane")
+    placed = {name: df.join(index, on=_KEY, how="inner").drop(_KEY) for name, df in keyed.items()}
+    return lanes.drop(_KEY), placed
 
 
 def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
@@ -582,7 +595,7 @@ def load(
     batches = _load_batches(out, t0, t1)
     captures, undated = _load_captures(out, t0, t1)
     if undated:
-        notes.append(f"{undated} py-spy capture(s) carry no capture time and are not drawn (logcorr query stuck_ranks lists them)")
+        notes.append(f"{undated} py-spy capture(s) carry no capture time and are not drawn: logcorr query stuck_ranks lists them; logcorr ingest --captured-at gives bare dump files a time")
     if t0 is not None:
         filters.append(f"since {t0:%Y-%m-%d %H:%M:%S} UTC")
     if t1 is not None:
@@ -599,7 +612,7 @@ def load(
     sw = Swimlanes(
         out=out,
         lanes=lanes,
-        batches=placed["batches"].sort("lane", "ts"),
+        batches=placed["batches"],
         marks=placed["marks"],
         captures=captures,
         requests=placed["requests"],
@@ -755,13 +768,14 @@ def _label_of(sw: Swimlanes) -> pl.DataFrame:
 def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[dict]:
     fmt = _time_fmt(sw)
     traces = []
-    b = sw.batches.join(_label_of(sw), on="lane")
+    b = sw.batches
     if binned:
         reqs = sw.requests.filter(~pl.col("error"))
         for role in ROLE_ORDER:
-            mine = (reqs if role == "router" else b).filter(pl.col("role") == role)
+            mine = (reqs if role == "router" else b).filter(pl.col("role") == role).select("lane", "ts")
             traces += _binned_heatmap(sw, mine, bin_s, "requests" if role == "router" else "batches", role)
     else:
+        b = b.join(_label_of(sw), on="lane")
         fields = [c for c in b.columns if c not in _BATCH_NOT_SHOWN]
         for role in ROLE_ORDER:
             mine = b.filter(pl.col("role") == role)
@@ -793,7 +807,12 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
         reqs = sw.requests.filter(~pl.col("error"))
         if reqs.height:
             traces.append(_mark_trace(sw, reqs, "request", _request_hover(sw, reqs)))
-    last = b.sort("ts").unique("lane", keep="last", maintain_order=False).sort("lane")
+    last = (
+        sw.batches.group_by("lane")
+        .agg(pl.col("ts").max(), batch_name(pl.col("batch_type")).sort_by("ts").last().alias("name"))
+        .join(_label_of(sw), on="lane")
+        .sort("lane")
+    )
     if last.height:
         traces.append(
             dict(
@@ -801,10 +820,10 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
                 mode="markers",
                 name="last batch of the rank",
                 x=_ms(last["ts"]),
-                y=last["lane"].to_list(),
+                y=last["lane"].to_numpy(),
                 hovertext=[
                     f"last batch of {esc(lbl)}<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
-                    for lbl, t, bt in last.select("lane_label", "ts", batch_name(pl.col("batch_type"))).iter_rows()
+                    for lbl, t, bt in last.select("lane_label", "ts", "name").iter_rows()
                 ],
                 hoverinfo="text",
                 marker=dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
@@ -858,15 +877,14 @@ def _binned_heatmap(sw: Swimlanes, df: pl.DataFrame, bin_s: float, what: str, ro
     )
     lanes = list(range(int(counts["lane"].min()), int(counts["lane"].max()) + 1))
     n_bins = int(counts["bin"].max()) + 1
-    z = [[None] * n_bins for _ in lanes]
-    for lane, b, n in counts.iter_rows():
-        z[lane - lanes[0]][b] = n
+    z = np.full((len(lanes), n_bins), np.nan)  # NaN: an empty bin, drawn as a gap
+    z[(counts["lane"] - lanes[0]).to_numpy(), counts["bin"].to_numpy()] = counts["len"].to_numpy()
     labels = dict(sw.lanes.select("lane", "label").iter_rows())
     return [
         dict(
             type="heatmap",
             name=f"{role} {what} per {_bin_label(bin_s)}",
-            x=[(t0 + (i + 0.5) * bin_us) / 1000 for i in range(n_bins)],
+            x=(t0 + (np.arange(n_bins) + 0.5) * bin_us) / 1000,
             y=lanes,
             z=z,
             text=[[esc(labels[lane])] * n_bins for lane in lanes],

@@ -452,3 +452,18 @@ def test_markup_in_logs_stays_inert_in_chromium(tmp_path: Path) -> None:
     hover = re.search(r'(?s)<g class="hoverlayer">.*?</g></svg>', dom)
     assert 'data-hovered="' in dom and hover, "no hover label drawn"
     assert "&lt;" in hover.group(0) and "<img" not in hover.group(0)
+
+
+def test_cli_timeline(made: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    page = tmp_path / "incident.html"
+    r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--role", "decode"])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {page}" in r.output and "5 lanes" in r.output and page.exists()
+    r = CliRunner().invoke(app, ["timeline", "-d", str(tmp_path / "nowhere"), "-o", str(page)])
+    assert r.exit_code == 1 and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
+    r = CliRunner().invoke(app, ["timeline", "-d", str(made), "--since", "noon"])
+    assert r.exit_code == 1 and "not a time" in r.output

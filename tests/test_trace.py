@@ -131,3 +131,18 @@ def test_filters_pass_through(tmp_path: Path) -> None:
         us(DECODE_STOP.replace(minute=34, second=0, microsecond=0)) <= e["ts"] for e in trace["traceEvents"]
         if e["ph"] in ("X", "i") and e.get("cat") != "wedge"
     )
+
+
+def test_cli_export(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    out = hand_made_out(tmp_path / "out")
+    path = tmp_path / "trace.json"
+    r = CliRunner().invoke(app, ["export", "--format", "chrome-trace", "-d", str(out), "-o", str(path)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {path}" in r.output
+    check_trace(path)
+    r = CliRunner().invoke(app, ["export", "--format", "csv", "-d", str(out)])
+    assert r.exit_code == 1 and "the only format is chrome-trace" in r.output

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from logcorr.parsers import router
-from logcorr.schema import KINDS
 
 UTC_US = pl.Datetime("us", "UTC")
 RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
@@ -848,7 +847,7 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
     anchors = list(dict.fromkeys(p.anchor for p in (patterns or ALL_PATTERNS)))
     table = _PATTERN_TABLE if names is None else _PATTERN_TABLE.filter(pl.col("pattern").is_in(list(names)))
 
-    router_rows = pl.Series("r", [False] * n) if names is not None else _router_rows(base)
+    router_rows = pl.Series("r", [False] * n) if names is not None else router.is_router_line(base)
     pairs = (
         frame.filter(~router_rows)
         .select("_i", pl.col("body").str.extract_many(anchors).alias("anchor"))
@@ -906,10 +905,6 @@ def _finish_kinds(out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series,
         ).to_series()
     kind = kind.fill_null("other")
     return out.with_columns(kind.alias("kind"), role.alias("content_role"))
-
-
-def _router_rows(base: pl.DataFrame) -> pl.Series:
-    return router.is_router_line(base)
 
 
 def _select_kind(ev: pl.DataFrame, kind: str) -> pl.DataFrame:
@@ -1214,5 +1209,3 @@ def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
         ]
     )
 
-
-assert set(p.kind for p in ALL_PATTERNS) <= set(KINDS)

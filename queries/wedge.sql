@@ -18,6 +18,7 @@
 --   ready_ts           first "The server is fired up and ready to roll!" of the role after the stop and
 --                      before its next stop (UTC)
 --   ready_event_id     events.event_id of that line
+--   typical_gap_s      the role's usual pause between batches: 99th percentile of its gaps over 1 s
 --   other_role         the other engine
 --   other_role_batches batches of the other role between stopped_ts and the restart (or resumption)
 --   other_role_last_ts the other role's last batch in that span (UTC)
@@ -34,7 +35,9 @@
 --   source             its file or journal
 --   source_pos         its position
 -- parameters:
---   min_gap_s  a stop is a gap without batches of at least this many seconds (DOUBLE; default 60)
+--   min_gap_s  a stop is a gap without batches of at least this many seconds (DOUBLE; default 60) …
+--   gap_factor … and at least gap_factor times the role's usual pause (the 99th percentile of its
+--              gaps over 1 s; DOUBLE; default 3), unless a restart of the role falls into it
 --   since      only batches at or after this time (TIMESTAMPTZ, UTC)
 --   until      only batches and records at or before this time (TIMESTAMPTZ, UTC)
 -- reading: one row per stop of a role, in time order. A wedge is a row with ranks_stopped equal to the
@@ -46,6 +49,7 @@
 WITH params AS (
     SELECT
         coalesce(getvariable('min_gap_s')::DOUBLE, 60.0) AS min_gap_s,
+        coalesce(getvariable('gap_factor')::DOUBLE, 3.0) AS gap_factor,
         getvariable('since')::TIMESTAMPTZ AS since,
         getvariable('until')::TIMESTAMPTZ AS until
 ),
@@ -65,11 +69,35 @@ stream AS (
     FROM b
     WINDOW w AS (PARTITION BY role ORDER BY ts, event_id)
 ),
-gaps AS (
+cadence AS (
+    -- the role's usual pause: the 99th percentile of its gaps longer than a second
+    SELECT role,
+           coalesce(quantile_cont((epoch_us(next_ts) - epoch_us(ts)) / 1e6, 0.99)
+                        FILTER (WHERE epoch_us(next_ts) - epoch_us(ts) > 1e6), 0) AS typical_gap_s
+    FROM stream GROUP BY role
+),
+candidates AS (
     SELECT s.role, s.ts AS stopped_ts, s.next_ts AS resumed_ts, s.next_event_id AS resumed_event_id, s.event_id,
-           coalesce(s.next_ts, d.ts) AS gap_end
-    FROM stream AS s, data_end AS d, params AS p
+           coalesce(s.next_ts, d.ts) AS gap_end, c.typical_gap_s
+    FROM stream AS s JOIN cadence AS c USING (role), data_end AS d, params AS p
     WHERE epoch_us(coalesce(s.next_ts, d.ts)) - epoch_us(s.ts) >= p.min_gap_s * 1e6
+),
+procs AS (
+    SELECT role, host, boot_id, pid, min(ts) AS first_ts, arg_min(event_id, ts) AS event_id
+    FROM events WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
+    GROUP BY ALL
+),
+restarts AS (
+    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, pr.first_ts) AS restart_event_id
+    FROM candidates AS g JOIN procs AS pr
+      ON pr.role = g.role AND pr.first_ts > g.stopped_ts AND pr.first_ts <= g.gap_end
+    GROUP BY ALL
+),
+gaps AS (
+    -- a stop: a gap of gap_factor times the usual pause or more, or one a restart falls into
+    SELECT g.* FROM candidates AS g CROSS JOIN params AS p LEFT JOIN restarts AS r USING (role, stopped_ts)
+    WHERE r.restart_ts IS NOT NULL
+       OR epoch_us(g.gap_end) - epoch_us(g.stopped_ts) >= p.gap_factor * g.typical_gap_s * 1e6
 ),
 rank_last AS (
     -- per gap, each rank's last batch at or before the stop, if it came within min_gap_s of it
@@ -87,17 +115,6 @@ ranks AS (
            list(rank_label ORDER BY host, dp_rank, pp_rank, tp_rank, ep_rank) AS rank_labels,
            sum(running_req)::BIGINT AS running_req_at_stop
     FROM rank_last GROUP BY role, stopped_ts
-),
-procs AS (
-    SELECT role, host, boot_id, pid, min(ts) AS first_ts, arg_min(event_id, ts) AS event_id
-    FROM events WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
-    GROUP BY ALL
-),
-restarts AS (
-    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, pr.first_ts) AS restart_event_id
-    FROM gaps AS g JOIN procs AS pr
-      ON pr.role = g.role AND pr.first_ts > g.stopped_ts AND pr.first_ts <= g.gap_end
-    GROUP BY ALL
 ),
 spans AS (
     SELECT g.*, r.restart_ts, r.restart_event_id, coalesce(r.restart_ts, g.gap_end) AS span_end,
@@ -149,6 +166,7 @@ SELECT
     (epoch_us(s.restart_ts) - epoch_us(s.stopped_ts)) / 1e6 AS until_restart_s,
     rd.ready_ts,
     rd.ready_event_id,
+    s.typical_gap_s,
     s.other_role,
     o.other_role_batches,
     o.other_role_last_ts,

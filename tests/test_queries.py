@@ -522,7 +522,7 @@ def test_query_command_formats_and_params(sample_out, room):
         (["query", "wedg"], "no saved query named 'wedg'. Did you mean wedge?"),
         (
             ["query", "wedge", "--param", "foo=1"],
-            "wedge has no parameter foo; it takes: min_gap_s, since, until",
+            "wedge has no parameter foo; it takes: gap_factor, min_gap_s, since, until",
         ),
         (["query", "wedge", "--param", "foo"], "expected NAME=VALUE"),
         (["query", "wedge", "--format", "xml"], "--format 'xml': expected one of table, csv, json, markdown"),

@@ -100,6 +100,7 @@ class Swimlanes:
     out: Path
     lanes: pl.DataFrame  # lane, key, host, role, dp_rank, pp_rank, tp_rank, ep_rank, label
     batches: pl.DataFrame  # lane, ts, batch_type, … every typed batch field
+    last_batches: pl.DataFrame  # lane, ts, pid, batch_type: the last batch of each rank's process
     marks: pl.DataFrame  # lane, ts, kind, rid, bootstrap_room, level, body, event_id, source, source_pos
     captures: pl.DataFrame  # lane, ts, capture_id, label, group, fingerprint, wait_class, backend, …
     requests: pl.DataFrame  # lane, ts, method, path, status, latency_ms, request_id, rid, error, body
@@ -261,6 +262,19 @@ def _load_batches(out, since, until) -> pl.DataFrame:
             schema[c] = t
     lf = _in_window(_scan(out, "batches", schema), since, until)
     return lf.filter(pl.col("ts").is_not_null()).collect()
+
+
+def _load_last_batches(out, since, until) -> pl.DataFrame:
+    """The last batch of each process of each rank over all the data (a restart starts a new
+    process: the old one's last batch is where it stopped), kept when it falls in the window."""
+    schema = {"ts": UTC_US, **_LANE, "pid": pl.Int32, "batch_type": pl.String, "source": pl.String}
+    last = (
+        _scan(out, "batches", schema)
+        .filter(pl.col("ts").is_not_null())
+        .group_by("host", "role", *RANKS, "pid")
+        .agg(pl.col("ts").max(), pl.col("batch_type").sort_by("ts").last(), pl.col("source").first())
+    )
+    return _in_window(last, since, until).collect()
 
 
 def _load_marks(out, since, until) -> pl.DataFrame:
@@ -603,7 +617,14 @@ def load(
     if role is not None:
         filters.append(f"role {role}")
     lanes, placed = _assign_lanes(
-        {"batches": batches, "marks": marks, "captures": captures, "requests": requests}, role
+        {
+            "batches": batches,
+            "last_batches": _load_last_batches(out, t0, t1),
+            "marks": marks,
+            "captures": captures,
+            "requests": requests,
+        },
+        role,
     )
     captures = _group_fingerprints(placed["captures"])
     stamps = [df["ts"] for df in placed.values() if df.height]
@@ -613,6 +634,7 @@ def load(
         out=out,
         lanes=lanes,
         batches=placed["batches"],
+        last_batches=placed["last_batches"],
         marks=placed["marks"],
         captures=captures,
         requests=placed["requests"],
@@ -807,23 +829,21 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
         reqs = sw.requests.filter(~pl.col("error"))
         if reqs.height:
             traces.append(_mark_trace(sw, reqs, "request", _request_hover(sw, reqs)))
-    last = (
-        sw.batches.group_by("lane")
-        .agg(pl.col("ts").max(), batch_name(pl.col("batch_type")).sort_by("ts").last().alias("name"))
-        .join(_label_of(sw), on="lane")
-        .sort("lane")
-    )
+    last = sw.last_batches.join(_label_of(sw), on="lane").sort("lane", "ts")
     if last.height:
         traces.append(
             dict(
                 type="scatter",
                 mode="markers",
-                name="last batch of the rank",
+                name="last batch of a rank's process",
                 x=_ms(last["ts"]),
                 y=last["lane"].to_numpy(),
                 hovertext=[
-                    f"last batch of {esc(lbl)}<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
-                    for lbl, t, bt in last.select("lane_label", "ts", "name").iter_rows()
+                    f"<b>last batch of {esc(lbl)}</b>" + (f" (pid {pid})" if pid is not None else "")
+                    + f"<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
+                    for lbl, t, pid, bt in last.select(
+                        "lane_label", "ts", "pid", batch_name(pl.col("batch_type"))
+                    ).iter_rows()
                 ],
                 hoverinfo="text",
                 marker=dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
@@ -1275,7 +1295,7 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
         )
     else:
         items.append(
-            "one tick per batch line; ◆ the last batch of each rank; shaded: the wedge (from the wedge query); "
+            "one tick per batch line; ◆ the last batch of each rank's process (a restart starts a new one); shaded: the wedge (from the wedge query); "
             "hover any mark for its line and source position"
         )
     if sw.filters:

@@ -252,6 +252,20 @@ def test_sample_wedge_span_at_the_true_time(sample_html: Path) -> None:
     assert any("decode wedged" in a["text"] and "21:34:47" in a["text"] for a in layout["annotations"])
 
 
+def test_sample_last_batch_of_each_decode_process_is_the_stop(sample_html: Path) -> None:
+    data, layout = plot_of(sample_html.read_text())
+    names = lane_names(layout)
+    [last] = [t for t in data if t["name"] == "last batch of a rank's process"]
+    stops = {
+        names[round(y)]: x
+        for x, y in zip(values(last["x"]), values(last["y"]), strict=True)
+        if x < ms(RESTART) and names[round(y)].startswith("decode TP")
+    }
+    assert sorted(stops) == [f"decode TP{i}" for i in range(4)]
+    assert max(stops.values()) == pytest.approx(ms(DECODE_STOP), abs=0.01)
+    assert all(ms(DECODE_STOP) - x < 10 for x in stops.values())  # all four within 10 ms
+
+
 def test_sample_decode_captures_split_and_watchdog(sample_html: Path) -> None:
     data, layout = plot_of(sample_html.read_text())
     stacks = [t for t in data if t["name"].startswith("py-spy stack")]

@@ -57,7 +57,7 @@ AIOHTTP = R(
 )
 MINI_LB = R(
     "mini_lb_register", "Registered ",
-    r"^Registered (?P<worker_role>prefill|decode|encode) server: (?P<url>\S+?)(?: with bootstrap port: (?P<port>\S+))?$",
+    r"^Registered (?P<worker_role>prefill|decode|encode) server: (?P<url>\S+?)(?: with bootstrap port: (?P<port>\S+))?(?:$|\n)",
     "sglang.srt.disaggregation.mini_lb ≈v0.4.6 (2025-04)",
     "[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998",
     "router",
@@ -175,7 +175,7 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     router lines and access lines; one row per row of ``ev``, in order. Access lines are told apart
     by a match test only (no field captured); router lines are parsed."""
     base = _base(ev)
-    first = base.select(_first_line(pl.col("body"))).to_series()
+    first = base["body"]  # the access formats are anchored at the start: no need to cut lines
     router_rows = is_router_line(base)
     access = (first.str.contains(UVICORN.regex) | first.str.contains(AIOHTTP.regex)).fill_null(False)
     lb = first.str.contains(MINI_LB.regex).fill_null(False)
@@ -267,7 +267,7 @@ _PARSED = {
 def _parse(df: pl.DataFrame) -> pl.DataFrame:
     """Every request field (``_PARSED``) for every row of ``df`` (which has ``_i``), in order; null
     where no format matched. Each format runs only on the rows that can be of it."""
-    df = df.with_columns(_first_line(pl.col("body")).alias("first"))
+    df = df.with_columns(_first_line(df["body"]).alias("first"))
     router_rows = is_router_line(df)
     is_json = router_rows & df["first"].str.starts_with("{").fill_null(False)
     parts = [
@@ -288,8 +288,11 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
     return keep.join(parsed, on="_i", how="left", maintain_order="left")
 
 
-def _first_line(body: pl.Expr) -> pl.Expr:
-    return pl.when(body.str.contains("\n", literal=True)).then(body.str.replace(r"\n(?s:.*)$", "")).otherwise(body)
+def _first_line(body: pl.Series) -> pl.Series:
+    body = body.fill_null("")
+    if body.str.contains("\n", literal=True).any():
+        return body.str.replace(r"\n(?s:.*)$", "")
+    return body
 
 
 def _router_message_fields(msg: pl.Expr) -> list[pl.Expr]:

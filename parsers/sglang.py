@@ -848,8 +848,23 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
     table = _PATTERN_TABLE if names is None else _PATTERN_TABLE.filter(pl.col("pattern").is_in(list(names)))
 
     router_rows = pl.Series("r", [False] * n) if names is not None else router.is_router_line(base)
+    # Fast path for the bulk of a journal: a body that starts with a batch head or is a whole
+    # uvicorn access line has its leftmost anchor at the start, so it needs no anchor search.
+    fast = []
+    todo = ~router_rows
+    for pattern in (BATCH_PATTERNS if names is None else []) + (
+        [PATTERNS_BY_NAME["uvicorn_access"]] if names is None else []
+    ):
+        if pattern.kind == "batch":
+            hit = todo & frame["body"].str.starts_with(pattern.anchor) & frame["body"].str.contains(pattern.regex)
+        else:
+            hit = todo & frame["body"].str.contains(pattern.regex)
+        hit = hit.fill_null(False)
+        if hit.any():
+            fast.append(frame.filter(hit).select("_i", pl.lit(pattern.name).alias("pattern")))
+            todo = todo & ~hit
     pairs = (
-        frame.filter(~router_rows)
+        frame.filter(todo)
         .select("_i", pl.col("body").str.extract_many(anchors).alias("anchor"))
         .explode("anchor")
         .drop_nulls("anchor")
@@ -862,15 +877,12 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         bodies = frame["body"].gather(sub["_i"])
         ok = bodies.str.contains(pattern.regex).fill_null(False)
         confirmed.append(sub.filter(ok))
-    if confirmed:
-        best = (
-            pl.concat(confirmed)
-            .sort(["_i", "_p", "prio"])
-            .unique("_i", keep="first", maintain_order=True)
-            .select("_i", "pattern")
+    best = [
+        pl.concat(confirmed).sort(["_i", "_p", "prio"]).unique("_i", keep="first", maintain_order=True).select(
+            "_i", "pattern"
         )
-    else:
-        best = pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    ] if confirmed else []
+    best = pl.concat(fast + best) if fast or best else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
     kind_of = {p.name: p.kind for p in ALL_PATTERNS}
     role_of = {p.name: p.role for p in ALL_PATTERNS}
@@ -894,7 +906,7 @@ def _finish_kinds(out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series,
     if todo.any():
         sub = base.filter(todo)
         rk = router.kinds(sub)
-        positions = pl.Series(range(base.height)).filter(todo)
+        positions = todo.arg_true()
         kind = kind.scatter(positions, rk["kind"])
         role = role.scatter(positions, rk["content_role"])
     none = kind.is_null()

@@ -60,6 +60,8 @@ RECORD_START = "|".join(
         r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s",
         r'^\{"',
         UCX_START,
+        # --log-requests with a bare "%(message)s" target (stdout/file): one request per line
+        r"^(?:Receive|Finish): obj=",
     ]
 )
 

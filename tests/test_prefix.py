@@ -118,6 +118,7 @@ def test_ray_prefix_before_anything_else_is_no_header():
         ('INFO:     127.0.0.1:1 - "GET / HTTP/1.1" 200 OK', True),
         ('{"timestamp":"x"}', True),
         ("[1784621081.896649] [pod:537  :1]       srd_iface.c:221  UCX  ERROR send completion", True),
+        ("Receive: obj=GenerateReqInput(rid='a', bootstrap_room=1)", True),
         ("Traceback (most recent call last):", False),
         ('  File "/x.py", line 1, in f', False),
         ("Process 309: sglang::scheduler_TP6", False),

@@ -133,15 +133,18 @@ class _Enricher:
         return df
 
 
-def _stacks(events: pl.DataFrame, out: Output, processes: dict, captured_at: datetime | None) -> int:
-    """Parse the py-spy dumps among ``events`` into the stacks and captures tables; returns how many
-    lines inside dumps had an unknown shape.
+def _stacks(
+    events: pl.DataFrame, out: Output, processes: dict, captured_at: datetime | None
+) -> tuple[pl.DataFrame, int]:
+    """Parse the py-spy dumps among ``events`` into the stacks and captures tables. Returns
+    ``events`` with the role, host and ranks a dump revealed filled in its own row (a bare file), and
+    how many lines inside dumps had an unknown shape.
 
     Ranks come from the process title, else the rank prefix of the line that carried the dump, else
     the ranks (and role, host) the same pid logged with in ``events`` (``processes``, see
     ``_learn_processes``). A dump without a time of its own (a bare file) gets ``captured_at``.
     """
-    unknown = 0
+    unknown, learned = 0, []
     for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
         result = pyspy.parse_dump(
             row["message"],
@@ -161,7 +164,13 @@ def _stacks(events: pl.DataFrame, out: Output, processes: dict, captured_at: dat
         out.write("stacks", frames)
         out.write("captures", captures)
         unknown += len(result.unparsed_lines)
-    return unknown
+        main = captures.filter(pl.col("pid").is_not_null()).head(1)
+        if main.height and row["role"] == "unknown":
+            learned.append(main.select(pl.lit(row["event_id"]).alias("event_id"), "role", "host", *RANKS))
+    if learned:
+        found = pl.concat(learned).with_columns(pl.col("event_id").cast(pl.Int64))
+        events = events.update(found.with_columns(pl.col("role").fill_null("unknown")), on="event_id")
+    return events, unknown
 
 
 def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
@@ -274,10 +283,11 @@ def ingest(
                             ev = ev.filter(_in_window(window))
                         lines += int(ev["n_lines"].sum())
                         _learn_processes(ev, processes)
+                        ev, unknown_in_dumps = _stacks(ev, output, processes, captured_at)
+                        report.unparsed += unknown_in_dumps
                         output.write("events", ev)
                         for name, build in TABLE_BUILDERS.items():
                             output.write(name, build(ev))
-                        report.unparsed += _stacks(ev, output, processes, captured_at)
                         report.records += ev.height
                         report.unparsed += int((ev["kind"] == "other").sum())
                         errs = ev.filter(pl.col("entry_error").is_not_null())

@@ -1059,11 +1059,17 @@ def _shape_regex(line: str) -> tuple[str, str, list[str]] | None:
             return None
         else:
             vpat = _VALUE
-        parts.append(f"{re.escape(key)}: (?P<v{i}>{vpat})")
+        parts.append(f"{_escape(key)}: (?P<v{i}>{vpat})")
         seen[key] = seen.get(key, 0) + 1
         keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
     capture = _HEAD_RX + ", ".join(parts)
     return capture + r"(?:, ?|,)?$", capture, keys
+
+
+def _escape(text: str) -> str:
+    """A literal for the Rust regex engine: letters, digits, space and ``_`` as they are, anything
+    else as ``\\x{…}`` (Python's ``re.escape`` emits escapes Rust may refuse)."""
+    return "".join(c if c.isalnum() or c in " _" else f"\\x{{{ord(c):x}}}" for c in text)
 
 
 def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
@@ -1080,11 +1086,14 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
         if shape is None:
             break
         whole, capture, keys = shape
-        ok = todo["line"].str.contains(whole).fill_null(False)
-        if not ok[0]:
+        try:
+            ok = todo["line"].str.contains(whole).fill_null(False)
+            if not ok[0]:
+                break
+            hit = todo.filter(ok)
+            g = hit["line"].str.extract_groups(capture)
+        except pl.exceptions.PolarsError:  # a key the regex engine cannot take: slow path
             break
-        hit = todo.filter(ok)
-        g = hit["line"].str.extract_groups(capture)
         matched = pl.DataFrame([hit["_i"], g]).unnest(g.name)
         renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
         groups.append(matched.rename(renames))

@@ -90,12 +90,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
             results[name] = saved_mod.query(out, name, saved=saved, con=con)
         except QueryError as e:
             raise ReportError(f"report: {e}") from e
-    results["sources"] = con.sql("SELECT * FROM sources").pl() if _has(con, "sources") else pl.DataFrame()
     return results
-
-
-def _has(con, table: str) -> bool:
-    return bool(con.sql(f"SELECT count(*) FROM duckdb_views() WHERE view_name = '{table}'").fetchall()[0][0])
 
 
 def report(out: Path) -> str:
@@ -180,7 +175,7 @@ def report(out: Path) -> str:
     lines += ["", "## Evidence", ""]
     lines += _evidence(chain, a2a)
     lines += ["", "## What the data cannot say (coverage)", ""]
-    lines += _missing(cov, stops, stuck, a2a, r["sources"])
+    lines += _missing(cov, stops, stuck, a2a)
     return "\n".join(lines) + "\n"
 
 
@@ -347,9 +342,7 @@ def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     return lines or ["No evidence row: the chain is empty."]
 
 
-def _missing(
-    cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, sources: pl.DataFrame
-) -> list[str]:
+def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     lines = []
     consequences = {
         "no router log ingested": "router requests (client status, latency, which prefill/decode pair) cannot be tied in",

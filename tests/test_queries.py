@@ -297,6 +297,19 @@ def test_incident_chain_on_the_sample(sample_out, sample_con, room):
     assert "room" in saved.all_parameters(saved.load_saved()["incident_chain"], saved.load_saved())
 
 
+def test_room_story_on_the_sample(sample_out, sample_con, room):
+    rows = q(sample_out, "room_story", sample_con)
+    assert set(rows["bootstrap_room"]) == {room}
+    assert rows["ts"].is_sorted()
+    asserts = rows.filter(pl.col("message").str.contains("Unexpected transfer worker error"))
+    assert asserts["rank_label"].to_list() == ["TP0", "TP1", "TP3"]
+    # the HTTP servers' client disconnects name only a rid: linked through the rid paired with the room
+    by_rid = rows.filter(pl.col("linked_by") == "rid")
+    assert set(by_rid["role"]) == {"prefill", "decode"} and (by_rid["kind"] == "abort").all()
+    assert rows["ts"].min() == ts(truth(r"^first abort line for (room )?R\b"))
+    assert q(sample_out, "room_story", sample_con, room=1).height == 0
+
+
 def test_desync_on_the_sample(sample_out, sample_con):
     rows = q(sample_out, "desync", sample_con)
     assert rows.height == 8  # one row per rank, though decode ranks have dumps in the journal and in files

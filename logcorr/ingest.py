@@ -31,6 +31,8 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "transfer_errors": sglang.transfer_errors,
     "requests": router.requests,
     "rooms": sglang.rooms,
+    "watchdogs": sglang.watchdogs,
+    "tracebacks": sglang.tracebacks,
 }
 
 

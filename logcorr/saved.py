@@ -250,14 +250,23 @@ def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
     return tuple((n, t) for n, t in items)
 
 
+def shipped_queries():
+    """Where the shipped ``.sql`` files are: the ``queries/`` folder beside this package in a source
+    checkout (so the code and the queries always come from the same tree, whatever is installed),
+    else the installed ``logcorr.queries`` package data."""
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "queries" / "__init__.py").is_file() and (checkout / "pyproject.toml").is_file():
+        return checkout / "queries"
+    return resources.files("logcorr.queries")
+
+
 def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
-    """Every saved query: those shipped in ``logcorr.queries``, then those in ``extra_dirs`` and in
+    """Every saved query: those shipped in ``logcorr.queries`` (see ``shipped_queries``), then those in ``extra_dirs`` and in
     the folders of ``$LOGCORR_QUERIES`` (``os.pathsep``-separated), a later one replacing an earlier
     one of the same name. Files whose name starts with ``_`` are skipped. Returns ``{name: query}``
     sorted by name."""
     found: dict[str, SavedQuery] = {}
-    shipped = resources.files("logcorr.queries")
-    for entry in sorted(shipped.iterdir(), key=lambda e: e.name):
+    for entry in sorted(shipped_queries().iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):
             q = parse_saved(entry.read_text(encoding="utf-8"), entry.name[:-4], str(entry))
             found[q.name] = q

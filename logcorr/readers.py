@@ -114,7 +114,7 @@ def discover(path: Path) -> list[tuple[Path, str]]:
             return [(path, "journal-dir")]
         files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
         if not files:
-            raise InputError(f"{path}: folder holds no journal files and no logs")
+            raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
         return [(p, "?") for p in files]
     return [(path, "?")]
 

@@ -273,7 +273,8 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
     head = (
         f"logcorr ingest benchmark: {n:,} entries, {day} "
         f"(export {meta['files'].get('day.export', 0) / 1e6:,.0f} MB, json {meta['files'].get('day.json', 0) / 1e6:,.0f} MB)\n"
-        f"machine: {os.cpu_count()} cores, python {platform.python_version()}, {_versions()}\n"
+        f"machine: {os.cpu_count()} cores, python {platform.python_version()}, {_versions()}; "
+        f"load average {meta.get('load_before', '?')} before, {' '.join(f'{x:.1f}' for x in os.getloadavg())} after\n"
     )
     cols = f"{'':4}{'command':<44}{'wall s':>9}{'entries/s':>12}{'RSS largest':>13}{'RSS tree':>11}  {'target / note'}"
     lines = [head, cols, "-" * len(cols)]
@@ -387,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("journalctl"):
         ap.error("journalctl not found: apt-get install systemd")
     day, meta = ensure_day(args.entries, args.reuse, args.seed)
+    meta["load_before"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     work = args.work or Path(tempfile.mkdtemp(prefix="logcorr-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     a: list[Run] = []

@@ -198,8 +198,9 @@ def ingest_run(label: str, src: Path, out: Path) -> Run:
         try:
             import polars as pl
 
-            ev = pl.scan_parquet(str(out / "events" / "*.parquet"))
-            run.out_rows["lines"] = int(ev.select(pl.col("n_lines").sum()).collect().item() or 0)
+            files = sorted((out / "events").rglob("*.parquet"))  # flat or hive-partitioned
+            lines = pl.scan_parquet(files, hive_partitioning=False).select(pl.col("n_lines").sum()).collect()
+            run.out_rows["lines"] = int(lines.item() or 0)
         except Exception as e:  # reported, not fatal: the timing stands
             run.note = f"could not count lines in OUT/events: {e}"
     return run

@@ -97,8 +97,15 @@ def check_clean(proc: subprocess.CompletedProcess, *named: Path) -> str:
     return text
 
 
+def table(out: Path, name: str) -> pl.DataFrame:
+    """One table of OUT, whatever its layout (``events/part-0.parquet`` or hive partitions below)."""
+    files = sorted((out / name).rglob("*.parquet"))
+    assert files, f"{out / name}: no Parquet file"
+    return pl.concat([pl.read_parquet(f, hive_partitioning=False) for f in files], how="diagonal_relaxed")
+
+
 def events(out: Path) -> pl.DataFrame:
-    return pl.read_parquet(out / "events" / "*.parquet")
+    return table(out, "events")
 
 
 def kept_lines(out: Path) -> list[str]:
@@ -243,10 +250,7 @@ def test_crlf_line_ends_read_like_lf(tmp_path: Path):
     assert not b["message"].str.contains("\r").any()
     cols = ["message", "kind", "tp_rank", "log_ts", "n_lines"]
     assert a.select(cols).equals(b.select(cols))
-    batches = [
-        pl.read_parquet(d / "batches" / "*.parquet").height
-        for d in (tmp_path / "out-lf", tmp_path / "out-crlf")
-    ]
+    batches = [table(d, "batches").height for d in (tmp_path / "out-lf", tmp_path / "out-crlf")]
     assert batches[0] == batches[1] > 0
     assert_all_kept(tmp_path / "out-crlf", LOG_LINES)
 
@@ -409,9 +413,7 @@ def test_timestamps_going_backwards(tmp_path: Path):
     assert_all_kept(tmp_path / "out", LOG_LINES + text.read_text().splitlines())
     from_export = ev.filter(pl.col("source") == str(export))
     assert from_export["ts"].min().timestamp() * 1e6 == pytest.approx(min(stamps))
-    sources = pl.read_parquet(tmp_path / "out" / "sources" / "*.parquet").filter(
-        pl.col("source") == str(export)
-    )
+    sources = table(tmp_path / "out", "sources").filter(pl.col("source") == str(export))
     assert sources["first_ts"][0] <= sources["last_ts"][0]
 
 

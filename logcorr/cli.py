@@ -67,6 +67,12 @@ def ingest(
     captured_at: Annotated[
         str | None, typer.Option(help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).")
     ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            help="Partition name of this ingest (default: this machine's host name); see README, many hosts."
+        ),
+    ] = None,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
     from logcorr.ingest import NothingReadError, OptionError
@@ -83,6 +89,7 @@ def ingest(
             opts,
             append=append,
             captured_at=captured_at,
+            origin=origin,
             progress=lambda s: typer.echo(f"  … {s}", err=True),
         )
     except NothingReadError as e:
@@ -213,6 +220,21 @@ def export(
         f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
         f"{counts['batches']:,} batches, {counts['instants']:,} instant events); open it in ui.perfetto.dev"
     )
+
+
+@app.command()
+def database(
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+) -> None:
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql from the tables, e.g. after combining the outputs
+    of several hosts in one folder."""
+    from logcorr import database as db
+
+    try:
+        result = db.write(out)
+    except (db.DatabaseError, FileNotFoundError) as e:
+        _fail(str(e))
+    typer.echo(f"wrote {result.path} ({', '.join(f'{t} {n:,}' for t, n in result.tables.items())})")
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -3,7 +3,7 @@
 ``write(out)`` runs at the end of every successful ingest (``ingest._finish_out``) and can be run
 again by hand. It writes:
 
-* ``OUT/logcorr.duckdb``: every table copied from ``OUT/<table>/*.parquet`` (so the file stands on
+* ``OUT/logcorr.duckdb``: every table copied from ``OUT/<table>/**/*.parquet`` (so the file stands on
   its own: it works from any working directory, after OUT is moved, zipped or mailed), every saved
   query as a view (``SELECT * FROM abort_to_assert``), and a ``saved_queries`` table documenting
   them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
@@ -62,7 +62,7 @@ def write(
     """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
 
     Args:
-        out: an ingest output folder (``OUT/<table>/*.parquet``).
+        out: an ingest output folder (``OUT/<table>/**/*.parquet``).
         saved: the saved queries to add as views (default: ``saved.load_saved()``).
         storage_version: DuckDB ``STORAGE_VERSION`` of the file (``"v1.0.0"`` opens in DuckDB ≥ 0.10).
 
@@ -91,8 +91,11 @@ def write(
         )
         con.execute("USE lc")
         for table, folder in folders.items():
-            glob = quote_literal(str(folder / "*.parquet"))
-            con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({glob}, union_by_name = true)')
+            glob = quote_literal(str(folder / "**" / "*.parquet"))
+            con.execute(
+                f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({glob}, union_by_name = true, '
+                "hive_partitioning = false)"
+            )
             result.tables[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
         docs = []
         for q in view_order(saved):
@@ -159,7 +162,7 @@ def views_sql(
         "",
     ]
     for table in folders:
-        lines.append(parquet_view_sql(table, f"{table}/*.parquet") + ";")
+        lines.append(parquet_view_sql(table, f"{table}/**/*.parquet") + ";")
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]
         if q.name in skipped:

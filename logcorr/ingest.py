@@ -6,8 +6,10 @@ A plain function a notebook can call; the CLI only parses options and prints wha
 from __future__ import annotations
 
 import json
+import socket
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,6 +76,13 @@ def table_schemas() -> dict[str, dict]:
     return schemas
 
 
+def first_event_id(origin: str) -> int:
+    """The first ``event_id`` of an ingest run at ``origin``: a 13-bit tag of the name in bits 40-52,
+    so the event ids of outputs from different hosts stay distinct when their folders are combined
+    (and stay below 2**53, exact in JSON/JavaScript). Deterministic: a re-run gives the same ids."""
+    return (zlib.crc32(origin.encode()) & 0x1FFF) << 40
+
+
 def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
     unit = pl.col("unit").fill_null("")
     by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
@@ -92,9 +101,9 @@ def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
 class _Enricher:
     """Turns re-joined records into ``events`` rows (plus the in-memory ``body`` column)."""
 
-    def __init__(self, roles: dict[str, str]) -> None:
+    def __init__(self, roles: dict[str, str], first_id: int = 0) -> None:
         self.roles = roles
-        self.next_id = 0
+        self.next_id = first_id
         self.year = 1970  # the last year printed in a line: glog/PyTorch headers print none
 
     def _fix_years(self, head: pl.DataFrame) -> pl.DataFrame:
@@ -204,6 +213,7 @@ def ingest(
     *,
     append: bool = False,
     captured_at: str | None = None,
+    origin: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IngestResult:
     """Read every input, parse it and write the tables under ``out``.
@@ -216,6 +226,9 @@ def ingest(
         append: keep the tables already in ``out`` and add to them (otherwise they are replaced).
         captured_at: when the bare py-spy dump files among ``paths`` were taken (ISO time, UTC
             unless an offset is given); dumps inside logs carry their own time.
+        origin: the name of the partition this ingest writes (``OUT/<table>/origin=NAME/``), which
+            also tags its event ids; the host name of this machine by default. Give each host's
+            ingest its own origin when their outputs are to be combined in one folder.
         progress: called with a short line now and then on long inputs.
 
     Returns:
@@ -237,8 +250,9 @@ def ingest(
             inputs += readers.discover(p)
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)]))
-    output = Output(out, table_schemas(), append=append)
-    enrich = _Enricher(opts.roles)
+    origin = origin or socket.gethostname()
+    output = Output(out, table_schemas(), origin=origin, append=append)
+    enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()
     if append and prev:
         done = {i["source"] for i in prev.get("inputs", [])}
@@ -249,7 +263,7 @@ def ingest(
                 f"{', '.join(again)}: already in {out}; --append would count it twice (drop --append to replace OUT)"
             )
     if prev:
-        enrich.next_id = int(prev.get("next_event_id", 0))
+        enrich.next_id = max(enrich.next_id, int(prev.get("next_event_id", {}).get(origin, 0)))
     counts: dict[tuple[str, str], int] = {}
     lines = 0
     first_ts = last_ts = None
@@ -327,7 +341,7 @@ def ingest(
                 by_role.setdefault(role, {})[kind] = n
             result.by_role_kind = by_role
             result.seconds = time.monotonic() - started
-            output.commit(_manifest(result, prev, enrich.next_id))
+            output.commit(_manifest(result, prev, origin, enrich.next_id))
             _finish_out(out)
             return result
     except BaseException:
@@ -407,7 +421,7 @@ def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
     )
 
 
-def _manifest(result: IngestResult, prev: dict | None, next_event_id: int) -> dict:
+def _manifest(result: IngestResult, prev: dict | None, origin: str, next_event_id: int) -> dict:
     inputs = (prev or {}).get("inputs", []) + [
         {
             "source": r.source,
@@ -425,7 +439,8 @@ def _manifest(result: IngestResult, prev: dict | None, next_event_id: int) -> di
         "inputs": inputs,
         "rows": result.rows,
         "time_span": [result.first_ts, result.last_ts],
-        "next_event_id": next_event_id,
+        "origin": origin,
+        "next_event_id": {**(prev or {}).get("next_event_id", {}), origin: next_event_id},
         "errors": [e for r in result.reports for e in r.errors],
     }
 

@@ -324,13 +324,14 @@ def _strip_comments(sql: str) -> str:
 
 
 def table_folders(out: Path) -> dict[str, Path]:
-    """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/*.parquet``)."""
+    """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/**/*.parquet``:
+    one ``origin=NAME`` partition per host whose output was placed here)."""
     if not out.is_dir():
         raise FileNotFoundError(f"{out}: no such folder; run logcorr ingest first or pass -d OUT")
     return {
         p.name: p
         for p in sorted(out.iterdir())
-        if p.is_dir() and not p.name.startswith(".") and any(p.glob("*.parquet"))
+        if p.is_dir() and not p.name.startswith(".") and any(p.glob("**/*.parquet"))
     }
 
 
@@ -342,7 +343,10 @@ def quote_literal(text: str) -> str:
 def parquet_view_sql(table: str, glob: str) -> str:
     """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
     relative to the working directory of whoever runs it)."""
-    return f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, union_by_name = true)'
+    return (
+        f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, '
+        "union_by_name = true, hive_partitioning = false)"
+    )
 
 
 def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.DuckDBPyConnection:
@@ -355,7 +359,7 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     for table, folder in table_folders(Path(out).resolve()).items():
-        con.execute(parquet_view_sql(table, str(folder / "*.parquet")))
+        con.execute(parquet_view_sql(table, str(folder / "**" / "*.parquet")))
     for q in view_order(saved if saved is not None else load_saved()):
         try:
             con.execute(f'CREATE OR REPLACE VIEW "{q.name}" AS {q.body()}')
@@ -417,7 +421,7 @@ def query(
     """Run a saved query (by name or ``.sql`` path) or any SQL against OUT; return the rows.
 
     Args:
-        out: the ingest output folder (``OUT/<table>/*.parquet``).
+        out: the ingest output folder (``OUT/<table>/**/*.parquet``).
         name_or_sql: a saved query's name, a path to a ``.sql`` file, or SQL text.
         params: ``["k=v", …]`` or ``{k: v}``: DuckDB variables set before the query runs.
         saved: the saved queries (default ``load_saved()``).

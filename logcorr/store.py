@@ -1,9 +1,11 @@
 """Store: rows → Parquet tables under OUT/, written whole or not at all.
 
-Layout: ``OUT/<table>/part-<n>.parquet`` for every table of ``logcorr.schema.TABLES``, plus
-``OUT/manifest.json``. Everything is written into a hidden sibling folder first and swapped into
-place when complete, so an ingest killed half way leaves the previous OUT as it was. With
-``append=True`` the previous OUT's parts are kept (hard-linked) and new parts added beside them.
+Layout: ``OUT/<table>/origin=<name>/part-<n>.parquet`` for every table, plus ``OUT/manifest.json``.
+``origin`` names where the ingest ran (a GPU node's host name, by default): outputs of several hosts
+combine by copying their folders into one, hive-style, and every reader globs ``<table>/**/*.parquet``.
+Everything is written into a hidden sibling folder first and swapped into place when complete, so an
+ingest killed half way leaves the previous OUT as it was. With ``append=True`` the previous OUT's
+parts are kept (hard-linked) and new parts added beside them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import socket
 from pathlib import Path
 
 import polars as pl
@@ -32,6 +36,11 @@ def _remove_stale(out: Path) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def safe_name(text: str) -> str:
+    """``text`` usable as one path component (hive partition value): letters, digits, ``._-`` kept."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text) or "_"
+
+
 class OutputError(Exception):
     """OUT cannot be written (not a logcorr output folder, no permission)."""
 
@@ -39,9 +48,12 @@ class OutputError(Exception):
 class Output:
     """An OUT folder being written. Use ``write`` per chunk, then ``commit`` or ``abort``."""
 
-    def __init__(self, out: Path, schemas: dict[str, dict], *, append: bool = False) -> None:
+    def __init__(
+        self, out: Path, schemas: dict[str, dict], *, origin: str | None = None, append: bool = False
+    ) -> None:
         self.out = out
         self.schemas = schemas
+        self.partition = f"origin={safe_name(origin or socket.gethostname())}"
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
@@ -63,7 +75,7 @@ class Output:
         self.part = self._next_part()
 
     def _next_part(self) -> int:
-        parts = [int(p.stem.split("-")[1]) for p in self.tmp.glob("*/part-*.parquet")]
+        parts = [int(p.stem.split("-")[1]) for p in self.tmp.glob(f"*/{self.partition}/part-*.parquet")]
         return max(parts, default=-1) + 1
 
     def previous_manifest(self) -> dict | None:
@@ -77,8 +89,8 @@ class Output:
         arrow = conform(df, self.schemas[table]).to_arrow()
         writer = self._writers.get(table)
         if writer is None:
-            folder = self.tmp / table
-            folder.mkdir(exist_ok=True)
+            folder = self.tmp / table / self.partition
+            folder.mkdir(parents=True, exist_ok=True)
             writer = pq.ParquetWriter(folder / f"part-{self.part}.parquet", arrow.schema, compression="zstd")
             self._writers[table] = writer
         writer.write_table(arrow)
@@ -88,11 +100,10 @@ class Output:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json
         and swap the folder into place. Returns OUT."""
         for table, schema in self.schemas.items():
-            if table not in self._writers and not any((self.tmp / table).glob("*.parquet")):
-                (self.tmp / table).mkdir(exist_ok=True)
-                pq.write_table(
-                    conform(pl.DataFrame(), schema).to_arrow(), self.tmp / table / f"part-{self.part}.parquet"
-                )
+            if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
+                (self.tmp / table / self.partition).mkdir(parents=True, exist_ok=True)
+                empty = conform(pl.DataFrame(), schema).to_arrow()
+                pq.write_table(empty, self.tmp / table / self.partition / f"part-{self.part}.parquet")
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()

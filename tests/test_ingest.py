@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import socket
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from logcorr.cli import app
-from logcorr.ingest import NothingReadError, ingest
+from logcorr.ingest import NothingReadError, first_event_id, ingest
 from logcorr.readers import ReadOptions
 from tests.conftest import SAMPLE, need_cases, need_journalctl
 
@@ -61,7 +62,8 @@ def test_both_engines_with_their_four_ranks(sample_out):
 def test_ts_increases_per_source(sample_out):
     ev = events(sample_out).sort("event_id")
     assert ev["ts"].is_sorted()
-    assert ev["event_id"].to_list() == list(range(ev.height))
+    first = first_event_id(socket.gethostname())
+    assert ev["event_id"].to_list() == list(range(first, first + ev.height))
 
 
 def test_each_assertion_traceback_is_one_record(sample_out):
@@ -197,3 +199,24 @@ def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
         ("decode", 2): "all_reduce",
         ("decode", 3): "all_reduce",
     }
+
+
+def test_outputs_of_two_hosts_combine_in_one_folder(tmp_path):
+    """Each host ingests its own journal; copying the OUT folders together gives one data set."""
+    need_journalctl()
+    from logcorr.saved import query
+
+    a, b = tmp_path / "node-a", tmp_path / "node-b"
+    ingest([SAMPLE / "journal"], a, ReadOptions(units=("sglang-prefill.service",)), origin="gpu-node-1")
+    ingest([SAMPLE / "journal"], b, ReadOptions(units=("sglang-decode.service",)), origin="gpu-node-2")
+    combined = tmp_path / "combined"
+    for out in (a, b):
+        subprocess.run(["cp", "-r", f"{out}/.", str(combined)], check=True)
+    assert sorted(p.name for p in (combined / "events").iterdir()) == ["origin=gpu-node-1", "origin=gpu-node-2"]
+    ev = pl.read_parquet(combined / "events" / "**" / "*.parquet", hive_partitioning=False)
+    assert ev.height == events(a).height + events(b).height
+    assert ev["event_id"].n_unique() == ev.height  # ids of the two hosts never collide
+    wedge = query(combined, "wedge").to_dicts()
+    decode = next(r for r in wedge if r["role"] == "decode")
+    assert decode["stopped_ts"].isoformat().startswith("2025-10-29T21:34:47.41")
+    assert decode["other_role_continued"]  # prefill's batches, from the other folder, went on

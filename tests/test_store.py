@@ -74,7 +74,7 @@ def test_killed_ingest_leaves_previous_out_intact(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while not list(tmp_path.glob(".out.tmp-*/events/*.parquet")) and time.monotonic() < deadline:
+    while not list(tmp_path.glob(".out.tmp-*/events/**/*.parquet")) and time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail("ingest finished before it could be killed; make the input bigger")
         time.sleep(0.05)

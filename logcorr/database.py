@@ -36,6 +36,9 @@ STORAGE_VERSION = "v1.0.0"
 DOC_TABLE = "saved_queries"
 
 
+MEMORY_LIMIT = "512MB"
+
+
 class DatabaseError(Exception):
     """The DuckDB file or views.sql could not be written (OUT missing or read-only)."""
 
@@ -85,6 +88,9 @@ def write(
     for stale in (tmp, Path(f"{tmp}.wal")):
         stale.unlink(missing_ok=True)
     con = duckdb.connect()
+    # Ingest runs on the GPU host next to a recovering service: keep the copy's memory bounded
+    # (DuckDB spills to a temporary file past it) instead of DuckDB's default of 80 % of RAM.
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     try:
         con.execute(
             f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(storage_version)})"

@@ -137,9 +137,9 @@ def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, 
                     continue
             piece, rest = data[:cut], data[cut:]
             if piece:
-                text = piece.decode("utf-8", errors="replace").replace("\x00", "")
-                text = text.removesuffix("\n")
-                lines = pl.Series("line", [text]).str.split("\n").explode().str.strip_suffix("\r")
+                lines = journald.split_lines(piece)
+                if b"\x00" in piece:
+                    lines = lines.str.replace_all("\x00", "", literal=True)
                 yield lines, line_no
                 line_no += len(lines)
             if not block:

@@ -62,15 +62,19 @@ def split_lines(data: bytes) -> pl.Series:
     return pl.Series("line", [text]).str.split("\n").explode().str.strip_suffix("\r")
 
 
-def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]], str | None]:
+def _take_binary_fields(
+    data: bytes, lines: pl.Series | None = None
+) -> tuple[bytes, list[tuple[int, str, bytes]], str | None]:
     """Cut binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``) out of an export chunk.
 
+    ``lines`` (optional) is ``split_lines(data)``; when it holds the bytes exactly (valid UTF-8, no
+    carriage return), the candidate offsets come from it instead of a second split by Arrow.
     Returns the remaining text-only bytes, ``(entry_index, name, value)`` per binary field, and an
     error text when a length prefix runs past the end of the data (a cut capture).
     """
     parts, found, pos, entry, error = [], [], 0, 0, None
     tail, m = b"", None  # tail: last byte of the text kept so far (a separator may span a cut)
-    for candidate in _lines_without_equals(data):
+    for candidate in _lines_without_equals(data, lines):
         if candidate < pos or not (m := _BINARY_FIELD.match(data, candidate)):
             continue  # inside a value already taken, or not a field name
         start, size_at = m.start(), m.end()
@@ -92,9 +96,16 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     return b"".join(parts), found, error
 
 
-def _lines_without_equals(data: bytes) -> list[int]:
+def _lines_without_equals(data: bytes, lines: pl.Series | None = None) -> list[int]:
     """Byte offsets of the non-empty lines holding no ``=`` (binary field names, or bytes inside
-    their values), found by Arrow over the whole buffer instead of a Python regex scan."""
+    their values), from the lines already split when they are byte-exact, else by Arrow over the
+    whole buffer (never a Python regex scan)."""
+    if lines is not None:
+        sizes = lines.str.len_bytes().cast(pl.Int64)
+        if int(sizes.sum()) + len(lines) - (not data.endswith(b"\n")) == len(data):
+            starts = (sizes + 1).cum_sum() - (sizes + 1)
+            named = (sizes > 0) & ~lines.str.contains("=", literal=True)
+            return starts.filter(named).to_list()
     lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
     sizes = pc.binary_length(lines)
     starts = pc.subtract(pc.cumulative_sum(pc.add(sizes, 1)), pc.add(sizes, 1))
@@ -129,7 +140,7 @@ def parse_export(
     binaries, error = [], None
     # A line with neither "=" nor emptiness is the name of a binary-safe field: rare, slow path.
     if (~lines.str.contains("=", literal=True) & (lines != "")).any():
-        text_bytes, binaries, error = _take_binary_fields(data)
+        text_bytes, binaries, error = _take_binary_fields(data, lines)
         if error and whole:
             raise CutInsideBinaryField(error)
         lines = split_lines(text_bytes)

@@ -41,22 +41,25 @@ class RequestFormat:
 
 R = RequestFormat
 UVICORN = R(
-    "uvicorn_access", "HTTP/",
+    "uvicorn_access",
+    "HTTP/",
     r'^(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+)?(?P<client>\S+) - "(?P<method>[A-Z]+) (?P<path>\S+)'
     r' (?P<proto>HTTP/[\d.]+)" (?P<status>\d{3})\b',
     "uvicorn (SGLang http_server since v0.1, 2024)",
     '[2025-11-05 16:38:04] INFO:     127.0.0.1:32770 - "GET /health HTTP/1.1" 200 OK',
 )
 AIOHTTP = R(
-    "aiohttp_access", "HTTP/",
+    "aiohttp_access",
+    "HTTP/",
     r'^(?P<client>\S+) \[(?P<time>[^\]\n]+)\] "(?P<method>[A-Z]+) (?P<path>\S+) (?P<proto>HTTP/[\d.]+)"'
-    r' (?P<status>\d{3}) (?P<bytes>\d+|-)',
+    r" (?P<status>\d{3}) (?P<bytes>\d+|-)",
     "aiohttp default access format (Mooncake bootstrap / mini_lb, ≈v0.4.5 2025-04)",
     '[2025-04-14 03:56:41] 10.0.3.5 [14/Apr/2025:03:56:41 +0000] "GET /metadata?key=mooncake%2Fram HTTP/1.1"'
     ' 404 185 "-" "-"',
 )
 MINI_LB = R(
-    "mini_lb_register", "Registered ",
+    "mini_lb_register",
+    "Registered ",
     r"^Registered (?P<worker_role>prefill|decode|encode) server: (?P<url>\S+?)(?: with bootstrap port: (?P<port>\S+))?(?:$|\n)",
     "sglang.srt.disaggregation.mini_lb ≈v0.4.6 (2025-04)",
     "[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998",
@@ -65,7 +68,8 @@ MINI_LB = R(
 ACCESS_FORMATS = [UVICORN, AIOHTTP, MINI_LB]
 
 ROUTER_TEXT = R(
-    "router_text", None,
+    "router_text",
+    None,
     r"^(?:(?P<spans>[\w-]+\{[^\n]*?\}(?::[\w-]+(?:\{[^\n]*?\})?)*): )?(?P<target>[A-Za-z_][\w-]*(?:::[\w-]+)*): "
     r"(?:(?P<file>[^\s:]+\.rs):(?P<line>\d+): )?(?P<msg>[^\n]*)",
     "sgl-router (Rust, ≈v0.1.5 2025-06); sgl-model-gateway 'smg' targets ≈2026",
@@ -75,7 +79,8 @@ ROUTER_TEXT = R(
     "router",
 )
 ROUTER_JSON = R(
-    "router_json", None,
+    "router_json",
+    None,
     r'^\{[^\n]*"target": ?"',
     "sgl-router --log-json (tracing JSON, flattened event)",
     '{"timestamp":"2025-10-29 21:49:20","level":"INFO","message":"finished processing request",'
@@ -88,35 +93,41 @@ ROUTER_FORMATS = [ROUTER_TEXT, ROUTER_JSON]
 # The router text head without the message (capturing a whole message is slow); the message is
 # what a replace of the head leaves.
 _ROUTER_TEXT_HEAD = ROUTER_TEXT.regex.replace("(?P<msg>[^\\n]*)", "")
-_ROUTER_TEXT_HEAD_ONLY = _ROUTER_TEXT_HEAD.replace("(?P<spans>", "(?:").replace("(?P<target>", "(?:").replace(
-    "(?P<file>", "(?:"
-).replace("(?P<line>", "(?:")
+_ROUTER_TEXT_HEAD_ONLY = (
+    _ROUTER_TEXT_HEAD.replace("(?P<spans>", "(?:")
+    .replace("(?P<target>", "(?:")
+    .replace("(?P<file>", "(?:")
+    .replace("(?P<line>", "(?:")
+)
 
 # Router messages naming a PD pair (the prefill/decode URL columns are filled from them).
 PD_MESSAGES = [
-    ("prefill_failed_abort_decode",
-     "Prefill failed, aborting paired decode request decode_url=http://10.0.0.8:30001 prefill_url=http://10.0.0.7:30000",
-     "≈2026 (smg)"),
-    ("decode_error_status",
-     "Decode server returned error status decode_url=http://10.99.91.49:30001 status=500 Internal Server Error",
-     "≈v0.2 sgl-router (2025-09)"),
-    ("decode_stream_error",
-     "Stream error from decode server http://10.0.0.50:30000: error decoding response body", "sgl-router 2025"),
-    ("pd_sent", "Sending concurrent requests prefill_url=http://10.0.0.7:30000 decode_url=http://10.0.0.8:30001",
-     "smg events (DEBUG, INFO with OTEL)"),
+    (
+        "prefill_failed_abort_decode",
+        "Prefill failed, aborting paired decode request decode_url=http://10.0.0.8:30001 prefill_url=http://10.0.0.7:30000",
+        "≈2026 (smg)",
+    ),
+    (
+        "decode_error_status",
+        "Decode server returned error status decode_url=http://10.99.91.49:30001 status=500 Internal Server Error",
+        "≈v0.2 sgl-router (2025-09)",
+    ),
+    (
+        "decode_stream_error",
+        "Stream error from decode server http://10.0.0.50:30000: error decoding response body",
+        "sgl-router 2025",
+    ),
+    (
+        "pd_sent",
+        "Sending concurrent requests prefill_url=http://10.0.0.7:30000 decode_url=http://10.0.0.8:30001",
+        "smg events (DEBUG, INFO with OTEL)",
+    ),
 ]
 
 ROUTER_TARGET = r"^(?:sglang_router_rs|sglang_router|sgl_router|smg|sgl_model_gateway)\b"
-ROUTER_HEADER_LINE = (
-    r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s"
-)
+ROUTER_HEADER_LINE = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s"
 
-REQUESTS = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "host": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
+_PARSED = {
     "method": pl.String,
     "path": pl.String,
     "status": pl.Int32,
@@ -131,6 +142,15 @@ REQUESTS = {
     "target": pl.String,
     "message": pl.String,
     "format": pl.String,
+    "content_role": pl.String,
+}
+REQUESTS = {
+    "event_id": pl.Int64,
+    "ts": UTC_US,
+    "host": pl.String,
+    "role": pl.String,
+    "pid": pl.Int32,
+    **{name: dtype for name, dtype in _PARSED.items() if name != "content_role"},
     "level": pl.String,
     "source": pl.String,
     "source_pos": pl.String,
@@ -150,7 +170,9 @@ _EV = {
 }
 
 _URL = r"(https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"
-_HEALTH_ACCESS = r'^(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+)?\S+ - "[A-Z]+ /health|^\S+ \[[^\]\n]+\] "[A-Z]+ /health'
+_HEALTH_ACCESS = (
+    r'^(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+)?\S+ - "[A-Z]+ /health|^\S+ \[[^\]\n]+\] "[A-Z]+ /health'
+)
 
 
 def is_router_line(ev: pl.DataFrame) -> pl.Series:
@@ -181,9 +203,12 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     lb = first.str.contains(MINI_LB.regex).fill_null(False)
     health = first.str.contains(_HEALTH_ACCESS).fill_null(False)
     out = pl.DataFrame({"router": router_rows, "access": access, "lb": lb, "health": health}).select(
-        pl.when(pl.col("router")).then(pl.lit(None, pl.String))
-        .when(pl.col("health")).then(pl.lit("health"))
-        .when(pl.col("access") | pl.col("lb")).then(pl.lit("request"))
+        pl.when(pl.col("router"))
+        .then(pl.lit(None, pl.String))
+        .when(pl.col("health"))
+        .then(pl.lit("health"))
+        .when(pl.col("access") | pl.col("lb"))
+        .then(pl.lit("request"))
         .otherwise(pl.lit("other"))
         .alias("kind"),
         pl.when(~pl.col("router") & pl.col("lb")).then(pl.lit("router")).alias("content_role"),
@@ -194,10 +219,14 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
         is_req = pl.any_horizontal(
             [pl.col(c).is_not_null() for c in ("method", "path", "prefill_url", "decode_url", "request_id")]
         )
-        health_msg = pl.coalesce(pl.col("message"), pl.lit("")).str.contains(r"(?i)health check (?:failed|error)")
+        health_msg = pl.coalesce(pl.col("message"), pl.lit("")).str.contains(
+            r"(?i)health check (?:failed|error)"
+        )
         sub = req.select(
-            pl.when(path.str.contains(r"^/health") | health_msg).then(pl.lit("health"))
-            .when(is_req).then(pl.lit("request"))
+            pl.when(path.str.contains(r"^/health") | health_msg)
+            .then(pl.lit("health"))
+            .when(is_req)
+            .then(pl.lit("request"))
             .otherwise(pl.lit("other"))
             .alias("kind"),
             pl.col("content_role"),
@@ -240,28 +269,11 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=REQUESTS)
     out = _parse(base.with_row_index("_i")).filter(pl.col("format").is_not_null())
     own = pl.col("role")
-    role = pl.when(own.is_null() | (own == "unknown")).then(pl.coalesce(pl.col("content_role"), pl.lit("unknown")))
+    role = pl.when(own.is_null() | (own == "unknown")).then(
+        pl.coalesce(pl.col("content_role"), pl.lit("unknown"))
+    )
     out = out.with_columns(role.otherwise(own).alias("role"))
     return out.select([pl.col(c).cast(t, strict=False) for c, t in REQUESTS.items()])
-
-
-_PARSED = {
-    "method": pl.String,
-    "path": pl.String,
-    "status": pl.Int32,
-    "latency_ms": pl.Float64,
-    "request_id": pl.String,
-    "rid": pl.String,
-    "bootstrap_room": pl.Int64,
-    "prefill_url": pl.String,
-    "decode_url": pl.String,
-    "bootstrap_port": pl.Int32,
-    "client": pl.String,
-    "target": pl.String,
-    "message": pl.String,
-    "format": pl.String,
-    "content_role": pl.String,
-}
 
 
 def _parse(df: pl.DataFrame) -> pl.DataFrame:
@@ -279,7 +291,10 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
         [
             p.select(
                 pl.col("_i").cast(pl.UInt32),
-                *[(pl.col(c) if c in p.columns else pl.lit(None)).cast(t, strict=False).alias(c) for c, t in _PARSED.items()],
+                *[
+                    (pl.col(c) if c in p.columns else pl.lit(None)).cast(t, strict=False).alias(c)
+                    for c, t in _PARSED.items()
+                ],
             )
             for p in parts
         ]
@@ -348,7 +363,9 @@ def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(
         js("$.span.method", "$.method").alias("method"),
         js("$.span.uri", "$.uri").alias("path"),
-        pl.coalesce(js("$.span.status_code", "$.status_code", "$.status"), pl.col("msg_status")).alias("status"),
+        pl.coalesce(js("$.span.status_code", "$.status_code", "$.status"), pl.col("msg_status")).alias(
+            "status"
+        ),
         _latency_ms(js("$.span.latency", "$.latency")).alias("latency_ms"),
         js("$.span.request_id", "$.request_id").alias("request_id"),
         pl.coalesce(js("$.prefill_url", "$.fields.prefill_url"), pl.col("prefill_url")).alias("prefill_url"),
@@ -397,10 +414,14 @@ def _latency_ms(value: pl.Expr) -> pl.Expr:
     num = g.struct.field("num").cast(pl.Float64, strict=False)
     unit = g.struct.field("unit")
     factor = (
-        pl.when(unit == "s").then(1000.0)
-        .when(unit == "ms").then(1.0)
-        .when(unit.is_in(["µs", "us"])).then(1e-3)
-        .when(unit == "ns").then(1e-6)
+        pl.when(unit == "s")
+        .then(1000.0)
+        .when(unit == "ms")
+        .then(1.0)
+        .when(unit.is_in(["µs", "us"]))
+        .then(1e-3)
+        .when(unit == "ns")
+        .then(1e-6)
         .otherwise(1e-3)
     )
     return num * factor
@@ -408,7 +429,8 @@ def _latency_ms(value: pl.Expr) -> pl.Expr:
 
 def _base(ev: pl.DataFrame) -> pl.DataFrame:
     cols = [
-        (pl.col(c).cast(t, strict=False) if c in ev.columns else pl.lit(None, t).alias(c)) for c, t in _EV.items()
+        (pl.col(c).cast(t, strict=False) if c in ev.columns else pl.lit(None, t).alias(c))
+        for c, t in _EV.items()
     ]
     df = ev.select(cols)
     return df.with_columns(

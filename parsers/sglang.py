@@ -77,207 +77,439 @@ class LinePattern:
 P = LinePattern
 
 TRANSFER_ERROR_PATTERNS = [
-    P("prefill_transfer_failed", "transfer_error", "Prefill transfer failed for request",
-      r"Prefill transfer failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
-      "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
-      " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
-      " Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
-      "prefill", "prefill_transfer_failed"),
-    P("prefill_bootstrap_failed", "transfer_error", "Prefill bootstrap failed for request",
-      r"Prefill bootstrap failed for request rank=(?P<rank>\d+)", "≈v0.4.10 (2025-08)",
-      "[2025-08-31 07:26:45 TP0 EP0] Prefill bootstrap failed for request rank=0"
-      " req.rid='60d582b2010846a8b337cf88963116e7' req.bootstrap_room=7561186998443553199 with exception"
-      " KVTransferError(bootstrap_room=7561186998443553199): Aborted by AbortReq.",
-      "prefill", "prefill_bootstrap_failed"),
-    P("decode_transfer_failed", "transfer_error", "Decode transfer failed for request",
-      r"Decode transfer failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
-      "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
-      " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
-      " with exception KVTransferError(bootstrap_room=4793981895866140836): Aborted by AbortReq.",
-      "decode", "decode_transfer_failed"),
-    P("decode_handshake_failed", "transfer_error", "Decode handshake failed for request",
-      r"Decode handshake failed for request rank=(?P<rank>\d+)", "≈v0.4.6 (2025-04)",
-      "[2026-03-01 10:00:00 TP0] Decode handshake failed for request rank=0 decode_req.req.rid='a1'"
-      " decode_req.req.bootstrap_room=2335259855 with exception NIXL KVReceiver Exception",
-      "decode", "decode_handshake_failed"),
-    P("transfer_worker_error", "transfer_error", "Unexpected transfer worker error for room",
-      r"Unexpected transfer worker error for room (?P<room>\d+)", "≈v0.5.3 (2025-10, NIXL)",
-      "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
-      "Traceback (most recent call last):\n"
-      '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 568, in transfer_worker\n'
-      "    kv_xfer_handle = self.send_kvcache(\n"
-      "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
-      "prefill", "transfer_worker_error"),
-    P("nixl_transport_error", "transfer_error", "NIXL transport error for room",
-      r"NIXL transport error for room (?P<room>\d+): (?P<reason>[^\n]*)", "≈v0.5.5 (2025-11)",
-      "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
-      "prefill", "nixl_transport_error"),
-    P("transfer_failed_for_room", "transfer_error", "Transfer failed for room",
-      r"^Transfer failed for room (?P<room>\d+): (?P<reason>[^\n]*)", "≈2026 (NIXL staging; renamed transport error)",
-      "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
-      "prefill", "nixl_transport_error"),
-    P("kv_poll_timeout", "transfer_error", "timed out after",
-      r"Request (?P<room>\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)", "≈v0.4.8 (2025-06)",
-      "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
-      None, "timeout"),
-    P("bootstrap_timeout_warning", "transfer_error", "Some requests timeout when bootstrapping",
-      r"Some requests timeout when bootstrapping", "≈v0.4.10 (2025-08)",
-      "[2025-09-01 10:00:00 TP0] Some requests timeout when bootstrapping, which means prefill instances fail to"
-      " receive the KV indices from the decode instance of this request. If a greater mean TTFT is acceptable,"
-      " you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
-      "prefill", "timeout"),
-    P("send_kv_chunk_failed", "transfer_error", "Failed to send kv chunk of",
-      r"Failed to send kv chunk of (?P<room>\d+) to (?P<peer>[^\s,]+)", "≈v0.4.6 (2025-04, Mooncake)",
-      "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
-      "prefill", "send_kv_chunk_failed"),
-    P("lost_connection", "transfer_error", "Lost connection with prefill instance",
-      r"Lost connection with prefill instance \(bootstrap_addr: (?P<peer>[^)]*)\)", "≈v0.4.9 (2025-07)",
-      "[2025-09-01 10:00:00 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998),"
-      " 3 requests affected",
-      "decode", "lost_connection"),
-    P("room_failed_prefill_down", "transfer_error", "be failed due to prefill down",
-      r"Let room (?P<room>\d+) be failed due to prefill down", "≈v0.4.9 (2025-07)",
-      "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
-      "decode", "lost_connection"),
-    P("transfer_done_signal_missing", "transfer_error", "fail to receive KV Cache transfer done signal",
-      r"fail to receive KV Cache transfer done signal", "≈v0.4.10 (2025-08)",
-      "[2025-09-01 10:00:00 TP3] Some requests fail to receive KV Cache transfer done signal after bootstrapping."
-      " If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'"
-      " (10 minutes) to relax the timeout condition.",
-      "decode", "transfer_done_signal_missing"),
+    P(
+        "prefill_transfer_failed",
+        "transfer_error",
+        "Prefill transfer failed for request",
+        r"Prefill transfer failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
+        " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
+        " Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
+        "prefill",
+        "prefill_transfer_failed",
+    ),
+    P(
+        "prefill_bootstrap_failed",
+        "transfer_error",
+        "Prefill bootstrap failed for request",
+        r"Prefill bootstrap failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.10 (2025-08)",
+        "[2025-08-31 07:26:45 TP0 EP0] Prefill bootstrap failed for request rank=0"
+        " req.rid='60d582b2010846a8b337cf88963116e7' req.bootstrap_room=7561186998443553199 with exception"
+        " KVTransferError(bootstrap_room=7561186998443553199): Aborted by AbortReq.",
+        "prefill",
+        "prefill_bootstrap_failed",
+    ),
+    P(
+        "decode_transfer_failed",
+        "transfer_error",
+        "Decode transfer failed for request",
+        r"Decode transfer failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
+        " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
+        " with exception KVTransferError(bootstrap_room=4793981895866140836): Aborted by AbortReq.",
+        "decode",
+        "decode_transfer_failed",
+    ),
+    P(
+        "decode_handshake_failed",
+        "transfer_error",
+        "Decode handshake failed for request",
+        r"Decode handshake failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2026-03-01 10:00:00 TP0] Decode handshake failed for request rank=0 decode_req.req.rid='a1'"
+        " decode_req.req.bootstrap_room=2335259855 with exception NIXL KVReceiver Exception",
+        "decode",
+        "decode_handshake_failed",
+    ),
+    P(
+        "transfer_worker_error",
+        "transfer_error",
+        "Unexpected transfer worker error for room",
+        r"Unexpected transfer worker error for room (?P<room>\d+)",
+        "≈v0.5.3 (2025-10, NIXL)",
+        "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
+        "Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 568, in transfer_worker\n'
+        "    kv_xfer_handle = self.send_kvcache(\n"
+        "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+        "prefill",
+        "transfer_worker_error",
+    ),
+    P(
+        "nixl_transport_error",
+        "transfer_error",
+        "NIXL transport error for room",
+        r"NIXL transport error for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        "≈v0.5.5 (2025-11)",
+        "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
+        "prefill",
+        "nixl_transport_error",
+    ),
+    P(
+        "transfer_failed_for_room",
+        "transfer_error",
+        "Transfer failed for room",
+        r"^Transfer failed for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        "≈2026 (NIXL staging; renamed transport error)",
+        "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
+        "prefill",
+        "nixl_transport_error",
+    ),
+    P(
+        "kv_poll_timeout",
+        "transfer_error",
+        "timed out after",
+        r"Request (?P<room>\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)",
+        "≈v0.4.8 (2025-06)",
+        "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
+        None,
+        "timeout",
+    ),
+    P(
+        "bootstrap_timeout_warning",
+        "transfer_error",
+        "Some requests timeout when bootstrapping",
+        r"Some requests timeout when bootstrapping",
+        "≈v0.4.10 (2025-08)",
+        "[2025-09-01 10:00:00 TP0] Some requests timeout when bootstrapping, which means prefill instances fail to"
+        " receive the KV indices from the decode instance of this request. If a greater mean TTFT is acceptable,"
+        " you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
+        "prefill",
+        "timeout",
+    ),
+    P(
+        "send_kv_chunk_failed",
+        "transfer_error",
+        "Failed to send kv chunk of",
+        r"Failed to send kv chunk of (?P<room>\d+) to (?P<peer>[^\s,]+)",
+        "≈v0.4.6 (2025-04, Mooncake)",
+        "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
+        "prefill",
+        "send_kv_chunk_failed",
+    ),
+    P(
+        "lost_connection",
+        "transfer_error",
+        "Lost connection with prefill instance",
+        r"Lost connection with prefill instance \(bootstrap_addr: (?P<peer>[^)]*)\)",
+        "≈v0.4.9 (2025-07)",
+        "[2025-09-01 10:00:00 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998),"
+        " 3 requests affected",
+        "decode",
+        "lost_connection",
+    ),
+    P(
+        "room_failed_prefill_down",
+        "transfer_error",
+        "be failed due to prefill down",
+        r"Let room (?P<room>\d+) be failed due to prefill down",
+        "≈v0.4.9 (2025-07)",
+        "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
+        "decode",
+        "lost_connection",
+    ),
+    P(
+        "transfer_done_signal_missing",
+        "transfer_error",
+        "fail to receive KV Cache transfer done signal",
+        r"fail to receive KV Cache transfer done signal",
+        "≈v0.4.10 (2025-08)",
+        "[2025-09-01 10:00:00 TP3] Some requests fail to receive KV Cache transfer done signal after bootstrapping."
+        " If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'"
+        " (10 minutes) to relax the timeout condition.",
+        "decode",
+        "transfer_done_signal_missing",
+    ),
 ]
 
 ABORT_PATTERNS = [
-    P("client_disconnected", "abort", "Request is disconnected from the client side",
-      r"Request is disconnected from the client side(?: \(type (?P<dtype>\d+)\))?\. Abort request", "≈v0.4.3 (2025-02)",
-      "[http_server] Error: Request is disconnected from the client side (type 3)."
-      " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
-      None, "client_disconnected"),
-    P("http_client_disconnected", "abort", "[http_server] Client disconnected",
-      r"\[http_server\] Client disconnected", "≈v0.5.6 (2025-12)",
-      "[2026-01-10 10:00:00] [http_server] Client disconnected: Request is disconnected from the client side"
-      " (type 1). Abort request obj.rid='0d1c'",
-      None, "client_disconnected"),
-    P("abort_request_not_found", "abort", "Abort request for rid=",
-      r"Abort request for rid=\S+ not found", "≈v0.5.4 (2025-10)",
-      "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
-      " likely already finished/removed",
-      None, "abort_request_not_found"),
-    P("scheduler_abort", "abort", " request. ",
-      r"^Abort (?P<where>[a-z][a-z ]*?) request\. ", "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
-      "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
-      None, None),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
+    P(
+        "client_disconnected",
+        "abort",
+        "Request is disconnected from the client side",
+        r"Request is disconnected from the client side(?: \(type (?P<dtype>\d+)\))?\. Abort request",
+        "≈v0.4.3 (2025-02)",
+        "[http_server] Error: Request is disconnected from the client side (type 3)."
+        " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
+        None,
+        "client_disconnected",
+    ),
+    P(
+        "http_client_disconnected",
+        "abort",
+        "[http_server] Client disconnected",
+        r"\[http_server\] Client disconnected",
+        "≈v0.5.6 (2025-12)",
+        "[2026-01-10 10:00:00] [http_server] Client disconnected: Request is disconnected from the client side"
+        " (type 1). Abort request obj.rid='0d1c'",
+        None,
+        "client_disconnected",
+    ),
+    P(
+        "abort_request_not_found",
+        "abort",
+        "Abort request for rid=",
+        r"Abort request for rid=\S+ not found",
+        "≈v0.5.4 (2025-10)",
+        "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
+        " likely already finished/removed",
+        None,
+        "abort_request_not_found",
+    ),
+    P(
+        "scheduler_abort",
+        "abort",
+        " request. ",
+        r"^Abort (?P<where>[a-z][a-z ]*?) request\. ",
+        "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
+        "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
+        None,
+        None,
+    ),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
 ]
 
 WATCHDOG_PATTERNS = [
-    P("watchdog_timeout", "watchdog", "atchdog timeout (",
-      r"(?P<component>Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout>[\d.]+)"
-      r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)", "v0.3 (2024); soft flag ≈2026",
-      "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
-      None, "watchdog_timeout"),
-    P("scheduler_debug_info", "watchdog", "Scheduler debug info", r"Scheduler debug info", "≈2026",
-      "[2026-05-01 10:00:00 TP0] Scheduler debug info: self.cur_batch=None", None, "debug_info"),
-    P("watchdog_batch_info", "watchdog", "cur_batch.batch_size()=", r"cur_batch\.batch_size\(\)=(?P<bs>\d+)",
-      "≈v0.4.4 (2025-03)",
-      "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
-      " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
-      None, "debug_info"),
-    P("pyspy_failed", "watchdog", "Pyspy failed to dump PID",
-      r"Pyspy failed to dump PID (?P<pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?", "≈v0.4.9 (2025-07)",
-      "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
-      None, "pyspy_failed"),
-    P("sigquit", "watchdog", "Received sigquit from a child process", r"Received sigquit from a child process",
-      "v0.3 (2024)", "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
-      None, "sigquit"),
-    P("nccl_watchdog", "watchdog", "Watchdog caught collective operation timeout",
-      r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
-      r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
-      r"(?: ran for (?P<ran_ms>\d+) milliseconds)?", "PyTorch 2.x ProcessGroupNCCL",
-      "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
-      " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
-      " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
-      " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
-      None, "nccl_watchdog"),
+    P(
+        "watchdog_timeout",
+        "watchdog",
+        "atchdog timeout (",
+        r"(?P<component>Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout>[\d.]+)"
+        r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)",
+        "v0.3 (2024); soft flag ≈2026",
+        "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
+        None,
+        "watchdog_timeout",
+    ),
+    P(
+        "scheduler_debug_info",
+        "watchdog",
+        "Scheduler debug info",
+        r"Scheduler debug info",
+        "≈2026",
+        "[2026-05-01 10:00:00 TP0] Scheduler debug info: self.cur_batch=None",
+        None,
+        "debug_info",
+    ),
+    P(
+        "watchdog_batch_info",
+        "watchdog",
+        "cur_batch.batch_size()=",
+        r"cur_batch\.batch_size\(\)=(?P<bs>\d+)",
+        "≈v0.4.4 (2025-03)",
+        "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
+        " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
+        None,
+        "debug_info",
+    ),
+    P(
+        "pyspy_failed",
+        "watchdog",
+        "Pyspy failed to dump PID",
+        r"Pyspy failed to dump PID (?P<pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?",
+        "≈v0.4.9 (2025-07)",
+        "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
+        None,
+        "pyspy_failed",
+    ),
+    P(
+        "sigquit",
+        "watchdog",
+        "Received sigquit from a child process",
+        r"Received sigquit from a child process",
+        "v0.3 (2024)",
+        "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
+        None,
+        "sigquit",
+    ),
+    P(
+        "nccl_watchdog",
+        "watchdog",
+        "Watchdog caught collective operation timeout",
+        r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+        r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+        r"(?: ran for (?P<ran_ms>\d+) milliseconds)?",
+        "PyTorch 2.x ProcessGroupNCCL",
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
+        " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
+        " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
+        " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+        None,
+        "nccl_watchdog",
+    ),
 ]
 
 TRACEBACK_PATTERNS = [
-    P("component_exception", "traceback", "hit an exception", r"(?P<component>\w+) hit an exception",
-      "v0.2 (2024)",
-      "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
-      '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue\n'
-      "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
-      None, "component_exception"),
-    P("traceback", "traceback", "Traceback (most recent call last)", r"Traceback \(most recent call last\)",
-      "Python", "[2025-09-01 10:00:00 TP0] Traceback (most recent call last):\n"
-      '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
-      None, "traceback"),
+    P(
+        "component_exception",
+        "traceback",
+        "hit an exception",
+        r"(?P<component>\w+) hit an exception",
+        "v0.2 (2024)",
+        "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue\n'
+        "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
+        None,
+        "component_exception",
+    ),
+    P(
+        "traceback",
+        "traceback",
+        "Traceback (most recent call last)",
+        r"Traceback \(most recent call last\)",
+        "Python",
+        "[2025-09-01 10:00:00 TP0] Traceback (most recent call last):\n"
+        '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
+        None,
+        "traceback",
+    ),
 ]
 
 PYSPY_PATTERNS = [
-    P("pyspy_dump", "pyspy", "Pyspy dump for PID", r"Pyspy dump for PID (?P<pid>\d+)", "≈v0.5.4 (2025-10)",
-      "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
-      "Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): \"MainThread\"\n"
-      "    _apply (penaltylib/min_new_tokens.py:78)",
-      None, "pyspy_dump"),
-    P("pyspy_process", "pyspy", "Process ", r"^Process \d+: ", "py-spy 0.3",
-      "Process 3438121: sglang::scheduler_DP1_TP1_EP1_PP0\nPython v3.12.11 (/usr/bin/python3.12)\n\n"
-      "Thread 3438121 (idle): \"MainThread\"\n    send (torch/distributed/distributed_c10d.py:2487)",
-      None, "pyspy_dump"),
-    P("pyspy_thread", "pyspy", "Thread ", r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)", "py-spy 0.3",
-      "Thread 12816 (idle): \"Thread-10 (watchdog_thread)\"\n    select (selectors.py:415)",
-      None, "pyspy_fragment"),
+    P(
+        "pyspy_dump",
+        "pyspy",
+        "Pyspy dump for PID",
+        r"Pyspy dump for PID (?P<pid>\d+)",
+        "≈v0.5.4 (2025-10)",
+        "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
+        'Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): "MainThread"\n'
+        "    _apply (penaltylib/min_new_tokens.py:78)",
+        None,
+        "pyspy_dump",
+    ),
+    P(
+        "pyspy_process",
+        "pyspy",
+        "Process ",
+        r"^Process \d+: ",
+        "py-spy 0.3",
+        "Process 3438121: sglang::scheduler_DP1_TP1_EP1_PP0\nPython v3.12.11 (/usr/bin/python3.12)\n\n"
+        'Thread 3438121 (idle): "MainThread"\n    send (torch/distributed/distributed_c10d.py:2487)',
+        None,
+        "pyspy_dump",
+    ),
+    P(
+        "pyspy_thread",
+        "pyspy",
+        "Thread ",
+        r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)",
+        "py-spy 0.3",
+        'Thread 12816 (idle): "Thread-10 (watchdog_thread)"\n    select (selectors.py:415)',
+        None,
+        "pyspy_fragment",
+    ),
 ]
 
 REQUEST_LOG_PATTERNS = [
-    P("receive", "request_received", "Receive: obj=", r"Receive: obj=", "v0.3 (2024, --log-requests)",
-      "[2025-09-01 10:00:00] Receive: obj=GenerateReqInput(text='Hi', sampling_params={'max_new_tokens': 8},"
-      " rid='5b02aee35dae49aba98a333ce89964e6', return_logprob=False, bootstrap_host='10.0.0.7',"
-      " bootstrap_port=8998, bootstrap_room=1788380104266545413)",
-      None, None),
-    P("finish", "request_finished", "Finish: obj=", r"Finish: obj=", "v0.3 (2024, --log-requests)",
-      "[2025-09-01 10:00:02] Finish: obj=GenerateReqInput(text='Hi', rid='5b02aee35dae49aba98a333ce89964e6',"
-      " bootstrap_room=1788380104266545413), out={'text': '!', 'meta_info': {'id':"
-      " '5b02aee35dae49aba98a333ce89964e6', 'finish_reason': {'type': 'length', 'length': 8},"
-      " 'prompt_tokens': 2, 'completion_tokens': 8, 'e2e_latency': 0.21}}",
-      None, None),
-    P("json_received", "request_received", '"event": "request.received"', r'"event": "request\.received"',
-      "≈v0.5.5 (2025-11, --log-requests-format json)",
-      '{"timestamp": "2025-12-01T10:00:00.123456", "event": "request.received", "rid": "c0ffee",'
-      ' "obj": {"text": "Hi", "rid": "c0ffee", "bootstrap_room": 42}}',
-      None, None),
-    P("json_received_compact", "request_received", '"event":"request.received"', r'"event":"request\.received"',
-      "JSON without spaces (a log shipper re-encoding)",
-      '{"timestamp":"2025-12-01T10:00:00","event":"request.received","rid":"c0ffee","obj":{"bootstrap_room":42}}',
-      None, None),
-    P("json_finished", "request_finished", '"event": "request.finished"', r'"event": "request\.finished"',
-      "≈v0.5.5 (2025-11, --log-requests-format json)",
-      '{"timestamp": "2025-12-01T10:00:01.5", "event": "request.finished", "rid": "c0ffee",'
-      ' "obj": {"rid": "c0ffee", "bootstrap_room": 42}, "out": {"meta_info": {"id": "c0ffee"}}}',
-      None, None),
-    P("json_finished_compact", "request_finished", '"event":"request.finished"', r'"event":"request\.finished"',
-      "JSON without spaces (a log shipper re-encoding)",
-      '{"timestamp":"2025-12-01T10:00:01","event":"request.finished","rid":"c0ffee","obj":{"bootstrap_room":42}}',
-      None, None),
+    P(
+        "receive",
+        "request_received",
+        "Receive: obj=",
+        r"Receive: obj=",
+        "v0.3 (2024, --log-requests)",
+        "[2025-09-01 10:00:00] Receive: obj=GenerateReqInput(text='Hi', sampling_params={'max_new_tokens': 8},"
+        " rid='5b02aee35dae49aba98a333ce89964e6', return_logprob=False, bootstrap_host='10.0.0.7',"
+        " bootstrap_port=8998, bootstrap_room=1788380104266545413)",
+        None,
+        None,
+    ),
+    P(
+        "finish",
+        "request_finished",
+        "Finish: obj=",
+        r"Finish: obj=",
+        "v0.3 (2024, --log-requests)",
+        "[2025-09-01 10:00:02] Finish: obj=GenerateReqInput(text='Hi', rid='5b02aee35dae49aba98a333ce89964e6',"
+        " bootstrap_room=1788380104266545413), out={'text': '!', 'meta_info': {'id':"
+        " '5b02aee35dae49aba98a333ce89964e6', 'finish_reason': {'type': 'length', 'length': 8},"
+        " 'prompt_tokens': 2, 'completion_tokens': 8, 'e2e_latency': 0.21}}",
+        None,
+        None,
+    ),
+    P(
+        "json_received",
+        "request_received",
+        '"event": "request.received"',
+        r'"event": "request\.received"',
+        "≈v0.5.5 (2025-11, --log-requests-format json)",
+        '{"timestamp": "2025-12-01T10:00:00.123456", "event": "request.received", "rid": "c0ffee",'
+        ' "obj": {"text": "Hi", "rid": "c0ffee", "bootstrap_room": 42}}',
+        None,
+        None,
+    ),
+    P(
+        "json_received_compact",
+        "request_received",
+        '"event":"request.received"',
+        r'"event":"request\.received"',
+        "JSON without spaces (a log shipper re-encoding)",
+        '{"timestamp":"2025-12-01T10:00:00","event":"request.received","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+        None,
+        None,
+    ),
+    P(
+        "json_finished",
+        "request_finished",
+        '"event": "request.finished"',
+        r'"event": "request\.finished"',
+        "≈v0.5.5 (2025-11, --log-requests-format json)",
+        '{"timestamp": "2025-12-01T10:00:01.5", "event": "request.finished", "rid": "c0ffee",'
+        ' "obj": {"rid": "c0ffee", "bootstrap_room": 42}, "out": {"meta_info": {"id": "c0ffee"}}}',
+        None,
+        None,
+    ),
+    P(
+        "json_finished_compact",
+        "request_finished",
+        '"event":"request.finished"',
+        r'"event":"request\.finished"',
+        "JSON without spaces (a log shipper re-encoding)",
+        '{"timestamp":"2025-12-01T10:00:01","event":"request.finished","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+        None,
+        None,
+    ),
 ]
 
 HEALTH_PATTERNS = [
-    P("health_check_failed", "health", "Health check failed", r"Health check failed", "≈v0.4.3 (2025-02)",
-      "[2025-09-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20"
-      " seconds. tic start time: 10:00:00. last_heartbeat time: 09:59:40",
-      None, "health_check_failed"),
+    P(
+        "health_check_failed",
+        "health",
+        "Health check failed",
+        r"Health check failed",
+        "≈v0.4.3 (2025-02)",
+        "[2025-09-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20"
+        " seconds. tic start time: 10:00:00. last_heartbeat time: 09:59:40",
+        None,
+        "health_check_failed",
+    ),
 ]
 
 BATCH_PATTERNS = [
-    P("prefill_batch", "batch", "Prefill batch",
-      r"^Prefill batch(?:\(mixed #running-req: \d+\))?(?: \[\d+\])?[.,]", "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
-      "[2025-05-15 11:59:21 TP0] Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0, token usage: 0.00,"
-      " #running-req: 0, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 0 ",
-      "prefill", "prefill"),
-    P("decode_batch", "batch", "Decode batch",
-      r"^Decode batch(?: \[\d+\])?[.,]", "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
-      "[2026-07-21 15:00:13 TP0 EP0] Decode batch, #running-req: 24, #token: 233600, token usage: 0.66,"
-      " accept len: 3.05, accept rate: 0.68, npu graph: True, gen throughput (token/s): 239.06, #queue-req: 2",
-      "decode", "decode"),
+    P(
+        "prefill_batch",
+        "batch",
+        "Prefill batch",
+        r"^Prefill batch(?:\(mixed #running-req: \d+\))?(?: \[\d+\])?[.,]",
+        "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+        "[2025-05-15 11:59:21 TP0] Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0, token usage: 0.00,"
+        " #running-req: 0, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 0 ",
+        "prefill",
+        "prefill",
+    ),
+    P(
+        "decode_batch",
+        "batch",
+        "Decode batch",
+        r"^Decode batch(?: \[\d+\])?[.,]",
+        "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+        "[2026-07-21 15:00:13 TP0 EP0] Decode batch, #running-req: 24, #token: 233600, token usage: 0.66,"
+        " accept len: 3.05, accept rate: 0.68, npu graph: True, gen throughput (token/s): 239.06, #queue-req: 2",
+        "decode",
+        "decode",
+    ),
 ]
 
 # Order = priority when two anchors start at the same place (never, by the no-substring rule) and
@@ -330,19 +562,35 @@ ROOM_REGEX = (
     r"|kv chunk of (?P<d>\d+)|Let room (?P<e>\d+)"
 )
 # Printed levels a header did not carry: Python's default format, JSON logs.
-PRINTED_LEVEL = r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
+PRINTED_LEVEL = (
+    r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
+)
 _PRINTED_LEVEL_HINT = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{"
 
 # Reasons of KV failures, named (transfer_errors.cause); first match wins.
 CAUSES = [
     ("aborted", r"Aborted by AbortReq", "KVTransferError(bootstrap_room=1): Aborted by AbortReq."),
-    ("timeout", r"timed out after [\d.]+s in KVPoll", "Request 1 timed out after 300.0s in KVPoll.WaitingForInput"),
+    (
+        "timeout",
+        r"timed out after [\d.]+s in KVPoll",
+        "Request 1 timed out after 300.0s in KVPoll.WaitingForInput",
+    ),
     ("send_kv_chunk_failed", r"Failed to send kv chunk", "Failed to send kv chunk of 1 to 10.0.0.5:17001"),
-    ("lost_connection", r"Lost connection with prefill instance|due to prefill down",
-     "Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998)"),
-    ("prefill_dead", r"Failed to get kvcache from prefill instance",
-     "Failed to get kvcache from prefill instance, it might be dead"),
-    ("decode_dead", r"Decode instance could be dead", "Decode instance could be dead, remote mooncake session"),
+    (
+        "lost_connection",
+        r"Lost connection with prefill instance|due to prefill down",
+        "Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998)",
+    ),
+    (
+        "prefill_dead",
+        r"Failed to get kvcache from prefill instance",
+        "Failed to get kvcache from prefill instance, it might be dead",
+    ),
+    (
+        "decode_dead",
+        r"Decode instance could be dead",
+        "Decode instance could be dead, remote mooncake session",
+    ),
     ("assert_transfer_infos", r"assert [^\n]*transfer_infos", "    assert room in self.transfer_infos"),
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
 ]
@@ -609,17 +857,16 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("assert_transfer_infos"))
         .otherwise(subkind)
     )
-    cause = pl.coalesce(
-        *[pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES]
-    )
+    cause = pl.coalesce(*[pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES])
     rank = body.str.extract(r"\brank=(\d+)", 1).cast(pl.Int16, strict=False)
     pp = body.str.extract(r"\bpp_rank=(\d+)", 1).cast(pl.Int16, strict=False)
     state = body.str.extract(r"KVPoll\.(\w+)", 1)
     content_role = pl.coalesce(
         pl.col("content_role"),
-        pl.when(state == "WaitingForInput").then(pl.lit("decode")).when(state == "Bootstrapping").then(
-            pl.lit("prefill")
-        ),
+        pl.when(state == "WaitingForInput")
+        .then(pl.lit("decode"))
+        .when(state == "Bootstrapping")
+        .then(pl.lit("prefill")),
     )
     peer = pl.coalesce(
         first.str.extract(r"kv chunk of \d+ to ([^\s,]+)", 1),
@@ -634,7 +881,9 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         body.str.extract(r"timed out after ([\d.]+)s", 1).cast(pl.Float64, strict=False).alias("timeout_s"),
         pl.coalesce(with_exc.struct.field("exc"), exc_type.str.extract(r"([^.]+)$", 1)).alias("exception"),
         pl.coalesce(
-            pl.when(with_exc.struct.field("reason").str.len_chars() > 0).then(with_exc.struct.field("reason")),
+            pl.when(with_exc.struct.field("reason").str.len_chars() > 0).then(
+                with_exc.struct.field("reason")
+            ),
             pattern_reason,
             exc_line,
         ).alias("reason"),
@@ -674,7 +923,9 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
             subkind = pl.col("pattern").replace_strict(
                 {p.name: p.subkind for p in ABORT_PATTERNS}, default=None, return_dtype=pl.String
             )
-            kind = pl.coalesce(subkind, pl.lit("abort_") + where.str.replace_all(" ", "_") + pl.lit("_request"))
+            kind = pl.coalesce(
+                subkind, pl.lit("abort_") + where.str.replace_all(" ", "_") + pl.lit("_request")
+            )
             reason = pl.coalesce(
                 first.str.extract(r"(Request is disconnected from the client side(?: \(type \d+\))?)", 1),
                 first.str.extract(r"(not found[^\n]*)$", 1),
@@ -721,14 +972,17 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=ROOMS)
     if {"rid", "bootstrap_room"} <= set(ev.columns):
         df = base.with_columns(
-            ev["rid"].cast(pl.String).alias("rid"), ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room")
+            ev["rid"].cast(pl.String).alias("rid"),
+            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
         ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
         if df.height and "content_role" not in df.columns:
             df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     else:
         c = classify(base)
         df = base.with_columns(
-            c["rid"].alias("rid"), c["bootstrap_room"].alias("bootstrap_room"), _resolve_role(c["content_role"]).alias("role")
+            c["rid"].alias("rid"),
+            c["bootstrap_room"].alias("bootstrap_room"),
+            _resolve_role(c["content_role"]).alias("role"),
         ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if df.height == 0:
         return pl.DataFrame(schema=ROOMS)
@@ -779,7 +1033,8 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
             wd.struct.field("timeout").cast(pl.Float64, strict=False),
             nccl.struct.field("timeout_ms").cast(pl.Float64, strict=False) / 1000.0,
         ).alias("timeout_s"),
-        wd.struct.field("soft").replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+        wd.struct.field("soft")
+        .replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
         .alias("soft"),
         pyspy_failed.struct.field("pid").cast(pl.Int32, strict=False).alias("target_pid"),
         nccl.struct.field("seq").cast(pl.Int64, strict=False).alias("nccl_seq"),
@@ -810,9 +1065,13 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     body = pl.col("body")
     tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
     frames = tb.str.extract_all(r'File "[^"\n]*", line \d+, in [^\n]+')
-    last = frames.list.last().str.extract_groups(r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)')
+    last = frames.list.last().str.extract_groups(
+        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)'
+    )
     exc_line = tb.str.extract(r"\n(\S[^\n]*)$", 1)
-    exc = exc_line.str.extract_groups(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$")
+    exc = exc_line.str.extract_groups(
+        r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$"
+    )
     df = base.with_columns(
         body.str.extract(r"(\w+) hit an exception", 1).alias("component"),
         exc.struct.field("type").alias("exception"),
@@ -856,7 +1115,11 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         [PATTERNS_BY_NAME["uvicorn_access"]] if names is None else []
     ):
         if pattern.kind == "batch":
-            hit = todo & frame["body"].str.starts_with(pattern.anchor) & frame["body"].str.contains(pattern.regex)
+            hit = (
+                todo
+                & frame["body"].str.starts_with(pattern.anchor)
+                & frame["body"].str.contains(pattern.regex)
+            )
         else:
             hit = todo & frame["body"].str.contains(pattern.regex)
         hit = hit.fill_null(False)
@@ -877,12 +1140,21 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         bodies = frame["body"].gather(sub["_i"])
         ok = bodies.str.contains(pattern.regex).fill_null(False)
         confirmed.append(sub.filter(ok))
-    best = [
-        pl.concat(confirmed).sort(["_i", "_p", "prio"]).unique("_i", keep="first", maintain_order=True).select(
-            "_i", "pattern"
-        )
-    ] if confirmed else []
-    best = pl.concat(fast + best) if fast or best else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    best = (
+        [
+            pl.concat(confirmed)
+            .sort(["_i", "_p", "prio"])
+            .unique("_i", keep="first", maintain_order=True)
+            .select("_i", "pattern")
+        ]
+        if confirmed
+        else []
+    )
+    best = (
+        pl.concat(fast + best)
+        if fast or best
+        else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    )
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
     kind_of = {p.name: p.kind for p in ALL_PATTERNS}
     role_of = {p.name: p.role for p in ALL_PATTERNS}
@@ -895,7 +1167,9 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
     return out
 
 
-def _finish_kinds(out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series, frame: pl.DataFrame) -> pl.DataFrame:
+def _finish_kinds(
+    out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series, frame: pl.DataFrame
+) -> pl.DataFrame:
     """Router rows and access lines get request/health/other from the router module; a record that
     starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
     kind = out["kind"]
@@ -943,7 +1217,9 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
-    cand = (body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json).fill_null(False)
+    cand = (
+        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
+    ).fill_null(False)
     if not cand.any():
         return pl.DataFrame([rid, room])
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
@@ -957,9 +1233,13 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(
-        pl.when(pl.col("j")).then(js("$.rid", "$.obj.rid", "$.out.meta_info.id", "$.meta_info.id")).otherwise(text_rid)
+        pl.when(pl.col("j"))
+        .then(js("$.rid", "$.obj.rid", "$.out.meta_info.id", "$.meta_info.id"))
+        .otherwise(text_rid)
         .alias("rid"),
-        pl.when(pl.col("j")).then(js("$.obj.bootstrap_room", "$.bootstrap_room")).otherwise(text_room)
+        pl.when(pl.col("j"))
+        .then(js("$.obj.bootstrap_room", "$.bootstrap_room"))
+        .otherwise(text_room)
         .cast(pl.Int64, strict=False)
         .alias("room"),
     )
@@ -969,7 +1249,9 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 
 def _printed_level(body: pl.Expr) -> pl.Expr:
     g = body.str.extract_groups(PRINTED_LEVEL)
-    return pl.coalesce(g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
+    return pl.coalesce(
+        g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"})
+    )
 
 
 # =============================================================================================
@@ -977,9 +1259,7 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
 # =============================================================================================
 
 _HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
-_HEAD_RX = (
-    r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
-)
+_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
 # A value: printable ASCII but ",". Lines with other characters in a value take the slow path.
 _VALUE = r"[\x20-\x2b\x2d-\x7e]*"
 _LIST_VALUE = r"\[[\x20-\x5c\x5e-\x7e]*\]"
@@ -1031,7 +1311,7 @@ def _parse_batch_py(line: str) -> dict:
         return {}
     row: dict = {"_bt": m.group(1), "_mixed": m.group(2), "_iter": m.group(3)}
     seen: dict[str, int] = {}
-    for key, value in _split_items(line[m.end():]):
+    for key, value in _split_items(line[m.end() :]):
         seen[key] = seen.get(key, 0) + 1
         name = key if seen[key] == 1 else f"{key}#{seen[key]}"
         row["k:" + name] = value
@@ -1046,7 +1326,7 @@ def _shape_regex(line: str) -> tuple[str, str, list[str]] | None:
     m = _HEAD.match(line)
     if not m:
         return None
-    items = _split_items(line[m.end():])
+    items = _split_items(line[m.end() :])
     if not items or any(v is None for _, v in items):
         return None
     parts, keys, seen = [], [], {}
@@ -1150,7 +1430,11 @@ def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
         out.append(pl.coalesce(graph_kinds).alias("graph_kind"))
     if entries:
         joined = pl.concat_list(entries).list.drop_nulls()
-        out.append(pl.when(joined.list.len() > 0).then(pl.lit("{") + joined.list.join(", ") + pl.lit("}")).alias("extra"))
+        out.append(
+            pl.when(joined.list.len() > 0)
+            .then(pl.lit("{") + joined.list.join(", ") + pl.lit("}"))
+            .alias("extra")
+        )
     return df.select(out)
 
 
@@ -1179,15 +1463,7 @@ def _json_entry(key: str, value: pl.Expr) -> pl.Expr:
 # =============================================================================================
 
 _EV_DEFAULTS = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "host": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    "dp_rank": pl.Int16,
-    "pp_rank": pl.Int16,
-    "tp_rank": pl.Int16,
-    "ep_rank": pl.Int16,
+    **BASE,
     "level": pl.String,
     "body": pl.String,
     "message": pl.String,
@@ -1229,4 +1505,3 @@ def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
             for name, dtype in schema.items()
         ]
     )
-

@@ -20,7 +20,7 @@ Targets (issue 7) are printed beside the figures: journal ingest ≤ 1.25× jour
 
 Peak RSS is measured two ways: "largest" is ``ru_maxrss`` of the run as ``/usr/bin/time -f %M``
 reports it (the largest single process of the tree, e.g. python or its journalctl child); "tree" is
-the sum of VmRSS over the whole process tree, sampled every 50 ms from /proc (shared pages counted
+the sum of VmRSS over the whole process tree, sampled every 100 ms from /proc (shared pages counted
 once per process, so it errs high). ``/usr/bin/time`` comes from the Debian package ``time``
 (``apt-get install time``); without it, a small python wrapper reads ``getrusage(RUSAGE_CHILDREN)``.
 
@@ -149,7 +149,7 @@ def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdo
 
         def sample() -> None:
             nonlocal peak
-            while not stop.wait(0.05):
+            while not stop.wait(0.1):
                 peak = max(peak, tree_rss(proc.pid))
 
         sampler = threading.Thread(target=sample, daemon=True)

@@ -54,7 +54,8 @@ WITH params AS (
         getvariable('until')::TIMESTAMPTZ AS until
 ),
 b AS (
-    SELECT bt.*, concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
+    -- only the columns used below: this CTE is read several times and a day holds millions of batches
+    SELECT bt.role, bt.ts, bt.event_id, bt.host, bt.dp_rank, bt.pp_rank, bt.tp_rank, bt.ep_rank, bt.running_req
     FROM batches AS bt, params AS p
     WHERE bt.role IN ('prefill', 'decode')
       AND (p.since IS NULL OR bt.ts >= p.since) AND (p.until IS NULL OR bt.ts <= p.until)
@@ -101,7 +102,8 @@ gaps AS (
 ),
 rank_last AS (
     -- per gap, each rank's last batch at or before the stop, if it came within min_gap_s of it
-    SELECT g.role, g.stopped_ts, b.host, b.rank_label, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank,
+    SELECT g.role, g.stopped_ts, b.host, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank,
+           concat_ws(' ', 'DP' || b.dp_rank, 'PP' || b.pp_rank, 'TP' || b.tp_rank, 'EP' || b.ep_rank) AS rank_label,
            max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req
     FROM gaps AS g, params AS p
     JOIN b ON b.role = g.role AND b.ts <= g.stopped_ts
@@ -198,5 +200,5 @@ JOIN other AS o USING (role, stopped_ts)
 JOIN health AS h USING (role, stopped_ts)
 JOIN health_fail AS f USING (role, stopped_ts)
 LEFT JOIN ready AS rd USING (role, stopped_ts)
-JOIN b AS lb ON lb.event_id = s.event_id
+JOIN batches AS lb ON lb.event_id = s.event_id
 ORDER BY s.stopped_ts, s.role

@@ -18,6 +18,8 @@ as a fresh child process and prints ONE table: wall time, entries/s and peak RSS
 Targets (issue 7) are printed beside the figures: journal ingest ≤ 1.25× journalctl; json ingest
 ≤ 1.5× DuckDB; peak RSS ≤ 1 GB; each query < 1 s (at 5 M entries).
 
+"CPU s" is user + system time of the whole process tree (the ingest and its journalctl child), so
+CPU s above wall s means both cores worked; under a busy machine wall time grows, CPU time much less.
 Peak RSS is measured two ways: "largest" is ``ru_maxrss`` of the run as ``/usr/bin/time -f %M``
 reports it (the largest single process of the tree, e.g. python or its journalctl child); "tree" is
 the sum of VmRSS over the whole process tree, sampled every 100 ms from /proc (shared pages counted
@@ -81,7 +83,8 @@ print(json.dumps({"seconds": time.perf_counter() - t, "rows": len(rows)}))
 RUSAGE_WRAPPER = """
 import resource, subprocess, sys
 rc = subprocess.call(sys.argv[2:])
-open(sys.argv[1], "w").write(f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"CPU {ru.ru_maxrss} {ru.ru_utime:.2f} {ru.ru_stime:.2f} {rc}")
 sys.exit(rc)
 """
 
@@ -93,6 +96,7 @@ class Run:
     label: str
     cmd: list[str]
     wall: float = 0.0
+    cpu: float = 0.0  # user + system seconds of the whole tree
     rss_largest: int = 0  # bytes
     rss_tree: int = 0  # bytes
     rc: int = 0
@@ -138,7 +142,7 @@ def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdo
     run = Run(label, cmd)
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile() as err:
         if shutil.which("time") and Path("/usr/bin/time").exists():
-            wrapped = ["/usr/bin/time", "-f", "%M %x", "-o", tf.name, *cmd]
+            wrapped = ["/usr/bin/time", "-f", "CPU %M %U %S %x", "-o", tf.name, *cmd]
         else:
             wrapped = [sys.executable, "-c", RUSAGE_WRAPPER, tf.name, *cmd]
         out = subprocess.PIPE if capture_stdout else subprocess.DEVNULL
@@ -164,11 +168,11 @@ def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdo
         err.seek(0)
         run.stderr = err.read().decode(errors="replace")
         run.stdout = stdout.decode(errors="replace") if stdout else ""
-        fields = tf.read().split()
-        # /usr/bin/time prints "Command exited with non-zero status N" before the format line.
-        nums = [f for f in fields if f.isdigit()]
-        if len(nums) >= 2:
-            run.rss_largest = int(nums[-2]) * 1024
+        # /usr/bin/time may print "Command exited with non-zero status N" before the format line.
+        m = re.search(r"^CPU (\d+) ([\d.]+) ([\d.]+) -?\d+$", tf.read(), re.MULTILINE)
+        if m:
+            run.rss_largest = int(m.group(1)) * 1024
+            run.cpu = float(m.group(2)) + float(m.group(3))
     return run
 
 
@@ -277,19 +281,23 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
         f"machine: {os.cpu_count()} cores, python {platform.python_version()}, {_versions()}; "
         f"load average {meta.get('load_before', '?')} before, {' '.join(f'{x:.1f}' for x in os.getloadavg())} after\n"
     )
-    cols = f"{'':4}{'command':<44}{'wall s':>9}{'entries/s':>12}{'RSS largest':>13}{'RSS tree':>11}  {'target / note'}"
+    cols = (
+        f"{'':4}{'command':<44}{'wall s':>9}{'CPU s':>8}{'entries/s':>12}{'RSS largest':>13}{'RSS tree':>11}"
+        f"  {'target / note'}"
+    )
     lines = [head, cols, "-" * len(cols)]
 
     def row(tag: str, r: Run, target: str = "") -> None:
         if r.rc != 0:
             lines.append(
-                f"{tag:<4}{r.label:<44}{'FAILED':>9}{'':>12}{'':>13}{'':>11}  exit {r.rc}: "
+                f"{tag:<4}{r.label:<44}{'FAILED':>9}{'':>8}{'':>12}{'':>13}{'':>11}  exit {r.rc}: "
                 f"{_last_error_line(r.stderr)}"
             )
             return
         rate = n / r.wall if r.wall else 0
         lines.append(
-            f"{tag:<4}{r.label:<44}{r.wall:>9.2f}{rate:>12,.0f}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  {target}"
+            f"{tag:<4}{r.label:<44}{r.wall:>9.2f}{r.cpu:>8.1f}{rate:>12,.0f}{_gb(r.rss_largest):>13}"
+            f"{_gb(r.rss_tree):>11}  {target}"
         )
         if r.note:
             lines.append(f"{'':8}note: {r.note}")
@@ -306,9 +314,10 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
             lines.append(f"{tag:<4}{'ratio':<44}{'n/a':>9}")
             return
         x = ours.wall / floor.wall
+        cpu_x = ours.cpu / floor.cpu if floor.cpu else float("nan")
         rss_ok = max(ours.rss_tree, ours.rss_largest) <= TARGET_RSS
         lines.append(
-            f"{tag:<4}{'ratio logcorr / floor':<44}{x:>8.2f}×{'':>12}{'':>13}{'':>11}  "
+            f"{tag:<4}{'ratio logcorr / floor':<44}{x:>8.2f}×{cpu_x:>7.2f}×{'':>12}{'':>13}{'':>11}  "
             f"target ≤ {target}× {_verdict(x <= target)}; logcorr RSS ≤ 1 GB {_verdict(rss_ok)}"
         )
 
@@ -329,10 +338,10 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
         for r in q:
             qs = r.out_rows.get("query_s")
             if qs is None:
-                lines.append(f"{'':4}{r.label:<44}{'FAILED':>9}{'':>12}{'':>13}{'':>11}  {r.note}")
+                lines.append(f"{'':4}{r.label:<44}{'FAILED':>9}{'':>8}{'':>12}{'':>13}{'':>11}  {r.note}")
             else:
                 lines.append(
-                    f"{'':4}{r.label:<44}{qs:>9.3f}{'':>12}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  "
+                    f"{'':4}{r.label:<44}{qs:>9.3f}{'':>8}{'':>12}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  "
                     f"{r.note}; < 1 s {_verdict(qs < TARGET_QUERY_S)}"
                 )
     return "\n".join(lines)

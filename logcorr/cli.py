@@ -226,8 +226,7 @@ def export(
 def database(
     out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
 ) -> None:
-    """Rebuild OUT/logcorr.duckdb and OUT/views.sql from the tables, e.g. after combining the outputs
-    of several hosts in one folder."""
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql, e.g. after combining several hosts' outputs."""
     from logcorr import database as db
 
     try:

@@ -35,6 +35,7 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
 SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
 ROLE_BY_NAME = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
+MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
 
 
@@ -103,20 +104,29 @@ def sniff(path: Path) -> str:
 def discover(path: Path) -> list[tuple[Path, str]]:
     """Expand one PATH argument into ``(path, format)`` inputs.
 
-    A directory holding ``*.journal`` files anywhere below it (as /var/log/journal does) is one
-    ``journal-dir`` input read by journalctl; other files in a folder are sniffed one by one.
+    A folder holding ``*.journal`` files, directly or in machine-id subfolders as /var/log/journal
+    does, is one ``journal-dir`` input read by journalctl; every other file below PATH is sniffed on
+    its own (so a folder with a journal, captures and dumps side by side is read whole).
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
-    if path.is_dir():
-        if any(path.rglob("*.journal")) or any(path.rglob("*.journal~")):
-            return [(path, "journal-dir")]
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
-        if not files:
-            raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-        return [(p, "?") for p in files]
-    return [(path, "?")]
+    if not path.is_dir():
+        return [(path, "?")]
+    journal_dirs = set()
+    for f in (*path.rglob("*.journal"), *path.rglob("*.journal~")):
+        folder = f.parent
+        if MACHINE_ID.fullmatch(folder.name) and folder != path:
+            folder = folder.parent  # /var/log/journal/<machine-id>/system.journal
+        journal_dirs.add(folder)
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and not any(d in p.parents for d in journal_dirs)
+    )
+    if not journal_dirs and not files:
+        raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
+    return [(d, "journal-dir") for d in sorted(journal_dirs)] + [(p, "?") for p in files]
 
 
 def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
@@ -384,6 +394,8 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         report.errors.append(f"journalctl: {line}")
     if rc != 0 and got == 0:
         raise InputError(f"{path}: journalctl refused it: {stderr or f'exit status {rc}'}")
+    if got == 0:
+        report.errors.append(f"{path}: journalctl found no entries (units or --since/--until chosen?)")
 
 
 def spool(path: Path, into: Path) -> Path:

@@ -220,3 +220,13 @@ def test_outputs_of_two_hosts_combine_in_one_folder(tmp_path):
     decode = next(r for r in wedge if r["role"] == "decode")
     assert decode["stopped_ts"].isoformat().startswith("2025-10-29T21:34:47.41")
     assert decode["other_role_continued"]  # prefill's batches, from the other folder, went on
+
+
+def test_a_folder_with_a_journal_and_other_files_is_read_whole():
+    from logcorr.readers import discover
+
+    found = dict(discover(SAMPLE))
+    assert found[SAMPLE / "journal"] == "journal-dir"  # the machine-id folder's parent, as /var/log/journal
+    assert found[SAMPLE / "router.log"] == "?"
+    assert found[SAMPLE / "pyspy" / "decode_tp0_214010.txt"] == "?"
+    assert not any("4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c" in str(p) for p in found)  # journal files read by journalctl

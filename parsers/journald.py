@@ -48,18 +48,26 @@ def split_lines(data: bytes) -> pl.Series:
     lines as ``""``, ``\r\n`` read as a line end, a final newline ending the last line rather than
     opening an empty one. Polars' CSV reader does the splitting (Rust, both cores, no Python object
     per line); data holding a NUL byte (its separator) or invalid UTF-8 is split the slower way."""
+    lines = _split_utf8(data)
+    if lines is not None:
+        return lines
+    text = _decode(data).removesuffix("\n")  # invalid UTF-8 replaced exactly as Python's decoder does
+    return pl.Series("line", [text]).str.split("\n").explode().str.strip_suffix("\r")
+
+
+def _split_utf8(data: bytes) -> pl.Series | None:
+    """``split_lines`` by the CSV reader alone; None when ``data`` holds a NUL or invalid UTF-8."""
     if not data:
         return pl.Series("line", [], pl.String)
-    if b"\x00" not in data:
-        try:
-            frame = pl.read_csv(
-                data, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
-            )
-            return frame["line"].fill_null("")
-        except pl.exceptions.ComputeError:
-            pass  # invalid UTF-8: replaced below exactly as Python's decoder does it
-    text = _decode(data).removesuffix("\n")
-    return pl.Series("line", [text]).str.split("\n").explode().str.strip_suffix("\r")
+    if b"\x00" in data:
+        return None
+    try:
+        frame = pl.read_csv(
+            data, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
+        )
+    except pl.exceptions.ComputeError:
+        return None
+    return frame["line"].fill_null("")
 
 
 def _take_binary_fields(
@@ -136,10 +144,10 @@ def parse_export(
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
-    lines = split_lines(data)
+    lines = _split_utf8(data)
     binaries, error = [], None
-    # A line with neither "=" nor emptiness is the name of a binary-safe field: rare, slow path.
-    if (~lines.str.contains("=", literal=True) & (lines != "")).any():
+    # Binary-safe fields (a line with no "=", or bytes that are not UTF-8): rare, the slower path.
+    if lines is None or (~lines.str.contains("=", literal=True) & (lines != "")).any():
         text_bytes, binaries, error = _take_binary_fields(data, lines)
         if error and whole:
             raise CutInsideBinaryField(error)

@@ -239,7 +239,6 @@ def ingest(
         OutputError: ``out`` exists and is not a logcorr output folder.
     """
     opts = opts or ReadOptions()
-    window = time_window(opts.since, opts.until)
     captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
     started = time.monotonic()
     inputs: list[tuple[Path, str]] = []
@@ -251,12 +250,15 @@ def ingest(
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)]))
     origin = origin or socket.gethostname()
+    journals_only = all(fmt == "journal-dir" or p.suffix == ".journal" for p, fmt in inputs)
+    window = time_window(opts.since, opts.until, journals_only=journals_only)
     output = Output(out, table_schemas(), origin=origin, append=append)
     enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()
+    selection = _selection(opts)
     if append and prev:
-        done = {i["source"] for i in prev.get("inputs", [])}
-        again = [str(p) for p, _ in inputs if str(p) in done]
+        done = {(i["source"], i.get("selection", "")) for i in prev.get("inputs", [])}
+        again = [str(p) for p, _ in inputs if (str(p), selection) in done]
         if again:
             output.abort()
             raise OptionError(
@@ -265,9 +267,11 @@ def ingest(
     if prev:
         enrich.next_id = max(enrich.next_id, int(prev.get("next_event_id", {}).get(origin, 0)))
     counts: dict[tuple[str, str], int] = {}
+    processes: dict = {}
+    if append and prev:  # dumps added now find the ranks their pids logged with before
+        _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
     first_ts = last_ts = None
-    processes: dict = {}
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for given, known_fmt in inputs:
@@ -341,7 +345,7 @@ def ingest(
                 by_role.setdefault(role, {})[kind] = n
             result.by_role_kind = by_role
             result.seconds = time.monotonic() - started
-            output.commit(_manifest(result, prev, origin, enrich.next_id))
+            output.commit(_manifest(result, prev, origin, enrich.next_id, _selection(opts)))
             _finish_out(out)
             return result
     except BaseException:
@@ -349,11 +353,16 @@ def ingest(
         raise
 
 
-def time_window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None] | None:
-    """``--since/--until`` as UTC datetimes for inputs that are not journals (journalctl reads its
-    own, richer syntax). Accepts ISO forms: ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no
-    offset means UTC. Raises ``OptionError`` naming the option for anything else."""
+def time_window(
+    since: str | None, until: str | None, *, journals_only: bool = False
+) -> tuple[datetime | None, datetime | None] | None:
+    """``--since/--until`` as UTC datetimes for inputs that are not journals. Accepts ISO forms:
+    ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
+    naming the option for anything else, unless every input is a journal (``journals_only``):
+    journalctl also takes its own syntax (``yesterday``, ``-1h``)."""
     if not since and not until:
+        return None
+    if journals_only:
         return None
     bounds = []
     for name, text in (("--since", since), ("--until", until)):
@@ -421,10 +430,26 @@ def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
     )
 
 
-def _manifest(result: IngestResult, prev: dict | None, origin: str, next_event_id: int) -> dict:
+def _selection(opts: ReadOptions) -> str:
+    """What of an input was read: the same path read with other units or times is another input."""
+    return f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
+
+
+def _previous_events(folder: Path) -> pl.DataFrame:
+    files = list((folder / "events").glob("**/*.parquet"))
+    if not files:
+        return pl.DataFrame(schema=EVENTS)
+    cols = ["host", "pid", "role", *RANKS]
+    return pl.scan_parquet(files, hive_partitioning=False).select(cols).filter(pl.col("tp_rank").is_not_null()).unique().collect()
+
+
+def _manifest(
+    result: IngestResult, prev: dict | None, origin: str, next_event_id: int, selection: str
+) -> dict:
     inputs = (prev or {}).get("inputs", []) + [
         {
             "source": r.source,
+            "selection": selection,
             "format": r.format,
             "records": r.records,
             "unparsed": r.unparsed,

@@ -21,6 +21,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -356,6 +357,19 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
     return chosen, roles
 
 
+def journalctl_time(text: str) -> str:
+    """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
+    meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
+    would read it in the machine's local zone); anything else (``yesterday``, ``-1h``) is passed as
+    journalctl's own syntax (systemd.time(7))."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    t = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -371,10 +385,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f != "_CMDLINE"))
     for u in units:
         args += ["--unit", u]
-    if opts.since:
-        args += ["--since", opts.since]
-    if opts.until:
-        args += ["--until", opts.until]
+    for flag, text in (("--since", opts.since), ("--until", opts.until)):
+        if text:
+            args += [flag, journalctl_time(text)]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None

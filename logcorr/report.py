@@ -220,7 +220,8 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
             "- No engine stopped advancing for the wedge query's gap (min_gap_s): no wedge in the data."
         )
     if stuck.height:
-        for (role,), grp in stuck.group_by("role", maintain_order=True):
+        for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
+            role = role_or_none or "unknown role (a dump whose pid logged nothing here)"
             verdicts = sorted(set(grp["verdict"].drop_nulls()))
             groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
             if "divergent" in verdicts:
@@ -228,7 +229,7 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
                     f"- **TP desync in {role}**: its ranks wait in different places in their last captures: {groups}."
                 )
             else:
-                lines.append(f"- {role.capitalize()} ranks are in lockstep: {groups}.")
+                lines.append(f"- {role[0].upper() + role[1:]} ranks are in lockstep: {groups}.")
     asserted = a2a.filter(pl.col("asserted"))
     if asserted.height:
         for (room, role), grp in asserted.group_by("bootstrap_room", "assert_role", maintain_order=True):

@@ -81,6 +81,8 @@ def conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
     Missing columns are added as nulls; extra columns are dropped. Raises ``polars`` errors only
     when a present column cannot be cast (a programming error, not bad input).
     """
+    if df.width == 0:  # literals alone would make one row
+        return pl.DataFrame(schema=schema)
     return df.select(
         [
             (pl.col(name) if name in df.columns else pl.lit(None)).cast(dtype).alias(name)

@@ -57,6 +57,8 @@ class Output:
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
         if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
             raise OutputError(
                 f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
@@ -102,7 +104,7 @@ class Output:
         for table, schema in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
                 (self.tmp / table / self.partition).mkdir(parents=True, exist_ok=True)
-                empty = conform(pl.DataFrame(), schema).to_arrow()
+                empty = pl.DataFrame(schema=schema).to_arrow()
                 pq.write_table(empty, self.tmp / table / self.partition / f"part-{self.part}.parquet")
         for writer in self._writers.values():
             writer.close()

@@ -8,7 +8,8 @@
 --   stop_spread_s      stopped_ts - first_rank_stopped_ts, seconds: 0 = all ranks stopped together
 --   ranks_stopped      how many ranks were advancing just before (batch within min_gap_s of stopped_ts)
 --   rank_labels        those ranks, e.g. [TP0, TP1, TP2, TP3]
---   running_req_at_stop  #running-req summed over those ranks' last batches (>0: work was pending)
+--   running_req_at_stop  #running-req of the last batches, counted once per DP group (its TP ranks
+--                      log the same batch) and summed over DP groups (>0: work was pending)
 --   resumed_ts         next batch of the role after the gap (UTC; NULL: none in the data)
 --   resumed_event_id   events.event_id of that batch
 --   stalled_s          from stopped_ts to resumed_ts, or to the end of the data, seconds
@@ -110,13 +111,21 @@ rank_last AS (
           AND epoch_us(b.ts) > epoch_us(g.stopped_ts) - p.min_gap_s * 1e6
     GROUP BY ALL
 ),
+running AS (
+    -- the TP ranks of one DP group log the same batch: count its requests once, then add the groups
+    SELECT role, stopped_ts, sum(group_running)::BIGINT AS running_req_at_stop
+    FROM (SELECT role, stopped_ts, host, dp_rank, pp_rank, max(running_req) AS group_running
+          FROM rank_last GROUP BY ALL)
+    GROUP BY ALL
+),
 ranks AS (
-    SELECT role, stopped_ts,
-           min(last_ts) AS first_rank_stopped_ts,
+    SELECT r.role, r.stopped_ts,
+           min(r.last_ts) AS first_rank_stopped_ts,
            count(*) AS ranks_stopped,
-           list(rank_label ORDER BY host, dp_rank, pp_rank, tp_rank, ep_rank) AS rank_labels,
-           sum(running_req)::BIGINT AS running_req_at_stop
-    FROM rank_last GROUP BY role, stopped_ts
+           list(r.rank_label ORDER BY r.host, r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank) AS rank_labels,
+           any_value(n.running_req_at_stop) AS running_req_at_stop
+    FROM rank_last AS r JOIN running AS n USING (role, stopped_ts)
+    GROUP BY r.role, r.stopped_ts
 ),
 spans AS (
     SELECT g.*, r.restart_ts, r.restart_event_id, coalesce(r.restart_ts, g.gap_end) AS span_end,

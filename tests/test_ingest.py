@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -186,7 +188,9 @@ def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
     need_journalctl()
     dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
     ingest([SAMPLE / "journal", *dumps], tmp_path / "out", captured_at="2025-10-29 21:40:10")
-    caps = pl.read_parquet(tmp_path / "out" / "captures").filter(pl.col("source").str.ends_with("_214010.txt"))
+    caps = pl.read_parquet(tmp_path / "out" / "captures").filter(
+        pl.col("source").str.ends_with("_214010.txt")
+    )
     main = caps.filter(pl.col("is_main"))
     assert main.height == len(dumps) == 8
     assert set(main["host"]) == {"gpu-node-1"}
@@ -212,7 +216,10 @@ def test_outputs_of_two_hosts_combine_in_one_folder(tmp_path):
     combined = tmp_path / "combined"
     for out in (a, b):
         subprocess.run(["cp", "-r", f"{out}/.", str(combined)], check=True)
-    assert sorted(p.name for p in (combined / "events").iterdir()) == ["origin=gpu-node-1", "origin=gpu-node-2"]
+    assert sorted(p.name for p in (combined / "events").iterdir()) == [
+        "origin=gpu-node-1",
+        "origin=gpu-node-2",
+    ]
     ev = pl.read_parquet(combined / "events" / "**" / "*.parquet", hive_partitioning=False)
     assert ev.height == events(a).height + events(b).height
     assert ev["event_id"].n_unique() == ev.height  # ids of the two hosts never collide
@@ -229,4 +236,60 @@ def test_a_folder_with_a_journal_and_other_files_is_read_whole():
     assert found[SAMPLE / "journal"] == "journal-dir"  # the machine-id folder's parent, as /var/log/journal
     assert found[SAMPLE / "router.log"] == "?"
     assert found[SAMPLE / "pyspy" / "decode_tp0_214010.txt"] == "?"
-    assert not any("4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c" in str(p) for p in found)  # journal files read by journalctl
+    assert not any(
+        "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c" in str(p) for p in found
+    )  # journal files read by journalctl
+
+
+def test_empty_tables_have_no_rows(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_text("[2025-10-29 21:25:13 TP0] Prefill batch, #new-seq: 1, #new-token: 4\n")
+    ingest([log], tmp_path / "out")
+    assert pl.read_parquet(tmp_path / "out" / "watchdogs").height == 0
+    assert pl.read_parquet(tmp_path / "out" / "batches").height == 1
+
+
+def test_output_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "incident.html").write_text("x")
+    result = CliRunner().invoke(
+        app, ["ingest", str(SAMPLE / "router.log"), "-o", str(tmp_path / "incident.html")]
+    )
+    assert result.exit_code == 1
+    assert "incident.html: is a file, not a folder" in result.output and "Traceback" not in result.output
+
+
+def test_append_more_units_and_later_dumps(tmp_path):
+    need_journalctl()
+    out = tmp_path / "out"
+    ingest([SAMPLE / "journal"], out, ReadOptions(units=("sglang-decode.service",)))
+    ingest([SAMPLE / "journal"], out, ReadOptions(units=("sglang-prefill.service",)), append=True)
+    dumps = sorted((SAMPLE / "pyspy").glob("decode_*_214015.txt"))
+    ingest(dumps, out, append=True, captured_at="2025-10-29 21:40:15")
+    caps = pl.read_parquet(out / "captures").filter(
+        pl.col("source").str.ends_with("_214015.txt") & pl.col("is_main")
+    )
+    assert sorted(caps["tp_rank"].to_list()) == [0, 1, 2, 3]
+    assert set(caps["role"]) == {"decode"} and set(caps["host"]) == {"gpu-node-1"}
+
+
+def test_since_until_mean_utc_for_journals_whatever_the_local_zone(tmp_path):
+    need_journalctl()
+    env = {**os.environ, "TZ": "America/New_York"}
+    args = [
+        "ingest",
+        str(SAMPLE / "journal"),
+        "--since",
+        "2025-10-29 21:34:40",
+        "--until",
+        "2025-10-29 21:34:50",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", *args, "-o", str(tmp_path / "out")],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    ts = events(tmp_path / "out")["ts"]
+    assert ts.min().isoformat() >= "2025-10-29T21:34:40" and ts.max().isoformat() <= "2025-10-29T21:34:51"

@@ -199,7 +199,9 @@ def timeline(
 
 @app.command()
 def export(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
+    ] = "chrome-trace",
     out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,

@@ -379,7 +379,8 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     missing or refuses the input and gave no entry.
     """
     units, roles = select_units(path, opts, report)
-    report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
+    if roles:
+        report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
     report.unit_roles = roles  # type: ignore[attr-defined]
     args = [journalctl_path(), *_journal_args(path), "-o", "export", "-a"]
     args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f != "_CMDLINE"))

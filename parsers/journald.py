@@ -251,6 +251,22 @@ def _bytes_from_json_array(value: str | None) -> str | None:
     return "\n".join(i if isinstance(i, str) else _decode(bytes(b & 0xFF for b in i)) for i in items)
 
 
+def _json_fields(df: pl.DataFrame, whole: pl.Expr) -> pl.DataFrame:
+    """Add a String column per field read from the JSON object in ``line``: one JSON parse per line
+    for lines holding no array value (nearly all), one ``json_path_match`` per field for the rest
+    (arrays of byte ints or strings, broken lines)."""
+    names = (*_META, *FIELDS)
+    simple = whole & ~pl.col("line").str.contains(r'":\s*\[')
+    fast, slow = df.filter(simple), df.filter(~simple)
+    try:
+        schema = pl.Struct({name: pl.String for name in names})
+        fast = fast.with_columns(pl.col("line").str.json_decode(schema).alias("fields")).unnest("fields")
+    except pl.exceptions.PolarsError:  # a value of another type, or not JSON after all: field by field
+        fast, slow = fast.clear(), df
+    slow = slow.with_columns(**{name: _json_value(pl.col("line"), name) for name in names})
+    return pl.concat([fast, slow.select(fast.columns)]).sort("n")
+
+
 def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
     """Parse ``journalctl -o json`` lines (one JSON object per line) into records.
 
@@ -262,9 +278,8 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     df = pl.DataFrame({"line": lines.cast(pl.String)}).with_row_index("n", offset=first_line)
     df = df.filter(pl.col("line").str.strip_chars() != "")
     line = pl.col("line")
-    cols = {name: _json_value(line, name) for name in (*_META, *FIELDS)}
-    df = df.with_columns(**{k: v for k, v in cols.items()})
     whole = line.str.strip_chars().str.starts_with("{") & line.str.strip_chars().str.ends_with("}")
+    df = _json_fields(df, whole)
     df = df.with_columns(
         (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
     )

@@ -404,12 +404,12 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             rc = proc.wait()
             err.seek(0)
             stderr = err.read().decode("utf-8", errors="replace").strip()
+    if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
+        raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
     for line in stderr.splitlines():
         report.errors.append(f"journalctl: {line}")
-    if rc != 0 and got == 0:
-        raise InputError(f"{path}: journalctl refused it: {stderr or f'exit status {rc}'}")
     if got == 0:
-        report.errors.append(f"{path}: journalctl found no entries (units or --since/--until chosen?)")
+        report.errors.append(f"{report.source}: journalctl found no entries (units or --since/--until chosen?)")
 
 
 def spool(path: Path, into: Path) -> Path:

@@ -238,9 +238,5 @@ def database(
     typer.echo(f"wrote {result.path} ({', '.join(f'{t} {n:,}' for t, n in result.tables.items())})")
 
 
-def main() -> None:  # pragma: no cover - console entry
-    app()
-
-
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(app())

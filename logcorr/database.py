@@ -1,6 +1,6 @@
 """The DuckDB side of OUT: ``OUT/logcorr.duckdb`` and ``OUT/views.sql``, derived from the Parquet tables.
 
-``write(out)`` runs at the end of every successful ingest (``ingest._finish_out``) and can be run
+``write(out)`` runs at the end of every successful ingest (``ingest.ingest``) and can be run
 again by hand. It writes:
 
 * ``OUT/logcorr.duckdb``: every table copied from ``OUT/<table>/**/*.parquet`` (so the file stands on

@@ -5,7 +5,6 @@ A plain function a notebook can call; the CLI only parses options and prints wha
 
 from __future__ import annotations
 
-import json
 import socket
 import tempfile
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
-from logcorr import readers
+from logcorr import database, readers
 from logcorr.parsers import pyspy, router, sglang
 from logcorr.parsers.prefix import split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
@@ -135,9 +134,7 @@ class _Enricher:
         df = df.with_columns(
             pl.coalesce(pl.col("role"), parsed["content_role"], pl.lit("unknown")).alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
-            pl.lit(forced_kind, pl.String).fill_null(parsed["kind"]).alias("kind")
-            if forced_kind
-            else parsed["kind"],
+            (pl.lit(forced_kind) if forced_kind else parsed["kind"]).alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
         )
@@ -346,7 +343,7 @@ def ingest(
             result.by_role_kind = by_role
             result.seconds = time.monotonic() - started
             output.commit(_manifest(result, prev, origin, enrich.next_id, _selection(opts)))
-            _finish_out(out)
+            database.write(out)  # OUT/logcorr.duckdb and views.sql, from the tables now in place
             return result
     except BaseException:
         output.abort()
@@ -440,7 +437,13 @@ def _previous_events(folder: Path) -> pl.DataFrame:
     if not files:
         return pl.DataFrame(schema=EVENTS)
     cols = ["host", "pid", "role", *RANKS]
-    return pl.scan_parquet(files, hive_partitioning=False).select(cols).filter(pl.col("tp_rank").is_not_null()).unique().collect()
+    return (
+        pl.scan_parquet(files, hive_partitioning=False)
+        .select(cols)
+        .filter(pl.col("tp_rank").is_not_null())
+        .unique()
+        .collect()
+    )
 
 
 def _manifest(
@@ -468,22 +471,3 @@ def _manifest(
         "next_event_id": {**(prev or {}).get("next_event_id", {}), origin: next_event_id},
         "errors": [e for r in result.reports for e in r.errors],
     }
-
-
-def _finish_out(out: Path) -> None:
-    """Hook for what is derived from the tables after they are in place (the DuckDB file)."""
-    try:
-        from logcorr import database
-    except ImportError:
-        return
-    database.write(out)
-
-
-def load_manifest(out: Path) -> dict:
-    """The manifest of an OUT folder; raises ``FileNotFoundError`` naming OUT when there is none."""
-    path = out / "manifest.json"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first"
-        )
-    return json.loads(path.read_text())

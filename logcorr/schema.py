@@ -12,7 +12,6 @@ import polars as pl
 UTC_US = pl.Datetime("us", "UTC")
 RANKS = {"dp_rank": pl.Int16, "pp_rank": pl.Int16, "tp_rank": pl.Int16, "ep_rank": pl.Int16}
 PROVENANCE = {"source": pl.String, "source_pos": pl.String}
-ROLES = ("prefill", "decode", "router", "unknown")
 
 # One row per record as a reader yields it, before multi-line re-joining.
 RECORD = {
@@ -68,11 +67,6 @@ KINDS = (
     "health",
     "other",
 )
-
-
-def empty(schema: dict) -> pl.DataFrame:
-    """An empty DataFrame with the given ``{column: dtype}`` schema."""
-    return pl.DataFrame(schema=schema)
 
 
 def conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:

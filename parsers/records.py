@@ -26,28 +26,25 @@ from __future__ import annotations
 import polars as pl
 
 from logcorr.parsers.prefix import ANSI_ESCAPE, is_record_start, split_prefix
+from logcorr.schema import PROVENANCE, RANKS, UTC_US
 
 # docker compose v2 ("name-1  | ") and v1 ("name_1  | "), also a custom container_name ("sglang  | ").
 COMPOSE_PREFIX = r"^[A-Za-z0-9][\w.-]*\s+\| ?"
 
 RECORD_COLUMNS = {
     "event_id": pl.Int64,
-    "ts": pl.Datetime("us", "UTC"),
+    "ts": UTC_US,
     "log_ts": pl.Datetime("us"),
     "host": pl.String,
     "role": pl.String,
     "pid": pl.Int32,
-    "dp_rank": pl.Int16,
-    "pp_rank": pl.Int16,
-    "tp_rank": pl.Int16,
-    "ep_rank": pl.Int16,
+    **RANKS,
     "level": pl.String,
     "header": pl.String,
     "body": pl.String,
     "message": pl.String,
     "n_lines": pl.Int32,
-    "source": pl.String,
-    "source_pos": pl.String,
+    **PROVENANCE,
 }
 
 

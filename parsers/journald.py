@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -234,37 +236,52 @@ def parse_export(
     return out
 
 
-def _json_value(expr: pl.Expr, name: str) -> pl.Expr:
-    return expr.str.json_path_match(f"$.{name}")
-
-
-def _bytes_from_json_array(value: str | None) -> str | None:
-    """A json field value that journalctl printed as an array: bytes (ints) or repeated strings."""
-    if value is None or not value.startswith("["):
+def _json_text(value: object) -> str | None:
+    """One json field value as text: a string as is, an array of byte ints decoded (binary or
+    non-UTF-8 data), an array of strings joined by newlines (a repeated field), null as None."""
+    if value is None or isinstance(value, str):
         return value
-    try:
-        items = json.loads(value)
-    except ValueError:
-        return value
-    if all(isinstance(i, int) for i in items):
-        return _decode(bytes(i & 0xFF for i in items))
-    return "\n".join(i if isinstance(i, str) else _decode(bytes(b & 0xFF for b in i)) for i in items)
+    if isinstance(value, list):
+        if all(isinstance(i, int) for i in value):
+            return _decode(bytes(i & 0xFF for i in value))
+        return "\n".join(i if isinstance(i, str) else _json_text(i) or "" for i in value)
+    return json.dumps(value)
 
 
-def _json_fields(df: pl.DataFrame, whole: pl.Expr) -> pl.DataFrame:
-    """Add a String column per field read from the JSON object in ``line``: one JSON parse per line
-    for lines holding no array value (nearly all), one ``json_path_match`` per field for the rest
-    (arrays of byte ints or strings, broken lines)."""
+_local = threading.local()
+
+
+def _duckdb() -> duckdb.DuckDBPyConnection:
+    if not hasattr(_local, "con"):  # one per thread: a connection is not shared between threads
+        _local.con = duckdb.connect()
+    return _local.con
+
+
+def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
+    """Add a String column per field of the JSON object in ``line`` (null when the line is not
+    JSON). DuckDB's JSON reader parses each line once for all fields; the rare lines holding an
+    array value (bytes, a repeated field) are read again by Python's json module."""
     names = (*_META, *FIELDS)
-    simple = whole & ~pl.col("line").str.contains(r'":\s*\[')
-    fast, slow = df.filter(simple), df.filter(~simple)
-    try:
-        schema = pl.Struct({name: pl.String for name in names})
-        fast = fast.with_columns(pl.col("line").str.json_decode(schema).alias("fields")).unnest("fields")
-    except pl.exceptions.PolarsError:  # a value of another type, or not JSON after all: field by field
-        fast, slow = fast.clear(), df
-    slow = slow.with_columns(**{name: _json_value(pl.col("line"), name) for name in names})
-    return pl.concat([fast, slow.select(fast.columns)]).sort("n")
+    paths = "[" + ", ".join(f"'$.{n}'" for n in names) + "]"
+    lines = df.select("line")  # noqa: F841 (read by DuckDB by name)
+    values = _duckdb().sql(f"SELECT try(json_extract_string(line, {paths})) AS v FROM lines").pl()["v"]
+    df = df.with_columns(
+        values.is_not_null().alias("_json"), values.list.to_struct(fields=list(names)).alias("fields")
+    ).unnest("fields")
+    fixed = []
+    for n, line in (
+        df.filter(pl.col("_json") & pl.col("line").str.contains(r'":\s*\[')).select("n", "line").iter_rows()
+    ):
+        try:
+            obj = json.loads(line)
+        except ValueError:  # DuckDB's reader is more lenient: keep what it read
+            continue
+        if isinstance(obj, dict):
+            fixed.append({"n": n, **{k: _json_text(obj.get(k)) for k in names}})
+    if fixed:
+        schema = {"n": df.schema["n"], **dict.fromkeys(names, pl.String)}
+        df = df.update(pl.DataFrame(fixed, schema=schema), on="n", include_nulls=True)
+    return df.drop("_json")
 
 
 def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
@@ -279,17 +296,10 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     df = df.filter(pl.col("line").str.strip_chars() != "")
     line = pl.col("line")
     whole = line.str.strip_chars().str.starts_with("{") & line.str.strip_chars().str.ends_with("}")
-    df = _json_fields(df, whole)
+    df = _json_fields(df)
     df = df.with_columns(
         (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
     )
-    arrays = df.filter(pl.col("MESSAGE").str.starts_with("[") | pl.col("_SYSTEMD_UNIT").str.starts_with("["))
-    if arrays.height:
-        fixed = arrays.select(
-            "n",
-            pl.col("MESSAGE").map_elements(_bytes_from_json_array, return_dtype=pl.String).alias("MESSAGE"),
-        )
-        df = df.update(fixed, on="n")
     return df.select(
         pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),

@@ -227,15 +227,24 @@ def export(
 @app.command()
 def database(
     out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed", help="Copy the tables into the file, so it works alone (moved, zipped, mailed)."
+        ),
+    ] = False,
 ) -> None:
-    """Rebuild OUT/logcorr.duckdb and OUT/views.sql, e.g. after combining several hosts' outputs."""
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, after
+    moving OUT (the file's views name OUT's Parquet files by absolute path), or with --embed."""
     from logcorr import database as db
 
     try:
-        result = db.write(out)
+        result = db.write(out, embed=embed)
     except (db.DatabaseError, FileNotFoundError) as e:
         _fail(str(e))
-    typer.echo(f"wrote {result.path} ({', '.join(f'{t} {n:,}' for t, n in result.tables.items())})")
+    how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
+    counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())
+    typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 
 
 if __name__ == "__main__":  # pragma: no cover

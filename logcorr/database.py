@@ -3,10 +3,12 @@
 ``write(out)`` runs at the end of every successful ingest (``ingest.ingest``) and can be run
 again by hand. It writes:
 
-* ``OUT/logcorr.duckdb``: every table copied from ``OUT/<table>/**/*.parquet`` (so the file stands on
-  its own: it works from any working directory, after OUT is moved, zipped or mailed), every saved
-  query as a view (``SELECT * FROM abort_to_assert``), and a ``saved_queries`` table documenting
-  them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
+* ``OUT/logcorr.duckdb``: a view per table over ``OUT/<table>/**/*.parquet`` by absolute path (it
+  works from any working directory and costs nothing to write; after OUT is moved, ``write`` again
+  re-points it), or with ``embed=True`` every table copied into the file (it then stands on its own,
+  after OUT is moved, zipped or mailed, at the cost of a second copy of the data: about as long as
+  the ingest's parsing); every saved query as a view (``SELECT * FROM abort_to_assert``), and a
+  ``saved_queries`` table documenting them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
   the oldest the current DuckDB writes, so DuckDB 0.10.0 and every later CLI open it; the saved-query
   views use ``getvariable`` and need DuckDB 1.1.0 or later (older CLIs read the tables and fail only
   on those views).
@@ -61,6 +63,7 @@ def write(
     *,
     saved: dict[str, SavedQuery] | None = None,
     storage_version: str = STORAGE_VERSION,
+    embed: bool = False,
 ) -> DatabaseResult:
     """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
 
@@ -68,6 +71,7 @@ def write(
         out: an ingest output folder (``OUT/<table>/**/*.parquet``).
         saved: the saved queries to add as views (default: ``saved.load_saved()``).
         storage_version: DuckDB ``STORAGE_VERSION`` of the file (``"v1.0.0"`` opens in DuckDB ≥ 0.10).
+        embed: copy the tables into the file instead of views over OUT's Parquet files.
 
     Returns:
         A ``DatabaseResult``. A saved query that does not bind on these tables is left out of the
@@ -97,12 +101,18 @@ def write(
         )
         con.execute("USE lc")
         for table, folder in folders.items():
-            glob = quote_literal(str(folder / "**" / "*.parquet"))
-            con.execute(
-                f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({glob}, union_by_name = true, '
-                "hive_partitioning = false)"
-            )
-            result.tables[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+            glob = str(folder / "**" / "*.parquet")
+            if embed:
+                con.execute(
+                    f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, '
+                    "union_by_name = true, hive_partitioning = false)"
+                )
+            else:
+                con.execute(parquet_view_sql(table, glob))
+            # the row count from the Parquet footers: no data read
+            result.tables[table] = con.execute(
+                f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"
+            ).fetchone()[0]
         docs = []
         for q in view_order(saved):
             error = None

@@ -417,25 +417,35 @@ def _check_db(path: Path, room: int, saved_names: list[str]) -> None:
 
 def test_duckdb_file_from_another_directory_after_moving_and_zipping(sample_out, room, tmp_path, monkeypatch):
     names = list(saved.load_saved())
-    moved = tmp_path / "moved"
-    shutil.copytree(sample_out, moved)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    _check_db(sample_out / database.DB_NAME, room, names)
-    # the copy works even with the Parquet folders gone: the tables are in the file
+    _check_db(sample_out / database.DB_NAME, room, names)  # views by absolute path: any directory
+    assert (sample_out / database.DB_NAME).stat().st_size < 2_000_000  # no copy of the data
+    first, moved = tmp_path / "first", tmp_path / "moved"
+    shutil.copytree(sample_out, first)
+    database.write(first)
+    first.rename(moved)  # the moved file's views still name the old place
+    with pytest.raises(duckdb.IOException, match="events"):
+        duckdb.connect(str(moved / database.DB_NAME), read_only=True).sql("SELECT count(*) FROM events")
+    result = CliRunner().invoke(app, ["database", "-d", str(moved)])  # re-points the views
+    assert result.exit_code == 0, result.output
+    assert f"views over {moved}" in result.output
+    _check_db(moved / database.DB_NAME, room, names)
+    # --embed: the tables are in the file, which works with the Parquet folders gone and zipped
+    result = CliRunner().invoke(app, ["database", "-d", str(moved), "--embed"])
+    assert result.exit_code == 0 and "tables copied in" in result.output, result.output
     for folder in moved.iterdir():
         if folder.is_dir():
             shutil.rmtree(folder)
     _check_db(moved / database.DB_NAME, room, names)
     archive = tmp_path / "out.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sample_out.rglob("*"):
-            z.write(f, f.relative_to(sample_out.parent))
+        z.write(moved / database.DB_NAME, database.DB_NAME)
     unzipped = tmp_path / "unzipped"
     with zipfile.ZipFile(archive) as z:
         z.extractall(unzipped)
-    _check_db(unzipped / sample_out.name / database.DB_NAME, room, names)
+    _check_db(unzipped / database.DB_NAME, room, names)
 
 
 def test_duckdb_file_is_written_with_the_old_storage_version(sample_out):

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
-from logcorr import database, readers
+from logcorr import database, readers, threads
 from logcorr.parsers import pyspy, router, sglang
 from logcorr.parsers.prefix import split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
@@ -291,11 +291,12 @@ def ingest(
                 src_first = src_last = None
                 rejoin = Rejoiner(join_all=forced is not None)
                 try:
-                    chunks = _read(path, fmt, opts, report, Path(scratch))
-                    for recs in _with_final(chunks, rejoin):
-                        if recs.height == 0:
-                            continue
-                        ev = enrich(recs, getattr(report, "unit_roles", {}), forced)
+                    # reading, parsing, re-joining and classifying run a chunk ahead of the writes
+                    records = _records(
+                        _read(path, fmt, opts, report, Path(scratch)), rejoin, enrich, report, forced
+                    )
+                    for classified in threads.ahead(records):
+                        ev = classified
                         if window and fmt not in ("journal-dir", "journal"):  # journalctl narrowed those
                             ev = ev.filter(_in_window(window))
                         lines += int(ev["n_lines"].sum())
@@ -390,10 +391,17 @@ def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
     return keep.fill_null(True)  # a record without a time is kept: it cannot be placed outside
 
 
-def _with_final(chunks, rejoin: Rejoiner):
-    for chunk in chunks:
-        yield rejoin.feed(chunk)
-    yield rejoin.finish()
+def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):
+    """Re-joined, classified records of one input's chunks (one frame per chunk)."""
+
+    def joined():
+        for chunk in chunks:
+            yield rejoin.feed(chunk)
+        yield rejoin.finish()
+
+    for recs in joined():
+        if recs.height:
+            yield enrich(recs, getattr(report, "unit_roles", {}), forced)
 
 
 def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:

@@ -13,12 +13,10 @@ Formats are detected from content (``sniff``), not from file names.
 from __future__ import annotations
 
 import lzma
-import queue
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +26,7 @@ import polars as pl
 
 from logcorr.parsers import journald
 from logcorr.schema import UTC_US
+from logcorr.threads import ahead
 
 CHUNK_BYTES = 16 << 20
 JOURNAL_MAGIC = b"LPKSHHRH"
@@ -253,23 +252,6 @@ def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -
         yield journald.parse_export(rest, source=source)
 
 
-def _threaded(blocks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
-    """Read ``blocks`` on a background thread so reading and parsing use both cores."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-
-    def pump() -> None:
-        try:
-            for b in blocks:
-                q.put(b)
-        finally:
-            q.put(done)
-
-    threading.Thread(target=pump, daemon=True).start()
-    while (item := q.get()) is not done:
-        yield item
-
-
 def journalctl_path() -> str:
     """Path of journalctl, or raise ``InputError`` naming the formats that work without it."""
     exe = shutil.which("journalctl")
@@ -394,7 +376,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         assert proc.stdout is not None
         got = 0
         try:
-            blocks = _threaded(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""))
+            blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in _export_chunks(blocks, report.source, report):
                 got += df.height
                 yield df
@@ -409,7 +391,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     for line in stderr.splitlines():
         report.errors.append(f"journalctl: {line}")
     if got == 0:
-        report.errors.append(f"{report.source}: journalctl found no entries (units or --since/--until chosen?)")
+        report.errors.append(
+            f"{report.source}: journalctl found no entries (units or --since/--until chosen?)"
+        )
 
 
 def spool(path: Path, into: Path) -> Path:

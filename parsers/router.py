@@ -262,9 +262,9 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
 
     Never raises on any text.
     """
-    base = _base(ev)
     if "kind" in ev.columns:
-        base = base.filter(ev["kind"].is_in(["request", "health"]))
+        ev = ev.filter(pl.col("kind").is_in(["request", "health"]))
+    base = _base(ev)
     if base.height == 0:
         return pl.DataFrame(schema=REQUESTS)
     out = _parse(base.with_row_index("_i")).filter(pl.col("format").is_not_null())

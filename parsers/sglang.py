@@ -794,10 +794,10 @@ def batches(ev: pl.DataFrame) -> pl.DataFrame:
     Versions: ``Prefill batch.``/``Decode batch.`` (2024-mid 2025) and ``Prefill batch,`` (later),
     optional `` [N]``, optional trailing ``, `` or space, any order of keys.
     """
-    base = _base(ev)
     if "kind" in ev.columns:
-        base = base.filter(pl.col("kind") == "batch")
+        base = _base(ev.filter(pl.col("kind") == "batch"))
     else:
+        base = _base(ev)
         base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
     if base.height == 0:
         return pl.DataFrame(schema=BATCHES)
@@ -967,17 +967,18 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         unknown, else the role the line implies), ``host``, ``first_ts``/``last_ts`` (UTC),
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
-    base = _base(ev)
-    if base.height == 0:
-        return pl.DataFrame(schema=ROOMS)
     if {"rid", "bootstrap_room"} <= set(ev.columns):
-        df = base.with_columns(
-            ev["rid"].cast(pl.String).alias("rid"),
-            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
+        named = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = _base(named).with_columns(
+            named["rid"].cast(pl.String).alias("rid"),
+            named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
         ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
         if df.height and "content_role" not in df.columns:
             df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     else:
+        base = _base(ev)
+        if base.height == 0:
+            return pl.DataFrame(schema=ROOMS)
         c = classify(base)
         df = base.with_columns(
             c["rid"].alias("rid"),
@@ -1058,6 +1059,9 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
     """
+    texts = [c for c in ("body", "message") if c in ev.columns]
+    if texts:  # filter before _base copies every column
+        ev = ev.filter(pl.coalesce(texts).str.contains("Traceback (most recent call last)", literal=True))
     base = _base(ev)
     base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
     if base.height == 0:
@@ -1195,11 +1199,11 @@ def _finish_kinds(
 
 def _select_kind(ev: pl.DataFrame, kind: str) -> pl.DataFrame:
     """Rows of ``ev`` of one kind: by its ``kind`` column when it has one, else by ``classify``."""
+    if "kind" in ev.columns:
+        return _base(ev.filter(pl.col("kind") == kind))
     base = _base(ev)
     if base.height == 0:
         return base
-    if "kind" in ev.columns:
-        return base.filter(pl.col("kind") == kind)
     return base.filter(_recognise(base)["kind"] == kind)
 
 

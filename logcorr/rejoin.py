@@ -44,47 +44,54 @@ class Rejoiner:
         return self._run(self._pending, final=True)
 
     def _run(self, df: pl.DataFrame, *, final: bool) -> pl.DataFrame:
-        df = df.with_row_index("seq").with_columns(pl.col("stream").fill_null("").alias("stream"))
+        # The stream's hash stands in for the stream in every grouping (no string hashing per row).
+        df = df.with_row_index("seq").with_columns(pl.col("stream").fill_null("").hash().alias("key"))
         header = is_record_start(pl.col("message")).fill_null(True)
         if self.join_all:
-            header = pl.col("seq") == pl.col("seq").min().over("stream")
+            header = pl.col("seq") == pl.col("seq").min().over("key")
         # Before the first header line of a stream, every line is a record of its own.
-        starts = header | (header.cum_sum().over("stream") == 0)
-        df = df.with_columns(starts.cum_sum().over("stream").alias("rec"))
+        starts = header | (header.cum_sum().over("key") == 0)
+        df = df.with_columns(starts.cum_sum().over("key").alias("rec"))
         if final:
             closed = df
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
         else:
             newest = df["ts"].max()
-            last = df.group_by("stream").agg(
-                pl.col("rec").max().alias("last_rec"), pl.col("ts").max().alias("last_ts")
-            )
-            df = df.join(last, on="stream", how="left")
-            open_rec = pl.col("rec") == pl.col("last_rec")
+            open_rec = pl.col("rec") == pl.col("rec").max().over("key")
             if newest is not None:
-                quiet = (pl.lit(newest) - pl.col("last_ts")).dt.total_microseconds() >= SETTLE_US
+                quiet = (pl.lit(newest) - pl.col("ts").max().over("key")).dt.total_microseconds() >= SETTLE_US
                 open_rec = open_rec & ~quiet.fill_null(False)
-            df = df.with_columns(open_rec.alias("open"))
-            first_open = df.filter(pl.col("open"))["seq"].min()
+            first_open = df.filter(open_rec)["seq"].min()
             if first_open is None:
                 closed = df
                 self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             else:
-                held = pl.col("seq").min().over("stream", "rec") >= first_open
+                held = pl.col("seq").min().over("key", "rec") >= first_open
                 self._pending = df.filter(held).select(list(RECORD_COLUMNS))
                 closed = df.filter(~held)
-        return (
-            closed.group_by("stream", "rec", maintain_order=True)
-            .agg(
-                pl.col("seq").first(),
-                *[pl.col(c).first() for c in RECORD_COLUMNS if c not in ("stream", "message", "entry_error")],
-                pl.col("message").fill_null("").str.join("\n"),
-                pl.col("entry_error").drop_nulls().str.join("; ").alias("entry_error"),
-                pl.len().cast(pl.Int32).alias("n_lines"),
-            )
-            .sort("seq")
-            .with_columns(
-                pl.when(pl.col("entry_error") != "").then(pl.col("entry_error")).alias("entry_error")
-            )
-            .select(*RECORD_COLUMNS, "n_lines")
+        return _records(closed)
+
+
+def _records(lines: pl.DataFrame) -> pl.DataFrame:
+    """One row per (key, rec) of ``lines``, in order. Most records are one line: they pass through
+    as they are, and only the lines of multi-line records are grouped and joined."""
+    size = pl.len().over("key", "rec")
+    lines = lines.with_columns(size.cast(pl.Int32).alias("n_lines"))
+    multi = lines.filter(pl.col("n_lines") > 1)
+    if multi.height:
+        joined = multi.group_by("key", "rec").agg(
+            pl.col("message").fill_null("").str.join("\n").alias("_message"),
+            pl.col("entry_error").drop_nulls().str.join("; ").alias("_error"),
         )
+        lines = (
+            lines.filter(pl.col("seq") == pl.col("seq").min().over("key", "rec"))
+            .join(joined, on=["key", "rec"], how="left", maintain_order="left")
+            .with_columns(
+                pl.coalesce("_message", "message").alias("message"),
+                pl.when(pl.col("n_lines") > 1)
+                .then(pl.when(pl.col("_error") != "").then(pl.col("_error")))
+                .otherwise(pl.col("entry_error"))
+                .alias("entry_error"),
+            )
+        )
+    return lines.select(*RECORD_COLUMNS, "n_lines")

@@ -72,55 +72,51 @@ def _split_utf8(data: bytes) -> pl.Series | None:
     return frame["line"].fill_null("")
 
 
-def _take_binary_fields(
-    data: bytes, lines: pl.Series | None = None
-) -> tuple[bytes, list[tuple[int, str, bytes]], str | None]:
-    """Cut binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``) out of an export chunk.
+def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+    """Split an export chunk that holds binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``),
+    NUL bytes or invalid UTF-8 into its text lines and its binary fields, with one split by Arrow.
 
-    ``lines`` (optional) is ``split_lines(data)``; when it holds the bytes exactly (valid UTF-8, no
-    carriage return), the candidate offsets come from it instead of a second split by Arrow.
-    Returns the remaining text-only bytes, ``(entry_index, name, value)`` per binary field, and an
-    error text when a length prefix runs past the end of the data (a cut capture).
+    Returns the text lines (a String Series, invalid UTF-8 replaced), ``(entry_index, name, value)``
+    per binary field, and an error text when a length prefix runs past the end of the data (a cut
+    capture; the lines before that field are kept). Python looks only at the lines holding no ``=``
+    (binary field names, or bytes inside their values): a few per chunk.
     """
-    parts, found, pos, entry, error = [], [], 0, 0, None
-    tail, m = b"", None  # tail: last byte of the text kept so far (a separator may span a cut)
-    for candidate in _lines_without_equals(data, lines):
-        if candidate < pos or not (m := _BINARY_FIELD.match(data, candidate)):
+    if data.endswith(b"\n"):
+        data = data[:-1]  # a final newline ends the last line rather than opening an empty one
+    lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
+    sizes = pl.Series(pc.binary_length(lines)).cast(pl.Int64)
+    starts = (sizes + 1).cum_sum() - (sizes + 1)
+    named = pc.and_(pc.greater(pc.binary_length(lines), 0), pc.invert(pc.match_substring(lines, "=")))
+    fields, dropped, error, resume = [], [], None, 0
+    for i in pc.indices_nonzero(named).to_pylist():
+        off = starts[i]
+        if off < resume or not (m := _BINARY_FIELD.match(data, off)):
             continue  # inside a value already taken, or not a field name
-        start, size_at = m.start(), m.end()
+        size_at = m.end()
         if size_at + 8 > len(data):
             error = f"binary field {m.group(1).decode()} cut short"
+        else:
+            size = int.from_bytes(data[size_at : size_at + 8], "little")
+            end = size_at + 8 + size
+            if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
+                error = f"binary field {m.group(1).decode()} of {size} bytes cut short or malformed"
+        if error:
+            dropped.extend(range(i, len(sizes)))  # everything from the broken field on is unreadable
             break
-        size = int.from_bytes(data[size_at : size_at + 8], "little")
-        end = size_at + 8 + size
-        if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
-            error = f"binary field {m.group(1).decode()} of {size} bytes cut short or malformed"
-            break
-        piece = tail + data[pos:start]
-        entry += piece.count(b"\n\n")
-        tail = piece[-1:]
-        parts.append(data[pos:start])
-        found.append((entry, m.group(1).decode(), data[size_at + 8 : end]))
-        pos = end + 1
-    parts.append(data[pos:] if error is None else data[pos : m.start()])
-    return b"".join(parts), found, error
-
-
-def _lines_without_equals(data: bytes, lines: pl.Series | None = None) -> list[int]:
-    """Byte offsets of the non-empty lines holding no ``=`` (binary field names, or bytes inside
-    their values), from the lines already split when they are byte-exact, else by Arrow over the
-    whole buffer (never a Python regex scan)."""
-    if lines is not None:
-        sizes = lines.str.len_bytes().cast(pl.Int64)
-        if int(sizes.sum()) + len(lines) - (not data.endswith(b"\n")) == len(data):
-            starts = (sizes + 1).cum_sum() - (sizes + 1)
-            named = (sizes > 0) & ~lines.str.contains("=", literal=True)
-            return starts.filter(named).to_list()
-    lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
-    sizes = pc.binary_length(lines)
-    starts = pc.subtract(pc.cumulative_sum(pc.add(sizes, 1)), pc.add(sizes, 1))
-    named = pc.and_(pc.greater(sizes, 0), pc.invert(pc.match_substring(lines, "=")))
-    return pc.filter(starts, named).to_pylist()
+        last = starts.search_sorted(end, side="right") - 1  # the line the value's newline ends
+        dropped.extend(range(i, last + 1))
+        fields.append((i, m.group(1).decode(), data[size_at + 8 : end]))
+        resume = end + 1
+    keep = ~pl.int_range(len(sizes), eager=True).is_in(pl.Series(dropped, dtype=pl.Int64))
+    kept = pl.Series(lines).filter(keep)
+    try:
+        text = kept.cast(pl.String)
+    except pl.exceptions.ComputeError:  # invalid UTF-8 in a text line (journald writes none)
+        text = pl.Series([_decode(v) for v in kept.to_list()], dtype=pl.String)
+    if fields:  # the entry of a binary field: the blank lines kept before it
+        blank_before = ((sizes == 0) & keep).cum_sum()
+        fields = [(int(blank_before[i]), name, value) for i, name, value in fields]
+    return text.alias("line"), fields, error
 
 
 def parse_export(
@@ -148,12 +144,11 @@ def parse_export(
     """
     lines = _split_utf8(data)
     binaries, error = [], None
-    # Binary-safe fields (a line with no "=", or bytes that are not UTF-8): rare, the slower path.
+    # Binary-safe fields (a line with no "=", or bytes that are not UTF-8): the slower path.
     if lines is None or (~lines.str.contains("=", literal=True) & (lines != "")).any():
-        text_bytes, binaries, error = _take_binary_fields(data, lines)
+        lines, binaries, error = _split_export(data)
         if error and whole:
             raise CutInsideBinaryField(error)
-        lines = split_lines(text_bytes)
     df = pl.DataFrame({"line": lines}).with_columns(
         (pl.col("line") == "").cum_sum().alias("entry"),
     )

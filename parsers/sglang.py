@@ -973,7 +973,8 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
             named["rid"].cast(pl.String).alias("rid"),
             named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
         ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        if df.height and "content_role" not in df.columns:
+        unknown = (df["role"].is_null() | (df["role"] == "unknown")).any()
+        if unknown and "content_role" not in df.columns:  # the text may say the role
             df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     else:
         base = _base(ev)

@@ -646,6 +646,7 @@ _TYPES = {"int": pl.Int64, "float": pl.Float64, "pct": pl.Float64, "bool": pl.Bo
 
 BATCHES = {
     **BASE,
+    "boot_id": pl.String,  # with host and pid, the process a batch ran in (pids repeat across boots)
     "batch_type": pl.String,
     "forward_iter": pl.Int64,
     **{f.column: _TYPES[f.type] for f in BATCH_FIELDS},
@@ -1469,6 +1470,7 @@ def _json_entry(key: str, value: pl.Expr) -> pl.Expr:
 
 _EV_DEFAULTS = {
     **BASE,
+    "boot_id": pl.String,
     "level": pl.String,
     "body": pl.String,
     "message": pl.String,

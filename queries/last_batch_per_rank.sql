@@ -42,10 +42,8 @@ WITH params AS (
     SELECT getvariable('since')::TIMESTAMPTZ AS since, getvariable('until')::TIMESTAMPTZ AS until
 ),
 b AS (
-    SELECT b.* REPLACE (coalesce(b.pid, e.pid) AS pid), e.boot_id
-    FROM batches AS b
-    CROSS JOIN params AS p
-    LEFT JOIN events AS e ON e.event_id = b.event_id
+    SELECT b.role, b.ts
+    FROM batches AS b, params AS p
     WHERE (p.since IS NULL OR b.ts >= p.since) AND (p.until IS NULL OR b.ts <= p.until)
 ),
 procs AS (
@@ -64,18 +62,25 @@ runs AS (
     WINDOW w AS (PARTITION BY host, role, dp_rank, pp_rank, tp_rank, ep_rank ORDER BY first_ts, pid)
 ),
 last AS (
+    -- the last batch's own fields come with it: the greatest (ts, event_id) of the rank's batches
     SELECT
         b.host, b.role, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank, b.pid, b.boot_id,
         count(*) AS batches,
         min(b.ts) AS first_batch_ts,
-        max(b.ts) AS last_batch_ts,
-        arg_max(b.event_id, b.ts) AS event_id
-    FROM b
+        max({'ts': b.ts, 'event_id': b.event_id, 'batch_type': b.batch_type, 'forward_iter': b.forward_iter,
+             'running_req': b.running_req, 'queue_req': b.queue_req, 'transfer_req': b.transfer_req,
+             'token_usage': b.token_usage, 'gen_throughput': b.gen_throughput, 'source': b.source,
+             'source_pos': b.source_pos}) AS lb
+    FROM batches AS b, params AS p
+    WHERE (p.since IS NULL OR b.ts >= p.since) AND (p.until IS NULL OR b.ts <= p.until)
     GROUP BY ALL
 ),
 ranked AS (
     SELECT
-        l.*,
+        l.* EXCLUDE (lb),
+        l.lb.ts AS last_batch_ts,
+        l.lb.event_id AS event_id,
+        l.lb,
         coalesce(r.run, 1) AS run,
         r.next_run_first_ts,
         CASE l.role WHEN 'prefill' THEN 'decode' WHEN 'decode' THEN 'prefill' END AS other_role,
@@ -87,7 +92,14 @@ ranked AS (
      AND r.tp_rank IS NOT DISTINCT FROM l.tp_rank AND r.ep_rank IS NOT DISTINCT FROM l.ep_rank
      AND r.pid IS NOT DISTINCT FROM l.pid AND r.boot_id IS NOT DISTINCT FROM l.boot_id
 ),
-role_ts AS (SELECT role, ts FROM b),
+role_ts AS (
+    -- each role's batch times for the ASOF joins below: the latest per second, plus every batch in a
+    -- second that holds a horizon (there the latest of the second may lie past the horizon)
+    SELECT role, max(ts) AS ts FROM b GROUP BY role, epoch_us(ts) // 1000000
+    UNION ALL
+    SELECT b.role, b.ts FROM b
+    WHERE epoch_us(b.ts) // 1000000 IN (SELECT epoch_us(horizon) // 1000000 FROM ranked WHERE horizon < 'infinity')
+),
 fresh AS (
     SELECT k.event_id, same.ts AS freshest_in_role_ts
     FROM ranked AS k ASOF LEFT JOIN role_ts AS same ON same.role = k.role AND same.ts < k.horizon
@@ -100,17 +112,16 @@ SELECT
     k.host, k.role, k.dp_rank, k.pp_rank, k.tp_rank, k.ep_rank,
     concat_ws(' ', 'DP' || k.dp_rank, 'PP' || k.pp_rank, 'TP' || k.tp_rank, 'EP' || k.ep_rank) AS rank_label,
     k.run, k.pid, k.batches, k.first_batch_ts, k.last_batch_ts,
-    lb.batch_type, lb.forward_iter, lb.running_req, lb.queue_req, lb.transfer_req, lb.token_usage,
-    lb.gen_throughput,
+    k.lb.batch_type, k.lb.forward_iter, k.lb.running_req, k.lb.queue_req, k.lb.transfer_req,
+    k.lb.token_usage, k.lb.gen_throughput,
     f.freshest_in_role_ts,
     (epoch_us(f.freshest_in_role_ts) - epoch_us(k.last_batch_ts)) / 1e6 AS lag_in_role_s,
     k.other_role,
     o.other_role_last_ts,
     (epoch_us(o.other_role_last_ts) - epoch_us(k.last_batch_ts)) / 1e6 AS lag_behind_other_role_s,
     k.next_run_first_ts,
-    k.event_id, lb.source, lb.source_pos
+    k.event_id, k.lb.source, k.lb.source_pos
 FROM ranked AS k
-JOIN b AS lb ON lb.event_id = k.event_id
 LEFT JOIN fresh AS f ON f.event_id = k.event_id
 LEFT JOIN other AS o ON o.event_id = k.event_id
 ORDER BY k.role = 'decode', k.role, k.host, k.dp_rank, k.pp_rank, k.tp_rank, k.ep_rank, k.run

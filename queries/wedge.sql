@@ -56,7 +56,7 @@ WITH params AS (
 ),
 b AS (
     -- only the columns used below: this CTE is read several times and a day holds millions of batches
-    SELECT bt.role, bt.ts, bt.event_id, bt.host, bt.dp_rank, bt.pp_rank, bt.tp_rank, bt.ep_rank, bt.running_req
+    SELECT bt.role, bt.ts, bt.event_id
     FROM batches AS bt, params AS p
     WHERE bt.role IN ('prefill', 'decode')
       AND (p.since IS NULL OR bt.ts >= p.since) AND (p.until IS NULL OR bt.ts <= p.until)
@@ -69,17 +69,19 @@ buckets AS (
     -- are less than a bucket apart, so every gap this query reads (over 1 s, or of min_gap_s) lies
     -- between one bucket's last batch and the next bucket's first. Sorting buckets, not batches,
     -- keeps the query fast on a day of millions of batches.
-    SELECT b.role, min({'ts': b.ts, 'id': b.event_id}) AS lo, max({'ts': b.ts, 'id': b.event_id}) AS hi
-    FROM b, params AS p
+    -- (ts, event_id) packed in one HUGEINT, ordered as the pair: µs << 53 | event_id (< 2^53)
+    SELECT b.role, min(b.ts) AS lo_ts, max(b.ts) AS hi_ts,
+           (min(b.key) % 9007199254740992)::BIGINT AS lo_id, (max(b.key) % 9007199254740992)::BIGINT AS hi_id
+    FROM (SELECT role, ts, epoch_us(ts)::HUGEINT * 9007199254740992 + event_id AS key FROM b) AS b, params AS p
     GROUP BY b.role, epoch_us(b.ts) // greatest(least(p.min_gap_s, 1.0) * 1e6, 1)::BIGINT
 ),
 stream AS (
     -- per role, each bucket's last batch and the next bucket's first: the gaps between batches
-    SELECT role, hi.ts AS ts, hi.id AS event_id,
-           lead(lo.ts) OVER w AS next_ts,
-           lead(lo.id) OVER w AS next_event_id
+    SELECT role, hi_ts AS ts, hi_id AS event_id,
+           lead(lo_ts) OVER w AS next_ts,
+           lead(lo_id) OVER w AS next_event_id
     FROM buckets
-    WINDOW w AS (PARTITION BY role ORDER BY lo.ts, lo.id)
+    WINDOW w AS (PARTITION BY role ORDER BY lo_ts, lo_id)
 ),
 cadence AS (
     -- the role's usual pause: the 99th percentile of its gaps longer than a second
@@ -111,14 +113,22 @@ gaps AS (
     WHERE r.restart_ts IS NOT NULL
        OR epoch_us(g.gap_end) - epoch_us(g.stopped_ts) >= p.gap_factor * g.typical_gap_s * 1e6
 ),
+gap_seconds AS (
+    -- the seconds of min_gap_s before each stop: the batches of rank_last are found by equal second
+    SELECT g.role, g.stopped_ts,
+           unnest(range((epoch_us(g.stopped_ts) - (p.min_gap_s * 1e6)::BIGINT) // 1000000,
+                        epoch_us(g.stopped_ts) // 1000000 + 1)) AS sec
+    FROM gaps AS g, params AS p
+),
 rank_last AS (
     -- per gap, each rank's last batch at or before the stop, if it came within min_gap_s of it
     SELECT g.role, g.stopped_ts, b.host, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank,
            concat_ws(' ', 'DP' || b.dp_rank, 'PP' || b.pp_rank, 'TP' || b.tp_rank, 'EP' || b.ep_rank) AS rank_label,
            max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req
-    FROM gaps AS g, params AS p
-    JOIN b ON b.role = g.role AND b.ts <= g.stopped_ts
+    FROM gap_seconds AS g, params AS p
+    JOIN batches AS b ON b.role = g.role AND epoch_us(b.ts) // 1000000 = g.sec AND b.ts <= g.stopped_ts
           AND epoch_us(b.ts) > epoch_us(g.stopped_ts) - p.min_gap_s * 1e6
+          AND (p.since IS NULL OR b.ts >= p.since)
     GROUP BY ALL
 ),
 running AS (
@@ -161,7 +171,7 @@ ready AS (
     FROM (SELECT *, lead(stopped_ts) OVER (PARTITION BY role ORDER BY stopped_ts) AS next_stop FROM spans) AS s
     JOIN events AS e
       ON e.role = s.role AND e.ts > s.stopped_ts AND e.ts <= coalesce(s.next_stop, 'infinity'::TIMESTAMPTZ)
-     AND e.message LIKE '%The server is fired up and ready to roll%'
+     AND e.kind = 'other' AND e.message LIKE '%The server is fired up and ready to roll%'
     GROUP BY ALL
 ),
 health_fail AS (

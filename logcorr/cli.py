@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import typer
+# Polars' jemalloc hands freed pages back to the kernel within a second by default; an ingest
+# allocates and frees chunk-sized buffers all the time, and faulting those pages in again cost
+# ~2 s of system time per million entries. Keep them five seconds. Read once, when polars loads.
+os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5000")
 
-from logcorr.readers import ReadOptions
+import typer  # noqa: E402
+
+from logcorr.readers import ReadOptions  # noqa: E402
 
 app = typer.Typer(
     help="Offline log and trace correlation for SGLang prefill-decode incidents.",

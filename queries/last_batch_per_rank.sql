@@ -62,25 +62,26 @@ runs AS (
     WINDOW w AS (PARTITION BY host, role, dp_rank, pp_rank, tp_rank, ep_rank ORDER BY first_ts, pid)
 ),
 last AS (
-    -- the last batch's own fields come with it: the greatest (ts, event_id) of the rank's batches
+    -- the last batch: the greatest (ts, event_id), packed in one HUGEINT as µs << 53 | event_id
     SELECT
         b.host, b.role, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank, b.pid, b.boot_id,
         count(*) AS batches,
         min(b.ts) AS first_batch_ts,
-        max({'ts': b.ts, 'event_id': b.event_id, 'batch_type': b.batch_type, 'forward_iter': b.forward_iter,
-             'running_req': b.running_req, 'queue_req': b.queue_req, 'transfer_req': b.transfer_req,
-             'token_usage': b.token_usage, 'gen_throughput': b.gen_throughput, 'source': b.source,
-             'source_pos': b.source_pos}) AS lb
+        max(b.ts) AS last_batch_ts,
+        (max(epoch_us(b.ts)::HUGEINT * 9007199254740992 + b.event_id) % 9007199254740992)::BIGINT AS event_id
     FROM batches AS b, params AS p
     WHERE (p.since IS NULL OR b.ts >= p.since) AND (p.until IS NULL OR b.ts <= p.until)
     GROUP BY ALL
 ),
+lb AS (
+    -- the last batches' own fields (the IN list lets the Parquet scan skip every other row)
+    SELECT event_id, batch_type, forward_iter, running_req, queue_req, transfer_req, token_usage,
+           gen_throughput, source, source_pos
+    FROM batches WHERE event_id IN (SELECT event_id FROM last)
+),
 ranked AS (
     SELECT
-        l.* EXCLUDE (lb),
-        l.lb.ts AS last_batch_ts,
-        l.lb.event_id AS event_id,
-        l.lb,
+        l.*,
         coalesce(r.run, 1) AS run,
         r.next_run_first_ts,
         CASE l.role WHEN 'prefill' THEN 'decode' WHEN 'decode' THEN 'prefill' END AS other_role,
@@ -112,16 +113,17 @@ SELECT
     k.host, k.role, k.dp_rank, k.pp_rank, k.tp_rank, k.ep_rank,
     concat_ws(' ', 'DP' || k.dp_rank, 'PP' || k.pp_rank, 'TP' || k.tp_rank, 'EP' || k.ep_rank) AS rank_label,
     k.run, k.pid, k.batches, k.first_batch_ts, k.last_batch_ts,
-    k.lb.batch_type, k.lb.forward_iter, k.lb.running_req, k.lb.queue_req, k.lb.transfer_req,
-    k.lb.token_usage, k.lb.gen_throughput,
+    lb.batch_type, lb.forward_iter, lb.running_req, lb.queue_req, lb.transfer_req, lb.token_usage,
+    lb.gen_throughput,
     f.freshest_in_role_ts,
     (epoch_us(f.freshest_in_role_ts) - epoch_us(k.last_batch_ts)) / 1e6 AS lag_in_role_s,
     k.other_role,
     o.other_role_last_ts,
     (epoch_us(o.other_role_last_ts) - epoch_us(k.last_batch_ts)) / 1e6 AS lag_behind_other_role_s,
     k.next_run_first_ts,
-    k.event_id, k.lb.source, k.lb.source_pos
+    k.event_id, lb.source, lb.source_pos
 FROM ranked AS k
+JOIN lb USING (event_id)
 LEFT JOIN fresh AS f ON f.event_id = k.event_id
 LEFT JOIN other AS o ON o.event_id = k.event_id
 ORDER BY k.role = 'decode', k.role, k.host, k.dp_rank, k.pp_rank, k.tp_rank, k.ep_rank, k.run

@@ -236,6 +236,21 @@ def decode_stops() -> list[datetime]:
     return [ts(truth(f"last decode batch, decode TP{tp}")) for tp in range(4)]
 
 
+def test_wedge_with_a_short_min_gap_finds_the_same_stop_and_the_short_pauses(sample_out, sample_con):
+    # gaps are read between per-second buckets of batches; a min_gap_s under a second makes the
+    # buckets smaller, so sub-second stops are found as they were batch by batch
+    rows = q(sample_out, "wedge", sample_con, min_gap_s=0.5)
+    stops = [(r, t.strftime("%H:%M:%S.%f")) for r, t in rows.select("role", "stopped_ts").iter_rows()]
+    assert stops == [
+        ("prefill", "21:25:00.798302"),
+        ("decode", "21:25:02.524827"),
+        ("decode", "21:34:47.414741"),
+        ("prefill", "21:40:34.831057"),
+    ]
+    wedged = rows.filter(pl.col("verdict").str.starts_with("wedged"))
+    assert wedged["role"].to_list() == ["decode"] and wedged["ranks_stopped"].to_list() == [4]
+
+
 def test_wedge_on_the_sample(sample_out, sample_con):
     rows = q(sample_out, "wedge", sample_con)
     decode = rows.filter(pl.col("role") == "decode").row(0, named=True)

@@ -27,12 +27,15 @@ WITH printed AS (
         host,
         unit AS other,
         count(*) AS samples,
-        median(epoch(log_ts::TIMESTAMP) - epoch(ts::TIMESTAMP)) AS median_offset_s,
-        min(epoch(log_ts::TIMESTAMP) - epoch(ts::TIMESTAMP)) AS min_offset_s,
-        max(epoch(log_ts::TIMESTAMP) - epoch(ts::TIMESTAMP)) AS max_offset_s
-    FROM events
-    WHERE log_ts IS NOT NULL AND ts IS NOT NULL AND host IS NOT NULL
-      AND ts::TIMESTAMP <> log_ts  -- plain files: ts was taken from the printed time itself
+        median(offset_us) / 1e6 AS median_offset_s,
+        min(offset_us) / 1e6 AS min_offset_s,
+        max(offset_us) / 1e6 AS max_offset_s
+    FROM (
+        -- integer µs, both read as UTC whatever the session's TimeZone
+        SELECT host, unit, epoch_us(log_ts) - epoch_us(ts) AS offset_us FROM events
+        WHERE log_ts IS NOT NULL AND ts IS NOT NULL AND host IS NOT NULL
+    )
+    WHERE offset_us <> 0  -- plain files: ts was taken from the printed time itself
     GROUP BY host, unit
 ),
 first_seen AS (

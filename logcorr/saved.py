@@ -325,14 +325,21 @@ def _strip_comments(sql: str) -> str:
 
 def table_folders(out: Path) -> dict[str, Path]:
     """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/**/*.parquet``:
-    one ``origin=NAME`` partition per host whose output was placed here)."""
+    one ``origin=NAME`` partition per host whose output was placed here). Raises ``FileNotFoundError``
+    when OUT does not exist or holds neither tables nor a manifest (not an ingest output)."""
     if not out.is_dir():
         raise FileNotFoundError(f"{out}: no such folder; run logcorr ingest first or pass -d OUT")
-    return {
+    folders = {
         p.name: p
         for p in sorted(out.iterdir())
         if p.is_dir() and not p.name.startswith(".") and any(p.glob("**/*.parquet"))
     }
+    if not folders and not (out / "manifest.json").exists():
+        raise FileNotFoundError(
+            f"{out}: not a logcorr output folder (no tables, no manifest.json); "
+            f"run logcorr ingest … -o {out} first, or pass -d OUT"
+        )
+    return folders
 
 
 def quote_literal(text: str) -> str:

@@ -586,3 +586,12 @@ def test_a_sql_file_runs_as_a_saved_query(sample_out, tmp_path):
     )
     rows = saved.query(sample_out, str(path))
     assert set(rows["role"]) == {"prefill", "decode"} and (rows["n"] > 0).all()
+
+
+def test_a_folder_that_is_no_ingest_output_is_named_as_such(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "router.log").write_text("not a table\n")
+    result = CliRunner().invoke(app, ["query", "wedge", "-d", str(tmp_path / "logs")])
+    assert result.exit_code == 1
+    assert "not a logcorr output folder (no tables, no manifest.json)" in result.output
+    assert "Catalog Error" not in result.output

@@ -36,6 +36,7 @@ Usage::
     python bench/bench_ingest.py --entries 1000000                  # generate into /tmp, then run
     python bench/bench_ingest.py --entries 1000000 --reuse /tmp/logcorr-day-1000000
     python bench/bench_ingest.py --reuse DIR --only a --json-out results.json
+    python bench/bench_ingest.py --reuse DIR --repeat 3              # median of three runs each
 """
 
 from __future__ import annotations
@@ -208,6 +209,17 @@ def ingest_run(label: str, src: Path, out: Path) -> Run:
         except Exception as e:  # reported, not fatal: the timing stands
             run.note = f"could not count lines in OUT/events: {e}"
     return run
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The run of median wall time, its note naming the spread when there were several (this shared
+    machine's figures move ±20 % from run to run)."""
+    ordered = sorted(runs, key=lambda r: r.wall)
+    mid = ordered[len(ordered) // 2]
+    if len(ordered) > 1:
+        spread = f"median of {len(ordered)} runs, {ordered[0].wall:.1f}-{ordered[-1].wall:.1f} s"
+        mid.note = f"{mid.note}; {spread}" if mid.note else spread
+    return mid
 
 
 def duckdb_run(src: Path, dst: Path) -> Run:
@@ -390,6 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, help="where OUT folders go (default: a temp folder, removed)")
     ap.add_argument("--only", choices=("a", "b", "c", "ab", "ac", "bc", "abc"), default="abc")
     ap.add_argument("--json-out", type=Path, help="also write every measurement as JSON here")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each ingest and its floor N times, alternately; show the median",
+    )
     args = ap.parse_args(argv)
     if args.entries is None and args.reuse is None:
         args.entries = 1_000_000
@@ -409,17 +427,25 @@ def main(argv: list[str] | None = None) -> int:
         if "a" in args.only or "c" in args.only:
             journal = day / "journal"
             warm(journal)
-            floor = measure(
-                "journalctl -o export > /dev/null",
-                ["journalctl", "--directory", str(journal), "-o", "export"],
-            )
-            ours = ingest_run("logcorr ingest DIR/journal", journal, work / "out-journal")
+            floors, ours_runs = [], []
+            for _ in range(max(1, args.repeat)):
+                floors.append(
+                    measure(
+                        "journalctl -o export > /dev/null",
+                        ["journalctl", "--directory", str(journal), "-o", "export"],
+                    )
+                )
+                ours_runs.append(ingest_run("logcorr ingest DIR/journal", journal, work / "out-journal"))
+            floor, ours = median_run(floors), median_run(ours_runs)
             a = [floor, ours]
             print(f"(a) done: journalctl {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
         if "b" in args.only:
             src = day / "day.json"
-            floor = duckdb_run(src, work / "duckdb.parquet")
-            ours = ingest_run("logcorr ingest DIR/day.json", src, work / "out-json")
+            floors, ours_runs = [], []
+            for _ in range(max(1, args.repeat)):
+                floors.append(duckdb_run(src, work / "duckdb.parquet"))
+                ours_runs.append(ingest_run("logcorr ingest DIR/day.json", src, work / "out-json"))
+            floor, ours = median_run(floors), median_run(ours_runs)
             b = [floor, ours]
             print(f"(b) done: duckdb {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
         if "c" in args.only:

@@ -29,6 +29,7 @@ from logcorr.schema import UTC_US
 from logcorr.threads import ahead
 
 CHUNK_BYTES = 16 << 20
+JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
 JOURNAL_MAGIC = b"LPKSHHRH"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 # A unit is an SGLang engine or router when its name, command line or process name says so.
@@ -365,7 +366,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
     report.unit_roles = roles  # type: ignore[attr-defined]
     args = [journalctl_path(), *_journal_args(path), "-o", "export", "-a"]
-    args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f != "_CMDLINE"))
+    # _CMDLINE, _COMM and SYSLOG_IDENTIFIER only serve choosing units (select_units asks for them
+    # once per unit): leaving them out of every entry spares journalctl and the parser a tenth
+    args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f not in JOURNAL_ONLY_FOR_UNITS))
     for u in units:
         args += ["--unit", u]
     for flag, text in (("--since", opts.since), ("--until", opts.until)):

@@ -199,8 +199,18 @@ def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch
         report.notes.append(f"unpacked xz: {inner}")
         return _read(unpacked, inner, opts, report, scratch)
     if fmt == "export":
-        return readers.read_export_file(path, report)
+        return _selected(readers.read_export_file(path, report), readers.CaptureUnits(opts), report)
+    if fmt == "json":
+        return _selected(readers.read_text(path, fmt, report), readers.CaptureUnits(opts), report)
     return readers.read_text(path, fmt, report)
+
+
+def _selected(chunks, units: readers.CaptureUnits, report: SourceReport):
+    """The records of a journald capture's chosen units (see ``readers.CaptureUnits``)."""
+    report.unit_roles = units.roles  # type: ignore[attr-defined]  # filled as units appear
+    for chunk in chunks:
+        yield units.filter(chunk)
+    report.notes += units.notes()
 
 
 def ingest(

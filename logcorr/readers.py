@@ -340,6 +340,76 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
     return chosen, roles
 
 
+class CaptureUnits:
+    """Unit selection for a journald capture (``-o export`` or ``-o json`` file) as ``select_units``
+    makes it for a journal, decided while the capture streams by.
+
+    ``filter(recs)`` keeps the records of the chosen units: those given with ``--unit``; else every
+    record with ``--all-units``; else the units whose name, or the ``_CMDLINE``/``_COMM`` of their
+    entries, look like an SGLang engine or router (journald puts those fields on every entry of a
+    process, so a unit is known from its first entry). Records without a unit (the kernel) go with
+    the others skipped; a line that could not be read whole (``entry_error``) is always kept. When the first chunk shows no such unit at all, every record is kept, as
+    for a journal where no unit looks like SGLang. ``notes()`` says what was chosen and skipped.
+    """
+
+    def __init__(self, opts: ReadOptions) -> None:
+        self.opts = opts
+        self.keep_all: bool | None = True if opts.all_units else None
+        self.roles: dict[str, str] = {}
+        self.skipped: dict[str, int] = {}
+
+    def filter(self, recs: pl.DataFrame) -> pl.DataFrame:
+        if self.keep_all or recs.height == 0:
+            return recs
+        if self.opts.units:
+            keep = pl.col("unit").is_in(list(self.opts.units)).fill_null(False)
+        else:
+            self._learn(recs)
+            if self.keep_all is None:  # the first chunk decides: does anything look like SGLang?
+                self.keep_all = not self.roles
+                if self.keep_all:
+                    return recs
+            keep = pl.col("unit").is_in(list(self.roles)).fill_null(False)
+        keep = keep | pl.col("entry_error").is_not_null()  # a broken line's unit is unknown: kept
+        for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
+            name = unit or "(no unit)"
+            self.skipped[name] = self.skipped.get(name, 0) + n
+        return recs.filter(keep)
+
+    def _learn(self, recs: pl.DataFrame) -> None:
+        process = pl.col("cmdline").fill_null("") + " " + pl.col("comm").fill_null("")
+        seen = (
+            recs.filter(pl.col("unit").is_not_null() & ~pl.col("unit").is_in(list(self.roles)))
+            .group_by("unit")
+            .agg(
+                process.filter(process.str.contains("(?i)" + SGLANG_PROCESS.pattern)).first().alias("process")
+            )
+        )
+        for unit, process in seen.iter_rows():
+            role = self.opts.roles.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+            if not role and process:
+                role = role_from_text(process) or "unknown"
+            if role:
+                self.roles[unit] = role
+
+    def notes(self) -> list[str]:
+        """What ``filter`` chose and skipped, for the summary (``SourceReport.notes``)."""
+        if self.opts.all_units:
+            return ["--all-units: every entry, with or without a unit"]
+        if self.opts.units:
+            notes = [f"units given: {', '.join(self.opts.units)}"]
+        elif self.keep_all:
+            return ["no unit looks like an SGLang engine or router: reading every entry"]
+        else:
+            notes = ["units chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(self.roles.items()))]
+        if self.skipped:
+            listed = ", ".join(
+                f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(self.skipped.items())
+            )
+            notes.append(f"units skipped: {listed} (use --unit or --all-units to read them)")
+        return notes
+
+
 def journalctl_time(text: str) -> str:
     """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
     meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl

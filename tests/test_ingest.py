@@ -101,9 +101,54 @@ def test_export_and_json_captures_give_the_same_events(tmp_path, sample_out):
     for name in ("capture.export", "journal.json"):
         path = tmp_path / name if name.endswith("export") else SAMPLE / name
         out = tmp_path / f"out-{name}"
-        ingest([path], out)
-        got = events(out).filter(pl.col("unit").is_in(ENGINE_UNITS)).select(cols)
-        assert got.equals(from_journal), name
+        result = ingest([path], out)
+        # the same units chosen as from the journal itself: sshd, cron and the kernel skipped
+        assert events(out).select(cols).equals(from_journal), name
+        notes = result.reports[0].notes
+        assert notes[0].startswith("units chosen: sglang-decode.service (decode), sglang-prefill.service")
+        assert notes[1].startswith(
+            "units skipped: (no unit) (2 entries), cron.service (6 entries), ssh.service (2 entries)"
+        )
+        every = ingest([path], tmp_path / f"all-{name}", ReadOptions(all_units=True))
+        assert every.rows["events"] == from_journal.height + 10
+
+
+def test_capture_units_chosen_by_command_line_and_broken_lines_kept(tmp_path):
+    def line(i: int, unit: str | None, cmdline: str, message: str) -> str:
+        entry = {
+            "__CURSOR": f"s=1;i={i}",
+            "__REALTIME_TIMESTAMP": str(1761773687000000 + i),
+            "_PID": "40" if unit else "0",
+            "_CMDLINE": cmdline,
+            "MESSAGE": message,
+        }
+        if unit:
+            entry["_SYSTEMD_UNIT"] = unit
+        return json.dumps(entry)
+
+    engine = "/usr/bin/python3 -m sglang.launch_server --disaggregation-mode decode --tp 2"
+    capture = tmp_path / "cap.json"
+    capture.write_text(
+        "\n".join(
+            [
+                line(
+                    1, "inference.service", engine, "[2025-10-29 21:34:47 TP1] Decode batch, #running-req: 3"
+                ),
+                line(2, "cron.service", "/usr/sbin/cron -f", "(root) CMD (run-parts /etc/cron.hourly)"),
+                line(3, None, "", "kernel: NVRM: Xid 79"),
+                '{"__CURSOR":"s=1;i=4","MESSAGE":"[2025-10-29 21:34:48 TP0] Decode b',  # cut in half
+            ]
+        )
+        + "\n"
+    )
+    result = ingest([capture], tmp_path / "out")
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev["source_pos"].to_list() == ["line 4", "s=1;i=1"]
+    assert ev.filter(pl.col("unit") == "inference.service")["role"].to_list() == ["decode"]
+    assert result.reports[0].notes == [
+        "units chosen: inference.service (decode)",
+        "units skipped: (no unit) (1 entry), cron.service (1 entry) (use --unit or --all-units to read them)",
+    ]
 
 
 def test_unit_option_and_all_units(tmp_path):

@@ -23,21 +23,27 @@
 --   group; a rank with no batches has no last batch. The report lists these under "what the data
 --   cannot say". The three role rows are always there, so on empty tables the answer is "no prefill
 --   engine log ingested", "no decode engine log ingested", "no router log ingested".
-WITH ranks AS (
-    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank,
+WITH ev AS (
+    -- one scan of events for every count below: per rank, per role, and per (pid, role, host)
+    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, pid,
+           GROUPING(host, dp_rank, pp_rank, tp_rank, ep_rank, pid) AS g,
            count(*) AS events, min(ts) AS first_ts, max(ts) AS last_ts
     FROM events
-    WHERE role IN ('prefill', 'decode')
+    GROUP BY GROUPING SETS ((role, host, dp_rank, pp_rank, tp_rank, ep_rank), (role), (pid, role, host))
+),
+ranks AS (
+    SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, events, first_ts, last_ts
+    FROM ev
+    WHERE g = 1 AND role IN ('prefill', 'decode')  -- 1: pid rolled up only
       AND (tp_rank IS NOT NULL OR dp_rank IS NOT NULL OR pp_rank IS NOT NULL OR ep_rank IS NOT NULL)
-    GROUP BY ALL
 ),
 rank_batches AS (
     SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, count(*) AS n FROM batches GROUP BY ALL
 ),
 pid_role AS (
     -- a capture from a bare py-spy file may lack role and host: take those its pid logged with
-    SELECT pid, any_value(role) AS role, any_value(host) AS host FROM events
-    WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
+    SELECT pid, any_value(role) AS role, any_value(host) AS host FROM ev
+    WHERE g = 30 AND role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1  -- 30: the ranks rolled up
     GROUP BY pid HAVING count(DISTINCT role) = 1 AND count(DISTINCT host) <= 1
 ),
 rank_captures AS (
@@ -87,8 +93,7 @@ role_rows AS (
            NULL AS source,
            NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
     FROM roles AS ro
-    LEFT JOIN (SELECT role, count(*) AS n, min(ts) AS first_ts, max(ts) AS last_ts FROM events GROUP BY role) AS e
-      USING (role)
+    LEFT JOIN (SELECT role, events AS n, first_ts, last_ts FROM ev WHERE g = 63) AS e USING (role)
     LEFT JOIN (SELECT role, count(*) AS n FROM batches GROUP BY role) AS b USING (role)
     LEFT JOIN (SELECT role, sum(n) AS n FROM rank_captures GROUP BY role) AS c USING (role)
     LEFT JOIN (SELECT role, count(*) AS n FROM requests GROUP BY role) AS q USING (role)

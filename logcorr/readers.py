@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -295,6 +295,27 @@ def role_from_text(text: str | None) -> str | None:
     return None
 
 
+def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str], str]) -> str | None:
+    """The role of a unit that looks like an SGLang engine or router, else None: from ``--role``
+    (``overrides``), else the unit's name, else its ``_CMDLINE`` (``unknown`` when the command is
+    SGLang's but names no role), else its ``_COMM``. ``process_text(field)`` gives the field's values
+    for the unit as one text; it is asked only when the name does not decide."""
+    role = overrides.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+    if role:
+        return role
+    cmdlines = process_text("_CMDLINE")
+    if SGLANG_PROCESS.search(cmdlines):
+        return role_from_text(cmdlines) or "unknown"
+    return "unknown" if SGLANG_PROCESS.search(process_text("_COMM")) else None
+
+
+def _chosen_note(roles: dict[str, str]) -> str:
+    return "units chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(roles.items()))
+
+
+NO_SGLANG_UNIT = "no unit looks like an SGLang engine or router"
+
+
 def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[list[str], dict[str, str]]:
     """Choose the units to read from a journal and the role of each.
 
@@ -307,16 +328,9 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
     units = sorted(u for u in found.stdout.splitlines() if u)
     roles: dict[str, str] = {}
     for unit in units:
-        role = opts.roles.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
-        if not role:
-            cmdlines = _journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_CMDLINE").stdout
-            role = role_from_text(cmdlines) if SGLANG_PROCESS.search(cmdlines) else None
-            if role is None and SGLANG_PROCESS.search(cmdlines):
-                role = "unknown"
-        if role is None and SGLANG_PROCESS.search(
-            _journalctl(path, f"_SYSTEMD_UNIT={unit}", "-F", "_COMM").stdout
-        ):
-            role = "unknown"
+        role = unit_role(
+            unit, opts.roles, lambda f, u=unit: _journalctl(path, f"_SYSTEMD_UNIT={u}", "-F", f).stdout
+        )
         if role:
             roles[unit] = role
     if opts.units:
@@ -328,11 +342,9 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
     chosen = [u for u in units if u in roles]
     skipped = [u for u in units if u not in roles]
     if not chosen:
-        report.notes.append(
-            f"no unit looks like an SGLang engine or router ({len(units)} unit(s)): reading every entry"
-        )
+        report.notes.append(f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry")
         return [], roles
-    report.notes.append("units chosen: " + ", ".join(f"{u} ({roles[u]})" for u in chosen))
+    report.notes.append(_chosen_note({u: roles[u] for u in chosen}))
     if skipped:
         report.notes.append(
             "units skipped: " + ", ".join(skipped) + " (use --unit or --all-units to read them)"
@@ -348,8 +360,9 @@ class CaptureUnits:
     record with ``--all-units``; else the units whose name, or the ``_CMDLINE``/``_COMM`` of their
     entries, look like an SGLang engine or router (journald puts those fields on every entry of a
     process, so a unit is known from its first entry). Records without a unit (the kernel) go with
-    the others skipped; a line that could not be read whole (``entry_error``) is always kept. When the first chunk shows no such unit at all, every record is kept, as
-    for a journal where no unit looks like SGLang. ``notes()`` says what was chosen and skipped.
+    the others skipped; a line that could not be read whole (``entry_error``) is always kept. When
+    the first chunk shows no such unit at all, every record is kept, as for a journal where no unit
+    looks like SGLang. Units are judged by ``unit_role``, as for a journal. ``notes()`` says what was chosen and skipped.
     """
 
     def __init__(self, opts: ReadOptions) -> None:
@@ -377,19 +390,18 @@ class CaptureUnits:
         return recs.filter(keep)
 
     def _learn(self, recs: pl.DataFrame) -> None:
-        process = pl.col("cmdline").fill_null("") + " " + pl.col("comm").fill_null("")
+        sglang = "(?i)" + SGLANG_PROCESS.pattern
         seen = (
             recs.filter(pl.col("unit").is_not_null() & ~pl.col("unit").is_in(list(self.roles)))
             .group_by("unit")
-            .agg(
-                process.filter(process.str.contains("(?i)" + SGLANG_PROCESS.pattern)).first().alias("process")
+            .agg(  # per unit, its first SGLang-looking command line and command name, if any
+                pl.col(c).filter(pl.col(c).str.contains(sglang)).first().fill_null("").alias(c)
+                for c in ("cmdline", "comm")
             )
         )
-        for unit, process in seen.iter_rows():
-            role = self.opts.roles.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
-            if not role and process:
-                role = role_from_text(process) or "unknown"
-            if role:
+        for unit, cmdline, comm in seen.iter_rows():
+            text = {"_CMDLINE": cmdline, "_COMM": comm}
+            if role := unit_role(unit, self.opts.roles, text.__getitem__):
                 self.roles[unit] = role
 
     def notes(self) -> list[str]:
@@ -399,9 +411,9 @@ class CaptureUnits:
         if self.opts.units:
             notes = [f"units given: {', '.join(self.opts.units)}"]
         elif self.keep_all:
-            return ["no unit looks like an SGLang engine or router: reading every entry"]
+            return [f"{NO_SGLANG_UNIT}: reading every entry"]
         else:
-            notes = ["units chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(self.roles.items()))]
+            notes = [_chosen_note(self.roles)]
         if self.skipped:
             listed = ", ".join(
                 f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(self.skipped.items())

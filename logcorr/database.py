@@ -30,7 +30,14 @@ import duckdb
 
 import logcorr
 from logcorr import saved as saved_queries
-from logcorr.saved import SavedQuery, parquet_view_sql, quote_literal, table_folders, view_order
+from logcorr.saved import (
+    SavedQuery,
+    derived_view_sql,
+    parquet_view_sql,
+    quote_literal,
+    table_folders,
+    view_order,
+)
 
 DB_NAME = "logcorr.duckdb"
 VIEWS_NAME = "views.sql"
@@ -113,6 +120,8 @@ def write(
             result.tables[table] = con.execute(
                 f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"
             ).fetchone()[0]
+        for sql in derived_view_sql(folders):
+            con.execute(sql)
         docs = []
         for q in view_order(saved):
             error = None
@@ -179,6 +188,7 @@ def views_sql(
     ]
     for table in folders:
         lines.append(parquet_view_sql(table, f"{table}/**/*.parquet") + ";")
+    lines += [sql + ";" for sql in derived_view_sql(folders)]
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]
         if q.name in skipped:

@@ -44,6 +44,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from logcorr import processes
+
 FORMATS = ("table", "csv", "json", "markdown")
 REQUIRED_SECTIONS = ("question", "tables", "columns")
 SECTION_ALIASES = {
@@ -356,6 +358,14 @@ def parquet_view_sql(table: str, glob: str) -> str:
     )
 
 
+def derived_view_sql(folders: dict[str, Path]) -> list[str]:
+    """``CREATE VIEW`` statements for tables an older OUT lacks but can derive: ``processes`` from
+    ``events`` (see ``logcorr.processes``). Empty when OUT has them all."""
+    if "processes" in folders or "events" not in folders:
+        return []
+    return [f'CREATE OR REPLACE VIEW "processes" AS {processes.FROM_EVENTS_SQL.strip()}']
+
+
 def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over OUT: a view per Parquet table (absolute paths), a view per
     saved query, ``TimeZone`` UTC.
@@ -365,8 +375,11 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     """
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    for table, folder in table_folders(Path(out).resolve()).items():
+    folders = table_folders(Path(out).resolve())
+    for table, folder in folders.items():
         con.execute(parquet_view_sql(table, str(folder / "**" / "*.parquet")))
+    for sql in derived_view_sql(folders):
+        con.execute(sql)
     for q in view_order(saved if saved is not None else load_saved()):
         try:
             con.execute(f'CREATE OR REPLACE VIEW "{q.name}" AS {q.body()}')

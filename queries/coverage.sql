@@ -1,6 +1,6 @@
 -- question: What evidence does the data hold per role and per rank, and what is missing (a role not
 --   ingested, a rank without batch lines or without a py-spy capture, an input read with errors)?
--- tables: events, batches, captures, requests, sources
+-- tables: processes, batches, captures, requests, sources
 -- columns:
 --   scope          role (one row per expected role), rank (one per engine rank seen), or source (an
 --                  input with errors or unparsed records)
@@ -24,11 +24,12 @@
 --   cannot say". The three role rows are always there, so on empty tables the answer is "no prefill
 --   engine log ingested", "no decode engine log ingested", "no router log ingested".
 WITH ev AS (
-    -- one scan of events for every count below: per rank, per role, and per (pid, role, host)
+    -- the records per rank, per role, and per (pid, role, host), from the per-process summary that
+    -- ingest writes (its records add up to count(*) of events; its times to their min and max)
     SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, pid,
            GROUPING(host, dp_rank, pp_rank, tp_rank, ep_rank, pid) AS g,
-           count(*) AS events, min(ts) AS first_ts, max(ts) AS last_ts
-    FROM events
+           sum(records) AS events, min(first_ts) AS first_ts, max(last_ts) AS last_ts
+    FROM processes
     GROUP BY GROUPING SETS ((role, host, dp_rank, pp_rank, tp_rank, ep_rank), (role), (pid, role, host))
 ),
 ranks AS (

@@ -1,6 +1,6 @@
 -- question: What was the last batch each rank advanced, how far does each rank lag the freshest rank
 --   of its engine, and how long did the other role go on after it?
--- tables: batches, events
+-- tables: batches, processes
 -- columns:
 --   host               host of the rank
 --   role               prefill or decode
@@ -48,8 +48,8 @@ b AS (
 ),
 procs AS (
     -- every process of a rank (from all its records, not only batches), numbered in time order
-    SELECT host, role, dp_rank, pp_rank, tp_rank, ep_rank, boot_id, pid, min(ts) AS first_ts
-    FROM events
+    SELECT host, role, dp_rank, pp_rank, tp_rank, ep_rank, boot_id, pid, min(first_ts) AS first_ts
+    FROM processes
     WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
       AND (tp_rank IS NOT NULL OR dp_rank IS NOT NULL OR pp_rank IS NOT NULL)
     GROUP BY ALL
@@ -74,10 +74,12 @@ last AS (
     GROUP BY ALL
 ),
 lb AS (
-    -- the last batches' own fields (the IN list lets the Parquet scan skip every other row)
+    -- the last batches' own fields. The ids go through list()/unnest so DuckDB sees a few rows and
+    -- makes them the join's build side: the Parquet scan then skips every row group without one
+    -- (on `IN (SELECT event_id FROM last)` it misjudged `last` as large and read all of batches)
     SELECT event_id, batch_type, forward_iter, running_req, queue_req, transfer_req, token_usage,
            gen_throughput, source, source_pos
-    FROM batches WHERE event_id IN (SELECT event_id FROM last)
+    FROM batches WHERE event_id IN (SELECT unnest(ids) FROM (SELECT list(event_id) AS ids FROM last))
 ),
 ranked AS (
     SELECT
@@ -94,12 +96,13 @@ ranked AS (
      AND r.pid IS NOT DISTINCT FROM l.pid AND r.boot_id IS NOT DISTINCT FROM l.boot_id
 ),
 role_ts AS (
-    -- each role's batch times for the ASOF joins below: the latest per second, plus every batch in a
-    -- second that holds a horizon (there the latest of the second may lie past the horizon)
-    SELECT role, max(ts) AS ts FROM b GROUP BY role, epoch_us(ts) // 1000000
+    -- each role's batch times for the ASOF joins below: the latest per minute, plus every batch in a
+    -- minute that holds a horizon (there the latest of the minute may lie past the horizon). Minutes,
+    -- not seconds: a day has 1,440 of them per role, and few groups keep the aggregate cheap
+    SELECT role, max(ts) AS ts FROM b GROUP BY role, epoch_us(ts) // 60000000
     UNION ALL
     SELECT b.role, b.ts FROM b
-    WHERE epoch_us(b.ts) // 1000000 IN (SELECT epoch_us(horizon) // 1000000 FROM ranked WHERE horizon < 'infinity')
+    WHERE epoch_us(b.ts) // 60000000 IN (SELECT epoch_us(horizon) // 60000000 FROM ranked WHERE horizon < 'infinity')
 ),
 fresh AS (
     SELECT k.event_id, same.ts AS freshest_in_role_ts

@@ -40,10 +40,15 @@ linked AS (
     SELECT r.bootstrap_room, e.event_id, 'rid'
     FROM events AS e JOIN rids AS r ON e.rid = r.rid
     WHERE e.bootstrap_room IS NULL
+),
+ev AS (
+    -- the linked records' columns: an IN list from list(), so DuckDB keeps the few ids as the build side
+    -- and skips the Parquet row groups without them (a plain join read every event's message)
+    SELECT * FROM events WHERE event_id IN (SELECT unnest(ids) FROM (SELECT list(event_id) AS ids FROM linked))
 )
 SELECT l.bootstrap_room, e.ts, e.role,
        nullif(concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank), '')
            AS rank_label,
        e.kind, e.rid, l.linked_by, e.event_id, e.source, e.source_pos, split_part(e.message, chr(10), 1) AS message
-FROM linked AS l JOIN events AS e ON e.event_id = l.event_id
+FROM linked AS l JOIN ev AS e ON e.event_id = l.event_id
 ORDER BY l.bootstrap_room, e.ts, e.event_id

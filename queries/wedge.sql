@@ -1,6 +1,6 @@
 -- question: When did each role stop advancing (no batch on any of its ranks), did the other role go
 --   on meanwhile, how long until the restart or the next batch, and did /health keep answering 200?
--- tables: batches, events, requests
+-- tables: batches, events, processes, requests
 -- columns:
 --   role               the role that stopped (prefill or decode)
 --   stopped_ts         its last batch before the gap, on any rank: from here no rank advanced (UTC)
@@ -62,7 +62,10 @@ b AS (
       AND (p.since IS NULL OR bt.ts >= p.since) AND (p.until IS NULL OR bt.ts <= p.until)
 ),
 data_end AS (
-    SELECT max(e.ts) AS ts FROM events AS e, params AS p WHERE p.until IS NULL OR e.ts <= p.until
+    -- getvariable() inline, not params: without `until` the filter folds away and max(ts) comes from
+    -- the Parquet statistics instead of a scan
+    SELECT max(e.ts) AS ts FROM events AS e
+    WHERE getvariable('until') IS NULL OR e.ts <= getvariable('until')::TIMESTAMPTZ
 ),
 buckets AS (
     -- first and last batch of each role per bucket of least(1 s, min_gap_s): two batches in one bucket
@@ -97,12 +100,13 @@ candidates AS (
     WHERE epoch_us(coalesce(s.next_ts, d.ts)) - epoch_us(s.ts) >= p.min_gap_s * 1e6
 ),
 procs AS (
-    SELECT role, host, boot_id, pid, min(ts) AS first_ts, arg_min(event_id, ts) AS event_id
-    FROM events WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
+    -- each process's first record, from the per-process summary ingest writes
+    SELECT role, host, boot_id, pid, min(first_ts) AS first_ts, arg_min(first_event_id, (first_ts, first_event_id)) AS event_id
+    FROM processes WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
     GROUP BY ALL
 ),
 restarts AS (
-    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, pr.first_ts) AS restart_event_id
+    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, (pr.first_ts, pr.event_id)) AS restart_event_id
     FROM candidates AS g JOIN procs AS pr
       ON pr.role = g.role AND pr.first_ts > g.stopped_ts AND pr.first_ts <= g.gap_end
     GROUP BY ALL
@@ -167,11 +171,11 @@ health AS (
     GROUP BY ALL
 ),
 ready AS (
-    SELECT s.role, s.stopped_ts, min(e.ts) AS ready_ts, arg_min(e.event_id, e.ts) AS ready_event_id
+    -- each process's first "ready to roll" line, from the per-process summary ingest writes
+    SELECT s.role, s.stopped_ts, min(e.ready_ts) AS ready_ts, arg_min(e.ready_event_id, (e.ready_ts, e.ready_event_id)) AS ready_event_id
     FROM (SELECT *, lead(stopped_ts) OVER (PARTITION BY role ORDER BY stopped_ts) AS next_stop FROM spans) AS s
-    JOIN events AS e
-      ON e.role = s.role AND e.ts > s.stopped_ts AND e.ts <= coalesce(s.next_stop, 'infinity'::TIMESTAMPTZ)
-     AND e.kind = 'other' AND e.message LIKE '%The server is fired up and ready to roll%'
+    JOIN processes AS e
+      ON e.role = s.role AND e.ready_ts > s.stopped_ts AND e.ready_ts <= coalesce(s.next_stop, 'infinity'::TIMESTAMPTZ)
     GROUP BY ALL
 ),
 health_fail AS (

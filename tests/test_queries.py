@@ -22,7 +22,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr import database, saved
+from logcorr import database, processes, saved
 from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
 from logcorr.store import Output
@@ -350,6 +350,57 @@ def test_coverage_on_the_sample(sample_out, sample_con):
     assert all(r["missing"] is None for r in roles.values())
     ranks = rows.filter(pl.col("scope") == "rank")
     assert ranks.height == 8 and (ranks["captures"] > 0).all() and (ranks["batches"] > 0).all()
+
+
+# --- the per-process summary (processes) ---------------------------------------------------------
+
+
+def test_processes_on_the_sample(sample_out, sample_con):
+    con = sample_con
+    assert (
+        con.execute("SELECT sum(records) FROM processes").fetchone()[0]
+        == con.execute("SELECT count(*) FROM events").fetchone()[0]
+    )
+    decode_tp0 = con.execute(
+        "SELECT pid FROM processes WHERE role = 'decode' AND tp_rank = 0 AND pid IS NOT NULL GROUP BY pid ORDER BY min(first_ts)"
+    ).fetchall()
+    assert [pid for (pid,) in decode_tp0] == [3371, 918661]  # before and after the restart
+    ready = con.execute(
+        "SELECT role, pid, ready_ts FROM processes WHERE ready_ts IS NOT NULL ORDER BY role"
+    ).fetchall()
+    assert ready == [
+        ("decode", 918234, ts(truth(r"^healthy"), 1)),
+        ("prefill", 918233, ts(truth(r"^healthy"))),
+    ]
+    # the same rows DuckDB derives from events (the view an OUT without the table gets)
+    derived = con.execute(f"SELECT * FROM ({processes.FROM_EVENTS_SQL}) ORDER BY ALL").fetchall()
+    assert derived == con.execute("SELECT * FROM processes ORDER BY ALL").fetchall()
+
+
+def test_process_summaries_of_chunks_add_up_to_the_whole(sample_out):
+    ev = pl.read_parquet(sample_out / "events" / "**" / "*.parquet", hive_partitioning=False)
+    # every 97th record without a time: counted, but not a first or last record when others have one
+    ev = ev.with_columns(pl.when(pl.int_range(pl.len()) % 97 == 0).then(None).otherwise("ts").alias("ts"))
+    cuts = [0, 1000, 1001, 6000, ev.height]
+    parts = [processes.summarize(ev.slice(a, b - a)) for a, b in zip(cuts, cuts[1:], strict=False)]
+    whole = processes.combine([processes.summarize(ev)])
+    assert processes.combine(parts).equals(whole)
+    assert whole["records"].sum() == ev.height
+    derived = duckdb.sql(f"SELECT * FROM ({processes.FROM_EVENTS_SQL.replace('FROM events', 'FROM ev')})")
+    assert sorted(derived.fetchall(), key=str) == sorted(whole.rows(), key=str)
+
+
+def test_an_out_without_processes_derives_it_from_events(sample_out, tmp_path):
+    old = tmp_path / "old"  # as ingest wrote it before the table existed
+    shutil.copytree(
+        sample_out, old, ignore=shutil.ignore_patterns("processes", "logcorr.duckdb*", "views.sql")
+    )
+    for name in ("wedge", "last_batch_per_rank", "coverage"):
+        assert q(old, name).equals(q(sample_out, name)), name
+    result = database.write(old)
+    assert "wedge" in result.views and not result.skipped
+    with duckdb.connect(str(old / "logcorr.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM wedge WHERE verdict LIKE 'wedged%'").fetchone()[0] == 1
 
 
 # --- a real case alone, and empty tables ----------------------------------------------------------

@@ -1,7 +1,7 @@
 -- question: Is each engine's TP group in lockstep or desynchronised: where does each rank wait in its
 --   last py-spy capture, and which ranks wait in the same place? (stuck_ranks, with the role and host
 --   of a capture taken from a bare py-spy file filled in from the pid, one row per rank)
--- tables: stuck_ranks, events, captures
+-- tables: stuck_ranks, processes, captures
 -- columns:
 --   role           prefill or decode (from the capture, else from the records its pid logged)
 --   host           host (likewise)
@@ -27,7 +27,8 @@
 --   twice there (a watchdog dump in the journal and a hand dump in a file); here the pid gives the
 --   role and one capture per rank is kept. Empty: no py-spy capture.
 WITH pid_role AS (
-    SELECT pid, any_value(role) AS role, any_value(host) AS host FROM events
+    -- the role and host each pid logged with, from the per-process summary ingest writes
+    SELECT pid, any_value(role) AS role, any_value(host) AS host FROM processes
     WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1
     GROUP BY pid HAVING count(DISTINCT role) = 1 AND count(DISTINCT host) <= 1
 ),

@@ -24,11 +24,18 @@ from logcorr.schema import RECORD, UTC_US
 
 ANSI = r"\x1b\[[0-9;:?]*[ -/]*[@-~]"
 # Fields read from journal entries; journalctl --output-fields also always prints the __ fields.
-FIELDS = ("MESSAGE", "_PID", "_SYSTEMD_UNIT", "UNIT", "_HOSTNAME", "_COMM", "SYSLOG_IDENTIFIER", "_CMDLINE")
+FIELDS = (
+    "MESSAGE", "_PID", "_SYSTEMD_UNIT", "UNIT", "_HOSTNAME", "_COMM", "SYSLOG_IDENTIFIER", "_CMDLINE",
+    "COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT",
+)  # fmt: skip
 _META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
 _BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
 
 RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
+# Only in the export and json parsers' output, for choosing entries as ``journalctl --unit`` does
+# (re-joining drops them): the other fields that name a unit, ``_SYSTEMD_UNIT`` and
+# ``COREDUMP_UNIT`` else ``OBJECT_SYSTEMD_UNIT``.
+UNIT_FIELDS = {"systemd_unit": pl.String, "about_unit": pl.String}
 
 
 class CutInsideBinaryField(ValueError):
@@ -107,7 +114,7 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
         dropped.extend(range(i, last + 1))
         fields.append((i, m.group(1).decode(), data[size_at + 8 : end]))
         resume = end + 1
-    keep = ~pl.int_range(len(sizes), eager=True).is_in(pl.Series(dropped, dtype=pl.Int64))
+    keep = ~pl.int_range(len(sizes), eager=True).is_in(pl.Series(dropped, dtype=pl.Int64).implode())
     kept = pl.Series(lines).filter(keep)
     try:
         text = kept.cast(pl.String)
@@ -131,7 +138,7 @@ def parse_export(
         fields: journal fields to read into columns (``FIELDS`` by default).
 
     Returns:
-        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA``: ``ts`` from
+        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA`` + ``UNIT_FIELDS``: ``ts`` from
         ``__REALTIME_TIMESTAMP`` (µs, UTC), ``host`` from ``_HOSTNAME``, ``unit`` from
         ``UNIT`` (the unit systemd's own messages are about, e.g. "Stopping …") else
         ``_SYSTEMD_UNIT``, ``message`` from ``MESSAGE`` (repeated fields joined by a
@@ -227,6 +234,8 @@ def parse_export(
         pl.when(pl.col("entry") == pl.lit(last_entry, df.schema["entry"]))
         .then(pl.lit("; ".join(errors) if errors else None, pl.String))
         .alias("entry_error"),
+        pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
+        pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
     )
     return out
 
@@ -310,6 +319,8 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
         pl.when(pl.col("broken")).then(pl.lit("not a whole JSON object")).alias("entry_error"),
+        pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
+        pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
     )
 
 

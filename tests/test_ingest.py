@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from logcorr import readers
 from logcorr.cli import app
 from logcorr.ingest import NothingReadError, first_event_id, ingest
 from logcorr.readers import ReadOptions
@@ -111,6 +112,67 @@ def test_export_and_json_captures_give_the_same_events(tmp_path, sample_out):
         )
         every = ingest([path], tmp_path / f"all-{name}", ReadOptions(all_units=True))
         assert every.rows["events"] == from_journal.height + 10
+
+
+JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
+BOOT = "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e"
+
+
+def _entry(i: int, pid: int, unit: str, message: str, **fields: str) -> str:
+    head = {
+        "__REALTIME_TIMESTAMP": str(1761774887000000 + i * 1000),
+        "__MONOTONIC_TIMESTAMP": str(54743262544 + i * 1000),
+        "_BOOT_ID": BOOT,
+        "_MACHINE_ID": "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c",
+        "_HOSTNAME": "gpu-node-1",
+        "_PID": str(pid),
+        "_UID": "0" if pid < 100 else "998",
+        "_SYSTEMD_UNIT": unit,
+    }
+    return "".join(f"{k}={v}\n" for k, v in {**head, **fields, "MESSAGE": message}.items()) + "\n"
+
+
+def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_path, monkeypatch):
+    # journalctl --unit keeps a unit's coredump (COREDUMP_UNIT, logged by systemd-coredump) and
+    # systemd's messages about it (UNIT, pid 1); reading straight through must keep the same
+    if not JOURNAL_REMOTE.exists():
+        pytest.skip("systemd-journal-remote not installed")
+    need_journalctl()
+    decode = "sglang-decode.service"
+    text = "".join(
+        [_entry(i, 3371, decode, f"[2025-10-29 21:54:47 TP0] Decode batch, #running-req: {i}") for i in range(60)]
+        + [
+            _entry(60, 1, "init.scope", "sglang-decode.service: Main process exited, code=dumped, status=6/ABRT",
+                   UNIT=decode),
+            _entry(61, 91234, "systemd-coredump@0-91233-0.service",
+                   "Process 3371 (python3) of user 998 dumped core.",
+                   MESSAGE_ID="fc2e22bc6ee647b6b90729ab34a250b1", COREDUMP_UNIT=decode, _UID="0"),
+            _entry(62, 812, "cron.service", "(root) CMD (run-parts /etc/cron.hourly)"),
+        ]
+    )  # fmt: skip
+    capture = tmp_path / "day.export"
+    capture.write_text(text)
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    subprocess.run(
+        [str(JOURNAL_REMOTE), "--split-mode=none", f"--output={journal / 'remote.journal'}", str(capture)],
+        check=True,
+        capture_output=True,
+    )
+    assert readers._unit_share(journal, [decode], []) == pytest.approx(62 / 63)  # read straight through
+    kept = [
+        "sglang-decode.service: Main process exited, code=dumped, status=6/ABRT",
+        "Process 3371 (python3) of user 998 dumped core.",
+    ]
+    runs = {"read through": ingest([journal], tmp_path / "through")}
+    monkeypatch.setattr(readers, "READ_THROUGH_SHARE", 1.01)  # now with journalctl --unit
+    runs["unit matches"] = ingest([journal], tmp_path / "matched")
+    runs["export capture"] = ingest([capture], tmp_path / "capture")
+    for how, result in runs.items():
+        ev = events(result.out).sort("ts")
+        assert ev.height == 62, how  # cron's entry left out
+        assert ev["message"].tail(2).to_list() == kept, how
+        assert ev["unit"].tail(2).to_list() == [decode, "systemd-coredump@0-91233-0.service"], how
 
 
 def test_capture_units_chosen_by_command_line_and_broken_lines_kept(tmp_path):

@@ -279,7 +279,6 @@ def ingest(
     processes: dict = {}
     if append and prev:  # dumps added now find the ranks their pids logged with before
         _learn_processes(_previous_events(output.tmp), processes)
-    process_parts: list[pl.DataFrame] = []  # per-chunk summaries, folded into one every 64 chunks
     lines = 0
     first_ts = last_ts = None
     try:
@@ -317,9 +316,6 @@ def ingest(
                         ev, unknown_in_dumps = _stacks(ev, output, processes, captured_at)
                         report.unparsed += unknown_in_dumps
                         output.write("events", ev)
-                        process_parts.append(process_rows.summarize(ev))
-                        if len(process_parts) >= 64:
-                            process_parts = [process_rows.combine(process_parts)]
                         for name, build in TABLE_BUILDERS.items():
                             output.write(name, build(ev))
                         report.records += ev.height
@@ -350,7 +346,7 @@ def ingest(
                     "nothing could be read:\n"
                     + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
                 )
-            output.write("processes", process_rows.combine(process_parts))
+            output.write("processes", process_rows.from_events(output.finish("events")))
             output.write("sources", _sources_frame(reports))
             result = IngestResult(
                 out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines

@@ -56,6 +56,7 @@ class Output:
         self.partition = f"origin={safe_name(origin or socket.gethostname())}"
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}
+        self._finished: set[str] = set()
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
         if out.exists() and not out.is_dir():
             raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
@@ -88,6 +89,8 @@ class Output:
         """Append rows to ``table`` (conformed to its schema: missing columns null, extras dropped)."""
         if df.height == 0:
             return
+        if table in self._finished:
+            raise RuntimeError(f"{table}: written after finish()")
         arrow = conform(df, self.schemas[table]).to_arrow()
         writer = self._writers.get(table)
         if writer is None:
@@ -97,6 +100,16 @@ class Output:
             self._writers[table] = writer
         writer.write_table(arrow)
         self.rows[table] += df.height
+
+    def finish(self, table: str) -> list[Path]:
+        """Close the part of ``table`` this ingest wrote, so it can be read back (e.g. by DuckDB), and
+        return its path ([] when no row was written). Writing to ``table`` afterwards raises."""
+        self._finished.add(table)
+        writer = self._writers.pop(table, None)
+        if writer is None:
+            return []
+        writer.close()
+        return [self.tmp / table / self.partition / f"part-{self.part}.parquet"]
 
     def commit(self, manifest: dict) -> Path:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json

@@ -377,6 +377,15 @@ def test_append_more_units_and_later_dumps(tmp_path):
     )
     assert sorted(caps["tp_rank"].to_list()) == [0, 1, 2, 3]
     assert set(caps["role"]) == {"decode"} and set(caps["host"]) == {"gpu-node-1"}
+    # each ingest summed up its own processes: decode, then prefill, then the dump files' records
+    procs = pl.read_parquet(out / "processes", hive_partitioning=False)
+    assert procs["records"].sum() == events(out).height
+    assert procs.filter((pl.col("tp_rank") == 0) & pl.col("pid").is_not_null())["pid"].sort().to_list() == [
+        3307,
+        3371,
+        918655,
+        918661,
+    ]
 
 
 def test_since_until_mean_utc_for_journals_whatever_the_local_zone(tmp_path):

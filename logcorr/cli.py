@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -88,15 +89,10 @@ def ingest(
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
+    progress = Progress()
     try:
         result = run(
-            paths,
-            out,
-            opts,
-            append=append,
-            captured_at=captured_at,
-            origin=origin,
-            progress=lambda s: typer.echo(f"  … {s}", err=True),
+            paths, out, opts, append=append, captured_at=captured_at, origin=origin, progress=progress
         )
     except NothingReadError as e:
         _fail(str(e))
@@ -104,7 +100,34 @@ def ingest(
         _fail(str(e))
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
+    finally:
+        progress.done()
     typer.echo(format_summary(result))
+
+
+class Progress:
+    """Progress lines on stderr: rewritten in place on a terminal; in a log file or a pipe at most
+    one every ``every`` seconds, so a day's ingest leaves a handful of lines, not hundreds."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        self.tty = sys.stderr.isatty()
+        self.every = every
+        self.last = time.monotonic()
+        self.shown = False
+
+    def __call__(self, text: str) -> None:
+        if self.tty:
+            sys.stderr.write(f"\r\x1b[K  … {text}")
+            sys.stderr.flush()
+            self.shown = True
+        elif time.monotonic() - self.last >= self.every:
+            self.last = time.monotonic()
+            typer.echo(f"  … {text}", err=True)
+
+    def done(self) -> None:
+        if self.tty and self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 def format_summary(result) -> str:

@@ -409,3 +409,22 @@ def test_since_until_mean_utc_for_journals_whatever_the_local_zone(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ts = events(tmp_path / "out")["ts"]
     assert ts.min().isoformat() >= "2025-10-29T21:34:40" and ts.max().isoformat() <= "2025-10-29T21:34:51"
+
+
+def test_progress_in_a_log_is_rate_limited_and_on_a_terminal_rewritten(capsys, monkeypatch):
+    from logcorr.cli import Progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    quiet = Progress(every=3600)
+    for i in range(200):  # a day's chunks within the hour: nothing to the log
+        quiet(f"journal: {i:,} records")
+    assert capsys.readouterr().err == ""
+    chatty = Progress(every=0)
+    chatty("journal: 29,683 records, 16 MB")
+    assert capsys.readouterr().err == "  … journal: 29,683 records, 16 MB\n"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    term = Progress()
+    term("a")
+    term("b")
+    term.done()
+    assert capsys.readouterr().err == "\r\x1b[K  … a\r\x1b[K  … b\r\x1b[K"

@@ -157,8 +157,11 @@ spans AS (
     FROM gaps AS g LEFT JOIN restarts AS r USING (role, stopped_ts)
 ),
 other AS (
-    SELECT s.role, s.stopped_ts, count(b.ts) AS other_role_batches, max(b.ts) AS other_role_last_ts
-    FROM spans AS s LEFT JOIN b ON b.role = s.other_role AND b.ts > s.stopped_ts AND b.ts <= s.span_end
+    -- batches itself, not the CTE b: read once, b is not materialized (the span's own bounds apply)
+    SELECT s.role, s.stopped_ts, count(bt.ts) AS other_role_batches, max(bt.ts) AS other_role_last_ts
+    FROM spans AS s CROSS JOIN params AS p
+    LEFT JOIN batches AS bt ON bt.role = s.other_role AND bt.ts > s.stopped_ts AND bt.ts <= s.span_end
+     AND (p.since IS NULL OR bt.ts >= p.since) AND (p.until IS NULL OR bt.ts <= p.until)
     GROUP BY ALL
 ),
 health AS (

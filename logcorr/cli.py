@@ -142,7 +142,10 @@ def format_summary(result) -> str:
         lines.append(
             f"  {role:<8} " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
         )
-    lines.append(f"time span: {result.first_ts} .. {result.last_ts} (UTC)")
+    if result.first_ts is None:
+        lines.append("time span: none (no record carries a time; give --captured-at for bare py-spy files)")
+    else:
+        lines.append(f"time span: {result.first_ts} .. {result.last_ts} (UTC)")
     lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
     rate = result.lines / result.seconds if result.seconds else 0
     lines.append(

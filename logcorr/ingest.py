@@ -23,7 +23,7 @@ from logcorr.parsers import pyspy, router, sglang
 from logcorr.parsers.prefix import split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
-from logcorr.schema import EVENTS, RANKS, SOURCES, conform
+from logcorr.schema import EVENTS, RANKS, SOURCES, UTC_US, conform
 from logcorr.store import Output
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
@@ -152,7 +152,9 @@ def _stacks(
 
     Ranks come from the process title, else the rank prefix of the line that carried the dump, else
     the ranks (and role, host) the same pid logged with in ``events`` (``processes``, see
-    ``_learn_processes``). A dump without a time of its own (a bare file) gets ``captured_at``.
+    ``_learn_processes``). A dump without a time of its own (a bare file) gets ``captured_at``, in
+    ``captures`` and as the ``ts`` of its own ``events`` row. That row keeps ``pid`` null: it is a
+    file, not a record of the process, and must not look like a new process to the queries.
     """
     unknown, learned = 0, []
     for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
@@ -175,11 +177,15 @@ def _stacks(
         out.write("captures", captures)
         unknown += len(result.unparsed_lines)
         main = captures.filter(pl.col("pid").is_not_null()).head(1)
-        if main.height and row["role"] == "unknown":
-            learned.append(main.select(pl.lit(row["event_id"]).alias("event_id"), "role", "host", *RANKS))
+        if main.height:  # the dump's own row: the capture's time where the record had none
+            m = main.row(0, named=True)
+            fill = {"event_id": row["event_id"], "ts": row["ts"] or m["capture_ts"]}
+            if row["role"] == "unknown":
+                fill |= {"role": m["role"] or "unknown", "host": m["host"], **{k: m[k] for k in RANKS}}
+            learned.append(fill)
     if learned:
-        found = pl.concat(learned).with_columns(pl.col("event_id").cast(pl.Int64))
-        events = events.update(found.with_columns(pl.col("role").fill_null("unknown")), on="event_id")
+        schema = {"event_id": pl.Int64, "ts": UTC_US, "role": pl.String, "host": pl.String, **RANKS}
+        events = events.update(pl.DataFrame(learned, schema=schema), on="event_id")
     return events, unknown
 
 

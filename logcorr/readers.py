@@ -235,7 +235,7 @@ def _safe_cut(buf: bytes) -> int:
 
 
 def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -> Iterator[pl.DataFrame]:
-    rest = b""
+    rest, entries = b"", 0  # entries so far: "entry N" for an entry without a cursor
     for block in blocks:
         report.bytes += len(block)
         buf = rest + block
@@ -244,17 +244,18 @@ def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -
             rest = buf
             continue
         try:
-            df = journald.parse_export(buf[:cut], source=source, whole=True)
+            df = journald.parse_export(buf[:cut], source=source, whole=True, first_entry=entries)
         except journald.CutInsideBinaryField:
             cut = _safe_cut(buf)
             if cut == 0:
                 rest = buf
                 continue
-            df = journald.parse_export(buf[:cut], source=source)
+            df = journald.parse_export(buf[:cut], source=source, first_entry=entries)
         rest = buf[cut:]
+        entries += df.height
         yield df
     if rest.strip():
-        yield journald.parse_export(rest, source=source)
+        yield journald.parse_export(rest, source=source, first_entry=entries)
 
 
 def journalctl_path() -> str:
@@ -311,6 +312,18 @@ def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str]
     if SGLANG_PROCESS.search(cmdlines):
         return role_from_text(cmdlines) or "unknown"
     return "unknown" if SGLANG_PROCESS.search(process_text("_COMM")) else None
+
+
+def _skipped_note(skipped: dict[str, int]) -> str:
+    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``."""
+    listed = ", ".join(f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items()))
+    return f"units skipped: {listed} (use --unit or --all-units to read them)"
+
+
+def _count_skipped(recs: pl.DataFrame, keep: pl.Expr, skipped: dict[str, int]) -> None:
+    for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
+        name = unit or "(no unit)"
+        skipped[name] = skipped.get(name, 0) + n
 
 
 def _chosen_note(roles: dict[str, str]) -> str:
@@ -400,9 +413,7 @@ class CaptureUnits:
                     return recs
             keep = of_units(self.roles)
         keep = keep | pl.col("entry_error").is_not_null()  # a broken line's unit is unknown: kept
-        for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
-            name = unit or "(no unit)"
-            self.skipped[name] = self.skipped.get(name, 0) + n
+        _count_skipped(recs, keep, self.skipped)
         return recs.filter(keep)
 
     def _learn(self, recs: pl.DataFrame) -> None:
@@ -431,10 +442,7 @@ class CaptureUnits:
         else:
             notes = [_chosen_note(self.roles)]
         if self.skipped:
-            listed = ", ".join(
-                f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(self.skipped.items())
-            )
-            notes.append(f"units skipped: {listed} (use --unit or --all-units to read them)")
+            notes.append(_skipped_note(self.skipped))
         return notes
 
 
@@ -510,13 +518,15 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
-        got = 0
+        got, skipped = 0, {}
+        keep = of_units(units) | pl.col("entry_error").is_not_null()
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in _export_chunks(blocks, report.source, report):
                 got += df.height
                 if units and not match:
-                    yield df.filter(of_units(units) | pl.col("entry_error").is_not_null())
+                    _count_skipped(df, keep, skipped)
+                    yield df.filter(keep)
                 else:
                     yield df
         finally:
@@ -527,6 +537,10 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
+    if units and not match:  # read through: the entries skipped are known, count them
+        report.notes = [n for n in report.notes if not n.startswith("units skipped:")]
+        if skipped:
+            report.notes.append(_skipped_note(skipped))
     for line in stderr.splitlines():
         report.errors.append(f"journalctl: {line}")
     if got == 0:

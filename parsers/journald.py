@@ -127,7 +127,7 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
 
 
 def parse_export(
-    data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS, whole: bool = False
+    data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS, whole: bool = False, first_entry: int = 0
 ) -> pl.DataFrame:
     """Parse whole entries of journal export format into records.
 
@@ -143,7 +143,9 @@ def parse_export(
         ``UNIT`` (the unit systemd's own messages are about, e.g. "Stopping …") else
         ``_SYSTEMD_UNIT``, ``message`` from ``MESSAGE`` (repeated fields joined by a
         newline; an entry without MESSAGE keeps all its fields as ``NAME=value`` lines so nothing is
-        lost), ANSI escapes removed, invalid UTF-8 replaced by U+FFFD; ``source_pos`` the ``__CURSOR``.
+        lost), ANSI escapes removed, invalid UTF-8 replaced by U+FFFD; ``source_pos`` the ``__CURSOR``,
+        or ``entry N`` (1-based, counted from ``first_entry``) for an entry without one (an export
+        written by another tool, e.g. the input of systemd-journal-remote).
 
     Never raises on bad bytes: a cut binary field is reported in ``entry_error`` of the last entry
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
@@ -225,7 +227,9 @@ def parse_export(
         pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
         clean_text(pl.col("MESSAGE")).alias("message"),
         pl.lit(source).alias("source"),
-        pl.col("__CURSOR").alias("source_pos"),
+        pl.coalesce("__CURSOR", pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry)).alias(
+            "source_pos"
+        ),
         pl.concat_str(
             [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
         ).alias("stream"),

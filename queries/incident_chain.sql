@@ -148,7 +148,8 @@ steps AS (
     FROM stuck AS k
     UNION ALL
     SELECT 6, 'restart', s.restart_ts, s.restart_ts, s.role, NULL, NULL,
-           'new ' || s.role || ' process at ' || strftime(s.restart_ts, '%H:%M:%S') || ' UTC, '
+           s.role || ' restart at ' || strftime(s.restart_ts, '%H:%M:%S')
+               || ' UTC (the first record of a new process, systemd''s included), '
                || round(s.until_restart_s, 1) || ' s after the stop',
            s.restart_event_id, NULL, NULL
     FROM restarted AS s

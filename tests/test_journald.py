@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from logcorr import readers
 from logcorr.parsers.journald import parse_export, parse_json_lines, parse_short_lines
 from logcorr.readers import InputError, ReadOptions, SourceReport, read_journal, sniff
 from tests.conftest import need_journalctl
@@ -147,3 +148,21 @@ def test_export_stream_cut_inside_binary_field_is_recut(tmp_path):
     assert df["source_pos"].to_list() == ["c1", "c2", "c3"]
     assert df["message"][1] == big.decode()
     assert df["entry_error"].null_count() == 3
+
+
+def test_export_without_cursors_gets_entry_numbers_across_chunks(tmp_path):
+    # the input of systemd-journal-remote (the sample's journal.export) has no __CURSOR
+    data = b"".join(
+        f"__REALTIME_TIMESTAMP={1761773100000000 + i}\nMESSAGE=line {i}\n\n".encode() for i in range(5)
+    )
+    assert parse_export(data, source="x", first_entry=10)["source_pos"].to_list() == [
+        f"entry {n}" for n in range(11, 16)
+    ]
+    path = tmp_path / "cap.export"
+    path.write_bytes(data * 2000)  # 10,000 entries, read in several chunks
+    report = SourceReport(str(path), "export")
+    with open(path, "rb") as f:
+        chunks = list(readers._export_chunks(iter(lambda: f.read(4096), b""), str(path), report))
+    assert len(chunks) > 1
+    pos = pl.concat(chunks)["source_pos"]
+    assert pos.to_list() == [f"entry {n}" for n in range(1, 10_001)]

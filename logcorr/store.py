@@ -99,7 +99,8 @@ class Output:
             return
         if table in self._finished:
             raise RuntimeError(f"{table}: written after finish()")
-        arrow = conform(df, self.schemas[table]).to_arrow()
+        frame = conform(df, self.schemas[table])
+        arrow = frame.to_arrow()
         writer = self._writers.get(table)
         if writer is None:
             folder = self.tmp / table / self.partition
@@ -108,7 +109,7 @@ class Output:
                 folder / f"part-{self.part}.parquet",
                 arrow.schema,
                 compression="zstd",
-                use_dictionary=_dictionary_columns(df),
+                use_dictionary=_dictionary_columns(frame),
             )
             self._writers[table] = writer
         writer.write_table(arrow)

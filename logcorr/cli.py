@@ -91,17 +91,18 @@ def ingest(
     )
     progress = Progress()
     try:
-        result = run(
-            paths, out, opts, append=append, captured_at=captured_at, origin=origin, progress=progress
-        )
+        try:
+            result = run(
+                paths, out, opts, append=append, captured_at=captured_at, origin=origin, progress=progress
+            )
+        finally:
+            progress.done()  # the progress line is cleared before any message or the summary
     except NothingReadError as e:
         _fail(str(e))
     except (OutputError, OptionError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
-    finally:
-        progress.done()
     typer.echo(format_summary(result))
 
 

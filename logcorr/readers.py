@@ -273,13 +273,13 @@ def _journal_args(path: Path) -> list[str]:
     return ["--directory", str(path)] if path.is_dir() else ["--file", str(path)]
 
 
-def _journalctl(path: Path, *args: str) -> subprocess.CompletedProcess:
+def _journalctl(path: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
         [journalctl_path(), *_journal_args(path), *args],
         check=False,
         capture_output=True,
-        text=True,
-        errors="replace",
+        text=text,
+        errors="replace" if text else None,
     )
 
 
@@ -333,13 +333,16 @@ def _chosen_note(roles: dict[str, str]) -> str:
 NO_SGLANG_UNIT = "no unit looks like an SGLang engine or router"
 
 
-def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[list[str], dict[str, str]]:
+def select_units(
+    path: Path, opts: ReadOptions, report: SourceReport
+) -> tuple[list[str], dict[str, str], list[str]]:
     """Choose the units to read from a journal and the role of each.
 
-    Returns ``(units, roles)``. ``units`` empty means every entry. With ``opts.units`` those are
-    taken as given; with ``opts.all_units`` every entry; otherwise the units that look like SGLang
+    Returns ``(units, roles, skipped)``. ``units`` empty means every entry. With ``opts.units`` those
+    are taken as given; with ``opts.all_units`` every entry; otherwise the units that look like SGLang
     engines or routers by name, ``_CMDLINE`` or ``_COMM`` (``journalctl -F``), and every entry when
-    none does. Decisions are written to ``report.notes``.
+    none does; ``skipped`` names the units left out then. The choice is written to ``report.notes``
+    (the skipped units by ``read_journal``, which may count their entries).
     """
     found = _journalctl(path, "-F", "_SYSTEMD_UNIT")
     units = sorted(u for u in found.stdout.splitlines() if u)
@@ -352,21 +355,16 @@ def select_units(path: Path, opts: ReadOptions, report: SourceReport) -> tuple[l
             roles[unit] = role
     if opts.units:
         report.notes.append(f"units given: {', '.join(opts.units)}")
-        return list(opts.units), roles
+        return list(opts.units), roles, []
     if opts.all_units:
         report.notes.append("--all-units: every entry, with or without a unit")
-        return [], roles
+        return [], roles, []
     chosen = [u for u in units if u in roles]
-    skipped = [u for u in units if u not in roles]
     if not chosen:
         report.notes.append(f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry")
-        return [], roles
+        return [], roles, []
     report.notes.append(_chosen_note({u: roles[u] for u in chosen}))
-    if skipped:
-        report.notes.append(
-            "units skipped: " + ", ".join(skipped) + " (use --unit or --all-units to read them)"
-        )
-    return chosen, roles
+    return chosen, roles, [u for u in units if u not in roles]
 
 
 def of_units(units: Iterable[str]) -> pl.Expr:
@@ -463,21 +461,8 @@ def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
     """Share of the chosen units' entries among the last ``UNIT_SAMPLE`` entries of the journal
     (within ``--since/--until``): 0.0 when journalctl gives none."""
     fields = "--output-fields=_SYSTEMD_UNIT,UNIT,COREDUMP_UNIT,OBJECT_SYSTEMD_UNIT"
-    sample = subprocess.run(
-        [
-            journalctl_path(),
-            *_journal_args(path),
-            "-o",
-            "export",
-            "-a",
-            "-n",
-            str(UNIT_SAMPLE),
-            fields,
-            *window_args,
-        ],
-        check=False,
-        capture_output=True,
-    ).stdout
+    args = ("-o", "export", "-a", "-n", str(UNIT_SAMPLE), fields, *window_args)
+    sample = _journalctl(path, *args, text=False).stdout
     recs = journald.parse_export(sample, source=str(path)) if sample else None
     if recs is None or recs.height == 0:
         return 0.0
@@ -493,7 +478,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     corrupt file it skips) go to ``report.errors``. Raises ``InputError`` when journalctl is
     missing or refuses the input and gave no entry.
     """
-    units, roles = select_units(path, opts, report)
+    units, roles, skipped_units = select_units(path, opts, report)
     if roles:
         report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
     report.unit_roles = roles  # type: ignore[attr-defined]
@@ -537,10 +522,13 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
-    if units and not match:  # read through: the entries skipped are known, count them
-        report.notes = [n for n in report.notes if not n.startswith("units skipped:")]
+    if units and not match:  # read straight through: the entries skipped are known and counted
         if skipped:
             report.notes.append(_skipped_note(skipped))
+    elif skipped_units:
+        report.notes.append(
+            "units skipped: " + ", ".join(skipped_units) + " (use --unit or --all-units to read them)"
+        )
     for line in stderr.splitlines():
         report.errors.append(f"journalctl: {line}")
     if got == 0:

@@ -182,6 +182,19 @@ def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_pa
         assert ev.height == 62, how  # cron's entry left out
         assert ev["message"].tail(2).to_list() == kept, how
         assert ev["unit"].tail(2).to_list() == [decode, "systemd-coredump@0-91233-0.service"], how
+    skipped = {
+        how: [n for n in r.reports[0].notes if n.startswith("units skipped")] for how, r in runs.items()
+    }
+    assert (
+        skipped["read through"]
+        == skipped["export capture"]
+        == ["units skipped: cron.service (1 entry) (use --unit or --all-units to read them)"]
+    )
+    # with journalctl's matches the entries are not seen: the units journalctl -F lists, by name
+    assert skipped["unit matches"] == [
+        "units skipped: cron.service, init.scope, systemd-coredump@0-91233-0.service "
+        "(use --unit or --all-units to read them)"
+    ]
 
 
 def test_capture_units_chosen_by_command_line_and_broken_lines_kept(tmp_path):

@@ -30,6 +30,7 @@ FIELDS = (
 )  # fmt: skip
 _META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
 _BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
+_FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
 
 RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
 # Only in the export and json parsers' output, for choosing entries as ``journalctl --unit`` does
@@ -126,6 +127,97 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
     return text.alias("line"), fields, error
 
 
+def _binary_field_at(data: bytes, nul: int, lo: int) -> tuple[int, str, int, bytes] | None:
+    """The binary-safe field whose length prefix holds the NUL byte at ``nul`` (its name line starts
+    at or after ``lo``): ``(start of its name line, name, index after its value's newline, value)``,
+    or None when that NUL is not in a well-formed, complete binary field."""
+    for q in range(max(lo, nul - 8), nul):  # q: the newline ending the name line
+        if data[q] != 0x0A:
+            continue
+        start = max(data.rfind(b"\n", lo, q) + 1, lo)
+        name = data[start:q]
+        if not _FIELD_NAME.fullmatch(name):
+            continue
+        end = q + 9 + int.from_bytes(data[q + 1 : q + 9], "little")
+        if end < len(data) and data[end] == 0x0A:
+            return start, name.decode(), end + 1, data[q + 9 : end]
+    return None
+
+
+def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]]] | None:
+    """``data`` without its binary-safe fields, and ``(offset in the rest, name, value)`` of each.
+
+    Every binary-safe field holds a NUL byte (the top byte of its 64-bit length), and text fields
+    hold none, so the NUL bytes (found by ``bytes.find``) lead to every binary field without a scan of
+    the lines. None when a NUL is not part of a complete field (a cut capture, bytes that are not
+    export format): ``_split_export`` then reads ``data`` the slow way.
+    """
+    nul = data.find(b"\x00")
+    if nul < 0:
+        return data, []
+    pieces, found, kept_from, at = [], [], 0, 0
+    while nul >= 0:
+        field = _binary_field_at(data, nul, kept_from)
+        if field is None:
+            return None
+        start, name, after, value = field
+        pieces.append(data[kept_from:start])
+        at += start - kept_from
+        found.append((at, name, value))
+        kept_from = after
+        nul = data.find(b"\x00", kept_from)
+    pieces.append(data[kept_from:])
+    return b"".join(pieces), found
+
+
+def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+    """The text lines of export ``data``, its binary-safe fields as ``(entry index, name, value)``,
+    and an error text (see ``_split_export``). The common case (text fields, and binary ones only
+    where journalctl wrote a control character or invalid UTF-8) never looks at a line in Python."""
+    taken = _take_binary_fields(data)
+    if taken is not None:
+        text, found = taken
+        lines = _split_utf8(text)
+        if lines is not None and not (~lines.str.contains("=", literal=True) & (lines != "")).any():
+            if not found:
+                return lines, [], None
+            sizes = lines.str.len_bytes().cast(pl.Int64)
+            starts = (sizes + 1).cum_sum() - (sizes + 1)
+            blank_starts = starts.filter(lines == "")
+            entries = blank_starts.search_sorted(pl.Series([at for at, _, _ in found]), side="left")
+            return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None
+    lines, binaries, error = _split_export(data)
+    if error and whole:
+        raise CutInsideBinaryField(error)
+    return lines, binaries, error
+
+
+def _field_columns(
+    df: pl.DataFrame, entries: pl.Series, names: tuple[str, ...], binaries: list[tuple[int, str, bytes]]
+) -> pl.DataFrame:
+    """One column per field name, one row per entry of ``entries`` (sorted entry indexes of ``df``'s
+    ``entry`` column): the field's value, null where the entry has none, the values joined by
+    newlines where an entry gives the field twice. A field every entry has (cursor, time, MESSAGE…)
+    is taken as it is, in order; only the others are aligned by a join."""
+    line = pl.col("line")
+    columns = {}
+    for name in names:
+        rows = df.filter(line.str.starts_with(name + "=")).select(
+            "entry", line.str.slice(len(name) + 1).alias("value")
+        )
+        extra = [(e, _decode(v)) for e, n, v in binaries if n == name]
+        if extra:
+            more = pl.DataFrame(extra, schema={"entry": df.schema["entry"], "value": pl.String}, orient="row")
+            rows = pl.concat([rows, more]).sort("entry", maintain_order=True)
+        if rows.height == entries.len() and rows["entry"].equals(entries):
+            columns[name] = rows["value"]
+            continue
+        if rows["entry"].n_unique() < rows.height:
+            rows = rows.group_by("entry", maintain_order=True).agg(pl.col("value").str.join("\n"))
+        columns[name] = entries.to_frame().join(rows, on="entry", how="left", maintain_order="left")["value"]
+    return pl.DataFrame(columns, schema=dict.fromkeys(names, pl.String))
+
+
 def parse_export(
     data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS, whole: bool = False, first_entry: int = 0
 ) -> pl.DataFrame:
@@ -151,97 +243,82 @@ def parse_export(
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
-    lines = _split_utf8(data)
-    binaries, error = [], None
-    # Binary-safe fields (a line with no "=", or bytes that are not UTF-8): the slower path.
-    if lines is None or (~lines.str.contains("=", literal=True) & (lines != "")).any():
-        lines, binaries, error = _split_export(data)
-        if error and whole:
-            raise CutInsideBinaryField(error)
-    df = pl.DataFrame({"line": lines}).with_columns(
-        (pl.col("line") == "").cum_sum().alias("entry"),
+    lines, binaries, error = _export_lines(data, whole)
+    df = pl.DataFrame({"line": lines}).with_columns((pl.col("line") == "").cum_sum().alias("entry"))
+    df = df.filter(pl.col("line") != "")
+    bad_lines = df.filter(~pl.col("line").str.contains("=", literal=True)).height
+    entries = pl.concat([df["entry"], pl.Series([e for e, _, _ in binaries], dtype=df.schema["entry"])])
+    entries = entries.unique().sort()
+    wide = pl.concat(
+        [entries.to_frame(), _field_columns(df, entries, (*_META, *fields), binaries)], how="horizontal"
     )
-    eq = pl.col("line").str.find("=", literal=True)
-    df = df.filter(pl.col("line") != "").select(
-        "entry",
-        pl.coalesce(pl.col("line").str.slice(0, eq), pl.col("line")).alias("key"),
-        pl.col("line").str.slice(eq + 1).alias("value"),
-    )
-    # A line with no "=" in the text part is not export format (binary fields were taken out above).
-    bad_lines = df.filter(pl.col("value").is_null())
-    wanted = df.filter(pl.col("key").is_in([*_META, *fields]))
-    if binaries:
-        extra = pl.DataFrame(
-            {
-                "entry": [e for e, _, _ in binaries],
-                "key": [k for _, k, _ in binaries],
-                "value": [_decode(v) for _, _, v in binaries],
-            },
-            schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
-        )
-        wanted = pl.concat(
-            [wanted.select("entry", "key", "value"), extra.filter(pl.col("key").is_in(fields))]
-        )
-        df = pl.concat([df.select("entry", "key", "value"), extra])
-    wanted = wanted.select("entry", "key", "value")
-    wide = wanted.pivot(on="key", index="entry", values="value", aggregate_function="first")
-    cells = sum(wide[c].count() for c in wide.columns if c != "entry")
-    if cells != wanted.height:
-        # a field given twice in one entry (rare): keep every value, joined by newlines
-        wide = (
-            wanted.group_by("entry", "key", maintain_order=True)
-            .agg(pl.col("value").str.join("\n"))
-            .pivot(on="key", index="entry", values="value")
-        )
-    entries = df.select(pl.col("entry").unique(maintain_order=True))
-    wide = entries.join(wide, on="entry", how="left")
-    for name in (*_META, *fields):
-        if name not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, pl.String).alias(name))
-    no_message = wide.filter(pl.col("MESSAGE").is_null())["entry"]
-    if len(no_message):
-        rendered = (
-            df.filter(pl.col("entry").is_in(no_message.implode()) & pl.col("key").is_not_null())
-            .filter(~pl.col("key").is_in(_META))
-            .group_by("entry", maintain_order=True)
-            .agg(
-                pl.coalesce(pl.col("key") + "=" + pl.col("value"), pl.col("key"))
-                .str.join("\n")
-                .alias("rendered")
-            )
-        )
-        wide = wide.join(rendered, on="entry", how="left").with_columns(
-            pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
-        )
+    if wide["MESSAGE"].null_count():
+        wide = _render_without_message(df, wide, binaries)
     errors = []
-    if len(bad_lines):
-        errors.append(f"{len(bad_lines)} line(s) not in KEY=value form")
+    if bad_lines:
+        errors.append(f"{bad_lines} line(s) not in KEY=value form")
     if error:
         errors.append(error)
     last_entry = wide["entry"].max() if wide.height else None
+    message = pl.col("MESSAGE")
+    if wide.select(message.str.contains("[\x1b\r]").any()).item():
+        message = clean_text(message)
     out = wide.select(
         pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
         pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
         pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
-        clean_text(pl.col("MESSAGE")).alias("message"),
+        message.alias("message"),
         pl.lit(source).alias("source"),
-        pl.coalesce("__CURSOR", pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry)).alias(
-            "source_pos"
-        ),
+        pl.when(pl.col("__CURSOR").is_not_null())
+        .then(pl.col("__CURSOR"))
+        .otherwise(pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry))
+        .alias("source_pos"),
         pl.concat_str(
             [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.when(pl.col("entry") == pl.lit(last_entry, df.schema["entry"]))
+        pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"]))
         .then(pl.lit("; ".join(errors) if errors else None, pl.String))
         .alias("entry_error"),
         pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
         pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
     )
     return out
+
+
+def _render_without_message(
+    df: pl.DataFrame, wide: pl.DataFrame, binaries: list[tuple[int, str, bytes]]
+) -> pl.DataFrame:
+    """``wide`` with MESSAGE of an entry that has none: all its fields but the cursor and times, as
+    ``NAME=value`` lines (a line not in that form as it is), so nothing of it is lost."""
+    no_message = wide.filter(pl.col("MESSAGE").is_null())["entry"]
+    line = pl.col("line")
+    eq = line.str.find("=", literal=True)
+    fields = df.filter(pl.col("entry").is_in(no_message.implode())).select(
+        "entry",
+        pl.coalesce(line.str.slice(0, eq), line).alias("key"),
+        line.str.slice(eq + 1).alias("value"),
+    )
+    if binaries:
+        extra = pl.DataFrame(
+            [(e, k, _decode(v)) for e, k, v in binaries],
+            schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
+            orient="row",
+        )
+        fields = pl.concat([fields, extra.filter(pl.col("entry").is_in(no_message.implode()))])
+    rendered = (
+        fields.filter(~pl.col("key").is_in(_META))
+        .group_by("entry", maintain_order=True)
+        .agg(
+            pl.coalesce(pl.col("key") + "=" + pl.col("value"), pl.col("key")).str.join("\n").alias("rendered")
+        )
+    )
+    return wide.join(rendered, on="entry", how="left", maintain_order="left").with_columns(
+        pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
+    )
 
 
 def _json_text(value: object) -> str | None:

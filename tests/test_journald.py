@@ -60,6 +60,25 @@ def test_export_cut_binary_field_is_reported_and_text_kept():
     assert "cut short" in df["entry_error"][-1]
 
 
+def test_export_binary_fields_found_by_their_nul_bytes():
+    # Each binary-safe field is cut out at the NUL in its length prefix: one first in its entry, one
+    # whose length byte is a newline (10 bytes), one whose value holds NULs, one repeating MESSAGE.
+    data = (
+        binary_field("MESSAGE", b"\x1b[33mfirst\x1b[0m")
+        + b"__CURSOR=c1\n__REALTIME_TIMESTAMP=1\n_PID=7\n\n"
+        + entry("c2", 2, 7, b"ten bytes\t")
+        + entry("c3", 3, 8, b"nul\x00inside")
+        + b"__CURSOR=c4\n__REALTIME_TIMESTAMP=4\nMESSAGE=text part\n"
+        + binary_field("MESSAGE", b"binary\tpart")
+        + b"_PID=9\n\n"
+    )
+    df = parse_export(data, source="x")
+    assert df["source_pos"].to_list() == ["c1", "c2", "c3", "c4"]
+    assert df["message"].to_list() == ["first", "ten bytes\t", "nul\x00inside", "text part\nbinary\tpart"]
+    assert df["pid"].to_list() == [7, 7, 8, 9]
+    assert df["entry_error"].null_count() == 4
+
+
 def test_systemd_export_test_file_repeated_binary_field(cases):
     df = parse_export((cases / "journal" / "systemd_journal-1.export").read_bytes(), source="t")
     assert df.height == 1

@@ -100,7 +100,7 @@ class Output:
         if table in self._finished:
             raise RuntimeError(f"{table}: written after finish()")
         frame = conform(df, self.schemas[table])
-        arrow = frame.to_arrow()
+        arrow = frame.to_arrow(compat_level=pl.CompatLevel.newest())  # string views: no copy
         writer = self._writers.get(table)
         if writer is None:
             folder = self.tmp / table / self.partition
@@ -110,6 +110,7 @@ class Output:
                 arrow.schema,
                 compression="zstd",
                 use_dictionary=_dictionary_columns(frame),
+                store_schema=False,  # Parquet's own types only: text reads back as plain strings
             )
             self._writers[table] = writer
         writer.write_table(arrow)

@@ -37,6 +37,21 @@ def test_rerun_gives_identical_tables(tmp_path):
     assert first["batches"].height == 500
 
 
+def test_parts_carry_parquet_types_only(tmp_path):
+    # Written from string views without an Arrow schema: any Parquet reader (pyarrow, Spark, Trino)
+    # sees plain UTF-8 strings, UTC microsecond times and 16-bit ranks.
+    import pyarrow.parquet as pq
+
+    ingest([write_log(tmp_path / "a.log", 20)], tmp_path / "out", origin="gpu-node-1")
+    part = tmp_path / "out" / "events" / "origin=gpu-node-1" / "part-0.parquet"
+    schema = pq.read_schema(part)
+    assert schema.metadata is None or b"ARROW:schema" not in schema.metadata
+    assert str(schema.field("message").type) == "string"
+    assert str(schema.field("ts").type) == "timestamp[us, tz=UTC]"
+    assert str(schema.field("tp_rank").type) == "int16"
+    assert pq.read_table(part).column("tp_rank").to_pylist()[:4] == [0, 1, 2, 3]
+
+
 def test_append_adds_and_refuses_the_same_input_twice(tmp_path):
     a, b = write_log(tmp_path / "a.log", 300), write_log(tmp_path / "b.log", 200)
     ingest([a], tmp_path / "out")

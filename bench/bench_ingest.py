@@ -284,7 +284,15 @@ def _verdict(ok: bool | None) -> str:
     return "" if ok is None else ("ok" if ok else "MISSED")
 
 
-def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_note: str) -> str:
+def pair_ratios(floors: list[Run], ours: list[Run]) -> list[float]:
+    """ours / floor wall time of each run and the floor run just before it, sorted: on a machine whose
+    speed drifts (±20 % here), the two runs of a pair saw about the same machine."""
+    return sorted(o.wall / f.wall for f, o in zip(floors, ours, strict=True) if f.wall and not (f.rc or o.rc))
+
+
+def render(
+    meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_note: str, pairs: dict | None = None
+) -> str:
     """The one table: rows per command, ratios and targets beside the figures."""
     n = meta["entries"]
     head = (
@@ -321,7 +329,7 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
                 + ", ".join(f"{k} {v:,}" for k, v in r.out_rows.items() if k not in ("events", "lines") and v)
             )
 
-    def ratio(tag: str, floor: Run, ours: Run, target: float) -> None:
+    def ratio(tag: str, floor: Run, ours: Run, target: float, key: str) -> None:
         if floor.rc or ours.rc or not floor.wall:
             lines.append(f"{tag:<4}{'ratio':<44}{'n/a':>9}")
             return
@@ -332,15 +340,23 @@ def render(meta: dict, day: Path, a: list[Run], b: list[Run], q: list[Run], q_no
             f"{tag:<4}{'ratio logcorr / floor':<44}{x:>8.2f}×{cpu_x:>7.2f}×{'':>12}{'':>13}{'':>11}  "
             f"target ≤ {target}× {_verdict(x <= target)}; logcorr RSS ≤ 1 GB {_verdict(rss_ok)}"
         )
+        each = (pairs or {}).get(key, [])
+        if len(each) > 1:
+            median = each[len(each) // 2]
+            lines.append(
+                f"{'':8}note: ratio of each run to the floor run just before it: "
+                + ", ".join(f"{r:.2f}×" for r in each)
+                + f" (median {median:.2f}×, target {_verdict(median <= target)})"
+            )
 
     if a:
         row("(a)", a[0], "the floor for reading the binary journal")
         row("", a[1], f"target ≤ {TARGET_JOURNAL_RATIO}× journalctl, RSS ≤ 1 GB")
-        ratio("", a[0], a[1], TARGET_JOURNAL_RATIO)
+        ratio("", a[0], a[1], TARGET_JOURNAL_RATIO, "a")
     if b:
         row("(b)", b[0], "the ecosystem's plain loader")
         row("", b[1], f"target ≤ {TARGET_JSON_RATIO}× DuckDB, RSS ≤ 1 GB")
-        ratio("", b[0], b[1], TARGET_JSON_RATIO)
+        ratio("", b[0], b[1], TARGET_JSON_RATIO, "b")
     if q or q_note:
         lines.append(
             f"(c) saved queries on OUT/logcorr.duckdb (time of the query alone, fresh process; target < {TARGET_QUERY_S:.0f} s)"
@@ -423,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     b: list[Run] = []
     q: list[Run] = []
     q_note = ""
+    pairs: dict[str, list[float]] = {}
     try:
         if "a" in args.only or "c" in args.only:
             journal = day / "journal"
@@ -436,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
                 ours_runs.append(ingest_run("logcorr ingest DIR/journal", journal, work / "out-journal"))
+            pairs["a"] = pair_ratios(floors, ours_runs)
             floor, ours = median_run(floors), median_run(ours_runs)
             a = [floor, ours]
             print(f"(a) done: journalctl {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
@@ -445,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(max(1, args.repeat)):
                 floors.append(duckdb_run(src, work / "duckdb.parquet"))
                 ours_runs.append(ingest_run("logcorr ingest DIR/day.json", src, work / "out-json"))
+            pairs["b"] = pair_ratios(floors, ours_runs)
             floor, ours = median_run(floors), median_run(ours_runs)
             b = [floor, ours]
             print(f"(b) done: duckdb {floor.wall:.1f} s, logcorr {ours.wall:.1f} s", file=sys.stderr)
@@ -455,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                 q_note = "the journal ingest failed, no OUT to query"
         if "a" not in args.only:
             a = []
-        table = render(meta, day, a, b, q, q_note)
+        table = render(meta, day, a, b, q, q_note, pairs)
         print(table)
         if args.json_out:
             args.json_out.write_text(

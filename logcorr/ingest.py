@@ -9,7 +9,7 @@ import socket
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -144,11 +144,11 @@ class _Enricher:
 
 
 def _stacks(
-    events: pl.DataFrame, out: Output, processes: dict, captured_at: datetime | None
-) -> tuple[pl.DataFrame, int]:
-    """Parse the py-spy dumps among ``events`` into the stacks and captures tables. Returns
-    ``events`` with the role, host and ranks a dump revealed filled in its own row (a bare file), and
-    how many lines inside dumps had an unknown shape.
+    events: pl.DataFrame, processes: dict, captured_at: datetime | None
+) -> tuple[pl.DataFrame, dict[str, list[pl.DataFrame]], int]:
+    """Parse the py-spy dumps among ``events`` into rows of the stacks and captures tables. Returns
+    ``events`` with the role, host and ranks a dump revealed filled in its own row (a bare file),
+    the ``stacks`` and ``captures`` frames, and how many lines inside dumps had an unknown shape.
 
     Ranks come from the process title, else the rank prefix of the line that carried the dump, else
     the ranks (and role, host) the same pid logged with in ``events`` (``processes``, see
@@ -156,7 +156,7 @@ def _stacks(
     ``captures`` and as the ``ts`` of its own ``events`` row. That row keeps ``pid`` null: it is a
     file, not a record of the process, and must not look like a new process to the queries.
     """
-    unknown, learned = 0, []
+    unknown, learned, tables = 0, [], {"stacks": [], "captures": []}
     for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
         result = pyspy.parse_dump(
             row["message"],
@@ -173,8 +173,8 @@ def _stacks(
             known = processes.get((row["host"], pid)) or processes.get((None, pid))
             if known:
                 frames, captures = (_fill_process(df, pid, known) for df in (frames, captures))
-        out.write("stacks", frames)
-        out.write("captures", captures)
+        tables["stacks"].append(frames)
+        tables["captures"].append(captures)
         unknown += len(result.unparsed_lines)
         main = captures.filter(pl.col("pid").is_not_null()).head(1)
         if main.height:  # the dump's own row: the capture's time where the record had none
@@ -186,7 +186,7 @@ def _stacks(
     if learned:
         schema = {"event_id": pl.Int64, "ts": UTC_US, "role": pl.String, "host": pl.String, **RANKS}
         events = events.update(pl.DataFrame(learned, schema=schema), on="event_id")
-    return events, unknown
+    return events, tables, unknown
 
 
 def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
@@ -309,21 +309,19 @@ def ingest(
                 src_first = src_last = None
                 rejoin = Rejoiner(join_all=forced is not None)
                 try:
-                    # reading, parsing, re-joining and classifying run a chunk ahead of the writes
-                    records = _records(
-                        _read(path, fmt, opts, report, Path(scratch)), rejoin, enrich, report, forced
-                    )
-                    for classified in threads.ahead(records):
-                        ev = classified
-                        if window and fmt not in ("journal-dir", "journal"):  # journalctl narrowed those
-                            ev = ev.filter(_in_window(window))
+                    # Four stages, each a chunk ahead of the next: reading and parsing; re-joining
+                    # and classifying; building the tables; writing them (here).
+                    parsed = threads.ahead(_read(path, fmt, opts, report, Path(scratch)), name="logcorr-read")
+                    records = _records(parsed, rejoin, enrich, report, forced)
+                    narrow = window if fmt not in ("journal-dir", "journal") else None  # journalctl did those
+                    built = _tables(threads.ahead(records), narrow, processes, captured_at)
+                    for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                         lines += int(ev["n_lines"].sum())
-                        _learn_processes(ev, processes)
-                        ev, unknown_in_dumps = _stacks(ev, output, processes, captured_at)
                         report.unparsed += unknown_in_dumps
                         output.write("events", ev)
-                        for name, build in TABLE_BUILDERS.items():
-                            output.write(name, build(ev))
+                        for name, frames in tables.items():
+                            for frame in frames:
+                                output.write(name, frame)
                         report.records += ev.height
                         report.unparsed += int((ev["kind"] == "other").sum())
                         errs = ev.filter(pl.col("entry_error").is_not_null())
@@ -418,9 +416,27 @@ def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, 
             yield rejoin.feed(chunk)
         yield rejoin.finish()
 
-    for recs in joined():
-        if recs.height:
-            yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+    try:
+        for recs in joined():
+            if recs.height:
+                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+    finally:
+        chunks.close()  # stops the reading stage (and journalctl) when this one stops early
+
+
+def _tables(classified: Generator, window, processes: dict, captured_at: datetime | None):
+    """Per chunk of events: the chunk (narrowed to ``window``, dumps' own rows filled in), its rows of
+    every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape."""
+    try:
+        for chunk in classified:
+            ev = chunk.filter(_in_window(window)) if window else chunk
+            _learn_processes(ev, processes)
+            ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
+            for name, build in TABLE_BUILDERS.items():
+                tables[name] = [build(ev)]
+            yield ev, tables, unknown_in_dumps
+    finally:
+        classified.close()  # stops the stage before (and journalctl) when this one stops early
 
 
 def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:

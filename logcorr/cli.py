@@ -81,7 +81,10 @@ def ingest(
         ),
     ] = None,
 ) -> None:
-    """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT."""
+    """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
+
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option, OUT not a logcorr folder); 130 interrupted.
+    """
     from logcorr.ingest import NothingReadError, OptionError
     from logcorr.ingest import ingest as run
     from logcorr.store import OutputError
@@ -104,6 +107,9 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(format_summary(result))
+    unread = [r.source for r in result.reports if r.unread]
+    if unread:  # the others were read and written: say so, but let a script see it
+        _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
 
 
 class Progress:

@@ -263,7 +263,7 @@ def ingest(
         try:
             inputs += readers.discover(p)
         except InputError as e:
-            reports.append(SourceReport(str(p), "missing", errors=[str(e)]))
+            reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     origin = origin or socket.gethostname()
     journals_only = all(fmt == "journal-dir" or p.suffix == ".journal" for p, fmt in inputs)
     window = time_window(opts.since, opts.until, journals_only=journals_only)
@@ -297,7 +297,9 @@ def ingest(
                     fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
                 except OSError as e:
                     reports.append(
-                        SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"])
+                        SourceReport(
+                            str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True
+                        )
                     )
                     continue
                 report = SourceReport(str(given), fmt)
@@ -340,6 +342,7 @@ def ingest(
                             progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
                 except InputError as e:
                     report.errors.append(str(e))
+                    report.unread = report.records == 0
                 report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
                 for t in (src_first, src_last):
                     if t is not None:

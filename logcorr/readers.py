@@ -59,6 +59,7 @@ class SourceReport:
     unparsed: int = 0
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
 
 
 @dataclass

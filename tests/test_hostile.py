@@ -2,9 +2,10 @@
 
 Each case must: exit without a Python traceback, print a message naming the input and what was kept,
 lose no readable line (lines in the input vs the lines the records of ``OUT/events`` hold), and exit
-non-zero only when nothing at all could be read. The hypothesis tests at the end fuzz the pure
-parsers (``split_prefix``, ``parse_export``, ``parse_json_lines``): they never raise and keep one
-row per input record.
+1 when nothing at all could be read (no OUT), 3 when OUT was written but an input could not be read
+at all (missing, permission denied, refused by journalctl), 0 otherwise (an empty file loses
+nothing). The hypothesis tests at the end fuzz the pure parsers (``split_prefix``,
+``parse_export``, ``parse_json_lines``): they never raise and keep one row per input record.
 """
 
 from __future__ import annotations
@@ -465,8 +466,9 @@ def test_directory_with_no_journal_files(tmp_path: Path, log: Path):
     assert alone.returncode != 0
     assert not (tmp_path / "out-alone").exists()
     both = ingest(empty, log, out=tmp_path / "out")
-    check_clean(both, empty, log)
-    assert both.returncode == 0
+    text = check_clean(both, empty, log)
+    assert both.returncode == 3
+    assert f"1 input(s) could not be read at all: {empty}" in text
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 
@@ -509,8 +511,9 @@ def test_permission_denied_file_beside_a_readable_log(tmp_path: Path, log: Path)
     preexec = _unreadable(path)
     both = ingest(path, log, out=tmp_path / "out", preexec=preexec)
     text = check_clean(both, path, log)
-    assert both.returncode == 0
+    assert both.returncode == 3
     assert re.search(r"(?i)permission denied|not readable|unreadable", text)
+    assert f"could not be read at all: {path}" in text
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 
@@ -521,8 +524,9 @@ def test_permission_denied_file_inside_a_folder(tmp_path: Path):
     bad = write_log(folder / "b-secret.log", LOG_LINES[:3])
     preexec = _unreadable(bad)
     proc = ingest(folder, out=tmp_path / "out", preexec=preexec)
-    check_clean(proc, bad, good)
-    assert proc.returncode == 0
+    text = check_clean(proc, bad, good)
+    assert proc.returncode == 3
+    assert f"could not be read at all: {bad}" in text
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 
@@ -571,8 +575,8 @@ def test_truncated_real_journal_beside_a_readable_input(tmp_path: Path, log: Pat
         pytest.skip("journalctl not installed")
     proc = ingest(TRUNCATED_JOURNAL, log, out=tmp_path / "out")
     text = check_clean(proc, TRUNCATED_JOURNAL, log)
-    assert proc.returncode == 0
-    assert "velociraptor_system.journal" in text
+    assert proc.returncode == 3  # journalctl refuses it: nothing of it could be read
+    assert f"could not be read at all: {TRUNCATED_JOURNAL}" in text
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 

@@ -99,6 +99,16 @@ def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
     return pl.coalesce(by_unit, by_name, by_cmdline)
 
 
+def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
+    """``_role_expr`` per row of ``recs``, worked out once per distinct (unit, cmdline): a chunk holds a
+    handful of them and a million rows."""
+    keys = recs.select("unit", "cmdline")
+    distinct = keys.unique().with_columns(_role_expr(unit_roles).alias("role"))
+    return keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")[
+        "role"
+    ]
+
+
 class _Enricher:
     """Turns re-joined records into ``events`` rows (plus the in-memory ``body`` column)."""
 
@@ -129,7 +139,7 @@ class _Enricher:
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
-            _role_expr({**unit_roles, **self.roles}).alias("role"),
+            _roles(recs, {**unit_roles, **self.roles}).alias("role"),
         )
         self.next_id += df.height
         parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))

@@ -69,9 +69,9 @@ asserts AS (
         count(*) AS n,
         min(t.ts) AS first_ts,
         max(t.ts) AS last_ts,
-        arg_min(t.event_id, t.ts) AS event_id,
-        arg_min(t.source, t.ts) AS source,
-        arg_min(t.source_pos, t.ts) AS source_pos
+        arg_min(t.event_id, (t.ts, t.event_id)) AS event_id,
+        arg_min(t.source, (t.ts, t.event_id)) AS source,
+        arg_min(t.source_pos, (t.ts, t.event_id)) AS source_pos
     FROM transfer_errors AS t, params AS p
     WHERE t.error_kind = p.error_kind
       AND t.bootstrap_room IS NOT NULL
@@ -112,12 +112,13 @@ room_requests AS (
     ) AS q ON q.room = s.bootstrap_room
 ),
 nearest_request AS (
+    -- ties (the same request in two inputs) go to the lower event id: the same answer every run
     SELECT bootstrap_room,
-           arg_min(event_id, distance) AS event_id,
-           arg_min(ts, distance) AS ts,
-           arg_min(request_id, distance) AS request_id,
-           arg_min(path, distance) AS path,
-           arg_min(status, distance) AS status
+           arg_min(event_id, (distance, event_id)) AS event_id,
+           arg_min(ts, (distance, event_id)) AS ts,
+           arg_min(request_id, (distance, event_id)) AS request_id,
+           arg_min(path, (distance, event_id)) AS path,
+           arg_min(status, (distance, event_id)) AS status
     FROM room_requests GROUP BY bootstrap_room
 )
 SELECT

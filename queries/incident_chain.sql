@@ -41,16 +41,18 @@ restarted AS (
     SELECT * FROM w
 ),
 asserted AS (
-    SELECT bootstrap_room, assert_role, any_value(assert_tp_ranks) AS tp_ranks, any_value(assert_count) AS n,
+    -- the evidence: the first assertion record (by time, then event id: the same answer every run
+    -- when two inputs hold the same record, e.g. a journal and its export)
+    SELECT bootstrap_room, assert_role, arg_min(assert_tp_ranks, k) AS tp_ranks, arg_min(assert_count, k) AS n,
            min(assert_first_ts) AS first_ts, max(assert_last_ts) AS last_ts,
-           CASE WHEN len(any_value(assert_tp_ranks)) > 0
-                THEN 'TP' || array_to_string(any_value(assert_tp_ranks), ',TP') ELSE 'rank unknown' END AS ranks,
-           any_value(assert_event_id) AS event_id, any_value(assert_source) AS source,
-           any_value(assert_source_pos) AS source_pos,
+           CASE WHEN len(arg_min(assert_tp_ranks, k)) > 0
+                THEN 'TP' || array_to_string(arg_min(assert_tp_ranks, k), ',TP') ELSE 'rank unknown' END AS ranks,
+           arg_min(assert_event_id, k) AS event_id, arg_min(assert_source, k) AS source,
+           arg_min(assert_source_pos, k) AS source_pos,
            count(abort_event_id) FILTER (WHERE delta_ms >= 0) AS aborts_before,
            max(delta_ms) FILTER (WHERE delta_ms >= 0) AS first_abort_ms,
            min(delta_ms) FILTER (WHERE delta_ms >= 0) AS last_abort_ms
-    FROM abort_to_assert WHERE asserted
+    FROM (SELECT *, (assert_first_ts, assert_event_id) AS k FROM abort_to_assert WHERE asserted)
     GROUP BY bootstrap_room, assert_role
 ),
 anchor AS (
@@ -69,7 +71,8 @@ bursts AS (
     SELECT burst_id, min(ts) AS start_ts, max(ts) AS end_ts, count(*) AS n,
            count(DISTINCT rid) AS rids, count(DISTINCT bootstrap_room) AS rooms,
            string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
-           arg_min(event_id, ts) AS event_id, arg_min(source, ts) AS source, arg_min(source_pos, ts) AS source_pos
+           arg_min(event_id, (ts, event_id)) AS event_id, arg_min(source, (ts, event_id)) AS source,
+           arg_min(source_pos, (ts, event_id)) AS source_pos
     FROM ab_id GROUP BY burst_id
     HAVING count(*) >= (SELECT burst_min FROM params)
 ),
@@ -86,13 +89,13 @@ burst AS (
     LIMIT 1
 ),
 stuck AS (
-    SELECT role, any_value(verdict) AS verdict, any_value(groups) AS groups,
+    SELECT role, min(verdict) AS verdict, min(groups) AS groups,
            min(capture_ts) AS first_ts, max(capture_ts) AS last_ts,
            string_agg(rank_label, ',' ORDER BY pp_rank, tp_rank) AS ranks,
            count(*) AS n_ranks,
-           arg_max(capture_id, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS capture_id,
-           arg_max(source, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS source,
-           arg_max(source_pos, coalesce(capture_ts, '-infinity'::TIMESTAMPTZ)) AS source_pos,
+           arg_max(capture_id, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS capture_id,
+           arg_max(source, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS source,
+           arg_max(source_pos, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS source_pos,
            count(*) FILTER (WHERE capture_ts IS NULL) AS untimed
     FROM desync GROUP BY role
 ),
@@ -138,7 +141,7 @@ steps AS (
         SELECT q.event_id, q.source, q.source_pos FROM requests AS q
         WHERE q.role = s.role AND q.path LIKE '/health%' AND q.ts > s.stopped_ts
           AND q.ts <= coalesce(s.restart_ts, s.resumed_ts, 'infinity'::TIMESTAMPTZ)
-        ORDER BY q.ts LIMIT 1
+        ORDER BY q.ts, q.event_id LIMIT 1
     ) AS hq ON true
     UNION ALL
     SELECT 5, 'stuck_stacks', k.first_ts, k.last_ts, k.role, k.ranks, NULL,

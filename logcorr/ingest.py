@@ -74,6 +74,7 @@ def table_schemas() -> dict[str, dict]:
     schemas["stacks"] = dict(pyspy.parse_dump("").frames.schema)
     schemas["captures"] = dict(pyspy.parse_dump("").captures.schema)
     schemas["processes"] = process_rows.PROCESSES
+    schemas["batch_seconds"] = process_rows.BATCH_SECONDS
     return schemas
 
 
@@ -364,6 +365,7 @@ def ingest(
                     + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
                 )
             output.write("processes", process_rows.from_events(output.finish("events")))
+            output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
             output.write("sources", _sources_frame(reports))
             result = IngestResult(
                 out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines

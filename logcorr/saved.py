@@ -360,10 +360,14 @@ def parquet_view_sql(table: str, glob: str) -> str:
 
 def derived_view_sql(folders: dict[str, Path]) -> list[str]:
     """``CREATE VIEW`` statements for tables an older OUT lacks but can derive: ``processes`` from
-    ``events`` (see ``logcorr.processes``). Empty when OUT has them all."""
-    if "processes" in folders or "events" not in folders:
-        return []
-    return [f'CREATE OR REPLACE VIEW "processes" AS {processes.FROM_EVENTS_SQL.strip()}']
+    ``events``, ``batch_seconds`` from ``batches`` (see ``logcorr.processes``). Empty when OUT has
+    them all."""
+    views = []
+    if "processes" not in folders and "events" in folders:
+        views.append(f'CREATE OR REPLACE VIEW "processes" AS {processes.FROM_EVENTS_SQL.strip()}')
+    if "batch_seconds" not in folders and "batches" in folders:
+        views.append(f'CREATE OR REPLACE VIEW "batch_seconds" AS {processes.BATCH_SECONDS_SQL.strip()}')
+    return views
 
 
 def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.DuckDBPyConnection:

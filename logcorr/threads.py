@@ -1,4 +1,5 @@
-"""Run one stage of the ingest on a background thread, so two stages use both cores.
+"""Run one stage of the ingest on a background thread, so the stages (read and parse, re-join and
+classify, build tables, write) overlap and use both cores.
 
 Polars, pyarrow and DuckDB release the GIL while they work, so a stage that is mostly their calls
 runs truly in parallel with the next one.

@@ -1,6 +1,6 @@
 -- question: When did each role stop advancing (no batch on any of its ranks), did the other role go
 --   on meanwhile, how long until the restart or the next batch, and did /health keep answering 200?
--- tables: batches, events, processes, requests
+-- tables: batch_seconds, batches, events, processes, requests
 -- columns:
 --   role               the role that stopped (prefill or decode)
 --   stopped_ts         its last batch before the gap, on any rank: from here no rank advanced (UTC)
@@ -71,11 +71,23 @@ buckets AS (
     -- first and last batch of each role per bucket of least(1 s, min_gap_s): two batches in one bucket
     -- are less than a bucket apart, so every gap this query reads (over 1 s, or of min_gap_s) lies
     -- between one bucket's last batch and the next bucket's first. Sorting buckets, not batches,
-    -- keeps the query fast on a day of millions of batches.
+    -- keeps the query fast on a day of millions of batches. With 1 s buckets and no since/until they
+    -- come from batch_seconds, summed at ingest (grouped again: an --append adds rows for a second);
+    -- otherwise from b. The getvariable() conditions fold to constants: only one side is read.
+    SELECT role, min(lo_ts) AS lo_ts, max(hi_ts) AS hi_ts,
+           (min(epoch_us(lo_ts)::HUGEINT * 9007199254740992 + lo_event_id) % 9007199254740992)::BIGINT AS lo_id,
+           (max(epoch_us(hi_ts)::HUGEINT * 9007199254740992 + hi_event_id) % 9007199254740992)::BIGINT AS hi_id
+    FROM batch_seconds
+    WHERE coalesce(getvariable('min_gap_s')::DOUBLE, 60.0) >= 1.0
+      AND getvariable('since') IS NULL AND getvariable('until') IS NULL
+    GROUP BY role, sec
+    UNION ALL
     -- (ts, event_id) packed in one HUGEINT, ordered as the pair: µs << 53 | event_id (< 2^53)
     SELECT b.role, min(b.ts) AS lo_ts, max(b.ts) AS hi_ts,
            (min(b.key) % 9007199254740992)::BIGINT AS lo_id, (max(b.key) % 9007199254740992)::BIGINT AS hi_id
     FROM (SELECT role, ts, epoch_us(ts)::HUGEINT * 9007199254740992 + event_id AS key FROM b) AS b, params AS p
+    WHERE NOT (coalesce(getvariable('min_gap_s')::DOUBLE, 60.0) >= 1.0
+               AND getvariable('since') IS NULL AND getvariable('until') IS NULL)
     GROUP BY b.role, epoch_us(b.ts) // greatest(least(p.min_gap_s, 1.0) * 1e6, 1)::BIGINT
 ),
 stream AS (
@@ -130,7 +142,12 @@ rank_last AS (
            concat_ws(' ', 'DP' || b.dp_rank, 'PP' || b.pp_rank, 'TP' || b.tp_rank, 'EP' || b.ep_rank) AS rank_label,
            max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req
     FROM gap_seconds AS g, params AS p
-    JOIN batches AS b ON b.role = g.role AND epoch_us(b.ts) // 1000000 = g.sec AND b.ts <= g.stopped_ts
+    JOIN (
+        -- the batches of the seconds before any stop only (the bounds let the scan skip row groups)
+        SELECT * FROM batches
+        WHERE ts >= (SELECT make_timestamptz(min(sec) * 1000000) FROM gap_seconds)
+          AND ts <= (SELECT max(stopped_ts) FROM gaps)
+    ) AS b ON b.role = g.role AND epoch_us(b.ts) // 1000000 = g.sec AND b.ts <= g.stopped_ts
           AND epoch_us(b.ts) > epoch_us(g.stopped_ts) - p.min_gap_s * 1e6
           AND (p.since IS NULL OR b.ts >= p.since)
     GROUP BY ALL
@@ -182,10 +199,13 @@ ready AS (
     GROUP BY ALL
 ),
 health_fail AS (
+    -- the events inside any span only (the bounds let the scan skip row groups of other hours)
     SELECT s.role, s.stopped_ts, count(e.event_id) AS health_failures
-    FROM spans AS s LEFT JOIN events AS e
-      ON e.role = s.role AND e.kind = 'health' AND e.level IN ('WARNING', 'ERROR', 'CRITICAL')
-     AND e.ts > s.stopped_ts AND e.ts <= s.span_end
+    FROM spans AS s LEFT JOIN (
+        SELECT e.event_id, e.role, e.ts FROM events AS e
+        WHERE e.kind = 'health' AND e.level IN ('WARNING', 'ERROR', 'CRITICAL')
+          AND e.ts > (SELECT min(stopped_ts) FROM spans) AND e.ts <= (SELECT max(span_end) FROM spans)
+    ) AS e ON e.role = s.role AND e.ts > s.stopped_ts AND e.ts <= s.span_end
     GROUP BY ALL
 )
 SELECT

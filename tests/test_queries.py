@@ -383,10 +383,56 @@ def test_processes_on_the_sample(sample_out, sample_con):
     )
 
 
+def test_batch_seconds_on_the_sample(sample_con):
+    con = sample_con
+    assert (
+        con.execute("SELECT sum(batches) FROM batch_seconds").fetchone()[0]
+        == con.execute(
+            "SELECT count(*) FROM batches WHERE role IN ('prefill', 'decode') AND ts IS NOT NULL"
+        ).fetchone()[0]
+    )
+    # each second's first and last batch, in (ts, event_id) order, as batches itself has them
+    mine = con.execute(
+        "SELECT role, sec, lo_ts, lo_event_id, hi_ts, hi_event_id FROM batch_seconds ORDER BY role, sec"
+    ).fetchall()
+    want = con.execute(
+        """SELECT role, epoch_us(ts) // 1000000 AS sec,
+                  min(ts), arg_min(event_id, (ts, event_id)), max(ts), arg_max(event_id, (ts, event_id))
+           FROM batches WHERE role IN ('prefill', 'decode') GROUP BY ALL ORDER BY role, sec"""
+    ).fetchall()
+    assert mine == want and len(mine) > 100
+
+
+def test_saved_queries_give_the_same_answer_every_run(tmp_path):
+    # The same records twice (a journal export and a json capture of it): ties between them must not
+    # be broken by chance (the evidence of a step changed from run to run).
+    need_sample()
+    out = tmp_path / "out"
+    ingest([SAMPLE / "journal.export", SAMPLE / "journal.json", SAMPLE / "pyspy", SAMPLE / "router.log"], out)
+    for name in ("abort_to_assert", "incident_chain", "wedge"):
+        answers = set()
+        for _ in range(8):  # fresh connections: DuckDB's threads finish in another order each time
+            with duckdb.connect(str(out / "logcorr.duckdb"), read_only=True) as con:
+                answers.add(str(con.execute(f"SELECT * FROM {name}").fetchall()))
+        assert len(answers) == 1, name
+    with duckdb.connect(str(out / "logcorr.duckdb"), read_only=True) as con:
+        step = con.execute(
+            "SELECT bootstrap_room, role, event_id FROM incident_chain WHERE step = 'assertion'"
+        ).fetchone()
+        first = con.execute(
+            "SELECT event_id, source FROM transfer_errors WHERE bootstrap_room = ? AND role = ? "
+            "AND error_kind = 'assert_transfer_infos' ORDER BY ts, event_id LIMIT 1",
+            [step[0], step[1]],
+        ).fetchone()
+    assert step[2] == first[0] and first[1].endswith("journal.export")  # the first input's record
+
+
 def test_an_out_without_processes_derives_it_from_events(sample_out, tmp_path):
-    old = tmp_path / "old"  # as ingest wrote it before the table existed
+    old = tmp_path / "old"  # as ingest wrote it before the tables existed
     shutil.copytree(
-        sample_out, old, ignore=shutil.ignore_patterns("processes", "logcorr.duckdb*", "views.sql")
+        sample_out,
+        old,
+        ignore=shutil.ignore_patterns("processes", "batch_seconds", "logcorr.duckdb*", "views.sql"),
     )
     for name in ("wedge", "last_batch_per_rank", "coverage"):
         assert q(old, name).equals(q(sample_out, name)), name

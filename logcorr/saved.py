@@ -30,6 +30,7 @@ Timestamps are shown in UTC.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import math
@@ -425,8 +426,11 @@ def resolve(name_or_sql: str, saved: dict[str, SavedQuery]) -> SavedQuery:
     if text.endswith(".sql") and Path(text).is_file():
         path = Path(text)
         return parse_saved(path.read_text(encoding="utf-8"), path.stem, str(path))
+    if text.endswith(".sql") and not any(c.isspace() for c in text):
+        raise UnknownQueryError(f"{text}: no such file (a .sql file to run, or quote SQL text)")
     if _IDENT.match(text):
         close = [n for n in saved if text.lower() in n.lower() or n.lower() in text.lower()]
+        close += [n for n in difflib.get_close_matches(text, list(saved), n=2) if n not in close]
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise UnknownQueryError(
             f"no saved query named {text!r}.{hint} `logcorr query --list` shows them; quote SQL to run it"

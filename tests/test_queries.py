@@ -648,6 +648,8 @@ def test_query_command_formats_and_params(sample_out, room):
     ("args", "message"),
     [
         (["query", "wedg"], "no saved query named 'wedg'. Did you mean wedge?"),
+        (["query", "wegde"], "no saved query named 'wegde'. Did you mean wedge?"),
+        (["query", "nosuch.sql"], "nosuch.sql: no such file"),
         (
             ["query", "wedge", "--param", "foo=1"],
             "wedge has no parameter foo; it takes: gap_factor, min_gap_s, since, until",

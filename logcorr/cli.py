@@ -83,7 +83,7 @@ def ingest(
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
-    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option, OUT not a logcorr folder); 130 interrupted.
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder); 2 a usage error (unknown option, no input); 130 interrupted.
     """
     from logcorr.ingest import NothingReadError, OptionError
     from logcorr.ingest import ingest as run

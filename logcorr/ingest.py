@@ -277,7 +277,14 @@ def ingest(
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     origin = origin or socket.gethostname()
     journals_only = all(fmt == "journal-dir" or p.suffix == ".journal" for p, fmt in inputs)
-    window = time_window(opts.since, opts.until, journals_only=journals_only)
+    try:
+        window = time_window(opts.since, opts.until, journals_only=journals_only)
+    except OptionError as e:
+        others = [str(p) for p, fmt in inputs if not (fmt == "journal-dir" or p.suffix == ".journal")]
+        raise OptionError(
+            f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
+            f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
+        ) from None
     output = Output(out, table_schemas(), origin=origin, append=append)
     enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()

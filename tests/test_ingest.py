@@ -415,6 +415,16 @@ def test_append_more_units_and_later_dumps(tmp_path):
     ]
 
 
+def test_journalctl_time_forms_with_a_plain_log_name_the_log(tmp_path):
+    result = CliRunner().invoke(
+        app, ["ingest", str(SAMPLE / "router.log"), "--since", "yesterday", "-o", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 1
+    assert "--since 'yesterday': use a time like '2025-10-29 21:30'" in result.output
+    assert f"work only when every input is a journal, and {SAMPLE / 'router.log'} is not" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_since_until_mean_utc_for_journals_whatever_the_local_zone(tmp_path):
     need_journalctl()
     env = {**os.environ, "TZ": "America/New_York"}

@@ -276,11 +276,10 @@ def ingest(
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     origin = origin or socket.gethostname()
-    journals_only = all(fmt == "journal-dir" or p.suffix == ".journal" for p, fmt in inputs)
+    others = [str(p) for p, fmt in inputs if not (fmt == "journal-dir" or p.suffix == ".journal")]
     try:
-        window = time_window(opts.since, opts.until, journals_only=journals_only)
+        window = time_window(opts.since, opts.until, journals_only=not others)
     except OptionError as e:
-        others = [str(p) for p, fmt in inputs if not (fmt == "journal-dir" or p.suffix == ".journal")]
         raise OptionError(
             f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
             f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"

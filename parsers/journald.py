@@ -193,7 +193,7 @@ def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, 
 
 
 def _field_columns(
-    df: pl.DataFrame, entries: pl.Series, names: tuple[str, ...], binaries: list[tuple[int, str, bytes]]
+    df: pl.DataFrame, entries: pl.Series, names: tuple[str, ...], binaries: list[tuple[int, str, str]]
 ) -> pl.DataFrame:
     """One column per field name, one row per entry of ``entries`` (sorted entry indexes of ``df``'s
     ``entry`` column): the field's value, null where the entry has none, the values joined by
@@ -205,7 +205,7 @@ def _field_columns(
         rows = df.filter(line.str.starts_with(name + "=")).select(
             "entry", line.str.slice(len(name) + 1).alias("value")
         )
-        extra = [(e, _decode(v)) for e, n, v in binaries if n == name]
+        extra = [(e, v) for e, n, v in binaries if n == name]
         if extra:
             more = pl.DataFrame(extra, schema={"entry": df.schema["entry"], "value": pl.String}, orient="row")
             rows = pl.concat([rows, more]).sort("entry", maintain_order=True)
@@ -243,7 +243,8 @@ def parse_export(
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
-    lines, binaries, error = _export_lines(data, whole)
+    lines, raw_binaries, error = _export_lines(data, whole)
+    binaries = [(e, name, _decode(v)) for e, name, v in raw_binaries]  # (entry, name, text value)
     df = pl.DataFrame({"line": lines}).with_columns((pl.col("line") == "").cum_sum().alias("entry"))
     df = df.filter(pl.col("line") != "")
     bad_lines = df.filter(~pl.col("line").str.contains("=", literal=True)).height
@@ -290,7 +291,7 @@ def parse_export(
 
 
 def _render_without_message(
-    df: pl.DataFrame, wide: pl.DataFrame, binaries: list[tuple[int, str, bytes]]
+    df: pl.DataFrame, wide: pl.DataFrame, binaries: list[tuple[int, str, str]]
 ) -> pl.DataFrame:
     """``wide`` with MESSAGE of an entry that has none: all its fields but the cursor and times, as
     ``NAME=value`` lines (a line not in that form as it is), so nothing of it is lost."""
@@ -304,7 +305,7 @@ def _render_without_message(
     )
     if binaries:
         extra = pl.DataFrame(
-            [(e, k, _decode(v)) for e, k, v in binaries],
+            binaries,
             schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
             orient="row",
         )

@@ -140,10 +140,16 @@ class Progress:
 def format_summary(result) -> str:
     """The text ``logcorr ingest`` prints: inputs, records per role and kind, span, skips, speed."""
     lines = ["inputs:"]
+    skipped = [r.source for r in result.reports if r.format == "skipped"]
     for r in result.reports:
-        lines.append(f"  {r.source} [{r.format}]: {r.records:,} records, {r.unparsed:,} unparsed")
+        if r.format == "skipped":
+            continue
+        unknown = f" ({r.unparsed:,} of no known kind, kept as they are)" if r.unparsed else ""
+        lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
         lines += [f"    {n}" for n in r.notes]
         lines += [f"    skipped: {e}" for e in r.errors]
+    if skipped:
+        lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(skipped)}")
     lines.append("records per role and kind:")
     for role, kinds in result.by_role_kind.items():
         lines.append(

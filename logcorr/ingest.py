@@ -209,19 +209,25 @@ def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
     )
 
 
-def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path):
-    if fmt == "journal-dir" or fmt == "journal":
-        return readers.read_journal(path, opts, report)
+def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path, seen):
+    """Record chunks of one input; journald's formats without the entries an earlier input gave
+    (``seen``, a ``readers.SeenEntries``, or None when there is only one input)."""
     if fmt == "xz":
         unpacked = readers.unpack_xz(path, scratch)
         inner = readers.sniff(unpacked)
         report.notes.append(f"unpacked xz: {inner}")
-        return _read(unpacked, inner, opts, report, scratch)
-    if fmt == "export":
-        return _selected(readers.read_export_file(path, report), readers.CaptureUnits(opts), report)
-    if fmt == "json":
-        return _selected(readers.read_text(path, fmt, report), readers.CaptureUnits(opts), report)
-    return readers.read_text(path, fmt, report)
+        return _read(unpacked, inner, opts, report, scratch, seen)
+    if fmt == "journal-dir" or fmt == "journal":
+        chunks = readers.read_journal(path, opts, report)
+    elif fmt == "export":
+        chunks = _selected(readers.read_export_file(path, report), readers.CaptureUnits(opts), report)
+    elif fmt == "json":
+        chunks = _selected(readers.read_text(path, fmt, report), readers.CaptureUnits(opts), report)
+    else:
+        chunks = readers.read_text(path, fmt, report)
+    if seen is None or fmt in ("pyspy", "pyspy-json"):
+        return chunks
+    return seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
 
 
 def _selected(chunks, units: readers.CaptureUnits, report: SourceReport):
@@ -304,10 +310,15 @@ def ingest(
         _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
     first_ts = last_ts = None
+    seen = readers.SeenEntries() if len(inputs) > 1 else None  # a journal and its capture: once
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for given, known_fmt in inputs:
                 path = given
+                if known_fmt == "skipped":
+                    reason = f"a {given.suffix} file is not a log (name it on the command line to read it)"
+                    reports.append(SourceReport(str(given), "skipped", errors=[reason]))
+                    continue
                 try:
                     if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
                         path = readers.spool(given, Path(scratch))
@@ -330,7 +341,9 @@ def ingest(
                 try:
                     # Four stages, each a chunk ahead of the next: reading and parsing; re-joining
                     # and classifying; building the tables; writing them (here).
-                    parsed = threads.ahead(_read(path, fmt, opts, report, Path(scratch)), name="logcorr-read")
+                    parsed = threads.ahead(
+                        _read(path, fmt, opts, report, Path(scratch), seen), name="logcorr-read"
+                    )
                     records = _records(parsed, rejoin, enrich, report, forced)
                     narrow = window if fmt not in ("journal-dir", "journal") else None  # journalctl did those
                     built = _tables(threads.ahead(records), narrow, processes, captured_at)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from logcorr.parsers import journald
@@ -41,6 +42,11 @@ SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway
 SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
 ROLE_BY_NAME = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
+# Files a folder walk passes over: their names say they are no log (a file named itself is read).
+NOT_LOGS = frozenset(
+    ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
+    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .whl .so".split()
+)
 CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
 
 
@@ -112,7 +118,10 @@ def discover(path: Path) -> list[tuple[Path, str]]:
 
     A folder holding ``*.journal`` files, directly or in machine-id subfolders as /var/log/journal
     does, is one ``journal-dir`` input read by journalctl; every other file below PATH is sniffed on
-    its own (so a folder with a journal, captures and dumps side by side is read whole).
+    its own (so a folder with a journal, captures and dumps side by side is read whole), but for
+    files whose suffix says they are no log (``NOT_LOGS``: documents, code, images, tables; format
+    ``skipped``) and logcorr output folders (a ``manifest.json`` beside ``events/``) found inside.
+    A file named itself is always read.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
@@ -125,14 +134,20 @@ def discover(path: Path) -> list[tuple[Path, str]]:
         if MACHINE_ID.fullmatch(folder.name) and folder != path:
             folder = folder.parent  # /var/log/journal/<machine-id>/system.journal
         journal_dirs.add(folder)
+    outputs = {m.parent for m in path.rglob("manifest.json") if (m.parent / "events").is_dir()}
+    if path in outputs:
+        raise InputError(f"{path}: a logcorr output folder, not logs (query it with -d {path})")
     files = sorted(
         p
         for p in path.rglob("*")
-        if p.is_file() and not p.name.startswith(".") and not any(d in p.parents for d in journal_dirs)
+        if p.is_file()
+        and not p.name.startswith(".")
+        and not any(d in p.parents for d in journal_dirs | outputs)
     )
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-    return [(d, "journal-dir") for d in sorted(journal_dirs)] + [(p, "?") for p in files]
+    found = [(p, "skipped" if p.suffix.lower() in NOT_LOGS else "?") for p in files]
+    return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
 def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
@@ -443,6 +458,79 @@ class CaptureUnits:
         if self.skipped:
             notes.append(_skipped_note(self.skipped))
         return notes
+
+
+class SeenEntries:
+    """Records an earlier input of the same ingest already gave.
+
+    A journal folder given together with an ``-o export`` or ``-o json`` capture of it (or with the
+    export it was built from by systemd-journal-remote, or two captures of one journal) holds the
+    same entries twice: those are read once. An entry is known by its receive time
+    (``__REALTIME_TIMESTAMP``, µs), boot id, pid and ``MESSAGE``: fields every journald format
+    carries unchanged (cursors are not: a journal rebuilt by systemd-journal-remote numbers its
+    entries anew), and that two distinct entries cannot share, since journald stamps each entry as
+    it stores it. Records without a time (a line that was not a whole entry) are never dropped.
+
+    A plain log or a short capture holding the same lines as a journal (``router.log`` beside the
+    router unit's journal) cannot be matched entry for entry: two access lines may be equal. Those
+    are kept, and a note says how many records have the text of another input's records.
+
+    Memory: 16 bytes per record (two 64-bit hashes).
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
+        self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
+
+    def unseen(
+        self, chunks: Iterable[pl.DataFrame], report: SourceReport, *, journald: bool
+    ) -> Iterator[pl.DataFrame]:
+        """``chunks`` (record frames of one input); for a journald format (``journald``: journal,
+        export, json) without the entries an earlier journald input gave. Notes on ``report`` say
+        how many were skipped, and how many records have the text of another kind of input."""
+        earlier = {src: done for src, (kind, done) in self.texts.items() if kind != journald}
+        entries, texts = [], []
+        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
+        for recs in chunks:
+            seen = np.zeros(recs.height, dtype=bool)
+            if journald:
+                timed = recs["ts"].is_not_null().to_numpy()
+                keys = recs.select(pl.struct("ts", "boot_id", "pid", "message").hash()).to_series().to_numpy()
+                for source, done in self.entries.items():
+                    found = timed & ~seen & _in_sorted(keys, done)
+                    dropped[source] += int(found.sum())
+                    seen |= found
+                entries.append(keys[timed & ~seen])
+            text = recs["message"].hash().to_numpy()[~seen]
+            for source, done in earlier.items():
+                same_text[source] += int(_in_sorted(text, done).sum())
+            texts.append(text)
+            yield recs.filter(pl.Series(~seen)) if seen.any() else recs
+        if journald:
+            self.entries[report.source] = _sorted(entries)
+        self.texts[report.source] = (journald, _sorted(texts))
+        for source, n in dropped.items():
+            if n:
+                report.notes.append(
+                    f"{n:,} entries already read from {source} (same time, boot, pid and message): skipped"
+                )
+        for source, n in same_text.items():
+            if n:
+                report.notes.append(
+                    f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
+                    "give one of the two"
+                )
+
+
+def _sorted(parts: list[np.ndarray]) -> np.ndarray:
+    return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+
+
+def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
 
 
 def journalctl_time(text: str) -> str:

@@ -123,6 +123,86 @@ def test_export_and_json_captures_give_the_same_events(tmp_path, sample_out):
         assert every.rows["events"] == from_journal.height + 10
 
 
+def test_a_journal_and_captures_of_it_are_read_once(tmp_path, sample_out):
+    # journal.export is the export the sample journal was built from (systemd-journal-remote gave
+    # its entries new cursors); journal.json is journalctl -o json of the journal
+    out = tmp_path / "out"
+    result = ingest([SAMPLE / "journal", SAMPLE / "journal.export", SAMPLE / "journal.json"], out)
+    journal, export, capture = result.reports
+    assert journal.records == events(sample_out).height == 4931
+    assert export.records == capture.records == 0
+    # 5,135 entries: the 4,931 records before re-joining the lines of tracebacks and dumps
+    skipped = (
+        f"5,135 entries already read from {SAMPLE / 'journal'} (same time, boot, pid and message): skipped"
+    )
+    assert skipped in export.notes and skipped in capture.notes
+    assert events(out).height == 4931 and result.rows["batches"] == 2572
+    assert not any(r.unread for r in result.reports)
+
+
+def test_a_capture_is_read_where_it_adds_entries(tmp_path):
+    # a capture that overlaps the journal for one unit and adds another: only the new unit's entries
+    need_journalctl()
+    out = tmp_path / "out"
+    ingest([SAMPLE / "journal"], tmp_path / "decode", ReadOptions(units=("sglang-decode.service",)))
+    ingest([SAMPLE / "journal.json"], tmp_path / "json")
+    decode_export = subprocess.run(
+        ["journalctl", "--directory", str(SAMPLE / "journal"), "-o", "export", "-u", "sglang-decode.service"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    (tmp_path / "decode.export").write_bytes(decode_export)
+    result = ingest([tmp_path / "decode.export", SAMPLE / "journal.json"], out)
+    first, second = result.reports
+    assert first.records == events(tmp_path / "decode").height
+    assert first.records + second.records == events(tmp_path / "json").height
+    ev = events(out)
+    assert ev.group_by("unit", "message", "ts").len()["len"].max() == 1  # nothing twice
+    decode_entries = journal_entries("sglang-decode.service")
+    assert f"{decode_entries:,} entries already read from {tmp_path / 'decode.export'}" in second.notes[-1]
+
+
+def test_a_plain_log_beside_the_journal_holding_its_lines_is_named(tmp_path):
+    # router.log is the router unit's stdout: its lines are in the journal too. Two access lines may
+    # be equal, so nothing is dropped, but the summary says the lines are counted twice.
+    result = ingest([SAMPLE / "journal", SAMPLE / "router.log"], tmp_path / "out")
+    journal, log = result.reports
+    assert log.records == 1081
+    assert log.notes == [
+        f"1,081 of its lines are also in {SAMPLE / 'journal'}, word for word: the same lines counted twice? "
+        "give one of the two"
+    ]
+    assert result.rows["events"] == 4931 + 1081
+
+
+def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
+    folder = tmp_path / "incident"
+    folder.mkdir()
+    (folder / "router.log").write_bytes((SAMPLE / "router.log").read_bytes())
+    (folder / "NOTES.md").write_text(
+        "# what we saw\n[2025-10-29 21:30:00 TP0] Decode batch, #running-req: 1\n"
+    )
+    (folder / "collect.py").write_text("print('hello')\n")
+    ingest([folder / "router.log"], folder / "out")  # an earlier ingest's output inside the folder
+    found = dict(readers.discover(folder))
+    assert found == {
+        folder / "NOTES.md": "skipped",
+        folder / "collect.py": "skipped",
+        folder / "router.log": "?",
+    }
+    result = CliRunner().invoke(app, ["ingest", str(folder), "-o", str(tmp_path / "again")])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"skipped, not logs by their names (name a file to read it): {folder / 'NOTES.md'}, {folder / 'collect.py'}"
+        in result.output
+    )
+    assert events(tmp_path / "again").height == 1081  # router.log alone: no parquet bytes read as text
+    named = ingest([folder / "NOTES.md"], tmp_path / "named")  # a file named itself is read
+    assert named.rows["batches"] == 1
+    with pytest.raises(readers.InputError, match="a logcorr output folder, not logs"):
+        readers.discover(folder / "out")
+
+
 JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
 BOOT = "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e"
 

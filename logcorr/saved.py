@@ -477,6 +477,15 @@ def query(
         con.execute(f"SET VARIABLE {k} = {quote_literal(v)}")
     try:
         return con.sql(q.body()).pl()
+    except duckdb.ConversionException as e:
+        bad = [k for k, v in values.items() if f"'{v}'" in str(e)]
+        if not bad:
+            raise QueryError(f"{q.name}: {str(e).strip()}") from e
+        described = dict(q.parameters)
+        what = f"; {bad[0]} is {described[bad[0]]}" if bad[0] in described else ""
+        raise ParamError(
+            f"--param {bad[0]}={values[bad[0]]}: not a value {q.name} can read for {bad[0]}{what}"
+        ) from e
     except duckdb.Error as e:
         hint = ""
         if isinstance(e, duckdb.CatalogException):

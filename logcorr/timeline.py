@@ -87,6 +87,7 @@ class Wedge:
     resumed_by: str = "next batch"  # what ends the span: "restart", "next batch" or "end of data"
     health_ok: bool | None = None  # did /health answer 200 inside the span
     verdict: str = ""  # the wedge query's verdict in words
+    batches_again: datetime | None = None  # the role's first batch after the span (after a restart: later)
 
 
 @dataclass
@@ -697,6 +698,7 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
                 resumed_by=by,
                 health_ok=r["health_kept_200"],
                 verdict=r["verdict"],
+                batches_again=r["resumed_ts"],
             )
         )
     return found, []
@@ -1108,6 +1110,9 @@ def _wedge_shapes(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
             )
         )
         end = f"{w.resumed_by} {x1:%H:%M:%S}" if w.resumed else "end of data"
+        again = ""
+        if w.resumed_by == "restart" and w.batches_again is not None:  # as the report: both ends named
+            again = f"; batches again {w.batches_again:%H:%M:%S} ({_span(w.stopped, w.batches_again)} after the stop)"
         notes.append(
             dict(
                 x=x0ms,
@@ -1115,7 +1120,7 @@ def _wedge_shapes(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
                 xref="x",
                 yref="paper",
                 yshift=16 * len(notes),
-                text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({_span(w.stopped, x1)})",
+                text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({_span(w.stopped, x1)}){again}",
                 showarrow=False,
                 xanchor="left",
                 yanchor="bottom",

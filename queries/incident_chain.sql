@@ -173,6 +173,9 @@ steps AS (
                || CASE WHEN s.restart_ts IS NOT NULL
                        THEN ' and ' || round((epoch_us(s.resumed_ts) - epoch_us(s.restart_ts)) / 1e6, 1)
                             || ' s after the restart'
+                       ELSE '' END
+               || CASE WHEN s.resumed_ts < s.ready_ts
+                       THEN ' (before it said ready: the warm-up request SGLang runs at start-up)'
                        ELSE '' END,
            s.resumed_event_id, NULL, NULL
     FROM restarted AS s

@@ -302,6 +302,15 @@ def test_incident_chain_on_the_sample(sample_out, sample_con, room):
     assert restart["ts"] == ts(truth(r"^restart issued")) and restart["message"].startswith(
         "Stopping sglang-decode"
     )
+    # prefill's first batch after the restart is the warm-up request, before "fired up": said so
+    again = {r["role"]: r for r in rows.filter(pl.col("step") == "resumed").iter_rows(named=True)}
+    ready = {r["role"]: r["ts"] for r in rows.filter(pl.col("step") == "ready").iter_rows(named=True)}
+    assert again["prefill"]["ts"] < ready["prefill"] and again["prefill"]["detail"].endswith(
+        "73.8 s after the restart (before it said ready: the warm-up request SGLang runs at start-up)"
+    )
+    assert again["decode"]["ts"] > ready["decode"] and again["decode"]["detail"].endswith(
+        "80.8 s after the restart"
+    )
     # every step carries its evidence: where it was read and the line itself
     assert rows["source"].is_not_null().all() and rows["source_pos"].is_not_null().all()
     assert rows.filter(pl.col("step") != "stuck_stacks")["event_id"].is_not_null().all()

@@ -249,7 +249,9 @@ def test_sample_wedge_span_at_the_true_time(sample_html: Path) -> None:
     covered = [names[i] for i in names if rect["y0"] < i < rect["y1"]]
     assert {f"decode TP{i}" for i in range(4)} <= set(covered)
     assert not any(n.startswith(("prefill", "router")) for n in covered)
-    assert any("decode wedged" in a["text"] and "21:34:47" in a["text"] for a in layout["annotations"])
+    [note] = [a["text"] for a in layout["annotations"] if "decode wedged" in a["text"]]
+    # both ends the report names: the restart (358 s after the stop) and the next batch (439 s, 7m19s)
+    assert note.endswith("21:34:47 → restart 21:40:45 (5m58s); batches again 21:42:05 (7m19s after the stop)")
 
 
 def test_sample_last_batch_of_each_decode_process_is_the_stop(sample_html: Path) -> None:

@@ -1324,14 +1324,18 @@ def _parse_batch_py(line: str) -> dict:
     return row
 
 
-def _shape_regex(line: str) -> tuple[str, str, list[str]] | None:
+def _shape_regex(line: str) -> tuple[str, str, list[str], dict[str, str]] | None:
     """Regexes for every line of the same key sequence as ``line``: one that matches the whole
-    line (for a fast yes/no) and one without the end anchor (to capture, twice as fast), and the
-    keys in order; None when the line cannot be described this way (a value holding ``, ``
-    outside brackets, an item without ``: ``)."""
+    line (for a fast yes/no) and one without the end anchor (to capture, twice as fast), the keys
+    in order, and the head columns every such line shares (a head without ``(mixed …)`` or ``[N]``
+    is matched as the literal text it is: a fifth faster than capturing it); None when the line
+    cannot be described this way (a value holding ``, `` outside brackets, an item without ``: ``)."""
     m = _HEAD.match(line)
     if not m:
         return None
+    head, fixed = _HEAD_RX, {}
+    if m.group(2) is None and m.group(3) is None:
+        head, fixed = "^" + _escape(m.group(0)), {"_bt": m.group(1)}
     items = _split_items(line[m.end() :])
     if not items or any(v is None for _, v in items):
         return None
@@ -1348,8 +1352,8 @@ def _shape_regex(line: str) -> tuple[str, str, list[str]] | None:
         parts.append(f"{_escape(key)}: (?P<v{i}>{vpat})")
         seen[key] = seen.get(key, 0) + 1
         keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
-    capture = _HEAD_RX + ", ".join(parts)
-    return capture + r"(?:, ?|,)?$", capture, keys
+    capture = head + ", ".join(parts)
+    return capture + r"(?:, ?|,)?$", capture, keys, fixed
 
 
 def _escape(text: str) -> str:
@@ -1371,7 +1375,7 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
         shape = _shape_regex(todo["line"][0])
         if shape is None:
             break
-        whole, capture, keys = shape
+        whole, capture, keys, fixed = shape
         try:
             ok = todo["line"].str.contains(whole).fill_null(False)
             if not ok[0]:
@@ -1380,7 +1384,11 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
             g = hit["line"].str.extract_groups(capture)
         except pl.exceptions.PolarsError:  # a key the regex engine cannot take: slow path
             break
-        matched = pl.DataFrame([hit["_i"], g]).unnest(g.name)
+        matched = (
+            pl.DataFrame([hit["_i"], g])
+            .unnest(g.name)
+            .with_columns(pl.lit(v).alias(c) for c, v in fixed.items())
+        )
         renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
         groups.append(matched.rename(renames))
         todo = todo.filter(~ok)
@@ -1390,12 +1398,20 @@ def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
         slow = slow.with_columns(todo["_i"]) if slow.width else pl.DataFrame([todo["_i"]])
         slow = slow.with_columns(pl.all().exclude("_i").cast(pl.String))
         groups.append(slow)
-    # Every line is in exactly one group, so sorting on the row number restores the input order.
-    raw = pl.concat(groups, how="diagonal_relaxed").sort("_i") if groups else pl.DataFrame([idx])
-    for c in ("_bt", "_mixed", "_iter"):
-        if c not in raw.columns:
-            raw = raw.with_columns(pl.lit(None, pl.String).alias(c))
-    return _type_batch_fields(raw)
+    if not groups:
+        groups = [pl.DataFrame([idx])]
+    # Typed per group (numbers move faster than their text); every line is in exactly one group, so
+    # sorting on the row number restores the input order.
+    typed = [
+        _type_batch_fields(
+            g.with_columns(
+                pl.lit(None, pl.String).alias(c) for c in ("_bt", "_mixed", "_iter") if c not in g.columns
+            )
+        )
+        for g in groups
+    ]
+    out = pl.concat(typed, how="diagonal_relaxed")
+    return out.sort("_i").drop("_i") if len(typed) > 1 else out.drop("_i")
 
 
 def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
@@ -1427,6 +1443,7 @@ def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
     if df["_mixed"].is_not_null().any():
         entries.append(_json_entry("mixed #running-req", pl.col("_mixed")))
     out = [
+        pl.col("_i"),
         pl.col("_bt").str.to_lowercase().alias("batch_type"),
         pl.col("_iter").cast(pl.Int64, strict=False).alias("forward_iter"),
         *[pl.col(f.column) for f in BATCH_FIELDS if f.column in df.columns],

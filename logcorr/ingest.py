@@ -230,6 +230,26 @@ def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch
     return seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
 
 
+def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
+    """The inputs in reading order: journals first (the fullest record of a host: a capture given
+    with its journal then adds only the entries the journal lacks, and a traceback or dump the two
+    share stays one record), each file or folder once however often it was given or reached (by a
+    link, ``a/`` and ``a``). Returns the inputs and, per input kept, how many more times it came."""
+    kept: dict[Path | str, tuple[Path, str]] = {}
+    repeats: dict[Path, int] = {}
+    for path, fmt in inputs:
+        key = path.resolve() if path.is_file() or path.is_dir() else str(path)  # a pipe is read as it is
+        if key in kept:
+            first = kept[key][0]
+            repeats[first] = repeats.get(first, 0) + 1
+        else:
+            kept[key] = (path, fmt)
+    journal_first = sorted(
+        kept.values(), key=lambda i: not (i[1] == "journal-dir" or i[0].suffix == ".journal")
+    )
+    return journal_first, repeats
+
+
 def _selected(chunks, units: readers.CaptureUnits, report: SourceReport):
     """The records of a journald capture's chosen units (see ``readers.CaptureUnits``)."""
     report.unit_roles = units.roles  # type: ignore[attr-defined]  # filled as units appear
@@ -281,6 +301,7 @@ def ingest(
             inputs += readers.discover(p)
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
+    inputs, repeats = _read_order(inputs)
     origin = origin or socket.gethostname()
     others = [str(p) for p, fmt in inputs if not (fmt == "journal-dir" or p.suffix == ".journal")]
     try:
@@ -332,6 +353,8 @@ def ingest(
                     continue
                 report = SourceReport(str(given), fmt)
                 reports.append(report)
+                if repeats.get(given):
+                    report.notes.append(f"given {repeats[given] + 1} times: read once")
                 if fmt == "empty":
                     report.errors.append(f"{given}: empty file")
                     continue
@@ -345,8 +368,7 @@ def ingest(
                         _read(path, fmt, opts, report, Path(scratch), seen), name="logcorr-read"
                     )
                     records = _records(parsed, rejoin, enrich, report, forced)
-                    narrow = window if fmt not in ("journal-dir", "journal") else None  # journalctl did those
-                    built = _tables(threads.ahead(records), narrow, processes, captured_at)
+                    built = _tables(threads.ahead(records), window, processes, captured_at)
                     for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                         lines += int(ev["n_lines"].sum())
                         report.unparsed += unknown_in_dumps
@@ -405,20 +427,24 @@ def ingest(
 def time_window(
     since: str | None, until: str | None, *, journals_only: bool = False
 ) -> tuple[datetime | None, datetime | None] | None:
-    """``--since/--until`` as UTC datetimes for inputs that are not journals. Accepts ISO forms:
+    """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
+    a journal, journalctl reads it a little wider: ``readers.journalctl_window``). Accepts ISO forms:
     ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
     naming the option for anything else, unless every input is a journal (``journals_only``):
-    journalctl also takes its own syntax (``yesterday``, ``-1h``)."""
+    journalctl also takes its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
     if not since and not until:
-        return None
-    if journals_only:
         return None
     bounds = []
     for name, text in (("--since", since), ("--until", until)):
         if not text:
             bounds.append(None)
             continue
-        bounds.append(_parse_time(name, text))
+        try:
+            bounds.append(_parse_time(name, text))
+        except OptionError:
+            if journals_only:
+                return None
+            raise
     return bounds[0], bounds[1]
 
 

@@ -13,13 +13,14 @@ Formats are detected from content (``sniff``), not from file names.
 from __future__ import annotations
 
 import lzma
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,8 @@ JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
 # without journalctl --unit matches (see read_journal).
 UNIT_SAMPLE = 5000
 READ_THROUGH_SHARE = 0.8
+# An ISO --since/--until window is read this much wider from a journal, then cut per record.
+WINDOW_MARGIN = timedelta(seconds=60)
 JOURNAL_MAGIC = b"LPKSHHRH"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 # A unit is an SGLang engine or router when its name, command line or process name says so.
@@ -120,34 +123,46 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     does, is one ``journal-dir`` input read by journalctl; every other file below PATH is sniffed on
     its own (so a folder with a journal, captures and dumps side by side is read whole), but for
     files whose suffix says they are no log (``NOT_LOGS``: documents, code, images, tables; format
-    ``skipped``) and logcorr output folders (a ``manifest.json`` beside ``events/``) found inside.
-    A file named itself is always read.
+    ``skipped``), hidden files and folders (``.git``) and logcorr output folders (a ``manifest.json``
+    beside ``events/``) found inside. Links to folders are followed (each folder once). A file
+    named itself is always read.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
     if not path.is_dir():
         return [(path, "?")]
+    below = _walk(path)
     journal_dirs = set()
-    for f in (*path.rglob("*.journal"), *path.rglob("*.journal~")):
-        folder = f.parent
-        if MACHINE_ID.fullmatch(folder.name) and folder != path:
-            folder = folder.parent  # /var/log/journal/<machine-id>/system.journal
-        journal_dirs.add(folder)
-    outputs = {m.parent for m in path.rglob("manifest.json") if (m.parent / "events").is_dir()}
+    for f in below:
+        if f.name.endswith((".journal", ".journal~")):
+            folder = f.parent
+            if MACHINE_ID.fullmatch(folder.name) and folder != path:
+                folder = folder.parent  # /var/log/journal/<machine-id>/system.journal
+            journal_dirs.add(folder)
+    outputs = {f.parent for f in below if f.name == "manifest.json" and (f.parent / "events").is_dir()}
     if path in outputs:
         raise InputError(f"{path}: a logcorr output folder, not logs (query it with -d {path})")
-    files = sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file()
-        and not p.name.startswith(".")
-        and not any(d in p.parents for d in journal_dirs | outputs)
-    )
+    files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
     found = [(p, "skipped" if p.suffix.lower() in NOT_LOGS else "?") for p in files]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
+
+
+def _walk(path: Path) -> list[Path]:
+    """Files below ``path`` but hidden ones (a name or folder starting with ``.``), following links
+    to folders; a folder reached twice (a link loop, two links to one place) is read once."""
+    files, visited = [], set()
+    for root, dirs, names in os.walk(path, followlinks=True):
+        real = os.path.realpath(root)
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files += [Path(root) / n for n in names if not n.startswith(".")]
+    return files
 
 
 def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
@@ -533,17 +548,42 @@ def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == values
 
 
-def journalctl_time(text: str) -> str:
+def journalctl_time(text: str, widen: timedelta = timedelta(0)) -> str:
     """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
     meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
-    would read it in the machine's local zone); anything else (``yesterday``, ``-1h``) is passed as
-    journalctl's own syntax (systemd.time(7))."""
+    would read it in the machine's local zone), moved by ``widen``; anything else (``yesterday``,
+    ``-1h``) is passed as journalctl's own syntax (systemd.time(7))."""
+    t = _iso_utc(text)
+    if t is None:
+        return text
+    t += widen
+    return t.strftime("%Y-%m-%d %H:%M:%S.%f UTC" if t.microsecond else "%Y-%m-%d %H:%M:%S UTC")
+
+
+def _iso_utc(text: str) -> datetime | None:
     try:
         t = datetime.fromisoformat(text)
     except ValueError:
-        return text
-    t = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
-    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def journalctl_window(since: str | None, until: str | None) -> list[str]:
+    """``--since/--until`` arguments for journalctl. When both given times are ISO times, the window
+    is widened by ``WINDOW_MARGIN`` on each side: journalctl cuts between entries, so a traceback or
+    dump that began just before ``--since`` would lose its first lines and one running past
+    ``--until`` its last; ingest keeps the records whose first line is inside the window, as for
+    every other input. journalctl's own forms are passed as they are (and cut as journalctl cuts)."""
+    given = [(flag, text) for flag, text in (("--since", since), ("--until", until)) if text]
+    widen = all(_iso_utc(text) for _, text in given)
+    return [
+        arg
+        for flag, text in given
+        for arg in (
+            flag,
+            journalctl_time(text, (WINDOW_MARGIN if flag == "--until" else -WINDOW_MARGIN) * widen),
+        )
+    ]
 
 
 def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
@@ -571,12 +611,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     if roles:
         report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
     report.unit_roles = roles  # type: ignore[attr-defined]
-    window_args = [
-        arg
-        for flag, text in (("--since", opts.since), ("--until", opts.until))
-        if text
-        for arg in (flag, journalctl_time(text))
-    ]
+    window_args = journalctl_window(opts.since, opts.until)
     # journalctl reads a fifth slower with --unit matches than straight through: when nearly every
     # entry is of the chosen units anyway, read straight through and choose the entries here. Units
     # given by the user may be globs or slices: those stay journalctl's.

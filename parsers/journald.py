@@ -71,13 +71,13 @@ def _split_utf8(data: bytes) -> pl.Series | None:
         return pl.Series("line", [], pl.String)
     if b"\x00" in data:
         return None
-    try:
+    try:  # a newline first: the reader unpacks data that starts like zlib/gzip/zstd (a line "x^2")
         frame = pl.read_csv(
-            data, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
+            b"\n" + data, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
         )
-    except pl.exceptions.ComputeError:
+    except (pl.exceptions.PolarsError, OSError):
         return None
-    return frame["line"].fill_null("")
+    return frame["line"].slice(1).fill_null("")
 
 
 def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:

@@ -472,6 +472,36 @@ def test_directory_with_no_journal_files(tmp_path: Path, log: Path):
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 
+@pytest.mark.parametrize("first", ["x^2 grew by half", "x\x01 a control character", "BZh91AY&SY"])
+def test_a_log_starting_like_compressed_data_is_read_as_text(tmp_path: Path, log: Path, first: str):
+    # the CSV reader that splits lines unpacks data starting with zlib/gzip/zstd magic bytes ("x^",
+    # "x\x01"): it raised or returned nothing instead of the lines
+    path = write_log(tmp_path / "notes.log", [first, *LOG_LINES])
+    proc = ingest(path, log, out=tmp_path / "out")
+    check_clean(proc, path, log)
+    assert proc.returncode == 0
+    assert_all_kept(tmp_path / "out", [first, *LOG_LINES, *LOG_LINES])
+
+
+def test_a_folder_walk_follows_links_and_passes_over_hidden_folders(tmp_path: Path, log: Path):
+    folder = tmp_path / "incident"
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "objects" / "ab12").write_bytes(b"x\x01" + random.Random(1).randbytes(4096))
+    (folder / "logs").mkdir()
+    (folder / "logs" / "engine.log").symlink_to(log)
+    (tmp_path / "elsewhere").mkdir()
+    write_log(tmp_path / "elsewhere" / "router.log", LOG_LINES[:2])
+    (folder / "linked").symlink_to(tmp_path / "elsewhere")  # a link to a folder: followed
+    (folder / "elsewhere-again").symlink_to(tmp_path / "elsewhere")  # the same folder twice: once
+    (folder / "logs" / "loop").symlink_to(folder)  # a loop: ends
+    proc = ingest(folder, out=tmp_path / "out")
+    check_clean(proc, folder)
+    assert proc.returncode == 0
+    sources = set(table(tmp_path / "out", "sources")["source"])
+    assert sources == {str(folder / "logs" / "engine.log"), str(folder / "elsewhere-again" / "router.log")}
+    assert_all_kept(tmp_path / "out", [*LOG_LINES, *LOG_LINES[:2]])
+
+
 def _drop_dac_capabilities() -> None:
     """In the child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding set,
     so even root is refused a file of mode 000 (the capabilities are recomputed from it at exec)."""

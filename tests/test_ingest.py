@@ -19,6 +19,7 @@ from logcorr import readers
 from logcorr.cli import app
 from logcorr.ingest import NothingReadError, first_event_id, ingest
 from logcorr.readers import ReadOptions
+from logcorr.saved import query
 from tests.conftest import SAMPLE, need_cases, need_journalctl
 
 ENGINE_UNITS = ("sglang-prefill.service", "sglang-decode.service", "sglang-router.service")
@@ -138,6 +139,28 @@ def test_a_journal_and_captures_of_it_are_read_once(tmp_path, sample_out):
     assert skipped in export.notes and skipped in capture.notes
     assert events(out).height == 4931 and result.rows["batches"] == 2572
     assert not any(r.unread for r in result.reports)
+
+
+def test_a_partial_capture_given_first_leaves_the_journal_s_records_whole(tmp_path, sample_out):
+    # a capture starting inside prefill TP0's assertion traceback, given before the journal: read
+    # first, it took the traceback's last lines and left its head alone (the report lost TP0's
+    # assertion). Journals are read first; the same path given three times is read once.
+    need_journalctl()
+    tail = subprocess.run(
+        ["journalctl", "--directory", str(SAMPLE / "journal"), "--since", "2025-10-29 21:34:43.504245 UTC"]
+        + ["-o", "export"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    (tmp_path / "tail.export").write_bytes(tail)
+    given = [tmp_path / "tail.export", SAMPLE / "journal", SAMPLE / "journal", SAMPLE / "journal/"]
+    result = ingest(given, tmp_path / "out")
+    assert [r.source for r in result.reports] == [str(SAMPLE / "journal"), str(tmp_path / "tail.export")]
+    assert "given 3 times: read once" in result.reports[0].notes and result.reports[1].records == 0
+    cols = ["ts", "pid", "kind", "message", "n_lines"]
+    assert events(tmp_path / "out").select(cols).equals(events(sample_out).select(cols))
+    ranks = query(tmp_path / "out", "abort_to_assert")["assert_tp_ranks"].unique().to_list()
+    assert ranks == [[0, 1, 3]]
 
 
 def test_a_capture_is_read_where_it_adds_entries(tmp_path):
@@ -526,6 +549,36 @@ def test_since_until_mean_utc_for_journals_whatever_the_local_zone(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ts = events(tmp_path / "out")["ts"]
     assert ts.min().isoformat() >= "2025-10-29T21:34:40" and ts.max().isoformat() <= "2025-10-29T21:34:51"
+
+
+def test_a_window_cuts_journals_and_captures_alike_per_record(tmp_path):
+    # --since falls inside prefill TP0's assertion traceback (its head at 21:34:43.504237, the
+    # lines after it at .504245-.504256), --until inside a py-spy dump the watchdog wrote: journalctl
+    # alone would cut between entries, leave the traceback's last lines as records of their own and
+    # keep the dump's head; read a minute wider and cut per record, the journal gives what its
+    # capture gives.
+    need_journalctl()
+    window = ReadOptions(since="2025-10-29T21:34:43.504245", until="2025-10-29T21:39:47.5337")
+    cols = ["ts", "pid", "kind", "message", "n_lines"]
+    ingest([SAMPLE / "journal"], tmp_path / "j", window)
+    ingest([SAMPLE / "journal.json"], tmp_path / "c", window)
+    journal, capture = (events(tmp_path / name).select(cols).sort("ts", "message") for name in "jc")
+    assert journal.equals(capture) and journal.height == 451
+    assert journal["ts"].min().isoformat() == "2025-10-29T21:34:43.508904+00:00"
+    assert not journal["message"].str.starts_with("  File ").any()
+    assert not journal["message"].str.starts_with("AssertionError").any()
+    dump = journal.row(-1, named=True)  # its head at 21:39:47.533588, the rest after --until: whole
+    assert dump["kind"] == "pyspy" and dump["n_lines"] > 20 and "Thread 3371 (idle)" in dump["message"]
+    assert readers.journalctl_window("2025-10-29 21:34:43.504245", None) == [
+        "--since",
+        "2025-10-29 21:33:43.504245 UTC",
+    ]
+    assert readers.journalctl_window("yesterday", "2025-10-29 21:35") == [
+        "--since",
+        "yesterday",
+        "--until",
+        "2025-10-29 21:35:00 UTC",
+    ]
 
 
 def test_progress_in_a_log_is_rate_limited_and_on_a_terminal_rewritten(capsys, monkeypatch):

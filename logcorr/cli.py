@@ -112,6 +112,14 @@ def ingest(
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
 
 
+def _check_output_file(path: Path) -> None:
+    """Fail with a message (not a traceback) when ``-o`` cannot name a file to write."""
+    if path.is_dir():
+        _fail(f"{path}: is a folder; -o names the file to write")
+    if not path.parent.is_dir():
+        _fail(f"{path.parent}: no such folder to write {path.name} in")
+
+
 class Progress:
     """Progress lines on stderr: rewritten in place on a terminal; in a log file or a pipe at most
     one every ``every`` seconds, so a day's ingest leaves a handful of lines, not hundreds."""
@@ -208,6 +216,8 @@ def report(
     from logcorr.report import ReportError
     from logcorr.report import report as make_report
 
+    if output is not None:
+        _check_output_file(output)
     try:
         text = make_report(out)
     except (ReportError, FileNotFoundError) as e:
@@ -234,6 +244,7 @@ def timeline(
     from logcorr.timeline import TimelineError
     from logcorr.timeline import timeline as draw
 
+    _check_output_file(output)
     try:
         info = draw(out, output, since=since, until=until, room=room, role=role)
     except TimelineError as e:
@@ -259,6 +270,7 @@ def export(
     from logcorr.timeline import TimelineError
     from logcorr.trace import export_chrome_trace
 
+    _check_output_file(output)
     try:
         counts = export_chrome_trace(out, output, since=since, until=until, role=role)
     except TimelineError as e:

@@ -311,6 +311,8 @@ def ingest(
             f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
             f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
         ) from None
+    if window and window[0] and window[1] and window[1] < window[0]:
+        raise OptionError(f"--until {opts.until} is before --since {opts.since}: nothing could be in the window")
     output = Output(out, table_schemas(), origin=origin, append=append)
     enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()

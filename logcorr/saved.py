@@ -330,6 +330,8 @@ def table_folders(out: Path) -> dict[str, Path]:
     """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/**/*.parquet``:
     one ``origin=NAME`` partition per host whose output was placed here). Raises ``FileNotFoundError``
     when OUT does not exist or holds neither tables nor a manifest (not an ingest output)."""
+    if out.is_file():
+        raise FileNotFoundError(f"{out}: is a file; -d names the folder logcorr ingest -o wrote")
     if not out.is_dir():
         raise FileNotFoundError(f"{out}: no such folder; run logcorr ingest first or pass -d OUT")
     folders = {
@@ -339,8 +341,8 @@ def table_folders(out: Path) -> dict[str, Path]:
     }
     if not folders and not (out / "manifest.json").exists():
         raise FileNotFoundError(
-            f"{out}: not a logcorr output folder (no tables, no manifest.json); "
-            f"run logcorr ingest … -o {out} first, or pass -d OUT"
+            f"{out}: not a logcorr output folder (no tables, no manifest.json); -d names the folder "
+            "logcorr ingest -o wrote"
         )
     return folders
 

@@ -68,6 +68,9 @@ class Output:
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
         if out.exists() and not out.is_dir():
             raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
+        for parent in out.parents:
+            if parent.exists() and not parent.is_dir():
+                raise OutputError(f"{out}: {parent} is a file, not a folder")
         if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
             raise OutputError(
                 f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -180,15 +181,19 @@ def parse_time(text: str | datetime | None, *, day: datetime | None = None) -> d
         value = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
         m = re.fullmatch(r"(\d{1,2}):(\d\d)(?::(\d\d)(?:\.(\d{1,6}))?)?", t)
-        if not m or day is None:
-            raise TimelineError(
-                f"{text!r}: not a time; use ISO 8601 like '2025-10-29 21:34:40' (UTC unless a zone is "
-                "given) or a time of day like '21:34:40' (on the data's first day)"
-            ) from None
-        h, mi, s, frac = m.groups()
-        value = day.replace(
-            hour=int(h), minute=int(mi), second=int(s or 0), microsecond=int((frac or "0").ljust(6, "0"))
+        not_a_time = TimelineError(
+            f"{text!r}: not a time; use ISO 8601 like '2025-10-29 21:34:40' (UTC unless a zone is "
+            "given) or a time of day like '21:34:40' (on the data's first day)"
         )
+        if not m or day is None:
+            raise not_a_time from None
+        h, mi, s, frac = m.groups()
+        try:
+            value = day.replace(
+                hour=int(h), minute=int(mi), second=int(s or 0), microsecond=int((frac or "0").ljust(6, "0"))
+            )
+        except ValueError:  # 25:99
+            raise not_a_time from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
@@ -617,16 +622,21 @@ def load(
         filters.append(f"until {t1:%Y-%m-%d %H:%M:%S} UTC")
     if role is not None:
         filters.append(f"role {role}")
-    lanes, placed = _assign_lanes(
-        {
-            "batches": batches,
-            "last_batches": _load_last_batches(out, t0, t1),
-            "marks": marks,
-            "captures": captures,
-            "requests": requests,
-        },
-        role,
-    )
+    frames = {
+        "batches": batches,
+        "last_batches": _load_last_batches(out, t0, t1),
+        "marks": marks,
+        "captures": captures,
+        "requests": requests,
+    }
+    if filters and not any(df.height for df in frames.values()):
+        try:
+            first, last = json.loads((out / "manifest.json").read_text())["time_span"]
+            span = f": the data runs from {first} to {last} (UTC)"
+        except (OSError, ValueError, KeyError, TypeError):  # a combined folder has no one manifest
+            span = ""
+        raise TimelineError(f"nothing to draw with {', '.join(filters)}{span}")
+    lanes, placed = _assign_lanes(frames, role)
     captures = _group_fingerprints(placed["captures"])
     stamps = [df["ts"] for df in placed.values() if df.height]
     first = min(s.min() for s in stamps) if stamps else None

@@ -482,6 +482,21 @@ def test_empty_tables_have_no_rows(tmp_path):
     assert pl.read_parquet(tmp_path / "out" / "batches").height == 1
 
 
+def test_output_below_a_file_and_a_window_backwards_are_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    log = str(SAMPLE / "router.log")
+    below = CliRunner().invoke(app, ["ingest", log, "-o", str(tmp_path / "notes.txt" / "out")])
+    assert below.exit_code == 1 and isinstance(below.exception, SystemExit)
+    assert (
+        f"{tmp_path / 'notes.txt' / 'out'}: {tmp_path / 'notes.txt'} is a file, not a folder" in below.output
+    )
+    window = ["--since", "2025-10-29T21:41", "--until", "2025-10-29T21:34"]
+    backwards = CliRunner().invoke(app, ["ingest", log, *window, "-o", str(tmp_path / "out")])
+    assert backwards.exit_code == 1
+    assert "--until 2025-10-29T21:34 is before --since 2025-10-29T21:41" in backwards.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_output_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "incident.html").write_text("x")
     result = CliRunner().invoke(

@@ -483,3 +483,34 @@ def test_cli_timeline(made: Path, tmp_path: Path) -> None:
     assert r.exit_code == 1 and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "--since", "noon"])
     assert r.exit_code == 1 and "not a time" in r.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["timeline", "-o", "{tmp}"], "{tmp}: is a folder; -o names the file to write"),
+        (["export", "-o", "{tmp}"], "{tmp}: is a folder; -o names the file to write"),
+        (["report", "-o", "{tmp}"], "{tmp}: is a folder; -o names the file to write"),
+        (["timeline", "-o", "{tmp}/no/t.html"], "{tmp}/no: no such folder to write t.html in"),
+        (["timeline", "--since", "25:99"], "'25:99': not a time"),
+        (
+            ["timeline", "--since", "2024-01-01T00:00", "--until", "2024-01-01T01:00"],
+            "nothing to draw with since 2024-01-01 00:00:00 UTC, until 2024-01-01 01:00:00 UTC",
+        ),
+        (
+            ["export", "--since", "2024-01-01T00:00", "--until", "2024-01-01T01:00"],
+            "nothing to draw with since",
+        ),
+    ],
+)
+def test_cli_output_and_window_mistakes_are_named(made: Path, tmp_path: Path, args, message) -> None:
+    # each was a Python traceback (and -o FOLDER left FOLDER.tmp beside it)
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    r = CliRunner().invoke(app, [*args, "-d", str(made)])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception  # not a traceback
+    assert message.replace("{tmp}", str(tmp_path)) in r.output
+    assert [p.name for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name)] == [tmp_path.name]

@@ -480,7 +480,10 @@ def query(
     try:
         return con.sql(q.body()).pl()
     except duckdb.ConversionException as e:
-        bad = [k for k, v in values.items() if f"'{v}'" in str(e)]
+        said = str(e)  # DuckDB quotes the value, or shows the SQL line reading the variable
+        bad = [k for k in values if f"getvariable('{k}')" in said] or [
+            k for k, v in values.items() if f"'{v}'" in said or f'"{v}"' in said
+        ]
         if not bad:
             raise QueryError(f"{q.name}: {str(e).strip()}") from e
         described = dict(q.parameters)

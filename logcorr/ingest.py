@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 import logcorr
@@ -312,7 +313,9 @@ def ingest(
             f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
         ) from None
     if window and window[0] and window[1] and window[1] < window[0]:
-        raise OptionError(f"--until {opts.until} is before --since {opts.since}: nothing could be in the window")
+        raise OptionError(
+            f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
+        )
     output = Output(out, table_schemas(), origin=origin, append=append)
     enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()
@@ -333,7 +336,9 @@ def ingest(
         _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
     first_ts = last_ts = None
-    seen = readers.SeenEntries() if len(inputs) > 1 else None  # a journal and its capture: once
+    in_output = (out, lambda: _previous_entry_keys(output.tmp)) if append and prev else None
+    # a journal and its capture: once (and not again what OUT holds, with --append)
+    seen = readers.SeenEntries(in_output) if len(inputs) > 1 or in_output else None
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for given, known_fmt in inputs:
@@ -394,6 +399,8 @@ def ingest(
                             counts[(role, kind)] = counts.get((role, kind), 0) + n
                         if progress and report.bytes > 64 << 20:
                             progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+                except readers.AlreadyIngested as e:
+                    raise OptionError(str(e)) from None
                 except InputError as e:
                     report.errors.append(str(e))
                     report.unread = report.records == 0
@@ -549,6 +556,23 @@ def _previous_events(folder: Path) -> pl.DataFrame:
         .unique()
         .collect()
     )
+
+
+def _previous_entry_keys(folder: Path) -> np.ndarray:
+    """Sorted ``readers.ENTRY_KEY`` of the single-line journal records of the events in ``folder``
+    (the OUT an ``--append`` adds to), computed as the files stream by."""
+    files = list((folder / "events").glob("**/*.parquet"))
+    if not files:
+        return np.empty(0, np.uint64)
+    journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
+    keys = (
+        pl.scan_parquet(files, hive_partitioning=False)
+        .filter(journal_lines)
+        .select(readers.ENTRY_KEY)
+        .collect(engine="streaming")
+        .to_series()
+    )
+    return np.sort(keys.to_numpy())
 
 
 def _manifest(

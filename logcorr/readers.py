@@ -475,6 +475,14 @@ class CaptureUnits:
         return notes
 
 
+# What SeenEntries knows a journal entry by: a 64-bit hash of its receive time, boot id, pid and message.
+ENTRY_KEY = pl.struct("ts", "boot_id", "pid", "message").hash()
+
+
+class AlreadyIngested(ValueError):
+    """An input to be added with ``--append`` holds journal entries OUT already has."""
+
+
 class SeenEntries:
     """Records an earlier input of the same ingest already gave.
 
@@ -490,12 +498,18 @@ class SeenEntries:
     router unit's journal) cannot be matched entry for entry: two access lines may be equal. Those
     are kept, and a note says how many records have the text of another input's records.
 
+    With ``--append``, ``in_output`` gives the keys of the single-line journal records OUT already
+    holds (loaded when a journald input first needs them): an input holding any of them is refused
+    (``AlreadyIngested``), as its multi-line records could not be matched line by line.
+
     Memory: 16 bytes per record (two 64-bit hashes).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, in_output: tuple[Path, Callable[[], np.ndarray]] | None = None) -> None:
         self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
         self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
+        self.in_output = in_output
+        self._output_keys: np.ndarray | None = None
 
     def unseen(
         self, chunks: Iterable[pl.DataFrame], report: SourceReport, *, journald: bool
@@ -510,7 +524,8 @@ class SeenEntries:
             seen = np.zeros(recs.height, dtype=bool)
             if journald:
                 timed = recs["ts"].is_not_null().to_numpy()
-                keys = recs.select(pl.struct("ts", "boot_id", "pid", "message").hash()).to_series().to_numpy()
+                keys = recs.select(ENTRY_KEY).to_series().to_numpy()
+                self._refuse_if_in_output(keys[timed], report)
                 for source, done in self.entries.items():
                     found = timed & ~seen & _in_sorted(keys, done)
                     dropped[source] += int(found.sum())
@@ -535,6 +550,20 @@ class SeenEntries:
                     f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
                     "give one of the two"
                 )
+
+    def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
+        if self.in_output is None:
+            return
+        out, load = self.in_output
+        if self._output_keys is None:
+            self._output_keys = load()
+        n = int(_in_sorted(keys, self._output_keys).sum())
+        if n:
+            raise AlreadyIngested(
+                f"{report.source}: {n:,} of its first {len(keys):,} entries are already in {out} (an earlier "
+                "ingest read them); --append would count them twice: ingest the journal and its captures "
+                "together, without --append"
+            )
 
 
 def _sorted(parts: list[np.ndarray]) -> np.ndarray:

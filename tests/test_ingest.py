@@ -506,6 +506,22 @@ def test_output_that_is_a_file_is_refused(tmp_path):
     assert "incident.html: is a file, not a folder" in result.output and "Traceback" not in result.output
 
 
+def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
+    # a capture appended after its journal: every entry counted twice (the report said 600 aborts),
+    # also through a link to the same journal folder, which the path check let by
+    need_journalctl()
+    out = tmp_path / "out"
+    ingest([SAMPLE / "journal"], out)
+    (tmp_path / "link").symlink_to(SAMPLE / "journal")
+    for again in (SAMPLE / "journal.json", tmp_path / "link"):
+        result = CliRunner().invoke(app, ["ingest", str(again), "--append", "-o", str(out)])
+        assert result.exit_code == 1, result.output
+        assert f"{again}: 4,924 of its first 5,135 entries are already in {out}" in result.output
+        assert "ingest the journal and its captures together, without --append" in result.output
+    assert events(out).height == 4931
+    assert query(out, "abort_to_assert")["assert_count"].max() == 3
+
+
 def test_append_more_units_and_later_dumps(tmp_path):
     need_journalctl()
     out = tmp_path / "out"

@@ -183,7 +183,7 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
     lines: list[str] = []
     for s in stops.iter_rows(named=True):
         other = (
-            f"{s['other_role']} went on ({s['other_role_batches']} batches, until {_t(s['other_role_last_ts'], date=False)})"
+            f"{s['other_role']} went on ({s['other_role_batches']} batch lines across its ranks, until {_t(s['other_role_last_ts'], date=False)})"
             if s["other_role_continued"]
             else f"{s['other_role']} did not advance either"
         )

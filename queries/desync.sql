@@ -15,7 +15,8 @@
 --   backend        nccl, gloo … where the frames show it
 --   event_loop     the SGLang event loop on the stack
 --   wait_label     wait_class(backend), e.g. "broadcast(gloo)"
---   no_progress    stuck_ranks.no_progress: the stack did not change between the last two captures
+--   no_progress    stuck_ranks.no_progress: the stack did not change between the last two captures;
+--                  null when the rank has one capture (nothing to compare)
 --   verdict        per TP group: lockstep (every rank waits in the same wait_label) or divergent
 --   groups         per TP group: "label: ranks | label: ranks", e.g. "broadcast(gloo): TP0,TP1 |
 --                  all_reduce(nccl): TP2,TP3"
@@ -57,7 +58,8 @@ verdicts AS (
     FROM group_text GROUP BY role, pp_rank
 )
 SELECT r.role, r.host, r.pp_rank, r.tp_rank, r.label AS rank_label, r.pid, r.capture_id, r.capture_ts,
-       r.wait_class, r.backend, r.event_loop, r.wait_label, r.no_progress, v.verdict, v.groups,
+       r.wait_class, r.backend, r.event_loop, r.wait_label,
+       CASE WHEN r.n_captures > 1 THEN r.no_progress END AS no_progress, v.verdict, v.groups,
        c.source, c.source_pos
 FROM per_rank AS r
 LEFT JOIN verdicts AS v ON v.role IS NOT DISTINCT FROM r.role AND v.pp_rank IS NOT DISTINCT FROM r.pp_rank

@@ -124,7 +124,7 @@ steps AS (
                || ' UTC (spread ' || round(s.stop_spread_s, 3) || ' s, ' || coalesce(s.running_req_at_stop, 0)
                || ' requests running); ' || s.other_role
                || CASE WHEN s.other_role_continued
-                       THEN ' went on (' || s.other_role_batches || ' batches, until '
+                       THEN ' went on (' || s.other_role_batches || ' batch lines across its ranks, until '
                             || strftime(s.other_role_last_ts, '%H:%M:%S') || ' UTC)'
                        ELSE ' did not advance either' END || '; ' || s.verdict,
            s.event_id, s.source, s.source_pos
@@ -151,8 +151,8 @@ steps AS (
     FROM stuck AS k
     UNION ALL
     SELECT 6, 'restart', s.restart_ts, s.restart_ts, s.role, NULL, NULL,
-           s.role || ' restart at ' || strftime(s.restart_ts, '%H:%M:%S')
-               || ' UTC (the first record of a new process, systemd''s included), '
+           s.role || ' restart began at ' || strftime(s.restart_ts, '%H:%M:%S')
+               || ' UTC (the first record of another process for it: systemd stopping the unit, or the new process), '
                || round(s.until_restart_s, 1) || ' s after the stop',
            s.restart_event_id, NULL, NULL
     FROM restarted AS s

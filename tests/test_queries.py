@@ -302,6 +302,10 @@ def test_incident_chain_on_the_sample(sample_out, sample_con, room):
     assert restart["ts"] == ts(truth(r"^restart issued")) and restart["message"].startswith(
         "Stopping sglang-decode"
     )
+    assert restart["detail"].startswith(
+        "decode restart began at 21:40:45 UTC (the first record of another process for it: systemd stopping"
+    )
+    assert "prefill went on (144 batch lines across its ranks, until 21:40:34 UTC)" in stop["detail"]
     # prefill's first batch after the restart is the warm-up request, before "fired up": said so
     again = {r["role"]: r for r in rows.filter(pl.col("step") == "resumed").iter_rows(named=True)}
     ready = {r["role"]: r["ts"] for r in rows.filter(pl.col("step") == "ready").iter_rows(named=True)}
@@ -350,6 +354,9 @@ def test_desync_on_the_sample(sample_out, sample_con):
     groups = dict(rows.select("role", "groups").unique().iter_rows())
     assert groups["decode"] == "broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3"
     assert rows["source"].is_not_null().all()
+    # prefill's ranks have one capture each: whether they progressed cannot be said (the report
+    # showed "no" under "no progress", read as "they progressed")
+    assert rows.filter(pl.col("role") == "prefill")["no_progress"].is_null().all()
 
 
 def test_coverage_on_the_sample(sample_out, sample_con):
@@ -413,13 +420,15 @@ def test_batch_seconds_on_the_sample(sample_con):
 
 
 def test_saved_queries_give_the_same_answer_every_run(tmp_path):
-    # The same records twice (a journal export, then a json capture of it added with --append: one
-    # ingest would read them once): ties between them must not be broken by chance (the evidence of
-    # a step changed from run to run).
+    # The same records twice (a journal export, and its json capture with another boot id, so that
+    # they are not known as the same entries): ties between them must not be broken by chance (the
+    # evidence of a step changed from run to run).
     need_sample()
     out = tmp_path / "out"
-    ingest([SAMPLE / "journal.export", SAMPLE / "pyspy", SAMPLE / "router.log"], out)
-    ingest([SAMPLE / "journal.json"], out, append=True)
+    other_boot = (SAMPLE / "journal.json").read_text().replace("d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e", "0" * 32)
+    (tmp_path / "copy.json").write_text(other_boot)
+    ingest([SAMPLE / "journal.export", tmp_path / "copy.json", SAMPLE / "pyspy", SAMPLE / "router.log"], out)
+    assert q(out, "SELECT count(*) AS n FROM transfer_errors")["n"][0] == 2 * 243
     for name in ("abort_to_assert", "incident_chain", "wedge"):
         answers = set()
         for _ in range(8):  # fresh connections: DuckDB's threads finish in another order each time

@@ -343,9 +343,9 @@ def ingest(
         with tempfile.TemporaryDirectory() as scratch:
             for given, known_fmt in inputs:
                 path = given
-                if known_fmt == "skipped":
-                    reason = f"a {given.suffix} file is not a log (name it on the command line to read it)"
-                    reports.append(SourceReport(str(given), "skipped", errors=[reason]))
+                if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
+                    reason = f"{given}: a {given.suffix} file is not a log (name it on the command line to read it)"
+                    reports.append(SourceReport(str(given), "skipped", notes=[reason]))
                     continue
                 try:
                     if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
@@ -405,6 +405,10 @@ def ingest(
                     report.errors.append(str(e))
                     report.unread = report.records == 0
                 report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
+                if forced and report.records and src_first is None:
+                    report.notes.append(
+                        "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
+                    )
                 for t in (src_first, src_last):
                     if t is not None:
                         first_ts = t if first_ts is None or t < first_ts else first_ts
@@ -412,7 +416,7 @@ def ingest(
             if not any(r.records for r in reports):
                 raise NothingReadError(
                     "nothing could be read:\n"
-                    + "\n".join(f"  {e}" for r in reports for e in r.errors or [r.source])
+                    + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
                 )
             output.write("processes", process_rows.from_events(output.finish("events")))
             output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))

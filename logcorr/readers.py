@@ -286,7 +286,26 @@ def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -
         entries += df.height
         yield df
     if rest.strip():
-        yield journald.parse_export(rest, source=source, first_entry=entries)
+        yield _cut_entry(rest, source, entries)
+
+
+def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:
+    """The entries after the last blank line of a capture. Without a blank line after it, the last
+    entry was cut short (a capture copied while written, a truncated upload): it is kept, with
+    ``entry_error`` saying so, and a cut ``__REALTIME_TIMESTAMP`` line is not read as its time (a few
+    digits of it would put the entry in 1970)."""
+    df = journald.parse_export(rest, source=source, first_entry=first_entry)
+    if rest.endswith(b"\n\n") or df.height == 0:
+        return df
+    last_line = rest[rest.rfind(b"\n", 0, len(rest) - 1) + 1 :]
+    cut_time = not rest.endswith(b"\n") and last_line.startswith(b"__REALTIME_TIMESTAMP=")
+    note = "the capture ends inside this entry (cut short" + (f": {last_line.decode()})" if cut_time else ")")
+    last = pl.int_range(pl.len()) == pl.len() - 1
+    error = pl.concat_str([pl.col("entry_error"), pl.lit(note)], separator="; ", ignore_nulls=True)
+    return df.with_columns(
+        pl.when(last).then(error).otherwise(pl.col("entry_error")).alias("entry_error"),
+        pl.when(last & cut_time).then(None).otherwise(pl.col("ts")).alias("ts"),
+    )
 
 
 def journalctl_path() -> str:
@@ -495,8 +514,9 @@ class SeenEntries:
     it stores it. Records without a time (a line that was not a whole entry) are never dropped.
 
     A plain log or a short capture holding the same lines as a journal (``router.log`` beside the
-    router unit's journal) cannot be matched entry for entry: two access lines may be equal. Those
-    are kept, and a note says how many records have the text of another input's records.
+    router unit's journal), or two copies of one log, cannot be matched entry for entry: two access
+    lines may be equal. Those are kept, and a note says how many lines (when at least 10 and a tenth
+    of the input) have the text of another input's lines.
 
     With ``--append``, ``in_output`` gives the keys of the single-line journal records OUT already
     holds (loaded when a journald input first needs them): an input holding any of them is refused
@@ -516,8 +536,8 @@ class SeenEntries:
     ) -> Iterator[pl.DataFrame]:
         """``chunks`` (record frames of one input); for a journald format (``journald``: journal,
         export, json) without the entries an earlier journald input gave. Notes on ``report`` say
-        how many were skipped, and how many records have the text of another kind of input."""
-        earlier = {src: done for src, (kind, done) in self.texts.items() if kind != journald}
+        how many were skipped, and how many of its lines have the text of another input's lines."""
+        earlier = {src: done for src, (_, done) in self.texts.items()}
         entries, texts = [], []
         dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
         for recs in chunks:
@@ -544,8 +564,9 @@ class SeenEntries:
                 report.notes.append(
                     f"{n:,} entries already read from {source} (same time, boot, pid and message): skipped"
                 )
+        lines = sum(len(t) for t in texts)
         for source, n in same_text.items():
-            if n:
+            if n >= max(10, lines // 10):  # a few equal lines (a blank one, a banner) are no copy
                 report.notes.append(
                     f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
                     "give one of the two"

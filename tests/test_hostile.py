@@ -363,6 +363,21 @@ def test_export_capture_cut_in_half(tmp_path: Path, cut_after: str):
     assert_all_kept(tmp_path / "out", LOG_LINES[:-1], total=len(LOG_LINES))
 
 
+def test_export_capture_cut_inside_the_time_keeps_the_entry_without_a_1970_time(tmp_path: Path):
+    # cut after "__REALTIME_TIMESTAMP=17623440": those digits read as µs put the entry in 1970
+    data = b"".join(export_entry(i, T0 + i, ln) for i, ln in enumerate(LOG_LINES))
+    cut = data.rindex(b"__REALTIME_TIMESTAMP=") + len("__REALTIME_TIMESTAMP=17623440")
+    path = tmp_path / "cut.export"
+    path.write_bytes(data[:cut])
+    proc = ingest(path, out=tmp_path / "out")
+    text = check_clean(proc, path)
+    assert proc.returncode == 0
+    assert "the capture ends inside this entry (cut short: __REALTIME_TIMESTAMP=17623440)" in text
+    ev = events(tmp_path / "out")
+    assert ev["ts"].min().year == 2025 and ev["ts"].null_count() == 1
+    assert int(ev["n_lines"].sum()) == len(LOG_LINES)  # the whole entries' lines and the cut entry
+
+
 def test_export_capture_with_trailing_garbage_line(tmp_path: Path):
     """A capture pasted with the shell prompt after it: the entries are kept, the stray line too."""
     data = b"".join(export_entry(i, T0 + i, ln) for i, ln in enumerate(LOG_LINES))

@@ -196,6 +196,18 @@ def test_a_plain_log_beside_the_journal_holding_its_lines_is_named(tmp_path):
         "give one of the two"
     ]
     assert result.rows["events"] == 4931 + 1081
+    # two copies of one log (a rotated copy beside it) are named the same way; a dump without a
+    # time says what would place it
+    (tmp_path / "router.log.1").write_bytes((SAMPLE / "router.log").read_bytes())
+    dump = SAMPLE / "pyspy" / "decode_tp0_214010.txt"
+    copies = ingest([SAMPLE / "router.log", tmp_path / "router.log.1", dump], tmp_path / "copies")
+    assert copies.reports[1].notes == [
+        f"1,081 of its lines are also in {SAMPLE / 'router.log'}, word for word: the same lines counted twice? "
+        "give one of the two"
+    ]
+    assert copies.reports[2].notes == [
+        "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
+    ]
 
 
 def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
@@ -220,6 +232,13 @@ def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
         in result.output
     )
     assert events(tmp_path / "again").height == 1081  # router.log alone: no parquet bytes read as text
+    (folder / "router.log").unlink()
+    nothing = CliRunner().invoke(app, ["ingest", str(folder), "-o", str(tmp_path / "nothing")])
+    assert nothing.exit_code == 1
+    assert (
+        f"{folder / 'NOTES.md'}: a .md file is not a log (name it on the command line to read it)"
+        in nothing.output
+    )
     named = ingest([folder / "NOTES.md"], tmp_path / "named")  # a file named itself is read
     assert named.rows["batches"] == 1
     with pytest.raises(readers.InputError, match="a logcorr output folder, not logs"):

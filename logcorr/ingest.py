@@ -213,10 +213,12 @@ def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
 def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path, seen):
     """Record chunks of one input; journald's formats without the entries an earlier input gave
     (``seen``, a ``readers.SeenEntries``, or None when there is only one input)."""
-    if fmt == "xz":
-        unpacked = readers.unpack_xz(path, scratch)
+    if fmt in ("xz", "gz"):
+        unpacked, damaged = readers.unpack(path, scratch, fmt)
         inner = readers.sniff(unpacked)
-        report.notes.append(f"unpacked xz: {inner}")
+        report.notes.append(f"unpacked {fmt}: {inner}")
+        if damaged:
+            report.errors.append(damaged)
         return _read(unpacked, inner, opts, report, scratch, seen)
     if fmt == "journal-dir" or fmt == "journal":
         chunks = readers.read_journal(path, opts, report)

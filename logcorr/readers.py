@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -40,6 +41,7 @@ READ_THROUGH_SHARE = 0.8
 WINDOW_MARGIN = timedelta(seconds=60)
 JOURNAL_MAGIC = b"LPKSHHRH"
 XZ_MAGIC = b"\xfd7zXZ\x00"
+GZIP_MAGIC = b"\x1f\x8b"
 # A unit is an SGLang engine or router when its name, command line or process name says so.
 SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
 SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
@@ -48,7 +50,7 @@ MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
 NOT_LOGS = frozenset(
     ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
-    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .whl .so".split()
+    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .tgz .whl .so .markdown".split()
 )
 CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
 
@@ -85,7 +87,7 @@ class ReadOptions:
 def sniff(path: Path) -> str:
     """Detect the format of one file from its first 64 KiB.
 
-    Returns one of ``journal`` (binary journal file), ``xz`` (xz-compressed file), ``export``,
+    Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
     ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), ``pyspy-json``,
     ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
     Raises ``OSError`` when the file cannot be opened.
@@ -98,6 +100,8 @@ def sniff(path: Path) -> str:
         return "journal"
     if head.startswith(XZ_MAGIC):
         return "xz"
+    if head.startswith(GZIP_MAGIC):
+        return "gz"
     text = head.decode("utf-8", errors="replace")
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
     if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):
@@ -146,7 +150,9 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-    found = [(p, "skipped" if p.suffix.lower() in NOT_LOGS else "?") for p in files]
+    found = [
+        (p, "skipped" if p.suffix.lower() in NOT_LOGS or p.name.endswith(".tar.gz") else "?") for p in files
+    ]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
@@ -720,14 +726,35 @@ def spool(path: Path, into: Path) -> Path:
     return target
 
 
-def unpack_xz(path: Path, into: Path) -> Path:
-    """Decompress an ``.xz`` file into the folder ``into``; returns the new file's path.
+def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
+    """Decompress an ``xz`` or ``gz`` file (a compressed journal, a rotated ``router.log.1.gz``;
+    concatenated streams too) into the folder ``into``, streaming. Returns the new file's path, and
+    an error text when the data ends early or is damaged part way (what came before is kept, as for
+    a cut log).
 
-    Raises ``InputError`` when the data is not valid xz."""
-    target = into / (path.name[:-3] if path.name.endswith(".xz") else path.name + ".unpacked")
-    try:
-        with lzma.open(path) as src, open(target, "wb") as dst:
-            shutil.copyfileobj(src, dst, CHUNK_BYTES)
-    except (lzma.LZMAError, EOFError) as e:
-        raise InputError(f"{path}: not readable as xz: {e}") from e
-    return target
+    Raises ``InputError`` when not a byte of it can be unpacked."""
+    suffix, new = {"xz": (".xz", lzma.LZMADecompressor), "gz": (".gz", lambda: zlib.decompressobj(31))}[fmt]
+    target = into / (
+        path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
+    )
+    d, fed, error = new(), False, None
+    with open(path, "rb") as src, open(target, "wb") as dst:
+        for read in iter(lambda: src.read(1 << 20), b""):
+            data = read
+            while data and error is None:
+                try:
+                    dst.write(d.decompress(data))
+                except (lzma.LZMAError, zlib.error) as e:
+                    error = str(e)
+                    break
+                fed, data = True, b""
+                if d.eof:  # the next stream of a concatenated file, if any
+                    d, fed, data = new(), False, d.unused_data
+            if error:
+                break
+    if error is None and fed and not d.eof:
+        error = "the data ends early (cut short)"
+    size = target.stat().st_size
+    if error and size == 0:
+        raise InputError(f"{path}: not readable as {fmt}: {error}")
+    return target, f"{path}: unpacked {size:,} bytes, then: {error} (the rest is lost)" if error else None

@@ -498,6 +498,23 @@ def test_a_log_starting_like_compressed_data_is_read_as_text(tmp_path: Path, log
     assert_all_kept(tmp_path / "out", [first, *LOG_LINES, *LOG_LINES])
 
 
+def test_rotated_gz_logs_are_unpacked_and_a_cut_one_keeps_its_start(tmp_path: Path):
+    import gzip
+
+    whole = gzip.compress(("\n".join(LOG_LINES) + "\n").encode())
+    (tmp_path / "engine.log.1.gz").write_bytes(whole)
+    (tmp_path / "engine.log.2.gz").write_bytes(whole[: len(whole) * 2 // 3])  # rotated while copied
+    proc = ingest(tmp_path / "engine.log.1.gz", out=tmp_path / "out")
+    check_clean(proc, tmp_path / "engine.log.1.gz")
+    assert proc.returncode == 0 and "unpacked gz: text" in proc.stdout
+    assert_all_kept(tmp_path / "out", LOG_LINES)
+    cut = ingest(tmp_path / "engine.log.2.gz", out=tmp_path / "cut")
+    text = check_clean(cut, tmp_path / "engine.log.2.gz")
+    assert cut.returncode == 0 and "then: the data ends early (cut short)" in text
+    held = events(tmp_path / "cut")["message"].to_list()
+    assert held and LOG_LINES[0] in held[0]  # the lines before the cut are kept
+
+
 def test_a_folder_walk_follows_links_and_passes_over_hidden_folders(tmp_path: Path, log: Path):
     folder = tmp_path / "incident"
     (folder / ".git" / "objects").mkdir(parents=True)

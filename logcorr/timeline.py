@@ -1062,11 +1062,14 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
             rows.append(f"{esc(Path(r['source'] or '?').name)}:{esc(r['source_pos'])}")
             hover.append("<br>".join(rows))
         n_lanes = g["lane"].n_unique()
+        # the roles of its lanes: two stacks waiting in one collective (prefill's and decode's event
+        # loops) read alike otherwise
+        roles = ",".join(sorted({labels[lane].split(" ")[0] for lane in g["lane"].unique().to_list()}))
         traces.append(
             dict(
                 type="scatter",
                 mode="markers",
-                name=f"py-spy stack {esc(group)}: {esc(g['label'][0])} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
+                name=f"py-spy stack {esc(group)}: {esc(g['label'][0])}, {esc(roles)} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
                 x=_ms(g["ts"]),
                 y=(g["lane"] + CAPTURE_DY).to_numpy(),
                 hovertext=hover,

@@ -158,6 +158,7 @@ def format_summary(result) -> str:
         lines += [f"    skipped: {e}" for e in r.errors]
     if skipped:
         lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(skipped)}")
+    lines += [f"  {n}" for n in result.notes]
     lines.append("records per role and kind:")
     for role, kinds in result.by_role_kind.items():
         lines.append(

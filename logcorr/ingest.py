@@ -59,6 +59,7 @@ class IngestResult:
     last_ts: object = None
     seconds: float = 0.0
     lines: int = 0
+    notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)
 
 
 def _empty_events() -> pl.DataFrame:
@@ -430,6 +431,8 @@ def ingest(
             for (role, kind), n in sorted(counts.items()):
                 by_role.setdefault(role, {})[kind] = n
             result.by_role_kind = by_role
+            if captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in reports):
+                result.notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
             result.seconds = time.monotonic() - started
             output.commit(_manifest(result, prev, origin, enrich.next_id, _selection(opts)))
             database.write(out)  # OUT/logcorr.duckdb and views.sql, from the tables now in place

@@ -501,6 +501,20 @@ def test_empty_tables_have_no_rows(tmp_path):
     assert pl.read_parquet(tmp_path / "out" / "batches").height == 1
 
 
+def test_captured_at_without_a_bare_dump_is_said_unused(tmp_path):
+    args = [
+        "ingest",
+        str(SAMPLE / "router.log"),
+        "--captured-at",
+        "2025-10-29 21:40:10",
+        "-o",
+        str(tmp_path / "o"),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0
+    assert "  --captured-at not used: no bare py-spy dump file among the inputs" in result.output
+
+
 def test_output_below_a_file_and_a_window_backwards_are_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     log = str(SAMPLE / "router.log")

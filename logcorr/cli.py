@@ -116,6 +116,8 @@ def _check_output_file(path: Path) -> None:
     """Fail with a message (not a traceback) when ``-o`` cannot name a file to write."""
     if path.is_dir():
         _fail(f"{path}: is a folder; -o names the file to write")
+    if path.parent.is_file():
+        _fail(f"{path.parent}: is a file, not a folder to write {path.name} in")
     if not path.parent.is_dir():
         _fail(f"{path.parent}: no such folder to write {path.name} in")
 
@@ -155,7 +157,7 @@ def format_summary(result) -> str:
         unknown = f" ({r.unparsed:,} of no known kind, kept as they are)" if r.unparsed else ""
         lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
         lines += [f"    {n}" for n in r.notes]
-        lines += [f"    skipped: {e}" for e in r.errors]
+        lines += [f"    error: {e}" for e in r.errors]
     if skipped:
         lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(skipped)}")
     lines += [f"  {n}" for n in result.notes]

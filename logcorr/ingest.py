@@ -248,10 +248,19 @@ def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]],
             repeats[first] = repeats.get(first, 0) + 1
         else:
             kept[key] = (path, fmt)
-    journal_first = sorted(
-        kept.values(), key=lambda i: not (i[1] == "journal-dir" or i[0].suffix == ".journal")
-    )
+    journal_first = sorted(kept.values(), key=lambda i: not _is_journal(*i))
     return journal_first, repeats
+
+
+def _is_journal(path: Path, fmt: str) -> bool:
+    """A journal folder or file: by format, by its first bytes, or by a name like ``system.journal~``
+    or ``user-1000.journal.xz`` (what is packed cannot be looked into before it is unpacked)."""
+    if fmt == "journal-dir" or ".journal" in path.name:
+        return True
+    try:
+        return path.is_file() and readers.sniff(path) == "journal"
+    except OSError:
+        return False
 
 
 def _selected(chunks, units: readers.CaptureUnits, report: SourceReport):
@@ -341,13 +350,15 @@ def ingest(
     first_ts = last_ts = None
     in_output = (out, lambda: _previous_entry_keys(output.tmp)) if append and prev else None
     # a journal and its capture: once (and not again what OUT holds, with --append)
-    seen = readers.SeenEntries(in_output) if len(inputs) > 1 or in_output else None
+    seen = readers.SeenEntries(in_output, window) if len(inputs) > 1 or in_output else None
     try:
         with tempfile.TemporaryDirectory() as scratch:
             for given, known_fmt in inputs:
                 path = given
                 if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
                     reason = f"{given}: a {given.suffix} file is not a log (name it on the command line to read it)"
+                    if not given.exists():
+                        reason = f"{given}: a link to nothing"
                     reports.append(SourceReport(str(given), "skipped", notes=[reason]))
                     continue
                 try:
@@ -417,8 +428,14 @@ def ingest(
                         first_ts = t if first_ts is None or t < first_ts else first_ts
                         last_ts = t if last_ts is None or t > last_ts else last_ts
             if not any(r.records for r in reports):
+                bounds = [
+                    f"{flag} {text}"
+                    for flag, text in (("--since", opts.since), ("--until", opts.until))
+                    if text
+                ]
+                inside = f" within {' '.join(bounds)}" if window else ""
                 raise NothingReadError(
-                    "nothing could be read:\n"
+                    f"nothing could be read{inside}:\n"
                     + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
                 )
             output.write("processes", process_rows.from_events(output.finish("events")))

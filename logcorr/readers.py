@@ -150,9 +150,8 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-    found = [
-        (p, "skipped" if p.suffix.lower() in NOT_LOGS or p.name.endswith(".tar.gz") else "?") for p in files
-    ]
+    skip = [p.suffix.lower() in NOT_LOGS or p.name.endswith(".tar.gz") or not p.exists() for p in files]
+    found = [(p, "skipped" if no else "?") for p, no in zip(files, skip, strict=True)]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
@@ -531,10 +530,15 @@ class SeenEntries:
     Memory: 16 bytes per record (two 64-bit hashes).
     """
 
-    def __init__(self, in_output: tuple[Path, Callable[[], np.ndarray]] | None = None) -> None:
+    def __init__(
+        self,
+        in_output: tuple[Path, Callable[[], np.ndarray]] | None = None,
+        window: tuple[datetime | None, datetime | None] | None = None,
+    ) -> None:
         self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
         self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
         self.in_output = in_output
+        self.window = window
         self._output_keys: np.ndarray | None = None
 
     def unseen(
@@ -546,22 +550,26 @@ class SeenEntries:
         earlier = {src: done for src, (_, done) in self.texts.items()}
         entries, texts = [], []
         dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
-        for recs in chunks:
-            seen = np.zeros(recs.height, dtype=bool)
-            if journald:
-                timed = recs["ts"].is_not_null().to_numpy()
-                keys = recs.select(ENTRY_KEY).to_series().to_numpy()
-                self._refuse_if_in_output(keys[timed], report)
-                for source, done in self.entries.items():
-                    found = timed & ~seen & _in_sorted(keys, done)
-                    dropped[source] += int(found.sum())
-                    seen |= found
-                entries.append(keys[timed & ~seen])
-            text = recs["message"].hash().to_numpy()[~seen]
-            for source, done in earlier.items():
-                same_text[source] += int(_in_sorted(text, done).sum())
-            texts.append(text)
-            yield recs.filter(pl.Series(~seen)) if seen.any() else recs
+        try:
+            for recs in chunks:
+                seen = np.zeros(recs.height, dtype=bool)
+                if journald:
+                    timed = recs["ts"].is_not_null().to_numpy()
+                    keys = recs.select(ENTRY_KEY).to_series().to_numpy()
+                    self._refuse_if_in_output(keys[timed & self._in_window(recs)], report)
+                    for source, done in self.entries.items():
+                        found = timed & ~seen & _in_sorted(keys, done)
+                        dropped[source] += int(found.sum())
+                        seen |= found
+                    entries.append(keys[timed & ~seen])
+                text = recs["message"].hash().to_numpy()[~seen]
+                for source, done in earlier.items():
+                    same_text[source] += int(_in_sorted(text, done).sum())
+                texts.append(text)
+                yield recs.filter(pl.Series(~seen)) if seen.any() else recs
+        finally:
+            if hasattr(chunks, "close"):
+                chunks.close()  # a refusal stops the reader (and journalctl) now, not at exit
         if journald:
             self.entries[report.source] = _sorted(entries)
         self.texts[report.source] = (journald, _sorted(texts))
@@ -577,6 +585,14 @@ class SeenEntries:
                     f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
                     "give one of the two"
                 )
+
+    def _in_window(self, recs: pl.DataFrame) -> np.ndarray:
+        """Entries inside ``--since/--until``: journalctl reads a minute wider, and those extra
+        entries (cut later, per record) may be what OUT already holds from the window before."""
+        since, until = self.window or (None, None)
+        ts = pl.col("ts")
+        inside = (ts >= since if since else pl.lit(True)) & (ts <= until if until else pl.lit(True))
+        return recs.select(inside.fill_null(False)).to_series().to_numpy()
 
     def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
         if self.in_output is None:
@@ -698,8 +714,10 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             if proc.poll() is None:
                 proc.kill()
             rc = proc.wait()
-            err.seek(0)
-            stderr = err.read().decode("utf-8", errors="replace").strip()
+            stderr = ""
+            if not err.closed:  # closed when the interpreter tears down an abandoned reader
+                err.seek(0)
+                stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
     if units and not match:  # read straight through: the entries skipped are known and counted
@@ -748,8 +766,8 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
                     error = str(e)
                     break
                 fed, data = True, b""
-                if d.eof:  # the next stream of a concatenated file, if any
-                    d, fed, data = new(), False, d.unused_data
+                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
+                    d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
             if error:
                 break
     if error is None and fed and not d.eof:

@@ -185,7 +185,11 @@ def parse_time(text: str | datetime | None, *, day: datetime | None = None) -> d
             f"{text!r}: not a time; use ISO 8601 like '2025-10-29 21:34:40' (UTC unless a zone is "
             "given) or a time of day like '21:34:40' (on the data's first day)"
         )
-        if not m or day is None:
+        if m and day is None:
+            raise TimelineError(
+                f"{text!r}: a time of day needs a date, and no record in OUT carries one; give the date too"
+            ) from None
+        if not m:
             raise not_a_time from None
         h, mi, s, frac = m.groups()
         try:
@@ -629,7 +633,9 @@ def load(
         "captures": captures,
         "requests": requests,
     }
-    if filters and not any(df.height for df in frames.values()):
+    if not any(df.height for df in frames.values()):
+        if not filters:  # e.g. bare py-spy files ingested without --captured-at
+            raise TimelineError(f"{out}: nothing to draw: no record carries a time")
         try:
             first, last = json.loads((out / "manifest.json").read_text())["time_span"]
             span = f": the data runs from {first} to {last} (UTC)"

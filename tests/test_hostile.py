@@ -513,6 +513,12 @@ def test_rotated_gz_logs_are_unpacked_and_a_cut_one_keeps_its_start(tmp_path: Pa
     assert cut.returncode == 0 and "then: the data ends early (cut short)" in text
     held = events(tmp_path / "cut")["message"].to_list()
     assert held and LOG_LINES[0] in held[0]  # the lines before the cut are kept
+    # two members and zero padding after them (some tools pad): all read, nothing called lost
+    (tmp_path / "padded.log.gz").write_bytes(whole + whole + b"\0" * 512)
+    padded = ingest(tmp_path / "padded.log.gz", out=tmp_path / "padded")
+    text = check_clean(padded, tmp_path / "padded.log.gz")
+    assert padded.returncode == 0 and "lost" not in text
+    assert_all_kept(tmp_path / "padded", LOG_LINES + LOG_LINES)
 
 
 def test_a_folder_walk_follows_links_and_passes_over_hidden_folders(tmp_path: Path, log: Path):

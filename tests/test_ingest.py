@@ -528,6 +528,10 @@ def test_output_below_a_file_and_a_window_backwards_are_refused(tmp_path):
     assert backwards.exit_code == 1
     assert "--until 2025-10-29T21:34 is before --since 2025-10-29T21:41" in backwards.output
     assert not (tmp_path / "out").exists()
+    later = CliRunner().invoke(app, ["ingest", log, "--since", "2030-01-01", "-o", str(tmp_path / "out")])
+    assert (
+        later.exit_code == 1 and f"nothing could be read within --since 2030-01-01:\n  {log}" in later.output
+    )
 
 
 def test_output_that_is_a_file_is_refused(tmp_path):
@@ -553,6 +557,46 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
         assert "ingest the journal and its captures together, without --append" in result.output
     assert events(out).height == 4931
     assert query(out, "abort_to_assert")["assert_count"].max() == 3
+    # refused while journalctl still runs: the reason is the last line, with no traceback after it
+    cli = [sys.executable, "-m", "logcorr.cli", "ingest", str(tmp_path / "link"), "--append", "-o", str(out)]
+    proc = subprocess.run(cli, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "Exception" not in proc.stderr
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .endswith("ingest the journal and its captures together, without --append")
+    )
+
+
+def test_append_of_the_next_window_of_a_journal_is_accepted(tmp_path):
+    # journalctl reads a minute around the window: the minute before --since is what OUT holds from
+    # the window before, and it is cut later; it must not count as entries already in OUT
+    need_journalctl()
+    out = tmp_path / "out"
+    ingest([SAMPLE / "journal"], out, ReadOptions(until="2025-10-29 21:34"))
+    ingest([SAMPLE / "journal"], out, ReadOptions(since="2025-10-29 21:34"), append=True)
+    assert events(out).height == 4931
+
+
+def test_a_journal_file_of_any_name_is_read_before_captures(tmp_path):
+    # system.journal~ (what journald leaves after an unclean stop): read first, so a capture cut
+    # inside a py-spy dump does not leave that dump in pieces
+    need_journalctl()
+    [active] = (SAMPLE / "journal").glob("*/system.journal")
+    (tmp_path / "system.journal~").write_bytes(active.read_bytes())
+    tail = subprocess.run(
+        ["journalctl", "--file", str(active), "--since", "2025-10-29 21:39:47.633750 UTC", "-o", "export"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    (tmp_path / "tail.export").write_bytes(tail)
+    alone = ingest([tmp_path / "system.journal~"], tmp_path / "alone")
+    both = ingest([tmp_path / "tail.export", tmp_path / "system.journal~"], tmp_path / "both")
+    assert [r.source for r in both.reports] == [
+        str(tmp_path / "system.journal~"),
+        str(tmp_path / "tail.export"),
+    ]
+    assert both.rows["events"] == alone.rows["events"] and both.rows["captures"] == alone.rows["captures"]
 
 
 def test_append_more_units_and_later_dumps(tmp_path):

@@ -493,6 +493,7 @@ def test_cli_timeline(made: Path, tmp_path: Path) -> None:
         (["export", "-o", "{tmp}"], "{tmp}: is a folder; -o names the file to write"),
         (["report", "-o", "{tmp}"], "{tmp}: is a folder; -o names the file to write"),
         (["timeline", "-o", "{tmp}/no/t.html"], "{tmp}/no: no such folder to write t.html in"),
+        (["report", "-o", "{tmp}/f.md/r.md"], "{tmp}/f.md: is a file, not a folder to write r.md in"),
         (["timeline", "--since", "25:99"], "'25:99': not a time"),
         (
             ["timeline", "--since", "2024-01-01T00:00", "--until", "2024-01-01T01:00"],
@@ -511,7 +512,25 @@ def test_cli_output_and_window_mistakes_are_named(made: Path, tmp_path: Path, ar
     from logcorr.cli import app
 
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    (tmp_path / "f.md").write_text("a file")
     r = CliRunner().invoke(app, [*args, "-d", str(made)])
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception  # not a traceback
     assert message.replace("{tmp}", str(tmp_path)) in r.output
     assert [p.name for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name)] == [tmp_path.name]
+
+
+def test_an_out_of_bare_dumps_without_a_time_says_so(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    out = tmp_path / "dumps"
+    ingest([Path(__file__).parent.parent / "sample_logs" / "pyspy" / "decode_tp0_214010.txt"], out)
+    for args, message in [
+        (["timeline", "-o", str(tmp_path / "t.html")], f"{out}: nothing to draw: no record carries a time"),
+        (["export", "-o", str(tmp_path / "t.json")], f"{out}: nothing to draw: no record carries a time"),
+        (["timeline", "--since", "21:00"], "'21:00': a time of day needs a date, and no record in OUT carries one"),
+    ]:
+        r = CliRunner().invoke(app, [*args, "-d", str(out)])
+        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
+        assert message in r.output

@@ -616,13 +616,16 @@ def _manifest(
         }
         for r in result.reports
     ]
+    prev = prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
+    rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
+    ends = [str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None]
     return {
         "logcorr_version": logcorr.__version__,
         "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "inputs": inputs,
-        "rows": result.rows,
-        "time_span": [result.first_ts, result.last_ts],
+        "rows": rows,
+        "time_span": [min(ends), max(ends)] if ends else [None, None],
         "origin": origin,
-        "next_event_id": {**(prev or {}).get("next_event_id", {}), origin: next_event_id},
-        "errors": [e for r in result.reports for e in r.errors],
+        "next_event_id": {**prev.get("next_event_id", {}), origin: next_event_id},
+        "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
     }

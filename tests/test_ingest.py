@@ -576,6 +576,9 @@ def test_append_of_the_next_window_of_a_journal_is_accepted(tmp_path):
     ingest([SAMPLE / "journal"], out, ReadOptions(until="2025-10-29 21:34"))
     ingest([SAMPLE / "journal"], out, ReadOptions(since="2025-10-29 21:34"), append=True)
     assert events(out).height == 4931
+    manifest = json.loads((out / "manifest.json").read_text())  # of both runs, not of the last one
+    assert manifest["rows"]["events"] == 4931 and manifest["rows"]["batches"] == 2572
+    assert manifest["time_span"] == ["2025-10-29 21:25:00.744060+00:00", "2025-10-29 21:42:59.474861+00:00"]
 
 
 def test_a_journal_file_of_any_name_is_read_before_captures(tmp_path):

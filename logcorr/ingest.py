@@ -316,7 +316,7 @@ def ingest(
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     inputs, repeats = _read_order(inputs)
     origin = origin or socket.gethostname()
-    others = [str(p) for p, fmt in inputs if not (fmt == "journal-dir" or p.suffix == ".journal")]
+    others = [str(p) for p, fmt in inputs if fmt != "skipped" and not _is_journal(p, fmt)]
     try:
         window = time_window(opts.since, opts.until, journals_only=not others)
     except OptionError as e:

@@ -680,7 +680,10 @@ def test_query_command_formats_and_params(sample_out, room):
             "--param room=abc: not a value room_story can read for room; room is the room to follow (BIGINT;",
         ),
         (["query", "wedge", "--param", "min_gap_s=ten"], "--param min_gap_s=ten: not a value wedge can read"),
-        (["query", "wedge", "--param", "until=notatime"], "--param until=notatime: not a value wedge can read"),
+        (
+            ["query", "wedge", "--param", "until=notatime"],
+            "--param until=notatime: not a value wedge can read",
+        ),
         (["query", "wedge", "--format", "xml"], "--format 'xml': expected one of table, csv, json, markdown"),
         (["query", "SELECT * FROM nope"], "Table with name nope does not exist"),
         (["query"], "`logcorr query --list` shows the saved queries"),

@@ -11,7 +11,7 @@ import time
 import zlib
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -356,10 +356,9 @@ def ingest(
             for given, known_fmt in inputs:
                 path = given
                 if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-                    reason = f"{given}: a {given.suffix} file is not a log (name it on the command line to read it)"
-                    if not given.exists():
-                        reason = f"{given}: a link to nothing"
-                    reports.append(SourceReport(str(given), "skipped", notes=[reason]))
+                    reports.append(
+                        SourceReport(str(given), "skipped", notes=[readers.not_a_log(given) or ""])
+                    )
                     continue
                 try:
                     if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
@@ -484,23 +483,14 @@ def time_window(
 
 
 def _parse_time(option: str, text: str) -> datetime:
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError as e:
-        raise OptionError(
-            f"{option} {text!r}: use a time like '2025-10-29 21:30' (UTC, or with an offset)"
-        ) from e
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    t = readers.iso_utc(text)
+    if t is None:
+        raise OptionError(f"{option} {text!r}: use a time like '2025-10-29 21:30' (UTC, or with an offset)")
+    return t
 
 
 def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
-    since, until = window
-    keep = pl.lit(True)
-    if since:
-        keep = keep & (pl.col("ts") >= since)
-    if until:
-        keep = keep & (pl.col("ts") <= until)
-    return keep.fill_null(True)  # a record without a time is kept: it cannot be placed outside
+    return readers.in_window(window).fill_null(True)  # a record without a time cannot be outside
 
 
 def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):

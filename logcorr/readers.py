@@ -50,7 +50,7 @@ MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
 NOT_LOGS = frozenset(
     ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
-    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .tgz .whl .so .markdown".split()
+    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .tgz .tar.gz .whl .so .markdown".split()
 )
 CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
 
@@ -150,9 +150,19 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-    skip = [p.suffix.lower() in NOT_LOGS or p.name.endswith(".tar.gz") or not p.exists() for p in files]
-    found = [(p, "skipped" if no else "?") for p, no in zip(files, skip, strict=True)]
+    found = [(p, "skipped" if not_a_log(p) else "?") for p in files]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
+
+
+def not_a_log(path: Path) -> str | None:
+    """Why a folder walk passes over ``path`` (its name says it is no log, or it is a link to
+    nothing), or None when it is read."""
+    if not path.exists():
+        return f"{path}: a link to nothing"
+    suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
+    if suffix in NOT_LOGS:
+        return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"
+    return None
 
 
 def _walk(path: Path) -> list[Path]:
@@ -589,10 +599,9 @@ class SeenEntries:
     def _in_window(self, recs: pl.DataFrame) -> np.ndarray:
         """Entries inside ``--since/--until``: journalctl reads a minute wider, and those extra
         entries (cut later, per record) may be what OUT already holds from the window before."""
-        since, until = self.window or (None, None)
-        ts = pl.col("ts")
-        inside = (ts >= since if since else pl.lit(True)) & (ts <= until if until else pl.lit(True))
-        return recs.select(inside.fill_null(False)).to_series().to_numpy()
+        if not self.window:
+            return np.ones(recs.height, dtype=bool)
+        return recs.select(in_window(self.window).fill_null(False)).to_series().to_numpy()
 
     def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
         if self.in_output is None:
@@ -607,6 +616,17 @@ class SeenEntries:
                 "ingest read them); --append would count them twice: ingest the journal and its captures "
                 "together, without --append"
             )
+
+
+def in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
+    """Is ``ts`` inside ``(since, until)`` (either may be None: open)? Null where ``ts`` is null."""
+    since, until = window
+    inside = pl.lit(True)
+    if since:
+        inside = inside & (pl.col("ts") >= since)
+    if until:
+        inside = inside & (pl.col("ts") <= until)
+    return inside
 
 
 def _sorted(parts: list[np.ndarray]) -> np.ndarray:
@@ -625,14 +645,15 @@ def journalctl_time(text: str, widen: timedelta = timedelta(0)) -> str:
     meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
     would read it in the machine's local zone), moved by ``widen``; anything else (``yesterday``,
     ``-1h``) is passed as journalctl's own syntax (systemd.time(7))."""
-    t = _iso_utc(text)
+    t = iso_utc(text)
     if t is None:
         return text
     t += widen
     return t.strftime("%Y-%m-%d %H:%M:%S.%f UTC" if t.microsecond else "%Y-%m-%d %H:%M:%S UTC")
 
 
-def _iso_utc(text: str) -> datetime | None:
+def iso_utc(text: str) -> datetime | None:
+    """An ISO 8601 time as an aware UTC datetime (no offset: UTC), or None when it is not one."""
     try:
         t = datetime.fromisoformat(text)
     except ValueError:
@@ -647,14 +668,11 @@ def journalctl_window(since: str | None, until: str | None) -> list[str]:
     ``--until`` its last; ingest keeps the records whose first line is inside the window, as for
     every other input. journalctl's own forms are passed as they are (and cut as journalctl cuts)."""
     given = [(flag, text) for flag, text in (("--since", since), ("--until", until)) if text]
-    widen = all(_iso_utc(text) for _, text in given)
+    margin = WINDOW_MARGIN if all(iso_utc(text) for _, text in given) else timedelta(0)
     return [
         arg
         for flag, text in given
-        for arg in (
-            flag,
-            journalctl_time(text, (WINDOW_MARGIN if flag == "--until" else -WINDOW_MARGIN) * widen),
-        )
+        for arg in (flag, journalctl_time(text, margin if flag == "--until" else -margin))
     ]
 
 

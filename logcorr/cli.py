@@ -307,5 +307,20 @@ def database(
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 
 
+@app.command()
+def tables(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Tables to show (all when none given).", show_default=False)
+    ] = None,
+) -> None:
+    """Print the table contract: each table's row, key, columns, types and meaning (Markdown)."""
+    from logcorr import schema
+
+    unknown = [n for n in names or [] if n not in schema.TABLES]
+    if unknown:
+        _fail(f"no table named {', '.join(unknown)}; the tables: {', '.join(schema.TABLES)}", 2)
+    typer.echo(schema.describe(names or None))
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(app())

@@ -20,11 +20,11 @@ import polars as pl
 import logcorr
 from logcorr import database, readers, threads
 from logcorr import processes as process_rows
-from logcorr.parsers import pyspy, router, sglang
+from logcorr.parsers import journald, pyspy, router, sglang
 from logcorr.parsers.prefix import split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
-from logcorr.schema import EVENTS, RANKS, SOURCES, UTC_US, conform
+from logcorr.schema import EVENTS, RANKS, SOURCES, TABLES, UTC_US, conform
 from logcorr.store import Output
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
@@ -63,21 +63,12 @@ class IngestResult:
 
 
 def _empty_events() -> pl.DataFrame:
-    return pl.DataFrame(schema={**EVENTS, "body": pl.String})
+    return pl.DataFrame(schema={**EVENTS.schema, "body": pl.String})
 
 
 def table_schemas() -> dict[str, dict]:
-    """Schema of every table ingest writes: fixed ones from ``schema.py``, parsed ones as the
-    parsers produce them on an empty input (so a table with no rows still has its columns)."""
-    empty = _empty_events()
-    schemas = {"events": EVENTS, "sources": SOURCES}
-    for name, build in TABLE_BUILDERS.items():
-        schemas[name] = dict(build(empty).schema)
-    schemas["stacks"] = dict(pyspy.parse_dump("").frames.schema)
-    schemas["captures"] = dict(pyspy.parse_dump("").captures.schema)
-    schemas["processes"] = process_rows.PROCESSES
-    schemas["batch_seconds"] = process_rows.BATCH_SECONDS
-    return schemas
+    """Schema of every table ingest writes, from the table contract (``logcorr.schema.TABLES``)."""
+    return {name: table.schema for name, table in TABLES.items()}
 
 
 def first_event_id(origin: str) -> int:
@@ -154,6 +145,30 @@ class _Enricher:
             parsed["bootstrap_room"].alias("bootstrap_room"),
         )
         return df
+
+
+def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
+    """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory.
+
+    The same reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file
+    holding ``text``, without writing tables: the ``events`` columns (``event_id`` from 0, ``ts`` the
+    printed time read as UTC, ``role`` from content) plus ``header`` and ``body`` (the header split
+    of ``parsers.prefix.split_prefix``), one row per logical record. A text ``readers.sniff_bytes``
+    calls a bare py-spy dump is one ``pyspy`` record, as at ingest (its stacks are parsed at ingest).
+    Never raises on any text.
+    """
+    data = text.encode("utf-8", errors="replace")
+    fmt = readers.sniff_bytes(data[:65536])
+    forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
+    fmt = fmt if fmt in ("json", "short") else "text"
+    lines = journald.split_lines(data)
+    recs = readers.text_records(lines, fmt, source, 1, compose=readers.has_compose_prefix(lines))
+    rejoin = Rejoiner(join_all=forced is not None)
+    joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
+    columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
+    if joined.height == 0:
+        return pl.DataFrame(schema=columns)
+    return _Enricher({})(joined, {}, forced).select(list(columns))
 
 
 def _stacks(
@@ -563,7 +578,7 @@ def _selection(opts: ReadOptions) -> str:
 def _previous_events(folder: Path) -> pl.DataFrame:
     files = list((folder / "events").glob("**/*.parquet"))
     if not files:
-        return pl.DataFrame(schema=EVENTS)
+        return pl.DataFrame(schema=EVENTS.schema)
     cols = ["host", "pid", "role", *RANKS]
     return (
         pl.scan_parquet(files, hive_partitioning=False)

@@ -20,29 +20,13 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from logcorr.schema import RANKS, UTC_US
+from logcorr import schema
 
 # SGLang's HTTP server logs this once per start, when warm-up is done (sglang/srt/entrypoints/
 # http_server.py, 2024-2025 versions).
 READY_TEXT = "The server is fired up and ready to roll!"
 
-PROCESSES = {
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    **RANKS,
-    "records": pl.Int64,
-    "first_ts": UTC_US,
-    "first_event_id": pl.Int64,
-    "last_ts": UTC_US,
-    "last_event_id": pl.Int64,
-    "ready_ts": UTC_US,
-    "ready_event_id": pl.Int64,
-    "source": pl.String,
-    "source_pos": pl.String,
-}
+PROCESSES = schema.PROCESSES.schema
 
 # The rows from a relation named ``events``. First and last record in (ts, event_id) order; a group
 # whose records have no time at all takes its first and last by event id. ``ready_ts``: the first
@@ -65,15 +49,7 @@ GROUP BY host, boot_id, unit, role, pid, dp_rank, pp_rank, tp_rank, ep_rank, sou
 """
 
 
-BATCH_SECONDS = {
-    "role": pl.String,
-    "sec": pl.Int64,
-    "batches": pl.Int64,
-    "lo_ts": UTC_US,
-    "lo_event_id": pl.Int64,
-    "hi_ts": UTC_US,
-    "hi_event_id": pl.Int64,
-}
+BATCH_SECONDS = schema.BATCH_SECONDS.schema
 
 # The rows from a relation named ``batches``: per role and second (``sec``: Unix seconds, UTC) the
 # first and last batch in (ts, event_id) order. Also the ``batch_seconds`` view of an OUT written

@@ -93,7 +93,11 @@ def sniff(path: Path) -> str:
     Raises ``OSError`` when the file cannot be opened.
     """
     with open(path, "rb") as f:
-        head = f.read(65536)
+        return sniff_bytes(f.read(65536))
+
+
+def sniff_bytes(head: bytes) -> str:
+    """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
     if not head.strip():
         return "empty"
     if head.startswith(JOURNAL_MAGIC):
@@ -213,47 +217,55 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    source = report.source
     compose = None
     for lines, first in _lines_chunks(path):
-        if fmt == "json":
-            df = journald.parse_json_lines(lines, source=source, first_line=first)
-        elif fmt == "short":
-            df = journald.parse_short_lines(lines, source=source, first_line=first)
-        else:
-            if compose is None:
-                sample = lines.head(200).drop_nulls()
-                hits = sample.str.contains(r"^[\w.-]+\s*\| ").sum()
-                compose = bool(len(sample)) and hits >= max(1, len(sample) // 2)
-            frame = pl.DataFrame({"line": lines}).with_columns(
-                journald.clean_text(pl.col("line")).alias("line")
-            )
-            if compose:
-                parts = pl.col("line").str.extract_groups(r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$")
-                frame = frame.with_columns(parts.alias("p")).with_columns(
-                    pl.coalesce(pl.col("p").struct.field("rest"), pl.col("line")).alias("line"),
-                    pl.col("p").struct.field("svc").alias("svc"),
-                )
-            else:
-                frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
-            df = frame.with_row_index("n", offset=first).select(
-                pl.lit(None, UTC_US).alias("ts"),
-                pl.lit(None, pl.String).alias("host"),
-                pl.lit(None, pl.String).alias("boot_id"),
-                pl.lit(None, pl.String).alias("unit"),
-                pl.lit(None, pl.Int32).alias("pid"),
-                pl.col("line").alias("message"),
-                pl.lit(source).alias("source"),
-                pl.format("line {}", pl.col("n")).alias("source_pos"),
-                pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias(
-                    "stream"
-                ),
-                pl.lit(None, pl.String).alias("cmdline"),
-                pl.lit(None, pl.String).alias("comm"),
-                pl.lit(None, pl.String).alias("entry_error"),
-            )
+        if compose is None and fmt not in ("json", "short"):
+            compose = has_compose_prefix(lines)
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
-        yield df
+        yield text_records(lines, fmt, report.source, first, compose=bool(compose))
+
+
+def has_compose_prefix(lines: pl.Series) -> bool:
+    """Do half or more of the first 200 non-blank lines carry a ``docker compose logs`` prefix
+    (``name  | ``)?"""
+    sample = lines.head(200).drop_nulls()
+    sample = sample.filter(sample.str.strip_chars() != "")
+    hits = int(sample.str.contains(r"^[\w.-]+\s*\| ").sum())
+    return hits >= 1 and hits * 2 >= len(sample)
+
+
+def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose: bool) -> pl.DataFrame:
+    """One reader record per line of ``lines`` (a String Series of one chunk, line ``first`` first),
+    in ``journald.RECORD_COLUMNS``: journalctl ``json``/``short`` captures parsed as such, any other
+    text one record per line with ``ts`` null and ``stream`` = the source (plus the compose service
+    when ``compose``, whose prefix is cut off the line). ``source_pos`` is ``line N``."""
+    if fmt == "json":
+        return journald.parse_json_lines(lines, source=source, first_line=first)
+    if fmt == "short":
+        return journald.parse_short_lines(lines, source=source, first_line=first)
+    frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
+    if compose:
+        parts = pl.col("line").str.extract_groups(r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$")
+        frame = frame.with_columns(parts.alias("p")).with_columns(
+            pl.coalesce(pl.col("p").struct.field("rest"), pl.col("line")).alias("line"),
+            pl.col("p").struct.field("svc").alias("svc"),
+        )
+    else:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
+    return frame.with_row_index("n", offset=first).select(
+        pl.lit(None, UTC_US).alias("ts"),
+        pl.lit(None, pl.String).alias("host"),
+        pl.lit(None, pl.String).alias("boot_id"),
+        pl.lit(None, pl.String).alias("unit"),
+        pl.lit(None, pl.Int32).alias("pid"),
+        pl.col("line").alias("message"),
+        pl.lit(source).alias("source"),
+        pl.format("line {}", pl.col("n")).alias("source_pos"),
+        pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias("stream"),
+        pl.lit(None, pl.String).alias("cmdline"),
+        pl.lit(None, pl.String).alias("comm"),
+        pl.lit(None, pl.String).alias("entry_error"),
+    )
 
 
 def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:

@@ -4,7 +4,8 @@ embedded py-spy dump arrives as many entries of one pid. Join them back into log
 Rule: within one process stream (``stream`` column: boot id / pid / unit, or the file), a line that
 does not open a record (``parsers.prefix.is_record_start``: no ``[YYYY-MM-DD HH:MM:SS…]`` or other
 known header) continues the record before it, when that record opened with a header. Lines of a
-stream that never printed a header (sshd, the kernel) stay one record each. A native multi-line
+stream that never printed a header (sshd, the kernel) stay one record each. A blank line never
+opens a record; the blank lines that end a record count in its ``n_lines`` but not in its text. A native multi-line
 MESSAGE is one line here and stays one record. ``join_all=True`` makes each stream one record (a
 py-spy dump file).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.parsers.prefix import is_record_start
+from logcorr.parsers.prefix import CONTINUATION, is_record_start
 
 SETTLE_US = 5_000_000
 
@@ -49,8 +50,15 @@ class Rejoiner:
         header = is_record_start(pl.col("message")).fill_null(True)
         if self.join_all:
             header = pl.col("seq") == pl.col("seq").min().over("key")
-        # Before the first header line of a stream, every line is a record of its own.
-        starts = header | (header.cum_sum().over("key") == 0)
+        # Before the first header line of a stream, every line is a record of its own, except an
+        # indented line or a py-spy thread header (a paste that starts mid-dump); a blank line never
+        # opens a record (blank lines between records are not records).
+        blank = pl.col("message").str.strip_chars().str.len_bytes() == 0
+        orphan = (header.cum_sum().over("key") == 0) & ~blank.fill_null(False)
+        continued = pl.col("message").str.contains(CONTINUATION).fill_null(False) & (
+            pl.col("seq") > pl.col("seq").min().over("key")
+        )
+        starts = header | (orphan & ~continued)
         df = df.with_columns(starts.cum_sum().over("key").alias("rec"))
         if final:
             closed = df
@@ -80,7 +88,12 @@ def _records(lines: pl.DataFrame) -> pl.DataFrame:
     multi = lines.filter(pl.col("n_lines") > 1)
     if multi.height:
         joined = multi.group_by("key", "rec").agg(
-            pl.col("message").fill_null("").str.join("\n").alias("_message"),
+            # trailing blank lines stay counted in n_lines, not in the text
+            pl.col("message")
+            .fill_null("")
+            .str.join("\n")
+            .str.replace(r"(?:\n[ \t]*)+$", "")
+            .alias("_message"),
             pl.col("entry_error").drop_nulls().str.join("; ").alias("_error"),
         )
         lines = (

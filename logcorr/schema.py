@@ -1,59 +1,25 @@
-"""Column names and types of every table (DESIGN.md "Tables"), in one place.
+"""The table contract: every table logcorr writes, its columns, their types and meaning, in one place.
 
-Times are ``Datetime("us", "UTC")``; ``log_ts`` is the time as printed in the line (no zone). Ranks
-are nullable Int16, ``bootstrap_room`` Int64 (SGLang masks it to 63 bits). Every table ends with the
-provenance columns ``source`` (path) and ``source_pos`` (line number, byte offset or journal cursor).
+Readers, parsers, the store, the queries and the renderers import their columns from here; nothing
+re-declares a column. ``logcorr tables`` prints this module (``describe``), and a test fails when a
+written table has a column this contract lacks, or the other way round.
+
+Conventions (DESIGN.md "Tables"): times are ``Datetime("us", "UTC")``; ``log_ts`` is the time as
+printed in the line (no zone); ranks are nullable Int16; ``bootstrap_room`` is Int64 (SGLang masks it
+to 63 bits). Every table keeps provenance: ``source`` (path) and ``source_pos`` (``line N``, byte
+offset or journal cursor), so any figure leads back to its line. Files live under
+``OUT/<table>/origin=<host>/part-N.parquet``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 UTC_US = pl.Datetime("us", "UTC")
-RANKS = {"dp_rank": pl.Int16, "pp_rank": pl.Int16, "tp_rank": pl.Int16, "ep_rank": pl.Int16}
-PROVENANCE = {"source": pl.String, "source_pos": pl.String}
-
-# One row per record as a reader yields it, before multi-line re-joining.
-RECORD = {
-    "ts": UTC_US,
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "pid": pl.Int32,
-    "message": pl.String,
-    **PROVENANCE,
-}
-
-EVENTS = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "log_ts": pl.Datetime("us"),
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    **RANKS,
-    "level": pl.String,
-    "kind": pl.String,
-    "rid": pl.String,
-    "bootstrap_room": pl.Int64,
-    "message": pl.String,
-    "n_lines": pl.Int32,
-    **PROVENANCE,
-}
-
-SOURCES = {
-    "source": pl.String,
-    "format": pl.String,
-    "bytes": pl.Int64,
-    "records": pl.Int64,
-    "unparsed": pl.Int64,
-    "first_ts": UTC_US,
-    "last_ts": UTC_US,
-    "errors": pl.String,
-}
-
+RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
+ROLES = ("prefill", "decode", "router", "engine", "unknown")
 KINDS = (
     "batch",
     "abort",
@@ -69,17 +35,453 @@ KINDS = (
 )
 
 
-def conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
-    """Return ``df`` with exactly the columns of ``schema``, in order, cast to their types.
+@dataclass(frozen=True)
+class Column:
+    """One column: its polars type and one line of meaning."""
+
+    dtype: pl.DataType
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: what a row is, the columns that identify a row, and its columns in order."""
+
+    name: str
+    row: str
+    key: tuple[str, ...]
+    columns: dict[str, Column]
+
+    @property
+    def schema(self) -> dict[str, pl.DataType]:
+        """``{column: polars type}`` in column order, for ``pl.DataFrame(schema=…)`` and ``conform``."""
+        return {name: col.dtype for name, col in self.columns.items()}
+
+
+C = Column
+_RANKS = {
+    "dp_rank": C(pl.Int16, "data-parallel rank (DP) from the line's header or process title; null when not printed"),
+    "pp_rank": C(pl.Int16, "pipeline-parallel rank (PP); null when not printed"),
+    "tp_rank": C(pl.Int16, "tensor-parallel rank (TP); PyTorch's global [rankN] lands here; null when not printed"),
+    "ep_rank": C(pl.Int16, "expert-parallel rank (EP); null when not printed"),
+}
+_PROVENANCE = {
+    "source": C(pl.String, "the input path (or the name given to a paste)"),
+    "source_pos": C(pl.String, "where in the source: 'line N', a byte offset or a journal cursor"),
+}
+# polars types of the rank and provenance columns, for frames that are not tables.
+RANKS = {name: col.dtype for name, col in _RANKS.items()}
+PROVENANCE = {name: col.dtype for name, col in _PROVENANCE.items()}
+_EVENT_ID = C(pl.Int64, "events.event_id of the record this row comes from")
+_TS = C(UTC_US, "journald's receive time where there is one, else the printed time read as UTC (µs)")
+_HOST = C(pl.String, "host name (journald _HOSTNAME, else the ingest's origin)")
+_ROLE = C(pl.String, "prefill, decode, router, engine (a server that is not half of a PD pair) or unknown")
+_PID = C(pl.Int32, "process id (journald _PID); null for plain text without one")
+_LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null when the line prints none")
+_ROOM = C(pl.Int64, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
+_RID = C(pl.String, "SGLang request id (rid)")
+# Columns every parsed event table copies from ``events``, and the ones it ends with.
+_BASE = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID, **_RANKS}
+_TAIL = {"level": _LEVEL, **_PROVENANCE}
+
+
+def _table(name: str, row: str, key: tuple[str, ...], columns: dict[str, Column]) -> Table:
+    return Table(name, row, key, columns)
+
+
+EVENTS = _table(
+    "events",
+    "one logical record after multi-line re-joining (a traceback or an embedded dump is one row)",
+    ("event_id",),
+    {
+        "event_id": C(pl.Int64, "unique id; bits 40-52 carry a tag of the origin, so hosts never collide"),
+        "ts": _TS,
+        "log_ts": C(pl.Datetime("us"), "the time as printed in the line (SGLang prints local time), no zone"),
+        "host": _HOST,
+        "boot_id": C(pl.String, "journald _BOOT_ID; with host and pid, the process a record came from"),
+        "unit": C(pl.String, "systemd unit, compose service or container the record came from"),
+        "role": _ROLE,
+        "pid": _PID,
+        **_RANKS,
+        "level": _LEVEL,
+        "kind": C(pl.String, "record kind: " + ", ".join(KINDS)),
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "message": C(pl.String, "the record's text, its lines joined by newlines"),
+        "n_lines": C(pl.Int32, "how many lines were joined into this record"),
+        **_PROVENANCE,
+    },
+)
+
+SOURCES = _table(
+    "sources",
+    "one input as read",
+    ("source",),
+    {
+        "source": _PROVENANCE["source"],
+        "format": C(pl.String, "format found from content: journal, export, json, short, text, pyspy, …"),
+        "bytes": C(pl.Int64, "bytes read"),
+        "records": C(pl.Int64, "records kept"),
+        "unparsed": C(pl.Int64, "records of no known kind (kept in events as kind 'other')"),
+        "first_ts": C(UTC_US, "first record's time"),
+        "last_ts": C(UTC_US, "last record's time"),
+        "errors": C(pl.String, "what could not be read and why; null when nothing"),
+    },
+)
+
+# Batch-line fields: column → (type, meaning). The printed keys and their SGLang versions are in
+# ``parsers/sglang.py`` (``BATCH_FIELDS``); ``*_pct`` columns are printed with ``%``.
+_I, _F = pl.Int64, pl.Float64
+BATCH_FIELD_COLUMNS = {
+    "new_seq": C(_I, "#new-seq: sequences added by this prefill batch"),
+    "new_token": C(_I, "#new-token: tokens prefilled by this batch"),
+    "cached_token": C(_I, "#cached-token: prompt tokens served from the prefix cache"),
+    "cache_hit_rate_pct": C(_F, "cache hit rate, percent (old versions)"),
+    "token_usage": C(_F, "token usage: share of the KV pool in use, 0-1"),
+    "full_token_usage": C(_F, "full token usage (SWA hybrid models), 0-1"),
+    "swa_token_usage": C(_F, "swa token usage (SWA hybrid models), 0-1"),
+    "mamba_usage": C(_F, "mamba usage (Mamba hybrid models), 0-1"),
+    "token": C(_I, "#token: tokens in the KV pool"),
+    "full_token": C(_I, "#full token (SWA hybrid models)"),
+    "swa_token": C(_I, "#swa token (SWA hybrid models)"),
+    "mamba_num": C(_I, "mamba num (Mamba hybrid models)"),
+    "running_req": C(_I, "#running-req: requests in the running batch"),
+    "queue_req": C(_I, "#queue-req: requests waiting"),
+    "pending_token": C(_I, "#pending-token"),
+    "prealloc_req": C(_I, "#prealloc-req: decode requests pre-allocating KV (PD)"),
+    "inflight_req": C(_I, "#inflight-req: prefill requests whose KV is being sent (PD)"),
+    "bootstrap_req": C(_I, "#bootstrap-req: requests bootstrapping a KV transfer (PD)"),
+    "unbootstrapped_req": C(_I, "#unbootstrapped-req (PD, old versions)"),
+    "transferring_req": C(_I, "#transferring-req (PD, old versions)"),
+    "transfer_req": C(_I, "#transfer-req: decode requests receiving KV (PD)"),
+    "retracted_req": C(_I, "#retracted-req: decode requests retracted for lack of memory"),
+    "optimistic_req": C(_I, "#optimistic-req"),
+    "pre_allocated_usage": C(_F, "pre-allocated usage (PD decode), 0-1"),
+    "accept_len": C(_F, "accept len: speculative decoding's accepted tokens per step"),
+    "accept_rate": C(_F, "accept rate: speculative decoding, 0-1"),
+    "gen_throughput": C(_F, "gen throughput, token/s"),
+    "input_throughput": C(_F, "input throughput, token/s"),
+    "fwd_occupancy_pct": C(_F, "fwd occupancy, percent"),
+}
+
+BATCHES = _table(
+    "batches",
+    "one 'Prefill batch' or 'Decode batch' line",
+    ("event_id",),
+    {
+        **_BASE,
+        "boot_id": C(pl.String, "with host and pid, the process a batch ran in (pids repeat across boots)"),
+        "batch_type": C(pl.String, "prefill or decode, as the line says"),
+        "forward_iter": C(pl.Int64, "the [N] forward iteration printed with SGLANG_LOG_FORWARD_ITERS"),
+        **BATCH_FIELD_COLUMNS,
+        "graph": C(pl.Boolean, "'<device> graph: True|False' as printed (cuda, npu, cpu, musa graph)"),
+        "graph_kind": C(pl.String, "which graph: cuda, npu, cpu, musa …"),
+        "extra": C(pl.String, "JSON object of every other 'key: value' and of known keys that did not parse"),
+        **_TAIL,
+    },
+)
+
+ABORTS = _table(
+    "aborts",
+    "one request abort (an abort line, or a KV failure 'Aborted by AbortReq.')",
+    ("event_id",),
+    {
+        **_BASE,
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "abort_kind": C(pl.String, "abort_<queue>_request as printed, or transfer_aborted"),
+        "error_kind": C(pl.String, "for transfer_aborted: which failure, as in transfer_errors.error_kind"),
+        "reason": C(pl.String, "the line's own words"),
+        **_TAIL,
+    },
+)
+
+TRANSFER_ERRORS = _table(
+    "transfer_errors",
+    "one KV-transfer failure record (prefill or decode side)",
+    ("event_id",),
+    {
+        **_BASE,
+        "bootstrap_room": _ROOM,
+        "rid": _RID,
+        "error_kind": C(pl.String, "prefill_transfer_failed, decode_transfer_failed, assert_transfer_infos, …"),
+        "cause": C(pl.String, "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, …"),
+        "kv_poll_state": C(pl.String, "KVPoll state a timeout names (Bootstrapping, WaitingForInput, …)"),
+        "timeout_s": C(pl.Float64, "timeout, seconds"),
+        "exception": C(pl.String, "exception type as printed (KVTransferError, AssertionError, …); never guessed"),
+        "reason": C(pl.String, "the text after 'with exception …:' or the traceback's exception line"),
+        "peer": C(pl.String, "address the line names (host:port)"),
+        "traceback": C(pl.String, "the joined 'Traceback …' text"),
+        **_TAIL,
+    },
+)
+
+REQUESTS = _table(
+    "requests",
+    "one HTTP request line: router span/summary, uvicorn or aiohttp access line",
+    ("event_id",),
+    {
+        "event_id": _EVENT_ID,
+        "ts": _TS,
+        "host": _HOST,
+        "role": _ROLE,
+        "pid": _PID,
+        "method": C(pl.String, "HTTP method"),
+        "path": C(pl.String, "request path (/generate, /v1/chat/completions, /health …)"),
+        "status": C(pl.Int32, "HTTP status code"),
+        "latency_ms": C(pl.Float64, "latency, milliseconds"),
+        "request_id": C(pl.String, "the router's request id"),
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "prefill_url": C(pl.String, "prefill worker the router chose"),
+        "decode_url": C(pl.String, "decode worker the router chose"),
+        "bootstrap_port": C(pl.Int32, "prefill bootstrap port"),
+        "client": C(pl.String, "client address"),
+        "target": C(pl.String, "tracing target of a router line (module path)"),
+        "message": C(pl.String, "the router line's message"),
+        "format": C(pl.String, "which line shape: uvicorn, aiohttp, router_span, router_json …"),
+        **_TAIL,
+    },
+)
+
+ROOMS = _table(
+    "rooms",
+    "one rid↔bootstrap_room pairing per role and host, as seen in the ingest",
+    ("rid", "bootstrap_room", "role", "host"),
+    {
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "role": _ROLE,
+        "host": _HOST,
+        "first_ts": C(UTC_US, "first record naming the pair"),
+        "last_ts": C(UTC_US, "last record naming the pair"),
+        "n_events": C(pl.Int64, "records naming the pair"),
+        "event_id": C(pl.Int64, "events.event_id of the first such record"),
+        **_PROVENANCE,
+    },
+)
+
+WATCHDOGS = _table(
+    "watchdogs",
+    "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL watchdog",
+    ("event_id",),
+    {
+        **_BASE,
+        "watchdog_kind": C(pl.String, "watchdog_timeout, debug_info, pyspy_failed, sigquit, nccl_watchdog"),
+        "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
+        "soft": C(pl.Boolean, "a soft watchdog (warns, does not kill)"),
+        "target_pid": C(pl.Int32, "the pid py-spy failed to dump"),
+        "nccl_seq": C(pl.Int64, "WorkNCCL SeqNum"),
+        "nccl_op": C(pl.String, "WorkNCCL OpType (ALLREDUCE, _REDUCE_SCATTER_BASE …)"),
+        "numel_in": C(pl.Int64, "WorkNCCL NumelIn"),
+        "numel_out": C(pl.Int64, "WorkNCCL NumelOut"),
+        "ran_for_ms": C(pl.Int64, "how long the collective ran before the timeout, ms"),
+        "rid": C(pl.String, "first rid of the batch the watchdog printed"),
+        "reason": C(pl.String, "the line's own words"),
+        **_TAIL,
+    },
+)
+
+TRACEBACKS = _table(
+    "tracebacks",
+    "one Python traceback record",
+    ("event_id",),
+    {
+        **_BASE,
+        "component": C(pl.String, "who raised: Scheduler in 'Scheduler hit an exception', …"),
+        "exception": C(pl.String, "exception type of the final line; null when the traceback is cut"),
+        "exc_message": C(pl.String, "the exception's message"),
+        "function": C(pl.String, "innermost frame's function"),
+        "file": C(pl.String, "innermost frame's file, as printed"),
+        "line": C(pl.Int32, "innermost frame's line"),
+        "n_frames": C(pl.Int32, "'File …' frames"),
+        "traceback": C(pl.String, "the text from 'Traceback' to the end"),
+        **_TAIL,
+    },
+)
+
+_CAPTURE_ID = C(pl.String, "one py-spy dump of one process")
+_CAPTURE_TS = C(UTC_US, "when the dump was taken (its log line's time, or --captured-at)")
+_PROCESS_NAME = C(pl.String, "process title py-spy printed (sglang::scheduler_TP3 …)")
+_THREAD_ID = C(pl.Int64, "thread id as py-spy printed it")
+_THREAD_NAME = C(pl.String, "thread name (MainThread …); null when none")
+_THREAD_STATE = C(pl.String, "active, idle, … as py-spy printed it")
+_PARTIAL = C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)")
+
+STACKS = _table(
+    "stacks",
+    "one frame of one thread of one py-spy dump",
+    ("capture_id", "thread_id", "depth"),
+    {
+        "capture_id": _CAPTURE_ID,
+        "capture_ts": _CAPTURE_TS,
+        "host": _HOST,
+        "pid": _PID,
+        "process_name": _PROCESS_NAME,
+        "role": _ROLE,
+        **_RANKS,
+        "thread_id": _THREAD_ID,
+        "thread_name": _THREAD_NAME,
+        "thread_state": _THREAD_STATE,
+        "depth": C(pl.Int32, "0 = innermost frame"),
+        "function": C(pl.String, "function name"),
+        "file": C(pl.String, "file as printed"),
+        "line": C(pl.Int32, "line number"),
+        "is_native": C(pl.Boolean, "a native frame (py-spy --native, '0x… (lib.so)')"),
+        "locals": C(pl.String, "the frame's locals (py-spy --locals), JSON"),
+        "partial": _PARTIAL,
+        **_PROVENANCE,
+    },
+)
+
+CAPTURES = _table(
+    "captures",
+    "one dumped thread of one py-spy dump, classified",
+    ("capture_id", "thread_id"),
+    {
+        "capture_id": _CAPTURE_ID,
+        "capture_seq": C(pl.Int32, "order of the dump within its source"),
+        "capture_ts": _CAPTURE_TS,
+        "host": _HOST,
+        "pid": _PID,
+        "process_name": _PROCESS_NAME,
+        "role": _ROLE,
+        "python_version": C(pl.String, "Python version py-spy printed"),
+        **_RANKS,
+        "thread_id": _THREAD_ID,
+        "thread_name": _THREAD_NAME,
+        "thread_state": _THREAD_STATE,
+        "is_main": C(pl.Boolean, "the main thread"),
+        "n_frames": C(pl.Int32, "frames with a function"),
+        "wait_class": C(pl.String, "where it waits: all_reduce, broadcast, recv, barrier, running, idle, …"),
+        "backend": C(pl.String, "collective backend the stack shows: nccl, gloo, hccl; null when none"),
+        "event_loop": C(pl.String, "SGLang event_loop_* function on the stack"),
+        "wait_frame": C(pl.String, "the frame that decides wait_class, 'func (file:line)'"),
+        "innermost": C(pl.String, "innermost frame, 'func (file:line)'"),
+        "fingerprint": C(pl.String, "hash of the stack's functions: equal stacks, equal fingerprints"),
+        "partial": _PARTIAL,
+        **_PROVENANCE,
+    },
+)
+
+PROCESSES = _table(
+    "processes",
+    "one process's records of one ingest, summed up (group again by the key after --append)",
+    ("host", "boot_id", "unit", "role", "pid", *RANK_COLUMNS, "source"),
+    {
+        "host": _HOST,
+        "boot_id": EVENTS.columns["boot_id"],
+        "unit": EVENTS.columns["unit"],
+        "role": _ROLE,
+        "pid": _PID,
+        **_RANKS,
+        "records": C(pl.Int64, "records (sum = count(*) of events)"),
+        "first_ts": C(UTC_US, "first record's time"),
+        "first_event_id": C(pl.Int64, "first record's event_id"),
+        "last_ts": C(UTC_US, "last record's time"),
+        "last_event_id": C(pl.Int64, "last record's event_id"),
+        "ready_ts": C(UTC_US, "first 'The server is fired up and ready to roll!' line"),
+        "ready_event_id": C(pl.Int64, "that line's event_id"),
+        **_PROVENANCE,
+    },
+)
+
+BATCH_SECONDS = _table(
+    "batch_seconds",
+    "batch lines per role and second of one ingest (group again by (role, sec) after --append)",
+    ("role", "sec"),
+    {
+        "role": _ROLE,
+        "sec": C(pl.Int64, "Unix second, UTC"),
+        "batches": C(pl.Int64, "batch lines in that second"),
+        "lo_ts": C(UTC_US, "first batch's time, in (ts, event_id) order"),
+        "lo_event_id": C(pl.Int64, "first batch's event_id"),
+        "hi_ts": C(UTC_US, "last batch's time"),
+        "hi_event_id": C(pl.Int64, "last batch's event_id"),
+    },
+)
+
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        EVENTS,
+        SOURCES,
+        BATCHES,
+        ABORTS,
+        TRANSFER_ERRORS,
+        REQUESTS,
+        ROOMS,
+        WATCHDOGS,
+        TRACEBACKS,
+        STACKS,
+        CAPTURES,
+        PROCESSES,
+        BATCH_SECONDS,
+    )
+}
+
+# Internal frame shapes (not tables): a reader's record before re-joining, and the extra columns
+# journal readers carry for unit choice and process streams.
+RECORD = {
+    "ts": UTC_US,
+    "host": pl.String,
+    "boot_id": pl.String,
+    "unit": pl.String,
+    "pid": pl.Int32,
+    "message": pl.String,
+    "source": pl.String,
+    "source_pos": pl.String,
+}
+
+
+def schema_of(table: str | Table) -> dict[str, pl.DataType]:
+    """``{column: polars type}`` of a table of the contract. Raises ``KeyError`` for an unknown name."""
+    return (table if isinstance(table, Table) else TABLES[table]).schema
+
+
+def empty(table: str | Table) -> pl.DataFrame:
+    """A frame with no rows and exactly the table's columns."""
+    return pl.DataFrame(schema=schema_of(table))
+
+
+def conform(df: pl.DataFrame, schema: dict | str | Table, *, strict: bool = True) -> pl.DataFrame:
+    """Return ``df`` with exactly the columns of ``schema`` (a dict, a table name or a ``Table``), in
+    order, cast to their types.
 
     Missing columns are added as nulls; extra columns are dropped. Raises ``polars`` errors only
-    when a present column cannot be cast (a programming error, not bad input).
+    when a present column cannot be cast (a programming error, not bad input); with
+    ``strict=False`` such a value becomes null instead.
     """
+    if not isinstance(schema, dict):
+        schema = schema_of(schema)
     if df.width == 0:  # literals alone would make one row
         return pl.DataFrame(schema=schema)
     return df.select(
         [
-            (pl.col(name) if name in df.columns else pl.lit(None)).cast(dtype).alias(name)
+            (pl.col(name) if name in df.columns else pl.lit(None)).cast(dtype, strict=strict).alias(name)
             for name, dtype in schema.items()
         ]
     )
+
+
+def describe(names: list[str] | None = None) -> str:
+    """The contract as Markdown: per table, what a row is, its key, and each column's type and meaning.
+
+    ``names`` picks tables (all when None). Raises ``KeyError`` for an unknown name.
+    """
+    out = []
+    for name in names or list(TABLES):
+        t = TABLES[name]
+        out.append(f"## {t.name}\n\nOne row: {t.row}. Key: {', '.join(t.key)}.\n")
+        out.append("| column | type | meaning |\n|---|---|---|")
+        out.extend(f"| {c} | {_type_name(col.dtype)} | {col.meaning} |" for c, col in t.columns.items())
+        out.append("")
+    return "\n".join(out)
+
+
+def _type_name(dtype: pl.DataType) -> str:
+    if dtype == UTC_US:
+        return "timestamp[us, UTC]"
+    if isinstance(dtype, pl.Datetime):
+        return "timestamp[us]"
+    return {pl.String: "string", pl.Boolean: "bool"}.get(dtype, str(dtype).lower())

@@ -36,7 +36,7 @@ import polars as pl
 
 from logcorr import saved
 from logcorr.parsers.prefix import split_prefix
-from logcorr.schema import RANKS, UTC_US
+from logcorr.schema import EVENTS, RANKS, UTC_US
 
 ROLE_ORDER = ("prefill", "decode", "router", "unknown")
 RANK_TOKENS = (("dp_rank", "DP"), ("pp_rank", "PP"), ("tp_rank", "TP"), ("ep_rank", "EP"))
@@ -222,17 +222,10 @@ def _in_window(lf: pl.LazyFrame, since: datetime | None, until: datetime | None)
     return lf
 
 
-_LANE = {"host": pl.String, "role": pl.String, **RANKS}
-_PROV = {"event_id": pl.Int64, "source": pl.String, "source_pos": pl.String}
-_EVENT_JOIN = {
-    "event_id": pl.Int64,
-    "host": pl.String,
-    "pid": pl.Int32,
-    "level": pl.String,
-    "message": pl.String,
-    "source": pl.String,
-    "source_pos": pl.String,
-}
+_EV = EVENTS.schema
+_LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
+_PROV = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
+_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "pid", "level", "message", "source", "source_pos")}
 
 
 def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:

@@ -65,6 +65,10 @@ RECORD_START = "|".join(
     ]
 )
 
+# Before the first record start of a stream, a line of these shapes continues the line before it
+# (an excerpt pasted from the middle of a dump or traceback); any other line is a record of its own.
+CONTINUATION = r"^(?:[ \t]+\S|Thread (?:0x[0-9A-Fa-f]+|\d+) \()"
+
 # The header families above, without their bodies, as one anchored alternation (tried in this
 # order: a custom header before the plain SGLang one it starts like). Group prefixes: c_ custom,
 # s_ SGLang, g_ glog, t_ PyTorch, r_ router.

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-UTC_US = pl.Datetime("us", "UTC")
+from logcorr.schema import EVENTS
+from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
 
 @dataclass(frozen=True)
@@ -127,46 +128,18 @@ PD_MESSAGES = [
 ROUTER_TARGET = r"^(?:sglang_router_rs|sglang_router|sgl_router|smg|sgl_model_gateway)\b"
 ROUTER_HEADER_LINE = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s"
 
+# Every field a request line may yield: the ``requests`` columns it fills, and the role its content names.
+REQUESTS = REQUESTS_TABLE.schema
 _PARSED = {
-    "method": pl.String,
-    "path": pl.String,
-    "status": pl.Int32,
-    "latency_ms": pl.Float64,
-    "request_id": pl.String,
-    "rid": pl.String,
-    "bootstrap_room": pl.Int64,
-    "prefill_url": pl.String,
-    "decode_url": pl.String,
-    "bootstrap_port": pl.Int32,
-    "client": pl.String,
-    "target": pl.String,
-    "message": pl.String,
-    "format": pl.String,
+    **{c: REQUESTS_TABLE.schema[c] for c in ("method", "path", "status", "latency_ms", "request_id", "rid", "bootstrap_room", "prefill_url", "decode_url", "bootstrap_port", "client", "target", "message", "format")},
     "content_role": pl.String,
 }
-REQUESTS = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "host": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    **{name: dtype for name, dtype in _PARSED.items() if name != "content_role"},
-    "level": pl.String,
-    "source": pl.String,
-    "source_pos": pl.String,
-}
+# The ``ev`` input this module reads: ``events`` columns plus the header split.
 _EV = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "host": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    "level": pl.String,
+    **{c: EVENTS.schema[c] for c in ("event_id", "ts", "host", "role", "pid", "level")},
     "header": pl.String,
     "body": pl.String,
-    "message": pl.String,
-    "source": pl.String,
-    "source_pos": pl.String,
+    **{c: EVENTS.schema[c] for c in ("message", "source", "source_pos")},
 }
 
 _URL = r"(https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"

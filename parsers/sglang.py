@@ -35,23 +35,21 @@ from dataclasses import dataclass
 import polars as pl
 
 from logcorr.parsers import router
-
-UTC_US = pl.Datetime("us", "UTC")
-RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
+from logcorr.schema import (
+    ABORTS,
+    BATCH_FIELD_COLUMNS,
+    BATCHES,
+    EVENTS,
+    RANK_COLUMNS,
+    ROOMS,
+    TRACEBACKS,
+    TRANSFER_ERRORS,
+    WATCHDOGS,
+    conform,
+)
 
 # Columns every table copies from ``ev`` (DESIGN.md: provenance on every row).
-BASE = {
-    "event_id": pl.Int64,
-    "ts": UTC_US,
-    "host": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    "dp_rank": pl.Int16,
-    "pp_rank": pl.Int16,
-    "tp_rank": pl.Int16,
-    "ep_rank": pl.Int16,
-}
-TAIL = {"level": pl.String, "source": pl.String, "source_pos": pl.String}
+BASE = {name: EVENTS.schema[name] for name in ("event_id", "ts", "host", "role", "pid", *RANK_COLUMNS)}
 
 
 @dataclass(frozen=True)
@@ -604,119 +602,50 @@ CAUSES = [
 class BatchField:
     key: str
     column: str
-    type: str
     since: str
+
+    @property
+    def type(self) -> str:
+        """How the value is read: ``pct`` (printed with ``%``), ``int`` or ``float``, from the contract."""
+        if self.column.endswith("_pct"):
+            return "pct"
+        return "int" if BATCH_FIELD_COLUMNS[self.column].dtype == pl.Int64 else "float"
 
 
 F = BatchField
 BATCH_FIELDS = [
-    F("#new-seq", "new_seq", "int", "v0.1 (2024)"),
-    F("#new-token", "new_token", "int", "v0.1 (2024)"),
-    F("#cached-token", "cached_token", "int", "v0.1 (2024)"),
-    F("cache hit rate", "cache_hit_rate_pct", "pct", "v0.1 (2024), gone ≈v0.4"),
-    F("token usage", "token_usage", "float", "v0.2 (2024)"),
-    F("full token usage", "full_token_usage", "float", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("swa token usage", "swa_token_usage", "float", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("mamba usage", "mamba_usage", "float", "≈v0.5.2 (2025-09, Mamba hybrid)"),
-    F("#token", "token", "int", "v0.2 (2024)"),
-    F("#full token", "full_token", "int", "≈v0.4.9 (2025-07)"),
-    F("#swa token", "swa_token", "int", "≈v0.4.9 (2025-07)"),
-    F("mamba num", "mamba_num", "int", "≈v0.5.2 (2025-09)"),
-    F("#running-req", "running_req", "int", "v0.1 (2024)"),
-    F("#queue-req", "queue_req", "int", "v0.1 (2024)"),
-    F("#pending-token", "pending_token", "int", "≈2026"),
-    F("#prealloc-req", "prealloc_req", "int", "≈v0.4.7 (2025-06)"),
-    F("#inflight-req", "inflight_req", "int", "≈v0.4.7 (2025-06)"),
-    F("#bootstrap-req", "bootstrap_req", "int", "≈2026"),
-    F("#unbootstrapped-req", "unbootstrapped_req", "int", "≈v0.4.6 (2025-04)"),
-    F("#transferring-req", "transferring_req", "int", "≈v0.4.6 (2025-04)"),
-    F("#transfer-req", "transfer_req", "int", "≈v0.4.7 (2025-06)"),
-    F("#retracted-req", "retracted_req", "int", "≈v0.4.9 (2025-07)"),
-    F("#optimistic-req", "optimistic_req", "int", "≈2026"),
-    F("pre-allocated usage", "pre_allocated_usage", "float", "≈v0.4.7 (2025-06)"),
-    F("accept len", "accept_len", "float", "≈v0.4.1 (2025-01, speculative)"),
-    F("accept rate", "accept_rate", "float", "≈v0.5.3 (2025-10)"),
-    F("gen throughput (token/s)", "gen_throughput", "float", "v0.2 (2024)"),
-    F("input throughput (token/s)", "input_throughput", "float", "≈v0.4.6 (2025-04)"),
-    F("fwd occupancy", "fwd_occupancy_pct", "pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
+    F("#new-seq", "new_seq", "v0.1 (2024)"),
+    F("#new-token", "new_token", "v0.1 (2024)"),
+    F("#cached-token", "cached_token", "v0.1 (2024)"),
+    F("cache hit rate", "cache_hit_rate_pct", "v0.1 (2024), gone ≈v0.4"),
+    F("token usage", "token_usage", "v0.2 (2024)"),
+    F("full token usage", "full_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("swa token usage", "swa_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("mamba usage", "mamba_usage", "≈v0.5.2 (2025-09, Mamba hybrid)"),
+    F("#token", "token", "v0.2 (2024)"),
+    F("#full token", "full_token", "≈v0.4.9 (2025-07)"),
+    F("#swa token", "swa_token", "≈v0.4.9 (2025-07)"),
+    F("mamba num", "mamba_num", "≈v0.5.2 (2025-09)"),
+    F("#running-req", "running_req", "v0.1 (2024)"),
+    F("#queue-req", "queue_req", "v0.1 (2024)"),
+    F("#pending-token", "pending_token", "≈2026"),
+    F("#prealloc-req", "prealloc_req", "≈v0.4.7 (2025-06)"),
+    F("#inflight-req", "inflight_req", "≈v0.4.7 (2025-06)"),
+    F("#bootstrap-req", "bootstrap_req", "≈2026"),
+    F("#unbootstrapped-req", "unbootstrapped_req", "≈v0.4.6 (2025-04)"),
+    F("#transferring-req", "transferring_req", "≈v0.4.6 (2025-04)"),
+    F("#transfer-req", "transfer_req", "≈v0.4.7 (2025-06)"),
+    F("#retracted-req", "retracted_req", "≈v0.4.9 (2025-07)"),
+    F("#optimistic-req", "optimistic_req", "≈2026"),
+    F("pre-allocated usage", "pre_allocated_usage", "≈v0.4.7 (2025-06)"),
+    F("accept len", "accept_len", "≈v0.4.1 (2025-01, speculative)"),
+    F("accept rate", "accept_rate", "≈v0.5.3 (2025-10)"),
+    F("gen throughput (token/s)", "gen_throughput", "v0.2 (2024)"),
+    F("input throughput (token/s)", "input_throughput", "≈v0.4.6 (2025-04)"),
+    F("fwd occupancy", "fwd_occupancy_pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
 ]
 BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
 GRAPH_KEY = re.compile(r"^(\w+) graph$")
-_TYPES = {"int": pl.Int64, "float": pl.Float64, "pct": pl.Float64, "bool": pl.Boolean}
-
-BATCHES = {
-    **BASE,
-    "boot_id": pl.String,  # with host and pid, the process a batch ran in (pids repeat across boots)
-    "batch_type": pl.String,
-    "forward_iter": pl.Int64,
-    **{f.column: _TYPES[f.type] for f in BATCH_FIELDS},
-    "graph": pl.Boolean,
-    "graph_kind": pl.String,
-    "extra": pl.String,
-    **TAIL,
-}
-ABORTS = {
-    **BASE,
-    "rid": pl.String,
-    "bootstrap_room": pl.Int64,
-    "abort_kind": pl.String,
-    "error_kind": pl.String,
-    "reason": pl.String,
-    **TAIL,
-}
-TRANSFER_ERRORS = {
-    **BASE,
-    "bootstrap_room": pl.Int64,
-    "rid": pl.String,
-    "error_kind": pl.String,
-    "cause": pl.String,
-    "kv_poll_state": pl.String,
-    "timeout_s": pl.Float64,
-    "exception": pl.String,
-    "reason": pl.String,
-    "peer": pl.String,
-    "traceback": pl.String,
-    **TAIL,
-}
-ROOMS = {
-    "rid": pl.String,
-    "bootstrap_room": pl.Int64,
-    "role": pl.String,
-    "host": pl.String,
-    "first_ts": UTC_US,
-    "last_ts": UTC_US,
-    "n_events": pl.Int64,
-    "event_id": pl.Int64,
-    "source": pl.String,
-    "source_pos": pl.String,
-}
-WATCHDOGS = {
-    **BASE,
-    "watchdog_kind": pl.String,
-    "timeout_s": pl.Float64,
-    "soft": pl.Boolean,
-    "target_pid": pl.Int32,
-    "nccl_seq": pl.Int64,
-    "nccl_op": pl.String,
-    "numel_in": pl.Int64,
-    "numel_out": pl.Int64,
-    "ran_for_ms": pl.Int64,
-    "rid": pl.String,
-    "reason": pl.String,
-    **TAIL,
-}
-TRACEBACKS = {
-    **BASE,
-    "component": pl.String,
-    "exception": pl.String,
-    "exc_message": pl.String,
-    "function": pl.String,
-    "file": pl.String,
-    "line": pl.Int32,
-    "n_frames": pl.Int32,
-    "traceback": pl.String,
-    **TAIL,
-}
 CLASSIFY = {
     "kind": pl.String,
     "rid": pl.String,
@@ -801,7 +730,7 @@ def batches(ev: pl.DataFrame) -> pl.DataFrame:
         base = _base(ev)
         base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
     if base.height == 0:
-        return pl.DataFrame(schema=BATCHES)
+        return pl.DataFrame(schema=BATCHES.schema)
     first = _first_line(base["body"])
     parsed = _parse_batch_lines(first)
     df = pl.concat([base, parsed], how="horizontal").filter(pl.col("batch_type").is_not_null())
@@ -830,13 +759,13 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     """
     base = _select_kind(ev, "transfer_error")
     if base.height == 0:
-        return pl.DataFrame(schema=TRANSFER_ERRORS)
+        return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     hit = _recognise(base, TRANSFER_ERROR_PATTERNS)
     df = pl.concat([base, hit.select("pattern", "content_role")], how="horizontal").filter(
         pl.col("pattern").is_not_null()
     )
     if df.height == 0:
-        return pl.DataFrame(schema=TRANSFER_ERRORS)
+        return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
     df = pl.concat([df, rid_room], how="horizontal")
     body = pl.col("body")
@@ -950,7 +879,7 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
             )
         )
     if not parts:
-        return pl.DataFrame(schema=ABORTS)
+        return pl.DataFrame(schema=ABORTS.schema)
     out = pl.concat([_conform(p, ABORTS) for p in parts])
     return out.sort("event_id", maintain_order=True)
 
@@ -980,7 +909,7 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     else:
         base = _base(ev)
         if base.height == 0:
-            return pl.DataFrame(schema=ROOMS)
+            return pl.DataFrame(schema=ROOMS.schema)
         c = classify(base)
         df = base.with_columns(
             c["rid"].alias("rid"),
@@ -988,7 +917,7 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
             _resolve_role(c["content_role"]).alias("role"),
         ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if df.height == 0:
-        return pl.DataFrame(schema=ROOMS)
+        return pl.DataFrame(schema=ROOMS.schema)
     out = (
         df.sort("event_id", maintain_order=True)
         .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
@@ -1017,11 +946,11 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """
     base = _select_kind(ev, "watchdog")
     if base.height == 0:
-        return pl.DataFrame(schema=WATCHDOGS)
+        return pl.DataFrame(schema=WATCHDOGS.schema)
     hit = _recognise(base, WATCHDOG_PATTERNS)
     df = pl.concat([base, hit.select("pattern")], how="horizontal").filter(pl.col("pattern").is_not_null())
     if df.height == 0:
-        return pl.DataFrame(schema=WATCHDOGS)
+        return pl.DataFrame(schema=WATCHDOGS.schema)
     rid_room = _rid_room(df, pl.Series(["watchdog"] * df.height))
     body = pl.col("body")
     wd = body.str.extract_groups(PATTERNS_BY_NAME["watchdog_timeout"].regex)
@@ -1067,7 +996,7 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     base = _base(ev)
     base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
     if base.height == 0:
-        return pl.DataFrame(schema=TRACEBACKS)
+        return pl.DataFrame(schema=TRACEBACKS.schema)
     body = pl.col("body")
     tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
     frames = tb.str.extract_all(r'File "[^"\n]*", line \d+, in [^\n]+')
@@ -1522,10 +1451,5 @@ def _resolve_role(content_role: pl.Expr) -> pl.Expr:
     return pl.when(unknown).then(pl.coalesce(content_role, pl.lit("unknown"))).otherwise(own)
 
 
-def _conform(df: pl.DataFrame, schema: dict) -> pl.DataFrame:
-    return df.select(
-        [
-            (pl.col(name) if name in df.columns else pl.lit(None)).cast(dtype, strict=False).alias(name)
-            for name, dtype in schema.items()
-        ]
-    )
+def _conform(df: pl.DataFrame, table) -> pl.DataFrame:
+    return conform(df, table, strict=False)

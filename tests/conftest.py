@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT.parent / "shared" / "cases"
+CASES = ROOT / "tests" / "cases"  # real excerpts of public reports, each with its source
 SAMPLE = ROOT / "sample_logs"
 
 

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from logcorr.parsers.journald import parse_export, parse_json_lines
 from logcorr.parsers.prefix import split_prefix
 
-CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+CASES = Path(__file__).parent / "cases"
 TRUNCATED_JOURNAL = CASES / "journal" / "velociraptor_system.journal.xz"
 ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]")
 CLI_TIMEOUT = 300

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from logcorr.ingest import records_from_text
 from logcorr.parsers.prefix import is_record_start, split_prefix
-from logcorr.parsers.records import RECORD_COLUMNS, records_from_text
+from logcorr.schema import EVENTS
 
-CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+CASES = Path(__file__).parent / "cases"
 
 # (sample, header, level, (dp, pp, tp, ep), log_ts, body) — the table of the module docstring.
 SAMPLES = [
@@ -146,26 +147,28 @@ def test_records_from_text_rules():
         ]
     )
     ev = records_from_text(text, "compose.log")
-    assert ev.schema == pl.Schema(RECORD_COLUMNS)
+    assert ev.columns == [*EVENTS.schema, "header", "body"]
     assert ev["message"].to_list() == [
+        "# a note",
         "    orphan frame (x.py:1)",
         "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n\n"
         'Thread 309 (active): "MainThread"',
         "[2025-10-29 11:25:59 TP3] Watchdog timeout (self.watchdog_timeout=300)",
     ]
-    assert ev["source_pos"].to_list() == ["2", "3", "9"]
-    assert ev["n_lines"].to_list() == [1, 4, 1]
-    assert ev["event_id"].to_list() == [0, 1, 2] and set(ev["role"]) == {"unknown"}
-    assert ev["tp_rank"].to_list() == [None, 6, 3]
+    assert ev["source_pos"].to_list() == ["line 1", "line 2", "line 3", "line 9"]
+    assert ev["n_lines"].to_list() == [1, 1, 6, 1]  # the two blank lines end the dump's record
+    assert ev["event_id"].to_list() == [0, 1, 2, 3] and set(ev["role"]) == {"unknown"}
+    assert ev["tp_rank"].to_list() == [None, None, 6, 3]
     assert str(ev["ts"].dtype) == "Datetime(time_unit='us', time_zone='UTC')"
 
 
-def test_records_from_text_keeps_comments_on_request_and_ignores_bar_lines_below_half():
+def test_records_from_text_keeps_comments_and_ignores_bar_lines_below_half():
     text = "# not a note\n[2025-10-29 11:25:58] a | b\nname | value"
-    ev = records_from_text(text, "x", comment_prefix=None)
+    ev = records_from_text(text, "x")
     assert ev["message"].to_list() == ["# not a note", "[2025-10-29 11:25:58] a | b\nname | value"]
     assert records_from_text("", "x").height == 0
-    assert records_from_text("\n\n  \n", "x").height == 0
+    blank = records_from_text("\n\n  \n", "x")  # blank lines are counted, never records of their own
+    assert blank["message"].to_list() == [""] and blank["n_lines"].to_list() == [3]
 
 
 def test_every_case_file_splits_without_losing_a_line():
@@ -187,4 +190,4 @@ def test_split_prefix_and_records_never_raise(lines):
     df = split_prefix(pl.Series(lines, dtype=pl.String))
     assert df.height == len(lines)
     ev = records_from_text("\n".join(lines), "fuzz")
-    assert ev.schema == pl.Schema(RECORD_COLUMNS)
+    assert ev.columns == [*EVENTS.schema, "header", "body"]

@@ -29,7 +29,7 @@ from logcorr.store import Output
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
-CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+CASES = Path(__file__).parent / "cases"
 REQUIRED = ("abort_to_assert", "last_batch_per_rank", "wedge", "stuck_ranks", "incident_chain")
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 

@@ -11,10 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from logcorr.ingest import records_from_text
 from logcorr.parsers import router, sglang
-from logcorr.parsers.records import records_from_text
 
-CASES = Path(__file__).parents[1].parent / "shared" / "cases"
+CASES = Path(__file__).parent / "cases"
+
+
+def without_notes(text: str) -> str:
+    """A case file's text without the ``#`` note lines at its top (``# source: URL``): the log itself."""
+    lines = text.splitlines(keepends=True)
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return "".join(lines)
 
 
 def ev_of(text: str, role: str = "unknown") -> pl.DataFrame:
@@ -77,8 +85,10 @@ def test_sgl_router_duration_latency(latency, ms):
 
 
 def test_router_line_without_span_or_file():
-    row = one("2025-10-29 21:49:19  WARN sglang_router_rs::core::worker: Worker http://10.0.0.7:30000 is unhealthy")
-    assert (row["target"], row["level"], row["method"]) == ("sglang_router_rs::core::worker", "WARNING", None)
+    ev = ev_of("2025-10-29 21:49:19  WARN sglang_router_rs::core::worker: Worker http://10.0.0.7:30000 is unhealthy")
+    row = ev.row(0, named=True)  # a router line that is no request: an event, not a requests row
+    assert (row["kind"], row["level"], row["header"]) == ("other", "WARNING", "router")
+    assert row["body"].startswith("sglang_router_rs::core::worker: Worker") and router.requests(ev).height == 0
 
 
 def test_router_lines_that_are_not_requests_are_other():
@@ -136,11 +146,11 @@ def test_cases_access_and_router_lines():
     root = CASES / "sglang"
     if not root.exists():
         pytest.skip("shared/cases not found")
-    req = router.requests(records_from_text((root / "12_router_span_request_id_error.log").read_text(), "12"))
+    req = router.requests(records_from_text(without_notes((root / "12_router_span_request_id_error.log").read_text()), "12"))
     assert req.select("level", "method", "path", "request_id").rows() == [
         ("ERROR", "POST", "/generate", "gnt-T1DkMPsWX1SOfuePNC4g04oV")
     ]
-    req = router.requests(records_from_text((root / "15_npu_prefill_decode_batch_tp_ep.log").read_text(), "15"))
+    req = router.requests(records_from_text(without_notes((root / "15_npu_prefill_decode_batch_tp_ep.log").read_text()), "15"))
     assert req.select("method", "path", "status").rows() == [("POST", "/generate", 200)] * 4
 
 

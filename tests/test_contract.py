@@ -1,0 +1,64 @@
+"""The table contract (logcorr/schema.py) is what ingest writes, what `logcorr tables` prints and
+what the README shows: a column added in one place and not the others fails here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from logcorr import schema
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from tests.conftest import CASES, ROOT, SAMPLE
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    """The sample incident and every real case, so every table has rows of real shapes."""
+    folder = tmp_path_factory.mktemp("contract") / "out"
+    inputs = [SAMPLE / "journal.export", SAMPLE / "pyspy", CASES / "sglang", CASES / "real2", CASES / "pyspy"]
+    ingest([p for p in inputs if p.exists()], folder)
+    return folder
+
+
+def test_every_written_table_has_exactly_the_contract_columns_and_types(out):
+    written = sorted(p.name for p in out.iterdir() if p.is_dir() and any(p.glob("**/*.parquet")))
+    assert written == sorted(schema.TABLES)
+    for name, table in schema.TABLES.items():
+        files = sorted((out / name).glob("**/*.parquet"))
+        arrow = pq.read_schema(files[0])
+        assert arrow.names == list(table.columns), name
+        for column, col in table.columns.items():
+            assert col.meaning.strip(), (name, column)
+        rows = sum(pq.read_metadata(f).num_rows for f in files)
+        assert rows > 0 or name == "batch_seconds", f"{name}: no rows from the sample and the cases"
+
+
+def test_the_key_of_each_table_names_its_columns():
+    for table in schema.TABLES.values():
+        assert set(table.key) <= set(table.columns), table.name
+        assert table.schema == {c: col.dtype for c, col in table.columns.items()}
+
+
+def test_logcorr_tables_prints_the_contract():
+    result = CliRunner().invoke(app, ["tables"])
+    assert result.exit_code == 0
+    assert result.output.strip() == schema.describe().strip()
+    assert "| bootstrap_room | int64 |" in result.output
+    one = CliRunner().invoke(app, ["tables", "rooms"])
+    assert one.output.startswith("## rooms") and "## events" not in one.output
+    bad = CliRunner().invoke(app, ["tables", "room"])
+    assert bad.exit_code == 2 and "no table named room" in bad.output
+
+
+def test_the_readme_shows_the_contract_as_logcorr_tables_prints_it():
+    readme = (ROOT / "README.md").read_text()
+    section = re.search(r"<!-- tables:begin -->\n(.*?)<!-- tables:end -->", readme, re.S)
+    assert section, "README.md has no generated table section"
+    assert section.group(1).strip() == schema.describe().replace("## ", "### ").strip(), (
+        "README's tables differ from the contract: paste `logcorr tables | sed 's/^## /### /'` between the markers"
+    )

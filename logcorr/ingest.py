@@ -20,8 +20,8 @@ import polars as pl
 import logcorr
 from logcorr import database, readers, threads
 from logcorr import processes as process_rows
-from logcorr.parsers import journald, pyspy, router, sglang
-from logcorr.parsers.prefix import split_prefix
+from logcorr.parsers import journald, pyspy, router, sglang, systemd
+from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
 from logcorr.schema import EVENTS, RANKS, SOURCES, TABLES, UTC_US, conform
@@ -36,6 +36,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "rooms": sglang.rooms,
     "watchdogs": sglang.watchdogs,
     "tracebacks": sglang.tracebacks,
+    "lifecycle": systemd.lifecycle,
 }
 
 
@@ -109,41 +110,93 @@ class _Enricher:
     def __init__(self, roles: dict[str, str], first_id: int = 0) -> None:
         self.roles = roles
         self.next_id = first_id
-        self.year = 1970  # the last year printed in a line: glog/PyTorch headers print none
+        self.years: dict[str, int] = {}  # per input: the last year printed in one of its lines
+        self.process_roles: dict[tuple, str] = {}  # (source, host, pid) → the one role its records show
 
-    def _fix_years(self, head: pl.DataFrame) -> pl.DataFrame:
-        yearless = pl.col("header").is_in(["glog", "torch"])
-        known = head.filter(~yearless)["log_ts"].dt.year()
-        offset = pl.format("{}y", pl.lit(self.year) - 1970)
-        head = head.with_columns(
-            pl.when(yearless & (pl.col("log_ts").dt.year() == 1970))
-            .then(pl.col("log_ts").dt.offset_by(offset))
-            .otherwise(pl.col("log_ts"))
-            .alias("log_ts")
-        )
-        if known.drop_nulls().len():
-            self.year = int(known.drop_nulls()[-1])
-        return head
+    def _fix_years(self, head: pl.DataFrame, source: str) -> pl.DataFrame:
+        """Date the rows whose header prints no year (glog, PyTorch, vLLM) that ``split_prefix``
+        could not date within the chunk, with the last year this input printed; else they stay
+        null. Never a year that was not printed."""
+        year = self.years.get(source)
+        if year is not None and head["yearless"].null_count() < head.height:
+            head = head.with_columns(
+                pl.coalesce(pl.col("log_ts"), date_yearless(pl.col("yearless"), pl.lit(year))).alias("log_ts")
+            )
+        known = head.filter(pl.col("yearless").is_null())["log_ts"].drop_nulls()
+        if known.len():
+            self.years[source] = int(known.dt.year()[-1])
+        return head.drop("yearless")
 
     def __call__(
         self, recs: pl.DataFrame, unit_roles: dict[str, str], forced_kind: str | None
     ) -> pl.DataFrame:
-        head = self._fix_years(split_prefix(recs["message"]))
-        df = pl.concat([recs, head], how="horizontal")
+        source = recs["source"][0] if recs.height else ""
+        head = self._fix_years(split_prefix(recs["message"]), source)
+        df = pl.concat([recs, head.rename({"pid": "header_pid"})], how="horizontal")
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
-            _roles(recs, {**unit_roles, **self.roles}).alias("role"),
-        )
+            pl.coalesce("pid", "header_pid").alias("pid"),
+            pl.lit(None, pl.String).alias("role"),
+        ).drop("header_pid")
         self.next_id += df.height
         parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))
+        kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
+        # systemd's message about a unit names it: a text capture's record has only the syslog ident
+        about = pl.lit(parsed["kind"]).eq("lifecycle") & pl.col("body").str.contains(systemd.NAMED_UNIT)
         df = df.with_columns(
-            pl.coalesce(pl.col("role"), parsed["content_role"], pl.lit("unknown")).alias("role"),
+            pl.when(about)
+            .then(pl.col("body").str.extract(systemd.NAMED_UNIT, 1))
+            .otherwise(pl.col("unit"))
+            .alias("unit")
+        )
+        by_unit = pl.lit(_roles(df, {**unit_roles, **self.roles}))
+        role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), parsed["content_role"], by_unit)
+        df = df.with_columns(
+            role.alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
-            (pl.lit(forced_kind) if forced_kind else parsed["kind"]).alias("kind"),
+            kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
         )
+        return self._process_roles(df).with_columns(pl.col("role").fill_null("unknown"))
+
+    def _process_roles(self, df: pl.DataFrame) -> pl.DataFrame:
+        """A process has one role: records of a (host, pid) whose text names no role take the one
+        role its other records show (in this chunk or an earlier one of the same input), when they
+        show exactly one; a process none of whose records shows a role takes the one role of the
+        rids it names (an HTTP server process aborting requests its scheduler ranks logged)."""
+        if df.select(pl.col("pid").is_null().all()).item():
+            return df
+        key = ["source", "host", "pid"]
+        known = pl.col("role").is_not_null() & (pl.col("role") != "unknown")
+        shown = df.filter(pl.col("pid").is_not_null() & known).group_by(key).agg(pl.col("role").unique())
+        by_rid = df.filter(known & pl.col("rid").is_not_null()).group_by("rid").agg(pl.col("role").unique())
+        by_rid = by_rid.filter(pl.col("role").list.len() == 1).select("rid", pl.col("role").list.first())
+        silent = (
+            df.filter(pl.col("pid").is_not_null() & pl.col("rid").is_not_null())
+            .select(*key, "rid")
+            .join(shown.select(key), on=key, how="anti", nulls_equal=True)
+            .join(by_rid, on="rid")
+            .group_by(key)
+            .agg(pl.col("role").unique())
+        )
+        shown = pl.concat([shown, silent])
+        for src, host, pid, roles in shown.iter_rows():
+            old = self.process_roles.get((src, host, pid))
+            self.process_roles[(src, host, pid)] = roles[0] if len(roles) == 1 and old in (None, roles[0]) else ""
+        if not self.process_roles:
+            return df
+        known = pl.DataFrame(
+            [(*k, r) for k, r in self.process_roles.items() if r],
+            schema={"source": pl.String, "host": pl.String, "pid": pl.Int32, "_process_role": pl.String},
+            orient="row",
+        )
+        df = df.join(known, on=key, how="left", nulls_equal=True, maintain_order="left")
+        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
+        return df.with_columns(
+            pl.when(unknown).then(pl.col("_process_role")).otherwise(pl.col("role")).alias("role")
+        ).drop("_process_role")
         return df
 
 
@@ -362,6 +415,7 @@ def ingest(
     if append and prev:  # dumps added now find the ranks their pids logged with before
         _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
+    room_parts: list[pl.DataFrame] = []
     first_ts = last_ts = None
     in_output = (out, lambda: _previous_entry_keys(output.tmp)) if append and prev else None
     # a journal and its capture: once (and not again what OUT holds, with --append)
@@ -409,6 +463,9 @@ def ingest(
                         report.unparsed += unknown_in_dumps
                         output.write("events", ev)
                         for name, frames in tables.items():
+                            if name == "rooms":  # one row per pairing across the ingest: merged at the end
+                                room_parts.extend(frames)
+                                continue
                             for frame in frames:
                                 output.write(name, frame)
                         report.records += ev.height
@@ -452,6 +509,7 @@ def ingest(
                     f"nothing could be read{inside}:\n"
                     + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
                 )
+            output.write("rooms", sglang.merge_rooms(room_parts))
             output.write("processes", process_rows.from_events(output.finish("events")))
             output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
             output.write("sources", _sources_frame(reports))

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from logcorr.parsers import journald
+from logcorr.parsers.prefix import HEADER_START
 from logcorr.schema import UTC_US
 from logcorr.threads import ahead
 
@@ -225,10 +226,33 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
         yield text_records(lines, fmt, report.source, first, compose=bool(compose))
 
 
+# Text around a log line that is not the log's: markdown residue of a paste (a leading backtick or
+# `**`, their closing pair), a log platform's `<epoch-ms>\t<ISO>\t` export envelope, a `docker compose
+# logs` service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)`.
+MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*)(?P<c>\S)"
+MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
+TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
+COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
+WORKER_PREFIX = r"^\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) (?P<rest>.*)$"
+
+
+def _strip_markdown(line: pl.Expr) -> pl.Expr:
+    """A paste's markdown residue off a line that is a log line underneath: a leading backtick or
+    ``**`` and the closing ``**`` or unpaired backtick at its end, only when what they wrap starts
+    with a known header or a compose prefix (any other line is kept exactly as it is)."""
+    opened = line.str.contains(MARKDOWN_OPEN)
+    body = line.str.replace(MARKDOWN_OPEN, "${c}")
+    unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
+    unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
+    looks_like_log = unwrapped.str.contains(HEADER_START) | unwrapped.str.contains(r"^[\w.-]+\s*\| ")
+    return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
+
+
 def has_compose_prefix(lines: pl.Series) -> bool:
     """Do half or more of the first 200 non-blank lines carry a ``docker compose logs`` prefix
-    (``name  | ``)?"""
+    (``name  | ``), markdown residue and export envelopes aside?"""
     sample = lines.head(200).drop_nulls()
+    sample = pl.select(_strip_markdown(pl.lit(sample)).str.replace(TSV_ENVELOPE, "$rest")).to_series()
     sample = sample.filter(sample.str.strip_chars() != "")
     hits = int(sample.str.contains(r"^[\w.-]+\s*\| ").sum())
     return hits >= 1 and hits * 2 >= len(sample)
@@ -237,31 +261,50 @@ def has_compose_prefix(lines: pl.Series) -> bool:
 def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose: bool) -> pl.DataFrame:
     """One reader record per line of ``lines`` (a String Series of one chunk, line ``first`` first),
     in ``journald.RECORD_COLUMNS``: journalctl ``json``/``short`` captures parsed as such, any other
-    text one record per line with ``ts`` null and ``stream`` = the source (plus the compose service
-    when ``compose``, whose prefix is cut off the line). ``source_pos`` is ``line N``."""
+    text one record per line, its envelope taken off (``MARKDOWN_*``, ``TSV_ENVELOPE`` whose epoch-ms
+    becomes ``ts`` (UTC), the compose service when ``compose`` (→ ``unit``), ``WORKER_PREFIX`` (→
+    ``unit`` and ``pid``)); ``ts`` null otherwise (the line's own time is read later); ``stream`` =
+    the source plus the service or worker. ``source_pos`` is ``line N``."""
     if fmt == "json":
         return journald.parse_json_lines(lines, source=source, first_line=first)
     if fmt == "short":
         return journald.parse_short_lines(lines, source=source, first_line=first)
     frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
+    frame = frame.with_columns(_strip_markdown(pl.col("line")).alias("line"))
+    tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
+    frame = frame.with_columns(tsv.alias("t")).with_columns(
+        pl.coalesce(pl.col("t").struct.field("rest"), pl.col("line")).alias("line"),
+        pl.from_epoch(pl.col("t").struct.field("ms").cast(pl.Int64, strict=False), time_unit="ms")
+        .dt.replace_time_zone("UTC")
+        .cast(UTC_US)
+        .alias("ts"),
+    )
     if compose:
-        parts = pl.col("line").str.extract_groups(r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$")
+        parts = pl.col("line").str.extract_groups(COMPOSE_PREFIX)
         frame = frame.with_columns(parts.alias("p")).with_columns(
             pl.coalesce(pl.col("p").struct.field("rest"), pl.col("line")).alias("line"),
             pl.col("p").struct.field("svc").alias("svc"),
         )
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
+    worker = pl.col("line").str.extract_groups(WORKER_PREFIX)
+    frame = frame.with_columns(worker.alias("w")).with_columns(
+        pl.coalesce(pl.col("w").struct.field("rest"), pl.col("line")).alias("line"),
+        pl.coalesce(pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
+        pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
+    )
     return frame.with_row_index("n", offset=first).select(
-        pl.lit(None, UTC_US).alias("ts"),
+        pl.col("ts"),
         pl.lit(None, pl.String).alias("host"),
         pl.lit(None, pl.String).alias("boot_id"),
-        pl.lit(None, pl.String).alias("unit"),
-        pl.lit(None, pl.Int32).alias("pid"),
+        pl.col("svc").alias("unit"),
+        pl.col("pid"),
         pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
-        pl.concat_str([pl.lit(source), pl.col("svc")], separator="|", ignore_nulls=True).alias("stream"),
+        pl.concat_str([pl.lit(source), pl.col("svc"), pl.col("pid")], separator="|", ignore_nulls=True).alias(
+            "stream"
+        ),
         pl.lit(None, pl.String).alias("cmdline"),
         pl.lit(None, pl.String).alias("comm"),
         pl.lit(None, pl.String).alias("entry_error"),

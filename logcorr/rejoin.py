@@ -1,11 +1,15 @@
 """Multi-line re-joining: journald splits a process's stdout at newlines, so one traceback or one
 embedded py-spy dump arrives as many entries of one pid. Join them back into logical records.
 
-Rule: within one process stream (``stream`` column: boot id / pid / unit, or the file), a line that
-does not open a record (``parsers.prefix.is_record_start``: no ``[YYYY-MM-DD HH:MM:SS…]`` or other
-known header) continues the record before it, when that record opened with a header. Lines of a
-stream that never printed a header (sshd, the kernel) stay one record each. A blank line never
-opens a record; the blank lines that end a record count in its ``n_lines`` but not in its text. A native multi-line
+Rule: within one process stream (``stream`` column: boot id / pid / unit, or the file), a line opens
+a record when it carries a known header or is a known record kind without one
+(``parsers.prefix.is_record_start``); a line of another shape continues the record before it, except
+before the stream's first record start and after a blank line, where only continuation-shaped lines
+(``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
+lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
+a fragment after a blank line never takes the rank, pid and time of the record before it. A blank
+line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
+its text. A native multi-line
 MESSAGE is one line here and stays one record. ``join_all=True`` makes each stream one record (a
 py-spy dump file).
 
@@ -47,18 +51,21 @@ class Rejoiner:
     def _run(self, df: pl.DataFrame, *, final: bool) -> pl.DataFrame:
         # The stream's hash stands in for the stream in every grouping (no string hashing per row).
         df = df.with_row_index("seq").with_columns(pl.col("stream").fill_null("").hash().alias("key"))
-        header = is_record_start(pl.col("message")).fill_null(True)
+        previous = pl.col("message").shift(1).over("key")
+        header = is_record_start(pl.col("message"), previous).fill_null(True)
         if self.join_all:
             header = pl.col("seq") == pl.col("seq").min().over("key")
-        # Before the first header line of a stream, every line is a record of its own, except an
-        # indented line or a py-spy thread header (a paste that starts mid-dump); a blank line never
-        # opens a record (blank lines between records are not records).
-        blank = pl.col("message").str.strip_chars().str.len_bytes() == 0
-        orphan = (header.cum_sum().over("key") == 0) & ~blank.fill_null(False)
-        continued = pl.col("message").str.contains(CONTINUATION).fill_null(False) & (
-            pl.col("seq") > pl.col("seq").min().over("key")
-        )
-        starts = header | (orphan & ~continued)
+            starts = header
+        else:
+            # Before the first record start of a stream, and after a blank line, a line that is
+            # not shaped like a continuation (indented, part of a traceback, a py-spy thread
+            # header) opens a record of its own: a note, a fragment, a line of a process that
+            # prints no header. A blank line never opens a record.
+            blank = (pl.col("message").str.strip_chars().str.len_bytes() == 0).fill_null(False)
+            after_blank = blank.shift(1, fill_value=False).over("key")
+            before_first = header.cum_sum().over("key") == 0
+            shaped = pl.col("message").str.contains(CONTINUATION).fill_null(False)
+            starts = header | (~blank & ~shaped & (before_first | after_blank))
         df = df.with_columns(starts.cum_sum().over("key").alias("rec"))
         if final:
             closed = df

@@ -85,7 +85,9 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
     saved = saved_mod.load_saved()
     con = saved_mod.connect(out, saved)
     results = {}
-    for name in ("incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage"):
+    for name in (
+        "incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage", "unit_lifecycle"
+    ):  # fmt: skip
         try:
             results[name] = saved_mod.query(out, name, saved=saved, con=con)
         except QueryError as e:
@@ -109,7 +111,7 @@ def report(out: Path) -> str:
     """
     r = gather(Path(out))
     chain, wedge, a2a = r["incident_chain"], r["wedge"], r["abort_to_assert"]
-    lbr, stuck, cov = r["last_batch_per_rank"], r["desync"], r["coverage"]
+    lbr, stuck, cov, units = r["last_batch_per_rank"], r["desync"], r["coverage"], r["unit_lifecycle"]
     stops = wedge.filter(
         pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
     )
@@ -125,6 +127,7 @@ def report(out: Path) -> str:
         "## Verdict",
         "",
     ]
+    lines += _wedge_verdict(stops, cov, lbr) + _unit_verdict(units)
     lines += _verdict(stops, stuck, a2a, chain)
     lines += ["", "## Chain of events (incident_chain)", ""]
     if chain.height:
@@ -142,7 +145,8 @@ def report(out: Path) -> str:
         )
     else:
         lines.append(
-            "No step of the chain has a row: no abort burst, assertion, stop, capture or restart in the data."
+            "No step of the chain has a row in this data (no abort burst with a room, no transfer_infos assertion,"
+            " no stop in batch lines, no py-spy capture): see what the data cannot say below."
         )
     lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""]
     lines += _aborts(a2a)
@@ -172,6 +176,23 @@ def report(out: Path) -> str:
         )
     else:
         lines.append("No py-spy capture in the data: where each rank waited cannot be said.")
+    if units.height:
+        lines += ["", "## What systemd said about each unit (unit_lifecycle)", ""]
+        lines += _table(
+            units,
+            {
+                "unit": "unit",
+                "role": "role",
+                "starts": "starts",
+                "stops": "stops",
+                "exits": "exits",
+                "crashes": "crashes",
+                "restarts_scheduled": "restarts scheduled",
+                "max_restart_counter": "restart counter",
+                "last_exit_ts": "last exit (UTC)",
+                "last_exit": "how",
+            },
+        )
     lines += ["", "## Evidence", ""]
     lines += _evidence(chain, a2a)
     lines += ["", "## What the data cannot say (coverage)", ""]
@@ -215,10 +236,6 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
             f"{s['running_req_at_stop'] or 0} requests running) for {_s(s['stalled_s'])}; {other}; {health}; "
             f"{restart}{resumed}."
         )
-    if stops.height == 0:
-        lines.append(
-            "- No engine stopped advancing for the wedge query's gap (min_gap_s): no wedge in the data."
-        )
     if stuck.height:
         for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
             role = role_or_none or "unknown role (a dump whose pid logged nothing here)"
@@ -260,6 +277,45 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
     burst = chain.filter(pl.col("step") == "abort_burst")
     for b in burst.iter_rows(named=True):
         lines.append(f"- **Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
+    return lines
+
+
+def _wedge_verdict(stops: pl.DataFrame, cov: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
+    """What the batch lines say about a stop, per engine role that did not stop: only as far as its
+    batch lines go; a role without them is "cannot tell"."""
+    roles = cov.filter((pl.col("scope") == "role") & pl.col("role").is_in(["prefill", "decode", "engine"]))
+    stopped = set(stops["role"]) if stops.height else set()
+    lines = []
+    for row in roles.iter_rows(named=True):
+        role = row["role"]
+        if role in stopped:
+            continue
+        name = "the engine (a server that is not half of a PD pair)" if role == "engine" else role
+        label = name[0].upper() + name[1:]
+        if row["batches"]:
+            last = lbr.filter(pl.col("role") == role)["last_batch_ts"].max() if lbr.height else None
+            lines.append(
+                f"- {label}: its {row['batches']:,} batch line(s) show no stop longer than the wedge query's gap"
+                f" (min_gap_s); whether it advanced after its last one ({_t(last)}) the data cannot tell."
+            )
+        elif row["events"]:
+            lines.append(f"- {label}: cannot tell whether it wedged: no batch lines of {role} in the data.")
+    if not lines and not stopped:
+        lines.append("- Cannot tell whether an engine wedged: no batch lines of any engine in the data.")
+    return lines
+
+
+def _unit_verdict(units: pl.DataFrame) -> list[str]:
+    """A unit systemd saw crash or restart, from its lifecycle rows."""
+    lines = []
+    for u in units.filter((pl.col("crashes") > 0) | (pl.col("restarts_scheduled") > 0)).iter_rows(named=True):
+        how = f"its main process exited ({u['last_exit']}) at {_t(u['last_exit_ts'])}" if u["last_exit"] else "it failed"
+        again = (
+            f"; systemd restarted it {u['restarts_scheduled']} time(s) (restart counter {u['max_restart_counter']})"
+            if u["restarts_scheduled"]
+            else ""
+        )
+        lines.append(f"- **{u['unit']}** ({u['role']}): {how}, {u['crashes']} crash(es) in all{again}.")
     return lines
 
 
@@ -308,7 +364,11 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
             },
         )
     else:
-        lines.append("No gap in any role's batches: the wedge query finds no stop.")
+        lines.append(
+            "No gap in any role's batch lines: the wedge query finds no stop."
+            if lbr.height
+            else "No batch lines: the wedge query has nothing to find a stop in."
+        )
     lines.append("")
     if lbr.height:
         lines += _table(
@@ -357,6 +417,12 @@ def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: p
     for row in cov.filter(pl.col("missing").is_not_null()).iter_rows(named=True):
         what = row["missing"]
         so = "; ".join(v for k, v in consequences.items() if k in what)
+        if row["scope"] == "role" and row["role"] == "unknown":
+            lines.append(
+                f"- {row['events']:,} record(s) have no role: neither their unit, command line nor text names one,"
+                " so they are counted for no engine."
+            )
+            continue
         if row["scope"] == "role":
             subject = row["role"]
         elif row["scope"] == "rank":
@@ -374,8 +440,11 @@ def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: p
         lines.append(
             "- No transfer_infos assertion: the report cannot name the room whose cleanup raced the transfer."
         )
-    if stops.height == 0:
+    engine_batches = cov.filter(pl.col("scope") == "role")["batches"].sum() if cov.height else 0
+    if stops.height == 0 and engine_batches:
         lines.append("- No stop found in the batch lines: the report cannot say when an engine wedged.")
+    elif stops.height == 0:
+        lines.append("- No batch lines: whether and when an engine wedged cannot be said.")
     if stuck.height == 0:
         lines.append(
             "- No py-spy capture: the desync (which rank waits in which collective) cannot be shown."

@@ -31,6 +31,7 @@ KINDS = (
     "pyspy",
     "traceback",
     "health",
+    "lifecycle",
     "other",
 )
 
@@ -205,7 +206,12 @@ TRANSFER_ERRORS = _table(
         "bootstrap_room": _ROOM,
         "rid": _RID,
         "error_kind": C(pl.String, "prefill_transfer_failed, decode_transfer_failed, assert_transfer_infos, …"),
-        "cause": C(pl.String, "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, …"),
+        "cause": C(
+            pl.String,
+            "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, other_rank (propagated "
+            "from the rank that failed first: not the root cause), …",
+        ),
+        "backend": C(pl.String, "KV transfer backend the record names: nixl, mooncake, mori, ascend; null when none"),
         "kv_poll_state": C(pl.String, "KVPoll state a timeout names (Bootstrapping, WaitingForInput, …)"),
         "timeout_s": C(pl.Float64, "timeout, seconds"),
         "exception": C(pl.String, "exception type as printed (KVTransferError, AssertionError, …); never guessed"),
@@ -267,15 +273,22 @@ WATCHDOGS = _table(
     ("event_id",),
     {
         **_BASE,
-        "watchdog_kind": C(pl.String, "watchdog_timeout, debug_info, pyspy_failed, sigquit, nccl_watchdog"),
+        "watchdog_kind": C(
+            pl.String,
+            "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
+            "(NCCL or HCCL), collective_work_state",
+        ),
         "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
         "soft": C(pl.Boolean, "a soft watchdog (warns, does not kill)"),
-        "target_pid": C(pl.Int32, "the pid py-spy failed to dump"),
+        "target_pid": C(pl.Int32, "the pid py-spy failed to dump, or of the subprocess that crashed"),
         "nccl_seq": C(pl.Int64, "WorkNCCL SeqNum"),
         "nccl_op": C(pl.String, "WorkNCCL OpType (ALLREDUCE, _REDUCE_SCATTER_BASE …)"),
         "numel_in": C(pl.Int64, "WorkNCCL NumelIn"),
         "numel_out": C(pl.Int64, "WorkNCCL NumelOut"),
         "ran_for_ms": C(pl.Int64, "how long the collective ran before the timeout, ms"),
+        "last_enqueued": C(pl.Int64, "ProcessGroup's last enqueued collective work number"),
+        "last_completed": C(pl.Int64, "ProcessGroup's last completed work number (-1: none ever completed)"),
+        "exit_code": C(pl.Int32, "exit code of a crashed subprocess"),
         "rid": C(pl.String, "first rid of the batch the watchdog printed"),
         "reason": C(pl.String, "the line's own words"),
         **_TAIL,
@@ -297,6 +310,33 @@ TRACEBACKS = _table(
         "n_frames": C(pl.Int32, "'File …' frames"),
         "traceback": C(pl.String, "the text from 'Traceback' to the end"),
         **_TAIL,
+    },
+)
+
+LIFECYCLE = _table(
+    "lifecycle",
+    "one systemd message about a unit: started, stopped, main process exited, restart scheduled, …",
+    ("event_id",),
+    {
+        "event_id": _EVENT_ID,
+        "ts": _TS,
+        "host": _HOST,
+        "boot_id": C(pl.String, "journald _BOOT_ID"),
+        "unit": C(pl.String, "the unit the message is about (named in it, else journald's UNIT=)"),
+        "role": _ROLE,
+        "event": C(
+            pl.String,
+            "starting, started, stopping, stopped, exited, failed, start_failed, restart_scheduled, consumed, "
+            "deactivated",
+        ),
+        "code": C(pl.String, "how the main process ended: exited, killed, dumped"),
+        "status": C(pl.String, "its status as printed: 1/FAILURE, 9/KILL, 6/ABRT"),
+        "result": C(pl.String, "the unit's result: exit-code, signal, timeout, core-dump, …"),
+        "restart_counter": C(pl.Int32, "systemd's restart counter (Restart=): a crash loop counts up"),
+        "cpu_s": C(pl.Float64, "CPU time the unit consumed, seconds"),
+        "memory_peak_bytes": C(pl.Int64, "memory peak, bytes (systemd 256 and later)"),
+        "message": C(pl.String, "the message as logged"),
+        **_PROVENANCE,
     },
 )
 
@@ -413,6 +453,7 @@ TABLES: dict[str, Table] = {
         ROOMS,
         WATCHDOGS,
         TRACEBACKS,
+        LIFECYCLE,
         STACKS,
         CAPTURES,
         PROCESSES,

@@ -408,20 +408,25 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
 
 # journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".
 SHORT_LINE = (
-    r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)|\d{9,11}\.\d+)"
+    r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)|\d{9,11}\.\d+"
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?)"
     r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<message>.*)$"
 )
 SHORT_SKIP = r"^-- (?:Boot [0-9a-f]+|No entries|Journal begins|Logs begin|Reboot) .*--$|^-- No entries --$"
 
 
 def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
-    """Parse ``journalctl -o short-iso|short-iso-precise|short-unix`` lines into records.
+    """Parse ``journalctl -o short|short-precise|short-iso|short-iso-precise|short-unix`` lines
+    (also the journal tail ``systemctl status`` prints) into records.
 
     A line that starts with whitespace continues the previous entry's message (journalctl indents
     the continuation lines of a multi-line MESSAGE to the prefix width); ``-- Boot … --`` and
     ``-- No entries --`` lines are skipped; any other line that does not match keeps its text as a
-    record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied), ``unit`` is the
-    syslog identifier (short formats do not print the unit), ``source_pos`` is ``line N``.
+    record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied); ``-o short``
+    prints neither year nor zone: the year is the nearest one a message of the same chunk prints
+    (an SGLang or router header), else ``ts`` stays null, and the time is read as UTC (journalctl
+    printed the local time of the machine it ran on). ``unit`` is the syslog identifier (short
+    formats do not print the unit), ``source_pos`` is ``line N``.
     """
     df = pl.DataFrame({"line": lines.cast(pl.String)}).with_columns(clean_text(pl.col("line")))
     df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
@@ -447,10 +452,24 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         pl.col("text").fill_null(pl.col("line")).str.join("\n"),
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
+    yearless = pl.col("time").str.contains(r"^[A-Z][a-z]{2} ")
+    year = (
+        pl.when(yearless)
+        .then(pl.col("text").str.extract(r"(\d{4})-\d\d-\d\d[ T]\d\d:\d\d", 1))
+        .forward_fill()
+        .backward_fill()
+    )
+    short_ts = (
+        pl.concat_str([year, pl.col("time").str.replace_all(r"\s+", " ")], separator=" ")
+        .str.to_datetime("%Y %b %d %H:%M:%S%.f", time_unit="us", strict=False)
+        .dt.replace_time_zone("UTC")
+    )
     iso = pl.col("time").str.replace(r"([+-]\d\d)(\d\d)$", "$1:$2").str.replace("Z$", "+00:00")
     ts = (
         pl.when(unix)
         .then((pl.col("time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64).cast(UTC_US))
+        .when(yearless)
+        .then(short_ts)
         .otherwise(
             iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False).dt.convert_time_zone(
                 "UTC"

@@ -1,104 +1,184 @@
-"""The line header: time printed in the line, level, and the rank prefix of SGLang's loggers.
+"""The line header: time printed in the line, level, pid and ranks, and where a record starts.
 
-Every function here works on a whole column (polars string expressions, Rust regex); nothing loops
-over lines in Python. Formats, each with a sample a test parses (tests/test_prefix.py):
+One table, ``HEADERS``, holds every header family as data: a regex whose named groups are its
+fields, the producer it comes from, and sample lines with the fields they must yield (checked by
+``tests/test_prefix.py``). The record-start rule (``is_record_start``) and the header split
+(``split_prefix``) are both derived from it. Every function works on a whole column (polars, Rust
+regex); nothing loops over lines in Python.
 
-| format | sample | where it comes from |
-|---|---|---|
-| SGLang default | ``[2025-08-31 07:26:45 TP0 EP0] msg`` | ``configure_logger``: ``[%(asctime)s{prefix}] ``, prefix tokens ``DP PP ATTN_CP MOE_DP TP EP`` in the orders SGLang used 2024-2026; ``SGLANG_LOG_MS`` adds ``.mmm`` |
-| Ray actor | ``(SchedulerActor pid=12, ip=10.0.0.1) [2026-…] msg`` | Ray's worker-log prefix in front of the SGLang header |
-| custom logging config | ``[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg`` | ``SGLANG_LOGGING_CONFIG_PATH`` |
-| glog | ``E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg`` | Mooncake / C++ libraries (no year: taken from the nearest line with one) |
-| PyTorch c10 | ``[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg`` | ``TORCH_CPP_LOG_LEVEL`` output of ProcessGroupNCCL (global rank, stored as ``tp_rank``) |
-| sgl-router | ``2025-10-29 21:49:19 ERROR target: file.rs:142: msg`` | Rust ``tracing`` fmt, UTC, level right-aligned to 5 characters |
-| uvicorn | ``INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK`` | uvicorn's default formatter (level only) |
-| JSON line | ``{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"…"}`` | sgl-router ``--log-json`` (time UTC) and SGLang ``--log-requests-format json`` (``"timestamp"`` only, local ISO time) |
-| UCX | ``[1784621081.896649] [host:537  :1]  srd_iface.c:221  UCX  ERROR msg`` | UCX (under NIXL/Mooncake); a record start only, so it never glues onto an SGLang record |
-
-ANSI colour escapes (the router colours its output by default) are ignored everywhere.
-
-SGLang's own header carries no level; the level column is filled only where the line prints one.
+Group names: ``date`` (YYYY-MM-DD), ``year`` (YYYY), ``month``/``day``, ``time`` (HH:MM:SS[.f]),
+``level`` (a word or a glog letter), ``ranks`` (SGLang rank tokens), ``rank`` (a global rank),
+``pid``. A family without ``date`` or ``year`` prints no year: it is taken from the nearest dated
+row of the same input, else left unknown (null), never invented. ANSI colour escapes are ignored.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import polars as pl
 
 _DATE = r"\d{4}-\d\d-\d\d"
 _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
-
-RAY_PREFIX = r"^\(\w+ pid=\d+(?:, ip=[^)]*)?\) "
-SGLANG_HEADER = rf"(?s)^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})*)\] ?(?P<body>.*)"
-CUSTOM_HEADER = (
-    rf"(?s)^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\]\[(?P<origin>[^\]\n]*)\]\[(?P<level>[A-Z]+)\]:? ?(?P<body>.*)"
-)
-GLOG_HEADER = (
-    r"(?s)^(?P<level>[IWEF])(?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)\s+\d+ [^\]\s]+:\d+\] ?(?P<body>.*)"
-)
-TORCH_HEADER = (
-    r"(?s)^\[rank(?P<rank>\d+)\]:\[(?P<level>[IWEF])(?P<month>\d\d?)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)"
-    r" [^\]\s]+:\d+\] ?(?P<body>.*)"
-)
-ROUTER_HEADER = (
-    rf"(?s)^(?P<date>{_DATE})[ T](?P<time>{_TIME})Z?\s+(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?P<body>.*)"
-)
-UVICORN_LEVEL = r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+"
+_LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
-UCX_START = r"^\[\d{9,}\.\d+\] \[[^\]]*:\d+\s*:\d+\]"
+# Ray's worker-log prefix; only an SGLang or custom header may follow it (split_prefix).
+RAY_PREFIX = r"^\(\w+ pid=\d+(?:, ip=[^)]*)?\) "
 
-# A line matching any of these opens a new logical record; any other line continues the record
-# before it in the same process stream (a traceback, an embedded py-spy dump, a C++ stack).
-RECORD_START = "|".join(
-    [
-        rf"^(?:{RAY_PREFIX[1:]})?\[{_DATE}[ T]{_TIME}(?: {_RANK_TOKENS})*\]",
-        r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]\s]+:\d+\]",
-        r"^\[rank\d+\]:\[",
-        rf"^{_DATE}[ T]{_TIME}Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s",
-        r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s",
-        r'^\{"',
-        UCX_START,
-        # --log-requests with a bare "%(message)s" target (stdout/file): one request per line
-        r"^(?:Receive|Finish): obj=",
-    ]
+
+@dataclass(frozen=True)
+class Header:
+    """One header family: ``regex`` anchored at the line start, named groups as its fields;
+    ``starts`` False for a family that is read but never opens a record on its own."""
+
+    name: str
+    regex: str
+    source: str
+    samples: tuple[tuple[str, dict], ...] = field(default=())
+    starts: bool = True
+
+
+H = Header
+# Tried in this order: the first family that matches wins (a custom header before the SGLang one it
+# starts like; a glog line with a year before one without).
+HEADERS = (
+    H(
+        "custom",
+        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\]\[(?P<origin>[^\]\n]*)\]\[(?P<level>[A-Z]+)\]:? ?",
+        "SGLANG_LOGGING_CONFIG_PATH formats, e.g. [%(asctime)s][%(filename)s:%(lineno)d][%(levelname)s]:",
+        (("[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg", {"level": "INFO"}),),
+    ),
+    H(
+        "sglang",
+        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})*)\] ?",
+        "SGLang configure_logger: [%(asctime)s{prefix}], prefix tokens DP PP ATTN_CP MOE_DP TP EP "
+        "(2024-2026 orders); SGLANG_LOG_MS adds .mmm",
+        (("[2025-08-31 07:26:45 TP0 EP0] msg", {"tp_rank": 0, "ep_rank": 0}),),
+    ),
+    H(
+        "glog",
+        r"^(?P<level>[IWEF])(?P<year>\d{4})(?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)\s+(?P<tid>\d+)"
+        r" [^\]\s]+:\d+\] ?",
+        "glog with the year (newer Mooncake, absl): I20260317 09:49:03.944839 tid file:line]",
+        (("I20260317 09:49:03.944839  8123 client.cpp:12] msg", {"level": "INFO"}),),
+    ),
+    H(
+        "glog",
+        r"^(?P<level>[IWEF])(?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)\s+(?P<tid>\d+) [^\]\s]+:\d+\] ?",
+        "glog (Mooncake, C++ libraries): E0414 03:56:41.856248 tid file:line], no year",
+        (("E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg", {"level": "ERROR"}),),
+    ),
+    H(
+        "torch",
+        r"^\[rank(?P<rank>\d+)\]:\[(?P<level>[IWEF])(?P<month>\d\d?)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)"
+        r" [^\]\s]+:\d+\] ?",
+        "PyTorch c10 logging with TORCH_DISTRIBUTED rank prefix (global rank, stored as tp_rank), no year",
+        (("[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg", {"tp_rank": 3, "level": "ERROR"}),),
+    ),
+    H(
+        "c10",
+        r"^\[(?P<level>[IWEF])(?P<month>\d\d?)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+) [^\]\s]+:\d+\] ?",
+        "PyTorch c10 logging without the rank prefix: [W227 14:33:13.089 file.cpp:123], no year",
+        (("[W227 14:33:13.089395 socket.cpp:752] msg", {"level": "WARNING"}),),
+    ),
+    H(
+        "router",
+        rf"^(?P<date>{_DATE})[ T](?P<time>{_TIME})Z?\s+(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+",
+        "sgl-router / smg: Rust tracing fmt, UTC, level right-aligned to 5 characters",
+        (("2025-10-29 21:49:19 ERROR target: file.rs:142: msg", {"level": "ERROR"}),),
+    ),
+    H(
+        "nccl",
+        r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<rank>\d+)\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
+        "NCCL_DEBUG output: host:pid:tid [localRank] NCCL INFO (local rank, stored as tp_rank)",
+        (("ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed", {"pid": 5801, "tp_rank": 1}),),
+    ),
+    H(
+        "vllm",
+        rf"^(?P<level>{_LEVEL_WORD}) (?P<month>\d\d)-(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?) \[[^\]\s]+:\d+\] ?",
+        "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line], no year",
+        (("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO"}),),
+    ),
+    H(
+        "cann",
+        r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT)\] (?:[\w-]+\(\d+,[^)]*\):)?"
+        r"(?P<date>\d{4}-\d\d-\d\d)-(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)(?:\.\d+)* ?",
+        "Ascend CANN / HCCL plog: [ERROR] MODULE(pid,proc):YYYY-MM-DD-HH:MM:SS.mmm.uuu",
+        (("[ERROR] HCCL(1234,python):2025-03-01-10:20:30.123.456 [file.cc:88] msg", {"level": "ERROR"}),),
+    ),
+    H(
+        "ucx",
+        r"^\[\d{9,}\.\d+\] \[[^\]]*:\d+\s*:\d+(?::\d+)?\]",
+        "UCX (under NIXL/Mooncake): [epoch] [host:pid:tid] or [host:pid:x:tid]; a record start only",
+        (("[1784621081.896649] [host:537  :1]  srd_iface.c:221  UCX  ERROR msg", {}),),
+    ),
+    H(
+        "uvicorn",
+        rf"^(?P<level>{_LEVEL_WORD}):\s+",
+        "uvicorn's default formatter (level only), also after an SGLang header",
+        (('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', {"level": "INFO"}),),
+    ),
+    H("json", r'^\{"', "sgl-router --log-json and SGLang --log-requests-format json (keys read by split_prefix)"),
+    H(
+        "requests",
+        r"^(?:Receive|Finish|Receive OpenAI): obj=",
+        "--log-requests with a bare %(message)s target (stdout or file): one request per line",
+    ),
 )
 
-# Before the first record start of a stream, a line of these shapes continues the line before it
-# (an excerpt pasted from the middle of a dump or traceback); any other line is a record of its own.
-CONTINUATION = r"^(?:[ \t]+\S|Thread (?:0x[0-9A-Fa-f]+|\d+) \()"
+# Bodies that are a known kind of record even without a header: they open a record too (a paste
+# from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
+# "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
+BODY_STARTS = (
+    r"^(?:Decode|Prefill) transfer failed for request",
+    r"^Unexpected transfer worker error for room",
+    r"^Scheduler hit an exception:",
+    r"^Process \d+: ",
+    r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
+    r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
+)
+PYSPY_MARKER = r"(?i)py-?spy dump"
 
-# The header families above, without their bodies, as one anchored alternation (tried in this
-# order: a custom header before the plain SGLang one it starts like). Group prefixes: c_ custom,
-# s_ SGLang, g_ glog, t_ PyTorch, r_ router.
-_D = "[0-9]"
-_ADATE = f"{_D}{{4}}-{_D}{{2}}-{_D}{{2}}"
-_ATIME = f"{_D}{{2}}:{_D}{{2}}:{_D}{{2}}(?:[.,]{_D}+)?"
-_ARANK = f"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP){_D}+"
-_HEAD_PARTS = [
-    rf"^\[(?P<c_date>{_ADATE})[ T](?P<c_time>{_ATIME})\]\[(?P<c_origin>[^\]\n]*)\]\[(?P<c_level>[A-Z]+)\]:? ?",
-    rf"^\[(?P<s_date>{_ADATE})[ T](?P<s_time>{_ATIME})(?P<s_ranks>(?: {_ARANK})*)\] ?",
-    rf"^(?P<g_level>[IWEF])(?P<g_month>{_D}{{2}})(?P<g_day>{_D}{{2}}) (?P<g_time>{_D}{{2}}:{_D}{{2}}:{_D}{{2}}\.{_D}+)\s+{_D}+"
-    r" [^\]\s]+:[0-9]+\] ?",
-    rf"^\[rank(?P<t_rank>{_D}+)\]:\[(?P<t_level>[IWEF])(?P<t_month>{_D}{_D}?)(?P<t_day>{_D}{{2}})"
-    rf" (?P<t_time>{_D}{{2}}:{_D}{{2}}:{_D}{{2}}\.{_D}+) [^\]\s]+:{_D}+\] ?",
-    rf"^(?P<r_date>{_ADATE})[ T](?P<r_time>{_ATIME})Z?\s+(?P<r_level>TRACE|DEBUG|INFO|WARN|ERROR)\s+",
-]
-_HEAD = "|".join(_HEAD_PARTS)
-_HEAD_ONLY = re.sub(r"\(\?P<\w+>", "(?:", _HEAD)
+# Before the first record start of a stream, and after a blank line, a line of these shapes still
+# continues the record before it: indented (frames, wrapped text), a traceback's parts, a py-spy
+# thread header. Any other line there opens a record of its own.
+CONTINUATION = (
+    r"^(?:[ \t]+\S|Traceback \(most recent call last\):|Thread (?:0x[0-9A-Fa-f]+|\d+) \("
+    r"|(?:The above exception|During handling of the above exception)"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
+)
 
-_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+
+def _strip_groups(regex: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", regex)
+
+
+HEADER_START = "|".join(f"(?:{_strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
+HEADER_START = rf"^(?:{RAY_PREFIX[1:]})?(?:{HEADER_START})"
+RECORD_START = HEADER_START + "|" + "|".join(BODY_STARTS)
+_HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
+SGLANG_HEADER = next(h.regex for h in HEADERS if h.name == "sglang") + "(?P<body>.*)"
+_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
+YEARLESS = tuple(sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex}))
 
 
-def is_record_start(lines: pl.Expr) -> pl.Expr:
-    """Boolean expression: does this line open a new logical record (see the table in the module doc)?
+def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
+    """Boolean expression: does this line open a new logical record?
 
-    ``lines`` is an expression over a ``str`` column of single lines (no trailing newline). ANSI
-    colour escapes are ignored; a null line is not a record start (null).
+    ``lines`` is an expression over a ``str`` column of single lines (no trailing newline);
+    ``previous`` the line before it in the same stream (None: unknown), which keeps a py-spy
+    ``Process N:`` line in the "Pyspy dump for PID" record that announced it. ANSI colour escapes are
+    ignored; a null line is null.
     """
-    return lines.str.replace_all(ANSI_ESCAPE, "").str.contains(RECORD_START)
+    clean = lines.str.replace_all(ANSI_ESCAPE, "")
+    start = clean.str.contains(HEADER_START) | clean.str.contains("|".join(BODY_STARTS))
+    if previous is not None:
+        announced = clean.str.starts_with("Process ") & previous.str.contains(PYSPY_MARKER).fill_null(False)
+        start = start & ~(announced & ~clean.str.contains(HEADER_START))
+    return start
 
 
 def _timestamp(date: pl.Expr, time: pl.Expr) -> pl.Expr:
@@ -126,6 +206,12 @@ def _rank(tokens: pl.Expr, name: str) -> pl.Expr:
     return tokens.str.extract(rf"(?:^| ){name}(\d+)", 1).cast(pl.Int16, strict=False)
 
 
+def _field(name: str) -> pl.Expr:
+    """The first non-null value of group ``name`` over the families that have it (in table order)."""
+    parts = [pl.col(f"h{i}").struct.field(name) for i, h in enumerate(_HEADERS_WITH_FIELDS) if f"<{name}>" in h.regex]
+    return pl.coalesce(parts) if parts else pl.lit(None, pl.String)
+
+
 def split_prefix(text: pl.Series) -> pl.DataFrame:
     """Split each record's header from its body.
 
@@ -135,12 +221,14 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
 
     Returns:
         A DataFrame with one row per element, in order: ``log_ts`` (``Datetime[us]`` without zone: the
-        time as printed, local time for SGLang, UTC for the router; glog/PyTorch lines get the year of
-        the nearest earlier row), ``level`` (str or null), ``dp_rank, pp_rank, tp_rank, ep_rank``
-        (Int16 or null), ``header`` (which format matched: ``sglang``, ``custom``, ``glog``,
-        ``torch``, ``router``, ``uvicorn``, ``json`` or null) and ``body`` (the text after the header,
-        ANSI escapes removed; the whole text when no header matched; for a JSON line the whole
-        line, with ``log_ts`` and ``level`` read from its ``"timestamp"`` and ``"level"`` keys).
+        time as printed, local time for SGLang, UTC for the router; families that print no year get
+        the year of the nearest dated row of ``text``, else ``log_ts`` is null and ``yearless`` keeps
+        ``MM-DD HH:MM:SS.f`` for a later chunk to date), ``level`` (str or null), ``dp_rank, pp_rank,
+        tp_rank, ep_rank`` (Int16 or null), ``pid`` (Int32, where the header prints it; glog's number
+        is a thread id, not a pid), ``header`` (the family of ``HEADERS`` that matched, or
+        null), ``body`` (the text after the header, ANSI escapes removed; the whole text when no
+        header matched; a JSON line whole, with ``log_ts``/``level`` from its ``"timestamp"`` and
+        ``"level"`` keys) and ``yearless``.
 
     Never raises on any string input; nulls stay null.
     """
@@ -149,83 +237,87 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
     json_like = df.select(pl.col("text").str.starts_with('{"').any()).item()
     ray_like = df.select(pl.col("text").str.starts_with("(").any()).item()
-    # One anchored pass for every header family (captures on the header only: capturing the body
-    # with ``.*`` costs twenty times more), one replace to cut the header off. A Ray prefix is cut
-    # first, and only a custom or SGLang header may follow it.
     head_src = pl.col("text").str.replace(RAY_PREFIX, "") if ray_like else pl.col("text")
     df = df.with_columns(head_src.alias("src"))
-    # One pass per family: an alternation of all of them defeats the regex engine's fast path.
+    # One anchored pass per family (an alternation of all of them defeats the regex engine's fast
+    # path; capturing the body with ``.*`` costs twenty times more), then one replace cuts the header.
+    head_only = "|".join(f"(?:{_strip_groups(h.regex)})" for h in _HEADERS_WITH_FIELDS if h.name not in ("uvicorn",))
     df = df.with_columns(
-        *[pl.col("src").str.extract_groups(part).alias(f"h{i}") for i, part in enumerate(_HEAD_PARTS)],
-        pl.col("src").str.replace(_HEAD_ONLY, "").alias("body"),
+        *[pl.col("src").str.extract_groups(h.regex).alias(f"h{i}") for i, h in enumerate(_HEADERS_WITH_FIELDS)],
+        pl.col("src").str.replace(f"^(?:{head_only})", "").alias("body"),
         _json_field("timestamp", json_like).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
     )
-    df = df.with_columns(pl.struct([pl.col(f"h{i}").struct.unnest() for i in range(len(_HEAD_PARTS))]).alias("h"))
-    h = pl.col("h").struct
+    matched = [
+        (pl.col(f"h{i}").struct.field(next(iter(re.findall(r"\(\?P<(\w+)>", h.regex)))).is_not_null(), h.name)
+        for i, h in enumerate(_HEADERS_WITH_FIELDS)
+        if h.name != "uvicorn"
+    ]
+    header = pl.lit(None, pl.String)
+    for cond, name in reversed(matched):
+        header = pl.when(cond).then(pl.lit(name)).otherwise(header)
     stripped = (pl.col("src") != pl.col("text")) if ray_like else pl.lit(False)
-    header = (
-        pl.when(h.field("c_date").is_not_null()).then(pl.lit("custom"))
-        .when(h.field("s_date").is_not_null()).then(pl.lit("sglang"))
-        .when(stripped).then(pl.lit(None, pl.String))
-        .when(h.field("g_level").is_not_null()).then(pl.lit("glog"))
-        .when(h.field("t_level").is_not_null()).then(pl.lit("torch"))
-        .when(h.field("r_date").is_not_null()).then(pl.lit("router"))
-    )
-    df = df.with_columns(header.alias("header"))
     if ray_like:  # a Ray prefix before anything but a custom/SGLang header: no header at all
-        keep = pl.col("header").is_in(["custom", "sglang"]) | ~stripped
-        df = df.with_columns(
-            pl.when(keep).then(pl.col("body")).otherwise(pl.col("text")).alias("body"),
-            pl.when(keep).then(pl.col("h")).otherwise(pl.lit(None)).alias("h"),
-        )
+        header = pl.when(stripped & ~header.is_in(["custom", "sglang"])).then(None).otherwise(header)
+    df = df.with_columns(header.alias("header"))
+    if ray_like:
+        keep = pl.col("header").is_not_null() | ~stripped
+        df = df.with_columns(pl.when(keep).then(pl.col("body")).otherwise(pl.col("text")).alias("body"))
+    # uvicorn's level, alone or after an SGLang header (the body keeps it: it is the access line).
+    uv_index = next(i for i, h in enumerate(_HEADERS_WITH_FIELDS) if h.name == "uvicorn")
     uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
-        pl.col("body").str.extract(UVICORN_LEVEL, 1)
+        pl.col("body").str.extract(_HEADERS_WITH_FIELDS[uv_index].regex, 1)
     )
+    own = pl.col("header").is_not_null()
+
+    def of_header(expr: pl.Expr) -> pl.Expr:
+        return pl.when(own).then(expr)
+
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
-    dated_ts = pl.coalesce(
-        _timestamp(
-            pl.coalesce(h.field("c_date"), h.field("s_date"), h.field("r_date")),
-            pl.coalesce(h.field("c_time"), h.field("s_time"), h.field("r_time")),
-        ),
-        json_ts,
-    )
+    year = _field("year")
+    date = pl.coalesce(_field("date"), pl.concat_str([year, _field("month").str.pad_start(2, "0"), _field("day")], separator="-"))
+    dated_ts = pl.coalesce(of_header(_timestamp(date, _field("time"))), json_ts)
+    yearless = pl.col("header").is_in(list(YEARLESS))
+    md_time = pl.concat_str([_field("month").str.pad_start(2, "0"), _field("day")], separator="-")
     df = df.with_columns(
-        pl.when(pl.col("header").is_not_null())
-        .then(pl.col("header"))
-        .when(uv.is_not_null())
-        .then(pl.lit("uvicorn"))
-        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null())
-        .then(pl.lit("json"))
+        pl.when(own).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
+        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
         .alias("header"),
         uv.alias("uv"),
         dated_ts.alias("dated_ts"),
-    )
-    yearless = pl.col("header").is_in(["glog", "torch"])
-    if df.select(yearless.any()).item():
-        year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().fill_null(1970).cast(pl.String)
-        month = pl.coalesce(h.field("g_month"), h.field("t_month")).str.pad_start(2, "0")
-        day = pl.coalesce(h.field("g_day"), h.field("t_day"))
-        yearless_ts = _timestamp(year + "-" + month + "-" + day, pl.coalesce(h.field("g_time"), h.field("t_time")))
-        log_ts = pl.coalesce(pl.col("dated_ts"), yearless_ts)
+        pl.when(yearless).then(pl.concat_str([md_time, _field("time")], separator=" ")).alias("yearless"),
+    )  # fmt: skip
+    if df.select(pl.col("yearless").is_not_null().any()).item():
+        known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
+        dated_yearless = date_yearless(pl.col("yearless"), known_year)
+        log_ts = pl.coalesce(pl.col("dated_ts"), dated_yearless)
+        still_yearless = pl.when(log_ts.is_null()).then(pl.col("yearless"))
     else:
-        log_ts = pl.col("dated_ts")
-    letter = pl.coalesce(h.field("g_level"), h.field("t_level"))
+        log_ts, still_yearless = pl.col("dated_ts"), pl.col("yearless")
+    letter = _field("level")
     level = pl.coalesce(
-        h.field("c_level"),
-        letter.replace_strict(_GLOG_LEVEL, default=None, return_dtype=pl.String),
-        h.field("r_level").replace({"WARN": "WARNING"}),
+        of_header(letter.replace(_GLOG_LEVEL)),
         pl.col("uv"),
         pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
     )
-    ranks = h.field("s_ranks")
+    ranks = _field("ranks")
     return df.select(
         log_ts.alias("log_ts"),
         level.alias("level"),
         _rank(ranks, "DP").alias("dp_rank"),
         _rank(ranks, "PP").alias("pp_rank"),
-        pl.coalesce(_rank(ranks, "TP"), h.field("t_rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
+        pl.coalesce(_rank(ranks, "TP"), of_header(_field("rank")).cast(pl.Int16, strict=False)).alias("tp_rank"),
         _rank(ranks, "EP").alias("ep_rank"),
+        of_header(_field("pid")).cast(pl.Int32, strict=False).alias("pid"),
         pl.col("header"),
         pl.col("body"),
+        still_yearless.alias("yearless"),
+    )
+
+
+def date_yearless(md_time: pl.Expr, year: pl.Expr) -> pl.Expr:
+    """``MM-DD HH:MM:SS[.f]`` (``split_prefix``'s ``yearless``) with ``year`` (Int) as a naive
+    Datetime[us]; null where either is null or the date does not exist (Feb 29 of another year)."""
+    return _timestamp(
+        year.cast(pl.String) + "-" + md_time.str.slice(0, 5), md_time.str.slice(6)
     )

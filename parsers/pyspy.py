@@ -56,7 +56,7 @@ from logcorr.schema import CAPTURES as CAPTURES_TABLE
 from logcorr.schema import RANK_COLUMNS
 from logcorr.schema import STACKS as STACKS_TABLE
 
-from .prefix import RAY_PREFIX, RECORD_START, SGLANG_HEADER
+from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER
 from .pyspy_rules import LEVELS, match_backend, match_event_loop, match_wait
 
 STACKS = STACKS_TABLE.schema
@@ -139,7 +139,7 @@ _DECORATIONS = ("separator", "fence", "heading", "html", "command")
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 _LINE_PREFIXES = re.compile(r"^(?:[A-Za-z0-9][\w.-]*\s+\| ?|\[pod/[^\]\s]+\] )")  # docker compose, kubectl
-_RECORD_START = re.compile(RECORD_START)
+_RECORD_START = re.compile(HEADER_START)
 _RAY_PREFIX = re.compile(RAY_PREFIX)
 _SGLANG_HEADER = re.compile(SGLANG_HEADER)
 _TITLE = re.compile(r"sglang::\w+")

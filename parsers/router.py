@@ -313,7 +313,11 @@ def _parse_router_text(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(
         spans.str.extract(r"\bmethod=([A-Z]+)", 1).alias("method"),
         spans.str.extract(r"\buri=([^\s}]+)", 1).alias("path"),
-        pl.coalesce(spans.str.extract(r"\bstatus_code=([0-9]+)", 1), pl.col("msg_status")).alias("status"),
+        pl.coalesce(
+            spans.str.extract(r"\bstatus_code=([0-9]+)", 1),
+            spans.str.extract(r"\bstatus=([0-9]{3})\b", 1),  # sgl-router ≈v0.1.9: status=500 Internal …
+            pl.col("msg_status"),
+        ).alias("status"),
         _latency_ms(spans.str.extract(r"\blatency=(\"?[0-9.]+(?:ns|µs|us|ms|s)?\"?)", 1)).alias("latency_ms"),
         spans.str.extract(r"\brequest_id=\"?([^\"\s}]+)", 1).alias("request_id"),
         target.alias("target"),

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logcorr.parsers import router
+from logcorr.parsers import router, systemd
 from logcorr.schema import (
     ABORTS,
     BATCH_FIELD_COLUMNS,
@@ -313,6 +313,26 @@ WATCHDOG_PATTERNS = [
         "pyspy_failed",
     ),
     P(
+        "pyspy_failed_cmd",
+        "watchdog",
+        "Pyspy failed (",
+        r"Pyspy failed \([^\n]*?--pid (?P<pid>\d+)\)\.?(?: Error: (?P<reason>[^\n]*))?",
+        "≈2026 (pyspy_dump_schedulers: --native, then again without)",
+        "[2026-09-22 01:05:16] Pyspy failed (py-spy dump --native --pid 82). Error: Error: Failed to copy Py_Version symbol",
+        None,
+        "pyspy_failed",
+    ),
+    P(
+        "pyspy_all_failed",
+        "watchdog",
+        "All pyspy dump attempts failed for PID",
+        r"All pyspy dump attempts failed for PID (?P<pid>\d+)",
+        "≈2026",
+        "[TP0] All pyspy dump attempts failed for PID 20955.",
+        None,
+        "pyspy_failed",
+    ),
+    P(
         "sigquit",
         "watchdog",
         "Received sigquit from a child process",
@@ -323,13 +343,44 @@ WATCHDOG_PATTERNS = [
         "sigquit",
     ),
     P(
+        "sigquit_received",
+        "watchdog",
+        "SIGQUIT received",
+        r"SIGQUIT received\.",
+        "≈2026",
+        "[2026-09-22 01:05:21] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
+        None,
+        "sigquit",
+    ),
+    P(
+        "subprocess_crashed",
+        "watchdog",
+        "crashed with exit code",
+        r"Subprocess (?P<name>\w+)(?: \(pid=(?P<pid>\d+)\))? crashed with exit code (?P<code>-?\d+)",
+        "≈v0.5.10 (2026-03, #18582 liveness monitor)",
+        "[2026-04-01 10:00:00] Subprocess scheduler_0 (pid=4242) crashed with exit code -3. Triggering SIGQUIT for cleanup...",
+        None,
+        "subprocess_crashed",
+    ),
+    P(
+        "collective_work_state",
+        "watchdog",
+        "last enqueued",
+        r"last enqueued (?:NCCL |HCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL |HCCL )?work: (?P<done>-?\d+)",
+        "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
+        "[rank1]:[E1112 09:49:50.032579059 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an"
+        " error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.",
+        None,
+        "collective_work_state",
+    ),
+    P(
         "nccl_watchdog",
         "watchdog",
         "Watchdog caught collective operation timeout",
-        r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
         r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
         r"(?: ran for (?P<ran_ms>\d+) milliseconds)?",
-        "PyTorch 2.x ProcessGroupNCCL",
+        "PyTorch 2.x ProcessGroupNCCL; WorkHCCL of torch_npu",
         "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
         " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
         " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
@@ -527,7 +578,12 @@ ROUTER_ANCHOR_PATTERNS = [
     LinePattern(f.name, "request", f.anchor, f.regex, f.since, f.sample, f.role, None)
     for f in router.ACCESS_FORMATS
 ]
-ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS
+# systemd's messages about a unit (parsers/systemd.py) are found by the same anchor pass.
+LIFECYCLE_PATTERNS = [
+    LinePattern(f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event)
+    for m in systemd.UNIT_MESSAGES
+]
+ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
 ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))
 _PATTERN_TABLE = pl.DataFrame(
     {
@@ -590,7 +646,28 @@ CAUSES = [
         "Decode instance could be dead, remote mooncake session",
     ),
     ("assert_transfer_infos", r"assert [^\n]*transfer_infos", "    assert room in self.transfer_infos"),
+    (
+        "other_rank",
+        r"unknown reason from another rank",
+        "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
+    ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+]
+
+# KV transfer backends named by a failure's text (transfer_errors.backend); first match wins.
+BACKENDS = [
+    ("nixl", r"(?i)\bnixl\b|nixl/conn\.py|NIXL_ERR_", "nixl/conn.py, line 1153, in transfer_worker"),
+    ("mooncake", r"(?i)mooncake", "remote mooncake session 10.0.0.9:16324 is not alive"),
+    ("mori", r"(?i)\bmori\b|mori/conn\.py", "disaggregation/mori/conn.py"),
+    ("ascend", r"(?i)ascend/conn\.py|\bascend\b", "disaggregation/ascend/conn.py"),
+]
+# Batch-line keys only a prefill-decode (PD) engine prints: a batch line without any of them comes
+# from a server that is not half of a PD pair (role ``engine``).
+PD_BATCH_KEYS = r"#(?:prealloc|inflight|bootstrap|unbootstrapped|transferring|transfer)-req:"
+# The event loop a traceback runs in names the engine's role.
+TRACEBACK_ROLES = [
+    ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
+    ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -701,7 +778,23 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "level": level,
         }
     )
+    out = out.with_columns(_content_role(base["body"]).alias("content_role"))
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
+
+
+def _content_role(body: pl.Series) -> pl.Expr:
+    """The role a record's own text implies, over ``content_role`` of its pattern: a batch line
+    without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role by
+    its event loop."""
+    text = pl.lit(body)
+    by_frames = pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES])
+    return (
+        pl.when((pl.col("kind") == "batch") & ~text.str.contains(PD_BATCH_KEYS).fill_null(False))
+        .then(pl.lit("engine"))
+        .when(pl.col("kind") == "traceback")
+        .then(pl.coalesce(by_frames, pl.col("content_role")))
+        .otherwise(pl.col("content_role"))
+    )
 
 
 def batches(ev: pl.DataFrame) -> pl.DataFrame:
@@ -804,8 +897,10 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         first.str.extract(r"remote mooncake session (\S+) is not alive", 1),
     )
     exc_type = exc_line.str.extract(r"^([\w.]+)(?::|$)", 1)
+    backend = pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS])
     df = df.with_columns(
         error_kind.alias("error_kind"),
+        backend.alias("backend"),
         cause.alias("cause"),
         state.alias("kv_poll_state"),
         body.str.extract(r"timed out after ([\d.]+)s", 1).cast(pl.Float64, strict=False).alias("timeout_s"),
@@ -884,6 +979,29 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
     return out.sort("event_id", maintain_order=True)
 
 
+def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """``rooms`` rows of several chunks merged into one row per (rid, bootstrap_room, role, host):
+    first and last time over all, ``n_events`` summed, ``event_id``/``source``/``source_pos`` of the
+    first record (smallest event_id)."""
+    frames = [p for p in parts if p.height]
+    if not frames:
+        return pl.DataFrame(schema=ROOMS.schema)
+    return (
+        pl.concat(frames)
+        .sort("event_id")
+        .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
+        .agg(
+            pl.col("first_ts").min(),
+            pl.col("last_ts").max(),
+            pl.col("n_events").sum(),
+            pl.col("event_id").first(),
+            pl.col("source").first(),
+            pl.col("source_pos").first(),
+        )
+        .select(list(ROOMS.schema))
+    )
+
+
 def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     """Every (rid, bootstrap_room, role, host) pairing any record shows, one row each.
 
@@ -933,6 +1051,9 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     return _conform(out, ROOMS)
 
 
+_PYSPY_FAILED = ("pyspy_failed", "pyspy_failed_cmd")
+
+
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
 
@@ -955,7 +1076,16 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     body = pl.col("body")
     wd = body.str.extract_groups(PATTERNS_BY_NAME["watchdog_timeout"].regex)
     nccl = body.str.extract_groups(PATTERNS_BY_NAME["nccl_watchdog"].regex)
-    pyspy_failed = body.str.extract_groups(PATTERNS_BY_NAME["pyspy_failed"].regex)
+    pyspy_failed = pl.struct(
+        [
+            pl.coalesce(
+                [body.str.extract_groups(PATTERNS_BY_NAME[n].regex).struct.field(f) for n in _PYSPY_FAILED]
+            ).alias(f)
+            for f in ("pid", "reason")
+        ]
+    )
+    work = body.str.extract_groups(PATTERNS_BY_NAME["collective_work_state"].regex)
+    crashed = body.str.extract_groups(PATTERNS_BY_NAME["subprocess_crashed"].regex)
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in WATCHDOG_PATTERNS}, default=None, return_dtype=pl.String
     )
@@ -968,7 +1098,12 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
         wd.struct.field("soft")
         .replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
         .alias("soft"),
-        pyspy_failed.struct.field("pid").cast(pl.Int32, strict=False).alias("target_pid"),
+        pl.coalesce(pyspy_failed.struct.field("pid"), crashed.struct.field("pid"))
+        .cast(pl.Int32, strict=False)
+        .alias("target_pid"),
+        work.struct.field("enq").cast(pl.Int64, strict=False).alias("last_enqueued"),
+        work.struct.field("done").cast(pl.Int64, strict=False).alias("last_completed"),
+        crashed.struct.field("code").cast(pl.Int32, strict=False).alias("exit_code"),
         nccl.struct.field("seq").cast(pl.Int64, strict=False).alias("nccl_seq"),
         nccl.struct.field("op").alias("nccl_op"),
         nccl.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),

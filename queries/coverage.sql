@@ -2,9 +2,10 @@
 --   ingested, a rank without batch lines or without a py-spy capture, an input read with errors)?
 -- tables: processes, batches, captures, requests, sources
 -- columns:
---   scope          role (one row per expected role), rank (one per engine rank seen), or source (an
---                  input with errors or unparsed records)
---   role           prefill, decode, router (NULL for a source row)
+--   scope          role (one row per expected role: prefill, decode, router; engine and unknown when
+--                  the data holds them), rank (one per engine rank seen), or source (an input with
+--                  errors or unparsed records)
+--   role           prefill, decode, router, engine (not half of a PD pair), unknown (NULL for a source row)
 --   host           host of the rank (NULL on role and source rows)
 --   rank_label     e.g. "TP2" (rank rows)
 --   tp_rank        TP rank (rank rows)
@@ -35,7 +36,7 @@ WITH ev AS (
 ranks AS (
     SELECT role, host, dp_rank, pp_rank, tp_rank, ep_rank, events, first_ts, last_ts
     FROM ev
-    WHERE g = 1 AND role IN ('prefill', 'decode')  -- 1: pid rolled up only
+    WHERE g = 1 AND role IN ('prefill', 'decode', 'engine')  -- 1: pid rolled up only
       AND (tp_rank IS NOT NULL OR dp_rank IS NOT NULL OR pp_rank IS NOT NULL OR ep_rank IS NOT NULL)
 ),
 rank_batches AS (
@@ -44,7 +45,7 @@ rank_batches AS (
 pid_role AS (
     -- a capture from a bare py-spy file may lack role and host: take those its pid logged with
     SELECT pid, any_value(role) AS role, any_value(host) AS host FROM ev
-    WHERE g = 30 AND role IN ('prefill', 'decode') AND pid IS NOT NULL AND pid > 1  -- 30: the ranks rolled up
+    WHERE g = 30 AND role IN ('prefill', 'decode', 'engine') AND pid IS NOT NULL AND pid > 1  -- 30: the ranks rolled up
     GROUP BY pid HAVING count(DISTINCT role) = 1 AND count(DISTINCT host) <= 1
 ),
 rank_captures AS (
@@ -77,7 +78,13 @@ rank_rows AS (
      AND c.ep_rank IS NOT DISTINCT FROM r.ep_rank
      AND (c.host IS NULL OR r.host IS NULL OR c.host = r.host)
 ),
-roles AS (SELECT unnest(['prefill', 'decode', 'router']) AS role),
+roles AS (
+    -- the three roles of a PD deployment always; an engine that is not half of a PD pair, and
+    -- records of no known role, when the data holds them
+    SELECT unnest(['prefill', 'decode', 'router']) AS role
+    UNION ALL
+    SELECT role FROM ev WHERE g = 63 AND role IN ('engine', 'unknown')
+),
 role_rows AS (
     SELECT 'role' AS scope, ro.role, NULL AS host, NULL AS rank_label, NULL::SMALLINT AS tp_rank,
            coalesce(e.n, 0) AS events, coalesce(b.n, 0) AS batches, coalesce(c.n, 0) AS captures,
@@ -86,9 +93,10 @@ role_rows AS (
                CASE WHEN coalesce(e.n, 0) = 0 THEN
                    CASE ro.role WHEN 'router' THEN 'no router log ingested' ELSE 'no ' || ro.role || ' engine log ingested' END
                END,
-               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
-               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
-               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role <> 'router' AND coalesce(h.n, 0) = 0 THEN 'no /health lines' END,
+               CASE WHEN ro.role = 'unknown' THEN 'no role: neither their unit, command line nor text names one' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN 'no /health lines' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role = 'router' AND coalesce(q.n, 0) = 0 THEN 'no router request lines' END
            ), '') AS missing,
            NULL AS source,
@@ -118,5 +126,5 @@ FROM (
     UNION ALL BY NAME SELECT * FROM source_rows
 )
 ORDER BY CASE scope WHEN 'role' THEN 0 WHEN 'rank' THEN 1 ELSE 2 END,
-         CASE role WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'router' THEN 2 ELSE 3 END,
+         CASE role WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'engine' THEN 2 WHEN 'router' THEN 3 ELSE 4 END,
          host, dp_rank, pp_rank, tp_rank, ep_rank, source

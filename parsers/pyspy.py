@@ -24,7 +24,8 @@ parses (the regexes are in ``LINE_FORMATS``):
 
 Every line of the input gets one kind (``DumpResult.line_kinds``, aligned with ``text.splitlines()``):
 ``blank``, ``marker``, ``process``, ``cmdline`` (continuation of a process command line),
-``python``, ``parent``, ``thread``, ``frame``, ``locals``, ``json``, ``decoration`` (prompt,
+``python``, ``parent``, ``thread``, ``frame``, ``locals``, ``json``, ``elision`` (a user's ``...``
+inside a dump), ``decoration`` (prompt,
 ``py-spy`` command line, fence, heading, HTML tag, separator), ``other`` (text outside any dump, such
 as the log records around an embedded dump: kept in ``DumpResult.other_lines``) or ``unparsed`` (a
 line of unknown shape inside a dump: kept in ``DumpResult.unparsed_lines``). Nothing is dropped.
@@ -34,10 +35,24 @@ Choices worth knowing:
 - A thread without frames (``Thread 4076 (idle)``) gives one ``stacks`` row with ``depth`` 0 and
   null ``function``/``file``/``line``/``is_native`` (find them with ``function IS NULL``), and one
   ``captures`` row with ``n_frames`` 0, null ``wait_class``.
-- Frames seen before any ``Thread`` line (a paste that starts mid-thread) form a thread with null
-  ``thread_id``; their ``depth`` counts from the first frame shown. A last line cut short inside a
-  thread is kept whole as a frame (``function`` = the text, ``file`` null when unreadable). Either
-  marks the whole capture ``partial``, as does a dump without its ``Process`` line or a cut JSON.
+- The grouped form (``Thread 686181 (active): "MainThread"`` … ``Thread 686184 (active):
+  "MainThread"`` in a row, then one stack): py-spy output of processes sharing a stack, or a paste
+  so. Each header of the run gets the stack when it names the same thread as the header that has
+  it; unnamed headers in a row are threads running no Python code and keep their empty stack.
+- A process has one main thread: a second ``MainThread`` (another id) in one dump is another
+  process whose ``Process`` line is not shown, so it opens a capture of its own.
+- ``partial`` is per thread: the stack is cut short. It is false only when the stack's base is a
+  thread or interpreter entry (``pyspy_rules.ENTRY_RULES``: ``<module>``, threading's
+  ``_bootstrap``, runpy, or with only native frames libc's ``start_thread``/``clone``…) and nothing
+  else cut it: frames seen before any ``Thread`` line (a paste that starts mid-thread; they form a
+  thread with null ``thread_id``, ``depth`` counting from the first frame shown), a last line cut
+  short (kept whole as a frame: ``function`` = the text, ``file`` null when unreadable), an elision
+  line (``...``) with frames after it, the last thread of a cut JSON. A thread without frames is
+  whole. A missing ``Process`` line does not make a stack partial; it leaves ``pid`` null.
+- ``pid`` comes from the ``Process`` line, else the SGLang marker, else ``pid_hint``; never from a
+  thread id (equal to the pid only for the main thread, only on Linux).
+- ``wait_class`` of a thread py-spy printed ``idle`` is never ``running`` (``idle`` when no wait
+  rule matches).
 - A capture without any thread yields no rows (its lines are still counted).
 """
 
@@ -57,7 +72,7 @@ from logcorr.schema import RANK_COLUMNS
 from logcorr.schema import STACKS as STACKS_TABLE
 
 from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER
-from .pyspy_rules import LEVELS, match_backend, match_event_loop, match_wait
+from .pyspy_rules import LEVELS, match_backend, match_entry, match_event_loop, match_wait
 
 STACKS = STACKS_TABLE.schema
 CAPTURES = CAPTURES_TABLE.schema
@@ -65,7 +80,7 @@ _RANK_COLS = RANK_COLUMNS
 
 LINE_KINDS = (
     "blank", "marker", "process", "cmdline", "python", "parent", "thread", "frame", "locals", "json",
-    "decoration", "other", "unparsed",
+    "elision", "decoration", "other", "unparsed",
 )
 
 
@@ -110,6 +125,12 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "frame_cut", r"(?P<indent>\s*)(?P<function>\S(?:.*?\S)?) \((?P<file>[\w./<>@+-]*)(?::(?P<line>\d*))?$",
         "a frame line cut short by a paste", "    all_reduce (torch/distributed/distributed_c1",
+    ),
+    LineFormat(
+        "elision",
+        r"\s*(?:\.{3,}|…|[\[(<]\s*(?:\.{3,}|…|snip|truncated|omitted|elided|skipped))",
+        "a user's cut inside a dump ('...', '…', '[... 20 frames ...]', '<snip>'): its stack is partial",
+        "    ...",
     ),
     LineFormat(
         "locals_header", r"(?P<indent>\s+)(?P<section>Arguments|Locals)::?\s*$",
@@ -287,16 +308,18 @@ def fingerprint(frames: Sequence[tuple]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def classify_stack(frames: Sequence[tuple]) -> Classification:
+def classify_stack(frames: Sequence[tuple], state: str | None = None) -> Classification:
     """Classify one thread's stack.
 
     Args:
         frames: ``(function, file, line)`` tuples (extra items ignored), innermost first; a frame
             with a null function (a frameless thread's placeholder row) is skipped.
+        state: the thread's state as py-spy printed it (``idle``, ``active``, ``active+gil``).
 
     Returns:
-        A ``Classification``: ``wait_class`` (one of ``pyspy_rules.WAIT_CLASSES``, ``running`` when
-        no rule matches, null for an empty stack), ``backend`` (``nccl``/``gloo``/``hccl`` or
+        A ``Classification``: ``wait_class`` (one of ``pyspy_rules.WAIT_CLASSES``; when no rule
+        matches, ``idle`` if py-spy called the thread idle, else ``running``; null for an empty
+        stack), ``backend`` (``nccl``/``gloo``/``hccl`` or
         null), ``event_loop`` (SGLang ``event_loop_*`` function or null), ``wait_frame`` and
         ``innermost`` as ``"func (file:line)"``, ``fingerprint``.
     """
@@ -316,7 +339,7 @@ def classify_stack(frames: Sequence[tuple]) -> Classification:
             event_loop = function
     wait_class = wait_frame = None
     if real:
-        wait_class = "running"
+        wait_class = "idle" if state == "idle" else "running"
         for level in LEVELS:
             if level in best:
                 wait_class = best[level][0].wait_class
@@ -328,12 +351,25 @@ def classify_stack(frames: Sequence[tuple]) -> Classification:
 
 
 class _Thread:
-    __slots__ = ("tid", "name", "state", "frames", "partial")
+    __slots__ = ("tid", "name", "state", "frames", "partial", "elided", "shares_next")
 
     def __init__(self, tid, name, state, partial=False):
         self.tid, self.name, self.state = tid, name, state
         self.frames: list[list] = []  # [function, file, line, is_native, locals lines | None]
-        self.partial = partial
+        self.partial = partial  # cut: starts mid-thread, last frame cut, an elision among its frames
+        self.elided = False  # an elision line after its frames (partial if frames follow)
+        self.shares_next: _Thread | None = None  # grouped form: the next header, whose stack it shares
+
+    def whole(self) -> bool:
+        """Not cut, and the base is a thread or interpreter entry (``pyspy_rules.ENTRY_RULES``).
+        An empty stack (py-spy prints threads running no Python code so) is whole."""
+        if self.partial:
+            return False
+        if not self.frames:
+            return True
+        python = [f for f in self.frames if f[3] is not True]
+        base = python[-1] if python else self.frames[-1]
+        return match_entry(base[0], base[1], native=not python) is not None
 
 
 class _Capture:
@@ -346,7 +382,7 @@ class _Capture:
         self.marker_ranks: dict[str, int] = {}
         self.threads: list[_Thread] = []
         self.has_process = self.has_python = self.from_marker = self.is_json = False
-        self.partial = False
+        self.another_process = False  # opened by a second MainThread: pid_hint is not its pid
 
 
 class _Reader:
@@ -362,6 +398,7 @@ class _Reader:
         self.in_locals = False
         self.frame_indent = 0
         self.after_break = True  # last line was blank/decoration (or start of text)
+        self.last_kind: str | None = None  # kind of the last non-blank line
 
     # state helpers
     def close(self):
@@ -375,7 +412,7 @@ class _Reader:
 
     def ensure_capture(self) -> _Capture:
         if self.cap is None:
-            self.open().partial = True  # a dump that starts after its header
+            self.open()  # a dump that starts after its header: its pid is unknown
         return self.cap
 
     def run(self):
@@ -385,7 +422,23 @@ class _Reader:
                 i = self.line(i)
             else:
                 i += 1
+        self.share_grouped()
         return self
+
+    def share_grouped(self):
+        """The grouped form: headers in a row without frames, then one stack, each header naming
+        the same thread (``"MainThread"`` of several processes): every header gets the stack. Headers
+        without a name or with another name keep their empty stacks (py-spy prints a thread running
+        no Python code so, e.g. ``Thread 4076 (idle)``)."""
+        threads = [t for cap in self.captures for t in cap.threads]
+        for thread in reversed(threads):  # the stack travels back along a run of headers
+            nxt = thread.shares_next
+            if nxt is None or thread.frames or not nxt.frames or thread.tid == nxt.tid:
+                continue
+            if thread.name is None or thread.name != nxt.name:
+                continue
+            thread.frames = [list(frame) for frame in nxt.frames]
+            thread.partial, thread.elided = nxt.partial, nxt.elided
 
     def line(self, i: int) -> int:
         """Read line ``i``; return the index of the next unread line."""
@@ -397,6 +450,7 @@ class _Reader:
         kind = self.classify_line(i, line)
         self.kinds[i] = self.kinds[i] or kind
         self.after_break = kind in ("decoration",)
+        self.last_kind = kind
         return i + 1
 
     def classify_line(self, i: int, line: str) -> str:
@@ -415,6 +469,8 @@ class _Reader:
             return self.parent(i, m)
         if m := _RE["thread"].match(line):
             return self.thread_header(m)
+        if self.cap is not None and _RE["elision"].match(line):
+            return self.elision()
         if self.thread is not None and self.thread.frames and (m := _RE["locals_header"].match(line)):
             if _indent(line) > self.frame_indent:
                 self.in_locals = True
@@ -489,8 +545,6 @@ class _Reader:
         cap = self.cap
         if cap is None or cap.has_python or cap.threads or cap.is_json:
             cap = self.open()
-        if not cap.has_process:
-            cap.partial = True
         self.thread, self.in_locals = None, False
         cap.has_python = True
         cap.python_version = m["version"]
@@ -513,14 +567,32 @@ class _Reader:
     def thread_header(self, m: re.Match) -> str:
         cap = self.ensure_capture()
         state = {"gil": "active+gil"}.get(m["state"], m["state"])
-        self.thread = _Thread(_thread_id(m["tid"]), m["name"], state)
-        cap.threads.append(self.thread)
+        thread = _Thread(_thread_id(m["tid"]), m["name"], state)
+        previous = self.thread
+        if previous is not None and not previous.frames and self.last_kind == "thread":
+            previous.shares_next = thread  # maybe the grouped form: see share_grouped
+        other_main = any(t.name == "MainThread" and t.tid != thread.tid for t in cap.threads)
+        if thread.name == "MainThread" and other_main:
+            cap = self.open()  # a process has one main thread: this is another process, header not shown
+            cap.another_process = True
+        self.thread = thread
+        cap.threads.append(thread)
         self.in_locals = False
         return "thread"
 
+    def elision(self) -> str:
+        """A user's cut (``...``): the stack it sits in is partial (after the last frame shown it
+        may instead cut whole threads: then the stack is partial only if frames follow)."""
+        if self.thread is not None:
+            if self.thread.frames:
+                self.thread.elided = True
+            else:
+                self.thread.partial = True
+        self.in_locals = False
+        return "elision"
+
     def orphan_thread(self) -> _Thread:
         cap = self.ensure_capture()
-        cap.partial = True
         self.thread = _Thread(None, None, None, partial=True)
         cap.threads.append(self.thread)
         return self.thread
@@ -531,6 +603,7 @@ class _Reader:
             self.frame_indent = len(m["indent"])
         line = _int_in(m["line"], 32) if m["line"] else None
         file = m["file"]
+        thread.partial = thread.partial or thread.elided
         thread.frames.append([m["function"], file, line, _is_native(m["function"], file, line), None])
         self.in_locals = False
         return "frame"
@@ -543,7 +616,6 @@ class _Reader:
             function, file, number = line.strip(), None, None
         self.thread.frames.append([function, file, number, _is_native(function, file, number), None])
         self.thread.partial = True
-        self.cap.partial = True
         self.in_locals = False
         return "frame"
 
@@ -647,7 +719,7 @@ class _Reader:
                 pid = _int_in(info.get("pid"), 32)
             if cap is None or pid != cap.pid:
                 cap = self.open()
-                cap.is_json, cap.has_process, cap.pid, cap.partial = True, True, pid, partial
+                cap.is_json, cap.has_process, cap.pid = True, True, pid
                 if isinstance(info.get("command_line"), str):
                     cap.cmd = [info["command_line"]]
                 parent = info.get("parent")
@@ -665,6 +737,8 @@ class _Reader:
                 if isinstance(frame, dict) and "name" in frame:
                     thread.frames.append(_json_frame(frame))
             cap.threads.append(thread)
+        if partial and cap is not None:
+            cap.threads[-1].partial = True  # the JSON was cut: after (or inside) its last thread
         self.close()
 
 
@@ -725,8 +799,8 @@ def parse_dump(
             the text has SGLang markers with times, the first dated marker is pinned to it and later
             ones keep their printed offsets. Without it, a marker's printed time is read as UTC.
         host: copied to every row.
-        pid_hint: pid of a capture whose ``Process`` line and marker are missing (a fragment); else
-            the id of a thread named ``MainThread`` is used (on Linux it equals the pid).
+        pid_hint: pid of a capture whose ``Process`` line and marker are missing (a fragment), such
+            as the pid of the log record that carried it; else such a capture's pid is null.
         ranks_hint: ``{"dp_rank"|"pp_rank"|"tp_rank"|"ep_rank": int}`` used when neither the
             process title (``sglang::scheduler_DP1_TP1_EP1_PP0``) nor the marker's rank prefix
             (``[ts PP2 TP1] Pyspy dump …``) gives ranks.
@@ -766,9 +840,7 @@ def parse_dump(
         process_name = "\n".join(cap.cmd).strip() or None
         pid = cap.pid if cap.pid is not None else cap.marker_pid
         if pid is None:
-            pid = _int_in(pid_hint, 32)
-        if pid is None:
-            pid = next((_int_in(t.tid, 32) for t in cap.threads if t.name == "MainThread"), None)
+            pid = None if cap.another_process else _int_in(pid_hint, 32)
         title = _TITLE.search(process_name or "")
         ranks = _ranks_from_tokens(title.group(0).split("::", 1)[1]) if title else {}
         ranks = ranks or cap.marker_ranks or hint
@@ -778,12 +850,12 @@ def parse_dump(
             ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts and first_marker else base_ts
         else:
             ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
-        partial = cap.partial or not (cap.has_process or cap.from_marker)
         capture_id = _capture_id(source, source_pos, pid, index)
         rank_values = tuple(ranks.get(c) for c in _RANK_COLS)
         head = (capture_id, ts, host, pid, process_name, role, *rank_values)
         for thread in cap.threads:
-            c = classify_stack(thread.frames)
+            c = classify_stack(thread.frames, thread.state)
+            partial = not thread.whole()
             is_main = (thread.tid is not None and thread.tid == pid) or thread.name == "MainThread"
             capture_rows.append((
                 capture_id, index, ts, host, pid, process_name, role, cap.python_version, *rank_values,

@@ -14,10 +14,16 @@ How a thread is classified (``parsers.pyspy.classify_stack``):
    poll, queue/lock/condition waits, sleep).
 2. The class comes from the *innermost* frame matching a rule of the strongest level present, so a
    gloo broadcast dumped with ``--native`` (``waitRecv`` inside ``broadcast``) is ``broadcast``, and
-   a bare ``RecvWork::wait`` over ``waitRecv`` is ``recv``. No rule matches → ``running``.
+   a bare ``RecvWork::wait`` over ``waitRecv`` is ``recv``. No rule matches → ``running``, unless
+   py-spy printed the thread ``idle`` (``(idle)``, or ``"active": false`` in JSON): then ``idle``,
+   never ``running``. An empty stack has no class (null).
 3. ``wait_frame`` is the innermost frame whose rule gives that class (``waitRecv`` for a gloo recv).
 4. The backend is the innermost frame matching a backend rule, anywhere on the stack.
 5. The event loop is the innermost function matching ``EVENT_LOOP``.
+
+Whether a stack is whole (``parsers.pyspy``: ``partial`` is false) is also decided here: its base
+(outermost frame, native frames left aside when the stack has Python frames) must match an
+``ENTRY_RULES`` row, where a thread or the interpreter starts running code.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ WAIT_CLASSES = (
     "zmq_poll",
     "queue_wait",
     "sleep",
+    "idle",
     "running",
 )
 BACKENDS = ("nccl", "gloo", "hccl")
@@ -213,11 +220,48 @@ BACKEND_RULES: tuple[BackendRule, ...] = (
     ),
 )
 
+@dataclass(frozen=True)
+class EntryRule:
+    """One frame that can sit at the base of a whole stack: ``function``/``file`` regexes as in
+    ``WaitRule``; ``native`` rules judge a stack with no Python frame at all (else the outermost
+    Python frame is judged by the Python rules); ``sample`` must match; ``origin`` says who starts it."""
+
+    name: str
+    function: str
+    file: str | None
+    native: bool
+    sample: tuple[str, str]
+    origin: str
+
+
+ENTRY_RULES: tuple[EntryRule, ...] = (
+    EntryRule(
+        "module", r"^<module>$", None, False, ("<module>", "pretrain_gpt.py"),
+        "top level of a script, of python -c (<string>), of a multiprocessing spawn child (<string>:1)",
+    ),
+    EntryRule(
+        "threading", r"^_bootstrap$", r"(?:^|/)threading\.py$", False, ("_bootstrap", "threading.py"),
+        "threading.Thread: _bootstrap → _bootstrap_inner → run (every Python 3)",
+    ),
+    EntryRule(
+        "runpy", r"^_run_module_as_main$", r"runpy", False, ("_run_module_as_main", "<frozen runpy>"),
+        "python -m (runpy.py before 3.11, <frozen runpy> since)",
+    ),
+    EntryRule(
+        "native_start", r"^(?:clone3?|start_thread|_start|__libc_start_main|__libc_start_call_main|main"
+        r"|Py_BytesMain|Py_RunMain|pythread_wrapper|thread_run)$", None, True, ("start_thread", "libc.so.6"),
+        "libc thread/process start, CPython's main and thread trampolines (py-spy --native)",
+    ),
+)
+
 EVENT_LOOP = r"^event_loop_\w+$"
 EVENT_LOOP_SAMPLE = "event_loop_overlap_disagg_decode"
 
 _COMPILED_WAIT = [
     (rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in WAIT_RULES
+]
+_COMPILED_ENTRY = [
+    (rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in ENTRY_RULES
 ]
 _COMPILED_BACKEND = [(rule, re.compile(rule.pattern)) for rule in BACKEND_RULES]
 _EVENT_LOOP_RE = re.compile(EVENT_LOOP)
@@ -230,6 +274,19 @@ def match_wait(function: str | None, file: str | None) -> WaitRule | None:
         return None
     for rule, fn_re, file_re in _COMPILED_WAIT:
         if fn_re.search(function) and (file_re is None or (file is not None and file_re.search(file))):
+            return rule
+    return None
+
+
+@lru_cache(maxsize=1 << 16)
+def match_entry(function: str | None, file: str | None, native: bool = False) -> EntryRule | None:
+    """The ``ENTRY_RULES`` row (of the Python or the ``native`` kind) matching one frame, or None."""
+    if not function:
+        return None
+    for rule, fn_re, file_re in _COMPILED_ENTRY:
+        if rule.native != native or not fn_re.search(function):
+            continue
+        if file_re is None or (file and file_re.search(file)):
             return rule
     return None
 

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logcorr import readers
+from logcorr.ingest import ingest
 from logcorr.parsers import pyspy_rules
 from logcorr.parsers.pyspy import (
+    _RE,
     CAPTURES,
     LINE_FORMATS,
     LINE_KINDS,
@@ -49,8 +51,9 @@ def frames_of(result, capture_seq: int, thread_id) -> list[str | None]:
     return rows.sort("depth")["function"].to_list()
 
 
-def check_lines_kept(text: str, result) -> None:
-    """Every line has one kind; unknown ones are in unparsed_lines/other_lines, frames in the table."""
+def check_lines_kept(text: str, result, shared: int = 0) -> None:
+    """Every line has one kind; unknown ones are in unparsed_lines/other_lines, frames in the table
+    (``shared``: frame rows that are copies of a grouped form's stack, on top of the frame lines)."""
     lines = text.splitlines()
     kinds = result.line_kinds
     assert len(kinds) == len(lines)
@@ -61,7 +64,7 @@ def check_lines_kept(text: str, result) -> None:
         # a line read as blank is blank once ANSI codes and a compose/kubectl prefix are gone
         assert kind != "blank" or not _clean(line).strip(), line
     if "json" not in kinds:
-        assert result.frames["function"].is_not_null().sum() == kinds.count("frame")
+        assert result.frames["function"].is_not_null().sum() == kinds.count("frame") + shared
         locals_lines = sum(len(t.split("\n")) for t in result.frames["locals"].drop_nulls())
         assert locals_lines == kinds.count("locals")
     thread_rows = result.captures.height
@@ -78,9 +81,10 @@ def test_pyspy_01_gloo_waitrecv_native_two_fragments():
     assert r.unparsed_lines == []
     caps = r.captures
     assert caps["capture_seq"].unique().sort().to_list() == [0, 1, 2]
-    # fragment 1 starts mid-dump: its threads are still there, marked partial, pid unknown
+    # fragment 1 starts mid-dump: its threads are still there, pid unknown; the first one starts
+    # mid-thread (partial), the second is whole (_bootstrap under its libc frames)
     head = caps.filter(pl.col("capture_seq") == 0)
-    assert head["partial"].to_list() == [True, True]
+    assert head["partial"].to_list() == [True, False]
     assert head["pid"].to_list() == [None, None]
     assert head["thread_id"].to_list() == [None, 90522]
     assert head["n_frames"].to_list() == [10, 13]
@@ -94,11 +98,14 @@ def test_pyspy_01_gloo_waitrecv_native_two_fragments():
     assert (main["wait_class"], main["backend"]) == ("recv", "gloo")
     assert main["wait_frame"] == "gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)"
     assert main["capture_ts"] == datetime(2026, 1, 29, 13, 12, 37, tzinfo=UTC)
-    assert not main["partial"]
+    assert main["partial"] and main["n_frames"] == 4  # the excerpt stops at RecvWork::wait
     assert "gloo::transport::tcp::UnboundBuffer::waitRecv" in frames_of(r, 1, 88693)
-    # fragment 2: Python header without Process line, last frame cut by the paste and kept whole
+    # fragment 2: Python header without Process line (pid unknown, not taken from the thread id),
+    # last frame cut by the paste and kept whole
     frag2 = only(caps, capture_seq=2)
-    assert frag2["partial"] and frag2["pid"] == 88692 and (frag2["wait_class"], frag2["backend"]) == ("recv", "gloo")
+    assert frag2["partial"] and frag2["pid"] is None
+    assert (frag2["wait_class"], frag2["backend"]) == ("recv", "gloo")
+    assert (frag2["thread_id"], frag2["is_main"]) == (88692, True)
     last_line = text.splitlines()[-1]
     assert len(last_line) == 1000
     last = r.frames.filter(pl.col("capture_id") == frag2["capture_id"]).sort("depth").row(-1, named=True)
@@ -115,7 +122,8 @@ def test_pyspy_02_shell_prompt_and_header():
     assert r.line_kinds[2] == "decoration"  # the pgrep | xargs py-spy dump command line
     assert r.other_lines == [] and r.unparsed_lines == []
     c = only(r.captures)
-    assert c["pid"] == 39 and c["python_version"] == "3.10.12" and not c["partial"]
+    assert c["pid"] == 39 and c["python_version"] == "3.10.12"
+    assert c["partial"]  # the excerpt stops at backward (accelerate/utils/deepspeed.py:166)
     assert c["process_name"].startswith("/usr/bin/python3.10 -u src/app/scripts/fine_tune_accelerate.py")
     assert c["thread_name"] == "MainThread" and c["n_frames"] == 8
     assert c["innermost"] == "backward (torch/autograd/__init__.py:266)"
@@ -128,8 +136,11 @@ def test_pyspy_03_unnamed_threads_without_frames_and_all_gather():
     check_lines_kept(text, r)
     caps = r.captures
     assert caps["thread_id"].to_list() == [42, 928, 4076, 4077, 4078, 4079]
-    assert caps["partial"].all()  # starts mid-dump
-    assert only(caps, thread_id=42)["is_main"] and caps["pid"].unique().to_list() == [42]
+    # starts mid-dump (no Process line): pid unknown, never the main thread's id; stacks whole down
+    # to <module> / _bootstrap, empty ones whole, the last one cut by the excerpt
+    assert caps["pid"].to_list() == [None] * 6 and only(caps, thread_id=42)["is_main"]
+    assert caps["partial"].to_list() == [False, False, False, False, False, True]
+    # unnamed frameless headers in a row before an active one are not the grouped form
     for tid in (4076, 4077, 4078):
         c = only(caps, thread_id=tid)
         assert (c["thread_name"], c["thread_state"], c["n_frames"], c["wait_class"]) == (None, "idle", 0, None)
@@ -206,6 +217,54 @@ def test_sglang_09_native_dump_in_log_line_without_ranks():
     assert only(caps, thread_id=187)["wait_class"] == "queue_wait"
 
 
+REAL2_10 = "real2/10_pyspy_megatron_grouped_threads_allreduce_recv.txt"
+ALL_REDUCE_1316 = "all_reduce (torch/distributed/distributed_c10d.py:1316)"
+RECV_1002 = "recv (torch/distributed/distributed_c10d.py:1002)"
+
+
+def check_real2_10(captures: pl.DataFrame, stacks: pl.DataFrame) -> None:
+    caps = captures.sort("thread_id")
+    assert caps["thread_id"].to_list() == list(range(686181, 686189))
+    assert caps["n_frames"].to_list() == [10] * 4 + [12] * 4
+    assert caps["wait_class"].to_list() == ["all_reduce"] * 4 + ["recv"] * 4
+    assert caps["innermost"].to_list() == [ALL_REDUCE_1316] * 4 + [RECV_1002] * 4
+    assert caps["pid"].to_list() == [None] * 8  # no Process line: never a thread id
+    assert caps["partial"].to_list() == [False] * 8  # every stack reaches <module> (pretrain_gpt.py:249)
+    assert caps["thread_name"].unique().to_list() == ["MainThread"] and caps["is_main"].all()
+    assert caps["thread_state"].unique().to_list() == ["active"]
+    assert caps["fingerprint"].n_unique() == 2 and caps["capture_id"].n_unique() == 8  # 8 processes
+    per_thread = stacks.group_by("thread_id").agg(pl.len(), pl.col("function").sort_by("depth"))
+    per_thread = per_thread.sort("thread_id")
+    assert per_thread["len"].to_list() == [10] * 4 + [12] * 4
+    functions = per_thread["function"].to_list()
+    for stack in functions[:4]:
+        assert stack[:2] == ["all_reduce", "_reduce_outputs"] and stack[-1] == "<module>"
+    for stack in functions[4:]:
+        assert stack[:3] == ["recv", "recv", "_exec_recv_activations"] and stack[-1] == "<module>"
+    assert not stacks["partial"].any() and stacks["pid"].null_count() == stacks.height
+
+
+def test_real2_10_grouped_threads_share_their_stack():
+    text = case(REAL2_10)
+    r = parse_dump(text)
+    check_lines_kept(text, r, shared=3 * 10 + 3 * 12)
+    assert r.unparsed_lines == [] and r.other_lines == []
+    assert r.line_kinds.count("thread") == 8 and r.line_kinds.count("frame") == 22
+    check_real2_10(r.captures, r.frames)
+
+
+def test_real2_10_ingested_end_to_end(tmp_path):
+    path = CASES / REAL2_10
+    if not path.exists():
+        pytest.skip(f"real case {REAL2_10} not found under {CASES}")
+    out = tmp_path / "out"
+    ingest([path], out)
+    captures = pl.read_parquet(out / "captures" / "**" / "*.parquet")
+    stacks = pl.read_parquet(out / "stacks" / "**" / "*.parquet")
+    assert captures.height == 8 and stacks.height == 4 * 10 + 4 * 12
+    check_real2_10(captures, stacks)
+
+
 # --- formats -----------------------------------------------------------------------------------------
 
 
@@ -220,6 +279,8 @@ def test_every_rule_sample_is_recognised_by_its_rule():
         assert pyspy_rules.match_wait(*rule.sample) is rule, rule.name
     for rule in pyspy_rules.BACKEND_RULES:
         assert pyspy_rules.match_backend(*rule.sample) == rule.backend, rule.name
+    for rule in pyspy_rules.ENTRY_RULES:
+        assert pyspy_rules.match_entry(*rule.sample, native=rule.native) is rule, rule.name
     assert pyspy_rules.match_event_loop(pyspy_rules.EVENT_LOOP_SAMPLE)
     assert classify_stack([("select", "selectors.py", 415)]).wait_class == "running"
 
@@ -406,6 +467,137 @@ def test_sniff(tmp_path):
     assert sniff("[2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)\n") == "text"
 
 
+# --- grouped form, partial stacks, idle threads, pid (issue 15 item 6) --------------------------------
+
+GROUPED = """\
+Thread 501 (active): "MainThread"
+Thread 502 (active): "MainThread"
+    all_reduce (torch/distributed/distributed_c10d.py:1316)
+    train (megatron/training.py:904)
+    <module> (pretrain_gpt.py:249)
+Thread 503 (idle): "MainThread"
+Thread 504 (idle): "MainThread"
+Thread 505 (idle): "MainThread"
+    recv (torch/distributed/distributed_c10d.py:1002)
+    _exec_recv_activations (deepspeed/runtime/pipe/engine.py:1073)
+"""
+
+
+def test_grouped_form_gives_the_shared_stack_to_every_thread_of_the_group():
+    r = parse_dump(GROUPED)
+    check_lines_kept(GROUPED, r, shared=3 + 2 * 2)
+    caps = r.captures
+    assert caps["thread_id"].to_list() == [501, 502, 503, 504, 505]
+    assert caps["n_frames"].to_list() == [3, 3, 2, 2, 2]
+    assert caps["wait_class"].to_list() == ["all_reduce"] * 2 + ["recv"] * 3
+    assert caps["innermost"].to_list()[2:] == ["recv (torch/distributed/distributed_c10d.py:1002)"] * 3
+    # the second group's stack is cut (no entry frame at its base): every copy says so
+    assert caps["partial"].to_list() == [False, False, True, True, True]
+    assert caps["capture_id"].n_unique() == 5 and caps["pid"].null_count() == 5
+    assert frames_of(r, 0, 501) == ["all_reduce", "train", "<module>"]
+    assert only(r.frames, thread_id=504, depth=1)["function"] == "_exec_recv_activations"
+
+
+def test_frameless_headers_that_are_not_a_group_keep_an_empty_stack():
+    # unnamed (threads running no Python code, as in pyspy/03), or named otherwise than the stack's
+    text = (
+        "Process 9: python train.py\nPython v3.11.4 (/usr/bin/python3)\n\n"
+        'Thread 4076 (idle)\nThread 4077 (idle)\nThread 4079 (idle)\n    get (queue.py:171)\n'
+        '    run (worker.py:3)\n    _bootstrap (threading.py:1002)\n'
+        'Thread 9 (idle): "MainThread"\nThread 12 (idle): "Thread-1"\n    wait (threading.py:320)\n'
+    )
+    r = parse_dump(text)
+    check_lines_kept(text, r)
+    caps = r.captures
+    assert caps["thread_id"].to_list() == [4076, 4077, 4079, 9, 12]
+    assert caps["n_frames"].to_list() == [0, 0, 3, 0, 1]
+    assert caps["wait_class"].to_list() == [None, None, "queue_wait", None, "queue_wait"]
+    assert caps["pid"].unique().to_list() == [9] and caps["capture_id"].n_unique() == 1
+
+
+def test_partial_is_a_stack_without_an_entry_frame_at_its_base():
+    def partial(stack: str) -> bool:
+        head = 'Process 7: python x.py\nPython v3.12.3 (/usr/bin/python3)\n\nThread 7 (idle): "MainThread"\n'
+        r = parse_dump(head + stack)
+        return only(r.captures)["partial"]
+
+    assert not partial("    step (worker.py:12)\n    <module> (worker.py:30)\n")
+    assert not partial("    <module> (<string>:1)\n")  # a multiprocessing spawn child, python -c
+    assert not partial(
+        "    wait (threading.py:359)\n    run (threading.py:1010)\n    _bootstrap_inner (threading.py:1073)\n"
+        "    _bootstrap (threading.py:1030)\n    0x7f259f405aa4 (libc.so.6)\n    0x7f259f492c6c (libc.so.6)\n"
+    )
+    assert not partial(
+        "    main (pkg/cli.py:5)\n    _run_code (<frozen runpy>:88)\n    _run_module_as_main (<frozen runpy>:198)\n"
+    )
+    assert not partial("    epoll_wait (libc.so.6)\n    start_thread (libc.so.6)\n    clone3 (libc.so.6)\n")
+    # cut: a base that is no entry (excerpts of sglang/07, pyspy/02), natives only down to an address
+    assert partial(
+        "    send (torch/distributed/distributed_c10d.py:2487)\n    run_scheduler_process (scheduler.py:2618)\n"
+    )
+    assert partial("    backward (torch/_tensor.py:522)\n    backward (accelerate/utils/deepspeed.py:166)\n")
+    assert partial("    run (subprocess.py:550)\n    pyspy_dump_schedulers (utils/common.py:2317)\n")
+    assert partial("    pthread_cond_timedwait (libc.so.6)\n    0x7fa2d1487d71 (libc.so.6)\n")
+    assert not partial("")  # a thread running no Python code: nothing is cut
+
+
+def test_an_elision_inside_a_stack_makes_it_partial():
+    text = (
+        'Thread 1 (active): "MainThread"\n    all_reduce (torch/distributed/distributed_c10d.py:1316)\n'
+        "    ...\n    <module> (pretrain_gpt.py:249)\n"
+        'Thread 2 (idle): "Thread-1"\n    wait (threading.py:320)\n    _bootstrap (threading.py:1002)\n'
+        "    [... 3 threads omitted ...]\n"
+        'Thread 3 (idle): "Thread-2"\n    …\n'
+        'Thread 4 (idle): "Thread-3"\n    get (queue.py:171)\n    <snip>\n    _bootstrap (threading.py:1002)\n'
+    )
+    r = parse_dump(text)
+    check_lines_kept(text, r)
+    assert r.line_kinds.count("elision") == 4 and r.unparsed_lines == []
+    caps = r.captures
+    assert caps["thread_id"].to_list() == [1, 2, 3, 4]
+    # frames on both sides of the cut; after a whole stack it cuts threads, not the stack
+    assert caps["partial"].to_list() == [True, False, True, True]
+    assert caps["n_frames"].to_list() == [2, 2, 0, 2]
+    assert frames_of(r, 0, 1) == ["all_reduce", "<module>"]
+    for line in ("...", "    …", "    ... (12 more frames)", "  (...)", "[snip]", "<truncated>"):
+        assert re.match(_RE["elision"], line), line
+    for line in ("    <module> (x.py:1)", "    <lambda> (x.py:2)", "    [pod/x] y (z.py:3)"):
+        assert not re.match(_RE["elision"], line), line
+
+
+def test_a_thread_py_spy_calls_idle_is_never_running():
+    text = (
+        "Process 5: python serve.py\nPython v3.12.3 (/usr/bin/python3)\n\n"
+        'Thread 5 (idle): "MainThread"\n    select (selectors.py:415)\n    <module> (serve.py:9)\n'
+        'Thread 6 (active): "Thread-1"\n    select (selectors.py:415)\n    _bootstrap (threading.py:1030)\n'
+        'Thread 7 (idle): "Thread-2"\n    all_reduce (torch/distributed/distributed_c10d.py:1316)\n'
+    )
+    r = parse_dump(text)
+    assert r.captures["wait_class"].to_list() == ["idle", "running", "all_reduce"]
+    assert classify_stack([("select", "selectors.py", 415)], "idle").wait_class == "idle"
+    assert classify_stack([("select", "selectors.py", 415)], "active+gil").wait_class == "running"
+    assert classify_stack([], "idle").wait_class is None
+    js = (
+        '[{"pid": 3, "thread_id": 3, "active": false, "owns_gil": false,'
+        ' "frames": [{"name": "poll", "filename": "x.py", "line": 2}]}]'
+    )
+    c = only(parse_dump(js).captures)
+    assert (c["thread_state"], c["wait_class"]) == ("idle", "idle")
+
+
+def test_without_a_process_line_the_pid_is_null():
+    bare = 'Thread 4 (idle): "MainThread"\n    x (a.py:1)\n    <module> (a.py:3)\n'
+    c = only(parse_dump(bare).captures)
+    assert (c["pid"], c["thread_id"], c["is_main"], c["partial"]) == (None, 4, True, False)
+    c = only(parse_dump("Python v3.12.3 (/usr/bin/python3)\n\n" + bare).captures)
+    assert c["pid"] is None
+    assert only(parse_dump("Process 4: python a.py\n" + bare).captures)["pid"] == 4
+    # a second main thread is another process: the hint names the first one only
+    two = bare + bare.replace("Thread 4", "Thread 5")
+    caps = parse_dump(two, pid_hint=77).captures
+    assert caps["pid"].to_list() == [77, None] and caps["capture_id"].n_unique() == 2
+
+
 # --- synthetic SGLang TP desync --------------------------------------------------------------------
 
 GLOO_BROADCAST = """\
@@ -575,6 +767,7 @@ DUMP_LINES = [
     "[", "  {", '    "pid": 12,', '    "frames": [', "    ]", "  }", "]", "", "   ", "sglang-1  | ",
     "$ py-spy dump --pid 12", "**TP1**", "garbage (", "    cut (torch/dist", "\x1b[1mThread 3\x1b[0m (idle)",
     "[2026-01-29 13:12:37 TP1] Watchdog timeout", '[{"pid": 1, "frames": []}]', "\t x (y.py:2)",
+    "    ...", "    <module> (a.py:1)", "    _bootstrap (threading.py:1030)",
 ]
 
 

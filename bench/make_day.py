@@ -128,8 +128,17 @@ class Stats:
 class Day:
     """Generates the entries of one day in time order and formats them as export bytes."""
 
-    def __init__(self, entries: int, seed: int, start: datetime, shared_pid: bool, tz_hours: float) -> None:
+    def __init__(
+        self,
+        entries: int,
+        seed: int,
+        start: datetime,
+        shared_pid: bool,
+        tz_hours: float,
+        routine_dumps: int | None = None,
+    ) -> None:
         self.n = entries
+        self.routine_dumps = routine_dumps
         self.rng = random.Random(seed)
         self.start_us = int(start.timestamp() * 1_000_000)
         self.tz_us = int(tz_hours * 3_600_000_000)  # engines print local time, the router UTC
@@ -577,7 +586,8 @@ class Day:
         """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
         rng = self.rng
         middle = self.start_us + DAY_US // 2
-        dump_every = max(self.n // 400_000, 1)  # a few ordinary embedded dumps per day
+        # a few ordinary embedded dumps per day (one per 400 k entries unless told)
+        dump_every = self.routine_dumps if self.routine_dumps is not None else max(self.n // 400_000, 1)
         dump_times = sorted(self.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
         state = "before"
         self.dumps_at = self.restart_at = None
@@ -762,6 +772,7 @@ def make_day(
     shared_pid: bool = False,
     tz_hours: float = 0.0,
     check_json: bool = False,
+    routine_dumps: int | None = None,
     log=print,
 ) -> dict:
     """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
@@ -776,6 +787,8 @@ def make_day(
         shared_pid: every line of a unit gets the main pid (journald's view of an inherited stdout).
         tz_hours: offset of the engines' local time (in their line headers) from UTC.
         check_json: compare ``day.json`` with one ``journalctl --directory`` run (slow).
+        routine_dumps: ordinary py-spy dumps of one idle rank at random times of the day (default:
+            one per 400,000 entries, at least one); some fall after the restart, by new pids.
         log: called with one progress line per step.
 
     Raises:
@@ -788,7 +801,7 @@ def make_day(
         raise FileNotFoundError(
             f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
         )
-    day = Day(entries, seed, start, shared_pid, tz_hours)
+    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps)
     timings = {}
     began = time.monotonic()
     remote = None
@@ -859,6 +872,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared-pid", action="store_true", help="all lines of a unit carry the main pid")
     ap.add_argument("--check-json", action="store_true", help="verify day.json against one journalctl run")
     ap.add_argument("--tz-hours", type=float, default=0.0, help="engines' local time offset from UTC")
+    ap.add_argument(
+        "--routine-dumps",
+        type=int,
+        default=None,
+        help="ordinary py-spy dumps in the day (default: 1 per 400k entries)",
+    )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
@@ -875,6 +894,7 @@ def main(argv: list[str] | None = None) -> int:
         shared_pid=args.shared_pid,
         tz_hours=args.tz_hours,
         check_json=args.check_json,
+        routine_dumps=args.routine_dumps,
         log=lambda s: print(s, file=sys.stderr),
     )
     print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))

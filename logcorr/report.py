@@ -152,14 +152,20 @@ def report(out: Path) -> str:
     lines += _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
     lines += _stops(wedge, lbr)
-    lines += ["", "## Where each rank waits (desync: stuck_ranks, last py-spy capture per rank)", ""]
+    lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
     if stuck.height:
         verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
-            pl.first("verdict"), pl.first("groups")
+            pl.first("verdict"),
+            pl.first("groups"),
+            pl.first("round_ts"),
+            pl.first("round_end_ts"),
+            pl.first("round_basis"),
+            pl.first("rounds"),
         )
         for row in verdicts.iter_rows(named=True):
             pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
-            lines.append(f"- {row['role']}{pp}: **{row['verdict']}**: {row['groups']}")
+            role = row["role"] or "unknown role"
+            lines.append(f"- {role}{pp}: **{row['verdict']}**: {row['groups']} ({_round(row)})")
         lines.append("")
         lines += _table(
             stuck,
@@ -241,12 +247,18 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
             role = role_or_none or "unknown role (a dump whose pid logged nothing here)"
             verdicts = sorted(set(grp["verdict"].drop_nulls()))
             groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
+            when = _round(grp.row(0, named=True))
             if "divergent" in verdicts:
                 lines.append(
-                    f"- **TP desync in {role}**: its ranks wait in different places in their last captures: {groups}."
+                    f"- **TP desync in {role}**: its ranks wait in different places: {groups} ({when})."
                 )
-            else:
-                lines.append(f"- {role[0].upper() + role[1:]} ranks are in lockstep: {groups}.")
+            elif verdicts == ["lockstep"]:
+                lines.append(f"- {role[0].upper() + role[1:]} ranks are in lockstep: {groups} ({when}).")
+            else:  # "cannot tell: one rank captured" / "no rank captured" (lockstep needs two ranks)
+                why = "; ".join(v.removeprefix("cannot tell: ") for v in verdicts if v != "lockstep")
+                lines.append(
+                    f"- {role[0].upper() + role[1:]}: lockstep or desync cannot be told: {why} ({groups}; {when})."
+                )
     asserted = a2a.filter(pl.col("asserted"))
     if asserted.height:
         for (room, role), grp in asserted.group_by("bootstrap_room", "assert_role", maintain_order=True):
@@ -309,7 +321,11 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
     """A unit systemd saw crash or restart, from its lifecycle rows."""
     lines = []
     for u in units.filter((pl.col("crashes") > 0) | (pl.col("restarts_scheduled") > 0)).iter_rows(named=True):
-        how = f"its main process exited ({u['last_exit']}) at {_t(u['last_exit_ts'])}" if u["last_exit"] else "it failed"
+        how = (
+            f"its main process exited ({u['last_exit']}) at {_t(u['last_exit_ts'])}"
+            if u["last_exit"]
+            else "it failed"
+        )
         again = (
             f"; systemd restarted it {u['restarts_scheduled']} time(s) (restart counter {u['max_restart_counter']})"
             if u["restarts_scheduled"]
@@ -317,6 +333,18 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
         )
         lines.append(f"- **{u['unit']}** ({u['role']}): {how}, {u['crashes']} crash(es) in all{again}.")
     return lines
+
+
+def _round(row: dict) -> str:
+    """Which round of py-spy captures a desync verdict rests on, in words."""
+    if row.get("round_ts") is None:
+        return "py-spy captures without a capture time: whether they were taken together cannot be told"
+    when = _t(row["round_ts"])
+    if row.get("round_end_ts") is not None and row["round_end_ts"] != row["round_ts"]:
+        when += f" to {_t(row['round_end_ts'], date=False)}"
+    others = (row.get("rounds") or 1) - 1
+    rounds = f"; {others} other round(s) in the data not compared" if others > 0 else ""
+    return f"py-spy round of {when}, {row.get('round_basis') or '?'}{rounds}"
 
 
 def _aborts(a2a: pl.DataFrame) -> list[str]:

@@ -702,7 +702,9 @@ def test_no_progress_needs_same_stack_and_a_small_gap():
     moved = engine("decode", [GLOO_BROADCAST], 3000, T0 + timedelta(seconds=5), "2")
     late = engine("decode", [NCCL_ALL_REDUCE], 3000, T0 + timedelta(hours=2), "3")
     assert stuck_ranks(pl.concat([first, moved]))["no_progress"].to_list() == [False]
-    assert stuck_ranks(pl.concat([first, late]))["no_progress"].to_list() == [False]
+    hours_later = stuck_ranks(pl.concat([first, late]))  # two hours apart: two rounds, one row each
+    assert hours_later["round_no"].to_list() == [1, 2]
+    assert hours_later["no_progress"].to_list() == [False, False]
     same = stuck_ranks(pl.concat([first, engine("decode", [NCCL_ALL_REDUCE], 3000, T0 + timedelta(seconds=3), "4")]))
     assert same["no_progress"].to_list() == [True] and same["n_captures"].to_list() == [2]
     assert same["capture_id"][0] != first["capture_id"][0]  # the later capture is the one reported
@@ -717,10 +719,106 @@ def test_same_class_different_stacks_get_numbered_groups():
     assert set(out["groups"]) == {"all_reduce(nccl)#1: TP0,TP2 | all_reduce(nccl)#2: TP1,TP3"}
 
 
-def run_sql(captures: pl.DataFrame, frames: pl.DataFrame | None = None, max_gap_s=None) -> pl.DataFrame:
+IDLE_RECV = """\
+    recv_pyobj (zmq/sugar/socket.py:1051)
+    recv_requests (sglang/srt/managers/scheduler.py:1098)
+    event_loop_overlap_disagg_decode (sglang/srt/disaggregation/decode.py:812)
+    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)
+"""
+
+
+def one_rank(role: str, tp: int, pid: int, stack: str, ts: datetime, pos: str) -> pl.DataFrame:
+    text = sglang_dump(tp, pid, stack)
+    return parse_dump(
+        text, source=f"{role}.journal", source_pos=pos, capture_ts=ts, host="gpu-1", role_hint=role
+    ).captures
+
+
+def test_routine_dumps_after_the_restart_are_rounds_of_their_own():
+    """bench/make_day.py's day: the incident's dumps, then, hours after the restart, single dumps of
+    new pids. Each verdict compares one round; the incident round keeps its split."""
+    after = [
+        one_rank("decode", 0, 4000, IDLE_RECV, T0 + timedelta(hours=6), "40"),
+        one_rank("decode", 2, 4002, IDLE_RECV, T0 + timedelta(hours=10), "50"),
+        one_rank("prefill", 3, 5003, IDLE_RECV, T0 + timedelta(hours=10, seconds=2), "60"),
+    ]
+    out = stuck_ranks(pl.concat([incident(second_decode_dump=False), *after]))
+    decode = out.filter(pl.col("role") == "decode")
+    assert decode["round_no"].to_list() == [1] * 4 + [2, 3]
+    first = decode.filter(pl.col("round_no") == 1)
+    assert set(first["groups"]) == {"broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3"}
+    assert set(first["verdict"]) == {"divergent"} and set(first["round_ts"]) == {T0}
+    assert first["latest_round"].to_list() == [False] * 4
+    later = decode.filter(pl.col("round_no") > 1)
+    assert later["verdict"].to_list() == ["cannot tell: one rank captured"] * 2
+    assert later["latest_round"].to_list() == [False, True] and later["rounds"].to_list() == [3, 3]
+    prefill = out.filter(pl.col("role") == "prefill")
+    assert prefill["round_no"].to_list() == [1] * 4 + [2]
+    assert set(prefill.filter(pl.col("round_no") == 1)["verdict"]) == {"lockstep"}
+
+
+def test_a_new_pid_of_a_rank_opens_a_new_round_even_seconds_later():
+    before = one_rank("decode", 0, 3000, NCCL_ALL_REDUCE, T0, "1")
+    peer = one_rank("decode", 1, 3001, NCCL_ALL_REDUCE, T0 + timedelta(seconds=1), "2")
+    restarted = one_rank("decode", 0, 4000, IDLE_RECV, T0 + timedelta(seconds=4), "3")
+    out = stuck_ranks(pl.concat([before, peer, restarted]))
+    assert out["round_no"].to_list() == [1, 1, 2]
+    assert out["verdict"].to_list() == ["lockstep", "lockstep", "cannot tell: one rank captured"]
+
+
+def test_round_gap_parameter():
+    caps = pl.concat(
+        [
+            one_rank("decode", tp, 3000 + tp, NCCL_ALL_REDUCE, T0 + timedelta(seconds=20 * tp), str(tp))
+            for tp in range(3)
+        ]
+    )
+    assert stuck_ranks(caps)["round_no"].to_list() == [1, 1, 1]  # each 20 s after the previous: one pass
+    assert run_sql(caps, round_gap_s=10)["round_no"].to_list() == [1, 2, 3]
+
+
+def test_one_wait_is_one_group_named_with_the_backend_any_stack_shows():
+    """recv_requests seen without its broadcast frames (classed broadcast, no backend) is the same wait
+    as a gloo broadcast that shows its backend: one group, named broadcast(gloo)."""
+    caps = engine("decode", [GLOO_BROADCAST, IDLE_RECV, NCCL_ALL_REDUCE, NCCL_ALL_REDUCE], 3000, T0, "1")
+    assert caps.filter(pl.col("is_main"))["wait_class"].to_list()[:2] == ["broadcast", "broadcast"]
+    assert caps.filter(pl.col("is_main"))["backend"].to_list()[:2] == ["gloo", None]
+    out = stuck_ranks(caps)
+    assert out["wait_label"].to_list() == ["broadcast(gloo)"] * 2 + ["all_reduce(nccl)"] * 2
+    assert set(out["groups"]) == {
+        "broadcast(gloo)#1: TP0 | broadcast(gloo)#2: TP1 | all_reduce(nccl): TP2,TP3"
+    }
+    assert set(out["verdict"]) == {"divergent"}
+
+
+def test_lockstep_needs_two_ranks_and_a_launcher_is_not_a_rank():
+    launcher = parse_dump(
+        'Process 2999: sglang::launch\nPython v3.12.3 (/usr/bin/python3.12)\n\nThread 2999 (idle): "MainThread"\n'
+        + NCCL_ALL_REDUCE,
+        source="decode.journal",
+        source_pos="9",
+        capture_ts=T0,
+        host="gpu-1",
+        role_hint="decode",
+    ).captures
+    rank = one_rank("decode", 0, 3000, NCCL_ALL_REDUCE, T0 + timedelta(seconds=1), "1")
+    out = stuck_ranks(pl.concat([launcher, rank]))
+    assert out["is_rank"].to_list() == [True, False] and out["rank_label"].to_list() == ["TP0", "pid2999"]
+    assert set(out["verdict"]) == {"cannot tell: one rank captured"}
+    assert set(out["groups"]) == {"all_reduce(nccl): TP0"} and set(out["ranks_in_group"]) == {1}
+    alone = stuck_ranks(launcher)
+    assert alone["verdict"].to_list() == ["cannot tell: no rank captured"]
+    assert alone["groups"].to_list() == ["all_reduce(nccl): pid2999"]
+
+
+def run_sql(
+    captures: pl.DataFrame, frames: pl.DataFrame | None = None, max_gap_s=None, round_gap_s=None
+) -> pl.DataFrame:
     con = duckdb.connect()
     if max_gap_s is not None:
         con.execute(f"SET VARIABLE max_gap_s = '{max_gap_s}'")
+    if round_gap_s is not None:
+        con.execute(f"SET VARIABLE round_gap_s = '{round_gap_s}'")
     con.register("captures", captures.to_arrow())
     if frames is not None:
         con.register("stacks", frames.to_arrow())

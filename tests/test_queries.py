@@ -357,6 +357,22 @@ def test_desync_on_the_sample(sample_out, sample_con):
     # prefill's ranks have one capture each: whether they progressed cannot be said (the report
     # showed "no" under "no progress", read as "they progressed")
     assert rows.filter(pl.col("role") == "prefill")["no_progress"].is_null().all()
+    # one round per engine: decode's watchdog dumps in the journal, taken while decode was wedged;
+    # prefill has only bare files without a time (its round says so)
+    basis = dict(rows.select("role", "round_basis").unique().iter_rows())
+    stop = q(sample_out, "wedge", sample_con).filter(pl.col("verdict").str.starts_with("wedged"))[
+        "stopped_ts"
+    ][0]
+    assert basis == {
+        "prefill": "captures without time",
+        "decode": f"during the stop of decode at {stop:%H:%M:%S} (wedged)",
+    }
+    decode = rows.filter(pl.col("role") == "decode")
+    assert (decode["capture_ts"] >= decode["round_ts"]).all() and (
+        decode["capture_ts"] <= decode["round_end_ts"]
+    ).all()
+    assert rows.filter(pl.col("role") == "prefill")["round_ts"].is_null().all()
+    assert rows["is_rank"].all() and set(rows["ranks_in_group"]) == {4}
 
 
 def test_coverage_on_the_sample(sample_out, sample_con):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -149,3 +152,54 @@ def test_report_command_writes_a_file(sample_out, tmp_path):
     assert printed.exit_code == 0 and printed.output == target.read_text()
     missing = CliRunner().invoke(app, ["report", "-d", str(tmp_path / "nope")])
     assert missing.exit_code == 1 and "run logcorr ingest first" in missing.output
+
+
+# --- bench/make_day.py's synthetic day: the incident's dumps and routine dumps after the restart ---
+
+
+@pytest.fixture(scope="module")
+def day_out(tmp_path_factory) -> Path:
+    spec = importlib.util.spec_from_file_location("make_day", ROOT / "bench" / "make_day.py")
+    make_day = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_day", make_day)  # its dataclasses look their module up there
+    spec.loader.exec_module(make_day)
+    folder = tmp_path_factory.mktemp("day")
+    make_day.make_day(20_000, folder, journal=False, json_capture=False, routine_dumps=12, log=lambda _: None)
+    ingest([folder / "day.export"], folder / "out")
+    return folder / "out"
+
+
+def test_synthetic_day_desync_compares_the_incident_round(day_out):
+    """The generator dumps every rank at the incident (prefill all in one all_reduce; decode TP0-3 in a
+    gloo broadcast, TP4-7 in an all_reduce), then single routine dumps by the restarted processes
+    hours later: the verdict compares the incident's round, not each rank's last capture."""
+    con = saved.connect(day_out)
+    restart = saved.query(day_out, "wedge", con=con).filter(pl.col("role") == "decode")["restart_ts"].min()
+    stuck = saved.query(day_out, "stuck_ranks", con=con)
+    after = stuck.filter(pl.col("capture_ts") > restart)
+    assert set(after["role"]) == {"prefill", "decode"}  # the bug's setting: routine dumps of new pids
+    rows = saved.query(day_out, "desync", con=con)
+    assert rows.height == 16 and (rows["capture_ts"] < restart).all()
+    assert not set(rows["pid"]) & set(after["pid"])
+    eight = ",".join(f"TP{tp}" for tp in range(8))
+    groups = dict(rows.select("role", "groups").unique().iter_rows())
+    assert groups == {
+        "prefill": f"all_reduce(nccl): {eight}",
+        "decode": "broadcast(gloo): TP0,TP1,TP2,TP3 | all_reduce(nccl): TP4,TP5,TP6,TP7",
+    }
+    assert dict(rows.select("role", "verdict").unique().iter_rows()) == {
+        "prefill": "lockstep",
+        "decode": "divergent",
+    }
+    assert rows["round_basis"].str.starts_with("during the stop of ").all()  # the incident's, not the latest
+    verdict = section(report(day_out), "Verdict")
+    prefill_round = rows.filter(pl.col("role") == "prefill")["round_ts"][0]
+    assert (
+        f"Prefill ranks are in lockstep: all_reduce(nccl): {eight} (py-spy round of "
+        f"{prefill_round:%Y-%m-%d} {hms(prefill_round)} UTC" in verdict
+    )
+    assert (
+        "**TP desync in decode**: its ranks wait in different places: broadcast(gloo): TP0,TP1,TP2,TP3 | "
+        "all_reduce(nccl): TP4,TP5,TP6,TP7 (py-spy round of " in verdict
+    )
+    assert "cannot be told" not in verdict

@@ -33,7 +33,9 @@ from logcorr import saved as saved_queries
 from logcorr.saved import (
     SavedQuery,
     derived_view_sql,
+    parquet_glob,
     parquet_view_sql,
+    quote_ident,
     quote_literal,
     table_folders,
     view_order,
@@ -108,10 +110,10 @@ def write(
         )
         con.execute("USE lc")
         for table, folder in folders.items():
-            glob = str(folder / "**" / "*.parquet")
+            glob = parquet_glob(folder)
             if embed:
                 con.execute(
-                    f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, '
+                    f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
                     "union_by_name = true, hive_partitioning = false)"
                 )
             else:
@@ -129,7 +131,7 @@ def write(
                 error = f"a table named {q.name} exists"
             else:
                 try:
-                    con.execute(f'CREATE VIEW "{q.name}" AS {q.body()}')
+                    con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
                     result.views.append(q.name)
                 except duckdb.Error as e:
                     error = str(e).strip().splitlines()[0]
@@ -187,7 +189,7 @@ def views_sql(
         "",
     ]
     for table in folders:
-        lines.append(parquet_view_sql(table, f"{table}/**/*.parquet") + ";")
+        lines.append(parquet_view_sql(table, parquet_glob(table)) + ";")
     lines += [sql + ";" for sql in derived_view_sql(folders)]
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]
@@ -195,7 +197,7 @@ def views_sql(
             lines.append(f"-- not created here: {skipped[q.name]}")
             lines += [f"-- {line}" for line in q.body().splitlines()]
             continue
-        lines.append(f'CREATE OR REPLACE VIEW "{q.name}" AS')
+        lines.append(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS")
         lines.append(q.body() + ";")
     return "\n".join(lines) + "\n"
 

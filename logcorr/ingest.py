@@ -566,7 +566,7 @@ def _previous_events(folder: Path) -> pl.DataFrame:
         return pl.DataFrame(schema=EVENTS)
     cols = ["host", "pid", "role", *RANKS]
     return (
-        pl.scan_parquet(files, hive_partitioning=False)
+        pl.scan_parquet(files, hive_partitioning=False, glob=False)
         .select(cols)
         .filter(pl.col("tp_rank").is_not_null())
         .unique()
@@ -582,7 +582,7 @@ def _previous_entry_keys(folder: Path) -> np.ndarray:
         return np.empty(0, np.uint64)
     journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
     keys = (
-        pl.scan_parquet(files, hive_partitioning=False)
+        pl.scan_parquet(files, hive_partitioning=False, glob=False)
         .filter(journal_lines)
         .select(readers.ENTRY_KEY)
         .collect(engine="streaming")

@@ -24,6 +24,20 @@ import pyarrow.parquet as pq
 from logcorr.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
+# The tables an ingest writes (DESIGN.md "Tables"; ``ingest.table_schemas()`` gives their columns, and a
+# test keeps the two equal). Only folders of OUT with these names become views: a folder name is data
+# (copied in from another host's output), never SQL.
+TABLES = (
+    "events", "sources", "batches", "aborts", "transfer_errors", "requests", "rooms", "watchdogs",
+    "tracebacks", "stacks", "captures", "processes", "batch_seconds",
+)  # fmt: skip
+
+
+def glob_escape(path: str | Path) -> str:
+    """``path`` as a DuckDB or polars glob pattern that matches only itself: each of ``[ ] * ?``
+    wrapped in a bracket class (``out[1]`` → ``out[[]1[]]``), so an OUT named ``out[1]`` never
+    reads the files of a sibling ``out1``. Append ``/**/*.parquet`` after escaping."""
+    return re.sub(r"([\[\]*?])", r"[\1]", str(path))
 
 
 def _remove_stale(out: Path) -> None:

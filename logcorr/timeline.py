@@ -141,7 +141,7 @@ def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame
     files = sorted((out / table).glob("**/*.parquet"))
     frames = []
     for f in files:
-        lf = pl.scan_parquet(f, hive_partitioning=False)
+        lf = pl.scan_parquet(f, hive_partitioning=False, glob=False)
         have = lf.collect_schema()
         frames.append(
             lf.select(
@@ -160,7 +160,7 @@ def _columns(out: Path, table: str) -> dict[str, pl.DataType]:
     """Union of the columns of a table's parts (name → type of the first part that has it)."""
     cols: dict[str, pl.DataType] = {}
     for f in sorted((out / table).glob("**/*.parquet")):
-        for c, t in pl.scan_parquet(f, hive_partitioning=False).collect_schema().items():
+        for c, t in pl.scan_parquet(f, hive_partitioning=False, glob=False).collect_schema().items():
             cols.setdefault(c, t)
     return cols
 

@@ -85,6 +85,7 @@ def ingest(
 
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder); 2 a usage error (unknown option, no input); 130 interrupted.
     """
+    from logcorr.database import DatabaseError
     from logcorr.ingest import NothingReadError, OptionError
     from logcorr.ingest import ingest as run
     from logcorr.store import OutputError
@@ -104,6 +105,8 @@ def ingest(
         _fail(str(e))
     except (OutputError, OptionError) as e:
         _fail(str(e))
+    except DatabaseError as e:
+        _fail(f"{e}; {out} left as it was")
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(format_summary(result))
@@ -297,10 +300,11 @@ def database(
     """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, after
     moving OUT (the file's views name OUT's Parquet files by absolute path), or with --embed."""
     from logcorr import database as db
+    from logcorr.store import OutputError
 
     try:
         result = db.write(out, embed=embed)
-    except (db.DatabaseError, FileNotFoundError) as e:
+    except (db.DatabaseError, OutputError, FileNotFoundError) as e:
         _fail(str(e))
     how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
     counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())

@@ -108,3 +108,199 @@ def test_out_named_like_a_glob_reads_its_own_files(tmp_path: Path):
     db = duckdb.connect(str(tmp_path / "out[1]" / "logcorr.duckdb"), read_only=True)
     assert db.execute("SELECT count(*) FROM events").fetchone() == (1,)
     assert store.glob_escape("/a/out[1]*?") == "/a/out[[]1[]][*][?]"
+
+
+# -- 2: many hosts ------------------------------------------------------------------------------------
+
+
+T0 = 1_762_344_000_000_000  # 2025-11-05 12:00:00 UTC in µs
+
+
+def export_capture(path: Path, host: str, n: int, t0: int = T0, pid: int = 4242) -> Path:
+    """A ``journalctl -o export`` capture of ``n`` decode-batch entries of ``host``."""
+    entries = []
+    for i in range(n):
+        entries.append(
+            f"__CURSOR=s={host};i={i:x}\n__REALTIME_TIMESTAMP={t0 + i * 1_000_000}\n"
+            f"_BOOT_ID=0123456789abcdef0123456789abcdef\n_HOSTNAME={host}\n_PID={pid}\n_COMM=python3\n"
+            f"_SYSTEMD_UNIT=sglang-decode.service\nMESSAGE=[2025-11-05 12:00:{i % 60:02d} TP0] Decode batch, "
+            f"#running-req: {i}, #token: 900, token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, "
+            "#queue-req: 0\n\n"
+        )
+    path.write_text("".join(entries))
+    return path
+
+
+def test_origin_is_the_datas_host_and_the_readme_recipe_keeps_both(tmp_path: Path):
+    n1 = export_capture(tmp_path / "node1.export", "gpu-node-1", 7)
+    n2 = export_capture(tmp_path / "node2.export", "gpu-node-2", 5)
+    for node, src in (("node1-out", n1), ("node2-out", n2)):
+        proc = cli("ingest", str(src), "-o", str(tmp_path / node))
+        assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in (tmp_path / "node1-out" / "events").iterdir()] == ["origin=gpu-node-1"]
+    assert json.loads((tmp_path / "node2-out" / "manifest.json").read_text())["origin"] == "gpu-node-2"
+    subprocess.run("mkdir all && cp -r node1-out/. all/ && cp -r node2-out/. all/", shell=True, cwd=tmp_path, check=True)
+    proc = cli("database", "-d", str(tmp_path / "all"))
+    assert proc.returncode == 0, proc.stderr
+    got = saved.query(tmp_path / "all", "SELECT host, count(*) AS n FROM events GROUP BY host ORDER BY host")
+    assert got.rows() == [("gpu-node-1", 7), ("gpu-node-2", 5)]
+
+
+def test_a_plain_log_is_not_named_after_this_machine(tmp_path: Path):
+    import socket
+
+    ingest([write_log(tmp_path / "a.log")], tmp_path / "out")
+    (origin,) = [p.name for p in (tmp_path / "out" / "events").iterdir()]
+    assert origin != f"origin={socket.gethostname()}" and origin.startswith("origin=logs-")
+
+
+def test_two_outputs_of_one_host_combined_are_refused_not_merged(tmp_path: Path):
+    early = export_capture(tmp_path / "early.export", "gpu-node-1", 4)
+    late = export_capture(tmp_path / "late.export", "gpu-node-1", 6, t0=T0 + 3_600_000_000)
+    ingest([early], tmp_path / "a")
+    ingest([late], tmp_path / "b")
+    subprocess.run("mkdir all && cp -r a/. all/ && cp -r b/. all/", shell=True, cwd=tmp_path, check=True)
+    parts = sorted(p.name for p in (tmp_path / "all" / "events" / "origin=gpu-node-1").iterdir())
+    assert len(parts) == 2  # nothing overwritten: part-0-<run> of each
+    proc = cli("database", "-d", str(tmp_path / "all"))
+    no_traceback(proc)
+    assert proc.returncode == 1
+    assert "two separate ingests of origin=gpu-node-1" in proc.stderr and "--origin" in proc.stderr
+
+
+# -- 3 and 4: a lock on OUT, inputs known by identity -------------------------------------------------
+
+
+def test_a_second_run_is_refused_naming_the_first_ones_pid(tmp_path: Path):
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    with store.locked(out):
+        proc = cli("ingest", str(write_log(tmp_path / "b.log", LOG[:2])), "--append", "-o", str(out))
+        db = cli("database", "-d", str(out))
+    for p in (proc, db):
+        no_traceback(p)
+        assert p.returncode == 1
+        assert f"another logcorr run (pid {os.getpid()}) is writing it" in p.stderr
+    assert events(out).height == 3
+
+
+def test_concurrent_appends_both_land_or_one_is_refused(tmp_path: Path):
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    logs = [write_log(tmp_path / f"x{i}.log", [f"[2025-11-05 12:01:0{i} TP1] line {i} {j}" for j in range(50)]) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "logcorr.cli", "ingest", str(p), "--append", "-o", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for p in logs
+    ]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    landed = [i for i, (rc, _) in enumerate(results) if rc == 0]
+    for rc, err in results:
+        assert "Traceback" not in err
+        assert rc == 0 or (rc == 1 and "another logcorr run" in err), err
+    assert events(out).height == 3 + 50 * len(landed)
+    assert landed
+
+
+@pytest.mark.parametrize("how", ["dotdot", "dot", "symlink", "copy"])
+def test_append_refuses_the_same_file_under_another_path(tmp_path: Path, how: str):
+    (tmp_path / "d").mkdir()
+    a = write_log(tmp_path / "d" / "a.log")
+    out = tmp_path / "out"
+    ingest([a], out)
+    other = {
+        "dotdot": tmp_path / "d" / ".." / "d" / "a.log",
+        "dot": tmp_path / "d" / "." / "a.log",
+    }.get(how)
+    if how == "symlink":
+        other = tmp_path / "link.log"
+        other.symlink_to(a)
+    elif how == "copy":
+        other = tmp_path / "copy.log"
+        other.write_bytes(a.read_bytes())
+    proc = cli("ingest", str(other), "--append", "-o", str(out))
+    no_traceback(proc)
+    assert proc.returncode == 1, proc.stdout
+    assert "already in" in proc.stderr and "--append would count it twice" in proc.stderr
+    assert events(out).height == 3
+
+
+# -- 5: replacing OUT atomically -----------------------------------------------------------------------
+
+
+def out_count(out: Path) -> int:
+    """The events of OUT as its own logcorr.duckdb reads them (a fresh process: no cache)."""
+    code = (
+        "import duckdb,sys; c=duckdb.connect(sys.argv[1], read_only=True);"
+        "print(c.execute('SELECT count(*) FROM events').fetchone()[0])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(out / "logcorr.duckdb")], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout)
+
+
+KILLER = """
+import os, signal, sys
+from logcorr import store, database
+step, target = sys.argv[1], int(sys.argv[2])
+calls = {"n": 0}
+def killing(fn):
+    def run(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return fn(*a, **k)
+    return run
+if step == "exchange":
+    store._exchange = killing(store._exchange)
+elif step == "rename":
+    store.os.rename = killing(store.os.rename)
+else:
+    database._refuse_overlapping_ids = killing(database._refuse_overlapping_ids)
+from logcorr.cli import app
+sys.argv = ["logcorr", "ingest", *sys.argv[3:]]
+app()
+"""
+
+
+@pytest.mark.parametrize(("step", "nth"), [("exchange", 1), ("exchange", 2), ("database", 1)])
+def test_a_kill_at_each_step_of_the_swap_leaves_a_readable_out(tmp_path: Path, step: str, nth: int):
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    new = write_log(tmp_path / "b.log", LOG[:2])
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, step, str(nth), str(new), "-o", str(out)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == -9, proc.stderr
+    assert (out / "logcorr.duckdb").exists() and (out / "manifest.json").exists()
+    assert out_count(out) in (3, 2)  # old or new, each with its DuckDB file
+    assert saved.query(out, "SELECT count(*) AS n FROM events")["n"][0] in (3, 2)
+    ingest([write_log(tmp_path / "c.log", LOG[:1])], out)  # the next run finishes or undoes the swap
+    assert not out.is_symlink() and out_count(out) == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == [".out.lock"]
+
+
+def test_old_out_restored_when_the_duckdb_file_cannot_be_written(tmp_path: Path, monkeypatch):
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    manifest = (out / "manifest.json").read_text()
+
+    def disk_full(*a, **k):
+        raise database.DatabaseError("out/logcorr.duckdb: cannot write the DuckDB file: No space left on device")
+
+    monkeypatch.setattr(database, "write", disk_full)
+    with pytest.raises(database.DatabaseError):
+        ingest([write_log(tmp_path / "b.log", LOG[:2])], out)
+    assert (out / "manifest.json").read_text() == manifest
+    assert out_count(out) == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == [".out.lock"]
+
+
+def test_an_old_versions_half_swap_is_put_back(tmp_path: Path):
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    out.rename(tmp_path / ".out.old-999999999")  # killed between the old version's two renames
+    ingest([write_log(tmp_path / "b.log", LOG[:2])], out, append=True)
+    assert events(out).height == 5

@@ -271,7 +271,11 @@ def _safe_cut(buf: bytes) -> int:
         if size_at + 8 > len(buf):
             spans.append((m.start(), len(buf)))
             break
-        end = size_at + 8 + int.from_bytes(buf[size_at : size_at + 8], "little")
+        size = int.from_bytes(buf[size_at : size_at + 8], "little")
+        end = size_at + 8 + size
+        if (end < len(buf) and buf[end : end + 1] != b"\n") or size > journald.MAX_FIELD_BYTES:
+            pos = size_at  # a damaged length prefix: not a span (parse_export keeps it as damaged)
+            continue
         spans.append((m.start(), end))
         pos = end + 1
     cut = buf.rfind(b"\n\n")

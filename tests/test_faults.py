@@ -304,3 +304,66 @@ def test_an_old_versions_half_swap_is_put_back(tmp_path: Path):
     out.rename(tmp_path / ".out.old-999999999")  # killed between the old version's two renames
     ingest([write_log(tmp_path / "b.log", LOG[:2])], out, append=True)
     assert events(out).height == 5
+
+
+# -- 6: export length prefixes -----------------------------------------------------------------------
+
+
+def binary_entry(i: int, value: bytes, claimed: int | None = None) -> bytes:
+    """An export entry whose MESSAGE is binary-safe, its length prefix ``claimed`` (default: true)."""
+    import struct
+
+    head = f"__CURSOR=s=x;i={i:x}\n__REALTIME_TIMESTAMP={T0 + i}\n_PID=7\n_HOSTNAME=h\n".encode()
+    size = len(value) if claimed is None else claimed
+    return head + b"MESSAGE\n" + struct.pack("<Q", size) + value + b"\n\n"
+
+
+def text_entry(i: int) -> bytes:
+    return f"__CURSOR=s=x;i={i:x}\n__REALTIME_TIMESTAMP={T0 + i}\n_PID=7\n_HOSTNAME=h\nMESSAGE=entry {i}\n\n".encode()
+
+
+@pytest.mark.parametrize("claimed", [10_000, 2**63 + 5, 2**64 - 1, 3])
+def test_a_wrong_length_prefix_keeps_the_entry_as_damaged_and_the_rest(tmp_path: Path, claimed: int):
+    data = text_entry(0) + binary_entry(1, b"bad\x1bvalue", claimed) + b"".join(text_entry(i) for i in range(2, 12))
+    path = tmp_path / "cap.export"
+    path.write_bytes(data)
+    proc = cli("ingest", str(path), "--all-units", "-o", str(tmp_path / "out"))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev.height == 12
+    assert ev.filter(pl.col("message").str.starts_with("entry ")).height == 11  # the 10 after it too
+    bad = ev.filter(pl.col("source_pos") == "s=x;i=1").row(0, named=True)
+    assert bad["message"].startswith("bad") and bad["ts"] is not None
+    assert f"at s=x;i=1: binary field MESSAGE: its length prefix says {claimed:,} bytes" in proc.stdout
+
+
+# -- 10: timestamps out of range ---------------------------------------------------------------------
+
+
+def test_negative_and_huge_realtime_kept_without_a_time(tmp_path: Path):
+    entries = [
+        f"__CURSOR=s=x;i={i}\n__REALTIME_TIMESTAMP={t}\n_PID=7\n_HOSTNAME=h\nMESSAGE=entry {i}\n\n"
+        for i, t in enumerate([-1_000_000, T0, 10**18, 2**63 - 1])
+    ]
+    path = tmp_path / "cap.export"
+    path.write_text("".join(entries))
+    proc = cli("ingest", str(path), "--all-units", "-o", str(tmp_path / "out"))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev["ts"].is_null().to_list() == [True, False, True, True]
+    assert ev["ts"].drop_nulls().dt.year().to_list() == [2025]
+    assert proc.stdout.count("is not a time from 1970 to 9999: kept without a time") == 3
+
+
+def test_a_huge_length_prefix_does_not_hold_the_rest_of_a_chunked_capture(tmp_path: Path, monkeypatch):
+    from logcorr import readers
+
+    monkeypatch.setattr(readers, "CHUNK_BYTES", 512)  # many chunks after the damaged entry
+    data = binary_entry(0, b"x\x01y", 2**63) + b"".join(text_entry(i) for i in range(1, 200))
+    path = tmp_path / "cap.export"
+    path.write_bytes(data)
+    report = readers.SourceReport(str(path), "export")
+    sizes = [df.height for df in readers.read_export_file(path, report)]
+    assert sum(sizes) == 200 and len(sizes) > 10  # read chunk by chunk, not held to the end

@@ -30,8 +30,9 @@ FIELDS = (
 )  # fmt: skip
 _META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
 _BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
-# Where the entry after a damaged binary field starts: a blank line, then a field name.
-_NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Za-z0-9_]+[=\n])")
+# Where the entry after a damaged binary field starts: a blank line, then a text field (journald's
+# field names are upper case).
+_NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Z0-9_]+=)")
 # journald stores no field larger than this (DATA_SIZE_MAX, 768 MiB): a longer length prefix is damage.
 MAX_FIELD_BYTES = 768 << 20
 _FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
@@ -102,7 +103,7 @@ def _split_utf8(data: bytes) -> pl.Series | None:
     return frame["line"].slice(1).fill_null("")
 
 
-def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+def _split_export(data: bytes, whole: bool = False) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
     """Split an export chunk that holds binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``),
     NUL bytes or invalid UTF-8 into its text lines and its binary fields, with one split by Arrow.
 
@@ -111,7 +112,8 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
     capture; the lines before that field are kept). A length prefix that disagrees with the data
     (its value not followed by a newline, or running past the data while another entry follows)
     is damage, not a cut: the value is taken up to the next entry (a blank line, then a field
-    name), the field's entry kept with an error naming it (``(entry_index, "error", text)`` among
+    name; with ``whole``, a value running past the data is taken as cut, for the caller to
+    read on), the field's entry kept with an error naming it (``(entry_index, "error", text)`` among
     the fields), and the entries after it read as usual. Python looks only at the lines holding
     no ``=`` (binary field names, or bytes inside their values): a few per chunk.
     """
@@ -135,7 +137,7 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
             end = size_at + 8 + size
             if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
                 nxt = _NEXT_ENTRY.search(data, size_at + 8)
-                if nxt is None and end > len(data) and size <= MAX_FIELD_BYTES:
+                if end > len(data) and size <= MAX_FIELD_BYTES and (nxt is None or whole):
                     error = f"binary field {name} of {size:,} bytes cut short"
                 else:  # the length is wrong: the value runs to the next entry (or the data's end)
                     end = nxt.start() if nxt else len(data)
@@ -222,7 +224,7 @@ def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, 
             blank_starts = starts.filter(lines == "")
             entries = blank_starts.search_sorted(pl.Series([at for at, _, _ in found]), side="left")
             return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None
-    lines, binaries, error = _split_export(data)
+    lines, binaries, error = _split_export(data, whole)
     if error and whole:
         raise CutInsideBinaryField(error)
     return lines, binaries, error

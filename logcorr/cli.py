@@ -231,7 +231,12 @@ def report(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from logcorr.store import write_atomic
+
+        try:
+            write_atomic(output, lambda f: f.write(text))
+        except OSError as e:
+            _fail(f"{output}: cannot write it: {e.strerror or e}")
         typer.echo(f"wrote {output}")
 
 
@@ -255,6 +260,8 @@ def timeline(
         info = draw(out, output, since=since, until=until, room=room, role=role)
     except TimelineError as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"{output}: cannot write it: {e.strerror or e}")
     binned = f", batches binned per {info.bin_seconds:g} s" if info.binned else ""
     typer.echo(f"wrote {info.html} ({info.bytes / 1e6:.1f} MB, {len(info.lanes)} lanes{binned})")
 
@@ -281,6 +288,8 @@ def export(
         counts = export_chrome_trace(out, output, since=since, until=until, role=role)
     except TimelineError as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"{output}: cannot write it: {e.strerror or e}")
     typer.echo(
         f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
         f"{counts['batches']:,} batches, {counts['instants']:,} instant events); open it in ui.perfetto.dev"

@@ -165,6 +165,7 @@ def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes it 0600; the file is a report to share
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             write(f)
         os.replace(tmp, path)

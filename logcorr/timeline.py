@@ -37,6 +37,7 @@ import polars as pl
 from logcorr import saved
 from logcorr.parsers.prefix import split_prefix
 from logcorr.schema import RANKS, UTC_US
+from logcorr.store import write_atomic
 
 ROLE_ORDER = ("prefill", "decode", "router", "unknown")
 RANK_TOKENS = (("dp_rank", "DP"), ("pp_rank", "PP"), ("tp_rank", "TP"), ("ep_rank", "EP"))
@@ -1416,9 +1417,7 @@ def timeline(
     page, facts = render(sw)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = html_path.with_name(html_path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(html_path)
+    write_atomic(html_path, lambda f: f.write(page))  # a fresh O_EXCL name beside it: no planted link followed
     return TimelineInfo(
         html=html_path,
         bytes=html_path.stat().st_size,

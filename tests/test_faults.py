@@ -367,3 +367,52 @@ def test_a_huge_length_prefix_does_not_hold_the_rest_of_a_chunked_capture(tmp_pa
     report = readers.SourceReport(str(path), "export")
     sizes = [df.height for df in readers.read_export_file(path, report)]
     assert sum(sizes) == 200 and len(sizes) > 10  # read chunk by chunk, not held to the end
+
+
+# -- 9: no planted link followed, no fixed temporary name ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_out(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("small")
+    ingest([write_log(base / "a.log")], base / "out")
+    return base / "out"
+
+
+@pytest.mark.parametrize(
+    ("command", "name"), [("timeline", "t.html"), ("export", "trace.json"), ("report", "r.md")]
+)
+def test_outputs_do_not_follow_a_link_planted_at_the_old_temporary_name(tmp_path: Path, small_out: Path, command, name):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / f"{name}.tmp").symlink_to(victim)
+    proc = cli(command, "-d", str(small_out), "-o", str(tmp_path / name))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "precious\n"
+    assert (tmp_path / name).stat().st_size > 0 and not (tmp_path / name).is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, f"{name}.tmp", "victim.txt"])
+
+
+def test_write_atomic_replaces_a_link_at_the_target_instead_of_writing_through_it(tmp_path: Path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "out.md").symlink_to(victim)
+    store.write_atomic(tmp_path / "out.md", lambda f: f.write("new\n"))
+    assert victim.read_text() == "precious\n" and (tmp_path / "out.md").read_text() == "new\n"
+
+
+def test_a_read_only_target_folder_is_a_message(tmp_path: Path, small_out: Path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user that writes anywhere")
+        for args in (("timeline", "-d", str(small_out), "-o", str(ro / "t.html")), ("ingest", str(write_log(tmp_path / "a.log")), "-o", str(ro / "out"))):
+            proc = cli(*args)
+            no_traceback(proc)
+            assert proc.returncode == 1
+            assert str(ro) in proc.stderr
+    finally:
+        ro.chmod(0o755)

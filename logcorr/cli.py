@@ -85,10 +85,13 @@ def ingest(
 
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder); 2 a usage error (unknown option, no input); 130 interrupted.
     """
-    from logcorr.database import DatabaseError
-    from logcorr.ingest import NothingReadError, OptionError
-    from logcorr.ingest import ingest as run
-    from logcorr.store import OutputError
+    try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
+        from logcorr.database import DatabaseError
+        from logcorr.ingest import NothingReadError, OptionError
+        from logcorr.ingest import ingest as run
+        from logcorr.store import OutputError
+    except KeyboardInterrupt:
+        _fail(f"interrupted; {out} left as it was", 130)
 
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
@@ -107,6 +110,9 @@ def ingest(
         _fail(str(e))
     except DatabaseError as e:
         _fail(f"{e}; {out} left as it was")
+    except OSError as e:  # disk full or read-only while the tables were written
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _fail(f"{out} not written: {where}{e.strerror or e}; {out} left as it was")
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(format_summary(result))

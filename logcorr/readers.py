@@ -95,6 +95,7 @@ def sniff(path: Path) -> str:
     """
     with open(path, "rb") as f:
         head = f.read(65536)
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
     if not head.strip():
         return "empty"
     if head.startswith(JOURNAL_MAGIC):
@@ -183,13 +184,20 @@ def _walk(path: Path) -> list[Path]:
 
 def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
     """Yield ``(lines, first_line_number)`` chunks of a text file, cut at line ends, bytes decoded
-    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed."""
+    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
+    return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
+    byte order mark at the start is dropped."""
     line_no = first_line
     with open(path, "rb") as f:
-        rest = b""
+        rest = f.read(3)
+        rest = rest.removeprefix(b"\xef\xbb\xbf")
         while True:
             block = f.read(CHUNK_BYTES)
             data = rest + block
+            if b"\r" in data:
+                held = data.endswith(b"\r") and bool(block)  # its newline may open the next block
+                data = data[:-1] if held else data
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
             if not block:
                 cut = len(data)
             else:

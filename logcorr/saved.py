@@ -411,8 +411,8 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
 
 
 def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
-    """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=`` or a
-    name that is not an identifier."""
+    """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=``, a
+    name that is not an identifier, or a value that is not valid UTF-8."""
     if pairs is None:
         return {}
     items = pairs.items() if isinstance(pairs, dict) else [_split_pair(p) for p in pairs]
@@ -421,6 +421,11 @@ def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
         if not _IDENT.match(k):
             raise ParamError(f"--param {k}={v}: the name must be an identifier (letters, digits, _)")
         params[k] = "" if v is None else str(v)
+        try:
+            params[k].encode("utf-8")
+        except UnicodeEncodeError:  # bytes the shell passed that are no text ($'\xff')
+            shown = params[k].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ParamError(f"--param {k}={shown}: the value is not valid UTF-8 text") from None
     return params
 
 

@@ -415,7 +415,7 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     ):
         try:
             obj = json.loads(line)
-        except ValueError:  # DuckDB's reader is more lenient: keep what it read
+        except (ValueError, RecursionError):  # DuckDB's reader is more lenient (or deeper): keep what it read
             continue
         if isinstance(obj, dict):
             fixed.append({"n": n, **{k: _json_text(obj.get(k)) for k in names}})

@@ -416,3 +416,47 @@ def test_a_read_only_target_folder_is_a_message(tmp_path: Path, small_out: Path)
             assert str(ro) in proc.stderr
     finally:
         ro.chmod(0o755)
+
+
+# -- 10: line ends and byte order marks; 7: messages, not tracebacks ------------------------------------
+
+
+def test_carriage_returns_alone_end_lines(tmp_path: Path):
+    batches = [LOG[0].replace("12:00:00", f"12:00:{i:02d}") for i in range(20)]
+    path = tmp_path / "tqdm.log"
+    path.write_bytes(("\r".join(batches) + "\r\n" + LOG[1] + "\r\n").encode())
+    ingest([path], tmp_path / "out")
+    ev = events(tmp_path / "out")
+    assert ev.height == 21 and ev.filter(pl.col("kind") == "batch").height == 20
+    assert not ev["message"].str.contains("\r").any()
+
+
+def test_a_byte_order_mark_does_not_cost_the_first_line_its_time(tmp_path: Path):
+    path = tmp_path / "bom.log"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(LOG).encode() + b"\n")
+    ingest([path], tmp_path / "out")
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev.height == 3 and ev["ts"].null_count() == 0
+    assert ev["message"][0] == LOG[0]
+
+
+def test_a_param_that_is_not_utf8_is_a_message(small_out: Path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", "query", "abort_to_assert", "-d", str(small_out)]
+        + ["--param", os.fsdecode(b"room=\xff")],
+        capture_output=True, check=False,
+    )
+    assert b"Traceback" not in proc.stderr
+    assert proc.returncode == 1
+    assert b"--param room=\\xff: the value is not valid UTF-8 text" in proc.stderr
+
+
+def test_json_nested_deeper_than_python_recurses_is_kept(tmp_path: Path):
+    deep = "[" * 5000 + "]" * 5000
+    line = f'{{"__CURSOR":"c1","__REALTIME_TIMESTAMP":"{T0}","_HOSTNAME":"h","MESSAGE":"ok","X":{deep}}}'
+    path = tmp_path / "deep.json"
+    path.write_text(line + "\n")
+    proc = cli("ingest", str(path), "--all-units", "-o", str(tmp_path / "out"))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert events(tmp_path / "out")["message"].to_list() == ["ok"]

@@ -77,13 +77,13 @@ def ingest(
     origin: Annotated[
         str | None,
         typer.Option(
-            help="Partition name of this ingest (default: this machine's host name); see README, many hosts."
+            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see README, many hosts."
         ),
     ] = None,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
-    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder); 2 a usage error (unknown option, no input); 130 interrupted.
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
         from logcorr.database import DatabaseError

@@ -294,8 +294,8 @@ def ingest(
         captured_at: when the bare py-spy dump files among ``paths`` were taken (ISO time, UTC
             unless an offset is given); dumps inside logs carry their own time.
         origin: the name of the partition this ingest writes (``OUT/<table>/origin=NAME/``), which
-            also tags its event ids; the host name of this machine by default. Give each host's
-            ingest its own origin when their outputs are to be combined in one folder.
+            also tags its event ids; by default the host(s) the data names (``_origin``), never
+            this machine's name.
         progress: called with a short line now and then on long inputs.
 
     Returns:
@@ -303,7 +303,10 @@ def ingest(
 
     Raises:
         NothingReadError: no input gave a record; nothing is written and ``out`` is untouched.
-        OutputError: ``out`` exists and is not a logcorr output folder.
+        OutputError: ``out`` exists and is not a logcorr output folder, cannot be written, or
+            another run holds it (``store.LockedError``, naming its pid).
+        DatabaseError: the DuckDB file cannot be written; the previous ``out`` is put back.
+        OSError: the tables cannot be written (disk full); ``out`` is untouched.
     """
     opts = opts or ReadOptions()
     captured_at = _parse_time("--captured-at", captured_at) if captured_at else None

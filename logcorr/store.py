@@ -1,10 +1,11 @@
 """Store: rows → Parquet tables under OUT/, written whole or not at all.
 
-Layout: ``OUT/<table>/origin=<name>/part-<n>.parquet`` for every table, plus ``OUT/manifest.json``.
-``origin`` names where the ingest ran (a GPU node's host name, by default): outputs of several hosts
+Layout: ``OUT/<table>/origin=<name>/part-<n>-<run>.parquet`` for every table, plus ``OUT/manifest.json``.
+``origin`` names the host the data comes from (``ingest`` decides it): outputs of several hosts
 combine by copying their folders into one, hive-style, and every reader globs ``<table>/**/*.parquet``.
-Everything is written into a hidden sibling folder first and swapped into place when complete, so an
-ingest killed half way leaves the previous OUT as it was. With ``append=True`` the previous OUT's
+Everything is written into a hidden sibling folder first and exchanged into place when complete
+(``Output.commit``), so an ingest killed half way leaves OUT old or new, never missing; one run at a
+time holds OUT (``locked``). With ``append=True`` the previous OUT's
 parts are kept (hard-linked) and new parts added beside them.
 """
 

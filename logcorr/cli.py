@@ -77,17 +77,21 @@ def ingest(
     origin: Annotated[
         str | None,
         typer.Option(
-            help="Partition name of this ingest (default: this machine's host name); see README, many hosts."
+            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see README, many hosts."
         ),
     ] = None,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
-    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder); 2 a usage error (unknown option, no input); 130 interrupted.
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
     """
-    from logcorr.ingest import NothingReadError, OptionError
-    from logcorr.ingest import ingest as run
-    from logcorr.store import OutputError
+    try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
+        from logcorr.database import DatabaseError
+        from logcorr.ingest import NothingReadError, OptionError
+        from logcorr.ingest import ingest as run
+        from logcorr.store import OutputError
+    except KeyboardInterrupt:
+        _fail(f"interrupted; {out} left as it was", 130)
 
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
@@ -104,6 +108,11 @@ def ingest(
         _fail(str(e))
     except (OutputError, OptionError) as e:
         _fail(str(e))
+    except DatabaseError as e:
+        _fail(f"{e}; {out} left as it was")
+    except OSError as e:  # disk full or read-only while the tables were written
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _fail(f"{out} not written: {where}{e.strerror or e}; {out} left as it was")
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(format_summary(result))
@@ -228,7 +237,12 @@ def report(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from logcorr.store import write_atomic
+
+        try:
+            write_atomic(output, lambda f: f.write(text))
+        except OSError as e:
+            _fail(f"{output}: cannot write it: {e.strerror or e}")
         typer.echo(f"wrote {output}")
 
 
@@ -252,6 +266,8 @@ def timeline(
         info = draw(out, output, since=since, until=until, room=room, role=role)
     except TimelineError as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"{output}: cannot write it: {e.strerror or e}")
     binned = f", batches binned per {info.bin_seconds:g} s" if info.binned else ""
     typer.echo(f"wrote {info.html} ({info.bytes / 1e6:.1f} MB, {len(info.lanes)} lanes{binned})")
 
@@ -278,6 +294,8 @@ def export(
         counts = export_chrome_trace(out, output, since=since, until=until, role=role)
     except TimelineError as e:
         _fail(str(e))
+    except OSError as e:
+        _fail(f"{output}: cannot write it: {e.strerror or e}")
     typer.echo(
         f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
         f"{counts['batches']:,} batches, {counts['instants']:,} instant events); open it in ui.perfetto.dev"
@@ -297,10 +315,11 @@ def database(
     """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, after
     moving OUT (the file's views name OUT's Parquet files by absolute path), or with --embed."""
     from logcorr import database as db
+    from logcorr.store import OutputError
 
     try:
         result = db.write(out, embed=embed)
-    except (db.DatabaseError, FileNotFoundError) as e:
+    except (db.DatabaseError, OutputError, FileNotFoundError) as e:
         _fail(str(e))
     how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
     counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())

@@ -30,10 +30,13 @@ import duckdb
 
 import logcorr
 from logcorr import saved as saved_queries
+from logcorr import store
 from logcorr.saved import (
     SavedQuery,
     derived_view_sql,
+    parquet_glob,
     parquet_view_sql,
+    quote_ident,
     quote_literal,
     table_folders,
     view_order,
@@ -90,7 +93,14 @@ def write(
         DatabaseError: the files cannot be written.
     """
     started = time.monotonic()
-    out = Path(out).resolve()
+    given = Path(os.path.abspath(out))
+    out = given.parent.resolve() / given.name  # OUT itself unresolved: it may be a link during a swap
+    table_folders(out)  # FileNotFoundError before any lock file is made beside a wrong -d
+    with store.locked(out):
+        return _write(out, saved, storage_version, embed, started)
+
+
+def _write(out: Path, saved, storage_version: str, embed: bool, started: float) -> DatabaseResult:
     folders = table_folders(out)
     saved = saved_queries.load_saved() if saved is None else saved
     target = out / DB_NAME
@@ -99,6 +109,8 @@ def write(
     for stale in (tmp, Path(f"{tmp}.wal")):
         stale.unlink(missing_ok=True)
     con = duckdb.connect()
+    if "events" in folders:
+        _refuse_overlapping_ids(con, folders["events"])
     # Ingest runs on the GPU host next to a recovering service: keep the copy's memory bounded
     # (DuckDB spills to a temporary file past it) instead of DuckDB's default of 80 % of RAM.
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
@@ -108,10 +120,10 @@ def write(
         )
         con.execute("USE lc")
         for table, folder in folders.items():
-            glob = str(folder / "**" / "*.parquet")
+            glob = parquet_glob(folder)
             if embed:
                 con.execute(
-                    f'CREATE TABLE "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, '
+                    f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
                     "union_by_name = true, hive_partitioning = false)"
                 )
             else:
@@ -129,7 +141,7 @@ def write(
                 error = f"a table named {q.name} exists"
             else:
                 try:
-                    con.execute(f'CREATE VIEW "{q.name}" AS {q.body()}')
+                    con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
                     result.views.append(q.name)
                 except duckdb.Error as e:
                     error = str(e).strip().splitlines()[0]
@@ -155,21 +167,49 @@ def write(
             con.executemany(f'INSERT INTO "{DOC_TABLE}" VALUES (?, ?, ?, ?, ?, ?, ?, ?)', docs)
         con.execute("USE memory")
         con.execute("DETACH lc")
-    except duckdb.IOException as e:
-        raise DatabaseError(f"{target}: cannot write the DuckDB file: {e}") from e
-    except BaseException:
+    except BaseException as e:
         con.close()
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        for left in (tmp, Path(f"{tmp}.wal")):
+            with contextlib.suppress(OSError):
+                left.unlink(missing_ok=True)
+        if isinstance(e, duckdb.IOException | duckdb.OutOfMemoryException):
+            said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DatabaseError(f"{target}: cannot write the DuckDB file: {said}") from None
         raise
     con.close()
     try:
         os.replace(tmp, target)
-        _write_text_atomic(result.views_sql, views_sql(folders, saved, skipped=result.skipped))
+        store.write_atomic(result.views_sql, lambda f: f.write(views_sql(folders, saved, skipped=result.skipped)))
     except OSError as e:
-        raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e}") from e
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e.strerror or e}") from None
     result.seconds = time.monotonic() - started
     return result
+
+
+def _refuse_overlapping_ids(con: duckdb.DuckDBPyConnection, events: Path) -> None:
+    """Raise ``DatabaseError`` when two ``events`` parts of one origin hold overlapping event ids:
+    two separate ingests of one origin (the same host ingested into two outputs, or two outputs
+    given the same ``--origin``) combined into one folder, whose ids would name two records each.
+    Reads the Parquet footers' statistics only."""
+    stats = con.execute(
+        "SELECT file_name, min(TRY_CAST(stats_min_value AS BIGINT)), max(TRY_CAST(stats_max_value AS BIGINT)) "
+        f"FROM parquet_metadata({quote_literal(parquet_glob(events))}) WHERE path_in_schema = 'event_id' "
+        "GROUP BY file_name"
+    ).fetchall()
+    by_origin: dict[str, list[tuple[int, int, str]]] = {}
+    for name, lo, hi in stats:
+        if lo is not None and hi is not None:
+            by_origin.setdefault(Path(name).parent.name, []).append((lo, hi, name))
+    for origin, spans in by_origin.items():
+        spans.sort()
+        for (_, hi, a), (lo, _, b) in zip(spans, spans[1:], strict=False):
+            if lo <= hi:
+                raise DatabaseError(
+                    f"{a} and {b}: two separate ingests of {origin} (their event ids overlap) in one folder; "
+                    "ingest one of them again with its own --origin NAME, or add it with --append"
+                )
 
 
 def views_sql(
@@ -187,7 +227,7 @@ def views_sql(
         "",
     ]
     for table in folders:
-        lines.append(parquet_view_sql(table, f"{table}/**/*.parquet") + ";")
+        lines.append(parquet_view_sql(table, parquet_glob(table)) + ";")
     lines += [sql + ";" for sql in derived_view_sql(folders)]
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]
@@ -195,12 +235,6 @@ def views_sql(
             lines.append(f"-- not created here: {skipped[q.name]}")
             lines += [f"-- {line}" for line in q.body().splitlines()]
             continue
-        lines.append(f'CREATE OR REPLACE VIEW "{q.name}" AS')
+        lines.append(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS")
         lines.append(q.body() + ";")
     return "\n".join(lines) + "\n"
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

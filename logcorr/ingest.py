@@ -5,7 +5,9 @@ A plain function a notebook can call; the CLI only parses options and prints wha
 
 from __future__ import annotations
 
-import socket
+import contextlib
+import hashlib
+import json
 import tempfile
 import time
 import zlib
@@ -360,8 +362,8 @@ def ingest(
         captured_at: when the bare py-spy dump files among ``paths`` were taken (ISO time, UTC
             unless an offset is given); dumps inside logs carry their own time.
         origin: the name of the partition this ingest writes (``OUT/<table>/origin=NAME/``), which
-            also tags its event ids; the host name of this machine by default. Give each host's
-            ingest its own origin when their outputs are to be combined in one folder.
+            also tags its event ids; by default the host(s) the data names (``_origin``), never
+            this machine's name.
         progress: called with a short line now and then on long inputs.
 
     Returns:
@@ -369,7 +371,10 @@ def ingest(
 
     Raises:
         NothingReadError: no input gave a record; nothing is written and ``out`` is untouched.
-        OutputError: ``out`` exists and is not a logcorr output folder.
+        OutputError: ``out`` exists and is not a logcorr output folder, cannot be written, or
+            another run holds it (``store.LockedError``, naming its pid).
+        DatabaseError: the DuckDB file cannot be written; the previous ``out`` is put back.
+        OSError: the tables cannot be written (disk full); ``out`` is untouched.
     """
     opts = opts or ReadOptions()
     captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
@@ -383,7 +388,7 @@ def ingest(
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     inputs, repeats = _read_order(inputs)
-    origin = origin or socket.gethostname()
+    origin = origin or _origin(inputs, out, append)
     others = [str(p) for p, fmt in inputs if fmt != "skipped" and not _is_journal(p, fmt)]
     try:
         window = time_window(opts.since, opts.until, journals_only=not others)
@@ -396,17 +401,18 @@ def ingest(
         raise OptionError(
             f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
         )
-    output = Output(out, table_schemas(), origin=origin, append=append)
+    selection = _selection(opts)
+    identities = {p: _identity(p) for p, fmt in inputs if fmt != "skipped"}
+    output = Output(out, table_schemas(), origin=origin, append=append, run=_run_tag(origin, selection, identities))
     enrich = _Enricher(opts.roles, first_event_id(origin))
     prev = output.previous_manifest()
-    selection = _selection(opts)
     if append and prev:
-        done = {(i["source"], i.get("selection", "")) for i in prev.get("inputs", [])}
-        again = [str(p) for p, _ in inputs if (str(p), selection) in done]
+        again = _already_in(prev, identities, selection)
         if again:
             output.abort()
             raise OptionError(
-                f"{', '.join(again)}: already in {out}; --append would count it twice (drop --append to replace OUT)"
+                f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
+                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
             )
     if prev:
         enrich.next_id = max(enrich.next_id, int(prev.get("next_event_id", {}).get(origin, 0)))
@@ -523,8 +529,8 @@ def ingest(
             if captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in reports):
                 result.notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
             result.seconds = time.monotonic() - started
-            output.commit(_manifest(result, prev, origin, enrich.next_id, _selection(opts)))
-            database.write(out)  # OUT/logcorr.duckdb and views.sql, from the tables now in place
+            manifest = _manifest(result, prev, origin, enrich.next_id, selection, identities)
+            output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
             return result
     except BaseException:
         output.abort()
@@ -639,7 +645,7 @@ def _previous_events(folder: Path) -> pl.DataFrame:
         return pl.DataFrame(schema=EVENTS.schema)
     cols = ["host", "pid", "role", *RANKS]
     return (
-        pl.scan_parquet(files, hive_partitioning=False)
+        pl.scan_parquet(files, hive_partitioning=False, glob=False)
         .select(cols)
         .filter(pl.col("tp_rank").is_not_null())
         .unique()
@@ -655,7 +661,7 @@ def _previous_entry_keys(folder: Path) -> np.ndarray:
         return np.empty(0, np.uint64)
     journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
     keys = (
-        pl.scan_parquet(files, hive_partitioning=False)
+        pl.scan_parquet(files, hive_partitioning=False, glob=False)
         .filter(journal_lines)
         .select(readers.ENTRY_KEY)
         .collect(engine="streaming")
@@ -664,12 +670,68 @@ def _previous_entry_keys(folder: Path) -> np.ndarray:
     return np.sort(keys.to_numpy())
 
 
+def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
+    """The default partition name of an ingest: the host(s) its data comes from (``readers.hosts_in``:
+    journald's ``_HOSTNAME``), never the machine running the ingest (the laptop several nodes'
+    journals are copied to). Several hosts: their names joined by ``+`` (the first three, then how
+    many more). None named by the data: with ``--append``, the origin OUT has (dumps added to a
+    node's output are that node's); else ``logs-<digest of the inputs' names>``."""
+    hosts = sorted(set().union(*(readers.hosts_in(p, fmt) for p, fmt in inputs if fmt != "skipped")))
+    if hosts:
+        return "+".join(hosts[:3]) + (f"+{len(hosts) - 3}-more" if len(hosts) > 3 else "")
+    if append:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            prev = json.loads((out / "manifest.json").read_text())
+            if prev.get("origin"):
+                return str(prev["origin"])
+    names = "\n".join(sorted(p.name for p, _ in inputs))
+    return f"logs-{hashlib.sha256(names.encode()).hexdigest()[:8]}"
+
+
+def _identity(path: Path) -> dict[str, object]:
+    try:
+        return readers.identity(path)
+    except OSError:
+        return {}
+
+
+def _run_tag(origin: str, selection: str, identities: dict[Path, dict]) -> str:
+    """8 hex digits naming what one ingest read (origin, selection, each input's identity): the
+    ``part-<n>-<tag>.parquet`` of two outputs differ unless they read the same data."""
+    text = json.dumps([origin, selection, sorted(json.dumps(i, sort_keys=True) for i in identities.values())])
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> list[str]:
+    """The inputs OUT's manifest already lists with the same selection: the same device and inode,
+    or the same content digest, whatever path names them now (or the same path, for a manifest
+    written before identities were kept)."""
+    done = [i for i in prev.get("inputs", []) if i.get("selection", "") == selection]
+    again = []
+    for path, ident in identities.items():
+        for i in done:
+            was = i.get("identity") or {}
+            same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
+            same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
+            if same_file or same_data or (not was and i.get("source") == str(path)):
+                again.append(str(path))
+                break
+    return again
+
+
 def _manifest(
-    result: IngestResult, prev: dict | None, origin: str, next_event_id: int, selection: str
+    result: IngestResult,
+    prev: dict | None,
+    origin: str,
+    next_event_id: int,
+    selection: str,
+    identities: dict[Path, dict] | None = None,
 ) -> dict:
+    idents = {str(p): i for p, i in (identities or {}).items()}
     inputs = (prev or {}).get("inputs", []) + [
         {
             "source": r.source,
+            "identity": idents.get(r.source, {}),
             "selection": selection,
             "format": r.format,
             "records": r.records,

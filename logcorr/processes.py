@@ -21,6 +21,7 @@ import duckdb
 import polars as pl
 
 from logcorr import schema
+from logcorr.store import glob_escape
 
 # SGLang's HTTP server logs this once per start, when warm-up is done (sglang/srt/entrypoints/
 # http_server.py, 2024-2025 versions).
@@ -69,7 +70,7 @@ def _summary(view: str, files: list[Path], sql: str, memory_limit: str) -> pl.Da
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute(f"SET memory_limit = '{memory_limit}'")
-        names = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+        names = ", ".join("'" + glob_escape(f).replace("'", "''") + "'" for f in files)  # paths, not globs
         con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{names}], hive_partitioning = false)")
         return con.sql(sql).pl()
     finally:

@@ -12,6 +12,7 @@ Formats are detected from content (``sniff``), not from file names.
 
 from __future__ import annotations
 
+import hashlib
 import lzma
 import os
 import re
@@ -99,6 +100,7 @@ def sniff(path: Path) -> str:
 
 def sniff_bytes(head: bytes) -> str:
     """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
     if not head.strip():
         return "empty"
     if head.startswith(JOURNAL_MAGIC):
@@ -187,13 +189,20 @@ def _walk(path: Path) -> list[Path]:
 
 def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
     """Yield ``(lines, first_line_number)`` chunks of a text file, cut at line ends, bytes decoded
-    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed."""
+    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
+    return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
+    byte order mark at the start is dropped."""
     line_no = first_line
     with open(path, "rb") as f:
-        rest = b""
+        rest = f.read(3)
+        rest = rest.removeprefix(b"\xef\xbb\xbf")
         while True:
             block = f.read(CHUNK_BYTES)
             data = rest + block
+            if b"\r" in data:
+                held = data.endswith(b"\r") and bool(block)  # its newline may open the next block
+                data = data[:-1] if held else data
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
             if not block:
                 cut = len(data)
             else:
@@ -325,7 +334,11 @@ def _safe_cut(buf: bytes) -> int:
         if size_at + 8 > len(buf):
             spans.append((m.start(), len(buf)))
             break
-        end = size_at + 8 + int.from_bytes(buf[size_at : size_at + 8], "little")
+        size = int.from_bytes(buf[size_at : size_at + 8], "little")
+        end = size_at + 8 + size
+        if (end < len(buf) and buf[end : end + 1] != b"\n") or size > journald.MAX_FIELD_BYTES:
+            pos = size_at  # a damaged length prefix: not a span (parse_export keeps it as damaged)
+            continue
         spans.append((m.start(), end))
         pos = end + 1
     cut = buf.rfind(b"\n\n")
@@ -849,3 +862,59 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     if error and size == 0:
         raise InputError(f"{path}: not readable as {fmt}: {error}")
     return target, f"{path}: unpacked {size:,} bytes, then: {error} (the rest is lost)" if error else None
+
+
+_HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')
+HEAD_BYTES = 1 << 16
+
+
+def _head(path: Path, fmt: str) -> bytes:
+    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
+    with open(path, "rb") as f:
+        if fmt not in ("xz", "gz"):
+            return f.read(HEAD_BYTES)
+        d = lzma.LZMADecompressor() if fmt == "xz" else zlib.decompressobj(31)
+        try:
+            return d.decompress(f.read(HEAD_BYTES), HEAD_BYTES)
+        except (lzma.LZMAError, zlib.error):
+            return b""
+
+
+def hosts_in(path: Path, fmt: str) -> set[str]:
+    """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
+    journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
+    binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
+    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read.
+    Never raises."""
+    try:
+        if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
+            return {h for h in _journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}
+        if not path.is_file():  # a pipe is read once, by the ingest
+            return set()
+        fmt = sniff(path) if fmt == "?" else fmt
+        head = _head(path, fmt)
+    except (OSError, InputError, subprocess.SubprocessError):
+        return set()
+    if fmt == "short":
+        short = re.compile(journald.SHORT_LINE)
+        lines = head.decode("utf-8", errors="replace").splitlines()[:200]
+        return {m["host"] for ln in lines if (m := short.match(ln))}
+    return {m.decode() for m in _HOST_IN_HEAD.findall(head)}
+
+
+def identity(path: Path) -> dict[str, object]:
+    """What an input is, whatever path names it: ``dev`` and ``ino`` of the file or folder, and for a
+    file ``digest``, a SHA-256 of its size and its first and last MiB (a copy of the file elsewhere
+    has the same digest; a log that grew since has another). ``--append`` refuses an input OUT holds
+    by either. Raises ``OSError``."""
+    st = path.stat()
+    ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
+    if path.is_file():
+        h = hashlib.sha256(str(st.st_size).encode())
+        with open(path, "rb") as f:
+            h.update(f.read(1 << 20))
+            if st.st_size > 2 << 20:
+                f.seek(-(1 << 20), os.SEEK_END)
+            h.update(f.read(1 << 20))
+        ident["digest"] = h.hexdigest()
+    return ident

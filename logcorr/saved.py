@@ -46,6 +46,7 @@ import duckdb
 import polars as pl
 
 from logcorr import processes
+from logcorr.store import TABLES, glob_escape
 
 FORMATS = ("table", "csv", "json", "markdown")
 REQUIRED_SECTIONS = ("question", "tables", "columns")
@@ -328,7 +329,9 @@ def _strip_comments(sql: str) -> str:
 
 def table_folders(out: Path) -> dict[str, Path]:
     """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/**/*.parquet``:
-    one ``origin=NAME`` partition per host whose output was placed here). Raises ``FileNotFoundError``
+    one ``origin=NAME`` partition per host whose output was placed here). Only the names of the
+    table contract (``store.TABLES``) count: any other folder is passed over, so a folder name copied
+    in from elsewhere never reaches SQL. Raises ``FileNotFoundError``
     when OUT does not exist or holds neither tables nor a manifest (not an ingest output)."""
     if out.is_file():
         raise FileNotFoundError(f"{out}: is a file; -d names the folder logcorr ingest -o wrote")
@@ -337,7 +340,7 @@ def table_folders(out: Path) -> dict[str, Path]:
     folders = {
         p.name: p
         for p in sorted(out.iterdir())
-        if p.is_dir() and not p.name.startswith(".") and any(p.glob("**/*.parquet"))
+        if p.name in TABLES and p.is_dir() and any(p.glob("**/*.parquet"))
     }
     if not folders and not (out / "manifest.json").exists():
         raise FileNotFoundError(
@@ -352,11 +355,23 @@ def quote_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (``"`` doubled, as DuckDB reads it)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def parquet_glob(folder: Path | str) -> str:
+    """The DuckDB glob of every Parquet part below ``folder``, the folder's own path escaped
+    (``store.glob_escape``) so that only its parts match."""
+    return glob_escape(folder) + "/**/*.parquet"
+
+
 def parquet_view_sql(table: str, glob: str) -> str:
     """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
-    relative to the working directory of whoever runs it)."""
+    relative to the working directory of whoever runs it; see ``parquet_glob``), the name quoted
+    as an identifier and the glob as a literal."""
     return (
-        f'CREATE OR REPLACE VIEW "{table}" AS SELECT * FROM read_parquet({quote_literal(glob)}, '
+        f"CREATE OR REPLACE VIEW {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
         "union_by_name = true, hive_partitioning = false)"
     )
 
@@ -384,20 +399,20 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     con.execute("SET TimeZone = 'UTC'")
     folders = table_folders(Path(out).resolve())
     for table, folder in folders.items():
-        con.execute(parquet_view_sql(table, str(folder / "**" / "*.parquet")))
+        con.execute(parquet_view_sql(table, parquet_glob(folder)))
     for sql in derived_view_sql(folders):
         con.execute(sql)
     for q in view_order(saved if saved is not None else load_saved()):
         try:
-            con.execute(f'CREATE OR REPLACE VIEW "{q.name}" AS {q.body()}')
+            con.execute(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS {q.body()}")
         except duckdb.Error:
             continue  # a query that does not bind here fails with its own message when it is run
     return con
 
 
 def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
-    """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=`` or a
-    name that is not an identifier."""
+    """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=``, a
+    name that is not an identifier, or a value that is not valid UTF-8."""
     if pairs is None:
         return {}
     items = pairs.items() if isinstance(pairs, dict) else [_split_pair(p) for p in pairs]
@@ -406,6 +421,11 @@ def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
         if not _IDENT.match(k):
             raise ParamError(f"--param {k}={v}: the name must be an identifier (letters, digits, _)")
         params[k] = "" if v is None else str(v)
+        try:
+            params[k].encode("utf-8")
+        except UnicodeEncodeError:  # bytes the shell passed that are no text ($'\xff')
+            shown = params[k].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ParamError(f"--param {k}={shown}: the value is not valid UTF-8 text") from None
     return params
 
 

@@ -1,22 +1,28 @@
 """Store: rows → Parquet tables under OUT/, written whole or not at all.
 
-Layout: ``OUT/<table>/origin=<name>/part-<n>.parquet`` for every table, plus ``OUT/manifest.json``.
-``origin`` names where the ingest ran (a GPU node's host name, by default): outputs of several hosts
+Layout: ``OUT/<table>/origin=<name>/part-<n>-<run>.parquet`` for every table, plus ``OUT/manifest.json``.
+``origin`` names the host the data comes from (``ingest`` decides it): outputs of several hosts
 combine by copying their folders into one, hive-style, and every reader globs ``<table>/**/*.parquet``.
-Everything is written into a hidden sibling folder first and swapped into place when complete, so an
-ingest killed half way leaves the previous OUT as it was. With ``append=True`` the previous OUT's
+Everything is written into a hidden sibling folder first and exchanged into place when complete
+(``Output.commit``), so an ingest killed half way leaves OUT old or new, never missing; one run at a
+time holds OUT (``locked``). With ``append=True`` the previous OUT's
 parts are kept (hard-linked) and new parts added beside them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
-import socket
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -24,16 +30,150 @@ import pyarrow.parquet as pq
 from logcorr.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
+# The tables an ingest writes (DESIGN.md "Tables"; ``ingest.table_schemas()`` gives their columns, and a
+# test keeps the two equal). Only folders of OUT with these names become views: a folder name is data
+# (copied in from another host's output), never SQL.
+TABLES = (
+    "events", "sources", "batches", "aborts", "transfer_errors", "requests", "rooms", "watchdogs",
+    "tracebacks", "stacks", "captures", "processes", "batch_seconds",
+)  # fmt: skip
+
+
+def glob_escape(path: str | Path) -> str:
+    """``path`` as a DuckDB or polars glob pattern that matches only itself: each of ``[ ] * ?``
+    wrapped in a bracket class (``out[1]`` → ``out[[]1[]]``), so an OUT named ``out[1]`` never
+    reads the files of a sibling ``out1``. Append ``/**/*.parquet`` after escaping."""
+    return re.sub(r"([\[\]*?])", r"[\1]", str(path))
+
+
+def _pid_alive(pid: str) -> bool:
+    return pid == str(os.getpid()) or Path(f"/proc/{pid}").exists()
 
 
 def _remove_stale(out: Path) -> None:
-    """Remove temporary folders left by an ingest that was killed (its process is gone)."""
-    for tmp in out.parent.glob(f".{out.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif pid == str(os.getpid()):
-            shutil.rmtree(tmp, ignore_errors=True)
+    """Finish or undo what an ingest that was killed left beside ``out`` (its process is gone):
+
+    * OUT a link to ``.OUT.tmp-PID``: the new OUT was complete (tables and manifest) and was being
+      swapped in; the swap is finished (the DuckDB file is rebuilt by the run that called this);
+    * ``.OUT.link-PID`` a folder: the previous OUT, set aside by a swap that then finished: removed;
+      when OUT is missing (an ingest of an older version killed between its two renames), it is put
+      back, as is a ``.OUT.old-PID``;
+    * any other ``.OUT.tmp-PID``, ``.OUT.link-PID``, ``.OUT.old-PID``: removed.
+    """
+    if out.is_symlink():
+        target = os.readlink(out)
+        pid = target.rsplit("-", 1)[-1]
+        if target == f".{out.name}.tmp-{pid}" and pid.isdigit() and not _pid_alive(pid):
+            tmp = out.parent / target
+            if tmp.is_dir() and not tmp.is_symlink():
+                _exchange(tmp, out)  # OUT the folder; the link now at tmp's name, removed below
+                tmp.unlink()
+    for kind in ("link", "old", "tmp"):
+        for left in out.parent.glob(f"{glob_escape('.' + out.name)}.{kind}-*"):
+            pid = left.name.rsplit("-", 1)[-1]
+            if not pid.isdigit() or (_pid_alive(pid) and pid != str(os.getpid())):
+                continue
+            if left.is_symlink():
+                left.unlink()
+            elif kind in ("link", "old") and not out.exists() and not out.is_symlink():
+                left.rename(out)  # the previous OUT, set aside and never put back
+            else:
+                shutil.rmtree(left, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap the names ``a`` and ``b`` (both exist) in one atomic step: Linux ``renameat2`` with
+    ``RENAME_EXCHANGE``. Where the file system cannot (``EINVAL``), two renames, undone on failure.
+    Raises ``OSError``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is not None:
+        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), str(a))
+    aside = a.with_name(a.name + ".swap")
+    os.rename(a, aside)
+    try:
+        os.rename(b, a)
+    except BaseException:
+        os.rename(aside, a)
+        raise
+    os.rename(aside, b)
+
+
+class OutputError(Exception):
+    """OUT cannot be written (not a logcorr output folder, no permission)."""
+
+
+class LockedError(OutputError):
+    """Another logcorr run holds the lock on OUT; the message names its pid."""
+
+
+_held: dict[str, int] = {}  # lock file → depth, for the runs of this process (reentrant)
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold the lock on ``out`` (``.OUT.lock`` beside it, ``flock``) for the whole block: one ingest,
+    append or database run at a time. The lock file holds the holder's pid. Reentrant in one
+    process. Raises ``LockedError`` naming the holder's pid when another process holds it, and
+    ``OutputError`` when the lock file cannot be made (OUT's parent missing or read-only)."""
+    out = Path(out)
+    path = out.parent / f".{out.name}.lock"
+    key = str(path.resolve())
+    if key in _held:
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot make the lock file {path.name}: {e.strerror or e}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise LockedError(
+                f"{out}: another logcorr run (pid {holder}) is writing it; wait for it to end, then run again"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _held[key] = 1
+        try:
+            yield
+        finally:
+            del _held[key]
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+    """Write the text file ``path`` whole or not at all: ``write(f)`` fills a temporary file created
+    exclusively (``O_EXCL``, a fresh random name) beside ``path``, which then replaces ``path``. A
+    link planted at the temporary name is never followed; a link at ``path`` itself is replaced,
+    not written through. Raises ``OSError``; the temporary file is removed on any failure."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp makes it 0600; the file is a report to share
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def safe_name(text: str) -> str:
@@ -49,44 +189,74 @@ def _dictionary_columns(df: pl.DataFrame) -> list[str]:
     return [c for c, t in df.schema.items() if t == pl.String and df[c].n_unique() * 4 <= df.height]
 
 
-class OutputError(Exception):
-    """OUT cannot be written (not a logcorr output folder, no permission)."""
-
-
 class Output:
-    """An OUT folder being written. Use ``write`` per chunk, then ``commit`` or ``abort``."""
+    """An OUT folder being written. Use ``write`` per chunk, then ``commit`` or ``abort``.
+
+    Holds the lock on OUT (``locked``) from creation to ``commit``/``abort``. Parts are named
+    ``part-<n>-<run>.parquet``: ``run`` (a digest of what the ingest read, see ``ingest``) keeps two
+    outputs of one origin from naming the same file when their folders are combined.
+    Raises ``OutputError`` (``LockedError`` when another run holds OUT)."""
 
     def __init__(
-        self, out: Path, schemas: dict[str, dict], *, origin: str | None = None, append: bool = False
+        self,
+        out: Path,
+        schemas: dict[str, dict],
+        *,
+        origin: str | None = None,
+        append: bool = False,
+        run: str = "",
     ) -> None:
         self.out = out
         self.schemas = schemas
-        self.partition = f"origin={safe_name(origin or socket.gethostname())}"
+        self.partition = f"origin={safe_name(origin or 'unknown')}"
+        self.run = f"-{safe_name(run)}" if run else ""
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._finished: set[str] = set()
+        self._committed = False
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
-        if out.exists() and not out.is_dir():
-            raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
         for parent in out.parents:
             if parent.exists() and not parent.is_dir():
                 raise OutputError(f"{out}: {parent} is a file, not a folder")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{out}: cannot make its folder {out.parent}: {e.strerror or e}") from None
+        self._lock = locked(out)
+        self._lock.__enter__()
+        try:
+            _remove_stale(out)
+            self._check(out)
+            if append and out.exists():
+                # Parquet parts are never modified once written: hard links cost nothing. The manifest is
+                # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
+                shutil.copytree(
+                    out, self.tmp, copy_function=os.link, ignore=shutil.ignore_patterns("manifest.json", *DERIVED)
+                )
+                shutil.copy2(out / "manifest.json", self.tmp / "manifest.json")
+            else:
+                self.tmp.mkdir()
+        except OSError as e:
+            self.abort()
+            raise OutputError(f"{out}: cannot be written: {e.strerror or e}") from None
+        except BaseException:
+            self.abort()
+            raise
+        self.part = self._next_part()
+
+    @staticmethod
+    def _check(out: Path) -> None:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
         if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
             raise OutputError(
                 f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
             )
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale(out)
-        if append and out.exists():
-            # Parquet parts are never modified once written: hard links cost nothing. The manifest is
-            # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
-            shutil.copytree(
-                out, self.tmp, copy_function=os.link, ignore=shutil.ignore_patterns("manifest.json", *DERIVED)
-            )
-            shutil.copy2(out / "manifest.json", self.tmp / "manifest.json")
-        else:
-            self.tmp.mkdir()
-        self.part = self._next_part()
+        if not os.access(out.parent, os.W_OK):
+            raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
+
+    def _part_path(self, table: str) -> Path:
+        return self.tmp / table / self.partition / f"part-{self.part}{self.run}.parquet"
 
     def _next_part(self) -> int:
         parts = [int(p.stem.split("-")[1]) for p in self.tmp.glob(f"*/{self.partition}/part-*.parquet")]
@@ -106,10 +276,10 @@ class Output:
         arrow = frame.to_arrow(compat_level=pl.CompatLevel.newest())  # string views: no copy
         writer = self._writers.get(table)
         if writer is None:
-            folder = self.tmp / table / self.partition
-            folder.mkdir(parents=True, exist_ok=True)
+            path = self._part_path(table)
+            path.parent.mkdir(parents=True, exist_ok=True)
             writer = pq.ParquetWriter(
-                folder / f"part-{self.part}.parquet",
+                path,
                 arrow.schema,
                 compression="zstd",
                 use_dictionary=_dictionary_columns(frame),
@@ -127,25 +297,59 @@ class Output:
         if writer is None:
             return []
         writer.close()
-        return [self.tmp / table / self.partition / f"part-{self.part}.parquet"]
+        return [self._part_path(table)]
 
-    def commit(self, manifest: dict) -> Path:
-        """Close every table (an empty one gets a zero-row part with its schema), write manifest.json
-        and swap the folder into place. Returns OUT."""
+    def commit(self, manifest: dict, derive: Callable[[Path], object] | None = None) -> Path:
+        """Close every table (an empty one gets a zero-row part with its schema), write manifest.json,
+        build the derived files (``derive(OUT)``, e.g. ``database.write``) and put the new OUT in
+        place of the old one. Returns OUT.
+
+        Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
+        and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``) before OUT becomes a
+        link to it, in one atomic exchange that sets the old folder aside; ``derive`` then writes the
+        new DuckDB file through that link, and a second exchange makes OUT the folder itself. When
+        anything fails before that (disk full while the DuckDB file is written, an interrupt), the
+        old OUT is put back as it was and the error raised. A run killed half way is finished or
+        undone by the next one (``_remove_stale``)."""
         for table, schema in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
-                (self.tmp / table / self.partition).mkdir(parents=True, exist_ok=True)
-                empty = pl.DataFrame(schema=schema).to_arrow()
-                pq.write_table(empty, self.tmp / table / self.partition / f"part-{self.part}.parquet")
+                self._part_path(table).parent.mkdir(parents=True, exist_ok=True)
+                pq.write_table(pl.DataFrame(schema=schema).to_arrow(), self._part_path(table))
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-        old = self.out.parent / f".{self.out.name}.old-{os.getpid()}"
-        if self.out.exists():
-            self.out.rename(old)
-        self.tmp.rename(self.out)
-        shutil.rmtree(old, ignore_errors=True)
+        had_old = self.out.is_dir()
+        if had_old:
+            for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
+                with contextlib.suppress(FileNotFoundError):
+                    os.link(self.out / name, self.tmp / name)
+        link = self.out.parent / f".{self.out.name}.link-{os.getpid()}"
+        link.unlink(missing_ok=True)
+        os.symlink(self.tmp.name, link)
+        exposed = False
+        try:
+            if had_old:
+                _exchange(link, self.out)  # OUT → the new folder; the old one at link's name
+            else:
+                os.rename(link, self.out)
+            exposed = True
+            if derive is not None:
+                derive(self.out)
+            _exchange(self.tmp, self.out)  # OUT the new folder itself; the link at tmp's name
+        except BaseException:
+            if exposed and had_old:
+                _exchange(link, self.out)  # the old folder back at OUT; the link at link's name
+            if exposed:
+                (link if had_old else self.out).unlink()
+            else:
+                link.unlink(missing_ok=True)
+            raise
+        self._committed = True
+        self.tmp.unlink()
+        if had_old:
+            shutil.rmtree(link, ignore_errors=True)
+        self._release()
         return self.out
 
     def abort(self) -> None:
@@ -153,4 +357,12 @@ class Output:
         for writer in self._writers.values():
             with contextlib.suppress(Exception):  # a broken writer must not hide the first error
                 writer.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        self._writers.clear()
+        if not self._committed and self.tmp.is_dir() and not self.tmp.is_symlink():
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self._release()
+
+    def _release(self) -> None:
+        lock, self._lock = getattr(self, "_lock", None), None
+        if lock is not None:
+            lock.__exit__(None, None, None)

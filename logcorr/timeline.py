@@ -37,6 +37,7 @@ import polars as pl
 from logcorr import saved
 from logcorr.parsers.prefix import split_prefix
 from logcorr.schema import EVENTS, RANKS, UTC_US
+from logcorr.store import write_atomic
 
 ROLE_ORDER = ("prefill", "decode", "router", "unknown")
 RANK_TOKENS = (("dp_rank", "DP"), ("pp_rank", "PP"), ("tp_rank", "TP"), ("ep_rank", "EP"))
@@ -141,7 +142,7 @@ def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame
     files = sorted((out / table).glob("**/*.parquet"))
     frames = []
     for f in files:
-        lf = pl.scan_parquet(f, hive_partitioning=False)
+        lf = pl.scan_parquet(f, hive_partitioning=False, glob=False)
         have = lf.collect_schema()
         frames.append(
             lf.select(
@@ -160,7 +161,7 @@ def _columns(out: Path, table: str) -> dict[str, pl.DataType]:
     """Union of the columns of a table's parts (name → type of the first part that has it)."""
     cols: dict[str, pl.DataType] = {}
     for f in sorted((out / table).glob("**/*.parquet")):
-        for c, t in pl.scan_parquet(f, hive_partitioning=False).collect_schema().items():
+        for c, t in pl.scan_parquet(f, hive_partitioning=False, glob=False).collect_schema().items():
             cols.setdefault(c, t)
     return cols
 
@@ -1409,9 +1410,7 @@ def timeline(
     page, facts = render(sw)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = html_path.with_name(html_path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(html_path)
+    write_atomic(html_path, lambda f: f.write(page))  # a fresh O_EXCL name beside it: no planted link followed
     return TimelineInfo(
         html=html_path,
         bytes=html_path.stat().st_size,

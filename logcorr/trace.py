@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.store import write_atomic
 from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
 
 
@@ -199,8 +200,8 @@ def export_chrome_trace(
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+
+    def write(f) -> None:  # into a fresh O_EXCL name beside ``path``: no planted link followed
         f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
         first = True
         for e in head + wedge + instants:
@@ -210,7 +211,8 @@ def export_chrome_trace(
             f.write(("" if first else ",\n") + chunk.to_series().str.join(",\n").item())
             first = False
         f.write("\n]}\n")
-    tmp.replace(path)
+
+    write_atomic(path, write)
     return dict(
         processes=procs.height,
         threads=lanes.height,

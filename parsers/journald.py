@@ -30,6 +30,11 @@ FIELDS = (
 )  # fmt: skip
 _META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
 _BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
+# Where the entry after a damaged binary field starts: a blank line, then a text field (journald's
+# field names are upper case).
+_NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Z0-9_]+=)")
+# journald stores no field larger than this (DATA_SIZE_MAX, 768 MiB): a longer length prefix is damage.
+MAX_FIELD_BYTES = 768 << 20
 _FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
 
 RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
@@ -41,6 +46,24 @@ UNIT_FIELDS = {"systemd_unit": pl.String, "about_unit": pl.String}
 
 class CutInsideBinaryField(ValueError):
     """``parse_export(…, whole=True)``: the data ends inside a binary-safe field's value."""
+
+
+# A realtime timestamp (µs since the Unix epoch) is read as a time when it lies in [1970, 10000):
+# before, it would be read as 1914 (a negative value); after, Python's datetime cannot hold it.
+REALTIME_MAX_US = 253_402_300_800_000_000
+
+
+def realtime(text: pl.Expr) -> pl.Expr:
+    """``__REALTIME_TIMESTAMP`` text → UTC time, null where it is no number or out of range."""
+    us = text.cast(pl.Int64, strict=False)
+    return pl.when((us >= 0) & (us < REALTIME_MAX_US)).then(us).cast(UTC_US)
+
+
+def realtime_error(text: pl.Expr) -> pl.Expr:
+    """Why ``realtime(text)`` is null for a value that is there: ``entry_error`` text, else null."""
+    return pl.when(text.is_not_null() & realtime(text).is_null()).then(
+        pl.format("__REALTIME_TIMESTAMP={} is not a time from 1970 to 9999: kept without a time", text)
+    )
 
 
 def clean_text(expr: pl.Expr) -> pl.Expr:
@@ -80,14 +103,19 @@ def _split_utf8(data: bytes) -> pl.Series | None:
     return frame["line"].slice(1).fill_null("")
 
 
-def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+def _split_export(data: bytes, whole: bool = False) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
     """Split an export chunk that holds binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``),
     NUL bytes or invalid UTF-8 into its text lines and its binary fields, with one split by Arrow.
 
     Returns the text lines (a String Series, invalid UTF-8 replaced), ``(entry_index, name, value)``
     per binary field, and an error text when a length prefix runs past the end of the data (a cut
-    capture; the lines before that field are kept). Python looks only at the lines holding no ``=``
-    (binary field names, or bytes inside their values): a few per chunk.
+    capture; the lines before that field are kept). A length prefix that disagrees with the data
+    (its value not followed by a newline, or running past the data while another entry follows)
+    is damage, not a cut: the value is taken up to the next entry (a blank line, then a field
+    name; with ``whole``, a value running past the data is taken as cut, for the caller to
+    read on), the field's entry kept with an error naming it (``(entry_index, "error", text)`` among
+    the fields), and the entries after it read as usual. Python looks only at the lines holding
+    no ``=`` (binary field names, or bytes inside their values): a few per chunk.
     """
     if data.endswith(b"\n"):
         data = data[:-1]  # a final newline ends the last line rather than opening an empty one
@@ -101,19 +129,29 @@ def _split_export(data: bytes) -> tuple[pl.Series, list[tuple[int, str, bytes]],
         if off < resume or not (m := _BINARY_FIELD.match(data, off)):
             continue  # inside a value already taken, or not a field name
         size_at = m.end()
+        name = m.group(1).decode()
         if size_at + 8 > len(data):
-            error = f"binary field {m.group(1).decode()} cut short"
+            error = f"binary field {name} cut short"
         else:
             size = int.from_bytes(data[size_at : size_at + 8], "little")
             end = size_at + 8 + size
             if end > len(data) or (end < len(data) and data[end : end + 1] != b"\n"):
-                error = f"binary field {m.group(1).decode()} of {size} bytes cut short or malformed"
+                nxt = _NEXT_ENTRY.search(data, size_at + 8)
+                if end > len(data) and size <= MAX_FIELD_BYTES and (nxt is None or whole):
+                    error = f"binary field {name} of {size:,} bytes cut short"
+                else:  # the length is wrong: the value runs to the next entry (or the data's end)
+                    end = nxt.start() if nxt else len(data)
+                    note = (
+                        f"binary field {name}: its length prefix says {size:,} bytes but {end - size_at - 8:,} "
+                        "follow before the next entry (damaged); kept as they are"
+                    )
+                    fields.append((i, "\x00error", note.encode()))
         if error:
             dropped.extend(range(i, len(sizes)))  # everything from the broken field on is unreadable
             break
         last = starts.search_sorted(end, side="right") - 1  # the line the value's newline ends
         dropped.extend(range(i, last + 1))
-        fields.append((i, m.group(1).decode(), data[size_at + 8 : end]))
+        fields.append((i, name, data[size_at + 8 : end]))
         resume = end + 1
     keep = ~pl.int_range(len(sizes), eager=True).is_in(pl.Series(dropped, dtype=pl.Int64).implode())
     kept = pl.Series(lines).filter(keep)
@@ -186,7 +224,7 @@ def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, 
             blank_starts = starts.filter(lines == "")
             entries = blank_starts.search_sorted(pl.Series([at for at, _, _ in found]), side="left")
             return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None
-    lines, binaries, error = _split_export(data)
+    lines, binaries, error = _split_export(data, whole)
     if error and whole:
         raise CutInsideBinaryField(error)
     return lines, binaries, error
@@ -244,7 +282,8 @@ def parse_export(
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
     lines, raw_binaries, error = _export_lines(data, whole)
-    binaries = [(e, name, _decode(v)) for e, name, v in raw_binaries]  # (entry, name, text value)
+    damaged = [(e, _decode(v)) for e, name, v in raw_binaries if name == "\x00error"]
+    binaries = [(e, name, _decode(v)) for e, name, v in raw_binaries if name != "\x00error"]
     df = pl.DataFrame({"line": lines}).with_columns((pl.col("line") == "").cum_sum().alias("entry"))
     df = df.filter(pl.col("line") != "")
     bad_lines = df.filter(~pl.col("line").str.contains("=", literal=True)).height
@@ -261,11 +300,17 @@ def parse_export(
     if error:
         errors.append(error)
     last_entry = wide["entry"].max() if wide.height else None
+    if damaged:
+        notes = pl.DataFrame(damaged, schema={"entry": wide.schema["entry"], "damaged": pl.String}, orient="row")
+        notes = notes.group_by("entry", maintain_order=True).agg(pl.col("damaged").str.join("; "))
+        wide = wide.join(notes, on="entry", how="left", maintain_order="left")
+    else:
+        wide = wide.with_columns(pl.lit(None, pl.String).alias("damaged"))
     message = pl.col("MESSAGE")
     if wide.select(message.str.contains("[\x1b\r]").any()).item():
         message = clean_text(message)
     out = wide.select(
-        pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
+        realtime(pl.col("__REALTIME_TIMESTAMP")).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
         pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
@@ -281,8 +326,18 @@ def parse_export(
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"]))
-        .then(pl.lit("; ".join(errors) if errors else None, pl.String))
+        pl.concat_str(
+            [
+                pl.col("damaged"),
+                realtime_error(pl.col("__REALTIME_TIMESTAMP")),
+                pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"])).then(
+                    pl.lit("; ".join(errors) if errors else None, pl.String)
+                ),
+            ],
+            separator="; ",
+            ignore_nulls=True,
+        )
+        .replace("", None)
         .alias("entry_error"),
         pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
         pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
@@ -360,7 +415,7 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     ):
         try:
             obj = json.loads(line)
-        except ValueError:  # DuckDB's reader is more lenient: keep what it read
+        except (ValueError, RecursionError):  # DuckDB's reader is more lenient (or deeper): keep what it read
             continue
         if isinstance(obj, dict):
             fixed.append({"n": n, **{k: _json_text(obj.get(k)) for k in names}})
@@ -387,7 +442,7 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
     )
     return df.select(
-        pl.col("__REALTIME_TIMESTAMP").cast(pl.Int64, strict=False).cast(UTC_US).alias("ts"),
+        realtime(pl.col("__REALTIME_TIMESTAMP")).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
         pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
@@ -400,7 +455,10 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.when(pl.col("broken")).then(pl.lit("not a whole JSON object")).alias("entry_error"),
+        pl.when(pl.col("broken"))
+        .then(pl.lit("not a whole JSON object"))
+        .otherwise(realtime_error(pl.col("__REALTIME_TIMESTAMP")))
+        .alias("entry_error"),
         pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
         pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
     )

@@ -132,7 +132,8 @@ def assert_all_kept(out: Path, lines: list[str], total: int | None = None) -> No
 
 
 def text_lines(data: bytes) -> list[str]:
-    text = data.decode("utf-8", errors="replace")
+    """The lines of ``data`` as the ingest reads them: a carriage return no newline follows ends a line."""
+    text = re.sub("\r(?!\n)", "\n", data.decode("utf-8", errors="replace"))
     return text.removesuffix("\n").split("\n") if text else []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import lzma
 import os
-import socket
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -72,7 +72,7 @@ def test_both_engines_with_their_four_ranks(sample_out):
 def test_ts_increases_per_source(sample_out):
     ev = events(sample_out).sort("event_id")
     assert ev["ts"].is_sorted()
-    first = first_event_id(socket.gethostname())
+    first = first_event_id(json.loads((sample_out / "manifest.json").read_text())["origin"])  # the data's host
     assert ev["event_id"].to_list() == list(range(first, first + ev.height))
 
 
@@ -550,15 +550,18 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
     out = tmp_path / "out"
     ingest([SAMPLE / "journal"], out)
     (tmp_path / "link").symlink_to(SAMPLE / "journal")
-    for again in (SAMPLE / "journal.json", tmp_path / "link"):
-        result = CliRunner().invoke(app, ["ingest", str(again), "--append", "-o", str(out)])
-        assert result.exit_code == 1, result.output
-        assert f"{again}: 4,924 of its first 5,135 entries are already in {out}" in result.output
-        assert "ingest the journal and its captures together, without --append" in result.output
+    result = CliRunner().invoke(app, ["ingest", str(SAMPLE / "journal.json"), "--append", "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert f"{SAMPLE / 'journal.json'}: 4,924 of its first 5,135 entries are already in {out}" in result.output
+    assert "ingest the journal and its captures together, without --append" in result.output
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path / "link"), "--append", "-o", str(out)])
+    assert result.exit_code == 1, result.output  # the same folder (device and inode), before any entry is read
+    assert f"{tmp_path / 'link'}: already in {out} (the same file or folder" in result.output
     assert events(out).height == 4931
     assert query(out, "abort_to_assert")["assert_count"].max() == 3
     # refused while journalctl still runs: the reason is the last line, with no traceback after it
-    cli = [sys.executable, "-m", "logcorr.cli", "ingest", str(tmp_path / "link"), "--append", "-o", str(out)]
+    shutil.copytree(SAMPLE / "journal", tmp_path / "copy")  # another folder: known by its entries
+    cli = [sys.executable, "-m", "logcorr.cli", "ingest", str(tmp_path / "copy"), "--append", "-o", str(out)]
     proc = subprocess.run(cli, capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and "Exception" not in proc.stderr
     assert (

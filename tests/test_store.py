@@ -43,7 +43,7 @@ def test_parts_carry_parquet_types_only(tmp_path):
     import pyarrow.parquet as pq
 
     ingest([write_log(tmp_path / "a.log", 20)], tmp_path / "out", origin="gpu-node-1")
-    part = tmp_path / "out" / "events" / "origin=gpu-node-1" / "part-0.parquet"
+    (part,) = (tmp_path / "out" / "events" / "origin=gpu-node-1").glob("part-0-*.parquet")  # part-<n>-<run>
     schema = pq.read_schema(part)
     assert schema.metadata is None or b"ARROW:schema" not in schema.metadata
     assert str(schema.field("message").type) == "string"
@@ -68,7 +68,7 @@ def test_append_adds_and_refuses_the_same_input_twice(tmp_path):
 
 
 def test_append_leaves_the_previous_out_files_untouched(tmp_path):
-    a, b = write_log(tmp_path / "a.log", 100), write_log(tmp_path / "b.log", 100)
+    a, b = write_log(tmp_path / "a.log", 100), write_log(tmp_path / "b.log", 101)  # not a copy of a
     ingest([a], tmp_path / "out")
     manifest = (tmp_path / "out" / "manifest.json").read_text()
     snapshot = tmp_path / "snap"

@@ -247,3 +247,60 @@ def saved_queries(families: dict[str, Family] | None = None) -> dict[str, str]:
         "known_issue_evidence": HEADER_EVIDENCE + evidence_sql(families) + "\n",
         "known_issues": HEADER_MATCHES + known_issues_sql(families) + "\n",
     }
+
+
+def _first_flag(workaround: str | None) -> str | None:
+    m = re.search(r"--[a-z][a-z0-9-]+", workaround or "")
+    return m.group(0) if m else None
+
+
+def report_sections(matches, config) -> list[str]:
+    """Markdown lines of the report's "Known upstream issues" and "Configuration" sections.
+
+    Args:
+        matches: ``known_issues`` rows (polars DataFrame; empty or column-less when OUT has none).
+        config: ``config`` rows (likewise).
+    """
+    out = ["", "## Known upstream issues (known_issues)", ""]
+    if matches.height == 0:
+        out.append("No known family has evidence rows here (a configuration alone is never a match).")
+    for m in matches.iter_rows(named=True):
+        roles = sorted({r for r in re.findall(r"\b(prefill|decode)\b", m["evidence"] or "")})
+        flag = _first_flag(m["workaround"])
+        now = m["workaround"] or ""
+        if flag and roles:
+            now = f"run {' and '.join(roles)} with `{flag}`. {now}"
+        issue = re.search(r"sglang#\d+", m["title"] or "") or re.search(r"sglang#\d+", m["workaround"] or "")
+        out += [
+            f"**{m['rank']}. {m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows"
+            f"{', ' + issue.group(0) if issue else ''}). "
+            f"What matches: {m['evidence']}. Configuration: {m['config_check']} (needs {m['needs']}). "
+            f"What to do now: {now} Fix: {m['fix']}; {m['version_check']}. Links: {m['links']}.",
+            "",
+        ]
+    out += ["## Configuration (config)", ""]
+    if config.height == 0:
+        out.append("cannot tell: no server_args line or command line in the data.")
+        return out
+    cols = [
+        "tp_size", "dp_size", "pp_size", "ep_size", "enable_dp_attention", "disaggregation_mode",
+        "disaggregation_transfer_backend", "disable_overlap_schedule", "enable_hierarchical_cache",
+        "hicache_storage_backend", "speculative_algorithm", "watchdog_timeout", "dist_timeout",
+        "chunked_prefill_size", "model_path", "sglang_version",
+    ]  # fmt: skip
+    heads = [f"{r['role']} pid {r['pid']} ({r['origin']})" for r in config.iter_rows(named=True)]
+    out.append("| setting | " + " | ".join(heads) + " |")
+    out.append("|---|" + "---|" * len(heads))
+    for c in cols:
+        vals = ["" if v is None else str(v) for v in config[c].to_list()]
+        mark = "**" if len({v for v in vals}) > 1 else ""
+        out.append(f"| {mark}{c}{mark} | " + " | ".join(vals) + " |")
+    for r in config.iter_rows(named=True):
+        extra = [x for x in (r["defaulted"] and f"SGLang defaults (not on the command line): {r['defaulted']}",
+                             r["disagreements"] and f"server_args and command line differ: {r['disagreements']}",
+                             r["note"]) if x]  # fmt: skip
+        if extra:
+            out.append(f"- {r['role']} pid {r['pid']}: " + "; ".join(extra))
+    out.append("")
+    out.append("Settings that differ between the engines are in bold.")
+    return out

@@ -40,7 +40,7 @@ ALIASES = {
 }
 # The entry points a launch command runs (CUR and older): what follows them are SGLang's options.
 LAUNCH = re.compile(
-    r"(?:^|\s)(?:-m\s+sglang\.launch_server|\S*sglang/launch_server\.py|\S*sglang\s+serve)(?=\s|$)"
+    r"(?:^|\s)(?:-m\s+sglang\.launch_server|\S*sglang/launch_server\.py|\S*sglang\s+serve)(?:\s|$)"
 )
 
 

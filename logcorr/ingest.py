@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr import database, readers, threads
+from logcorr import config, database, readers, threads
 from logcorr import processes as process_rows
 from logcorr.parsers import journald, pyspy, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
@@ -418,6 +418,7 @@ def ingest(
         enrich.next_id = max(enrich.next_id, int(prev.get("next_event_id", {}).get(origin, 0)))
     counts: dict[tuple[str, str], int] = {}
     processes: dict = {}
+    config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed up at the end
     if append and prev:  # dumps added now find the ranks their pids logged with before
         _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
@@ -463,7 +464,7 @@ def ingest(
                         _read(path, fmt, opts, report, Path(scratch), seen), name="logcorr-read"
                     )
                     records = _records(parsed, rejoin, enrich, report, forced)
-                    built = _tables(threads.ahead(records), window, processes, captured_at)
+                    built = _tables(threads.ahead(records), window, processes, captured_at, config_seen)
                     for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                         lines += int(ev["n_lines"].sum())
                         report.unparsed += unknown_in_dumps
@@ -495,6 +496,8 @@ def ingest(
                 except InputError as e:
                     report.errors.append(str(e))
                     report.unread = report.records == 0
+                if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
+                    config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
                 report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
                 if forced and report.records and src_first is None:
                     report.notes.append(
@@ -519,6 +522,7 @@ def ingest(
             output.write("processes", process_rows.from_events(output.finish("events")))
             output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
             output.write("sources", _sources_frame(reports))
+            output.write("config", config.rows(config_seen))
             result = IngestResult(
                 out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines
             )
@@ -588,9 +592,13 @@ def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, 
         chunks.close()  # stops the reading stage (and journalctl) when this one stops early
 
 
-def _tables(classified: Generator, window, processes: dict, captured_at: datetime | None):
+def _tables(
+    classified: Generator, window, processes: dict, captured_at: datetime | None, config_seen: list
+):
     """Per chunk of events: the chunk (narrowed to ``window``, dumps' own rows filled in), its rows of
-    every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape."""
+    every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape.
+    Appends the chunk's ``config.observations`` to ``config_seen`` (the ``config`` table is one row per
+    process across chunks, written at the end)."""
     try:
         for chunk in classified:
             ev = chunk.filter(_in_window(window)) if window else chunk
@@ -598,6 +606,7 @@ def _tables(classified: Generator, window, processes: dict, captured_at: datetim
             ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
             for name, build in TABLE_BUILDERS.items():
                 tables[name] = [build(ev)]
+            config_seen.append(config.observations(ev))
             yield ev, tables, unknown_in_dumps
     finally:
         classified.close()  # stops the stage before (and journalctl) when this one stops early

@@ -30,6 +30,7 @@ import polars as pl
 
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.server_args import LAUNCH
 from logcorr.schema import UTC_US
 from logcorr.threads import ahead
 
@@ -756,6 +757,42 @@ def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
     return float(recs.select(of_units(units).mean()).item())
 
 
+def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
+    """The SGLang launch command lines of a journal's ``units``, each with the first process that ran
+    it: ``[{"unit", "pid", "boot_id", "host", "ts" (µs), "cmdline"}]``. Entries read from a journal
+    leave ``_CMDLINE`` out (``JOURNAL_ONLY_FOR_UNITS``), so the ``config`` table gets them here:
+    ``journalctl -F _CMDLINE`` (journald's field index, no entry read), then per launch command the
+    first entry that carries it (``journalctl _CMDLINE=…``, stopped after one entry)."""
+    found = _journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
+    out = []
+    for cmd in (c for c in found if LAUNCH.search(c)):
+        proc = subprocess.Popen(
+            [journalctl_path(), *_journal_args(path), f"_CMDLINE={cmd}", "-o", "export",
+             "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace",
+        )
+        entry: dict[str, str] = {}
+        try:
+            for line in proc.stdout or ():
+                if not line.strip():
+                    break
+                k, _, v = line.rstrip("\n").partition("=")
+                entry[k] = v
+        finally:
+            proc.kill()
+            proc.wait()
+        if entry.get("_SYSTEMD_UNIT") in units:
+            out.append({
+                "unit": entry["_SYSTEMD_UNIT"],
+                "pid": int(entry["_PID"]) if entry.get("_PID", "").isdigit() else None,
+                "boot_id": entry.get("_BOOT_ID"),
+                "host": entry.get("_HOSTNAME"),
+                "ts": int(entry["__REALTIME_TIMESTAMP"]) if entry.get("__REALTIME_TIMESTAMP", "").isdigit() else None,
+                "cmdline": cmd,
+            })
+    return out
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -769,6 +806,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     if roles:
         report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
     report.unit_roles = roles  # type: ignore[attr-defined]
+    report.unit_cmdlines = unit_cmdlines(path, [u for u in units or roles if roles.get(u) != "router"])  # type: ignore[attr-defined]
     window_args = journalctl_window(opts.since, opts.until)
     # journalctl reads a fifth slower with --unit matches than straight through: when nearly every
     # entry is of the chosen units anyway, read straight through and choose the entries here. Units

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
+from logcorr import known_issues
 from logcorr import saved as saved_mod
 from logcorr.saved import QueryError
 
@@ -92,6 +93,11 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
             results[name] = saved_mod.query(out, name, saved=saved, con=con)
         except QueryError as e:
             raise ReportError(f"report: {e}") from e
+    for name, sql in (("known_issues", "known_issues"), ("config", "SELECT * FROM config ORDER BY first_ts")):
+        try:  # an OUT written before the config table has none: the sections say so
+            results[name] = saved_mod.query(out, sql, saved=saved, con=con)
+        except QueryError:
+            results[name] = pl.DataFrame()
     return results
 
 
@@ -129,6 +135,7 @@ def report(out: Path) -> str:
     ]
     lines += _wedge_verdict(stops, cov, lbr) + _unit_verdict(units)
     lines += _verdict(stops, stuck, a2a, chain)
+    lines += known_issues.report_sections(r["known_issues"], r["config"])
     lines += ["", "## Chain of events (incident_chain)", ""]
     if chain.height:
         lines += _table(

@@ -274,6 +274,10 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):
             q = parse_saved(entry.read_text(encoding="utf-8"), entry.name[:-4], str(entry))
             found[q.name] = q
+    from logcorr import known_issues  # the families' two generated queries (known_issues.py)
+
+    for name, text in known_issues.saved_queries().items():
+        found[name] = parse_saved(text, name, str(known_issues.shipped_folder()))
     env_dirs = tuple(Path(p) for p in os.environ.get("LOGCORR_QUERIES", "").split(os.pathsep) if p)
     for folder in (*extra_dirs, *env_dirs):
         for path in sorted(Path(folder).glob("*.sql")):

@@ -441,6 +441,45 @@ BATCH_SECONDS = _table(
     },
 )
 
+CONFIG = _table(
+    "config",
+    "one engine process's configuration: its server_args=ServerArgs(…) line and/or its launch command line",
+    ("host", "boot_id", "unit", "pid", "event_id"),
+    {
+        "host": _HOST,
+        "boot_id": EVENTS.columns["boot_id"],
+        "unit": EVENTS.columns["unit"],
+        "role": _ROLE,
+        "pid": _PID,
+        "first_ts": C(UTC_US, "time of the server_args line, else of the process's first record with its command line"),
+        "event_id": C(pl.Int64, "events.event_id of the server_args line, else of that first record; null when a journal gave the command line (journalctl _CMDLINE=…)"),
+        "origin": C(pl.String, "where the values come from: server_args, cmdline, or server_args+cmdline"),
+        "sglang_version": C(pl.String, "SGLang version where a line or the command line states it; null otherwise"),
+        "tp_size": C(pl.Int32, "tensor-parallel size (--tp-size, --tp)"),
+        "dp_size": C(pl.Int32, "data-parallel size (--dp-size, --dp)"),
+        "pp_size": C(pl.Int32, "pipeline-parallel size (--pp-size)"),
+        "ep_size": C(pl.Int32, "expert-parallel size (--ep-size, --ep)"),
+        "nnodes": C(pl.Int32, "nodes the engine spans (--nnodes)"),
+        "enable_dp_attention": C(pl.Boolean, "DP attention on (--enable-dp-attention)"),
+        "disaggregation_mode": C(pl.String, "null, prefill or decode (--disaggregation-mode)"),
+        "disaggregation_transfer_backend": C(pl.String, "KV transfer backend: mooncake, nixl, … (--disaggregation-transfer-backend)"),
+        "disable_overlap_schedule": C(pl.Boolean, "overlap scheduler off (--disable-overlap-schedule); False = overlap on"),
+        "enable_hierarchical_cache": C(pl.Boolean, "HiCache on (--enable-hierarchical-cache)"),
+        "hicache_storage_backend": C(pl.String, "HiCache L3 storage backend; null when none"),
+        "speculative_algorithm": C(pl.String, "speculative decoding algorithm (EAGLE, …); null when none"),
+        "watchdog_timeout": C(pl.Float64, "scheduler watchdog timeout, seconds"),
+        "dist_timeout": C(pl.Float64, "torch.distributed timeout, seconds (--dist-timeout); null = PyTorch's default"),
+        "chunked_prefill_size": C(pl.Int64, "chunked prefill size, tokens (resolved; null when only a command line without it is known)"),
+        "model_path": C(pl.String, "model path (--model-path)"),
+        "defaulted": C(pl.String, "typed columns above filled with SGLang's default because the command line does not name them (no server_args line)"),
+        "disagreements": C(pl.String, "fields where server_args and the command line differ: 'field: server_args X, cmdline Y; …'"),
+        "settings": C(pl.String, "every field as JSON: the server_args line's, plus the command line's it lacks"),
+        "cmdline": C(pl.String, "the launch command line (journald _CMDLINE)"),
+        "note": C(pl.String, "what could not be read: a cut server_args line, an ambiguous or unknown flag"),
+        **_PROVENANCE,
+    },
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
@@ -458,6 +497,7 @@ TABLES: dict[str, Table] = {
         CAPTURES,
         PROCESSES,
         BATCH_SECONDS,
+        CONFIG,
     )
 }
 

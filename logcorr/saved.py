@@ -46,7 +46,8 @@ import duckdb
 import polars as pl
 
 from logcorr import processes
-from logcorr.store import TABLES, glob_escape
+from logcorr.schema import TABLES, empty_view_sql
+from logcorr.store import glob_escape
 
 FORMATS = ("table", "csv", "json", "markdown")
 REQUIRED_SECTIONS = ("question", "tables", "columns")
@@ -381,14 +382,17 @@ def parquet_view_sql(table: str, glob: str) -> str:
 
 
 def derived_view_sql(folders: dict[str, Path]) -> list[str]:
-    """``CREATE VIEW`` statements for tables an older OUT lacks but can derive: ``processes`` from
-    ``events``, ``batch_seconds`` from ``batches`` (see ``logcorr.processes``). Empty when OUT has
-    them all."""
+    """``CREATE VIEW`` statements for tables an older OUT lacks: ``processes`` derived from
+    ``events``, ``batch_seconds`` from ``batches`` (see ``logcorr.processes``), any other table of
+    the contract as an empty view with its columns. Empty when OUT has them all."""
     views = []
     if "processes" not in folders and "events" in folders:
         views.append(f'CREATE OR REPLACE VIEW "processes" AS {processes.FROM_EVENTS_SQL.strip()}')
     if "batch_seconds" not in folders and "batches" in folders:
         views.append(f'CREATE OR REPLACE VIEW "batch_seconds" AS {processes.BATCH_SECONDS_SQL.strip()}')
+    derived = {"processes", "batch_seconds"} if "events" in folders else set()
+    # any other table of the contract OUT lacks (written before the table existed): empty, typed
+    views += [empty_view_sql(t) for t in TABLES if t not in folders and t not in derived]
     return views
 
 

@@ -560,6 +560,23 @@ def describe(names: list[str] | None = None) -> str:
     return "\n".join(out)
 
 
+def duckdb_type(dtype: pl.DataType) -> str:
+    """The DuckDB SQL type of a contract column's polars type (``TIMESTAMPTZ`` for UTC times)."""
+    if dtype == UTC_US:
+        return "TIMESTAMPTZ"
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMP"
+    names = {pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.UInt32: "UINTEGER"}
+    return {**names, pl.Float64: "DOUBLE", pl.String: "VARCHAR", pl.Boolean: "BOOLEAN"}[dtype]
+
+
+def empty_view_sql(table: str) -> str:
+    """``CREATE OR REPLACE VIEW`` of a contract table with its columns and no row: the table an OUT
+    written before it existed (or by a tool that wrote no part of it) lacks."""
+    cols = ", ".join(f'CAST(NULL AS {duckdb_type(c.dtype)}) AS "{n}"' for n, c in TABLES[table].columns.items())
+    return f'CREATE OR REPLACE VIEW "{table}" AS SELECT {cols} WHERE false'
+
+
 def _type_name(dtype: pl.DataType) -> str:
     if dtype == UTC_US:
         return "timestamp[us, UTC]"

@@ -27,16 +27,14 @@ from typing import IO
 import polars as pl
 import pyarrow.parquet as pq
 
+from logcorr import schema
 from logcorr.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
 # The tables an ingest writes (DESIGN.md "Tables"; ``ingest.table_schemas()`` gives their columns, and a
 # test keeps the two equal). Only folders of OUT with these names become views: a folder name is data
 # (copied in from another host's output), never SQL.
-TABLES = (
-    "events", "sources", "batches", "aborts", "transfer_errors", "requests", "rooms", "watchdogs",
-    "tracebacks", "stacks", "captures", "processes", "batch_seconds",
-)  # fmt: skip
+TABLES = tuple(schema.TABLES)  # the folders of OUT that are tables: the contract's, no other
 
 
 def glob_escape(path: str | Path) -> str:
@@ -311,10 +309,10 @@ class Output:
         anything fails before that (disk full while the DuckDB file is written, an interrupt), the
         old OUT is put back as it was and the error raised. A run killed half way is finished or
         undone by the next one (``_remove_stale``)."""
-        for table, schema in self.schemas.items():
+        for table, columns in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
                 self._part_path(table).parent.mkdir(parents=True, exist_ok=True)
-                pq.write_table(pl.DataFrame(schema=schema).to_arrow(), self._part_path(table))
+                pq.write_table(pl.DataFrame(schema=columns).to_arrow(), self._part_path(table))
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()

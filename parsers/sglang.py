@@ -595,6 +595,13 @@ _PATTERN_TABLE = pl.DataFrame(
 )
 PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 
+# The exception line of a traceback: the first unindented line after its last frame (lines may follow
+# it: a second log line glued on, a chained exception); null when the excerpt is cut before it.
+EXCEPTION_AFTER_FRAMES = (
+    r"(?s).*\n\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
+    r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
+)
+
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
 PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*:\d+\)\s*(?:\n|$)"
 
@@ -864,7 +871,7 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     body = pl.col("body")
     first = body.str.extract(r"^([^\n]*)", 1)
     tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
-    exc_line = tb.str.extract(r"\n(\S[^\n]*)$", 1)
+    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
     with_exc = first.str.extract_groups(
         r"with exception:? (?:(?P<exc>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$"
     )
@@ -1138,7 +1145,7 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     last = frames.list.last().str.extract_groups(
         r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)'
     )
-    exc_line = tb.str.extract(r"\n(\S[^\n]*)$", 1)
+    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
     exc = exc_line.str.extract_groups(
         r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$"
     )

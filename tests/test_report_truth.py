@@ -1,0 +1,73 @@
+"""For every real case, the report states nothing its own tables contradict: its time span, what it
+says was not ingested, the batch lines it counts, "cannot tell", lockstep, the assertion, restarts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from logcorr.ingest import ingest
+from logcorr.report import _t, report
+from tests.conftest import CASES
+
+CASE_FILES = sorted(
+    p for p in CASES.rglob("*") if p.is_file() and p.suffix in (".log", ".txt", ".export") and "server_args" not in p.parts
+)
+PAIRS = [("real2/08_prefill_mooncake_session_not_alive_tp16_req_dump.log", "real2/09_decode_failed_get_kvcache_midline_paste.log")]
+
+
+def table(out: Path, name: str) -> pl.DataFrame:
+    files = sorted((out / name).glob("**/*.parquet"))
+    return pl.concat([pl.read_parquet(f, hive_partitioning=False) for f in files], how="vertical_relaxed")
+
+
+def check(out: Path) -> None:
+    text = report(out)
+    ev, batches = table(out, "events"), table(out, "batches")
+    assert "1970" not in text
+    # the span covers every timed record, and only when there is one
+    timed = ev.filter(pl.col("ts").is_not_null())
+    head = text.split("\n")[2]
+    if timed.height:
+        assert f", {_t(timed['ts'].min())} to {_t(timed['ts'].max())}." in head, head
+    else:
+        assert " to " not in head.split("Written by")[0], head
+    roles = set(ev["role"])
+    for role in ("prefill", "decode"):
+        said_missing = f"- {role}: no {role} engine log ingested" in text
+        assert said_missing == (role not in roles), (role, roles)
+        n = batches.filter(pl.col("role") == role).height
+        if f"no batch lines of {role} in the data" in text:
+            assert n == 0
+        m = re.search(rf"- {role.capitalize()}: its ([\d,]+) batch line", text)
+        if m:
+            assert int(m.group(1).replace(",", "")) == n
+    if "no wedge" in text:
+        assert batches.height > 0
+    for line in text.splitlines():
+        if "lockstep" in line and line.startswith("- ") and "cannot tell" not in line and "cannot be told" not in line:
+            role = line[2:].split(" ")[0].lower()
+            caps = table(out, "captures").filter(pl.col("role") == role, pl.col("tp_rank").is_not_null())
+            assert caps["tp_rank"].n_unique() >= 2, line
+    asserted = table(out, "transfer_errors").filter(pl.col("error_kind") == "assert_transfer_infos")
+    if "No transfer_infos assertion" in text:
+        assert asserted.height == 0
+    if "no restart is in the data" in text:
+        assert table(out, "lifecycle").filter(pl.col("event") == "started").height == 0
+    m = re.search(r"- ([\d,]+) record\(s\) have no role", text)
+    assert (int(m.group(1).replace(",", "")) if m else 0) == ev.filter(pl.col("role") == "unknown").height
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(CASES)) for p in CASE_FILES])
+def test_the_report_of_each_case_claims_only_what_its_rows_show(tmp_path, path):
+    ingest([path], tmp_path / "out")
+    check(tmp_path / "out")
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=["08+09"])
+def test_the_report_of_each_pair_claims_only_what_its_rows_show(tmp_path, pair):
+    ingest([CASES / p for p in pair], tmp_path / "out")
+    check(tmp_path / "out")

@@ -16,19 +16,34 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5
 import typer  # noqa: E402
 
 from logcorr.readers import ReadOptions  # noqa: E402
+from logcorr.schema import ROLES  # noqa: E402
 
 app = typer.Typer(
     help="Offline log and trace correlation for SGLang prefill-decode incidents.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help: flags without a <bool> metavar
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 DEFAULT_OUT = Path("logcorr-out")
 
 
+def _version(value: bool) -> None:
+    if value:
+        import logcorr
+
+        typer.echo(f"logcorr {logcorr.__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main() -> None:
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """Offline log and trace correlation for SGLang prefill-decode incidents."""
 
 
@@ -41,8 +56,8 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
     roles = {}
     for pair in pairs:
         unit, sep, role = pair.partition("=")
-        if not sep or role not in ("prefill", "decode", "router", "unknown"):
-            _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of prefill, decode, router, unknown")
+        if not sep or role not in ROLES:
+            _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of {', '.join(ROLES)}", 2)
         roles[unit] = role
     return roles
 
@@ -52,32 +67,53 @@ def ingest(
     paths: Annotated[
         list[Path],
         # readable=False: an unreadable input is reported by ingest while the others are still read
-        typer.Argument(help="Journal dirs, .journal files, captures, logs, dumps.", readable=False),
+        typer.Argument(
+            help="Journal dirs, .journal files, captures, logs, dumps, or folders of them.",
+            readable=False,
+            metavar="PATH",
+        ),
     ],
-    out: Annotated[Path, typer.Option("-o", "--out", help="Output folder for the tables.")] = DEFAULT_OUT,
+    out: Annotated[
+        Path,
+        typer.Option("-d", "--dir", "-o", "--out", help="Output folder for the tables (OUT).", metavar="OUT"),
+    ] = DEFAULT_OUT,
     unit: Annotated[
-        list[str], typer.Option("--unit", "-u", help="Read only this systemd unit (repeatable).")
+        list[str],
+        typer.Option("--unit", "-u", help="Read only this systemd unit (repeatable).", metavar="UNIT"),
     ] = [],  # noqa: B006
     since: Annotated[
-        str | None, typer.Option(help="Passed to journalctl --since ('2025-10-29 21:30').")
+        str | None,
+        typer.Option(
+            help="Keep records from this time on: ISO 8601, UTC unless it carries an offset, for every input "
+            "('2025-10-29 21:30'); journalctl's own forms ('-1h', 'yesterday') for journals.",
+            metavar="TIME",
+        ),
     ] = None,
-    until: Annotated[str | None, typer.Option(help="Passed to journalctl --until.")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Keep records up to this time (as --since).", metavar="TIME")
+    ] = None,
     all_units: Annotated[
         bool, typer.Option("--all-units", help="Read every journal entry, any unit.")
     ] = False,
     role: Annotated[
-        list[str], typer.Option(help="UNIT=ROLE (prefill, decode, router) when names do not say.")
+        list[str],
+        typer.Option(
+            help="UNIT=ROLE (prefill, decode, router, engine) when names do not say (repeatable).",
+            metavar="UNIT=ROLE",
+        ),
     ] = [],  # noqa: B006
     append: Annotated[
         bool, typer.Option(help="Add to the tables already in OUT instead of replacing them.")
     ] = False,
     captured_at: Annotated[
-        str | None, typer.Option(help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).")
+        str | None,
+        typer.Option(help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).", metavar="TIME"),
     ] = None,
     origin: Annotated[
         str | None,
         typer.Option(
-            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see README, many hosts."
+            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see README, many hosts.",
+            metavar="NAME",
         ),
     ] = None,
 ) -> None:
@@ -121,10 +157,25 @@ def ingest(
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
 
 
+def _repoint(out: Path) -> None:
+    """Re-point ``OUT/logcorr.duckdb`` when OUT was copied or moved since it was written (its views
+    would read the original's files, or none), saying so on stderr; queries themselves never read it."""
+    from logcorr import database as db
+
+    old = db.points_elsewhere(out)
+    if old is None:
+        return
+    try:
+        db.write(out)
+        typer.echo(f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True)
+    except Exception as e:  # noqa: BLE001 — a read-only copy still answers queries; say what to do
+        typer.echo(f"logcorr: {out}/logcorr.duckdb reads {old}; run logcorr database -d {out} ({e})", err=True)
+
+
 def _check_output_file(path: Path) -> None:
     """Fail with a message (not a traceback) when ``-o`` cannot name a file to write."""
     if path.is_dir():
-        _fail(f"{path}: is a folder; -o names the file to write")
+        _fail(f"{path}: is a folder; -o names the file to write (-d names the ingest output folder)")
     if path.parent.is_file():
         _fail(f"{path.parent}: is a file, not a folder to write {path.name} in")
     if not path.parent.is_dir():
@@ -192,8 +243,17 @@ def query(
     name_or_sql: Annotated[
         str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
     ] = None,
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv, json or markdown.")] = "table",
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="table (vertical when wider than the terminal), vertical, csv, json or markdown."
+        ),
+    ] = "table",
+    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Show only the first N rows.", metavar="N")] = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", "-c", help="Only these columns, comma-separated.", metavar="A,B")
+    ] = None,
     param: Annotated[
         list[str], typer.Option("--param", "-p", help="NAME=VALUE for a query parameter (repeatable).")
     ] = [],  # noqa: B006
@@ -211,15 +271,20 @@ def query(
         _fail("give a saved query's name or SQL in quotes; `logcorr query --list` shows the saved queries")
     if fmt not in saved.FORMATS:
         _fail(f"--format {fmt!r}: expected one of {', '.join(saved.FORMATS)}")
+    _repoint(out)
     try:
-        typer.echo(saved.run_query(out, name_or_sql, param, fmt))
+        import shutil
+
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+        typer.echo(saved.run_query(out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width))
     except (saved.QueryError, FileNotFoundError) as e:
         _fail(str(e))
 
 
 @app.command()
 def report(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
     ] = None,
@@ -230,6 +295,7 @@ def report(
 
     if output is not None:
         _check_output_file(output)
+    _repoint(out)
     try:
         text = make_report(out)
     except (ReportError, FileNotFoundError) as e:
@@ -248,7 +314,7 @@ def report(
 
 @app.command()
 def timeline(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
         "timeline.html"
     ),
@@ -277,7 +343,7 @@ def export(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
     ] = "chrome-trace",
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
@@ -304,7 +370,7 @@ def export(
 
 @app.command()
 def database(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder.")] = DEFAULT_OUT,
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
     embed: Annotated[
         bool,
         typer.Option(
@@ -324,6 +390,22 @@ def database(
     how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
     counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
+
+
+@app.command()
+def show(
+    event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
+    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
+) -> None:
+    """A record with its neighbours in the same process stream, and the command that opens it at its source."""
+    from logcorr.show import ShowError
+    from logcorr.show import show as show_record
+
+    try:
+        typer.echo(show_record(out, event_id, context))
+    except (ShowError, FileNotFoundError) as e:
+        _fail(str(e))
 
 
 @app.command()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,31 @@ def write(
     table_folders(out)  # FileNotFoundError before any lock file is made beside a wrong -d
     with store.locked(out):
         return _write(out, saved, storage_version, embed, started)
+
+
+def points_elsewhere(out: Path) -> str | None:
+    """The folder ``OUT/logcorr.duckdb``'s views read, when it is not OUT (OUT was copied or moved
+    since the file was written), else None (also for an embedded file, a missing one, or one that
+    cannot be opened). Never raises."""
+    path = Path(out) / "logcorr.duckdb"
+    if not path.is_file():
+        return None
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'events' AND NOT internal").fetchall()
+        finally:
+            con.close()
+    except duckdb.Error:
+        return None
+    if not row or "read_parquet(" not in (row[0][0] or ""):
+        return None
+    m = re.search(r"read_parquet\('([^']*)/events/", row[0][0])
+    if not m:
+        return None
+    named = m.group(1).replace("[[]", "[").replace("[]]", "]").replace("[*]", "*").replace("[?]", "?")
+    here = str(Path(os.path.abspath(out)))
+    return None if named == here or Path(named) == Path(out).resolve() else named
 
 
 def _write(out: Path, saved, storage_version: str, embed: bool, started: float) -> DatabaseResult:

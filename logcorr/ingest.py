@@ -422,7 +422,7 @@ def ingest(
     if append and prev:  # dumps added now find the ranks their pids logged with before
         _learn_processes(_previous_events(output.tmp), processes)
     lines = 0
-    room_parts: list[pl.DataFrame] = []
+    held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}
     first_ts = last_ts = None
     in_output = (out, lambda: _previous_entry_keys(output.tmp)) if append and prev else None
     # a journal and its capture: once (and not again what OUT holds, with --append)
@@ -470,12 +470,17 @@ def ingest(
                         report.unparsed += unknown_in_dumps
                         output.write("events", ev)
                         for name, frames in tables.items():
-                            if name == "rooms":  # one row per pairing across the ingest: merged at the end
-                                room_parts.extend(frames)
+                            if name in ("rooms", "aborts"):  # merged / completed with the pairings at the end
+                                held[name].extend(frames)
                                 continue
                             for frame in frames:
                                 output.write(name, frame)
                         report.records += ev.height
+                        report.zoneless += ev.filter(
+                            pl.col("log_ts").is_not_null()
+                            & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
+                            & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
+                        ).height
                         report.unparsed += int((ev["kind"] == "other").sum())
                         errs = ev.filter(pl.col("entry_error").is_not_null())
                         for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
@@ -499,6 +504,13 @@ def ingest(
                 if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
                     config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
                 report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
+                if forced and not report.records and window and captured_at and not _inside(captured_at, window):
+                    report.notes.append(f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until")
+                if report.zoneless:
+                    report.notes.append(
+                        f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
+                        "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+                    )
                 if forced and report.records and src_first is None:
                     report.notes.append(
                         "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
@@ -518,7 +530,9 @@ def ingest(
                     f"nothing could be read{inside}:\n"
                     + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
                 )
-            output.write("rooms", sglang.merge_rooms(room_parts))
+            rooms = sglang.merge_rooms(held["rooms"])
+            output.write("rooms", rooms)
+            output.write("aborts", sglang.rooms_of_aborts(held["aborts"], rooms))
             output.write("processes", process_rows.from_events(output.finish("events")))
             output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
             output.write("sources", _sources_frame(reports))
@@ -532,6 +546,14 @@ def ingest(
             result.by_role_kind = by_role
             if captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in reports):
                 result.notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
+            known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
+            if counts and not known:
+                shown = ", ".join(r.source for r in reports if r.records)[:300]
+                result.notes.append(
+                    f"nothing SGLang-, router- or py-spy-like was found: the {sum(counts.values()):,} records "
+                    f"read ({shown}) are all of no known kind and no role; kept as kind 'other', but no "
+                    "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
+                )
             result.seconds = time.monotonic() - started
             manifest = _manifest(result, prev, origin, enrich.next_id, selection, identities)
             output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
@@ -572,6 +594,11 @@ def _parse_time(option: str, text: str) -> datetime:
     return t
 
 
+def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
+    since, until = window
+    return (since is None or when >= since) and (until is None or when <= until)
+
+
 def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
     return readers.in_window(window).fill_null(True)  # a record without a time cannot be outside
 
@@ -602,6 +629,9 @@ def _tables(
     try:
         for chunk in classified:
             ev = chunk.filter(_in_window(window)) if window else chunk
+            if window and captured_at is not None and not _inside(captured_at, window):
+                # a bare dump's time is --captured-at: outside the window, it is left out too
+                ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
             _learn_processes(ev, processes)
             ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
             for name, build in TABLE_BUILDERS.items():
@@ -636,6 +666,7 @@ def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
                 "first_ts": [getattr(r, "first_ts", None) for r in reports],
                 "last_ts": [getattr(r, "last_ts", None) for r in reports],
                 "errors": ["\n".join(r.errors) or None for r in reports],
+                "notes": ["\n".join(r.notes) or None for r in reports],
             },
             strict=False,
         ),

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from logcorr.schema import SHORT_POSITION_SQL
+
 KEYS = (
     "id", "title", "weight", "links", "affects", "needs", "config", "shows", "fixed_in", "fix",
     "workaround", "explains", "evidence",
@@ -170,7 +172,7 @@ per AS (
            count(*) FILTER (WHERE config_verdict = 'unknown') AS rows_config_unknown,
            min(ts) AS first_ts,
            list(event_id ORDER BY ts, event_id) FILTER (WHERE event_id IS NOT NULL) AS event_ids,
-           string_agg(what || ' [' || source_pos || ']', ' | ' ORDER BY ts, event_id) AS evidence,
+           string_agg(what || ' [' || {SHORT_POSITION_SQL} || ']', ' | ' ORDER BY ts, event_id) AS evidence,
            string_agg(DISTINCT config_values, '; ') AS config_values,
            max(sglang_version) AS sglang_version
     FROM ev GROUP BY family

@@ -57,11 +57,12 @@ BATCH_SECONDS = schema.BATCH_SECONDS.schema
 # before this table existed. An --append ingest or a second origin adds rows for the same second:
 # readers group by (role, sec) again.
 BATCH_SECONDS_SQL = """
-SELECT role, epoch_us(ts) // 1000000 AS sec, count(*) AS batches,
+SELECT role, epoch_us(ts) // 1000000 AS sec, make_timestamptz((epoch_us(ts) // 1000000) * 1000000) AS sec_ts,
+       count(*) AS batches,
        min(ts) AS lo_ts, arg_min(event_id, (ts, event_id)) AS lo_event_id,
        max(ts) AS hi_ts, arg_max(event_id, (ts, event_id)) AS hi_event_id
-FROM batches WHERE role IN ('prefill', 'decode') AND ts IS NOT NULL
-GROUP BY role, sec
+FROM batches WHERE role IN ('prefill', 'decode', 'engine') AND ts IS NOT NULL
+GROUP BY role, sec, sec_ts
 """
 
 

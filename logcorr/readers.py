@@ -74,6 +74,7 @@ class SourceReport:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
+    zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
 
 
 @dataclass

@@ -16,6 +16,7 @@ import logcorr
 from logcorr import known_issues
 from logcorr import saved as saved_mod
 from logcorr.saved import QueryError
+from logcorr.schema import short_position
 
 
 class ReportError(Exception):
@@ -101,6 +102,21 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
     return results
 
 
+def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
+    return wedge.filter(pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled"))
+
+
+def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
+    """The verdict, one finding per item (Markdown text without the list bullet), from the rows of
+    ``gather``: what the batch lines say of each engine, units systemd saw crash, the stop, the
+    desync, the trigger and the abort burst. The report and the timeline both show these."""
+    r = results
+    stops = _stops_of(r["wedge"])
+    lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(r["unit_lifecycle"])
+    lines += _verdict(stops, r["desync"], r["abort_to_assert"], r["incident_chain"])
+    return [line.removeprefix("- ") for line in lines]
+
+
 def report(out: Path) -> str:
     """The postmortem summary of the incident in OUT, as Markdown.
 
@@ -118,9 +134,7 @@ def report(out: Path) -> str:
     r = gather(Path(out))
     chain, wedge, a2a = r["incident_chain"], r["wedge"], r["abort_to_assert"]
     lbr, stuck, cov, units = r["last_batch_per_rank"], r["desync"], r["coverage"], r["unit_lifecycle"]
-    stops = wedge.filter(
-        pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
-    )
+    stops = _stops_of(wedge)
     span = [t for t in (cov["first_ts"].min(), cov["last_ts"].max()) if t is not None] if cov.height else []
     lines = [
         "# Incident report",
@@ -133,8 +147,7 @@ def report(out: Path) -> str:
         "## Verdict",
         "",
     ]
-    lines += _wedge_verdict(stops, cov, lbr) + _unit_verdict(units)
-    lines += _verdict(stops, stuck, a2a, chain)
+    lines += [f"- {line}" for line in verdict(r)]
     lines += known_issues.report_sections(r["known_issues"], r["config"])
     lines += ["", "## Chain of events (incident_chain)", ""]
     if chain.height:
@@ -427,12 +440,12 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
 def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     lines = []
     for row in chain.iter_rows(named=True):
-        where = f"{row['source']}:{row['source_pos']}" if row["source"] else "(no record)"
+        where = f"{row['source']}:{short_position(row['source_pos'])}" if row["source"] else "(no record)"
         lines.append(f"- {row['step']} ({row['role'] or 'all roles'}): `{_md(where)}`: {_md(row['message'])}")
     asserted = a2a.filter(pl.col("asserted") & pl.col("abort_event_id").is_not_null())
     for row in asserted.sort("abort_ts").head(20).iter_rows(named=True):
         lines.append(
-            f"- abort of room {row['bootstrap_room']}: `{_md(row['abort_source'])}:{_md(row['abort_source_pos'])}`: "
+            f"- abort of room {row['bootstrap_room']}: `{_md(row['abort_source'])}:{_md(short_position(row['abort_source_pos']))}`: "
             f"{_md(row['abort_message'])}"
         )
     return lines or ["No evidence row: the chain is empty."]

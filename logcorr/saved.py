@@ -49,7 +49,7 @@ from logcorr import processes
 from logcorr.schema import TABLES, empty_view_sql
 from logcorr.store import glob_escape
 
-FORMATS = ("table", "csv", "json", "markdown")
+FORMATS = ("table", "vertical", "csv", "json", "markdown")
 REQUIRED_SECTIONS = ("question", "tables", "columns")
 SECTION_ALIASES = {
     "question": "question",
@@ -534,16 +534,36 @@ def run_query(
     name_or_sql: str,
     params: list[str] | dict[str, str] | None = None,
     fmt: str = "table",
+    *,
+    limit: int | None = None,
+    columns: list[str] | None = None,
+    width: int | None = None,
 ) -> str:
-    """``query(...)`` rendered as text: ``table`` (aligned columns), ``csv``, ``json`` (a list of
-    objects) or ``markdown``. Timestamps print as ISO 8601 UTC with µs (``2025-10-29T21:34:47.000000Z``).
+    """``query(...)`` rendered as text: ``table`` (aligned columns), ``vertical`` (one block per row,
+    ``column: value``), ``csv``, ``json`` (a list of objects) or ``markdown``. Timestamps print as
+    ISO 8601 UTC with µs (``2025-10-29T21:34:47.000000Z``). ``limit`` keeps the first rows (the count
+    of the others is said); ``columns`` picks and orders columns; a ``table`` wider than ``width``
+    characters (the terminal's) is printed ``vertical``.
 
     Raises:
-        ValueError: an unknown ``fmt`` (checked before anything runs); otherwise as ``query``.
+        ValueError: an unknown ``fmt`` (checked before anything runs). QueryError: a column in
+        ``columns`` the result lacks; otherwise as ``query``.
     """
     if fmt not in FORMATS:
         raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    return format_frame(query(out, name_or_sql, params), fmt)
+    df = query(out, name_or_sql, params)
+    if columns:
+        missing = [c for c in columns if c not in df.columns]
+        if missing:
+            raise QueryError(f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(df.columns)}")
+        df = df.select(columns)
+    more = df.height - limit if limit is not None and df.height > limit else 0
+    if more:
+        df = df.head(limit)
+    text = format_frame(df, fmt)
+    if fmt == "table" and width and max((len(line) for line in text.splitlines()), default=0) > width:
+        text = format_frame(df, "vertical")
+    return text + (f"\n({more:,} more row(s) not shown: --limit {limit})" if more else "")
 
 
 def format_value(value: object) -> object:
@@ -589,7 +609,7 @@ def _clip(text: str, width: int = 100) -> str:
 
 
 def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
-    """Render rows as ``table``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
+    """Render rows as ``table``, ``vertical``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
     rows = df.rows()
     cols = df.columns
     if fmt == "json":
@@ -613,6 +633,16 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
         lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
         lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]
         return "\n".join(lines)
+    if fmt == "vertical":
+        if not rows:
+            return "(no rows)"
+        name_width = max(len(c) for c in cols)
+        blocks = []
+        for i, r in enumerate(cells, 1):
+            block = [f"-[ row {i} ]" + "-" * 20]
+            block += [f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)]
+            blocks.append("\n".join(block))
+        return "\n".join(blocks) + f"\n({len(rows)} row{'s' if len(rows) != 1 else ''})"
     if fmt == "table":
         if not rows:
             return "  ".join(cols) + "\n(no rows)"

@@ -127,6 +127,7 @@ SOURCES = _table(
         "first_ts": C(UTC_US, "first record's time"),
         "last_ts": C(UTC_US, "last record's time"),
         "errors": C(pl.String, "what could not be read and why; null when nothing"),
+        "notes": C(pl.String, "how it was read: times printed without a zone read as UTC, entries read once, …"),
     },
 )
 
@@ -428,11 +429,12 @@ PROCESSES = _table(
 
 BATCH_SECONDS = _table(
     "batch_seconds",
-    "batch lines per role and second of one ingest (group again by (role, sec) after --append)",
+    "batch lines per engine role (prefill, decode, engine) and second of one ingest (group again by (role, sec) after --append)",
     ("role", "sec"),
     {
         "role": _ROLE,
         "sec": C(pl.Int64, "Unix second, UTC"),
+        "sec_ts": C(UTC_US, "the same second as a time (UTC), for reading and joining"),
         "batches": C(pl.Int64, "batch lines in that second"),
         "lo_ts": C(UTC_US, "first batch's time, in (ts, event_id) order"),
         "lo_event_id": C(pl.Int64, "first batch's event_id"),
@@ -513,6 +515,23 @@ RECORD = {
     "source": pl.String,
     "source_pos": pl.String,
 }
+
+
+def short_position(pos: str | None) -> str | None:
+    """A ``source_pos`` as a person reads it: a journal cursor (``s=…;i=e8c;b=…;…``, ~120 characters)
+    becomes ``entry i=e8c`` (its sequence number, which ``journalctl --cursor`` with the full cursor
+    of the tables finds); ``line N`` and byte offsets stay as they are."""
+    if pos and pos.startswith("s="):
+        seq = next((part[2:] for part in pos.split(";") if part.startswith("i=")), None)
+        return f"entry i={seq}" if seq else pos
+    return pos
+
+
+# The same in DuckDB SQL, over a column named source_pos.
+SHORT_POSITION_SQL = (
+    "CASE WHEN starts_with(source_pos, 's=') AND regexp_matches(source_pos, ';i=[0-9a-f]+;') "
+    "THEN 'entry i=' || regexp_extract(source_pos, ';i=([0-9a-f]+);', 1) ELSE source_pos END"
+)
 
 
 def schema_of(table: str | Table) -> dict[str, pl.DataType]:

@@ -715,17 +715,14 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
 
 
 def verdict(out: Path) -> list[str]:
-    """The "Verdict" section of ``logcorr report`` (Markdown bullets, as plain lines), so the page
-    and the report say the same. A failing report gives one line saying so; the drawing goes on."""
+    """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text), so the
+    page and the report say the same. A failing query gives one line saying so; the drawing goes on."""
     try:
         from logcorr import report
 
-        text = report.report(out)
-    except Exception as e:  # the swimlanes must still draw when the report cannot be written
+        return report.verdict(report.gather(out))
+    except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
         return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"]
-    m = re.search(r"(?ms)^## Verdict\s*$(.*?)(?=^## |\Z)", text)
-    body = m.group(1) if m else ""
-    return [line[2:].strip() for line in body.splitlines() if line.startswith("- ")]
 
 
 def _markdown_line(text: str) -> str:

@@ -1009,6 +1009,26 @@ def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+def rooms_of_aborts(parts: list[pl.DataFrame], rooms: pl.DataFrame) -> pl.DataFrame:
+    """``aborts`` rows of several chunks, each whose line names no room given the one room its rid
+    is paired with in ``rooms`` (the same ingest), if exactly one; an abort of the HTTP server
+    (``Abort request obj.rid='…'``) then joins its room's story."""
+    frames = [p for p in parts if p.height]
+    if not frames:
+        return pl.DataFrame(schema=ABORTS.schema)
+    aborts = pl.concat(frames)
+    paired = (
+        rooms.group_by("rid").agg(pl.col("bootstrap_room").unique())
+        .filter(pl.col("bootstrap_room").list.len() == 1)
+        .select("rid", pl.col("bootstrap_room").list.first().alias("_room"))
+    )  # fmt: skip
+    return (
+        aborts.join(paired, on="rid", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("bootstrap_room", "_room").alias("bootstrap_room"))
+        .select(list(ABORTS.schema))
+    )
+
+
 def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     """Every (rid, bootstrap_room, role, host) pairing any record shows, one row each.
 

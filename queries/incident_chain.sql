@@ -19,7 +19,7 @@
 -- parameters:
 --   burst_gap_s   aborts less than this many seconds apart belong to one burst (DOUBLE; default 5)
 --   burst_min     a burst has at least this many abort records (BIGINT; default 5)
--- reading: read top to bottom. The abort burst shown is the last one that began before the first
+-- reading: rows in time order (step_no says which step of the chain a row is). The abort burst shown is the last one that began before the first
 --   assertion (or, without one, before the first stop; else the largest). An assertion row per room
 --   and role; a last_batch and a health row per stop of a role that wedge reports as wedged or stalled;
 --   a stuck_stacks row per role from desync (lockstep or divergent with the groups); restart, ready ("fired up and ready to
@@ -102,8 +102,10 @@ stuck AS (
 steps AS (
     SELECT 1 AS step_no, 'abort_burst' AS step, b.start_ts AS ts, b.end_ts,
            CASE WHEN b.roles NOT LIKE '%,%' THEN b.roles END AS role, NULL AS ranks, NULL::BIGINT AS bootstrap_room,
-           b.n || ' abort records in ' || round((epoch_us(b.end_ts) - epoch_us(b.start_ts)) / 1e6, 3) || ' s ('
-               || b.rids || ' rids, ' || b.rooms || ' rooms named; roles ' || b.roles || '; ' || k.kinds || ')'
+           CASE WHEN b.rooms > 0 THEN b.rooms || ' requests (bootstrap rooms) aborted in '
+                ELSE b.rids || ' requests (rids) aborted in ' END
+               || round((epoch_us(b.end_ts) - epoch_us(b.start_ts)) / 1e6, 3) || ' s ('
+               || b.rids || ' rids named across roles ' || b.roles || '; ' || b.n || ' abort records: ' || k.kinds || ')'
                AS detail,
            b.event_id, b.source, b.source_pos
     FROM burst AS b JOIN burst_kinds AS k USING (burst_id)
@@ -188,4 +190,4 @@ SELECT st.step_no, st.step, st.ts, st.end_ts, st.role, st.ranks, st.bootstrap_ro
 FROM steps AS st
 LEFT JOIN events AS e ON e.event_id = st.event_id
 LEFT JOIN stuck AS k ON st.step = 'stuck_stacks' AND k.role = st.role
-ORDER BY st.step_no, st.ts, st.role
+ORDER BY st.ts NULLS LAST, st.step_no, st.role

@@ -29,9 +29,10 @@
 --   health_not_200     how many returned another status
 --   health_failures    "Health check failed" records (events.kind = health, level WARNING/ERROR)
 --   health_kept_200    true when /health was asked and answered only 200 meanwhile
---   verdict            the row in words: "wedged: …" (stopped while the other role went on and /health
---                      kept answering 200), "stalled: …", "restarted: …" (no batch until a restart),
---                      "no batches: …" (idle, stopped or not logged)
+--   verdict            the row in words: "wedged: …" (stopped with work waiting while the other role
+--                      went on and /health kept answering 200), "stalled: …", "restarted: …" (no
+--                      batch until a restart), "idle: …" (no running and no queued request at its
+--                      last batch lines: nothing to advance), "no batches: …" (stopped or not logged)
 --   event_id           events.event_id of the last batch (the stop)
 --   source             its file or journal
 --   source_pos         its position
@@ -140,7 +141,8 @@ rank_last AS (
     -- per gap, each rank's last batch at or before the stop, if it came within min_gap_s of it
     SELECT g.role, g.stopped_ts, b.host, b.dp_rank, b.pp_rank, b.tp_rank, b.ep_rank,
            concat_ws(' ', 'DP' || b.dp_rank, 'PP' || b.pp_rank, 'TP' || b.tp_rank, 'EP' || b.ep_rank) AS rank_label,
-           max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req
+           max(b.ts) AS last_ts, arg_max(b.running_req, b.ts) AS running_req,
+           arg_max(b.queue_req, b.ts) AS queue_req
     FROM gap_seconds AS g, params AS p
     JOIN (
         -- the batches of the seconds before any stop only (the bounds let the scan skip row groups)
@@ -154,8 +156,10 @@ rank_last AS (
 ),
 running AS (
     -- the TP ranks of one DP group log the same batch: count its requests once, then add the groups
-    SELECT role, stopped_ts, sum(group_running)::BIGINT AS running_req_at_stop
-    FROM (SELECT role, stopped_ts, host, dp_rank, pp_rank, max(running_req) AS group_running
+    SELECT role, stopped_ts, sum(group_running)::BIGINT AS running_req_at_stop,
+           sum(group_queued)::BIGINT AS queue_req_at_stop
+    FROM (SELECT role, stopped_ts, host, dp_rank, pp_rank, max(running_req) AS group_running,
+                 max(queue_req) AS group_queued
           FROM rank_last GROUP BY ALL)
     GROUP BY ALL
 ),
@@ -164,7 +168,8 @@ ranks AS (
            min(r.last_ts) AS first_rank_stopped_ts,
            count(*) AS ranks_stopped,
            list(r.rank_label ORDER BY r.host, r.dp_rank, r.pp_rank, r.tp_rank, r.ep_rank) AS rank_labels,
-           any_value(n.running_req_at_stop) AS running_req_at_stop
+           any_value(n.running_req_at_stop) AS running_req_at_stop,
+           any_value(n.queue_req_at_stop) AS queue_req_at_stop
     FROM rank_last AS r JOIN running AS n USING (role, stopped_ts)
     GROUP BY r.role, r.stopped_ts
 ),
@@ -235,6 +240,9 @@ SELECT
     f.health_failures,
     h.health_checks > 0 AND h.health_not_200 = 0 AND f.health_failures = 0 AS health_kept_200,
     CASE
+        WHEN coalesce(k.running_req_at_stop, 0) = 0 AND coalesce(k.queue_req_at_stop, 0) = 0
+             AND s.restart_ts IS NULL AND k.ranks_stopped IS NOT NULL
+            THEN 'idle: ' || s.role || ' had no running and no queued request at its last batch lines'
         WHEN o.other_role_batches > 0 AND h.health_checks > 0 AND h.health_not_200 = 0 AND f.health_failures = 0
             THEN 'wedged: ' || s.role || ' stopped on ' || k.ranks_stopped || ' ranks while ' || s.other_role
                  || ' went on and /health kept answering 200'

@@ -265,3 +265,11 @@ def test_13_debug_info_records_keep_their_pool_lines(workdir):
     assert "[full] total=4974080" in ev["message"][0] and "[swa] total=497408" in ev["message"][0]
     assert set(ev["rid"]) == {"3e64727659014c729d0ee75279c38a28"}
     assert ev["ts"][0] == datetime(2026, 8, 4, 11, 58, 42, tzinfo=UTC)
+
+
+def test_times_printed_without_a_zone_are_said_to_be_read_as_utc(workdir):
+    out = out_of(workdir, "03_decode_unknown_reason_other_rank_mooncake.log")
+    notes = table(out, "sources")["notes"][0]
+    assert "6 records carry only a time printed without a zone" in notes
+    tsv = table(out_of(workdir, "05_tsv_export_cp_pp_finish_abort_prefill_batches.log"), "sources")["notes"][0]
+    assert tsv is None or "without a zone" not in tsv  # the export envelope's times are UTC

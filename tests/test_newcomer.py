@@ -1,0 +1,137 @@
+"""What a newcomer met in the first hour (issue 20): each reproduced, each fix asserted."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from logcorr.readers import ReadOptions
+from logcorr.saved import query, run_query
+from tests.conftest import SAMPLE, need_journalctl
+
+run = CliRunner().invoke
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Path:
+    need_journalctl()
+    out = tmp_path_factory.mktemp("newcomer") / "incident"
+    ingest([SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))], out, captured_at="2025-10-29 21:40:10")
+    return out
+
+
+def test_version_short_help_and_plain_flags():
+    assert run(app, ["--version"]).output.startswith("logcorr ")
+    help_text = run(app, ["ingest", "-h"]).output
+    assert "--all-units " in help_text and "<bool>" not in help_text
+    assert "ISO 8601, UTC unless it carries an offset, for every input" in " ".join(help_text.split())
+    assert "Passed to journalctl" not in help_text
+    bad = run(app, ["ingest", "x.log", "--role", "a=boss"])
+    assert bad.exit_code == 2 and "engine" in bad.output
+
+
+def test_the_folder_option_is_the_same_word_everywhere(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_text("[2025-10-29 21:25:00 TP0] Prefill batch, #new-seq: 1, #new-token: 5, #prealloc-req: 0\n")
+    assert run(app, ["ingest", str(log), "-d", str(tmp_path / "o")]).exit_code == 0
+    assert (tmp_path / "o" / "events").is_dir()
+    wrong = run(app, ["report", "-o", str(tmp_path / "o")])
+    assert wrong.exit_code == 1 and "-d names the ingest output folder" in wrong.output
+
+
+def test_a_bare_dump_captured_outside_the_window_is_left_out(tmp_path):
+    need_journalctl()
+    dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
+    out = tmp_path / "w"
+    window = ReadOptions(since="2025-10-29 21:30", until="2025-10-29 21:35")
+    result = ingest([SAMPLE / "journal", *dumps], out, window, captured_at="2025-10-29 21:40:10")
+    assert pl.read_parquet(out / "captures" / "**" / "*.parquet").height == 0
+    dump_reports = [r for r in result.reports if r.format == "pyspy"]
+    assert len(dump_reports) == 8 and all(r.records == 0 for r in dump_reports)
+    assert all("outside --since/--until" in " ".join(r.notes) for r in dump_reports)
+
+
+def test_garbage_in_is_said_plainly(tmp_path):
+    log = tmp_path / "syslog"
+    log.write_text("hello world\nsome random syslog line\n")
+    result = ingest([log], tmp_path / "g")
+    assert any("nothing SGLang-, router- or py-spy-like was found" in n for n in result.notes)
+
+
+def test_show_prints_a_record_with_its_neighbours(sample):
+    eid = query(sample, "SELECT event_id FROM transfer_errors WHERE error_kind = 'assert_transfer_infos' ORDER BY ts LIMIT 1")
+    result = run(app, ["show", str(eid.item()), "-d", str(sample), "-n", "1"])
+    assert result.exit_code == 0
+    marked = [line for line in result.output.splitlines() if line.startswith(">")]
+    assert "TP0" in marked[0] and "entry i=e8c" in marked[0]
+    assert any("assert room in self.transfer_infos" in line for line in marked)
+    assert len([line for line in result.output.splitlines() if line.startswith("  2025-")]) == 2
+    assert "journalctl --directory" in result.output and "--cursor 's=" in result.output
+    assert run(app, ["show", "42", "-d", str(sample)]).exit_code == 1
+
+
+def test_query_limit_columns_and_vertical(sample):
+    text = run_query(sample, "wedge", fmt="table", columns=["role", "verdict"], limit=1)
+    assert text.splitlines()[0].split() == ["role", "verdict"] and "(1 more row(s) not shown: --limit 1)" in text
+    vertical = run_query(sample, "wedge", fmt="vertical", limit=1)
+    assert vertical.startswith("-[ row 1 ]") and "ranks_stopped         | 4" in vertical
+    assert run_query(sample, "wedge", fmt="table", width=60).startswith("-[ row 1 ]")  # wider than the terminal
+
+
+def test_requests_in_flight_when_decode_wedged(sample):
+    rows = query(sample, "requests_in_flight")
+    assert rows["at"].unique().to_list() == [datetime(2025, 10, 29, 21, 34, 47, 414741, tzinfo=UTC)]
+    failed = rows.filter(pl.col("outcome") == "failed")
+    assert failed.height == 22  # the 22 requests decode was running when it stopped
+    assert set(failed["status"]) == {502} and set(failed["engine"]) == {"http://127.0.0.1:30001"}
+    assert rows.filter(pl.col("outcome") == "no end in the data").height == 30  # the aborted ones
+
+
+def test_aborts_name_the_room_their_rid_is_paired_with(sample):
+    ab = query(sample, "SELECT abort_kind, count(*) AS n, count(bootstrap_room) AS with_room FROM aborts GROUP BY ALL ORDER BY 1")
+    assert ab.rows() == [("client_disconnected", 60, 60), ("transfer_aborted", 240, 240)]
+    bs = query(sample, "SELECT sec, sec_ts FROM batch_seconds ORDER BY sec LIMIT 1").row(0)
+    assert bs[1] == datetime.fromtimestamp(bs[0], UTC)
+
+
+def test_the_chain_is_in_time_order_and_counts_requests_first(sample):
+    chain = query(sample, "incident_chain")
+    ts = [t for t in chain["ts"] if t is not None]
+    assert ts == sorted(ts)
+    burst = chain.filter(pl.col("step") == "abort_burst")["detail"][0]
+    assert burst.startswith("30 requests (bootstrap rooms) aborted in 6.693 s (60 rids")
+
+
+def test_an_engine_with_nothing_to_do_is_idle_not_stalled(tmp_path):
+    t0 = datetime(2026, 3, 1, 10, 0, 0)
+    lines = []
+    for i in range(30):  # decode keeps going for 30 s; prefill stops after 5 s with nothing running or queued
+        t = t0 + timedelta(seconds=i)
+        lines.append(f"[{t:%Y-%m-%d %H:%M:%S} TP0] Decode batch, #running-req: 2, #token: 9, #prealloc-req: 0, #transfer-req: 0, #queue-req: 0")
+        if i < 5:
+            lines.append(f"[{t:%Y-%m-%d %H:%M:%S} TP0] Prefill batch, #new-seq: 1, #new-token: 3, #running-req: 0, #queue-req: 0, #prealloc-req: 0")
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(lines) + "\n")
+    ingest([log], tmp_path / "o")
+    wedge = query(tmp_path / "o", "wedge", {"min_gap_s": "3"})
+    prefill = wedge.filter(pl.col("role") == "prefill")
+    assert prefill["verdict"].to_list() == ["idle: prefill had no running and no queued request at its last batch lines"]
+
+
+def test_a_copied_out_is_re_pointed_by_query_and_report(sample, tmp_path):
+    import shutil
+
+    from logcorr import database
+
+    copy = tmp_path / "copy"
+    shutil.copytree(sample, copy)
+    assert database.points_elsewhere(copy) == str(sample)  # its file reads the original's tables
+    result = run(app, ["query", "SELECT count(*) AS n FROM events", "-d", str(copy), "-f", "csv"])
+    assert result.exit_code == 0 and f"re-pointed {copy}/logcorr.duckdb" in result.output
+    assert database.points_elsewhere(copy) is None

@@ -43,11 +43,16 @@ def _s(seconds: float | None) -> str:
 
 
 def _md(text: object, width: int = 240) -> str:
-    """A value as Markdown table cell text: pipes escaped, one line, long text cut at ``width``."""
+    """A value (log text) as inert Markdown: one line, long text cut at ``width``; pipes, brackets and
+    backticks escaped and ``<``/``>`` as entities, so a line holding ``<script>`` or
+    ``[x](javascript:…)`` renders as the text it is, never as HTML or a link."""
     if text is None:
         return ""
-    s = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    return s if len(s) <= width else s[: width - 1] + "…"
+    s = str(text).replace("\n", " ")
+    s = s if len(s) <= width else s[: width - 1] + "…"
+    for ch in "\\|[]`*":
+        s = s.replace(ch, "\\" + ch)
+    return s.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _ranks(labels: list[str] | None) -> str:

@@ -71,3 +71,19 @@ def test_the_report_of_each_case_claims_only_what_its_rows_show(tmp_path, path):
 def test_the_report_of_each_pair_claims_only_what_its_rows_show(tmp_path, pair):
     ingest([CASES / p for p in pair], tmp_path / "out")
     check(tmp_path / "out")
+
+
+def test_log_text_in_the_report_is_inert_markdown(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text(
+        "".join(
+            f"[2026-01-01 00:00:0{i} TP0] Decode transfer failed for request rank=0 decode_req.req.rid='a{i}'"
+            f" decode_req.req.bootstrap_room={i} with exception KVTransferError(bootstrap_room={i}):"
+            " Aborted by AbortReq. <script>alert(1)</script> [x](javascript:alert(1))\n"
+            for i in range(6)
+        )
+    )  # six aborts: an abort burst, whose first line is the chain's evidence
+    ingest([log], tmp_path / "out")
+    text = report(tmp_path / "out")
+    assert "<script>" not in text and not re.search(r"(?<!\\)\]\(javascript:", text)  # no live link
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\\[x\\](javascript:" in text

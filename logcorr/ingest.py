@@ -482,7 +482,9 @@ def ingest(
                             & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
                         ).height
                         report.unparsed += int((ev["kind"] == "other").sum())
-                        errs = ev.filter(pl.col("entry_error").is_not_null())
+                        errs = ev.filter(
+                            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with("a line over")
+                        )  # pieces of an over-long line are said once, in the input's notes
                         for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
                             report.errors.append(f"{given} at {pos}: {err}")
                         if errs.height > 5:

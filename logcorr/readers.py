@@ -35,6 +35,8 @@ from logcorr.schema import UTC_US
 from logcorr.threads import ahead
 
 CHUNK_BYTES = 16 << 20
+MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
+LINE_PIECE = "a line over {mib} MiB, kept in pieces: this is one"
 JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
 # A journal whose last UNIT_SAMPLE entries are at least READ_THROUGH_SHARE of the chosen units is read
 # without journalctl --unit matches (see read_journal).
@@ -189,11 +191,19 @@ def _walk(path: Path) -> list[Path]:
     return files
 
 
-def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int]]:
-    """Yield ``(lines, first_line_number)`` chunks of a text file, cut at line ends, bytes decoded
+def _char_boundary(data: bytes, at: int) -> int:
+    """The largest cut ``<= at`` that does not split a UTF-8 character."""
+    while at > 0 and data[at] & 0xC0 == 0x80:
+        at -= 1
+    return at or len(data)
+
+
+def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int, bool]]:
+    """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
-    byte order mark at the start is dropped."""
+    byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
+    pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory."""
     line_no = first_line
     with open(path, "rb") as f:
         rest = f.read(3)
@@ -209,15 +219,20 @@ def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, 
                 cut = len(data)
             else:
                 cut = data.rfind(b"\n") + 1
-                if cut == 0:  # one very long line: keep reading
+                if cut == 0 and len(data) <= MAX_LINE_BYTES:  # one very long line: keep reading
                     rest = data
+                    continue
+                if cut == 0:  # longer than any log line: kept in pieces, each numbered as the line
+                    cut = _char_boundary(data, MAX_LINE_BYTES)
+                    piece, rest = data[:cut], data[cut:]
+                    yield journald.split_lines(piece + b"\n"), line_no, True
                     continue
             piece, rest = data[:cut], data[cut:]
             if piece:
                 lines = journald.split_lines(piece)
                 if b"\x00" in piece:
                     lines = lines.str.replace_all("\x00", "", literal=True)
-                yield lines, line_no
+                yield lines, line_no, False
                 line_no += len(lines)
             if not block:
                 return
@@ -230,11 +245,18 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
     compose = None
-    for lines, first in _lines_chunks(path):
+    pieces = 0
+    for lines, first, piece in _lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
-        yield text_records(lines, fmt, report.source, first, compose=bool(compose))
+        records = text_records(lines, fmt, report.source, first, compose=bool(compose))
+        if piece:
+            pieces += 1
+            records = records.with_columns(pl.lit(LINE_PIECE.format(mib=MAX_LINE_BYTES >> 20)).alias("entry_error"))
+        yield records
+    if pieces:
+        report.notes.append(f"{pieces} piece(s) of {MAX_LINE_BYTES >> 20} MiB cut from lines longer than that")
 
 
 # Text around a log line that is not the log's: markdown residue of a paste (a leading backtick or
@@ -869,32 +891,64 @@ def spool(path: Path, into: Path) -> Path:
     return target
 
 
+# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
+# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
+UNPACK_RATIO = 200
+UNPACK_FLOOR = 64 << 20
+_PIECE = 1 << 20
+
+
+def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
+    """What ``data`` unpacks to, in pieces of at most 1 MiB (a bomb never sits whole in memory)."""
+    if fmt == "gz":
+        while data:
+            yield d.decompress(data, _PIECE)
+            data = d.unconsumed_tail
+        return
+    yield d.decompress(data, max_length=_PIECE)
+    while not d.eof and not d.needs_input:
+        yield d.decompress(b"", max_length=_PIECE)
+
+
 def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     """Decompress an ``xz`` or ``gz`` file (a compressed journal, a rotated ``router.log.1.gz``;
-    concatenated streams too) into the folder ``into``, streaming. Returns the new file's path, and
-    an error text when the data ends early or is damaged part way (what came before is kept, as for
-    a cut log).
+    concatenated streams too) into the folder ``into``, streaming, 1 MiB at a time. Returns the new
+    file's path, and an error text when the data ends early or is damaged part way (what came before
+    is kept, as for a cut log).
 
-    Raises ``InputError`` when not a byte of it can be unpacked."""
+    Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
+    ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
     suffix, new = {"xz": (".xz", lzma.LZMADecompressor), "gz": (".gz", lambda: zlib.decompressobj(31))}[fmt]
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
-    d, fed, error = new(), False, None
+    limit = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)
+    d, fed, error, written, bomb = new(), False, None, 0, False
     with open(path, "rb") as src, open(target, "wb") as dst:
         for read in iter(lambda: src.read(1 << 20), b""):
             data = read
-            while data and error is None:
+            while data and error is None and not bomb:
                 try:
-                    dst.write(d.decompress(data))
+                    for piece in _inflate(d, data, fmt):
+                        dst.write(piece)
+                        written += len(piece)
+                        if written > limit:
+                            bomb = True
+                            break
                 except (lzma.LZMAError, zlib.error) as e:
                     error = str(e)
                     break
                 fed, data = True, b""
-                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
+                if d.eof and error is None:  # the next stream of a concatenated file, if any (not zero padding)
                     d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
-            if error:
+            if error or bomb:
                 break
+    if bomb:
+        target.unlink()
+        raise InputError(
+            f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more than {limit:,} bytes): "
+            "a decompression bomb, not a log (unpack it yourself and name the file if it is one)"
+        )
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size

@@ -65,7 +65,8 @@ class Rejoiner:
             after_blank = blank.shift(1, fill_value=False).over("key")
             before_first = header.cum_sum().over("key") == 0
             shaped = pl.col("message").str.contains(CONTINUATION).fill_null(False)
-            starts = header | (~blank & ~shaped & (before_first | after_blank))
+            piece = pl.col("entry_error").str.starts_with("a line over").fill_null(False)
+            starts = header | piece | (~blank & ~shaped & (before_first | after_blank))
         df = df.with_columns(starts.cum_sum().over("key").alias("rec"))
         if final:
             closed = df

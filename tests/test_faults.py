@@ -460,3 +460,46 @@ def test_json_nested_deeper_than_python_recurses_is_kept(tmp_path: Path):
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     assert events(tmp_path / "out")["message"].to_list() == ["ok"]
+
+
+def _ingest_measured(tmp_path: Path, *inputs: Path) -> tuple[subprocess.CompletedProcess, int]:
+    """``logcorr ingest`` in a child process; its peak RSS in bytes (ru_maxrss of the children)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    proc = subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", "ingest", *map(str, inputs), "-d", str(tmp_path / "out")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return proc, max(peak, before) * 1024
+
+
+def test_a_gz_bomb_is_refused_with_a_message_in_bounded_memory(tmp_path: Path):
+    import gzip
+
+    bomb = tmp_path / "router.log.1.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        for _ in range(1024):
+            f.write(b"\0" * (1 << 20))  # 1 GiB of zeros in about 1 MB
+    assert bomb.stat().st_size < 1_100_000
+    proc, peak = _ingest_measured(tmp_path, bomb)
+    assert proc.returncode == 1 and "decompression bomb" in proc.stderr and "Traceback" not in proc.stderr
+    assert peak < 1 << 30
+    assert not list(tmp_path.glob("**/router.log.1"))  # nothing left unpacked
+
+
+def test_a_200_mb_line_is_kept_in_marked_pieces_in_bounded_memory(tmp_path: Path):
+    log = tmp_path / "long.log"
+    with open(log, "w") as f:
+        f.write("[2025-11-05 12:00:00 TP0] " + "x" * (200 << 20) + "\n[2025-11-05 12:00:01 TP0] after\n")
+    proc, peak = _ingest_measured(tmp_path, log)
+    assert proc.returncode == 0, proc.stderr
+    assert peak < 1.5 * (1 << 30)
+    assert "piece(s) of 16 MiB cut from lines longer than that" in proc.stdout
+    ev = pl.read_parquet(tmp_path / "out" / "events" / "**" / "*.parquet").sort("event_id")
+    assert int(ev["message"].str.len_bytes().sum()) == len("[2025-11-05 12:00:00 TP0] ") + (200 << 20) + len(
+        "[2025-11-05 12:00:01 TP0] after"
+    )  # every byte kept
+    assert ev["message"].str.len_bytes().max() <= 32 << 20  # no record holds the line whole
+    assert ev["message"][-1] == "[2025-11-05 12:00:01 TP0] after" and ev["tp_rank"][-1] == 0

@@ -6,7 +6,8 @@ One reader per input kind. Each streams its input in bounded chunks and never ho
 - captures users attach: ``journalctl -o export``, ``-o json``, ``-o short-iso[-precise]``,
   ``-o short-unix``;
 - plain SGLang logs (stdout to a file, ``docker compose logs`` with ``name  | `` prefixes), py-spy
-  dumps and router logs: one record per line (re-joined later).
+  dumps and router logs: one record per line (re-joined later);
+- container runtimes' logs (Docker json-file, CRI, kubectl, stern, log platform exports): ``containers``.
 Formats are detected from content (``sniff``), not from file names.
 """
 

@@ -211,8 +211,9 @@ def format_summary(result) -> str:
     """The text ``logcorr ingest`` prints: inputs, records per role and kind, span, skips, speed."""
     lines = ["inputs:"]
     skipped = [r.source for r in result.reports if r.format == "skipped"]
+    pods = [r.source for r in result.reports if r.format == "skipped-pod"]
     for r in result.reports:
-        if r.format == "skipped":
+        if r.format in ("skipped", "skipped-pod"):
             continue
         unknown = f" ({r.unparsed:,} of no known kind, kept as they are)" if r.unparsed else ""
         lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
@@ -220,6 +221,11 @@ def format_summary(result) -> str:
         lines += [f"    error: {e}" for e in r.errors]
     if skipped:
         lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(skipped)}")
+    if pods:
+        lines.append(
+            "  pods skipped, not SGLang by their names or first lines (--unit NAME or --all-units reads them): "
+            + ", ".join(pods)
+        )
     lines += [f"  {n}" for n in result.notes]
     lines.append("records per role and kind:")
     for role, kinds in result.by_role_kind.items():

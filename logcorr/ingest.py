@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr import config, database, readers, threads
+from logcorr import config, containers, database, readers, threads
 from logcorr import processes as process_rows
 from logcorr.parsers import journald, pyspy, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
@@ -297,6 +297,8 @@ def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch
         chunks = _selected(readers.read_export_file(path, report), readers.CaptureUnits(opts), report)
     elif fmt == "json":
         chunks = _selected(readers.read_text(path, fmt, report), readers.CaptureUnits(opts), report)
+    elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
+        chunks = containers.read(path, fmt, opts, report)
     else:
         chunks = readers.read_text(path, fmt, report)
     if seen is None or fmt in ("pyspy", "pyspy-json"):
@@ -384,7 +386,7 @@ def ingest(
     for given in paths:
         p = Path(given)
         try:
-            inputs += readers.discover(p)
+            inputs += readers.discover(p, opts)
         except InputError as e:
             reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
     inputs, repeats = _read_order(inputs)
@@ -432,9 +434,9 @@ def ingest(
             for given, known_fmt in inputs:
                 path = given
                 if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-                    reports.append(
-                        SourceReport(str(given), "skipped", notes=[readers.not_a_log(given) or ""])
-                    )
+                    why, pod = readers.not_a_log(given), containers.skip_pod(given, opts)
+                    fmt = "skipped-pod" if pod and not why else "skipped"
+                    reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
                     continue
                 try:
                     if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file

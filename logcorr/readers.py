@@ -6,7 +6,8 @@ One reader per input kind. Each streams its input in bounded chunks and never ho
 - captures users attach: ``journalctl -o export``, ``-o json``, ``-o short-iso[-precise]``,
   ``-o short-unix``;
 - plain SGLang logs (stdout to a file, ``docker compose logs`` with ``name  | `` prefixes), py-spy
-  dumps and router logs: one record per line (re-joined later).
+  dumps and router logs: one record per line (re-joined later);
+- container runtimes' logs (Docker json-file, CRI, kubectl, stern, log platform exports): ``containers``.
 Formats are detected from content (``sniff``), not from file names.
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from logcorr import containers
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
 from logcorr.parsers.server_args import LAUNCH
@@ -94,8 +96,9 @@ def sniff(path: Path) -> str:
     """Detect the format of one file from its first 64 KiB.
 
     Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
-    ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), ``pyspy-json``,
-    ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
+    (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
+    ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
     Raises ``OSError`` when the file cannot be opened.
     """
     with open(path, "rb") as f:
@@ -119,11 +122,15 @@ def sniff_bytes(head: bytes) -> str:
         return "pyspy-json"
     if re.search(r"(?m)^__CURSOR=|^__REALTIME_TIMESTAMP=\d+$", text):
         return "export"
+    if lines and sum(ln.startswith('{"log":') for ln in lines) >= max(1, len(lines) // 2):
+        return containers.sniff_lines(lines) or "text"  # Docker json-file: its log may hold "__
     if lines and sum(ln.lstrip().startswith('{"') and '"__' in ln for ln in lines) >= max(1, len(lines) // 2):
         return "json"
     short = re.compile(journald.SHORT_LINE)
     if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
         return "short"
+    if container := containers.sniff_lines(lines):
+        return container
     if re.search(
         r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
     ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
@@ -131,7 +138,7 @@ def sniff_bytes(head: bytes) -> str:
     return "text"
 
 
-def discover(path: Path) -> list[tuple[Path, str]]:
+def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, str]]:
     """Expand one PATH argument into ``(path, format)`` inputs.
 
     A folder holding ``*.journal`` files, directly or in machine-id subfolders as /var/log/journal
@@ -139,8 +146,9 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     its own (so a folder with a journal, captures and dumps side by side is read whole), but for
     files whose suffix says they are no log (``NOT_LOGS``: documents, code, images, tables; format
     ``skipped``), hidden files and folders (``.git``) and logcorr output folders (a ``manifest.json``
-    beside ``events/``) found inside. Links to folders are followed (each folder once). A file
-    named itself is always read.
+    beside ``events/``) found inside, Docker's metadata files, and container logs of pods that do not
+    look like SGLang (``containers.skip_pod``, by ``opts``: ``/var/log/pods`` of a whole node). Links
+    to folders are followed (each folder once). A file named itself is always read.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
@@ -161,7 +169,8 @@ def discover(path: Path) -> list[tuple[Path, str]]:
     files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
-    found = [(p, "skipped" if not_a_log(p) else "?") for p in files]
+    opts = opts or ReadOptions()
+    found = [(p, "skipped" if not_a_log(p) or containers.skip_pod(p, opts) else "?") for p in files]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
@@ -173,7 +182,7 @@ def not_a_log(path: Path) -> str | None:
     suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
     if suffix in NOT_LOGS:
         return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"
-    return None
+    return containers.not_a_log(path)
 
 
 def _walk(path: Path) -> list[Path]:

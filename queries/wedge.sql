@@ -13,7 +13,8 @@
 --   resumed_ts         next batch of the role after the gap (UTC; NULL: none in the data)
 --   resumed_event_id   events.event_id of that batch
 --   stalled_s          from stopped_ts to resumed_ts, or to the end of the data, seconds
---   restart_ts         first record of a new process (pid) of the role after stopped_ts (UTC)
+--   restart_ts         first record of a new process (pid; in a container's log, a new run of the
+--                      container) of the role after stopped_ts (UTC)
 --   restart_event_id   events.event_id of that first record
 --   until_restart_s    restart_ts - stopped_ts, seconds
 --   ready_ts           first "The server is fired up and ready to roll!" of the role after the stop and
@@ -115,7 +116,8 @@ candidates AS (
 procs AS (
     -- each process's first record, from the per-process summary ingest writes
     SELECT role, host, boot_id, pid, min(first_ts) AS first_ts, arg_min(first_event_id, (first_ts, first_event_id)) AS event_id
-    FROM processes WHERE role IN ('prefill', 'decode') AND pid IS NOT NULL
+    -- (a container's log names no pid: its run, boot_id, is the process there)
+    FROM processes WHERE role IN ('prefill', 'decode') AND (pid IS NOT NULL OR boot_id IS NOT NULL)
     GROUP BY ALL
 ),
 restarts AS (

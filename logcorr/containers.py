@@ -1,0 +1,552 @@
+"""Container runtimes' logs → reader records (``parsers.journald.RECORD_COLUMNS``).
+
+Where PD deployments that do not run as systemd units keep their logs:
+
+- Docker's ``json-file`` logging driver (https://docs.docker.com/engine/logging/drivers/json-file/):
+  ``/var/lib/docker/containers/<id>/<id>-json.log``, one JSON object per line
+  ``{"log":"…\\n","stream":"stdout","time":"<RFC3339Nano>"}``; a line longer than 16 KiB arrives as
+  several objects, all but the last without the final ``\\n``. ``config.v2.json`` beside it holds the
+  container's name, its labels (``com.docker.compose.service``, ``com.docker.compose.project``) and
+  ``State.StartedAt``, when its current run began.
+- the CRI logging format kubelet and containerd/CRI-O write on a Kubernetes node
+  (https://github.com/kubernetes/design-proposals-archive/blob/main/node/kubelet-cri-logging.md):
+  ``/var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart-count>.log``, lines
+  ``<RFC3339Nano> stdout|stderr P|F <text>`` (``P``: a partial line the next one of the stream
+  continues, ``F``: the full line's end); ``/var/log/containers/<pod>_<namespace>_<container>-<id>.log``
+  are links to them.
+- ``kubectl logs --timestamps`` (``<RFC3339Nano> <line>``), with ``--prefix`` (``[pod/NAME/CONTAINER] ``
+  before it); ``stern``'s ``<pod> <container> <line>`` (with ``--timestamps``, the time after the names);
+- a log platform's JSON-lines export (Loki ``logcli --output=jsonl``, fluent-bit/fluentd files,
+  Elasticsearch/Datadog/CloudWatch exports): the line under ``line``, ``log``, ``message`` or ``msg``,
+  the time under ``timestamp``, ``time``, ``ts``, ``@timestamp`` or ``date``, the pod and container
+  under ``labels`` or ``kubernetes``.
+
+Each container is a process stream of its own (``stream``: source, unit, stdout/stderr), re-joined
+on its own; ``unit`` is ``<pod>/<container>`` (Kubernetes) or the compose service (Docker); ``host``
+the node where the input names it; ``boot_id`` the container's run where the runtime tells it
+(a CRI ``N.log`` file, a Docker container's run since ``State.StartedAt``): a new run is a restart.
+``ts`` is the runtime's time (UTC, ns cut to µs); the time printed in the line becomes ``log_ts`` later.
+Pods whose names and first lines do not look like SGLang are skipped, as journal units are.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.parsers.prefix import HEADER_START
+
+FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
+
+RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
+DOCKER_LINE = r'^\{"log":\s*"'
+CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
+KUBECTL_PREFIX = r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "
+KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
+_DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
+LINE_KEYS = ("line", "log", "message", "msg")
+TIME_KEYS = ("timestamp", "time", "ts", "['@timestamp']", "date")
+POD_PATHS = ("labels.pod", "labels.pod_name", "kubernetes.pod_name", "pod", "pod_name")
+CONTAINER_PATHS = (
+    "labels.container",
+    "labels.container_name",
+    "kubernetes.container_name",
+    "container",
+    "container_name",
+)
+NAMESPACE_PATHS = ("labels.namespace", "kubernetes.namespace_name", "namespace")
+NODE_PATHS = ("labels.node_name", "labels.node", "labels.host", "kubernetes.host", "host", "hostname", "node")
+# /var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart count>.log (rotated: .log.<date>[.gz])
+POD_LOG = re.compile(
+    r"(?:^|/)(?P<ns>[^/_]+)_(?P<pod>[^/_]+)_(?P<uid>[0-9a-fA-F-]{8,})/(?P<container>[^/]+)/"
+    r"(?P<run>\d+)\.log(?:\.\d{8}-\d{6})?(?:\.gz)?$"
+)
+# /var/log/containers/<pod>_<namespace>_<container>-<container id>.log
+CONTAINERS_LINK = re.compile(
+    r"(?:^|/)(?P<pod>[^/_]+)_(?P<ns>[^/_]+)_(?P<container>[^/]+)-(?P<cid>[0-9a-f]{64})\.log$"
+)
+DOCKER_LOG = re.compile(r"(?:^|/)(?P<id>[0-9a-f]{64})-json\.log(?:\.\d+)?(?:\.gz)?$")
+DOCKER_META = frozenset(
+    {"config.v2.json", "hostconfig.json", "hostname", "hosts", "resolv.conf", "resolv.conf.hash"}
+)
+# A pod is an SGLang engine or router when its names, or its first lines, say so.
+SGLANG_NAME = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
+SGLANG_TEXT = (
+    r"(?i)sglang|sgl[-_]router|model[-_]gateway|server_args=ServerArgs"
+    r"|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: DP\d+)?(?: PP\d+)?(?: TP\d+)"
+)
+MODE_TEXT = r"""disaggregation[-_]mode['"]?[=: ]+['"]?(prefill|decode)"""
+ROUTER_TEXT = r"(?i)sglang_router|sgl[-_]router|model[-_]gateway|\bsmg\b|mini_lb"
+ROLE_WORDS = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
+
+
+def sniff_lines(lines: list[str]) -> str | None:
+    """The container format of an input from its first non-blank lines (up to 200), or None.
+
+    ``docker-json`` (half the lines are ``{"log":…`` objects with a ``"time"``), ``log-export`` (JSON
+    objects with a ``line``/``log`` key, or a ``message``/``msg`` that is itself a log line: an
+    application's own JSON logging, whose ``message`` is bare, stays text), ``cri``, ``kubectl``
+    (``--timestamps``, with or without ``--prefix``), ``stern`` (``pod container`` names before a
+    known log header or a time). Never raises."""
+    if not lines:
+        return None
+    s = pl.Series("l", lines, pl.String)
+    half = max(1, len(lines) // 2)
+
+    def share(pattern: str) -> int:
+        return int(s.str.contains(pattern).sum())
+
+    if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
+        return "docker-json"
+    if share(r"^\s*\{") >= half:
+        wrapped = pl.lit(False)
+        for key in ("line", "log"):
+            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").is_not_null()
+        for key in ("message", "msg"):
+            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").str.contains(
+                HEADER_START
+            ).fill_null(False)
+        if int(s.to_frame().select(wrapped.fill_null(False)).to_series().sum()) >= half:
+            return "log-export"
+        return None
+    if share(CRI_LINE) >= half:
+        return "cri"
+    if share(KUBECTL_LINE) >= half:
+        return "kubectl"
+    stern = s.str.extract_groups(STERN_LINE)
+    rest = stern.struct.field("text")
+    if (
+        int(stern.struct.field("pod").is_not_null().sum()) >= half
+        and (
+            int(rest.str.contains(HEADER_START).sum()) or int(stern.struct.field("time").is_not_null().sum())
+        )
+        and stern.struct.field("pod").n_unique() <= 64
+    ):
+        return "stern"
+    return None
+
+
+# --- where a container's file says what it is ------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def path_meta(path: str) -> dict | None:
+    """What the path (and, for Docker, ``config.v2.json`` beside it) says of a container log:
+    ``{"namespace", "pod", "container", "unit", "run", "names", "started"}``, or None when the path is
+    none of the runtimes' layouts. ``run`` names the container's run (CRI: ``<uid>/<container>/<N>``;
+    Docker: the container id); ``names`` are what ``--unit``/``--role`` may call it by; ``started`` is
+    Docker's ``State.StartedAt`` (the current run's start) or None. A ``/var/log/containers`` link is
+    read through to the ``/var/log/pods`` file it points at. Never raises."""
+    p = Path(path)
+    try:
+        real = str(p.resolve()) if p.is_symlink() else path
+    except OSError:
+        real = path
+    for candidate in (real, path):
+        if m := POD_LOG.search(candidate):
+            ns, pod, c = m["ns"], m["pod"], m["container"]
+            return {
+                "namespace": ns,
+                "pod": pod,
+                "container": c,
+                "unit": f"{pod}/{c}",
+                "run": f"{m['uid']}/{c}/{m['run']}",
+                "names": (pod, c, f"{pod}/{c}", f"{ns}/{pod}"),
+                "started": None,
+            }
+    if m := CONTAINERS_LINK.search(path):
+        ns, pod, c = m["ns"], m["pod"], m["container"]
+        return {
+            "namespace": ns,
+            "pod": pod,
+            "container": c,
+            "unit": f"{pod}/{c}",
+            "run": m["cid"],
+            "names": (pod, c, f"{pod}/{c}", f"{ns}/{pod}"),
+            "started": None,
+        }
+    if m := DOCKER_LOG.search(path):
+        cid = m["id"]
+        meta = {
+            "namespace": None,
+            "pod": None,
+            "container": cid[:12],
+            "unit": cid[:12],
+            "run": cid,
+            "names": (cid, cid[:12]),
+            "started": None,
+        }
+        try:
+            config = json.loads((p.parent / "config.v2.json").read_text(errors="replace"))
+        except (OSError, ValueError):
+            return meta
+        if not isinstance(config, dict):
+            return meta
+        labels = (config.get("Config") or {}).get("Labels") or {}
+        name = str(config.get("Name") or "").lstrip("/") or None
+        service = labels.get("com.docker.compose.service")
+        project = labels.get("com.docker.compose.project")
+        started = (config.get("State") or {}).get("StartedAt")
+        meta.update(
+            unit=service or name or cid[:12],
+            container=name or cid[:12],
+            pod=project,
+            names=tuple(
+                n for n in (service, name, project and service and f"{project}/{service}", cid, cid[:12]) if n
+            ),
+            started=started if isinstance(started, str) and not started.startswith("0001-") else None,
+        )
+        return meta
+    return None
+
+
+def not_a_log(path: Path) -> str | None:
+    """Why a folder walk passes over one of Docker's container metadata files (``config.v2.json``,
+    ``hostconfig.json``, ``hosts`` … beside a ``<id>-json.log``), else None."""
+    if path.name in DOCKER_META and any(path.parent.glob("*-json.log")):
+        return f"{path}: Docker's container metadata, not a log (its name and labels are read with the log)"
+    return None
+
+
+def _matches(names: tuple[str, ...], patterns: tuple[str, ...] | list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(n, pat) for n in names for pat in patterns)
+
+
+def role_by_name(names: tuple[str, ...], overrides: dict[str, str]) -> str | None:
+    """The role ``--role NAME=ROLE`` gives any of ``names``, else the one a name that looks like
+    SGLang says (``…-prefill-0``, ``…-decode-1``, ``…-router-…``), else None."""
+    for n in names:
+        if n in overrides:
+            return overrides[n]
+    for n in names:
+        if SGLANG_NAME.search(n):
+            low = n.lower()
+            for word, role in ROLE_WORDS:
+                if word in low:
+                    return role
+    return None
+
+
+def skip_pod(path: Path, opts) -> str | None:
+    """Why a folder walk skips this container log (a pod or container that does not look like an
+    SGLang engine or router by its names or its first 64 KiB, or not among ``--unit``), else None.
+    ``opts`` is a ``readers.ReadOptions``; ``--all-units`` reads every one. Never raises."""
+    return _skip_pod(str(path), tuple(opts.units), bool(opts.all_units), tuple(sorted(opts.roles.items())))
+
+
+@lru_cache(maxsize=4096)
+def _skip_pod(path: str, units: tuple[str, ...], all_units: bool, roles: tuple) -> str | None:
+    meta = path_meta(path)
+    if meta is None or all_units:
+        return None
+    names = meta["names"]
+    what = (
+        f"pod {meta['namespace']}/{meta['pod']} container {meta['container']}"
+        if meta["namespace"]
+        else f"container {meta['unit']}"
+    )
+    if units:
+        return None if _matches(names, units) else f"{path}: {what} is not among --unit {', '.join(units)}"
+    if role_by_name(names, dict(roles)) or any(SGLANG_NAME.search(n) for n in names):
+        return None
+    from logcorr import readers  # noqa: PLC0415  (readers imports this module)
+
+    try:
+        head = readers._head(Path(path), "gz" if path.endswith(".gz") else "?")
+    except OSError:
+        return None
+    text = head.decode("utf-8", errors="replace").replace("\\n", "\n")
+    if re.search(SGLANG_TEXT.removeprefix("(?i)"), text, re.IGNORECASE | re.MULTILINE):
+        return None
+    return f"{path}: {what} does not look like SGLang by its names or first lines (--unit NAME or --all-units reads it)"
+
+
+# --- reading ----------------------------------------------------------------------------------------
+
+
+def _time(expr: pl.Expr) -> pl.Expr:
+    """An RFC 3339 time (``Z`` or an offset, up to ns) as UTC µs (ns cut); null when not one."""
+    return expr.str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="ns", time_zone="UTC", strict=False
+    ).dt.cast_time_unit("us")
+
+
+def _any_time(expr: pl.Expr) -> pl.Expr:
+    """A log platform's time: RFC 3339 / ISO (no zone: UTC), or epoch s, ms, µs or ns by size."""
+    digits = expr.str.extract(r"^(\d{9,19})(?:\.\d+)?$", 1)
+    n = digits.cast(pl.Int64, strict=False)
+    size = digits.str.len_chars()
+    epoch_us = (
+        pl.when(size <= 11)
+        .then(n * 1_000_000)
+        .when(size <= 14)
+        .then(n * 1000)
+        .when(size <= 17)
+        .then(n)
+        .otherwise(n // 1000)
+    )
+    iso = pl.coalesce(
+        _time(expr),
+        expr.str.to_datetime(time_unit="us", strict=False).dt.replace_time_zone("UTC"),
+    )
+    return pl.coalesce(pl.from_epoch(epoch_us, time_unit="us").dt.replace_time_zone("UTC"), iso)
+
+
+def _first_path(paths: tuple[str, ...]) -> pl.Expr:
+    return pl.coalesce(
+        [pl.col("raw").str.json_path_match(f"${p}" if p.startswith("[") else f"$.{p}") for p in paths]
+    )
+
+
+def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
+    """One row per input line of a container format: ``ts`` (UTC µs, null when the line has none),
+    ``fd`` (stdout/stderr or null), ``partial`` (the next line of the same container and fd continues
+    it), ``pod``, ``container``, ``namespace``, ``node`` (null where the line does not say), ``text``
+    (the log line, without the final newline of a whole Docker line). A line not of the format is
+    kept whole as ``text``. Vectorised; never raises."""
+    df = pl.DataFrame({"raw": lines.cast(pl.String).fill_null("")})
+    none = pl.lit(None, pl.String)
+    if fmt == "docker-json":
+        log = pl.col("raw").str.json_path_match("$.log")
+        df = df.with_columns(log.alias("log"))
+        return df.select(
+            _time(pl.col("raw").str.json_path_match("$.time")).alias("ts"),
+            pl.col("raw").str.json_path_match("$.stream").alias("fd"),
+            (pl.col("log").is_not_null() & ~pl.col("log").str.ends_with("\n")).alias("partial"),
+            none.alias("pod"),
+            none.alias("container"),
+            none.alias("namespace"),
+            none.alias("node"),
+            pl.coalesce(pl.col("log").str.strip_suffix("\n"), pl.col("raw")).alias("text"),
+        )
+    if fmt == "log-export":
+        text = pl.coalesce([pl.col("raw").str.json_path_match(f"$.{k}") for k in LINE_KEYS])
+        return df.select(
+            _any_time(_first_path(TIME_KEYS)).alias("ts"),
+            pl.col("raw").str.json_path_match("$.stream").alias("fd"),
+            pl.lit(False).alias("partial"),
+            _first_path(POD_PATHS).alias("pod"),
+            _first_path(CONTAINER_PATHS).alias("container"),
+            _first_path(NAMESPACE_PATHS).alias("namespace"),
+            _first_path(NODE_PATHS).alias("node"),
+            pl.coalesce(text.str.strip_suffix("\n"), pl.col("raw")).alias("text"),
+        )
+    pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
+    df = df.with_columns(pl.col("raw").str.extract_groups(pattern).alias("m"))
+    field = pl.col("m").struct.field
+    has = {
+        "cri": ("time", "fd", "tag", "text"),
+        "kubectl": ("pod", "container", "time", "text"),
+        "stern": ("pod", "container", "time", "text"),
+    }[fmt]
+    get = {k: (field(k) if k in has else none) for k in ("time", "fd", "tag", "pod", "container", "text")}
+    return df.select(
+        _time(get["time"]).alias("ts"),
+        get["fd"].alias("fd"),
+        (get["tag"] == "P").fill_null(False).alias("partial"),
+        get["pod"].alias("pod"),
+        get["container"].alias("container"),
+        none.alias("namespace"),
+        none.alias("node"),
+        pl.coalesce(get["text"], pl.col("raw")).alias("text"),
+    )
+
+
+def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Join each run of ``partial`` lines of one ``key`` (container and fd) with the line that ends it
+    (Docker's 16 KiB splits, CRI ``P`` … ``F``): one row, the first part's time and position, the
+    parts' text concatenated. Returns ``(joined, held)``: unless ``final``, the rows from the first
+    run still open at the chunk's end on are held for the next chunk (input order kept)."""
+    df = df.with_columns(
+        (~pl.col("partial").shift(1).over("key").fill_null(False)).cum_sum().over("key").alias("part")
+    )
+    held = df.clear()
+    if not final:
+        open_at = df.filter(
+            (pl.col("part") == pl.col("part").max().over("key")) & pl.col("partial").last().over("key")
+        )["n"].min()
+        if open_at is not None:
+            first = df.filter(pl.col("n") >= open_at).select(pl.col("part").min().over("key"), "key", "n")
+            cut = df.join(first.group_by("key").agg(pl.col("part").min().alias("p0")), on="key", how="left")
+            start = cut.filter(pl.col("part") == pl.col("p0"))["n"].min()
+            held = df.filter(pl.col("n") >= start)
+            df = df.filter(pl.col("n") < start)
+    size = pl.len().over("key", "part")
+    multi = df.filter(size > 1)
+    if multi.height:
+        joined = multi.group_by("key", "part").agg(pl.col("text").str.join("").alias("_text"))
+        df = (
+            df.filter(pl.col("n") == pl.col("n").min().over("key", "part"))
+            .join(joined, on=["key", "part"], how="left", maintain_order="left")
+            .with_columns(pl.coalesce("_text", "text").alias("text"))
+            .drop("_text")
+        )
+    return df.drop("part"), held.drop("part")
+
+
+class PodChoice:
+    """Which containers of one input are read, and the role of each: as ``readers.CaptureUnits`` does
+    for a journal's units. ``--unit`` names (globs) choose by pod, container, ``pod/container`` or
+    compose service; ``--all-units`` reads every one; otherwise the containers whose names (role
+    words, ``sglang``) or first lines (an SGLang header, ``server_args``, ``sglang_router``) look like
+    SGLang, and every one when the first chunk shows none. Roles: ``--role NAME=ROLE``, else the
+    names, else ``--disaggregation-mode`` in its lines, else router by its lines, else ``unknown``."""
+
+    def __init__(self, opts) -> None:
+        self.opts = opts
+        self.roles: dict[str, str] = {}  # unit → role, for the units read
+        self.skipped: dict[str, int] = {}
+        self.decided: dict[str, bool] = {}
+        self.keep_all: bool | None = True if opts.all_units else None
+
+    def learn(self, df: pl.DataFrame) -> None:
+        """Decide the units of ``df`` (columns ``unit``, ``names``, ``text``) seen for the first time."""
+        df = df.with_columns(pl.col("unit").fill_null(""))
+        new = df.filter(~pl.col("unit").is_in(list(self.decided)))
+        if new.height == 0:
+            return
+        seen = new.group_by("unit", maintain_order=True).agg(
+            pl.col("names").first(),
+            pl.col("text").str.contains(SGLANG_TEXT).any().alias("sglang"),
+            pl.col("text").str.extract(MODE_TEXT, 1).drop_nulls().first().alias("mode"),
+            pl.col("text").str.contains(ROUTER_TEXT).any().alias("router"),
+        )
+        for unit, listed, sglang, mode, router in seen.iter_rows():
+            names = tuple(listed or (unit,))
+            role = role_by_name(names, self.opts.roles)
+            looks = bool(role) or bool(sglang) or any(SGLANG_NAME.search(n) for n in names)
+            if self.opts.units:
+                take = _matches(names, self.opts.units)
+            else:
+                take = looks
+            self.decided[unit] = take
+            if take or self.opts.all_units:
+                self.roles[unit] = role or mode or ("router" if router else None) or "unknown"
+        if self.keep_all is None:
+            self.keep_all = not self.opts.units and not any(self.decided.values())
+
+    def keep(self, df: pl.DataFrame) -> pl.DataFrame:
+        """The rows of the units read; the others counted as skipped."""
+        if self.keep_all:
+            for unit in df["unit"].fill_null("").unique().to_list():
+                self.roles.setdefault(unit, "unknown")
+            return df
+        wanted = [u for u, t in self.decided.items() if t]
+        mask = pl.col("unit").fill_null("").is_in(wanted)
+        for unit, n in df.filter(~mask).group_by(pl.col("unit").fill_null("")).len().iter_rows():
+            self.skipped[unit] = self.skipped.get(unit, 0) + n
+        return df.filter(mask)
+
+    def notes(self, kind: str) -> list[str]:
+        """``pods chosen: …`` and ``pods skipped: … (N lines)`` for the summary."""
+        if self.opts.all_units:
+            notes = ["--all-units: every container"]
+        elif self.keep_all:
+            notes = [f"no {kind} looks like an SGLang engine or router: reading every one"]
+        else:
+            notes = []
+        chosen = {u: r for u, r in self.roles.items() if self.keep_all or self.decided.get(u)}
+        if chosen:
+            notes.append(f"{kind}s chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(chosen.items())))
+        if self.skipped:
+            listed = ", ".join(f"{u} ({n:,} line{'s' * (n != 1)})" for u, n in sorted(self.skipped.items()))
+            notes.append(f"{kind}s skipped: {listed} (use --unit or --all-units to read them)")
+        return notes
+
+
+def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
+    """Records of one container log (``fmt`` one of ``FORMATS``), streamed in chunks as
+    ``readers.read_text`` does: each line parsed (``parse_lines``), partial lines joined
+    (``join_partials``), the containers chosen (``PodChoice``), then the envelope a plain log line
+    may still carry taken off as for text (``readers.text_records``: a Ray worker prefix …). The path
+    named by ``report.source`` (the file given, not an unpacked copy) says the pod, container and run
+    (``path_meta``). ``report.unit_roles`` gets each unit's role; ``report.notes`` the pods chosen and
+    skipped. Never raises on content."""
+    from logcorr import readers  # noqa: PLC0415  (readers imports this module)
+
+    meta = path_meta(report.source) or {}
+    started = _time(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
+    choice = PodChoice(opts)
+    report.unit_roles = choice.roles
+    kind = "pod" if fmt in ("cri", "kubectl", "stern") or meta.get("namespace") else "container"
+    held = None
+    chunks = readers._lines_chunks(path)
+    done = False
+    while not done:
+        try:
+            lines, first = next(chunks)
+        except StopIteration:
+            done, lines, first = True, pl.Series("line", [], pl.String), 0
+        report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
+        df = parse_lines(lines, fmt).with_row_index("n", offset=first)
+        df = df.with_columns(pl.col("n").cast(pl.Int64))
+        df = _units(df, meta, fmt)
+        if held is not None and held.height:
+            df = pl.concat([held, df], how="vertical_relaxed")
+        df, held = join_partials(df, final=done)
+        if df.height == 0:
+            continue
+        choice.learn(df)
+        df = choice.keep(df)
+        if df.height == 0:
+            continue
+        recs = readers.text_records(df["text"], "text", report.source, 1, compose=False)
+        run = pl.lit(meta.get("run"), pl.String)
+        if started is not None:  # Docker: lines before the current run's start are of an earlier run
+            run = pl.when(pl.col("ts") < started).then(run + pl.lit("@earlier")).otherwise(run)
+        df = df.with_columns(
+            pl.coalesce("ts", recs["ts"]).alias("ts"),
+            run.alias("run"),
+            recs["pid"].alias("pid"),
+            recs["message"].alias("message"),
+        )
+        yield df.select(
+            pl.col("ts"),
+            pl.col("node").alias("host"),
+            pl.col("run").alias("boot_id"),
+            pl.col("unit"),
+            pl.col("pid"),
+            pl.col("message"),
+            pl.lit(report.source).alias("source"),
+            pl.format("line {}", pl.col("n")).alias("source_pos"),
+            pl.concat_str(
+                [pl.lit(report.source), pl.col("unit"), pl.col("fd"), pl.col("pid")],
+                separator="|",
+                ignore_nulls=True,
+            ).alias("stream"),
+            pl.lit(None, pl.String).alias("cmdline"),
+            pl.lit(None, pl.String).alias("comm"),
+            pl.lit(None, pl.String).alias("entry_error"),
+        )
+    report.notes += choice.notes(kind)
+
+
+def _units(df: pl.DataFrame, meta: dict, fmt: str) -> pl.DataFrame:
+    """``unit`` (``pod/container``, or the path's), ``names`` (what ``--unit``/``--role`` may call it)
+    and ``key`` (the stream partial lines join within) per row."""
+    if meta:
+        unit = pl.lit(meta["unit"])
+        names = pl.lit(list(meta["names"]), pl.List(pl.String))
+    else:
+        pod, container = pl.col("pod"), pl.col("container")
+        unit = pl.coalesce(pl.concat_str([pod, container], separator="/"), pod, container)
+        names = pl.concat_list(
+            [
+                pod,
+                container,
+                pl.concat_str([pod, container], separator="/"),
+                pl.concat_str([pl.col("namespace"), pod], separator="/"),
+            ]
+        ).list.drop_nulls()
+    return df.with_columns(unit.alias("unit"), names.alias("names")).with_columns(
+        pl.concat_str([pl.col("unit"), pl.col("fd")], separator="|", ignore_nulls=True)
+        .fill_null("")
+        .alias("key")
+    )

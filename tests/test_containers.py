@@ -1,0 +1,443 @@
+"""Docker and Kubernetes logs (issue 19): the sample incident written out as Docker json-file logs
+of three compose services, as CRI logs of three pods and as ``kubectl logs --timestamps --prefix``
+text gives the report answers the journal gives; partial lines are joined; a node's folder ingests
+the SGLang pods only.
+
+The inputs are built here from the sample's own journal lines (``sample_logs/journal.json``): each
+unit's ``MESSAGE``s in journal order, with the journal's receive time as the runtime's time. What a
+container runtime does not see is left out: systemd's own messages about the units and the
+``_PID`` of each line (a container's stdout carries neither).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr import containers, readers, saved
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from logcorr.report import report
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_logs"
+SERVICES = {
+    "sglang-prefill.service": "prefill",
+    "sglang-decode.service": "decode",
+    "sglang-router.service": "router",
+}
+PODS = {"prefill": "sglang-prefill-0", "decode": "sglang-decode-0", "router": "sglang-router-6d9c7b5f4-x2vqz"}
+UIDS = {
+    "prefill": "0f6e1c2a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+    "decode": "1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6",
+    "router": "2b3c4d5e-6f7a-4b9c-8d0e-f1a2b3c4d5e6",
+}
+CONTAINER_IDS = {s: f"{i + 1:x}" * 64 for i, s in enumerate(("prefill", "decode", "router"))}
+PREFILL_BATCH = (
+    "Prefill batch, #new-seq: 1, #new-token: 1473, #cached-token: 0, token usage: 0.00, #running-req: 0, "
+    "#queue-req: 0, #prealloc-req: 0, #inflight-req: 0, input throughput (token/s): 0.00, cuda graph: False"
+)
+SPLIT = 300  # lines longer than this are written in parts (Docker: without "\n"; CRI: P … F)
+
+
+def _rfc3339(us: int, nanos: str = "789") -> str:
+    t = datetime.fromtimestamp(us // 1_000_000, UTC)
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{us % 1_000_000:06d}{nanos}Z"
+
+
+def sample_lines() -> dict[str, list[tuple[int, str, int]]]:
+    """Per service (prefill, decode, router): ``(receive time µs, line, run)`` in journal order; run 1
+    from the unit's restart (systemd's ``Started`` message after its ``Stopping``) on."""
+    if not (SAMPLE / "journal.json").exists():
+        pytest.skip("sample_logs not built")
+    entries = [json.loads(line) for line in (SAMPLE / "journal.json").read_text().splitlines()]
+    restart = {}
+    for e in entries:
+        about = SERVICES.get(e.get("UNIT", ""))
+        if about and e["MESSAGE"].startswith("Started ") and about not in restart:
+            stops = [x for x in entries if x.get("UNIT") == e["UNIT"] and x["MESSAGE"].startswith("Stopping")]
+            if stops:
+                restart[about] = int(e["__REALTIME_TIMESTAMP"])
+    out: dict[str, list] = {s: [] for s in SERVICES.values()}
+    for e in entries:
+        service = SERVICES.get(e.get("_SYSTEMD_UNIT", ""))
+        if service:
+            us = int(e["__REALTIME_TIMESTAMP"])
+            out[service].append((us, e["MESSAGE"], int(us >= restart.get(service, 1 << 62))))
+    return out
+
+
+def _parts(line: str) -> list[str]:
+    return (
+        [line[i : i + SPLIT // 2] for i in range(0, len(line), SPLIT // 2)] if len(line) > SPLIT else [line]
+    )
+
+
+def write_docker(root: Path, lines: dict) -> Path:
+    """``root/containers/<id>/<id>-json.log`` and ``config.v2.json`` per compose service."""
+    for service, rows in lines.items():
+        cid = CONTAINER_IDS[service]
+        folder = root / "containers" / cid
+        folder.mkdir(parents=True)
+        runs = [us for us, _, run in rows if run == 1]
+        started = _rfc3339(min(runs) - 500_000) if runs else _rfc3339(rows[0][0] - 2_000_000)
+        config = {
+            "ID": cid,
+            "Name": f"/sglang-pd-{service}-1",
+            "State": {"Running": True, "StartedAt": started},
+            "Config": {
+                "Labels": {"com.docker.compose.service": service, "com.docker.compose.project": "sglang-pd"}
+            },
+        }
+        (folder / "config.v2.json").write_text(json.dumps(config))
+        (folder / "hostconfig.json").write_text("{}")
+        with open(folder / f"{cid}-json.log", "w") as f:
+            for us, line, _ in rows:
+                parts = _parts(line)
+                for i, part in enumerate(parts):
+                    end = "\n" if i == len(parts) - 1 else ""
+                    f.write(
+                        json.dumps(
+                            {"log": part + end, "stream": "stdout", "time": _rfc3339(us)},
+                            separators=(",", ":"),
+                        )
+                        + "\n"
+                    )
+    return root / "containers"
+
+
+def write_cri(root: Path, lines: dict, extra: bool = False) -> Path:
+    """``root/pods/<ns>_<pod>_<uid>/<container>/<run>.log`` per pod, CRI lines; with ``extra``, two
+    unrelated pods (coredns, redis) and ``root/containers`` links as a node has them."""
+    pods = root / "pods"
+    for service, rows in lines.items():
+        folder = pods / f"default_{PODS[service]}_{UIDS[service]}" / "sglang"
+        folder.mkdir(parents=True)
+        files = {}
+        for us, line, run in rows:
+            f = files.get(run) or files.setdefault(run, open(folder / f"{run}.log", "w"))
+            parts = _parts(line)
+            for i, part in enumerate(parts):
+                f.write(f"{_rfc3339(us)} stdout {'F' if i == len(parts) - 1 else 'P'} {part}\n")
+        for f in files.values():
+            f.close()
+    if extra:
+        others = {
+            (
+                "kube-system",
+                "coredns-5d78c9869d-4xk2p",
+                "coredns",
+            ): '[INFO] 10.244.0.5:51234 - 4242 "A IN example.com. udp" NOERROR',
+            (
+                "default",
+                "redis-0",
+                "redis",
+            ): "1:M 29 Oct 2025 21:30:00.000 * Background saving started by pid 42",
+        }
+        for i, ((ns, pod, container), text) in enumerate(others.items()):
+            folder = pods / f"{ns}_{pod}_{i}{'c' * 7}-aaaa-bbbb-cccc-{i}{'d' * 11}" / container
+            folder.mkdir(parents=True)
+            (folder / "0.log").write_text(
+                "".join(f"{_rfc3339(1761773100000000 + k * 1_000_000)} stdout F {text}\n" for k in range(50))
+            )
+        links = root / "containers"
+        links.mkdir()
+        for log in pods.glob("*/*/*.log"):
+            ns, pod, _ = log.parent.parent.name.split("_")
+            name = f"{pod}_{ns}_{log.parent.name}-{'e' * 63}{log.stem}.log"
+            os.symlink(log, links / name)
+    return pods
+
+
+def write_kubectl(path: Path, lines: dict) -> Path:
+    """``kubectl logs --timestamps --prefix`` of the three pods, interleaved by time as ``kubectl logs
+    -l app=sglang --prefix --timestamps`` streams them."""
+    rows = sorted(
+        (us, n, f"[pod/{PODS[s]}/sglang] {_rfc3339(us)} {line}\n")
+        for s, found in lines.items()
+        for n, (us, line, _) in enumerate(found)
+    )
+    path.write_text("".join(text for _, _, text in rows))
+    return path
+
+
+def truth(pattern: str) -> str:
+    table = (SAMPLE / "README.md").read_text().split("## True answers", 1)[1]
+    rows = [
+        cells[1]
+        for line in table.splitlines()
+        if len(cells := [c.strip() for c in line.strip().strip("|").split("|")]) == 2
+        and re.search(pattern, cells[0], re.IGNORECASE)
+    ]
+    assert len(rows) == 1, pattern
+    return rows[0]
+
+
+def ts(text: str) -> datetime:
+    found = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", text)[0]
+    return datetime.fromisoformat(found.replace("Z", "+00:00"))
+
+
+def hms(t: datetime) -> str:
+    return t.strftime("%H:%M:%S") + f".{t.microsecond // 1000:03d}"
+
+
+@pytest.fixture(scope="module")
+def lines() -> dict:
+    return sample_lines()
+
+
+@pytest.fixture(scope="module")
+def forms(lines, tmp_path_factory) -> dict[str, Path]:
+    """Each form ingested (the hand-taken py-spy dumps with it, as for the journal): name → OUT."""
+    base = tmp_path_factory.mktemp("forms")
+    inputs = {
+        "docker": write_docker(base / "docker", lines),
+        "cri": write_cri(base / "cri", lines),
+        "kubectl": write_kubectl(base / "kubectl.log", lines),
+    }
+    outs = {}
+    for name, path in inputs.items():
+        outs[name] = base / f"out-{name}"
+        ingest([path, SAMPLE / "pyspy"], outs[name])
+    return outs
+
+
+def section(text: str, title: str) -> str:
+    return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("form", ["docker", "cri", "kubectl"])
+def test_container_forms_give_the_journals_answers(forms, form):
+    """The room, the prefill ranks that assert, decode wedged on 4 ranks, the divergent groups."""
+    verdict = section(report(forms[form]), "Verdict")
+    room = truth(r"^the room R$").strip("`")
+    assert f"room {room}" in verdict
+    assertion = ts(truth(r"^assertion on prefill TP0"))
+    assert (
+        f"`assert room in self.transfer_infos` on prefill TP0, TP1, TP3 at {assertion:%Y-%m-%d} {hms(assertion)}"
+        in verdict
+    )
+    stop = min(ts(truth(f"last decode batch, decode TP{tp}")) for tp in range(4))
+    assert (
+        f"**Decode wedged** at {stop:%Y-%m-%d} {hms(stop)} UTC: no batch after it on any of its 4 ranks"
+        in verdict
+    )
+    assert (
+        "**TP desync in decode**" in verdict
+        and "broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3" in verdict
+    )
+    burst = truth(r"first / last abort line of any kind")
+    assert f"**Abort burst** from {ts(burst):%Y-%m-%d} {hms(ts(burst))} UTC" in verdict
+
+
+@pytest.mark.parametrize("form", ["docker", "cri"])
+def test_container_forms_find_the_restart(forms, lines, form):
+    """A runtime that tells a container's runs apart (CRI: one N.log per run; Docker: State.StartedAt)
+    shows the restart: the first line of the new run of the engine."""
+    first_new = min(us for us, _, run in lines["decode"] + lines["prefill"] if run == 1)
+    first_new_decode = min(us for us, _, run in lines["decode"] if run == 1)
+    wedge = saved.query(forms[form], "wedge").filter(pl.col("role") == "decode")
+    restart = wedge["restart_ts"][0]
+    assert restart is not None and int(restart.timestamp() * 1e6) == first_new_decode >= first_new
+    verdict = section(report(forms[form]), "Verdict")
+    assert f"the restart came at {restart:%Y-%m-%d} {hms(restart)} UTC" in verdict
+
+
+def test_kubectl_text_cannot_tell_the_restart(forms):
+    """``kubectl logs`` text does not say where a container's run ended: no restart is claimed."""
+    verdict = section(report(forms["kubectl"]), "Verdict")
+    assert "no restart is in the data" in verdict
+
+
+@pytest.mark.parametrize("form", ["docker", "cri", "kubectl"])
+def test_container_forms_units_roles_times(forms, lines, form):
+    ev = pl.read_parquet(forms[form] / "events" / "**" / "*.parquet")
+    units = dict(
+        ev.filter(pl.col("unit").is_not_null())
+        .group_by("unit")
+        .agg(pl.col("role").mode().first())
+        .iter_rows()
+    )
+    want = (
+        {"prefill": "prefill", "decode": "decode", "router": "router"}
+        if form == "docker"
+        else {f"{PODS[s]}/sglang": s for s in PODS}
+    )
+    assert units == want
+    # ts is the runtime's time cut to µs, log_ts the printed one
+    tb = ev.filter(
+        pl.col("message").str.contains("Unexpected transfer worker error") & (pl.col("tp_rank") == 0)
+    )
+    assert tb["ts"][0] == ts(truth(r"^assertion on prefill TP0"))
+    assert tb["log_ts"][0] == datetime(2025, 10, 29, 21, 34, 43)
+    # a traceback is one record
+    trace = ev.filter(
+        pl.col("message").str.starts_with("Traceback") | pl.col("message").str.contains("\nTraceback")
+    )
+    assert trace.height >= 3 and (trace["n_lines"] >= 4).all()
+    # the long lines written in parts are whole again
+    long = {line for rows in lines.values() for _, line, _ in rows if len(line) > SPLIT}
+    firsts = set(ev["message"].str.split("\n").list.first())
+    assert long and long <= firsts
+
+
+def _ingest_text(tmp_path: Path, name: str, text: str) -> pl.DataFrame:
+    path = tmp_path / name
+    path.write_text(text)
+    out = tmp_path / f"out-{name}"
+    ingest([path], out)
+    return pl.read_parquet(out / "events" / "**" / "*.parquet").sort("event_id")
+
+
+def test_docker_16k_split_line_and_traceback_are_one_record_each(tmp_path):
+    big = "[2025-10-29 21:30:00 TP0] " + "x" * 40_000
+    pieces = [big[i : i + 16384] for i in range(0, len(big), 16384)]
+    rows = [
+        {"log": p, "stream": "stdout", "time": f"2025-10-29T21:30:00.00000{i}123Z"}
+        for i, p in enumerate(pieces)
+    ]
+    rows[-1]["log"] += "\n"
+    trace = [
+        "[2025-10-29 21:30:01 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sgl/scheduler.py", line 10, in run',
+        "    loop()",
+        "AssertionError",
+    ]
+    rows += [{"log": t + "\n", "stream": "stderr", "time": "2025-10-29T21:30:01.000001999Z"} for t in trace]
+    ev = _ingest_text(tmp_path, "abc-json.log", "".join(json.dumps(r) + "\n" for r in rows))
+    assert ev.height == 2
+    assert ev["message"][0] == big and ev["n_lines"][0] == 1
+    assert ev["ts"][0] == datetime(2025, 10, 29, 21, 30, 0, 0, UTC)  # the first part's, ns cut
+    assert ev["message"][1] == "\n".join(trace) and ev["n_lines"][1] == 4
+    assert ev["ts"][1] == datetime(2025, 10, 29, 21, 30, 1, 1, UTC)
+
+
+def test_cri_partial_lines_are_one_record(tmp_path):
+    text = (
+        "2025-10-29T21:30:00.000000001Z stdout P [2025-10-29 21:30:00 TP1] Prefill batch. #new-seq: 1, \n"
+        "2025-10-29T21:30:00.000000002Z stderr F [2025-10-29 21:30:00 TP1] other stream between the parts\n"
+        "2025-10-29T21:30:00.000000003Z stdout P #new-token: 8, \n"
+        "2025-10-29T21:30:00.000000004Z stdout F #cached-token: 0\n"
+        "not a CRI line at all\n"
+    )
+    ev = _ingest_text(tmp_path, "0.log", text)
+    joined = "[2025-10-29 21:30:00 TP1] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0"
+    assert ev["message"].to_list()[:2] == [joined, "[2025-10-29 21:30:00 TP1] other stream between the parts"]
+    assert ev["kind"][0] == "batch" and ev["tp_rank"][0] == 1
+    assert ev["message"][2] == "not a CRI line at all"  # an unknown line is kept
+    assert ev["source_pos"].to_list() == ["line 1", "line 2", "line 5"]
+
+
+def test_partial_line_across_chunks(monkeypatch, tmp_path):
+    monkeypatch.setattr(readers, "CHUNK_BYTES", 256)
+    parts = [f"2025-10-29T21:30:00.{i:09d}Z stdout P {'y' * 60}\n" for i in range(10)]
+    text = "".join(parts) + "2025-10-29T21:30:01.000000000Z stdout F end\n"
+    ev = _ingest_text(tmp_path, "1.log", text * 3)
+    assert ev.height == 3 and (ev["message"] == "y" * 600 + "end").all()
+
+
+def test_sniffing_the_forms():
+    cri = "2025-10-29T21:30:00.123456789Z stdout F [2025-10-29 21:30:00 TP0] x"
+    kubectl = "2025-10-29T21:30:00.123456789Z [2025-10-29 21:30:00 TP0] x"
+    prefixed = "[pod/sglang-decode-0/sglang] " + kubectl
+    stern = "sglang-decode-0 sglang [2025-10-29 21:30:00 TP0] Decode batch. #running-req: 1"
+    docker = '{"log":"[2025-10-29 21:30:00 TP0] x\\n","stream":"stdout","time":"2025-10-29T21:30:00.1Z"}'
+    loki = '{"labels":{"pod":"sglang-decode-0","container":"sglang"},"line":"x","timestamp":"2025-10-29T21:30:00Z"}'
+    app_json = '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}'
+    for text, fmt in [
+        (cri, "cri"),
+        (kubectl, "kubectl"),
+        (prefixed, "kubectl"),
+        (stern, "stern"),
+        (docker, "docker-json"),
+        (loki, "log-export"),
+        (app_json, "text"),
+    ]:
+        assert readers.sniff_bytes(((text + "\n") * 3).encode()) == fmt, text
+
+
+def test_stern_and_log_export(tmp_path):
+    stern = (
+        "".join(
+            f"sglang-decode-0 sglang 2025-10-29T21:30:0{i}.5Z [2025-10-29 21:30:0{i} TP{i % 2}] Decode batch. "
+            f"#running-req: 1, #token: 10, token usage: 0.00, gen throughput (token/s): 1.0, #queue-req: 0\n"
+            for i in range(4)
+        )
+        + "coredns-5d78c9869d-4xk2p coredns 2025-10-29T21:30:00Z [INFO] plugin/reload: Running\n"
+    )
+    ev = _ingest_text(tmp_path, "stern.txt", stern)
+    assert set(ev["unit"]) == {"sglang-decode-0/sglang"} and set(ev["role"]) == {"decode"}
+    assert ev["ts"][0] == datetime(2025, 10, 29, 21, 30, 0, 500000, UTC)
+    export = "".join(
+        json.dumps(
+            {
+                "labels": {"pod": "llm-b-0", "container": "engine", "node_name": "gpu-node-7"},
+                "line": f"[2025-10-29 21:30:0{i} TP0] {PREFILL_BATCH}",
+                "timestamp": f"176177340{i}000000000",
+            }
+        )
+        + "\n"
+        for i in range(3)
+    )
+    ev = _ingest_text(tmp_path, "export.jsonl", export)
+    assert set(ev["unit"]) == {"llm-b-0/engine"} and set(ev["host"]) == {"gpu-node-7"}
+    assert set(ev["role"]) == {"prefill"}  # by the line's content: the pod's name says nothing
+    assert ev["ts"][0] == datetime.fromtimestamp(1761773400, UTC)
+
+
+def test_node_folder_ingests_sglang_pods_only(lines, tmp_path):
+    root = tmp_path / "node"
+    write_cri(root, lines, extra=True)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["ingest", str(root), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    skipped = [line for line in result.output.splitlines() if "pods skipped" in line]
+    assert len(skipped) == 1 and "coredns" in skipped[0] and "redis-0" in skipped[0], result.output
+    ev = pl.read_parquet(out / "events" / "**" / "*.parquet")
+    assert set(ev["unit"].drop_nulls()) == {f"{PODS[s]}/sglang" for s in PODS}
+    assert "pods chosen: sglang-decode-0/sglang (decode)" in result.output
+    # the links of /var/log/containers are the same files: read once
+    assert ev.filter(pl.col("message").str.contains("Unexpected transfer worker error")).height == 3
+
+
+def test_role_option_and_unit_option_for_pods(tmp_path):
+    text = "".join(
+        f"[pod/llm-a-0/engine] 2025-10-29T21:30:0{i}.000000001Z [2025-10-29 21:30:0{i} TP0] Load weight begin.\n"
+        f"[pod/web-0/nginx] 2025-10-29T21:30:0{i}.000000002Z 10.0.0.1 - - GET / 200\n"
+        for i in range(3)
+    )
+    path = tmp_path / "k.log"
+    path.write_text(text)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["ingest", str(path), "-o", str(out), "--role", "llm-a-0=prefill"])
+    assert result.exit_code == 0, result.output
+    assert "pods chosen: llm-a-0/engine (prefill)" in result.output
+    assert "pods skipped: web-0/nginx (3 lines)" in result.output
+    ev = pl.read_parquet(out / "events" / "**" / "*.parquet")
+    assert set(ev["role"]) == {"prefill"} and set(ev["unit"]) == {"llm-a-0/engine"}
+    result = CliRunner().invoke(app, ["ingest", str(path), "-o", str(out), "--unit", "web-*"])
+    assert result.exit_code == 0, result.output
+    assert set(pl.read_parquet(out / "events" / "**" / "*.parquet")["unit"]) == {"web-0/nginx"}
+
+
+def test_since_until_apply_to_container_logs(lines, tmp_path):
+    pods = write_cri(tmp_path / "cri", lines)
+    out = tmp_path / "out"
+    ingest([pods], out, readers.ReadOptions(since="2025-10-29 21:34:00", until="2025-10-29 21:35:00"))
+    ev = pl.read_parquet(out / "events" / "**" / "*.parquet")
+    assert ev.height and ev["ts"].min() >= datetime(2025, 10, 29, 21, 34, tzinfo=UTC)
+    assert ev["ts"].max() <= datetime(2025, 10, 29, 21, 35, tzinfo=UTC)
+
+
+def test_bad_container_input_never_raises():
+    for fmt in containers.FORMATS:
+        df = containers.parse_lines(pl.Series(["", "{", "garbage", '{"log":1}', "\x00"]), fmt)
+        assert df.height == 5 and df["text"].null_count() == 0

@@ -481,7 +481,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     done = False
     while not done:
         try:
-            lines, first = next(chunks)
+            lines, first, _piece = next(chunks)  # a piece of an over-long line: parsed as its own line
         except StopIteration:
             done, lines, first = True, pl.Series("line", [], pl.String), 0
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)

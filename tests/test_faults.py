@@ -469,7 +469,7 @@ def _ingest_measured(tmp_path: Path, *inputs: Path) -> tuple[subprocess.Complete
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     proc = subprocess.run(
         [sys.executable, "-m", "logcorr.cli", "ingest", *map(str, inputs), "-d", str(tmp_path / "out")],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )  # fmt: skip
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return proc, max(peak, before) * 1024

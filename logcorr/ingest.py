@@ -378,193 +378,237 @@ def ingest(
         DatabaseError: the DuckDB file cannot be written; the previous ``out`` is put back.
         OSError: the tables cannot be written (disk full); ``out`` is untouched.
     """
-    opts = opts or ReadOptions()
-    captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
-    started = time.monotonic()
-    inputs: list[tuple[Path, str]] = []
-    reports: list[SourceReport] = []
-    for given in paths:
-        p = Path(given)
-        try:
-            inputs += readers.discover(p, opts)
-        except InputError as e:
-            reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
-    inputs, repeats = _read_order(inputs)
-    origin = origin or _origin(inputs, out, append)
-    others = [str(p) for p, fmt in inputs if fmt != "skipped" and not _is_journal(p, fmt)]
-    try:
-        window = time_window(opts.since, opts.until, journals_only=not others)
-    except OptionError as e:
-        raise OptionError(
-            f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
-            f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
-        ) from None
-    if window and window[0] and window[1] and window[1] < window[0]:
-        raise OptionError(
-            f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
-        )
-    selection = _selection(opts)
-    identities = {p: _identity(p) for p, fmt in inputs if fmt != "skipped"}
-    output = Output(out, table_schemas(), origin=origin, append=append, run=_run_tag(origin, selection, identities))
-    enrich = _Enricher(opts.roles, first_event_id(origin))
-    prev = output.previous_manifest()
-    if append and prev:
-        again = _already_in(prev, identities, selection)
-        if again:
-            output.abort()
-            raise OptionError(
-                f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
-                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
-            )
-    if prev:
-        enrich.next_id = max(enrich.next_id, int(prev.get("next_event_id", {}).get(origin, 0)))
-    counts: dict[tuple[str, str], int] = {}
-    processes: dict = {}
-    config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed up at the end
-    if append and prev:  # dumps added now find the ranks their pids logged with before
-        _learn_processes(_previous_events(output.tmp), processes)
-    lines = 0
-    held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}
-    first_ts = last_ts = None
-    in_output = (out, lambda: _previous_entry_keys(output.tmp)) if append and prev else None
-    # a journal and its capture: once (and not again what OUT holds, with --append)
-    seen = readers.SeenEntries(in_output, window) if len(inputs) > 1 or in_output else None
+    run = _Run(paths, out, opts or ReadOptions(), append=append, captured_at=captured_at, origin=origin)
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            for given, known_fmt in inputs:
-                path = given
-                if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-                    why, pod = readers.not_a_log(given), containers.skip_pod(given, opts)
-                    fmt = "skipped-pod" if pod and not why else "skipped"
-                    reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
-                    continue
-                try:
-                    if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
-                        path = readers.spool(given, Path(scratch))
-                    fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
-                except OSError as e:
-                    reports.append(
-                        SourceReport(
-                            str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True
-                        )
-                    )
-                    continue
-                report = SourceReport(str(given), fmt)
-                reports.append(report)
-                if repeats.get(given):
-                    report.notes.append(f"given {repeats[given] + 1} times: read once")
-                if fmt == "empty":
-                    report.errors.append(f"{given}: empty file")
-                    continue
-                forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
-                src_first = src_last = None
-                rejoin = Rejoiner(join_all=forced is not None)
-                try:
-                    # Four stages, each a chunk ahead of the next: reading and parsing; re-joining
-                    # and classifying; building the tables; writing them (here).
-                    parsed = threads.ahead(
-                        _read(path, fmt, opts, report, Path(scratch), seen), name="logcorr-read"
-                    )
-                    records = _records(parsed, rejoin, enrich, report, forced)
-                    built = _tables(threads.ahead(records), window, processes, captured_at, config_seen)
-                    for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
-                        lines += int(ev["n_lines"].sum())
-                        report.unparsed += unknown_in_dumps
-                        output.write("events", ev)
-                        for name, frames in tables.items():
-                            if name in ("rooms", "aborts"):  # merged / completed with the pairings at the end
-                                held[name].extend(frames)
-                                continue
-                            for frame in frames:
-                                output.write(name, frame)
-                        report.records += ev.height
-                        report.zoneless += ev.filter(
-                            pl.col("log_ts").is_not_null()
-                            & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-                            & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
-                        ).height
-                        report.unparsed += int((ev["kind"] == "other").sum())
-                        errs = ev.filter(
-                            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with("a line over")
-                        )  # pieces of an over-long line are said once, in the input's notes
-                        for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
-                            report.errors.append(f"{given} at {pos}: {err}")
-                        if errs.height > 5:
-                            report.errors.append(f"{given}: {errs.height - 5} more entries read only in part")
-                        lo, hi = ev["ts"].min(), ev["ts"].max()
-                        src_first = (
-                            lo if src_first is None or (lo is not None and lo < src_first) else src_first
-                        )
-                        src_last = hi if src_last is None or (hi is not None and hi > src_last) else src_last
-                        for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
-                            counts[(role, kind)] = counts.get((role, kind), 0) + n
-                        if progress and report.bytes > 64 << 20:
-                            progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
-                except readers.AlreadyIngested as e:
-                    raise OptionError(str(e)) from None
-                except InputError as e:
-                    report.errors.append(str(e))
-                    report.unread = report.records == 0
-                if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
-                    config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
-                report.first_ts, report.last_ts = src_first, src_last  # type: ignore[attr-defined]
-                if forced and not report.records and window and captured_at and not _inside(captured_at, window):
-                    report.notes.append(f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until")
-                if report.zoneless:
-                    report.notes.append(
-                        f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
-                        "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
-                    )
-                if forced and report.records and src_first is None:
-                    report.notes.append(
-                        "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
-                    )
-                for t in (src_first, src_last):
-                    if t is not None:
-                        first_ts = t if first_ts is None or t < first_ts else first_ts
-                        last_ts = t if last_ts is None or t > last_ts else last_ts
-            if not any(r.records for r in reports):
-                bounds = [
-                    f"{flag} {text}"
-                    for flag, text in (("--since", opts.since), ("--until", opts.until))
-                    if text
-                ]
-                inside = f" within {' '.join(bounds)}" if window else ""
-                raise NothingReadError(
-                    f"nothing could be read{inside}:\n"
-                    + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
-                )
-            rooms = sglang.merge_rooms(held["rooms"])
-            output.write("rooms", rooms)
-            output.write("aborts", sglang.rooms_of_aborts(held["aborts"], rooms))
-            output.write("processes", process_rows.from_events(output.finish("events")))
-            output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
-            output.write("sources", _sources_frame(reports))
-            output.write("config", config.rows(config_seen))
-            result = IngestResult(
-                out, reports, dict(output.rows), first_ts=first_ts, last_ts=last_ts, lines=lines
-            )
-            by_role: dict[str, dict[str, int]] = {}
-            for (role, kind), n in sorted(counts.items()):
-                by_role.setdefault(role, {})[kind] = n
-            result.by_role_kind = by_role
-            if captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in reports):
-                result.notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
-            known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
-            if counts and not known:
-                shown = ", ".join(r.source for r in reports if r.records)[:300]
-                result.notes.append(
-                    f"nothing SGLang-, router- or py-spy-like was found: the {sum(counts.values()):,} records "
-                    f"read ({shown}) are all of no known kind and no role; kept as kind 'other', but no "
-                    "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
-                )
-            result.seconds = time.monotonic() - started
-            manifest = _manifest(result, prev, origin, enrich.next_id, selection, identities)
-            output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
-            return result
+            for given, fmt in run.inputs:  # journals first, then the others in the order given
+                run.read(given, fmt, Path(scratch), progress)
+            return run.finish()
     except BaseException:
-        output.abort()
+        run.output.abort()
         raise
+
+
+class _Run:
+    """One ingest, as a plan: find the inputs and the window (``__init__``), read each input through
+    the pipeline (``read``), sum up and commit OUT (``finish``). Holds what the steps share."""
+
+    def __init__(
+        self, paths: Iterable[Path], out: Path, opts: ReadOptions, *, append: bool, captured_at, origin
+    ) -> None:
+        self.out, self.opts, self.append = out, opts, append
+        self.captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
+        self.started = time.monotonic()
+        self.reports: list[SourceReport] = []
+        self.inputs, self.repeats = self._find_inputs(paths)
+        self.window = self._window()
+        self.origin = origin or _origin(self.inputs, out, append)
+        self.selection = _selection(opts)
+        self.identities = {p: _identity(p) for p, fmt in self.inputs if fmt != "skipped"}
+        run_tag = _run_tag(self.origin, self.selection, self.identities)
+        self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
+        self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
+        self.prev = self.output.previous_manifest()
+        self._refuse_inputs_out_has()
+        self.counts: dict[tuple[str, str], int] = {}
+        self.processes: dict = {}
+        self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
+        self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
+        self.lines = 0
+        self.first_ts = self.last_ts = None
+        in_output = None
+        if append and self.prev:  # dumps added now find the ranks their pids logged with before
+            _learn_processes(_previous_events(self.output.tmp), self.processes)
+            in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
+        # a journal and its capture: once (and not again what OUT holds, with --append)
+        self.seen = readers.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
+
+    def _find_inputs(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
+        inputs: list[tuple[Path, str]] = []
+        for given in paths:
+            p = Path(given)
+            try:
+                inputs += readers.discover(p, self.opts)
+            except InputError as e:
+                self.reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
+        return _read_order(inputs)
+
+    def _window(self):
+        opts = self.opts
+        others = [str(p) for p, fmt in self.inputs if fmt != "skipped" and not _is_journal(p, fmt)]
+        try:
+            window = time_window(opts.since, opts.until, journals_only=not others)
+        except OptionError as e:
+            raise OptionError(
+                f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
+                f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
+            ) from None
+        if window and window[0] and window[1] and window[1] < window[0]:
+            raise OptionError(
+                f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
+            )
+        return window
+
+    def _refuse_inputs_out_has(self) -> None:
+        if self.append and self.prev:
+            again = _already_in(self.prev, self.identities, self.selection)
+            if again:
+                self.output.abort()
+                raise OptionError(
+                    f"{', '.join(again)}: already in {self.out} (the same file or folder, by its identity or "
+                    "content, whatever path names it); --append would count it twice (drop --append to replace OUT)"
+                )
+        if self.prev:
+            self.enrich.next_id = max(self.enrich.next_id, int(self.prev.get("next_event_id", {}).get(self.origin, 0)))
+
+    def read(self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None) -> None:
+        """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``."""
+        report = self._open(given, known_fmt, scratch)
+        if report is None:
+            return
+        path, fmt = report.path, report.format  # type: ignore[attr-defined]
+        forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
+        report.first_ts = report.last_ts = None  # type: ignore[attr-defined]
+        try:
+            # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
+            # classifying; building the tables; writing them (here).
+            parsed = threads.ahead(_read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read")
+            records = _records(parsed, Rejoiner(join_all=forced is not None), self.enrich, report, forced)
+            built = _tables(threads.ahead(records), self.window, self.processes, self.captured_at, self.config_seen)
+            for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
+                self._write(report, ev, tables, unknown_in_dumps)
+                if progress and report.bytes > 64 << 20:
+                    progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+        except readers.AlreadyIngested as e:
+            raise OptionError(str(e)) from None
+        except InputError as e:
+            report.errors.append(str(e))
+            report.unread = report.records == 0
+        if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
+            self.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
+        self._notes(report, forced)
+
+    def _open(self, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
+        """The input's ``SourceReport`` with its format found, or None when there is nothing to read
+        (skipped by name, unreadable, empty: said in its report)."""
+        if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
+            why, pod = readers.not_a_log(given), containers.skip_pod(given, self.opts)
+            fmt = "skipped-pod" if pod and not why else "skipped"
+            self.reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
+            return None
+        path = given
+        try:
+            if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
+                path = readers.spool(given, scratch)
+            fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
+        except OSError as e:
+            self.reports.append(
+                SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
+            )
+            return None
+        report = SourceReport(str(given), fmt)
+        report.path = path  # type: ignore[attr-defined]
+        self.reports.append(report)
+        if self.repeats.get(given):
+            report.notes.append(f"given {self.repeats[given] + 1} times: read once")
+        if fmt == "empty":
+            report.errors.append(f"{given}: empty file")
+            return None
+        return report
+
+    def _write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
+        """Write one chunk's events and tables, and count it in the input's report."""
+        self.lines += int(ev["n_lines"].sum())
+        self.output.write("events", ev)
+        for name, frames in tables.items():
+            if name in self.held:  # rooms merged, aborts completed with the pairings, at the end
+                self.held[name].extend(frames)
+                continue
+            for frame in frames:
+                self.output.write(name, frame)
+        report.records += ev.height
+        report.unparsed += unknown_in_dumps + int((ev["kind"] == "other").sum())
+        report.zoneless += ev.filter(
+            pl.col("log_ts").is_not_null()
+            & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
+            & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
+        ).height
+        errs = ev.filter(
+            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with("a line over")
+        )  # pieces of an over-long line are said once, in the input's notes
+        for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
+            report.errors.append(f"{report.source} at {pos}: {err}")
+        if errs.height > 5:
+            report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
+        lo, hi = ev["ts"].min(), ev["ts"].max()
+        first, last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
+        report.first_ts = lo if first is None or (lo is not None and lo < first) else first  # type: ignore[attr-defined]
+        report.last_ts = hi if last is None or (hi is not None and hi > last) else last  # type: ignore[attr-defined]
+        for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
+            self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
+
+    def _notes(self, report: SourceReport, forced: str | None) -> None:
+        """What to know about how one input was read, and the span of the whole ingest."""
+        window, captured_at = self.window, self.captured_at
+        src_first, src_last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
+        if forced and not report.records and window and captured_at and not _inside(captured_at, window):
+            report.notes.append(f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until")
+        if report.zoneless:
+            report.notes.append(
+                f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
+                "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+            )
+        if forced and report.records and src_first is None:
+            report.notes.append(
+                "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
+            )
+        for t in (src_first, src_last):
+            if t is not None:
+                self.first_ts = t if self.first_ts is None or t < self.first_ts else self.first_ts
+                self.last_ts = t if self.last_ts is None or t > self.last_ts else self.last_ts
+
+    def finish(self) -> IngestResult:
+        """The tables summed up at the end, the result and its notes; OUT committed."""
+        reports, output = self.reports, self.output
+        if not any(r.records for r in reports):
+            bounds = [f"{flag} {text}" for flag, text in (("--since", self.opts.since), ("--until", self.opts.until)) if text]
+            inside = f" within {' '.join(bounds)}" if self.window else ""
+            raise NothingReadError(
+                f"nothing could be read{inside}:\n"
+                + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
+            )
+        rooms = sglang.merge_rooms(self.held["rooms"])
+        output.write("rooms", rooms)
+        output.write("aborts", sglang.rooms_of_aborts(self.held["aborts"], rooms))
+        output.write("processes", process_rows.from_events(output.finish("events")))
+        output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
+        output.write("sources", _sources_frame(reports))
+        output.write("config", config.rows(self.config_seen))
+        result = IngestResult(
+            self.out, reports, dict(output.rows), first_ts=self.first_ts, last_ts=self.last_ts, lines=self.lines
+        )
+        for (role, kind), n in sorted(self.counts.items()):
+            result.by_role_kind.setdefault(role, {})[kind] = n
+        result.notes += self._result_notes()
+        result.seconds = time.monotonic() - self.started
+        manifest = _manifest(result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities)
+        output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
+        return result
+
+    def _result_notes(self) -> list[str]:
+        notes = []
+        if self.captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in self.reports):
+            notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
+        counts = self.counts
+        known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
+        if counts and not known:
+            shown = ", ".join(r.source for r in self.reports if r.records)[:300]
+            notes.append(
+                f"nothing SGLang-, router- or py-spy-like was found: the {sum(counts.values()):,} records "
+                f"read ({shown}) are all of no known kind and no role; kept as kind 'other', but no "
+                "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
+            )
+        return notes
 
 
 def time_window(

@@ -4,13 +4,16 @@ tool-call markup families found in the returned text (parsers/sglang.py, researc
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
 
 import polars as pl
 import pytest
 
-from logcorr.ingest import records_from_text
+from logcorr import saved
+from logcorr.ingest import ingest, records_from_text
 from logcorr.parsers import sglang
-from tests.conftest import CASES
+from tests.conftest import CASES, SAMPLE, need_journalctl
 
 
 def rows(text: str) -> list[dict]:
@@ -153,3 +156,127 @@ def test_other_records_give_no_rows_and_an_empty_frame_has_the_contract():
     assert rows("[2025-10-29 21:30:00 TP0] Decode batch, #running-req: 3, #token: 9, token usage: 0.01") == []
     empty = sglang.request_log(pl.DataFrame({"body": [], "message": []}, schema={"body": pl.String, "message": pl.String}))
     assert empty.height == 0 and list(empty.columns) == list(sglang.REQUEST_LOG.schema)
+
+
+# --- the saved queries ------------------------------------------------------------------------------
+
+
+
+def _readme_section() -> str:
+    text = (SAMPLE / "README.md").read_text()
+    return text.split("### Answers with tool-call markup", 1)[1].split("### py-spy", 1)[0]
+
+
+def _iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.strip("` ").replace("Z", "+00:00")).astimezone(UTC)
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory):
+    need_journalctl()
+    out = tmp_path_factory.mktemp("rl") / "out"
+    ingest([SAMPLE / "journal"], out)
+    return out
+
+
+def test_sample_markup_leaks_are_exactly_the_readme_rids_with_their_running_requests(sample_out):
+    want = [
+        (m.group(1), _iso(m.group(2)), int(m.group(3)), m.group(4))
+        for m in re.finditer(r"^\| `([0-9a-f]{32})` \| (`[^`]+`) \| (\d+) \| (\w+) \|$", _readme_section(), re.M)
+    ]
+    assert len(want) == 12
+    got = saved.query(sample_out, "markup_leaks")
+    assert list(zip(got["rid"], got["ts"], got["running_req"], got["markup_leak"], strict=True)) == want
+    assert set(got["role"]) == {"decode"} and set(got["host"]) == {"gpu-node-1"}
+    assert set(got["finish_type"]) == {"stop"}
+
+
+def test_sample_leak_rate_per_band_is_the_readme_table(sample_out):
+    want = {
+        m.group(1): (int(m.group(2)), int(m.group(3)), None if m.group(4) == "-" else float(m.group(4)))
+        for m in re.finditer(r"^\| (0-1|2-4|5-16|17\+) \| (\d+) \| (\d+) \| ([-0-9.]+) \|$", _readme_section(), re.M)
+    }
+    rate = saved.query(sample_out, "markup_leak_rate")
+    assert rate["band"].to_list() == ["0-1", "2-4", "5-16", "17+"]
+    for row in rate.iter_rows(named=True):
+        n, k, r = want[row["band"]]
+        assert (row["finished"], row["with_text"], row["leaks"]) == (n, n, k), row["band"]
+        assert row["leak_rate"] == (None if r is None else pytest.approx(r, abs=5e-5)), row["band"]
+    assert rate.filter(pl.col("band") == "2-4")["leak_rate"][0] == 0.0  # the lowest band with answers
+    assert rate.filter(pl.col("band") == "17+")["leak_rate"][0] == pytest.approx(10 / 58)
+
+
+def test_sample_receives_without_finish_and_counts(sample_out):
+    section = _readme_section()
+
+    def answer(q: str) -> str:
+        return re.search(rf"^\| {re.escape(q)} \| (.+) \|$", section, re.M).group(1)
+
+    counts = saved.query(
+        sample_out,
+        "SELECT count(*) FILTER (WHERE event = 'received') AS rec, count(*) FILTER (WHERE event = 'finished') AS fin,"
+        " count(DISTINCT rid) FILTER (WHERE event = 'received' AND rid NOT IN"
+        " (SELECT rid FROM request_log WHERE event = 'finished')) AS open FROM request_log",
+    ).row(0, named=True)
+    assert counts["rec"] == int(answer("`Receive` lines (decode main process, pids 2842 and 918234)")) == 494
+    assert counts["fin"] == int(answer("`Finish` lines")) == 313
+    assert counts["open"] == int(answer("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)"))
+    # the room R's decode request was aborted: received, never finished
+    r = saved.query(sample_out, "SELECT event FROM request_log WHERE rid = '541a919ceacb487a9390c077e63f2634'")
+    assert r["event"].to_list() == ["received"]
+
+
+def _journal_json(lines: list[tuple[str, str, str]]) -> str:
+    """A ``journalctl -o json`` capture: (ISO time, unit, message) per entry, one process per unit."""
+    out = []
+    for t, unit, msg in lines:
+        us = int(datetime.fromisoformat(t).replace(tzinfo=UTC).timestamp() * 1e6)
+        out.append(json.dumps({"__REALTIME_TIMESTAMP": str(us), "_HOSTNAME": "h1", "_BOOT_ID": "b" * 32,
+                               "_SYSTEMD_UNIT": unit, "_PID": str(100 + len(unit)), "MESSAGE": msg}))  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def _batch(dp: int, n: int) -> str:
+    return (f"[2025-10-29 21:30:00 DP{dp} TP0] Decode batch, #running-req: {n}, #token: 9, token usage: 0.01, "
+            "#prealloc-req: 0, #transfer-req: 0, cuda graph: True, gen throughput (token/s): 1.00, #queue-req: 0")  # fmt: skip
+
+
+def _fin(rid: str, text: str) -> str:
+    return (f"[2025-10-29 21:30:00] Finish: obj=GenerateReqInput(text='q', rid='{rid}'), out={{'text': {text!r}, "
+            f"'meta_info': {{'id': '{rid}', 'finish_reason': {{'type': 'stop'}}, 'e2e_latency': 0.5}}}}")  # fmt: skip
+
+
+def test_concurrency_sums_dp_groups_and_a_single_request_does_not_leak(tmp_path):
+    d = "sglang-decode.service"
+    capture = tmp_path / "capture.json"
+    capture.write_text(
+        _journal_json(
+            [
+                ("2025-10-29T21:30:00", d, _batch(0, 1)),
+                ("2025-10-29T21:30:00.5", d, _fin("alone", "It is sunny.")),
+                ("2025-10-29T21:30:01", d, _batch(0, 9)),
+                ("2025-10-29T21:30:01.1", d, _batch(1, 10)),
+                ("2025-10-29T21:30:01.2", d, _batch(1, 10)),  # a second TP rank of DP1: counted once
+                ("2025-10-29T21:30:02", d, _fin("busy", "<｜DSML｜function_calls>")),
+                ("2025-10-29T21:30:03", d, _fin("busy2", "fine")),
+                ("2025-10-29T21:32:00", d, _fin("late", "<|tool▁sep|>")),  # 119 s after the last batch line
+            ]
+        )
+    )
+    out = tmp_path / "out"
+    ingest([capture], out)
+    conc = saved.query(out, "request_concurrency")
+    assert conc.select("rid", "running_req", "dp_groups", "band").rows() == [
+        ("alone", 1, 1, "0-1"), ("busy", 19, 2, "17+"), ("busy2", 19, 2, "17+"), ("late", None, 0, "unknown"),
+    ]  # fmt: skip
+    leaks = saved.query(out, "markup_leaks")
+    assert leaks.select("rid", "running_req", "markup").rows() == [
+        ("busy", 19, "<｜DSML｜function_calls"), ("late", None, "<|tool▁sep|>"),
+    ]  # fmt: skip
+    rate = {r["band"]: r for r in saved.query(out, "markup_leak_rate").iter_rows(named=True)}
+    assert (rate["0-1"]["finished"], rate["0-1"]["leaks"], rate["0-1"]["leak_rate"]) == (1, 0, 0.0)
+    assert (rate["17+"]["finished"], rate["17+"]["leaks"], rate["17+"]["leak_rate"]) == (2, 1, 0.5)
+    assert (rate["unknown"]["leaks"], rate["2-4"]["finished"], rate["2-4"]["leak_rate"]) == (1, 0, None)
+    con = saved.connect(out)
+    con.execute("SET VARIABLE max_batch_age_s = 200")
+    assert saved.query(out, "markup_leaks", con=con)["running_req"].to_list() == [19, 19]

@@ -280,3 +280,28 @@ def test_concurrency_sums_dp_groups_and_a_single_request_does_not_leak(tmp_path)
     con = saved.connect(out)
     con.execute("SET VARIABLE max_batch_age_s = 200")
     assert saved.query(out, "markup_leaks", con=con)["running_req"].to_list() == [19, 19]
+
+
+def test_sample_report_has_the_markup_section_from_the_rows(sample_out):
+    from logcorr.report import report
+
+    text = report(sample_out)
+    section = text.split("## Answers with tool-call markup (markup_leaks, markup_leak_rate)", 1)[1].split("## Evidence")[0]
+    assert "decode on gpu-node-1: **12 of 313 answers**" in section
+    assert "first 2025-10-29 21:27:17.744 UTC, last 2025-10-29 21:31:48.524 UTC" in section
+    assert "markup deepseek_dsml (3), deepseek_tool_calls (9)" in section
+    assert "None with 2-4 requests running." in section
+    assert "tool_call_parser, reasoning_parser, chat_template not named (cmdline); model /models/Llama-3.1-70B-Instruct" in section
+    assert "Known issue F19" in section and "configuration against" in section  # a Llama engine: ruled out
+    assert "| decode | 17+ | 58 | 58 | 10 | 0.172 |" in section
+    assert "| 21:27:17.744 UTC | decode | 447e185e54944c4c9df82e6ddf9540c4 |" in section
+
+
+def test_report_has_no_markup_section_without_leaks(tmp_path):
+    log = tmp_path / "d.log"
+    log.write_text(_fin("r1", "a plain answer") + "\n")
+    out = tmp_path / "out"
+    ingest([log], out)
+    from logcorr.report import report
+
+    assert "Answers with tool-call markup" not in report(out)

@@ -305,3 +305,18 @@ def test_report_has_no_markup_section_without_leaks(tmp_path):
     from logcorr.report import report
 
     assert "Answers with tool-call markup" not in report(out)
+
+
+def test_timeline_marks_leaking_answers_on_their_engine_lane(sample_out):
+    from logcorr import timeline
+
+    sw = timeline.load(sample_out)
+    marks = sw.marks.filter(pl.col("kind") == "markup_leak")
+    assert marks.height == 12 and set(marks["role"]) == {"decode"}
+    labels = dict(sw.lanes.select("lane", "label").iter_rows())
+    assert {labels[lane] for lane in marks["lane"]} == {labels[marks["lane"][0]]}
+    hover = timeline._mark_hover(sw, marks.head(1))[0]
+    assert "answer with tool-call markup" in hover and "rid 447e185e54944c4c9df82e6ddf9540c4" in hover
+    assert "&lt;|tool▁calls▁begin|&gt; · running requests 18" in hover
+    _, meta = timeline.figure(sw)
+    assert meta["counts"]["markup_leak"] == 12

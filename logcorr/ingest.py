@@ -36,6 +36,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "transfer_errors": sglang.transfer_errors,
     "requests": router.requests,
     "rooms": sglang.rooms,
+    "request_log": sglang.request_log,
     "watchdogs": sglang.watchdogs,
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,

@@ -7,6 +7,7 @@ so instead of guessing. Times are UTC. The output is Markdown.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -93,13 +94,18 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
     con = saved_mod.connect(out, saved)
     results = {}
     for name in (
-        "incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage", "unit_lifecycle"
+        "incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage", "unit_lifecycle",
+        "markup_leaks", "markup_leak_rate",
     ):  # fmt: skip
         try:
             results[name] = saved_mod.query(out, name, saved=saved, con=con)
         except QueryError as e:
             raise ReportError(f"report: {e}") from e
-    for name, sql in (("known_issues", "known_issues"), ("config", "SELECT * FROM config ORDER BY first_ts")):
+    for name, sql in (
+        ("known_issues", "known_issues"),
+        ("config", "SELECT * FROM config ORDER BY first_ts"),
+        ("f19", "SELECT * FROM known_issue_evidence WHERE family = 'F19'"),
+    ):
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
         except QueryError:
@@ -224,11 +230,90 @@ def report(out: Path) -> str:
                 "last_exit": "how",
             },
         )
+    if r["markup_leaks"].height:
+        lines += ["", "## Answers with tool-call markup (markup_leaks, markup_leak_rate)", ""]
+        lines += _markup(r["markup_leaks"], r["markup_leak_rate"], r["config"], r["known_issues"], r["f19"])
     lines += ["", "## Evidence", ""]
     lines += _evidence(chain, a2a)
     lines += ["", "## What the data cannot say (coverage)", ""]
     lines += _missing(cov, stops, stuck, a2a)
     return "\n".join(lines) + "\n"
+
+
+PARSER_SETTINGS = ("tool_call_parser", "reasoning_parser", "chat_template")
+
+
+def _markup(
+    leaks: pl.DataFrame, rate: pl.DataFrame, config: pl.DataFrame, matches: pl.DataFrame, f19: pl.DataFrame
+) -> list[str]:
+    """Markdown lines of the "Answers with tool-call markup" section: counts, the rate per band of
+    running requests, first and last, the engines' parser settings as ``config`` knows them, and the
+    known issue F19 (matched, or ruled out by the configuration), each from a row."""
+    out = []
+    for (host, role), g in leaks.group_by("host", "role", maintain_order=True):
+        band = rate.filter((pl.col("host") == host) & (pl.col("role") == role))
+        with_text, finished = int(band["with_text"].sum()), int(band["finished"].sum())
+        fams = ", ".join(f"{f} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows())
+        out.append(
+            f"- {role} on {host}: **{g.height} of {with_text} answers** whose text the request log holds came back"
+            f" with tool-call markup as plain text ({finished} `Finish` lines in all); first {_t(g['ts'].min())},"
+            f" last {_t(g['ts'].max())}; markup {fams}."
+        )
+        quiet = band.filter((pl.col("with_text") > 0) & (pl.col("leaks") == 0))["band"].to_list()
+        if quiet:
+            out.append(f"  None with {' or '.join(quiet)} requests running.")
+        out.append(f"  Parser configuration: {_parsers(config, host, role)}.")
+    known = matches.filter(pl.col("family") == "F19") if matches.height and "family" in matches.columns else matches
+    if known.height:
+        m = known.row(0, named=True)
+        out.append(f"- Known issue **F19: {m['title']}** ({m['strength']}): {m['workaround']} Links: {m['links']}.")
+    elif f19.height:
+        verdicts = sorted(set(f19["config_verdict"]))
+        values = "; ".join(sorted({v for v in f19["config_values"].to_list() if v}))
+        out.append(
+            "- Known issue F19 (DeepSeek tool-call markup returned as content: sglang#17593, #35736, #40236):"
+            f" configuration {', '.join(verdicts)}" + (f" ({values})" if values else "")
+            + ": it needs a DeepSeek model or a deepseek* --tool-call-parser."
+        )
+    out.append("")
+    out += _table(
+        rate,
+        {"role": "engine", "band": "running requests", "finished": "answers", "with_text": "with text",
+         "leaks": "with markup", "leak_rate": "rate"},
+        {"leak_rate": lambda v: "" if v is None else f"{v:.3f}"},
+    )  # fmt: skip
+    out.append("")
+    shown = leaks.head(20)
+    out += _table(
+        shown,
+        {"ts": "time (UTC)", "role": "engine", "rid": "rid", "markup": "markup", "running_req": "running",
+         "event_id": "event_id"},
+    )  # fmt: skip
+    if leaks.height > shown.height:
+        out.append(f"\n({leaks.height - shown.height} more: `logcorr query markup_leaks -d OUT`.)")
+    return out
+
+
+def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
+    """The engine's tool-call/reasoning parser and chat template as its ``config`` rows state them."""
+    if config.height == 0 or "settings" not in config.columns:
+        return "cannot tell: no server_args line or command line in the data"
+    rows = config.filter((pl.col("role") == role) & (pl.col("host").is_null() | (pl.col("host") == host)))
+    if rows.height == 0:
+        return f"cannot tell: no server_args line or command line of the {role} engine"
+    parts = []
+    for r in rows.iter_rows(named=True):
+        try:
+            settings = json.loads(r["settings"] or "{}")
+        except ValueError:
+            settings = {}
+        named = [f"{k}={settings[k]}" for k in PARSER_SETTINGS if settings.get(k) is not None]
+        unnamed = [k for k in PARSER_SETTINGS if settings.get(k) is None]
+        text = ", ".join(named)
+        if unnamed:
+            text += ("; " if text else "") + f"{', '.join(unnamed)} not named ({r['origin']})"
+        parts.append(f"pid {r['pid']}: {text}; model {r['model_path'] or '?'}")
+    return "; ".join(parts)
 
 
 def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain: pl.DataFrame) -> list[str]:

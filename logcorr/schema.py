@@ -268,6 +268,40 @@ ROOMS = _table(
     },
 )
 
+REQUEST_LOG = _table(
+    "request_log",
+    "one --log-requests line of an engine's HTTP server: Receive:, Receive OpenAI:, Finish: or their JSON form",
+    ("event_id",),
+    {
+        **_BASE,
+        "event": C(pl.String, "received, received_openai (the OpenAI request, level 2 and up) or finished"),
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "finish_type": C(pl.String, "finished: finish_reason's type (stop, length, abort); null when not logged"),
+        "finish_message": C(pl.String, "finished: finish_reason's message ('Request running timeout reached.' …)"),
+        "status_code": C(pl.Int32, "finished: finish_reason's status_code (503 …); null when none"),
+        "prompt_tokens": C(pl.Int64, "finished: meta_info prompt_tokens"),
+        "completion_tokens": C(pl.Int64, "finished: meta_info completion_tokens"),
+        "cached_tokens": C(pl.Int64, "finished: meta_info cached_tokens (prompt tokens served from the prefix cache)"),
+        "e2e_latency_s": C(pl.Float64, "finished: meta_info e2e_latency, seconds"),
+        "output_text": C(
+            pl.String,
+            "finished: the returned text as logged, unescaped, cut to its first 400 characters; null when the "
+            "line holds none (--log-requests-level 0 or 1)",
+        ),
+        "output_chars": C(pl.Int64, "finished: characters of the returned text as logged (before our cut)"),
+        "output_cut": C(pl.Boolean, "finished: SGLang cut the text to head ... tail (over 2048 characters, level 2)"),
+        "markup_leak": C(
+            pl.String,
+            "finished: the tool-call markup family in the returned text (deepseek_tool_calls, deepseek_dsml); "
+            "null when none or no text",
+        ),
+        "markup": C(pl.String, "finished: the first markup token found, as printed (<｜DSML｜function_calls> …)"),
+        "format": C(pl.String, "text (a Python repr line) or json (--log-requests-format json)"),
+        **_TAIL,
+    },
+)
+
 WATCHDOGS = _table(
     "watchdogs",
     "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL watchdog",
@@ -492,6 +526,7 @@ TABLES: dict[str, Table] = {
         TRANSFER_ERRORS,
         REQUESTS,
         ROOMS,
+        REQUEST_LOG,
         WATCHDOGS,
         TRACEBACKS,
         LIFECYCLE,

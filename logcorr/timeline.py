@@ -65,6 +65,7 @@ MARK_STYLE = {
     "traceback": ("exception / traceback", "square-x-open", "#000000", 10, -0.27),
     "health": ("/health ok", "line-ns-open", "#98df8a", 7, 0.27),
     "health_failed": ("/health failed", "circle-x", "#d62728", 10, 0.27),
+    "markup_leak": ("answer with tool-call markup", "diamond-tall-open", "#e377c2", 11, -0.27),
     "request": ("router request ok", "line-ns-open", "#7f7f7f", 8, 0.0),
     "request_error": ("router request failed", "x-thin-open", "#d62728", 8, 0.0),
 }
@@ -317,7 +318,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
             terr.filter(pl.col("kind") != "assertion").join(aborts.select("event_id"), on="event_id", how="anti"),
         ]
     )
-    typed = pl.concat([aborts, terr], how="diagonal_relaxed")
+    typed = pl.concat([aborts, terr, _leak_marks(out, common)], how="diagonal_relaxed")
     typed = _with_event_fields(out, _in_window(typed, since, until)).drop("pid")
     ev = _scan(
         out,
@@ -936,6 +937,28 @@ def _bin_label(bin_s: float) -> str:
     if bin_s < 3600:
         return f"{bin_s / 60:g} min"
     return f"{bin_s / 3600:g} h"
+
+
+def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """Answers whose text carries tool-call markup (``request_log.markup_leak``), with the requests
+    running on their engine then (saved query ``markup_leaks``) in the hover's detail."""
+    leaks = _scan(out, "request_log", {**common, "markup_leak": pl.String, "markup": pl.String}).filter(
+        pl.col("markup_leak").is_not_null()
+    )
+    if leaks.select(pl.len()).collect().item() == 0:
+        return leaks.drop("markup_leak", "markup").with_columns(
+            pl.lit(None, pl.String).alias(c) for c in ("kind", "detail", "level", "message")
+        )
+    running = saved.query(out, "markup_leaks").select("event_id", pl.col("running_req").cast(pl.Int64)).lazy()
+    return leaks.join(running, on="event_id", how="left").select(
+        *common,
+        pl.lit("markup_leak").alias("kind"),
+        pl.concat_str(
+            [pl.col("markup"), pl.lit(" · running requests "), pl.col("running_req").cast(pl.String).fill_null("?")]
+        ).alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    )
 
 
 def _mark_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:

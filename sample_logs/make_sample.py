@@ -25,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 SEED = 20251029
 rng = random.Random(SEED)
 
+# journal-remote caps a file at a share of its file system: this size makes it rotate once, inside the
+# incident (the archived file ends during the wedge)
+JOURNAL_FS = "560m"
 HOST = "gpu-node-1"
 MACHINE_ID = "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c"
 BOOT_ID = "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e"
@@ -46,7 +49,7 @@ CMD = {
     "decode": f"{VENV_PY} -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
     " --disaggregation-mode decode --disaggregation-transfer-backend nixl --tp 4 --base-gpu-id 4"
     " --host 0.0.0.0 --port 30001 --enable-metrics --enable-metrics-for-all-schedulers"
-    " --soft-watchdog-timeout 300 --watchdog-timeout 3600",
+    " --soft-watchdog-timeout 300 --watchdog-timeout 3600 --log-requests --log-requests-level 2",
     "router": f"{VENV_PY} -m sglang_router.launch_router --pd-disaggregation"
     " --prefill http://127.0.0.1:30000 8998 --decode http://127.0.0.1:30001"
     " --host 0.0.0.0 --port 8000 --policy round_robin --health-check-interval-secs 10",
@@ -70,9 +73,9 @@ def iso(t: int) -> str:
     return datetime.fromtimestamp(t / 1_000_000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def ms(lo: float, hi: float) -> int:
-    """A random delay between ``lo`` and ``hi`` milliseconds, in µs."""
-    return round(rng.uniform(lo, hi) * 1000)
+def ms(lo: float, hi: float, rand: random.Random | None = None) -> int:
+    """A random delay between ``lo`` and ``hi`` milliseconds, in µs (from ``rand``, else the main generator)."""
+    return round((rand or rng).uniform(lo, hi) * 1000)
 
 
 def hexid(name: str) -> str:
@@ -169,10 +172,12 @@ class Journal:
         blocks.append((first, first + span))
         return first
 
-    def out(self, proc: Proc, t: int, text: str) -> list[int]:
-        """Lines written by ``proc`` at ``t`` to its stdout stream: one entry per non-empty line."""
+    def out(self, proc: Proc, t: int, text: str, rand: random.Random | None = None) -> list[int]:
+        """Lines written by ``proc`` at ``t`` to its stdout stream: one entry per non-empty line (delays
+        from ``rand``, else the main generator)."""
+        rand = rand or rng
         lines = [x for x in text.split("\n") if x]
-        first = self._place(proc.pid, t + ms(0.06, 0.35), 8 * len(lines))
+        first = self._place(proc.pid, t + ms(0.06, 0.35, rand), 8 * len(lines))
         times, prev = [], first - 1
         for i, line in enumerate(lines):
             fields = {
@@ -192,7 +197,7 @@ class Journal:
                 "_SYSTEMD_INVOCATION_ID": proc.invocation,
                 "MESSAGE": line,
             }
-            prev = self.add(max(first + 4 * i + rng.randint(0, 3), prev + 1), fields)
+            prev = self.add(max(first + 4 * i + rand.randint(0, 3), prev + 1), fields)
             times.append(prev)
         return times
 
@@ -992,7 +997,139 @@ def incident() -> dict:
             router_finish(r, t + ms(0.05, 0.2), 502)
             ans["failed_502"] += 1
     unrelated()
+    ans["request_log"] = request_log(reqs)  # last, with its own generator: every line above stays as it was
     return ans | {"dumps": dumps}
+
+
+# ----------------------------------------------------------------------------- --log-requests (decode)
+
+RQ = random.Random(SEED + 18)  # the request log's own generator: the lines above keep their random sequence
+WORDS = (
+    "the of and to in a is that for it as was with be by on not he this are or his from at which but have an "
+    "they you were her she there been one all we their has would when if so no more out up into do any your "
+    "what has man could other than then now look only come its over think also back after use two how our work "
+    "first well way even new want because these give day most us weather flight hotel invoice order refund"
+).split()
+TOOLS = (
+    "You are an assistant with tools. Call a tool when you need data. Tools: get_weather(city: str), "
+    "search_flights(origin: str, destination: str, date: str), lookup_order(order_id: str), "
+    "create_ticket(title: str, body: str).\n\n"
+)
+LEAKS = [  # answers whose tool call came back as text (research notes F19), as a client saw them
+    "Let me check that for you.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+    '```json\n{{"city": "{city}"}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="lookup_order">\n<｜DSML｜parameter name="order_id" '
+    'string="true">{order}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    "I'll search for flights.<|tool▁calls▁begin|><|tool▁call▁begin|>function<|tool▁sep|>search_flights\n"
+    '```json\n{{"origin": "SFO", "destination": "{city}", "date": "2025-11-0{day}"}}\n```<|tool▁call▁end|>'
+    "<|tool▁calls▁end|>",
+]
+CITIES = ["Paris", "Lisbon", "Osaka", "Denver", "Nairobi", "Oslo", "Lima", "Hanoi"]
+
+
+def words(n_chars: int) -> str:
+    """Filler prose of about ``n_chars`` characters from the request log's generator."""
+    out, size = [], 0
+    while size < n_chars:
+        w = RQ.choice(WORDS)
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out).capitalize() + "."
+
+
+def logged(value: object) -> str:
+    """A value as SGLang's request logger prints it at level 2 (``_dataclass_to_string_truncated``):
+    a string over 2048 characters as ``'head' ... 'tail'``, a list over 2048 items likewise."""
+    if isinstance(value, str) and len(value) > 2048:
+        return f"{value[:1024]!r} ... {value[-1024:]!r}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"'{k}': {logged(v)}" for k, v in value.items()) + "}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def gen_input(r: Req, prompt: str) -> str:
+    """``GenerateReqInput(…)`` as the decode engine's request logger prints it (fields of SGLang late 2025)."""
+    fields = {
+        "text": prompt, "input_ids": None, "input_embeds": None, "image_data": None, "video_data": None,
+        "audio_data": None,
+        "sampling_params": {"temperature": 0.6, "top_p": 0.9, "max_new_tokens": 1024, "stop": None},
+        "rid": r.rid_d, "return_logprob": False, "logprob_start_len": -1, "top_logprobs_num": 0,
+        "token_ids_logprob": None, "return_text_in_logprobs": False, "stream": False, "log_metrics": True,
+        "return_hidden_states": False, "modalities": [], "session_params": None, "lora_path": None,
+        "lora_id": None, "custom_logit_processor": None, "bootstrap_host": "127.0.0.1", "bootstrap_port": 8998,
+        "bootstrap_room": r.room, "bootstrap_pair_key": None, "data_parallel_rank": None, "background": False,
+        "conversation_id": None, "priority": None, "extra_key": None, "no_logs": False, "custom_labels": None,
+        "return_bytes": False, "return_entropy": False,
+    }  # fmt: skip
+    return "GenerateReqInput(" + ", ".join(f"{k}={logged(v)}" for k, v in fields.items()) + ")"
+
+
+def decode_running() -> list[tuple[int, int]]:
+    """(journal time, #running-req) of every decode batch line written, in time order (TP ranks of the
+    one DP group log the same batch: the last line of any rank is the engine's count)."""
+    out = []
+    for t, f in J.entries:
+        msg = f["MESSAGE"]
+        if f.get("_SYSTEMD_UNIT") == "sglang-decode.service" and "] Decode batch, #running-req: " in msg:
+            out.append((t, int(msg.split("#running-req: ", 1)[1].split(",", 1)[0])))
+    return sorted(out)
+
+
+def running_at(batches: list[tuple[int, int]], t: int) -> int | None:
+    """#running-req of the last decode batch line at or before ``t`` within 60 s (the query's rule)."""
+    before = [(bt, n) for bt, n in batches if bt <= t]
+    return before[-1][1] if before and t - before[-1][0] <= 60_000_000 else None
+
+
+def request_log(reqs: list[Req]) -> dict:
+    """``--log-requests --log-requests-level 2`` lines of the decode engine's HTTP server: a ``Receive``
+    for every request the router forwarded, a ``Finish`` for each answer decode returned. Under load
+    (17 or more requests running, and a few at 13-16) some answers carry DeepSeek tool-call markup as
+    text; with fewer running, none. Returns the true answers, from the lines as written."""
+    batches = decode_running()
+    receives, finishes, leaks = 0, [], []
+    for r in sorted(reqs, key=lambda x: x.a):
+        main = D2_MAIN if r.kind == "post" else D_MAIN
+        prompt = TOOLS + words(RQ.randint(900, 3600))
+        obj = gen_input(r, prompt)
+        J.out(main, r.a + ms(2, 9, RQ), f"[{stamp(r.a)}] Receive: obj={obj}", RQ)
+        receives += 1
+        limit = END if r.kind == "post" else WEDGE
+        if r.dec_end is None or r.dec_end >= limit:
+            continue  # aborted by its client, or stuck in the wedge: no Finish
+        t = r.dec_end - ms(0.05, 0.15, RQ)
+        n = running_at(batches, t) or 0
+        leak = (n >= 17 and RQ.random() < 0.22) or (13 <= n <= 16 and RQ.random() < 0.02)
+        if leak:
+            text = RQ.choice(LEAKS).format(city=RQ.choice(CITIES), order=RQ.randint(100000, 999999), day=RQ.randint(1, 9))
+            reason = {"type": "stop", "matched": 128009}
+        else:
+            text = words(r.output * 4)
+            reason = {"type": "stop", "matched": 128009} if RQ.random() < 0.9 else {"type": "length", "length": 1024}
+        meta = {
+            "id": r.rid_d, "finish_reason": reason, "prompt_tokens": r.prompt, "weight_version": "default",
+            "total_retractions": 0, "completion_tokens": r.output, "cached_tokens": r.cached,
+            "e2e_latency": round((t - r.a) / 1e6 + RQ.uniform(0.0001, 0.0009), 12),
+        }  # fmt: skip
+        ids = [RQ.randint(1000, 127999) for _ in range(r.output)]
+        out = "{'text': " + logged(text) + f", 'output_ids': {ids}, 'meta_info': {logged(meta)}}}"
+        at_t = J.out(main, t, f"[{stamp(t)}] Finish: obj={obj}, out={out}", RQ)[0]
+        finishes.append((at_t, r, text))
+        if leak:
+            leaks.append((at_t, r.rid_d))
+    # the truth, from the lines as written: concurrency at each Finish line's own journal time
+    bands = {"0-1": (0, 1), "2-4": (2, 4), "5-16": (5, 16), "17+": (17, 10**9)}
+    per = {b: [0, 0] for b in bands}
+    leak_rows = []
+    for at_t, r, text in finishes:
+        n = running_at(batches, at_t)
+        band = next(b for b, (lo, hi) in bands.items() if lo <= n <= hi)
+        leaked = "<｜" in text or "<|tool" in text
+        per[band][0] += 1
+        per[band][1] += leaked
+        if leaked:
+            leak_rows.append((at_t, r.rid_d, n, text))
+    return {"receives": receives, "finishes": len(finishes), "per_band": per, "leaks": sorted(leak_rows)}
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -1034,7 +1171,7 @@ def build_journal(export: Path, out_dir: Path) -> bool:
         fs = Path(tmp) / "fs"
         fs.mkdir()
         script = (
-            f"mount -t tmpfs -o size=280m tmpfs {fs} && mount --bind {mid} /etc/machine-id && "
+            f"mount -t tmpfs -o size={JOURNAL_FS} tmpfs {fs} && mount --bind {mid} /etc/machine-id && "
             f"{remote} --compress=no --output={fs}/system.journal - < {export} && cp {fs}/*.journal {target}/"
         )
         done = subprocess.run(
@@ -1175,7 +1312,7 @@ def readme(
 ) -> str:
     """README.md: README.template.md filled with the true answers of this build."""
     pu, du, ru = "sglang-prefill.service", "sglang-decode.service", "sglang-router.service"
-    room, n_burst = ans["room"], ans["n_burst"]
+    room, n_burst, rl = ans["room"], ans["n_burst"], ans["request_log"]
     disc = messages(contains="[http_server] Error: Request is disconnected")
     pboot, dxfer = (
         messages(pu, contains="Prefill bootstrap failed"),
@@ -1336,6 +1473,26 @@ def readme(
         ),
         "counts": "\n".join(f"| `{u}` | {counts[u]} | {u_counts.get(u, '-')} |" for u in sorted(counts)),
         "formats": "\n".join(f"- {name}:\n  ```\n  {line}\n  ```" for name, line in samples),
+        "leaks": len(rl["leaks"]),
+        "finishes": rl["finishes"],
+        "rl_answers": "\n".join(
+            f"| {q} | {a} |"
+            for q, a in (
+                ("`Receive` lines (decode main process, pids 2842 and 918234)", rl["receives"]),
+                ("`Finish` lines", rl["finishes"]),
+                ("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)",
+                 rl["receives"] - rl["finishes"]),
+                ("answers with tool-call markup", len(rl["leaks"])),
+                ("first / last answer with markup", f"{when(rl['leaks'][0][0])} / {when(rl['leaks'][-1][0])}"),
+            )
+        ),  # fmt: skip
+        "rl_leaks": "\n".join(
+            f"| `{rid}` | {when(t)} | {n} | {'deepseek_dsml' if 'DSML' in text else 'deepseek_tool_calls'} |"
+            for t, rid, n, text in rl["leaks"]
+        ),
+        "rl_bands": "\n".join(
+            f"| {band} | {n} | {k} | {'-' if n == 0 else f'{k / n:.4f}'} |" for band, (n, k) in rl["per_band"].items()
+        ),
         "dump_min": sizes[0],
         "dump_max": sizes[-1],
     }

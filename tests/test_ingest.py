@@ -130,14 +130,14 @@ def test_a_journal_and_captures_of_it_are_read_once(tmp_path, sample_out):
     out = tmp_path / "out"
     result = ingest([SAMPLE / "journal", SAMPLE / "journal.export", SAMPLE / "journal.json"], out)
     journal, export, capture = result.reports
-    assert journal.records == events(sample_out).height == 4931
+    assert journal.records == events(sample_out).height == 5738
     assert export.records == capture.records == 0
-    # 5,135 entries: the 4,931 records before re-joining the lines of tracebacks and dumps
+    # 5,942 entries: the 5,738 records before re-joining the lines of tracebacks and dumps
     skipped = (
-        f"5,135 entries already read from {SAMPLE / 'journal'} (same time, boot, pid and message): skipped"
+        f"5,942 entries already read from {SAMPLE / 'journal'} (same time, boot, pid and message): skipped"
     )
     assert skipped in export.notes and skipped in capture.notes
-    assert events(out).height == 4931 and result.rows["batches"] == 2572
+    assert events(out).height == 5738 and result.rows["batches"] == 2572
     assert not any(r.unread for r in result.reports)
 
 
@@ -195,7 +195,7 @@ def test_a_plain_log_beside_the_journal_holding_its_lines_is_named(tmp_path):
         f"1,081 of its lines are also in {SAMPLE / 'journal'}, word for word: the same lines counted twice? "
         "give one of the two"
     ]
-    assert result.rows["events"] == 4931 + 1081
+    assert result.rows["events"] == 5738 + 1081
     # two copies of one log (a rotated copy beside it) are named the same way; a dump without a
     # time says what would place it
     (tmp_path / "router.log.1").write_bytes((SAMPLE / "router.log").read_bytes())
@@ -552,12 +552,12 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
     (tmp_path / "link").symlink_to(SAMPLE / "journal")
     result = CliRunner().invoke(app, ["ingest", str(SAMPLE / "journal.json"), "--append", "-o", str(out)])
     assert result.exit_code == 1, result.output
-    assert f"{SAMPLE / 'journal.json'}: 4,924 of its first 5,135 entries are already in {out}" in result.output
+    assert f"{SAMPLE / 'journal.json'}: 5,731 of its first 5,942 entries are already in {out}" in result.output
     assert "ingest the journal and its captures together, without --append" in result.output
     result = CliRunner().invoke(app, ["ingest", str(tmp_path / "link"), "--append", "-o", str(out)])
     assert result.exit_code == 1, result.output  # the same folder (device and inode), before any entry is read
     assert f"{tmp_path / 'link'}: already in {out} (the same file or folder" in result.output
-    assert events(out).height == 4931
+    assert events(out).height == 5738
     assert query(out, "abort_to_assert")["assert_count"].max() == 3
     # refused while journalctl still runs: the reason is the last line, with no traceback after it
     shutil.copytree(SAMPLE / "journal", tmp_path / "copy")  # another folder: known by its entries
@@ -578,9 +578,9 @@ def test_append_of_the_next_window_of_a_journal_is_accepted(tmp_path):
     out = tmp_path / "out"
     ingest([SAMPLE / "journal"], out, ReadOptions(until="2025-10-29 21:34"))
     ingest([SAMPLE / "journal"], out, ReadOptions(since="2025-10-29 21:34"), append=True)
-    assert events(out).height == 4931
+    assert events(out).height == 5738
     manifest = json.loads((out / "manifest.json").read_text())  # of both runs, not of the last one
-    assert manifest["rows"]["events"] == 4931 and manifest["rows"]["batches"] == 2572
+    assert manifest["rows"]["events"] == 5738 and manifest["rows"]["batches"] == 2572
     assert manifest["time_span"] == ["2025-10-29 21:25:00.744060+00:00", "2025-10-29 21:42:59.474861+00:00"]
 
 
@@ -677,7 +677,7 @@ def test_a_window_cuts_journals_and_captures_alike_per_record(tmp_path):
     ingest([SAMPLE / "journal"], tmp_path / "j", window)
     ingest([SAMPLE / "journal.json"], tmp_path / "c", window)
     journal, capture = (events(tmp_path / name).select(cols).sort("ts", "message") for name in "jc")
-    assert journal.equals(capture) and journal.height == 451
+    assert journal.equals(capture) and journal.height == 557
     assert journal["ts"].min().isoformat() == "2025-10-29T21:34:43.508904+00:00"
     assert not journal["message"].str.starts_with("  File ").any()
     assert not journal["message"].str.starts_with("AssertionError").any()

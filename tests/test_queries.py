@@ -241,9 +241,10 @@ def test_wedge_with_a_short_min_gap_finds_the_same_stop_and_the_short_pauses(sam
     # buckets smaller, so sub-second stops are found as they were batch by batch
     rows = q(sample_out, "wedge", sample_con, min_gap_s=0.5)
     stops = [(r, t.strftime("%H:%M:%S.%f")) for r, t in rows.select("role", "stopped_ts").iter_rows()]
+    # (decode's main process first logs at 21:25:00.747, a Receive line, before decode's first gap: no
+    # process "starts" inside that gap any more, so it is no stop)
     assert stops == [
         ("prefill", "21:25:00.798302"),
-        ("decode", "21:25:02.524827"),
         ("decode", "21:34:47.414741"),
         ("prefill", "21:40:34.831057"),
     ]
@@ -335,7 +336,11 @@ def test_room_story_on_the_sample(sample_out, sample_con, room):
     # the HTTP servers' client disconnects name only a rid: linked through the rid paired with the room
     by_rid = rows.filter(pl.col("linked_by") == "rid")
     assert set(by_rid["role"]) == {"prefill", "decode"} and (by_rid["kind"] == "abort").all()
-    assert rows["ts"].min() == ts(truth(r"^first abort line for (room )?R\b"))
+    aborts = rows.filter(pl.col("kind") == "abort")
+    assert aborts["ts"].min() == ts(truth(r"^first abort line for (room )?R\b"))
+    # the story opens with decode's --log-requests Receive line of R (its rid, its room), before the abort
+    first = rows.row(0, named=True)
+    assert (first["kind"], first["role"]) == ("request_received", "decode") and first["ts"] < aborts["ts"].min()
     assert q(sample_out, "room_story", sample_con, room=1).height == 0
 
 

@@ -47,7 +47,8 @@ def cursors(export: str) -> int:
 
 @pytest.fixture(scope="module")
 def entries() -> list[dict]:
-    return [json.loads(line) for line in journalctl("-o", "json").splitlines()]
+    # --all: fields over 4096 bytes (the request log's Finish lines) are null without it
+    return [json.loads(line) for line in journalctl("-o", "json", "--all").splitlines()]
 
 
 def test_journal_dir_is_laid_out_as_var_log_journal():

@@ -69,7 +69,7 @@ def test_show_prints_a_record_with_its_neighbours(sample):
     result = run(app, ["show", str(eid.item()), "-d", str(sample), "-n", "1"])
     assert result.exit_code == 0
     marked = [line for line in result.output.splitlines() if line.startswith(">")]
-    assert "TP0" in marked[0] and "entry i=e8c" in marked[0]
+    assert "TP0" in marked[0] and "pid 3307" in marked[0] and "(" + str(SAMPLE / "journal") + ":entry i=" in marked[0]
     assert any("assert room in self.transfer_infos" in line for line in marked)
     assert len([line for line in result.output.splitlines() if line.startswith("  2025-")]) == 2
     assert "journalctl --directory" in result.output and "--cursor 's=" in result.output

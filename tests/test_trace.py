@@ -26,12 +26,13 @@ def check_trace(path: Path) -> dict:
     Rules: an object with a ``traceEvents`` list; every event has ``name``, ``ph``, ``pid``, ``tid``
     (integers); every non-metadata event an integer or float ``ts`` ≥ 0; ``X`` a ``dur`` ≥ 0; ``i`` a
     scope ``s`` in g/p/t; ``args`` objects; metadata events of the known names with their ``args``;
-    every pid named by ``process_name`` and every (pid, tid) used by ``thread_name``; the ``X``
+    every pid named by ``process_name`` and every (pid, tid) used by ``thread_name`` (counters, ``C``,
+    belong to their process: only the pid must be named); a counter's ``args`` numbers; the ``X``
     events of one thread properly nested (each starts after the previous one ended, or lies within it).
     """
     trace = json.loads(path.read_text())
     assert isinstance(trace, dict) and isinstance(trace["traceEvents"], list)
-    named_pids, named_threads, used = set(), set(), set()
+    named_pids, named_threads, used, used_pids = set(), set(), set(), set()
     spans = defaultdict(list)
     for e in trace["traceEvents"]:
         assert {"name", "ph", "pid", "tid"} <= e.keys(), e
@@ -49,13 +50,17 @@ def check_trace(path: Path) -> dict:
             continue
         assert e["ph"] in PHASES_WITH_TS, e
         assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+        if e["ph"] == "C":
+            assert e["args"] and all(isinstance(v, (int, float)) for v in e["args"].values()), e
+            used_pids.add(e["pid"])
+            continue
         used.add((e["pid"], e["tid"]))
         if e["ph"] == "X":
             assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
             spans[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
         if e["ph"] == "i":
             assert e.get("s", "t") in ("g", "p", "t"), e
-    assert {p for p, _ in used} <= named_pids
+    assert {p for p, _ in used} | used_pids <= named_pids
     assert used <= named_threads
     for track, items in spans.items():
         stack: list[float] = []
@@ -107,6 +112,44 @@ def test_sample_wedge_and_last_decode_batch(sample_trace: dict) -> None:
     assert max(before) == us(DECODE_STOP)
     pyspy = [e for e in sample_trace["traceEvents"] if e.get("cat") == "pyspy" and e["pid"] == wedge["pid"]]
     assert {e["name"] for e in pyspy} >= {"py-spy: broadcast (gloo)", "py-spy: all_reduce (nccl)"}
+
+
+@pytest.fixture(scope="module")
+def sample_runs(sample_out: Path, tmp_path_factory) -> dict:  # noqa: F811
+    path = tmp_path_factory.mktemp("trace") / "runs.json"
+    counts = export_chrome_trace(sample_out, path, detail=False)
+    assert not counts["detail"] and counts["batches"] == 0 and 0 < counts["runs"] < 100
+    return check_trace(path)
+
+
+def test_sample_runs_keep_the_wedge_marks_and_captures(sample_trace: dict, sample_runs: dict) -> None:
+    """Without per-line slices the sample's trace still says what the detailed one says: the same
+    wedge, instants (assertions, aborts, watchdog, captures …) and metadata; the decode runs end at
+    the last decode batch before the restart, exactly."""
+    def without(trace, cats):
+        return sorted(json.dumps(e, sort_keys=True) for e in trace["traceEvents"] if e.get("cat") not in cats)
+
+    assert without(sample_runs, {"run", "load"}) == without(sample_trace, {"batch", "load"})
+    procs, _ = names(sample_runs)
+    [wedge] = [e for e in sample_runs["traceEvents"] if e.get("cat") == "wedge"]
+    runs = [e for e in sample_runs["traceEvents"] if e.get("cat") == "run" and e["pid"] == wedge["pid"]]
+    ends = [e["args"]["last_line"] for e in runs if e["ts"] <= us(RESTART)]
+    assert max(ends) == DECODE_STOP.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    batches = sum(e.get("cat") == "batch" for e in sample_trace["traceEvents"])
+    lines = sum(e["args"]["lines"] for e in sample_runs["traceEvents"] if e.get("cat") == "run" and e["name"] != "router requests")
+    assert lines == batches
+    counters = {e["name"] for e in sample_runs["traceEvents"] if e["ph"] == "C"}
+    assert {"batch lines/s", "max #running-req"} <= counters
+
+
+def test_sample_trace_shows_what_it_showed_before_runs(sample_trace: dict, sample_runs: dict) -> None:
+    """Instants, wedge and names are those the code before issue 21 wrote for the sample
+    (``tests/golden/sample_render.json``), with a slice per line and with runs."""
+    from render_digest import trace_digest
+
+    golden = json.loads((Path(__file__).parent / "golden" / "sample_render.json").read_text())["trace"]
+    assert trace_digest(sample_trace) == golden
+    assert trace_digest(sample_runs) == golden
 
 
 def test_hand_made_trace_rules_and_escaping(tmp_path: Path) -> None:

@@ -386,8 +386,14 @@ def _activity_sql(out: Path, since, until) -> str:
         SELECT q.host, q.role, NULL, NULL, NULL, NULL, 'request', q.pid,
                epoch_us(q.ts), q.event_id, 'router request', q.source, {nulls}
         FROM (SELECT * EXCLUDE (level), {level} AS level FROM requests AS q) AS q
-        LEFT JOIN (SELECT event_id, level FROM events) AS ev
-          ON q.status IS NULL AND ev.event_id = q.event_id
+        LEFT JOIN (
+            -- the level of a line without status or level of its own, from its event: few rows, fetched
+            -- by id (through list/unnest DuckDB makes them the small side; events has millions)
+            SELECT event_id, level FROM events WHERE event_id IN (
+                SELECT unnest(ids) FROM (
+                    SELECT list(event_id) AS ids FROM (SELECT * EXCLUDE (level), {level} AS level FROM requests AS q)
+                    WHERE role = 'router' AND status IS NULL AND level IS NULL))
+        ) AS ev ON q.status IS NULL AND ev.event_id = q.event_id
         WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, 'q.ts')}
           AND NOT {_router_error_sql()}
     """

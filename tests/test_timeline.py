@@ -555,6 +555,8 @@ def test_cli_timeline(made: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--role", "decode"])
     assert r.exit_code == 0, r.output
     assert f"wrote {page}" in r.output and "5 lanes" in r.output and page.exists()
+    r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--runs"])
+    assert r.exit_code == 0 and "batches drawn as" in r.output and " runs)" in r.output, r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(tmp_path / "nowhere"), "-o", str(page)])
     assert r.exit_code == 1 and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "--since", "noon"])

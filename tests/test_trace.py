@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,35 @@ def test_cli_export(tmp_path: Path) -> None:
     check_trace(path)
     r = CliRunner().invoke(app, ["export", "--format", "csv", "-d", str(out)])
     assert r.exit_code == 1 and "the only format is chrome-trace" in r.output
+
+
+def test_runs_and_detail(tmp_path: Path) -> None:
+    """A small OUT gets a slice per line by default; --runs gives runs whose lines add up to them, with
+    the decode runs ending at the wedge; --detail forces lines on a window that would be runs."""
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    out = hand_made_out(tmp_path / "out")
+    lines, runs, narrow = tmp_path / "lines.json", tmp_path / "runs.json", tmp_path / "narrow.json"
+    for path, flags in ((lines, []), (runs, ["--runs"])):
+        r = CliRunner().invoke(app, ["export", "-d", str(out), "-o", str(path), *flags])
+        assert r.exit_code == 0, r.output
+    assert "runs of batches" in r.output
+    by_line, by_run = check_trace(lines), check_trace(runs)
+    batches = [e for e in by_line["traceEvents"] if e.get("cat") == "batch"]
+    slices = [e for e in by_run["traceEvents"] if e.get("cat") == "run"]
+    assert not [e for e in by_run["traceEvents"] if e.get("cat") == "batch"]
+    assert sum(e["args"]["lines"] for e in slices if e["name"] != "router requests") == len(batches)
+    procs, _ = names(by_run)
+    decode = [e for e in slices if procs[e["pid"]].startswith("decode")]
+    stop = DECODE_STOP.replace(second=47, microsecond=0)  # the hand-made OUT's decode stop: 21:34:47
+    ends = [datetime.fromisoformat(e["args"]["last_line"]) for e in decode if e["ts"] < us(stop)]
+    assert len(ends) == 4 and all(stop - timedelta(seconds=1) < t <= stop for t in ends)  # 1 line/s
+    # counters: the line rate of decode drops to 0 in the wedge
+    rate = [e for e in by_run["traceEvents"] if e["ph"] == "C" and e["name"] == "batch lines/s"
+            and procs[e["pid"]].startswith("decode")]
+    assert any(e["args"]["value"] == 0 and us(stop) < e["ts"] < us(RESTART) for e in rate)
+    counts = export_chrome_trace(out, narrow, since="21:34:00", until="21:35:00", detail=True)
+    assert counts["detail"] and counts["batches"] > 0 and counts["runs"] == 0
+    check_trace(narrow)

@@ -51,6 +51,8 @@ MAX_ACTIVITY_MARKS = 12_000
 MAX_BINS = 1_500
 # Above this many markers of one kind, markers of that kind are merged per lane and time bin.
 MAX_MARKS_PER_KIND = 1_500
+# ``detail=True`` on a window holding more lines than this is refused (``load(max_detail=…)``).
+MAX_DETAIL_LINES = 100_000
 # Runs (progress, not lines): a lane's activity breaks into a new run where the gap to its previous line
 # exceeds RUN_GAP_FACTOR times the lane's median interval, and at least RUN_MIN_GAP_S seconds.
 RUN_GAP_FACTOR = 10
@@ -818,6 +820,7 @@ def load(
     role: str | None = None,
     detail: bool | None = None,
     max_lines: int = MAX_ACTIVITY_MARKS,
+    max_detail: int = MAX_DETAIL_LINES,
 ) -> Swimlanes:
     """Read OUT's tables into ``Swimlanes`` for drawing or export, in memory bounded by what is drawn.
 
@@ -833,6 +836,8 @@ def load(
             as runs only (``False``); ``None`` (default): lines when the window holds at most
             ``max_lines`` of them (batch lines plus ok router requests), else runs.
         max_lines: see ``detail``.
+        max_detail: with ``detail=True``, the most lines a window may hold; more is refused (the
+            lines are held in memory, and the drawing would not open).
 
     Raises:
         TimelineError: ``out`` is not a logcorr output folder, or an option is invalid.
@@ -867,8 +872,15 @@ def load(
     con, spill = _duck(out)
     try:
         totals = _count_activity(con, out, t0, t1, role)
+        n_lines = totals["batches"] + totals["requests"]
         if detail is None:
-            detail = totals["batches"] + totals["requests"] <= max_lines
+            detail = n_lines <= max_lines
+        elif detail and n_lines > max_detail:
+            raise TimelineError(
+                f"--detail: the window holds {n_lines:,} batch and router request lines, more than "
+                f"{max_detail:,} (a line each would need gigabytes and not open); narrow it with "
+                "--since/--until, or leave --detail out to draw runs"
+            )
         if requests is None:
             requests = _load_requests(out, t0, t1, errors_only=not detail)
         batches = _load_batches(out, t0, t1) if detail else _load_batches(out, t0, t1, empty=True)

@@ -13,7 +13,8 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
     the rank's usual pace (router: of ok requests), from its first line to its last plus the usual
     interval, with the lines, the exact first and last line and the load maxima in ``args``; a day of
     millions of lines is a few hundred slices, so the file opens at once at any day size;
-  - with ``detail`` (or a window of at most ``MAX_LINES`` lines), one slice per batch line, as before: a
+  - with ``detail`` (or a window of at most ``MAX_LINES`` lines; ``detail`` on more than
+    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, as before: a
     batch line marks progress, not a measured span: an event starts at the line's time and lasts until
     the rank's next batch line, at most the rank's median interval between batch lines;
 
@@ -43,6 +44,9 @@ from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
 MAX_LINES = 100_000
+# ``detail=True`` is refused above this many lines (a file of ~650 MB, near where Perfetto's UI
+# gives up on JSON, google/perfetto#99).
+MAX_DETAIL_LINES = 1_000_000
 
 
 def _us(col: str = "ts") -> pl.Expr:
@@ -85,11 +89,12 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
 _NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
 
 
-def _batch_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
-    """One JSON text per batch: complete events, non-overlapping per thread."""
+def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
+    """JSON texts of the batches, one per batch (complete events, non-overlapping per thread), as
+    Series of at most ``rows`` texts: encoded a slice at a time while the file is written."""
     b = sw.batches.sort("lane", "ts")
     if b.is_empty():
-        return pl.Series([], dtype=pl.String)
+        return
     gap = (_us().shift(-1).over("lane") - _us()).alias("gap")
     b = b.with_columns(gap).with_columns(pl.col("gap").median().over("lane").fill_null(1000).alias("typical"))
     dur = pl.min_horizontal(pl.col("gap").fill_null(pl.col("typical")), pl.col("typical")).clip(lower_bound=0)
@@ -105,14 +110,16 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
         pl.col("tid"),
         pl.struct([pl.col(c) for c in fields]).alias("args"),
     )
-    return b.select(event.struct.json_encode()).to_series()
+    for part in b.iter_slices(rows):
+        yield part.select(event.struct.json_encode()).to_series()
 
 
-def _run_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
-    """One JSON text per run: a complete event from its first line to ``until`` (see ``Swimlanes.runs``)."""
+def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
+    """One JSON text per run: a complete event from its first line to ``until`` (see ``Swimlanes.runs``),
+    as one Series (runs are few)."""
     r = sw.runs
     if r.is_empty():
-        return pl.Series([], dtype=pl.String)
+        return
     r = r.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane").sort("lane", "ts")
     fields = [c for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
               if c in r.columns and r[c].null_count() < r.height]
@@ -139,7 +146,7 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
             pl.col("source"),
         ).alias("args"),
     )
-    return r.select(event.struct.json_encode()).to_series()
+    yield r.select(event.struct.json_encode()).to_series()
 
 
 _COUNTERS = (
@@ -279,13 +286,17 @@ def export_chrome_trace(
         >>> export_chrome_trace(Path("logcorr-out"), Path("trace.json"))  # doctest: +SKIP
         {'processes': 3, 'threads': 12, 'batches': 2572, 'instants': 545, 'bytes': 1234567}
     """
-    sw = load(out, since=since, until=until, room=room, role=role, detail=detail, max_lines=MAX_LINES)
+    sw = load(
+        out, since=since, until=until, room=room, role=role, detail=detail, max_lines=MAX_LINES,
+        max_detail=MAX_DETAIL_LINES,
+    )
     lanes, procs = _tracks(sw)
     head = _metadata(lanes, procs)
     wedge = _wedge_events(sw, lanes, procs)
     instants = _mark_events(sw, lanes)
     counters = _counter_events(sw, lanes)
     batches = _batch_events(sw, lanes) if sw.detail else _run_events(sw, lanes)
+    written = [0]  # slices, counted as they are written
     other = {
         "generator": "logcorr export --format chrome-trace",
         "source": str(Path(out)),
@@ -302,17 +313,19 @@ def export_chrome_trace(
         for e in head + wedge + instants + counters:
             f.write(("" if first else ",\n") + json.dumps(e, default=str))
             first = False
-        for chunk in batches.to_frame().iter_slices(100_000):
-            f.write(("" if first else ",\n") + chunk.to_series().str.join(",\n").item())
-            first = False
+        for chunk in batches:
+            if chunk.len():
+                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
+                first = False
+                written[0] += chunk.len()
         f.write("\n]}\n")
 
     write_atomic(path, write)
     return dict(
         processes=procs.height,
         threads=lanes.height,
-        batches=batches.len() if sw.detail else 0,
-        runs=0 if sw.detail else batches.len(),
+        batches=written[0] if sw.detail else 0,
+        runs=0 if sw.detail else written[0],
         counters=len(counters),
         instants=len(instants),
         bytes=path.stat().st_size,

@@ -430,6 +430,8 @@ def test_filters_and_errors(made: Path, tmp_path: Path) -> None:
         load(made, role="encoder")
     with pytest.raises(TimelineError, match="--room 7"):
         load(made, room=7)
+    with pytest.raises(TimelineError, match=r"--detail: the window holds [\d,]+ batch and router request lines, more than 100"):
+        load(made, detail=True, max_detail=100)
 
 
 # ------------------------------------------------------------------------------ in a browser

@@ -13,7 +13,9 @@ as a fresh child process and prints ONE table: wall time, entries/s and peak RSS
     the baseline instead;
 (c) each saved query ``queries/*.sql`` run on ``OUT/logcorr.duckdb`` (of the journal ingest) in a
     fresh child, time of the query alone; skipped with a note when there is no DuckDB file or no
-    saved query yet.
+    saved query yet;
+(d) with ``--only …d``: the renderers (``logcorr timeline``, ``logcorr export``) on the journal
+    ingest's OUT, see ``bench_render.py``.
 
 Targets (issue 7) are printed beside the figures: journal ingest ≤ 1.25× journalctl; json ingest
 ≤ 1.5× DuckDB; peak RSS ≤ 1 GB; each query < 1 s (at 5 M entries).
@@ -416,7 +418,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", type=Path, help="folder made by make_day.py (generated there if absent)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--work", type=Path, help="where OUT folders go (default: a temp folder, removed)")
-    ap.add_argument("--only", choices=("a", "b", "c", "ab", "ac", "bc", "abc"), default="abc")
+    ap.add_argument(
+        "--only",
+        default="abc",
+        help="which parts: letters of abcd (default abc; d: the renderers, bench_render.py, on the journal's OUT)",
+    )
     ap.add_argument("--json-out", type=Path, help="also write every measurement as JSON here")
     ap.add_argument(
         "--repeat",
@@ -425,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         help="run each ingest and its floor N times, alternately; show the median",
     )
     args = ap.parse_args(argv)
+    if not args.only or set(args.only) - set("abcd"):
+        ap.error("--only: letters of abcd, e.g. ab or abcd")
     if args.entries is None and args.reuse is None:
         args.entries = 1_000_000
     if args.entries is not None and args.entries < 1:
@@ -441,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     q_note = ""
     pairs: dict[str, list[float]] = {}
     try:
-        if "a" in args.only or "c" in args.only:
+        if "a" in args.only or "c" in args.only or "d" in args.only:
             journal = day / "journal"
             warm(journal)
             floors, ours_runs = [], []
@@ -472,9 +480,18 @@ def main(argv: list[str] | None = None) -> int:
                 q, q_note = query_runs(work / "out-journal")
             else:
                 q_note = "the journal ingest failed, no OUT to query"
+        d_table = ""
+        if "d" in args.only:
+            from bench_render import render_runs, render_table
+
+            if a and a[1].rc == 0:
+                d_runs = render_runs(work / "out-journal", work)
+                d_table = "\n\n" + render_table(meta["entries"], work / "out-journal", d_runs, a[1])
+            else:
+                d_table = "\n\n(d) skipped: the journal ingest failed, no OUT to draw"
         if "a" not in args.only:
             a = []
-        table = render(meta, day, a, b, q, q_note, pairs)
+        table = render(meta, day, a, b, q, q_note, pairs) + d_table
         print(table)
         if args.json_out:
             args.json_out.write_text(

@@ -328,6 +328,14 @@ def timeline(
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     room: Annotated[int | None, typer.Option(help="Only the marks of this bootstrap_room.")] = None,
     role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+    detail: Annotated[
+        bool | None,
+        typer.Option(
+            "--detail/--runs",
+            help="A tick per batch line, or runs of batches; default: ticks when the window holds at most 12,000 lines.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Per-rank swimlanes of OUT as one self-contained HTML file (works offline, from file://)."""
     from logcorr.timeline import TimelineError
@@ -335,12 +343,12 @@ def timeline(
 
     _check_output_file(output)
     try:
-        info = draw(out, output, since=since, until=until, room=room, role=role)
+        info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
     except TimelineError as e:
         _fail(str(e))
     except OSError as e:
         _fail(f"{output}: cannot write it: {e.strerror or e}")
-    binned = f", batches binned per {info.bin_seconds:g} s" if info.binned else ""
+    binned = f", {info.counts['batches']:,} batches drawn as {info.counts['runs']:,} runs" if info.binned else ""
     typer.echo(f"wrote {info.html} ({info.bytes / 1e6:.1f} MB, {len(info.lanes)} lanes{binned})")
 
 
@@ -354,6 +362,15 @@ def export(
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+    detail: Annotated[
+        bool | None,
+        typer.Option(
+            "--detail/--runs",
+            help="One slice per batch line, or per run of batches; default: per line when the window "
+            "holds at most 100,000 lines.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """The timeline's lanes as a trace for Perfetto (ui.perfetto.dev) or chrome://tracing."""
     if fmt != "chrome-trace":
@@ -363,14 +380,15 @@ def export(
 
     _check_output_file(output)
     try:
-        counts = export_chrome_trace(out, output, since=since, until=until, role=role)
+        counts = export_chrome_trace(out, output, since=since, until=until, role=role, detail=detail)
     except TimelineError as e:
         _fail(str(e))
     except OSError as e:
         _fail(f"{output}: cannot write it: {e.strerror or e}")
     typer.echo(
         f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
-        f"{counts['batches']:,} batches, {counts['instants']:,} instant events); open it in ui.perfetto.dev"
+        + (f"{counts['batches']:,} batches" if counts["detail"] else f"{counts['runs']:,} runs of batches")
+        + f", {counts['counters']:,} counter points, {counts['instants']:,} instant events); open it in ui.perfetto.dev"
     )
 
 

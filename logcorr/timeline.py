@@ -27,11 +27,12 @@ import hashlib
 import html
 import json
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from logcorr import saved
@@ -42,13 +43,22 @@ from logcorr.store import write_atomic
 ROLE_ORDER = ("prefill", "decode", "router", "unknown")
 RANK_TOKENS = (("dp_rank", "DP"), ("pp_rank", "PP"), ("tp_rank", "TP"), ("ep_rank", "EP"))
 
-# Above this many batches (plus router requests) in the window, activity is drawn as counts per time
-# bin instead of one mark each; keeps the page small (plotly.js alone is ~4.8 MB) and fast to open.
+# Above this many batch lines (plus ok router requests) in the window, activity is drawn as runs
+# instead of one mark each (unless asked for, ``detail=True``): keeps the page small (plotly.js alone
+# is ~4.8 MB) and fast to open, and the lines never leave DuckDB.
 MAX_ACTIVITY_MARKS = 12_000
 # At most this many bins across the window when binning.
 MAX_BINS = 1_500
 # Above this many markers of one kind, markers of that kind are merged per lane and time bin.
 MAX_MARKS_PER_KIND = 1_500
+# ``detail=True`` on a window holding more lines than this is refused (``load(max_detail=…)``).
+MAX_DETAIL_LINES = 100_000
+# Runs (progress, not lines): a lane's activity breaks into a new run where the gap to its previous line
+# exceeds RUN_GAP_FACTOR times the lane's median interval, and at least RUN_MIN_GAP_S seconds.
+RUN_GAP_FACTOR = 10
+RUN_MIN_GAP_S = 1.0
+# DuckDB's memory for the aggregations (it spills to a temporary folder beyond it).
+DUCKDB_MEMORY = "400MB"
 NICE_BINS_S = (0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 
 
@@ -99,6 +109,11 @@ class Swimlanes:
 
     Every frame carries ``lane`` (an index into ``lanes``) and ``ts``; markers and captures keep
     ``event_id``/``source``/``source_pos`` so any mark can be traced back to its line.
+
+    Activity comes two ways. ``runs`` and ``load`` always (a few rows per rank: aggregated in
+    DuckDB). With ``detail`` also every batch line in ``batches`` and every router request in
+    ``requests``; without, ``batches`` is empty and ``requests`` holds the failed requests only.
+    Marks, captures, the last batches and the wedge are exact either way.
     """
 
     out: Path
@@ -116,11 +131,19 @@ class Swimlanes:
     clock_notes: list[str] = field(default_factory=list)
     filters: list[str] = field(default_factory=list)  # human-readable --since/--until/--room/--role
     notes: list[str] = field(default_factory=list)  # what could not be drawn, and why
+    # progress without the lines: see ``_load_runs`` (lane, kind, ts, end, until, lines, load fields)
+    runs: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # batch load per lane and bucket of ``bucket_s`` seconds: see ``_load_load``
+    load: pl.DataFrame = field(default_factory=pl.DataFrame)
+    bucket_s: float | None = None
+    detail: bool = True  # ``batches`` and ``requests`` hold every line of the window (else: runs)
+    totals: dict[str, int] = field(default_factory=dict)  # lines in the window: batches, requests
 
 
 @dataclass
 class TimelineInfo:
-    """What ``timeline`` wrote: the file, its size, the lanes, and whether activity was binned."""
+    """What ``timeline`` wrote: the file, its size, the lanes, and whether activity was drawn as runs
+    (``binned``; ``counts["runs"]`` of them) rather than a tick per line."""
 
     html: Path
     bytes: int
@@ -145,10 +168,12 @@ def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame
     for f in files:
         lf = pl.scan_parquet(f, hive_partitioning=False, glob=False)
         have = lf.collect_schema()
+        # a column of the right type is selected as it is (no cast): filters on it then reach the
+        # Parquet reader, which skips what they exclude instead of reading every row of the table
         frames.append(
             lf.select(
                 [
-                    (pl.col(c) if c in have else pl.lit(None)).cast(t, strict=False).alias(c)
+                    pl.col(c) if have.get(c) == t else (pl.col(c) if c in have else pl.lit(None)).cast(t, strict=False).alias(c)
                     for c, t in schema.items()
                 ]
             )
@@ -239,9 +264,12 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     lf = lf.with_columns(
         [pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have and c != "pid"]
     )
-    ids = lf.select("event_id").filter(pl.col("event_id").is_not_null())
-    ev = ev.join(ids, on="event_id", how="semi")
-    lf = lf.join(ev, on="event_id", how="left")
+    lf = lf.collect().lazy()  # the typed rows are few (marks, requests): their ids filter the scan
+    ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
+    lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
+    # bounds first (row groups of other ids are skipped by their statistics), then the ids
+    ev = ev.filter(pl.col("event_id").is_between(lo, hi)).filter(pl.col("event_id").is_in(ids.implode()))
+    lf = lf.join(ev.collect().lazy(), on="event_id", how="left")
     return lf.with_columns(
         *[
             pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
@@ -258,7 +286,8 @@ def _bodies(messages: pl.Series) -> pl.Series:
     return split_prefix(messages.fill_null(""))["body"]
 
 
-def _load_batches(out, since, until) -> pl.DataFrame:
+def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
+    """Every batch line in the window with its typed fields (``empty``: none, the columns only)."""
     cols = _columns(out, "batches")
     skip = {"extra"}
     schema = {"ts": UTC_US, **_LANE, **_PROV, "batch_type": pl.String}
@@ -266,20 +295,233 @@ def _load_batches(out, since, until) -> pl.DataFrame:
         if c not in schema and c not in skip and t.is_numeric() | (t == pl.Boolean) | (t == pl.String):
             schema[c] = t
     lf = _in_window(_scan(out, "batches", schema), since, until)
+    if empty:
+        return lf.head(0).collect()
     return lf.filter(pl.col("ts").is_not_null()).collect()
 
 
-def _load_last_batches(out, since, until) -> pl.DataFrame:
+def _load_last_batches(con, since, until) -> pl.DataFrame:
     """The last batch of each process of each rank over all the data (a restart starts a new
-    process: the old one's last batch is where it stopped), kept when it falls in the window."""
-    schema = {"ts": UTC_US, **_LANE, "pid": pl.Int32, "batch_type": pl.String, "source": pl.String}
-    last = (
-        _scan(out, "batches", schema)
-        .filter(pl.col("ts").is_not_null())
-        .group_by("host", "role", *RANKS, "pid")
-        .agg(pl.col("ts").max(), pl.col("batch_type").sort_by("ts").last(), pl.col("source").first())
+    process: the old one's last batch is where it stopped), kept when it falls in the window.
+
+    Aggregated in DuckDB (a few rows per rank); ``con`` is ``_duck(out)``. Columns: lane key, ts,
+    pid, batch_type, source."""
+    df = con.sql(
+        """
+        SELECT * FROM (
+            SELECT host, role, dp_rank, pp_rank, tp_rank, ep_rank, pid,
+                   max(ts) AS ts, arg_max(batch_type, ts) AS batch_type, any_value(source) AS source
+            FROM batches WHERE ts IS NOT NULL
+            GROUP BY host, role, dp_rank, pp_rank, tp_rank, ep_rank, pid
+        ) WHERE """
+        + _window_sql(since, until)
+    ).pl()
+    return _typed(df, {"ts": UTC_US, **_LANE, "pid": pl.Int32, "batch_type": pl.String, "source": pl.String})
+
+
+# -------------------------------------------------------------------- batches in bounded memory
+#
+# A day holds millions of batch lines; only what is drawn leaves DuckDB. The window (--since,
+# --until) is a WHERE on ``ts`` that the Parquet scan turns into row-group pruning; runs, load and
+# the last batches are GROUP BYs; per-line rows are read only when the window holds few enough.
+
+
+def _duck(out: Path):
+    """A DuckDB connection over OUT's tables (``saved.connect``, no saved views) held to
+    ``DUCKDB_MEMORY`` and 2 threads, spilling to a temporary folder beyond that."""
+    con = saved.connect(out, saved={})
+    spill = tempfile.mkdtemp(prefix="logcorr-spill-")
+    con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+    con.execute("SET threads = 2")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(f"SET temp_directory = {saved.quote_literal(spill)}")
+    return con, spill
+
+
+def _window_sql(since: datetime | None, until: datetime | None, col: str = "ts") -> str:
+    """``col`` within [since, until] as SQL (``true`` without bounds); the bounds are datetimes, so
+    the literals are ours."""
+    parts = ["true"]
+    if since is not None:
+        parts.append(f"{col} >= TIMESTAMPTZ '{since.astimezone(UTC).isoformat()}'")
+    if until is not None:
+        parts.append(f"{col} <= TIMESTAMPTZ '{until.astimezone(UTC).isoformat()}'")
+    return " AND ".join(parts)
+
+
+def _typed(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """``df`` with the columns of ``schema`` cast (absent ones null), in that order, then the rest."""
+    df = df.with_columns(
+        [
+            (pl.col(c) if c in df.columns else pl.lit(None)).cast(t, strict=False).alias(c)
+            for c, t in schema.items()
+        ]
     )
-    return _in_window(last, since, until).collect()
+    return df.select(*schema, *[c for c in df.columns if c not in schema])
+
+
+def _col_sql(cols: dict, name: str, sql_type: str) -> str:
+    """``name`` when the table has it, else a typed NULL (an older OUT)."""
+    return f'"{name}"' if name in cols else f"CAST(NULL AS {sql_type}) AS \"{name}\""
+
+
+def _router_error_sql() -> str:
+    """A router request line failed: status ≥ 400, else its level (own, or its event's) says so."""
+    return (
+        "coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)"
+    )
+
+
+def _activity_sql(out: Path, since, until) -> str:
+    """One row per batch line and per router request line that did not fail, in the window: the
+    lane key, ``kind`` (batch or request), pid, µs, event_id, and the load fields."""
+    bc = _columns(out, "batches")
+    qc = _columns(out, "requests")
+    win = _window_sql(since, until)
+    load = ", ".join(_col_sql(bc, c, t) for c, t in _LOAD_FIELDS)
+    nulls = ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in _LOAD_FIELDS)
+    level = "q.level" if "level" in qc else "CAST(NULL AS VARCHAR)"
+    return f"""
+        SELECT host, role, dp_rank, pp_rank, tp_rank, ep_rank, 'batch' AS kind, pid,
+               epoch_us(ts) AS us, event_id, batch_type, source, {load}
+        FROM batches WHERE ts IS NOT NULL AND {win}
+        UNION ALL
+        SELECT q.host, q.role, NULL, NULL, NULL, NULL, 'request', q.pid,
+               epoch_us(q.ts), q.event_id, 'router request', q.source, {nulls}
+        FROM (SELECT * EXCLUDE (level), {level} AS level FROM requests AS q) AS q
+        LEFT JOIN (
+            -- the level of a line without status or level of its own, from its event: few rows, fetched
+            -- by id (through list/unnest DuckDB makes them the small side; events has millions)
+            SELECT event_id, level FROM events WHERE event_id IN (
+                SELECT unnest(ids) FROM (
+                    SELECT list(event_id) AS ids FROM (SELECT * EXCLUDE (level), {level} AS level FROM requests AS q)
+                    WHERE role = 'router' AND status IS NULL AND level IS NULL))
+        ) AS ev ON q.status IS NULL AND ev.event_id = q.event_id
+        WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, 'q.ts')}
+          AND NOT {_router_error_sql()}
+    """
+
+
+# batch fields summed up per run and per load bucket: (column, DuckDB type)
+_LOAD_FIELDS = (
+    ("running_req", "BIGINT"),
+    ("queue_req", "BIGINT"),
+    ("token_usage", "DOUBLE"),
+    ("gen_throughput", "DOUBLE"),
+    ("input_throughput", "DOUBLE"),
+)
+
+
+def _count_activity(con, out: Path, since, until, role: str | None) -> dict[str, int]:
+    """How many batch lines and ok router request lines the window holds (``role``: only its lanes)."""
+    who = "true" if role is None else f"coalesce(role, 'unknown') = {saved.quote_literal(role)}"
+    rows = con.sql(
+        f"SELECT kind, count(*) FROM ({_activity_sql(out, since, until)}) WHERE {who} GROUP BY kind"
+    ).fetchall()
+    got = dict(rows)
+    return {"batches": int(got.get("batch", 0)), "requests": int(got.get("request", 0))}
+
+
+def _load_runs(con, out: Path, since, until) -> pl.DataFrame:
+    """Runs of activity per lane, aggregated in DuckDB: consecutive batch lines of one rank (or ok
+    router requests of the router) of one process, split where the gap to the previous line exceeds
+    ``RUN_GAP_FACTOR`` times the lane's median interval in the window, and at least ``RUN_MIN_GAP_S``.
+
+    Returns one row per run: the lane key, ``kind`` (batch, request), ``pid``, ``ts`` (its first
+    line), ``end`` (its last line, exact), ``until`` (``end`` plus the lane's median interval: where
+    a drawing of the run stops; never past the next run), ``lines``, ``batch_type`` (the most common),
+    ``typical_s`` (the median interval, s), ``first_event_id``/``last_event_id``, ``source``, and per
+    load field its maximum (``running_req`` …) or mean (throughputs)."""
+    # Two reads of the lines, one sort (of each lane's µs and pid), nothing held between them:
+    # g    the gap of every line to the lane's previous line (one window, the only sort of all lines);
+    # lane per lane in one pass over g: the median gap, and the lines after a gap over RUN_MIN_GAP_S;
+    # brk  of those, the lines that start a run (first of the lane, new pid, gap beyond the threshold);
+    # bk   lines summed per lane, pid and second (a run never starts inside a second but at its first
+    #      line: the line before a start lies more than RUN_MIN_GAP_S before it, or in another pid),
+    #      each second then given to the latest start at or before it (ASOF join) and summed per run.
+    key = "host, role, dp_rank, pp_rank, tp_rank, ep_rank, kind"
+    on = " AND ".join(f"bk.{c} = brk.{c}" for c in key.split(", "))
+    sums = ", ".join(
+        f"sum({c}) AS {c}_sum, count({c}) AS {c}_n" if "throughput" in c else f"max({c}) AS {c}"
+        for c, _ in _LOAD_FIELDS
+    )
+    aggs = ", ".join(
+        f"sum({c}_sum) / nullif(sum({c}_n), 0) AS {c}" if "throughput" in c else f"max({c}) AS {c}"
+        for c, _ in _LOAD_FIELDS
+    )
+    df = con.sql(
+        f"""
+        WITH a AS NOT MATERIALIZED (  -- read twice (g, bk) rather than held: a day is millions of lines
+            SELECT coalesce(host, '') AS host, coalesce(role, 'unknown') AS role, coalesce(dp_rank, -1) AS dp_rank,
+                   coalesce(pp_rank, -1) AS pp_rank, coalesce(tp_rank, -1) AS tp_rank,
+                   coalesce(ep_rank, -1) AS ep_rank, kind, coalesce(pid, -1) AS pid, us, event_id, batch_type,
+                   source, {", ".join(c for c, _ in _LOAD_FIELDS)}
+            FROM ({_activity_sql(out, since, until)})
+        ),
+        g AS (
+            SELECT {key}, pid, us, us - lag(us) OVER w AS gap, pid IS DISTINCT FROM lag(pid) OVER w AS new_pid
+            FROM a WINDOW w AS (PARTITION BY {key} ORDER BY us)
+        ),
+        lane AS (
+            -- one pass over g: the lane's median interval, and the lines that may start a run
+            SELECT {key}, median(gap) AS typical,
+                   list({{'pid': pid, 'us': us, 'gap': gap, 'new_pid': new_pid}})
+                       FILTER (WHERE gap IS NULL OR new_pid OR gap > {int(RUN_MIN_GAP_S * 1e6)}) AS starts
+            FROM g GROUP BY ALL
+        ),
+        brk AS (
+            SELECT {key}, s.pid AS pid, s.us AS us, typical
+            FROM (SELECT {key}, typical, unnest(starts) AS s FROM lane)
+            WHERE s.gap IS NULL OR s.new_pid
+               OR s.gap > greatest({RUN_GAP_FACTOR} * coalesce(typical, 0), {int(RUN_MIN_GAP_S * 1e6)})
+        ),
+        bk AS (
+            SELECT {key}, pid, min(us) AS lo, max(us) AS hi, count(*) AS lines, any_value(batch_type) AS batch_type,
+                   arg_min(event_id, us) AS first_event_id,
+                   arg_max(event_id, us) AS last_event_id, any_value(source) AS source, {sums}
+            FROM a GROUP BY {key}, pid, us // 1000000
+        )
+        SELECT bk.{key.replace(", ", ", bk.")}, brk.us AS run, nullif(bk.pid, -1) AS pid,
+               make_timestamptz(min(bk.lo)) AS ts, make_timestamptz(max(bk.hi)) AS "end", sum(bk.lines) AS lines,
+               mode(bk.batch_type) AS batch_type, any_value(brk.typical) / 1e6 AS typical_s,
+               arg_min(bk.first_event_id, bk.lo) AS first_event_id, arg_max(bk.last_event_id, bk.hi) AS last_event_id,
+               any_value(bk.source) AS source, {aggs}
+        FROM bk ASOF JOIN brk ON {on} AND bk.pid = brk.pid AND bk.lo >= brk.us
+        GROUP BY ALL
+        """
+    ).pl()
+    df = df.with_columns(
+        pl.when(pl.col("host") != "").then(pl.col("host")).alias("host"),
+        *[pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in RANKS],
+    )
+    schema = {
+        "ts": UTC_US, "end": UTC_US, **_LANE, "kind": pl.String, "pid": pl.Int32, "lines": pl.Int64,
+        "batch_type": pl.String, "typical_s": pl.Float64, "first_event_id": pl.Int64,
+        "last_event_id": pl.Int64, "source": pl.String,
+    }
+    df = _typed(df, schema).drop("run").sort("ts")
+    typical = pl.duration(microseconds=(pl.col("typical_s").fill_null(0) * 1e6).cast(pl.Int64))
+    nxt = pl.col("ts").shift(-1).over("host", "role", *RANKS, "kind", order_by="ts")
+    return df.with_columns(
+        pl.min_horizontal(pl.col("end") + typical, nxt.fill_null(pl.col("end") + typical)).alias("until")
+    )
+
+
+def _load_load(con, out: Path, since, until, bucket_s: float) -> pl.DataFrame:
+    """Batch load per lane and time bucket of ``bucket_s`` seconds, aggregated in DuckDB: lane key,
+    ``ts`` (the bucket's start), ``lines`` (batch lines in it), and per load field its maximum
+    (``running_req``, ``queue_req``, ``token_usage``) or mean (throughputs, token/s)."""
+    bucket_us = max(int(bucket_s * 1e6), 1)
+    aggs = ", ".join(f"{'avg' if 'throughput' in c else 'max'}({c}) AS {c}" for c, _ in _LOAD_FIELDS)
+    df = con.sql(
+        f"""
+        SELECT host, role, dp_rank, pp_rank, tp_rank, ep_rank,
+               make_timestamptz(us // {bucket_us} * {bucket_us}) AS ts, count(*) AS lines, {aggs}
+        FROM ({_activity_sql(out, since, until)}) WHERE kind = 'batch'
+        GROUP BY host, role, dp_rank, pp_rank, tp_rank, ep_rank, us // {bucket_us}
+        """
+    ).pl()
+    return _typed(df, {"ts": UTC_US, **_LANE, "lines": pl.Int64}).sort("ts")
 
 
 def _load_marks(out, since, until) -> pl.DataFrame:
@@ -351,8 +593,9 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     return marks.with_columns(_bodies(marks["message"]).alias("body")).sort("ts")
 
 
-def _load_requests(out, since, until) -> pl.DataFrame:
-    """Router requests (role router); the engines' own access lines are drawn only as /health."""
+def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
+    """Router requests (role router); the engines' own access lines are drawn only as /health.
+    ``errors_only``: only the failed ones (the others are drawn as runs)."""
     schema = {
         "ts": UTC_US,
         "host": pl.String,
@@ -367,8 +610,14 @@ def _load_requests(out, since, until) -> pl.DataFrame:
         "bootstrap_room": pl.Int64,
         "prefill_url": pl.String,
         "decode_url": pl.String,
+        "level": pl.String,
     }
     lf = _in_window(_scan(out, "requests", schema), since, until).filter(pl.col("role") == "router")
+    if errors_only:  # a superset here (a line without status or level may fail by its event's level)
+        lf = lf.filter(
+            (pl.col("status") >= 400)
+            | (pl.col("status").is_null() & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"])))
+        )
     lf = _with_event_fields(out, lf).drop("pid").with_columns(
         [pl.lit(None, pl.Int16).alias(c) for c in RANKS]
     )
@@ -376,7 +625,10 @@ def _load_requests(out, since, until) -> pl.DataFrame:
     error = (pl.col("status") >= 400).fill_null(
         pl.col("level").is_in(["ERROR", "WARNING", "WARN"]).fill_null(False)
     )
-    return df.with_columns(error.alias("error"), _bodies(df["message"]).alias("body")).sort("ts")
+    df = df.with_columns(error.alias("error"))
+    if errors_only:
+        df = df.filter(pl.col("error"))
+    return df.with_columns(_bodies(df["message"]).alias("body")).sort("ts", "event_id")
 
 
 def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
@@ -467,20 +719,18 @@ def _sources(out: Path) -> list[tuple[str, str, int]]:
     return [(s or "?", f or "?", int(r or 0)) for s, f, r in df.iter_rows()]
 
 
-def _clock_notes(out: Path, since, until) -> list[str]:
+def _clock_notes(con, since, until) -> list[str]:
     """How the time printed in the lines relates to the journal's UTC clock (records from a journal
-    carry both): one note when every host and role agree, else one per (host, role)."""
-    schema = {"ts": UTC_US, "log_ts": pl.Datetime("us"), "host": pl.String, "role": pl.String, "boot_id": pl.String}
-    lf = _in_window(_scan(out, "events", schema), since, until)
-    lf = lf.filter(pl.col("log_ts").is_not_null() & pl.col("ts").is_not_null() & pl.col("boot_id").is_not_null())
-    df = (
-        lf.with_columns((pl.col("log_ts") - pl.col("ts").dt.replace_time_zone(None)).dt.total_seconds().alias("off"))
-        .group_by("host", "role")
-        .agg(pl.col("off").median())
-        .drop_nulls("off")
-        .sort("host", "role")
-        .collect()
-    )
+    carry both): one note when every host and role agree, else one per (host, role). The median
+    offsets are taken in DuckDB (``con``: ``_duck(out)``)."""
+    df = con.sql(
+        f"""
+        SELECT host, role, median(epoch_us(log_ts) - epoch_us(ts)) / 1e6 AS off
+        FROM events
+        WHERE log_ts IS NOT NULL AND ts IS NOT NULL AND boot_id IS NOT NULL AND {_window_sql(since, until)}
+        GROUP BY host, role HAVING off IS NOT NULL ORDER BY host NULLS FIRST, role NULLS FIRST
+        """
+    ).pl()
     if df.is_empty():
         return ["no journal clock to compare with: times are as printed in the lines, read as UTC"]
 
@@ -569,8 +819,11 @@ def load(
     until: str | datetime | None = None,
     room: int | None = None,
     role: str | None = None,
+    detail: bool | None = None,
+    max_lines: int = MAX_ACTIVITY_MARKS,
+    max_detail: int = MAX_DETAIL_LINES,
 ) -> Swimlanes:
-    """Read OUT's tables into ``Swimlanes`` for drawing or export.
+    """Read OUT's tables into ``Swimlanes`` for drawing or export, in memory bounded by what is drawn.
 
     Args:
         out: a folder written by ``logcorr ingest``.
@@ -580,6 +833,12 @@ def load(
             the ``rooms`` table); batches and captures stay for context. Without ``since``/``until``
             the window closes around the room's events (one minute either side).
         role: keep only the lanes of this role (``prefill``, ``decode``, ``router``).
+        detail: read every batch line and router request of the window (``True``), or draw activity
+            as runs only (``False``); ``None`` (default): lines when the window holds at most
+            ``max_lines`` of them (batch lines plus ok router requests), else runs.
+        max_lines: see ``detail``.
+        max_detail: with ``detail=True``, the most lines a window may hold; more is refused (the
+            lines are held in memory, and the drawing would not open).
 
     Raises:
         TimelineError: ``out`` is not a logcorr output folder, or an option is invalid.
@@ -599,9 +858,9 @@ def load(
     filters: list[str] = []
     notes: list[str] = []
     marks = _load_marks(out, t0, t1)
-    requests = _load_requests(out, t0, t1)
+    requests = None
     if room is not None:
-        marks, requests, rids = _room_filter(out, marks, requests, room)
+        marks, requests, rids = _room_filter(out, marks, _load_requests(out, t0, t1), room)
         filters.append(f"room {room}" + (f" ({len(rids)} rids)" if rids else ""))
         if marks.is_empty() and requests.is_empty():
             raise TimelineError(f"--room {room}: no abort, transfer error or request names this room")
@@ -611,7 +870,36 @@ def load(
             t1 = both["ts"].max() + timedelta(minutes=1)
             marks = marks.filter(pl.col("ts").is_between(t0, t1))
             requests = requests.filter(pl.col("ts").is_between(t0, t1))
-    batches = _load_batches(out, t0, t1)
+    con, spill = _duck(out)
+    try:
+        totals = _count_activity(con, out, t0, t1, role)
+        n_lines = totals["batches"] + totals["requests"]
+        if detail is None:
+            detail = n_lines <= max_lines
+        elif detail and n_lines > max_detail:
+            raise TimelineError(
+                f"--detail: the window holds {n_lines:,} batch and router request lines, more than "
+                f"{max_detail:,} (a line each would need gigabytes and not open); narrow it with "
+                "--since/--until, or leave --detail out to draw runs"
+            )
+        if requests is None:
+            requests = _load_requests(out, t0, t1, errors_only=not detail)
+        batches = _load_batches(out, t0, t1) if detail else _load_batches(out, t0, t1, empty=True)
+        runs = _load_runs(con, out, t0, t1)
+        last_batches = _load_last_batches(con, t0, t1)
+        clock_notes = _clock_notes(con, t0, t1)
+        stamps = [df["ts"] for df in (marks, requests, batches, runs, last_batches) if df.height]
+        stamps += [runs["end"]] if runs.height else []
+        span_s = (
+            ((t1 or max(x.max() for x in stamps)) - (t0 or min(x.min() for x in stamps))).total_seconds()
+            if stamps
+            else 1.0
+        )
+        bucket_s = _bin_seconds(max(span_s, 1.0))
+        load_ = _load_load(con, out, t0, t1, bucket_s)
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
     captures, undated = _load_captures(out, t0, t1)
     if undated:
         notes.append(f"{undated} py-spy capture(s) carry no capture time and are not drawn: logcorr query stuck_ranks lists them; logcorr ingest --captured-at gives bare dump files a time")
@@ -623,10 +911,11 @@ def load(
         filters.append(f"role {role}")
     frames = {
         "batches": batches,
-        "last_batches": _load_last_batches(out, t0, t1),
+        "last_batches": last_batches,
         "marks": marks,
         "captures": captures,
         "requests": requests,
+        "runs": runs,
     }
     if not any(df.height for df in frames.values()):
         if not filters:  # e.g. bare py-spy files ingested without --captured-at
@@ -637,9 +926,11 @@ def load(
         except (OSError, ValueError, KeyError, TypeError):  # a combined folder has no one manifest
             span = ""
         raise TimelineError(f"nothing to draw with {', '.join(filters)}{span}")
+    frames["load"] = load_.with_columns(pl.lit(None, pl.String).alias("source"))
     lanes, placed = _assign_lanes(frames, role)
     captures = _group_fingerprints(placed["captures"])
-    stamps = [df["ts"] for df in placed.values() if df.height]
+    stamps = [df["ts"] for name, df in placed.items() if df.height and name != "load"]
+    stamps += [placed["runs"]["end"]] if placed["runs"].height else []
     first = min(s.min() for s in stamps) if stamps else None
     last = max(s.max() for s in stamps) if stamps else None
     sw = Swimlanes(
@@ -653,14 +944,20 @@ def load(
         first=t0 or first,
         last=t1 or last,
         sources=_sources(out),
-        clock_notes=_clock_notes(out, t0, t1),
+        clock_notes=clock_notes,
         filters=filters,
         notes=notes,
+        runs=placed["runs"],
+        load=placed["load"].drop("source"),
+        bucket_s=bucket_s,
+        detail=detail,
+        totals=totals,
     )
     sw.wedges, notes = wedges(out)
     sw.notes += notes
     sw.verdict = verdict(out)
     return sw
+
 
 
 def _group_fingerprints(captures: pl.DataFrame) -> pl.DataFrame:
@@ -802,10 +1099,7 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
     traces = []
     b = sw.batches
     if binned:
-        reqs = sw.requests.filter(~pl.col("error"))
-        for role in ROLE_ORDER:
-            mine = (reqs if role == "router" else b).filter(pl.col("role") == role).select("lane", "ts")
-            traces += _binned_heatmap(sw, mine, bin_s, "requests" if role == "router" else "batches", role)
+        traces += _run_traces(sw)
     else:
         b = b.join(_label_of(sw), on="lane")
         fields = [c for c in b.columns if c not in _BATCH_NOT_SHOWN]
@@ -893,40 +1187,65 @@ def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
     return pl.concat_str(rows, separator="<br>", ignore_nulls=True)
 
 
-def _binned_heatmap(sw: Swimlanes, df: pl.DataFrame, bin_s: float, what: str, role: str) -> list[dict]:
-    """Counts per lane and time bin for the lanes of one role (contiguous rows); empty bins are
-    transparent, so a stall shows as a gap."""
-    if df.is_empty():
-        return []
-    bin_us = int(bin_s * 1e6)
-    t0 = int(sw.first.timestamp() * 1e6) // bin_us * bin_us
-    counts = (
-        df.with_columns(((pl.col("ts").dt.epoch("us") - t0) // bin_us).alias("bin"))
-        .group_by("lane", "bin")
-        .len()
-    )
-    lanes = list(range(int(counts["lane"].min()), int(counts["lane"].max()) + 1))
-    n_bins = int(counts["bin"].max()) + 1
-    z = np.full((len(lanes), n_bins), np.nan)  # NaN: an empty bin, drawn as a gap
-    z[(counts["lane"] - lanes[0]).to_numpy(), counts["bin"].to_numpy()] = counts["len"].to_numpy()
-    labels = dict(sw.lanes.select("lane", "label").iter_rows())
-    return [
-        dict(
-            type="heatmap",
-            name=f"{role} {what} per {_bin_label(bin_s)}",
-            x=(t0 + (np.arange(n_bins) + 0.5) * bin_us) / 1000,
-            y=lanes,
-            z=z,
-            text=[[esc(labels[lane])] * n_bins for lane in lanes],
-            hovertemplate=f"%{{text}}<br>%{{z}} {what} in the {_bin_label(bin_s)} around %{{x|%H:%M:%S}} UTC<extra></extra>",
-            colorscale=[[0, ROLE_LIGHT[role]], [1, ROLE_COLOR[role]]],
-            zmin=0,
-            showscale=False,
-            xgap=0,
-            ygap=6,
-            showlegend=True,
+def _run_traces(sw: Swimlanes) -> list[dict]:
+    """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
+    (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
+    runs = sw.runs.join(_label_of(sw), on="lane")
+    traces = []
+    for role in ROLE_ORDER:
+        mine = runs.filter(pl.col("role") == role).sort("lane", "ts")
+        if mine.is_empty():
+            continue
+        what = pl.when(pl.col("kind") == "request").then(pl.lit("router requests")).otherwise(
+            batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches")
         )
-    ]
+        load = [
+            pl.when(pl.col(c).is_not_null()).then(pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)))
+            for c, label in (
+                ("running_req", "max #running-req"),
+                ("queue_req", "max #queue-req"),
+                ("token_usage", "max token usage"),
+                ("gen_throughput", "mean gen throughput (token/s)"),
+                ("input_throughput", "mean input throughput (token/s)"),
+            )
+        ]
+        hover = pl.concat_str(
+            [
+                pl.lit("<b>"),
+                _esc_expr(pl.col("lane_label")),
+                pl.lit(" · a run of "),
+                pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+                pl.lit(" "),
+                _esc_expr(what),
+                pl.lit("</b><br>"),
+                pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
+                pl.lit(" → "),
+                pl.col("end").dt.strftime("%H:%M:%S%.3f"),
+                pl.lit(" UTC (last line) · pid "),
+                pl.col("pid").cast(pl.String).fill_null("?"),
+                pl.lit("<br>usual interval "),
+                pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
+                pl.lit(" s; a run ends at a gap of more than "),
+                pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
+                pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
+            ]
+        )
+        start = _ms(mine["ts"])
+        traces.append(
+            dict(
+                type="bar",
+                orientation="h",
+                name=f"{role} {'requests' if role == 'router' else 'batches'} (runs)",
+                base=start,
+                x=_ms(mine["until"]) - start,
+                y=mine["lane"].to_numpy(),
+                width=0.42,
+                hovertext=mine.select(hover).to_series().to_list(),
+                hoverinfo="text",
+                marker=dict(color=ROLE_LIGHT[role], line=dict(color=ROLE_COLOR[role], width=1)),
+            )
+        )
+    return traces
 
 
 def _bin_label(bin_s: float) -> str:
@@ -1097,7 +1416,7 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
                 marker=dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
             )
         )
-        for lane, ts, label in g.sort("ts").unique("lane", keep="last").select("lane", "ts", "label").iter_rows():
+        for lane, ts, label in g.sort("ts").unique("lane", keep="last", maintain_order=True).select("lane", "ts", "label").iter_rows():
             notes.append(
                 dict(
                     x=ts.timestamp() * 1000,
@@ -1201,11 +1520,11 @@ def _lane_bands(sw: Swimlanes) -> list[dict]:
 
 
 def figure(sw: Swimlanes) -> tuple[dict, dict]:
-    """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned``,
-    ``bin_seconds``, ``counts``."""
-    n_activity = sw.batches.height + sw.requests.filter(~pl.col("error")).height
+    """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
+    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``runs`` (how many),
+    ``counts``."""
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
-    binned = n_activity > MAX_ACTIVITY_MARKS
+    binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))
     data = _activity_traces(sw, binned, bin_s if binned else None)
     data += _marker_traces(sw, bin_s)
@@ -1249,11 +1568,15 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         ),
         shapes=_lane_bands(sw) + shapes,
         annotations=notes + labels,
+        barmode="overlay",
     )
     counts = {
         "lanes": n,
-        "batches": sw.batches.height,
-        "requests": sw.requests.height,
+        "batches": sw.batches.height if sw.detail else sw.totals.get("batches", 0),
+        "requests": sw.requests.height
+        if sw.detail
+        else sw.totals.get("requests", 0) + sw.requests.filter(pl.col("error")).height,
+        "runs": sw.runs.height,
         "captures": sw.captures.height,
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
@@ -1327,9 +1650,12 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     )
     if facts["binned"]:
         items.append(
-            f'<span class="binned">binned: the {c["batches"]:,} batches (and router requests) are drawn as counts '
-            f"per {_bin_label(facts['bin_seconds'])}, darker = more; an empty bin is a gap. Narrow the window "
-            "with --since/--until to see each batch.</span>"
+            f'<span class="binned">runs: the {c["batches"]:,} batches (and ok router requests) are drawn as '
+            f"{c['runs']:,} runs, a bar per run of lines at a rank's usual pace; a run ends at a gap of more than "
+            f"{RUN_GAP_FACTOR}× the rank's usual interval (at least {RUN_MIN_GAP_S:g} s) or at a new process, so a "
+            "gap is a gap; hover a bar for its lines and load. ◆ the last batch of each rank's process; "
+            "shaded: the wedge (from the wedge query). Narrow the window with --since/--until (to at most "
+            f"{MAX_ACTIVITY_MARKS:,} lines) to see each batch.</span>"
         )
     else:
         items.append(
@@ -1406,6 +1732,7 @@ def timeline(
     until: str | datetime | None = None,
     room: int | None = None,
     role: str | None = None,
+    detail: bool | None = None,
 ) -> TimelineInfo:
     """Draw OUT's per-rank swimlanes into one self-contained HTML file.
 
@@ -1413,6 +1740,8 @@ def timeline(
         out: a folder written by ``logcorr ingest``.
         html_path: the file to write (its folder is created).
         since, until, room, role: narrow what is drawn (see ``load``).
+        detail: a tick per batch line (``True``) or runs (``False``); default: ticks when the
+            window holds at most ``MAX_ACTIVITY_MARKS`` lines (see ``load``).
 
     Returns:
         A ``TimelineInfo``: the file and its size, lane labels, whether activity was binned, counts,
@@ -1426,7 +1755,7 @@ def timeline(
         >>> info.lanes[:2]  # doctest: +SKIP
         ['prefill TP0', 'prefill TP1']
     """
-    sw = load(out, since=since, until=until, room=room, role=role)
+    sw = load(out, since=since, until=until, room=room, role=role, detail=detail)
     page, facts = render(sw)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,10 +7,21 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
   metadata event and ordered prefill, decode, router by ``process_sort_index``;
 - one thread (``tid``) per lane of that engine: ``TP0`` … and ``(no rank)``, named by ``thread_name``;
   plus a ``wedge`` thread per wedged engine holding the span from the wedge query;
-- batches as complete events (``ph: "X"``) on their rank's thread. A batch line marks progress, not a
-  measured span: an event starts at the line's time and lasts until the rank's next batch line, at
-  most the rank's median interval between batch lines, so a stall shows as a gap and the events
-  of one thread never overlap;
+- activity as complete events (``ph: "X"``) on their rank's thread, two ways:
+
+  - by default, runs (``Swimlanes.runs``, aggregated in DuckDB): one slice per run of batch lines at
+    the rank's usual pace (router: of ok requests), from its first line to its last plus the usual
+    interval, with the lines, the exact first and last line and the load maxima in ``args``; a day of
+    millions of lines is a few hundred slices, so the file opens at once at any day size;
+  - with ``detail`` (or a window of at most ``MAX_LINES`` lines; ``detail`` on more than
+    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, as before: a
+    batch line marks progress, not a measured span: an event starts at the line's time and lasts until
+    the rank's next batch line, at most the rank's median interval between batch lines;
+
+  either way a stall shows as a gap and the events of one thread never overlap;
+- load as counter tracks (``ph: "C"``) per engine, one point per time bucket (``Swimlanes.load``):
+  ``batch lines/s`` (all ranks; 0 where no line came), ``max #running-req``, ``max #queue-req``,
+  ``max token usage``;
 - aborts, transfer errors (the ``transfer_infos`` assertion named apart), watchdog, /health,
   tracebacks, router errors and py-spy captures as thread-scoped instant events (``ph: "i"``) with
   their fields in ``args`` (rid, room, message, source and position);
@@ -29,6 +40,13 @@ import polars as pl
 
 from logcorr.store import write_atomic
 from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
+
+# Without ``detail``, a window of at most this many batch lines and router requests is written one
+# slice per line (about 650 bytes each in the file), a larger one as runs.
+MAX_LINES = 100_000
+# ``detail=True`` is refused above this many lines (a file of ~650 MB, near where Perfetto's UI
+# gives up on JSON, google/perfetto#99).
+MAX_DETAIL_LINES = 1_000_000
 
 
 def _us(col: str = "ts") -> pl.Expr:
@@ -71,11 +89,12 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
 _NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
 
 
-def _batch_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
-    """One JSON text per batch: complete events, non-overlapping per thread."""
+def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
+    """JSON texts of the batches, one per batch (complete events, non-overlapping per thread), as
+    Series of at most ``rows`` texts: encoded a slice at a time while the file is written."""
     b = sw.batches.sort("lane", "ts")
     if b.is_empty():
-        return pl.Series([], dtype=pl.String)
+        return
     gap = (_us().shift(-1).over("lane") - _us()).alias("gap")
     b = b.with_columns(gap).with_columns(pl.col("gap").median().over("lane").fill_null(1000).alias("typical"))
     dur = pl.min_horizontal(pl.col("gap").fill_null(pl.col("typical")), pl.col("typical")).clip(lower_bound=0)
@@ -91,7 +110,84 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame) -> pl.Series:
         pl.col("tid"),
         pl.struct([pl.col(c) for c in fields]).alias("args"),
     )
-    return b.select(event.struct.json_encode()).to_series()
+    for part in b.iter_slices(rows):
+        yield part.select(event.struct.json_encode()).to_series()
+
+
+def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
+    """One JSON text per run: a complete event from its first line to ``until`` (see ``Swimlanes.runs``),
+    as one Series (runs are few)."""
+    r = sw.runs
+    if r.is_empty():
+        return
+    r = r.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane").sort("lane", "ts")
+    fields = [c for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
+              if c in r.columns and r[c].null_count() < r.height]
+    name = pl.when(pl.col("kind") == "request").then(pl.lit("router requests")).otherwise(
+        batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches")
+    )
+    iso = "%Y-%m-%dT%H:%M:%S%.6fZ"
+    event = pl.struct(
+        name.alias("name"),
+        pl.lit("run").alias("cat"),
+        pl.lit("X").alias("ph"),
+        _us().alias("ts"),
+        (_us("until") - _us()).clip(lower_bound=0).alias("dur"),
+        pl.col("pid"),
+        pl.col("tid"),
+        pl.struct(
+            pl.col("lines"),
+            pl.col("ts").dt.strftime(iso).alias("first_line"),
+            pl.col("end").dt.strftime(iso).alias("last_line"),
+            pl.col("typical_s").alias("usual_interval_s"),
+            *[pl.col(c).alias(f"max_{c}" if "throughput" not in c else f"mean_{c}") for c in fields],
+            pl.col("first_event_id"),
+            pl.col("last_event_id"),
+            pl.col("source"),
+        ).alias("args"),
+    )
+    yield r.select(event.struct.json_encode()).to_series()
+
+
+_COUNTERS = (
+    ("batch lines/s", "lines"),
+    ("max #running-req", "running_req"),
+    ("max #queue-req", "queue_req"),
+    ("max token usage", "token_usage"),
+)
+
+
+def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
+    """Counter tracks per engine (trace process) from ``Swimlanes.load``: a point per bucket; the
+    line rate drops to 0 at the first bucket without a line, so a stall reads as one."""
+    if sw.load.is_empty() or not sw.bucket_s:
+        return []
+    bucket_us = int(sw.bucket_s * 1e6)
+    per = (
+        sw.load.join(lanes.select("lane", "pid"), on="lane")
+        .group_by("pid", "ts")
+        .agg(
+            (pl.col("lines").sum() / sw.bucket_s).alias("lines"),
+            *[pl.col(c).max() for _, c in _COUNTERS[1:] if c in sw.load.columns],
+        )
+        .sort("pid", "ts")
+        .with_columns(_us().alias("us"))
+    )
+    # a zero after each stretch of buckets: where the next bucket holds no line
+    after = per.filter(
+        (pl.col("us").shift(-1).over("pid") != pl.col("us") + bucket_us).fill_null(True)
+    ).select("pid", (pl.col("us") + bucket_us).alias("us"), pl.lit(0.0).alias("lines"))
+    events = []
+    for name, c in _COUNTERS:
+        if c not in per.columns:
+            continue
+        rows = per.select("pid", "us", c).drop_nulls(c)
+        if c == "lines":
+            rows = pl.concat([rows, after], how="vertical_relaxed").sort("pid", "us")
+        for pid, us, v in rows.iter_rows():
+            events.append(dict(name=name, cat="load", ph="C", ts=us, pid=pid, tid=0,
+                               args=dict(value=round(float(v), 4))))
+    return events
 
 
 def _instant(name: str, cat: str, ts_us: int, pid: int, tid: int, args: dict) -> dict:
@@ -167,6 +263,7 @@ def export_chrome_trace(
     until: str | None = None,
     room: int | None = None,
     role: str | None = None,
+    detail: bool | None = None,
 ) -> dict:
     """Write OUT's lanes as a Chrome JSON trace (Trace Event Format) for Perfetto or chrome://tracing.
 
@@ -174,9 +271,13 @@ def export_chrome_trace(
         out: a folder written by ``logcorr ingest``.
         path: the ``.json`` file to write (its folder is created).
         since, until, room, role: narrow what is exported, as for ``timeline`` (see ``timeline.load``).
+        detail: one slice per batch line (``True``) or per run (``False``); default: per line when
+            the window holds at most ``MAX_LINES`` batch lines and router requests, else per run.
 
     Returns:
-        Counts of what was written: ``{"processes", "threads", "batches", "instants", "bytes"}``.
+        Counts of what was written: ``{"processes", "threads", "batches", "runs", "counters",
+        "instants", "bytes", "detail"}`` (``batches``: per-line slices, 0 without detail; ``detail``:
+        whether they were written).
 
     Raises:
         TimelineError: OUT is not a logcorr folder, or an option is invalid.
@@ -185,12 +286,17 @@ def export_chrome_trace(
         >>> export_chrome_trace(Path("logcorr-out"), Path("trace.json"))  # doctest: +SKIP
         {'processes': 3, 'threads': 12, 'batches': 2572, 'instants': 545, 'bytes': 1234567}
     """
-    sw = load(out, since=since, until=until, room=room, role=role)
+    sw = load(
+        out, since=since, until=until, room=room, role=role, detail=detail, max_lines=MAX_LINES,
+        max_detail=MAX_DETAIL_LINES,
+    )
     lanes, procs = _tracks(sw)
     head = _metadata(lanes, procs)
     wedge = _wedge_events(sw, lanes, procs)
     instants = _mark_events(sw, lanes)
-    batches = _batch_events(sw, lanes)
+    counters = _counter_events(sw, lanes)
+    batches = _batch_events(sw, lanes) if sw.detail else _run_events(sw, lanes)
+    written = [0]  # slices, counted as they are written
     other = {
         "generator": "logcorr export --format chrome-trace",
         "source": str(Path(out)),
@@ -204,19 +310,24 @@ def export_chrome_trace(
     def write(f) -> None:  # into a fresh O_EXCL name beside ``path``: no planted link followed
         f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
         first = True
-        for e in head + wedge + instants:
+        for e in head + wedge + instants + counters:
             f.write(("" if first else ",\n") + json.dumps(e, default=str))
             first = False
-        for chunk in batches.to_frame().iter_slices(100_000):
-            f.write(("" if first else ",\n") + chunk.to_series().str.join(",\n").item())
-            first = False
+        for chunk in batches:
+            if chunk.len():
+                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
+                first = False
+                written[0] += chunk.len()
         f.write("\n]}\n")
 
     write_atomic(path, write)
     return dict(
         processes=procs.height,
         threads=lanes.height,
-        batches=batches.len(),
+        batches=written[0] if sw.detail else 0,
+        runs=0 if sw.detail else written[0],
+        counters=len(counters),
         instants=len(instants),
         bytes=path.stat().st_size,
+        detail=sw.detail,
     )

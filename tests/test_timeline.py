@@ -278,6 +278,43 @@ def test_sample_decode_captures_split_and_watchdog(sample_html: Path) -> None:
     assert sorted(lane_names(layout)[round(y)] for y in values(dog["y"])) == [f"decode TP{i}" for i in range(4)]
 
 
+def test_sample_as_runs_shows_the_same_wedge_marks_captures_and_verdict(sample_out: Path, sample_html: Path, tmp_path: Path) -> None:
+    """Drawn as runs (what a whole day gets), the sample keeps everything but the per-line ticks: the
+    same marks, captures, last batches, wedge span and labels, and verdict as the page of ticks."""
+    runs = timeline(sample_out, tmp_path / "runs.html", detail=False)
+    assert runs.binned and runs.counts["runs"] < 100
+    lines_page, runs_page = sample_html.read_text(), runs.html.read_text()
+    (d1, l1), (d2, l2) = plot_of(lines_page), plot_of(runs_page)
+
+    def kept(data):
+        return [json.dumps(t, sort_keys=True) for t in data
+                if t["type"] != "bar" and not t["name"].endswith(" batch") and t["name"] != "router request ok"]
+
+    assert kept(d2) == kept(d1)
+    for key in ("shapes", "annotations", "yaxis"):
+        assert l2[key] == l1[key], key
+    verdict = re.compile(r'(?s)<div class="verdict">.*?</div>')
+    assert verdict.search(runs_page).group(0) == verdict.search(lines_page).group(0)
+    # the decode runs end at the stop: the gap is drawn where the wedge is
+    names = lane_names(l2)
+    [decode] = [t for t in d2 if t["name"] == "decode batches (runs)"]
+    ends = [b + w for b, w, y in zip(values(decode["base"]), values(decode["x"]), values(decode["y"]), strict=True)
+            if b < ms(DECODE_STOP) and names[y].startswith("decode TP")]
+    assert len(ends) == 4 and all(ms(DECODE_STOP) - 10 < e < ms(DECODE_STOP) + 60_000 for e in ends)
+    assert runs.counts["batches"] == timeline(sample_out, tmp_path / "t.html").counts["batches"]
+
+
+@pytest.mark.parametrize("detail", [None, False], ids=["ticks", "runs"])
+def test_sample_draws_what_it_drew_before_runs(sample_out: Path, tmp_path: Path, detail) -> None:
+    """Marks, captures, last batches, wedge span and labels, lanes and verdict are those the code
+    before issue 21 drew on the sample (``tests/golden/sample_render.json``), with ticks and as runs."""
+    from render_digest import page_digest
+
+    golden = json.loads((ROOT / "tests" / "golden" / "sample_render.json").read_text())["timeline"]
+    page = timeline(sample_out, tmp_path / "t.html", detail=detail).html.read_text()
+    assert page_digest(page) == golden
+
+
 def test_sample_page_makes_no_network_reference(sample_html: Path) -> None:
     page = sample_html.read_text()
     outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "<script></script>", page)
@@ -324,18 +361,56 @@ def test_log_text_reaches_plotly_escaped(tmp_path: Path) -> None:
     assert "&lt;script&gt;document.title" in outside  # the source path, shown in the header as text
 
 
-def test_binned_when_dense_and_under_10_mb(tmp_path: Path) -> None:
+def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     out = hand_made_out(tmp_path / "out", rate_hz=20, minutes=180)  # 8 ranks × 20/s × 3 h ≈ 1.7 M batches
     info = timeline(out, tmp_path / "t.html")
     assert info.binned and info.counts["batches"] > 1_500_000
     assert info.bytes < 10_000_000
     page = info.html.read_text()
-    assert "binned:" in page
-    data, _ = plot_of(page)
-    heat = [t for t in data if t["type"] == "heatmap"]
-    assert {t["name"].split()[0] for t in heat} == {"prefill", "decode", "router"}
-    drawn = sum(np.nansum(values(t["z"])) for t in heat if "batches" in t["name"])
-    assert drawn == info.counts["batches"]
+    assert "runs: the" in page
+    data, layout = plot_of(page)
+    names = lane_names(layout)
+    bars = [t for t in data if t["type"] == "bar"]
+    assert {t["name"].split()[0] for t in bars} == {"prefill", "decode", "router"}
+    assert not [t for t in data if t["type"] == "heatmap" or t["name"].endswith(" batch")]  # no line reached plotly
+    # every batch line is in exactly one run; decode runs stop at the wedge and start again after it
+    sw = load(out)
+    assert sw.batches.is_empty() and not sw.detail
+    assert sw.runs.filter(pl.col("kind") == "batch")["lines"].sum() == info.counts["batches"]
+    stop = datetime(2025, 10, 29, 21, 34, 47, tzinfo=UTC)
+    restart = datetime(2025, 10, 29, 21, 40, 40, tzinfo=UTC)
+    [decode] = [t for t in bars if t["name"].startswith("decode")]
+    starts = sorted(zip(values(decode["y"]), values(decode["base"]), strict=True))
+    assert len(starts) == 8  # 4 ranks × (before the stop, after the restart)
+    for tp in range(4):
+        runs = sw.runs.join(sw.lanes, on="lane").filter(pl.col("label") == f"decode TP{tp}").sort("ts")
+        assert runs.height == 2
+        last_before = stop - timedelta(seconds=(stop - datetime(2025, 10, 29, 21, 30, tzinfo=UTC)).total_seconds() % 0.05)
+        assert runs["end"][0] <= stop and stop - runs["end"][0] < timedelta(milliseconds=50), last_before
+        assert runs["ts"][1] >= restart + timedelta(seconds=10)
+        lane = [i for i, n in names.items() if n == f"decode TP{tp}"][0]
+        assert [b for y, b in starts if y == lane][1] == pytest.approx(ms(runs["ts"][1]), abs=0.01)
+    # the last batch of each process stays exact (from SQL, not from the runs)
+    [last] = [t for t in data if t["name"] == "last batch of a rank's process"]
+    decode_stops = [
+        x for x, y in zip(values(last["x"]), values(last["y"]), strict=True)
+        if names[y].startswith("decode") and x < ms(restart)
+    ]
+    assert decode_stops == pytest.approx(
+        [ms(t) for t in sw.runs.filter(pl.col("role") == "decode", pl.col("ts") < restart).sort("lane")["end"]],
+        abs=0.01,
+    )
+
+
+def test_a_narrow_window_draws_every_batch(tmp_path: Path) -> None:
+    out = hand_made_out(tmp_path / "out", rate_hz=20, minutes=12)
+    info = timeline(out, tmp_path / "t.html", since="21:34:30", until="21:35:00")
+    assert not info.binned and 3_000 < info.counts["batches"] < 8 * 20 * 30  # decode stops at :47
+    data, _ = plot_of(info.html.read_text())
+    ticks = sum(len(values(t["x"])) for t in data if t["name"] in ("prefill batch", "decode batch"))
+    assert ticks == info.counts["batches"]
+    forced = timeline(out, tmp_path / "r.html", since="21:34:30", until="21:35:00", detail=False)
+    assert forced.binned and forced.counts["batches"] == info.counts["batches"]
 
 
 def test_filters_and_errors(made: Path, tmp_path: Path) -> None:
@@ -355,6 +430,8 @@ def test_filters_and_errors(made: Path, tmp_path: Path) -> None:
         load(made, role="encoder")
     with pytest.raises(TimelineError, match="--room 7"):
         load(made, room=7)
+    with pytest.raises(TimelineError, match=r"--detail: the window holds [\d,]+ batch and router request lines, more than 100"):
+        load(made, detail=True, max_detail=100)
 
 
 # ------------------------------------------------------------------------------ in a browser
@@ -480,6 +557,8 @@ def test_cli_timeline(made: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--role", "decode"])
     assert r.exit_code == 0, r.output
     assert f"wrote {page}" in r.output and "5 lanes" in r.output and page.exists()
+    r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--runs"])
+    assert r.exit_code == 0 and "batches drawn as" in r.output and " runs)" in r.output, r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(tmp_path / "nowhere"), "-o", str(page)])
     assert r.exit_code == 1 and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "--since", "noon"])

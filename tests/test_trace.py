@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,13 @@ def check_trace(path: Path) -> dict:
     Rules: an object with a ``traceEvents`` list; every event has ``name``, ``ph``, ``pid``, ``tid``
     (integers); every non-metadata event an integer or float ``ts`` ≥ 0; ``X`` a ``dur`` ≥ 0; ``i`` a
     scope ``s`` in g/p/t; ``args`` objects; metadata events of the known names with their ``args``;
-    every pid named by ``process_name`` and every (pid, tid) used by ``thread_name``; the ``X``
+    every pid named by ``process_name`` and every (pid, tid) used by ``thread_name`` (counters, ``C``,
+    belong to their process: only the pid must be named); a counter's ``args`` numbers; the ``X``
     events of one thread properly nested (each starts after the previous one ended, or lies within it).
     """
     trace = json.loads(path.read_text())
     assert isinstance(trace, dict) and isinstance(trace["traceEvents"], list)
-    named_pids, named_threads, used = set(), set(), set()
+    named_pids, named_threads, used, used_pids = set(), set(), set(), set()
     spans = defaultdict(list)
     for e in trace["traceEvents"]:
         assert {"name", "ph", "pid", "tid"} <= e.keys(), e
@@ -49,13 +51,17 @@ def check_trace(path: Path) -> dict:
             continue
         assert e["ph"] in PHASES_WITH_TS, e
         assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+        if e["ph"] == "C":
+            assert e["args"] and all(isinstance(v, (int, float)) for v in e["args"].values()), e
+            used_pids.add(e["pid"])
+            continue
         used.add((e["pid"], e["tid"]))
         if e["ph"] == "X":
             assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
             spans[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
         if e["ph"] == "i":
             assert e.get("s", "t") in ("g", "p", "t"), e
-    assert {p for p, _ in used} <= named_pids
+    assert {p for p, _ in used} | used_pids <= named_pids
     assert used <= named_threads
     for track, items in spans.items():
         stack: list[float] = []
@@ -109,6 +115,44 @@ def test_sample_wedge_and_last_decode_batch(sample_trace: dict) -> None:
     assert {e["name"] for e in pyspy} >= {"py-spy: broadcast (gloo)", "py-spy: all_reduce (nccl)"}
 
 
+@pytest.fixture(scope="module")
+def sample_runs(sample_out: Path, tmp_path_factory) -> dict:  # noqa: F811
+    path = tmp_path_factory.mktemp("trace") / "runs.json"
+    counts = export_chrome_trace(sample_out, path, detail=False)
+    assert not counts["detail"] and counts["batches"] == 0 and 0 < counts["runs"] < 100
+    return check_trace(path)
+
+
+def test_sample_runs_keep_the_wedge_marks_and_captures(sample_trace: dict, sample_runs: dict) -> None:
+    """Without per-line slices the sample's trace still says what the detailed one says: the same
+    wedge, instants (assertions, aborts, watchdog, captures …) and metadata; the decode runs end at
+    the last decode batch before the restart, exactly."""
+    def without(trace, cats):
+        return sorted(json.dumps(e, sort_keys=True) for e in trace["traceEvents"] if e.get("cat") not in cats)
+
+    assert without(sample_runs, {"run", "load"}) == without(sample_trace, {"batch", "load"})
+    procs, _ = names(sample_runs)
+    [wedge] = [e for e in sample_runs["traceEvents"] if e.get("cat") == "wedge"]
+    runs = [e for e in sample_runs["traceEvents"] if e.get("cat") == "run" and e["pid"] == wedge["pid"]]
+    ends = [e["args"]["last_line"] for e in runs if e["ts"] <= us(RESTART)]
+    assert max(ends) == DECODE_STOP.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    batches = sum(e.get("cat") == "batch" for e in sample_trace["traceEvents"])
+    lines = sum(e["args"]["lines"] for e in sample_runs["traceEvents"] if e.get("cat") == "run" and e["name"] != "router requests")
+    assert lines == batches
+    counters = {e["name"] for e in sample_runs["traceEvents"] if e["ph"] == "C"}
+    assert {"batch lines/s", "max #running-req"} <= counters
+
+
+def test_sample_trace_shows_what_it_showed_before_runs(sample_trace: dict, sample_runs: dict) -> None:
+    """Instants, wedge and names are those the code before issue 21 wrote for the sample
+    (``tests/golden/sample_render.json``), with a slice per line and with runs."""
+    from render_digest import trace_digest
+
+    golden = json.loads((Path(__file__).parent / "golden" / "sample_render.json").read_text())["trace"]
+    assert trace_digest(sample_trace) == golden
+    assert trace_digest(sample_runs) == golden
+
+
 def test_hand_made_trace_rules_and_escaping(tmp_path: Path) -> None:
     out = hand_made_out(tmp_path / "out", hostile=True)
     path = tmp_path / "t.json"
@@ -146,3 +190,35 @@ def test_cli_export(tmp_path: Path) -> None:
     check_trace(path)
     r = CliRunner().invoke(app, ["export", "--format", "csv", "-d", str(out)])
     assert r.exit_code == 1 and "the only format is chrome-trace" in r.output
+
+
+def test_runs_and_detail(tmp_path: Path) -> None:
+    """A small OUT gets a slice per line by default; --runs gives runs whose lines add up to them, with
+    the decode runs ending at the wedge; --detail forces lines on a window that would be runs."""
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    out = hand_made_out(tmp_path / "out")
+    lines, runs, narrow = tmp_path / "lines.json", tmp_path / "runs.json", tmp_path / "narrow.json"
+    for path, flags in ((lines, []), (runs, ["--runs"])):
+        r = CliRunner().invoke(app, ["export", "-d", str(out), "-o", str(path), *flags])
+        assert r.exit_code == 0, r.output
+    assert "runs of batches" in r.output
+    by_line, by_run = check_trace(lines), check_trace(runs)
+    batches = [e for e in by_line["traceEvents"] if e.get("cat") == "batch"]
+    slices = [e for e in by_run["traceEvents"] if e.get("cat") == "run"]
+    assert not [e for e in by_run["traceEvents"] if e.get("cat") == "batch"]
+    assert sum(e["args"]["lines"] for e in slices if e["name"] != "router requests") == len(batches)
+    procs, _ = names(by_run)
+    decode = [e for e in slices if procs[e["pid"]].startswith("decode")]
+    stop = DECODE_STOP.replace(second=47, microsecond=0)  # the hand-made OUT's decode stop: 21:34:47
+    ends = [datetime.fromisoformat(e["args"]["last_line"]) for e in decode if e["ts"] < us(stop)]
+    assert len(ends) == 4 and all(stop - timedelta(seconds=1) < t <= stop for t in ends)  # 1 line/s
+    # counters: the line rate of decode drops to 0 in the wedge
+    rate = [e for e in by_run["traceEvents"] if e["ph"] == "C" and e["name"] == "batch lines/s"
+            and procs[e["pid"]].startswith("decode")]
+    assert any(e["args"]["value"] == 0 and us(stop) < e["ts"] < us(RESTART) for e in rate)
+    counts = export_chrome_trace(out, narrow, since="21:34:00", until="21:35:00", detail=True)
+    assert counts["detail"] and counts["batches"] > 0 and counts["runs"] == 0
+    check_trace(narrow)

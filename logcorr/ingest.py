@@ -146,22 +146,22 @@ class _Enricher:
         parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
         # systemd's message about a unit names it: a text capture's record has only the syslog ident
-        about = pl.lit(parsed["kind"]).eq("lifecycle") & pl.col("body").str.contains(systemd.NAMED_UNIT)
+        lifecycle = parsed["kind"] == "lifecycle"
+        if lifecycle.any():
+            named = df["body"].str.extract(systemd.NAMED_UNIT, 1)
+            df = df.with_columns(pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit"))
         df = df.with_columns(
-            pl.when(about)
-            .then(pl.col("body").str.extract(systemd.NAMED_UNIT, 1))
-            .otherwise(pl.col("unit"))
-            .alias("unit")
+            _roles(df, {**unit_roles, **self.roles}).alias("_by_unit"), parsed["content_role"].alias("_by_text")
         )
-        by_unit = pl.lit(_roles(df, {**unit_roles, **self.roles}))
-        role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), parsed["content_role"], by_unit)
+        by_unit = pl.col("_by_unit")
+        role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), pl.col("_by_text"), by_unit)
         df = df.with_columns(
             role.alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
-        )
+        ).drop("_by_unit", "_by_text")
         return self._process_roles(df).with_columns(pl.col("role").fill_null("unknown"))
 
     def _process_roles(self, df: pl.DataFrame) -> pl.DataFrame:
@@ -523,7 +523,7 @@ class _Run:
         self.output.write("events", ev)
         for name, frames in tables.items():
             if name in self.held:  # rooms merged, aborts completed with the pairings, at the end
-                self.held[name].extend(frames)
+                self.held[name].extend(_compact(f) for f in frames)
                 continue
             for frame in frames:
                 self.output.write(name, frame)
@@ -643,6 +643,15 @@ def _parse_time(option: str, text: str) -> datetime:
     return t
 
 
+def _compact(df: pl.DataFrame) -> pl.DataFrame:
+    """A copy of ``df`` that owns its text: polars' string views point into the buffers of the chunk
+    they were cut from, so a few rows kept until the end of an ingest would keep every chunk's
+    text alive (RSS growing with the input)."""
+    if df.height == 0:
+        return df
+    return pl.from_arrow(df.to_arrow(compat_level=pl.CompatLevel.oldest()))  # type: ignore[return-value]
+
+
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     since, until = window
     return (since is None or when >= since) and (until is None or when <= until)
@@ -685,7 +694,7 @@ def _tables(
             ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
             for name, build in TABLE_BUILDERS.items():
                 tables[name] = [build(ev)]
-            config_seen.append(config.observations(ev))
+            config_seen.append(_compact(config.observations(ev)))
             yield ev, tables, unknown_in_dumps
     finally:
         classified.close()  # stops the stage before (and journalctl) when this one stops early

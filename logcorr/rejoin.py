@@ -51,23 +51,12 @@ class Rejoiner:
     def _run(self, df: pl.DataFrame, *, final: bool) -> pl.DataFrame:
         # The stream's hash stands in for the stream in every grouping (no string hashing per row).
         df = df.with_row_index("seq").with_columns(pl.col("stream").fill_null("").hash().alias("key"))
-        previous = pl.col("message").shift(1).over("key")
-        header = is_record_start(pl.col("message"), previous).fill_null(True)
         if self.join_all:
-            header = pl.col("seq") == pl.col("seq").min().over("key")
-            starts = header
+            starts = pl.col("seq") == pl.col("seq").min().over("key")
         else:
-            # Before the first record start of a stream, and after a blank line, a line that is
-            # not shaped like a continuation (indented, part of a traceback, a py-spy thread
-            # header) opens a record of its own: a note, a fragment, a line of a process that
-            # prints no header. A blank line never opens a record.
-            blank = (pl.col("message").str.strip_chars().str.len_bytes() == 0).fill_null(False)
-            after_blank = blank.shift(1, fill_value=False).over("key")
-            before_first = header.cum_sum().over("key") == 0
-            shaped = pl.col("message").str.contains(CONTINUATION).fill_null(False)
-            piece = pl.col("entry_error").str.starts_with("a line over").fill_null(False)
-            starts = header | piece | (~blank & ~shaped & (before_first | after_blank))
-        df = df.with_columns(starts.cum_sum().over("key").alias("rec"))
+            df = df.with_columns(_starts(df).alias("_start"))
+            starts = pl.col("_start")
+        df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
         if final:
             closed = df
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
@@ -86,6 +75,39 @@ class Rejoiner:
                 self._pending = df.filter(held).select(list(RECORD_COLUMNS))
                 closed = df.filter(~held)
         return _records(closed)
+
+
+# SGLang's own header, which most lines of an engine's journal carry: such a line opens a record,
+# and the full rule (every header family, known bodies, continuation shapes) runs on the others only.
+_SGLANG_START = r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\]"
+
+
+def _starts(df: pl.DataFrame) -> pl.Series:
+    """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record?
+    Before the first record start of a stream, and after a blank line, a line that is not shaped
+    like a continuation (indented, part of a traceback, a py-spy thread header) opens a record of
+    its own: a note, a fragment, a line of a process that prints no header. A blank line never
+    opens a record; a piece of an over-long line always does."""
+    fast = df["message"].str.contains(_SGLANG_START).fill_null(False)
+    rest = df.with_columns(pl.col("message").shift(1).over("key").alias("_prev"), fast.alias("_fast"))
+    slow = rest.filter(~pl.col("_fast")).select(
+        "seq", is_record_start(pl.col("message"), pl.col("_prev")).fill_null(True).alias("_h")
+    )
+    header = fast.scatter((~fast).arg_true(), slow["_h"]) if slow.height else fast
+    blank = (df["message"].str.strip_chars().str.len_bytes() == 0).fill_null(False)
+    marks = df.select("key", header.alias("h"), blank.alias("b")).with_columns(
+        pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
+        (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
+    )
+    loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header
+    if not loose.any():
+        piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
+        return header | piece
+    idx = loose.arg_true()
+    shaped = df["message"].gather(idx).str.contains(CONTINUATION).fill_null(False)
+    opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
+    piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
+    return header | piece | opens
 
 
 def _records(lines: pl.DataFrame) -> pl.DataFrame:

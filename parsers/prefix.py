@@ -175,9 +175,10 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
     start = clean.str.contains(HEADER_START) | clean.str.contains("|".join(BODY_STARTS))
-    if previous is not None:
-        announced = clean.str.starts_with("Process ") & previous.str.contains(PYSPY_MARKER).fill_null(False)
-        start = start & ~(announced & ~clean.str.contains(HEADER_START))
+    if previous is not None:  # (the marker is searched only after a "Process N:" line: a day has few)
+        process = clean.str.starts_with("Process ")
+        marked = pl.when(process).then(previous.str.contains(PYSPY_MARKER)).fill_null(False)
+        start = start & ~(process & marked)
     return start
 
 

@@ -864,15 +864,14 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "level": level,
         }
     )
-    out = out.with_columns(_content_role(base["body"]).alias("content_role"))
+    out = out.with_columns(base["body"].alias("_body")).with_columns(_content_role(pl.col("_body")).alias("content_role"))
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
-def _content_role(body: pl.Series) -> pl.Expr:
+def _content_role(text: pl.Expr) -> pl.Expr:
     """The role a record's own text implies, over ``content_role`` of its pattern: a batch line
     without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role by
     its event loop."""
-    text = pl.lit(body)
     by_frames = pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES])
     return (
         pl.when((pl.col("kind") == "batch") & ~text.str.contains(PD_BATCH_KEYS).fill_null(False))

@@ -114,7 +114,9 @@ def timed(label: str, n: int, fn):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"{label:<34} {dt:7.2f} s wall {n / dt:>11,.0f} lines/s | {cpu:7.2f} s CPU {n / cpu:>11,.0f} lines/CPU-s")
+    print(
+        f"{label:<34} {dt:7.2f} s wall {n / dt:>11,.0f} lines/s | {cpu:7.2f} s CPU {n / cpu:>11,.0f} lines/CPU-s"
+    )
     return out, (dt, cpu)
 
 
@@ -129,7 +131,9 @@ def main(n: int = 1_000_000) -> None:
     b, t_batches = timed("batches", n, lambda: sglang.batches(ev))
     r, _ = timed("requests (router.py)", n, lambda: router.requests(ev))
     wall, cpu = t_classify[0] + t_batches[0], t_classify[1] + t_batches[1]
-    print(f"{'classify + batches':<34} {wall:7.2f} s wall {n / wall:>11,.0f} lines/s | {cpu:7.2f} s CPU {n / cpu:>11,.0f} lines/CPU-s")
+    print(
+        f"{'classify + batches':<34} {wall:7.2f} s wall {n / wall:>11,.0f} lines/s | {cpu:7.2f} s CPU {n / cpu:>11,.0f} lines/CPU-s"
+    )
     print(f"load average while running: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(
         f"rows: batches {b.height:,}, requests {r.height:,}; kinds {dict(kinds['kind'].value_counts().iter_rows())}"

@@ -107,7 +107,9 @@ def ingest(
     ] = False,
     captured_at: Annotated[
         str | None,
-        typer.Option(help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).", metavar="TIME"),
+        typer.Option(
+            help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).", metavar="TIME"
+        ),
     ] = None,
     origin: Annotated[
         str | None,
@@ -167,9 +169,13 @@ def _repoint(out: Path) -> None:
         return
     try:
         db.write(out)
-        typer.echo(f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True)
+        typer.echo(
+            f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True
+        )
     except Exception as e:  # noqa: BLE001 — a read-only copy still answers queries; say what to do
-        typer.echo(f"logcorr: {out}/logcorr.duckdb reads {old}; run logcorr database -d {out} ({e})", err=True)
+        typer.echo(
+            f"logcorr: {out}/logcorr.duckdb reads {old}; run logcorr database -d {out} ({e})", err=True
+        )
 
 
 def _check_output_file(path: Path) -> None:
@@ -249,16 +255,23 @@ def query(
     name_or_sql: Annotated[
         str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
     ] = None,
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     fmt: Annotated[
         str,
         typer.Option(
-            "--format", "-f", help="table (vertical when wider than the terminal), vertical, csv, json or markdown."
+            "--format",
+            "-f",
+            help="table (vertical when wider than the terminal), vertical, csv, json or markdown.",
         ),
     ] = "table",
-    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Show only the first N rows.", metavar="N")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", help="Show only the first N rows.", metavar="N")
+    ] = None,
     columns: Annotated[
-        str | None, typer.Option("--columns", "-c", help="Only these columns, comma-separated.", metavar="A,B")
+        str | None,
+        typer.Option("--columns", "-c", help="Only these columns, comma-separated.", metavar="A,B"),
     ] = None,
     param: Annotated[
         list[str], typer.Option("--param", "-p", help="NAME=VALUE for a query parameter (repeatable).")
@@ -290,7 +303,9 @@ def query(
 
 @app.command()
 def report(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
     ] = None,
@@ -320,7 +335,9 @@ def report(
 
 @app.command()
 def timeline(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
         "timeline.html"
     ),
@@ -348,7 +365,9 @@ def timeline(
         _fail(str(e))
     except OSError as e:
         _fail(f"{output}: cannot write it: {e.strerror or e}")
-    binned = f", {info.counts['batches']:,} batches drawn as {info.counts['runs']:,} runs" if info.binned else ""
+    binned = (
+        f", {info.counts['batches']:,} batches drawn as {info.counts['runs']:,} runs" if info.binned else ""
+    )
     typer.echo(f"wrote {info.html} ({info.bytes / 1e6:.1f} MB, {len(info.lanes)} lanes{binned})")
 
 
@@ -357,7 +376,9 @@ def export(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
     ] = "chrome-trace",
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
@@ -394,7 +415,9 @@ def export(
 
 @app.command()
 def database(
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     embed: Annotated[
         bool,
         typer.Option(
@@ -419,7 +442,9 @@ def database(
 @app.command()
 def show(
     event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
-    out: Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")] = DEFAULT_OUT,
+    out: Annotated[
+        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
+    ] = DEFAULT_OUT,
     context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""

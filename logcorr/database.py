@@ -111,7 +111,9 @@ def points_elsewhere(out: Path) -> str | None:
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
-            row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'events' AND NOT internal").fetchall()
+            row = con.execute(
+                "SELECT sql FROM duckdb_views() WHERE view_name = 'events' AND NOT internal"
+            ).fetchall()
         finally:
             con.close()
     except duckdb.Error:
@@ -205,7 +207,9 @@ def _write(out: Path, saved, storage_version: str, embed: bool, started: float) 
     con.close()
     try:
         os.replace(tmp, target)
-        store.write_atomic(result.views_sql, lambda f: f.write(views_sql(folders, saved, skipped=result.skipped)))
+        store.write_atomic(
+            result.views_sql, lambda f: f.write(views_sql(folders, saved, skipped=result.skipped))
+        )
     except OSError as e:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)

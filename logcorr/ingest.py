@@ -149,9 +149,12 @@ class _Enricher:
         lifecycle = parsed["kind"] == "lifecycle"
         if lifecycle.any():
             named = df["body"].str.extract(systemd.NAMED_UNIT, 1)
-            df = df.with_columns(pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit"))
+            df = df.with_columns(
+                pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit")
+            )
         df = df.with_columns(
-            _roles(df, {**unit_roles, **self.roles}).alias("_by_unit"), parsed["content_role"].alias("_by_text")
+            _roles(df, {**unit_roles, **self.roles}).alias("_by_unit"),
+            parsed["content_role"].alias("_by_text"),
         )
         by_unit = pl.col("_by_unit")
         role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), pl.col("_by_text"), by_unit)
@@ -187,7 +190,9 @@ class _Enricher:
         shown = pl.concat([shown, silent])
         for src, host, pid, roles in shown.iter_rows():
             old = self.process_roles.get((src, host, pid))
-            self.process_roles[(src, host, pid)] = roles[0] if len(roles) == 1 and old in (None, roles[0]) else ""
+            self.process_roles[(src, host, pid)] = (
+                roles[0] if len(roles) == 1 and old in (None, roles[0]) else ""
+            )
         if not self.process_roles:
             return df
         known = pl.DataFrame(
@@ -460,9 +465,13 @@ class _Run:
                     "content, whatever path names it); --append would count it twice (drop --append to replace OUT)"
                 )
         if self.prev:
-            self.enrich.next_id = max(self.enrich.next_id, int(self.prev.get("next_event_id", {}).get(self.origin, 0)))
+            self.enrich.next_id = max(
+                self.enrich.next_id, int(self.prev.get("next_event_id", {}).get(self.origin, 0))
+            )
 
-    def read(self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None) -> None:
+    def read(
+        self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
+    ) -> None:
         """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``."""
         report = self._open(given, known_fmt, scratch)
         if report is None:
@@ -473,9 +482,13 @@ class _Run:
         try:
             # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
             # classifying; building the tables; writing them (here).
-            parsed = threads.ahead(_read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read")
+            parsed = threads.ahead(
+                _read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read"
+            )
             records = _records(parsed, Rejoiner(join_all=forced is not None), self.enrich, report, forced)
-            built = _tables(threads.ahead(records), self.window, self.processes, self.captured_at, self.config_seen)
+            built = _tables(
+                threads.ahead(records), self.window, self.processes, self.captured_at, self.config_seen
+            )
             for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                 self._write(report, ev, tables, unknown_in_dumps)
                 if progress and report.bytes > 64 << 20:
@@ -553,7 +566,9 @@ class _Run:
         window, captured_at = self.window, self.captured_at
         src_first, src_last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
         if forced and not report.records and window and captured_at and not _inside(captured_at, window):
-            report.notes.append(f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until")
+            report.notes.append(
+                f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
+            )
         if report.zoneless:
             report.notes.append(
                 f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
@@ -572,7 +587,11 @@ class _Run:
         """The tables summed up at the end, the result and its notes; OUT committed."""
         reports, output = self.reports, self.output
         if not any(r.records for r in reports):
-            bounds = [f"{flag} {text}" for flag, text in (("--since", self.opts.since), ("--until", self.opts.until)) if text]
+            bounds = [
+                f"{flag} {text}"
+                for flag, text in (("--since", self.opts.since), ("--until", self.opts.until))
+                if text
+            ]
             inside = f" within {' '.join(bounds)}" if self.window else ""
             raise NothingReadError(
                 f"nothing could be read{inside}:\n"
@@ -586,19 +605,28 @@ class _Run:
         output.write("sources", _sources_frame(reports))
         output.write("config", config.rows(self.config_seen))
         result = IngestResult(
-            self.out, reports, dict(output.rows), first_ts=self.first_ts, last_ts=self.last_ts, lines=self.lines
+            self.out,
+            reports,
+            dict(output.rows),
+            first_ts=self.first_ts,
+            last_ts=self.last_ts,
+            lines=self.lines,
         )
         for (role, kind), n in sorted(self.counts.items()):
             result.by_role_kind.setdefault(role, {})[kind] = n
         result.notes += self._result_notes()
         result.seconds = time.monotonic() - self.started
-        manifest = _manifest(result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities)
+        manifest = _manifest(
+            result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities
+        )
         output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
         return result
 
     def _result_notes(self) -> list[str]:
         notes = []
-        if self.captured_at and not any(r.format in ("pyspy", "pyspy-json") and r.records for r in self.reports):
+        if self.captured_at and not any(
+            r.format in ("pyspy", "pyspy-json") and r.records for r in self.reports
+        ):
             notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
         counts = self.counts
         known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
@@ -677,9 +705,7 @@ def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, 
         chunks.close()  # stops the reading stage (and journalctl) when this one stops early
 
 
-def _tables(
-    classified: Generator, window, processes: dict, captured_at: datetime | None, config_seen: list
-):
+def _tables(classified: Generator, window, processes: dict, captured_at: datetime | None, config_seen: list):
     """Per chunk of events: the chunk (narrowed to ``window``, dumps' own rows filled in), its rows of
     every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape.
     Appends the chunk's ``config.observations`` to ``config_seen`` (the ``config`` table is one row per

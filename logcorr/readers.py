@@ -262,10 +262,14 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
         records = text_records(lines, fmt, report.source, first, compose=bool(compose))
         if piece:
             pieces += 1
-            records = records.with_columns(pl.lit(LINE_PIECE.format(mib=MAX_LINE_BYTES >> 20)).alias("entry_error"))
+            records = records.with_columns(
+                pl.lit(LINE_PIECE.format(mib=MAX_LINE_BYTES >> 20)).alias("entry_error")
+            )
         yield records
     if pieces:
-        report.notes.append(f"{pieces} piece(s) of {MAX_LINE_BYTES >> 20} MiB cut from lines longer than that")
+        report.notes.append(
+            f"{pieces} piece(s) of {MAX_LINE_BYTES >> 20} MiB cut from lines longer than that"
+        )
 
 
 # Text around a log line that is not the log's: markdown residue of a paste (a leading backtick or
@@ -799,9 +803,18 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     out = []
     for cmd in (c for c in found if LAUNCH.search(c)):
         proc = subprocess.Popen(
-            [journalctl_path(), *_journal_args(path), f"_CMDLINE={cmd}", "-o", "export",
-             "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace",
+            [
+                journalctl_path(),
+                *_journal_args(path),
+                f"_CMDLINE={cmd}",
+                "-o",
+                "export",
+                "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
         )
         entry: dict[str, str] = {}
         try:
@@ -814,14 +827,18 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
             proc.kill()
             proc.wait()
         if entry.get("_SYSTEMD_UNIT") in units:
-            out.append({
-                "unit": entry["_SYSTEMD_UNIT"],
-                "pid": int(entry["_PID"]) if entry.get("_PID", "").isdigit() else None,
-                "boot_id": entry.get("_BOOT_ID"),
-                "host": entry.get("_HOSTNAME"),
-                "ts": int(entry["__REALTIME_TIMESTAMP"]) if entry.get("__REALTIME_TIMESTAMP", "").isdigit() else None,
-                "cmdline": cmd,
-            })
+            out.append(
+                {
+                    "unit": entry["_SYSTEMD_UNIT"],
+                    "pid": int(entry["_PID"]) if entry.get("_PID", "").isdigit() else None,
+                    "boot_id": entry.get("_BOOT_ID"),
+                    "host": entry.get("_HOSTNAME"),
+                    "ts": int(entry["__REALTIME_TIMESTAMP"])
+                    if entry.get("__REALTIME_TIMESTAMP", "").isdigit()
+                    else None,
+                    "cmdline": cmd,
+                }
+            )
     return out
 
 
@@ -948,7 +965,9 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
                     error = str(e)
                     break
                 fed, data = True, b""
-                if d.eof and error is None:  # the next stream of a concatenated file, if any (not zero padding)
+                if (
+                    d.eof and error is None
+                ):  # the next stream of a concatenated file, if any (not zero padding)
                     d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
             if error or bomb:
                 break

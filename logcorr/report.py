@@ -114,7 +114,9 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
 
 
 def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
-    return wedge.filter(pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled"))
+    return wedge.filter(
+        pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
+    )
 
 
 def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
@@ -123,7 +125,9 @@ def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
     desync, the trigger and the abort burst. The report and the timeline both show these."""
     r = results
     stops = _stops_of(r["wedge"])
-    lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(r["unit_lifecycle"])
+    lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
+        r["unit_lifecycle"]
+    )
     lines += _verdict(stops, r["desync"], r["abort_to_assert"], r["incident_chain"])
     return [line.removeprefix("- ") for line in lines]
 
@@ -253,7 +257,9 @@ def _markup(
     for (host, role), g in leaks.group_by("host", "role", maintain_order=True):
         band = rate.filter((pl.col("host") == host) & (pl.col("role") == role))
         with_text, finished = int(band["with_text"].sum()), int(band["finished"].sum())
-        fams = ", ".join(f"{f} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows())
+        fams = ", ".join(
+            f"{f} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows()
+        )
         out.append(
             f"- {role} on {host}: **{g.height} of {with_text} answers** whose text the request log holds came back"
             f" with tool-call markup as plain text ({finished} `Finish` lines in all); first {_t(g['ts'].min())},"
@@ -263,16 +269,23 @@ def _markup(
         if quiet:
             out.append(f"  None with {' or '.join(quiet)} requests running.")
         out.append(f"  Parser configuration: {_parsers(config, host, role)}.")
-    known = matches.filter(pl.col("family") == "F19") if matches.height and "family" in matches.columns else matches
+    known = (
+        matches.filter(pl.col("family") == "F19")
+        if matches.height and "family" in matches.columns
+        else matches
+    )
     if known.height:
         m = known.row(0, named=True)
-        out.append(f"- Known issue **F19: {m['title']}** ({m['strength']}): {m['workaround']} Links: {m['links']}.")
+        out.append(
+            f"- Known issue **F19: {m['title']}** ({m['strength']}): {m['workaround']} Links: {m['links']}."
+        )
     elif f19.height:
         verdicts = sorted(set(f19["config_verdict"]))
         values = "; ".join(sorted({v for v in f19["config_values"].to_list() if v}))
         out.append(
             "- Known issue F19 (DeepSeek tool-call markup returned as content: sglang#17593, #35736, #40236):"
-            f" configuration {', '.join(verdicts)}" + (f" ({values})" if values else "")
+            f" configuration {', '.join(verdicts)}"
+            + (f" ({values})" if values else "")
             + ": it needs a DeepSeek model or a deepseek* --tool-call-parser."
         )
     out.append("")

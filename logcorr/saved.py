@@ -555,7 +555,9 @@ def run_query(
     if columns:
         missing = [c for c in columns if c not in df.columns]
         if missing:
-            raise QueryError(f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(df.columns)}")
+            raise QueryError(
+                f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(df.columns)}"
+            )
         df = df.select(columns)
     more = df.height - limit if limit is not None and df.height > limit else 0
     if more:
@@ -640,7 +642,9 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
         blocks = []
         for i, r in enumerate(cells, 1):
             block = [f"-[ row {i} ]" + "-" * 20]
-            block += [f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)]
+            block += [
+                f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)
+            ]
             blocks.append("\n".join(block))
         return "\n".join(blocks) + f"\n({len(rows)} row{'s' if len(rows) != 1 else ''})"
     if fmt == "table":

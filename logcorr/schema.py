@@ -61,9 +61,13 @@ class Table:
 
 C = Column
 _RANKS = {
-    "dp_rank": C(pl.Int16, "data-parallel rank (DP) from the line's header or process title; null when not printed"),
+    "dp_rank": C(
+        pl.Int16, "data-parallel rank (DP) from the line's header or process title; null when not printed"
+    ),
     "pp_rank": C(pl.Int16, "pipeline-parallel rank (PP); null when not printed"),
-    "tp_rank": C(pl.Int16, "tensor-parallel rank (TP); PyTorch's global [rankN] lands here; null when not printed"),
+    "tp_rank": C(
+        pl.Int16, "tensor-parallel rank (TP); PyTorch's global [rankN] lands here; null when not printed"
+    ),
     "ep_rank": C(pl.Int16, "expert-parallel rank (EP); null when not printed"),
 }
 _PROVENANCE = {
@@ -127,7 +131,9 @@ SOURCES = _table(
         "first_ts": C(UTC_US, "first record's time"),
         "last_ts": C(UTC_US, "last record's time"),
         "errors": C(pl.String, "what could not be read and why; null when nothing"),
-        "notes": C(pl.String, "how it was read: times printed without a zone read as UTC, entries read once, …"),
+        "notes": C(
+            pl.String, "how it was read: times printed without a zone read as UTC, entries read once, …"
+        ),
     },
 )
 
@@ -206,16 +212,22 @@ TRANSFER_ERRORS = _table(
         **_BASE,
         "bootstrap_room": _ROOM,
         "rid": _RID,
-        "error_kind": C(pl.String, "prefill_transfer_failed, decode_transfer_failed, assert_transfer_infos, …"),
+        "error_kind": C(
+            pl.String, "prefill_transfer_failed, decode_transfer_failed, assert_transfer_infos, …"
+        ),
         "cause": C(
             pl.String,
             "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, other_rank (propagated "
             "from the rank that failed first: not the root cause), …",
         ),
-        "backend": C(pl.String, "KV transfer backend the record names: nixl, mooncake, mori, ascend; null when none"),
+        "backend": C(
+            pl.String, "KV transfer backend the record names: nixl, mooncake, mori, ascend; null when none"
+        ),
         "kv_poll_state": C(pl.String, "KVPoll state a timeout names (Bootstrapping, WaitingForInput, …)"),
         "timeout_s": C(pl.Float64, "timeout, seconds"),
-        "exception": C(pl.String, "exception type as printed (KVTransferError, AssertionError, …); never guessed"),
+        "exception": C(
+            pl.String, "exception type as printed (KVTransferError, AssertionError, …); never guessed"
+        ),
         "reason": C(pl.String, "the text after 'with exception …:' or the traceback's exception line"),
         "peer": C(pl.String, "address the line names (host:port)"),
         "traceback": C(pl.String, "the joined 'Traceback …' text"),
@@ -277,12 +289,18 @@ REQUEST_LOG = _table(
         "event": C(pl.String, "received, received_openai (the OpenAI request, level 2 and up) or finished"),
         "rid": _RID,
         "bootstrap_room": _ROOM,
-        "finish_type": C(pl.String, "finished: finish_reason's type (stop, length, abort); null when not logged"),
-        "finish_message": C(pl.String, "finished: finish_reason's message ('Request running timeout reached.' …)"),
+        "finish_type": C(
+            pl.String, "finished: finish_reason's type (stop, length, abort); null when not logged"
+        ),
+        "finish_message": C(
+            pl.String, "finished: finish_reason's message ('Request running timeout reached.' …)"
+        ),
         "status_code": C(pl.Int32, "finished: finish_reason's status_code (503 …); null when none"),
         "prompt_tokens": C(pl.Int64, "finished: meta_info prompt_tokens"),
         "completion_tokens": C(pl.Int64, "finished: meta_info completion_tokens"),
-        "cached_tokens": C(pl.Int64, "finished: meta_info cached_tokens (prompt tokens served from the prefix cache)"),
+        "cached_tokens": C(
+            pl.Int64, "finished: meta_info cached_tokens (prompt tokens served from the prefix cache)"
+        ),
         "e2e_latency_s": C(pl.Float64, "finished: meta_info e2e_latency, seconds"),
         "output_text": C(
             pl.String,
@@ -290,13 +308,17 @@ REQUEST_LOG = _table(
             "line holds none (--log-requests-level 0 or 1)",
         ),
         "output_chars": C(pl.Int64, "finished: characters of the returned text as logged (before our cut)"),
-        "output_cut": C(pl.Boolean, "finished: SGLang cut the text to head ... tail (over 2048 characters, level 2)"),
+        "output_cut": C(
+            pl.Boolean, "finished: SGLang cut the text to head ... tail (over 2048 characters, level 2)"
+        ),
         "markup_leak": C(
             pl.String,
             "finished: the tool-call markup family in the returned text (deepseek_tool_calls, deepseek_dsml); "
             "null when none or no text",
         ),
-        "markup": C(pl.String, "finished: the first markup token found, as printed (<｜DSML｜function_calls> …)"),
+        "markup": C(
+            pl.String, "finished: the first markup token found, as printed (<｜DSML｜function_calls> …)"
+        ),
         "format": C(pl.String, "text (a Python repr line) or json (--log-requests-format json)"),
         **_TAIL,
     },
@@ -487,10 +509,17 @@ CONFIG = _table(
         "unit": EVENTS.columns["unit"],
         "role": _ROLE,
         "pid": _PID,
-        "first_ts": C(UTC_US, "time of the server_args line, else of the process's first record with its command line"),
-        "event_id": C(pl.Int64, "events.event_id of the server_args line, else of that first record; null when a journal gave the command line (journalctl _CMDLINE=…)"),
+        "first_ts": C(
+            UTC_US, "time of the server_args line, else of the process's first record with its command line"
+        ),
+        "event_id": C(
+            pl.Int64,
+            "events.event_id of the server_args line, else of that first record; null when a journal gave the command line (journalctl _CMDLINE=…)",
+        ),
         "origin": C(pl.String, "where the values come from: server_args, cmdline, or server_args+cmdline"),
-        "sglang_version": C(pl.String, "SGLang version where a line or the command line states it; null otherwise"),
+        "sglang_version": C(
+            pl.String, "SGLang version where a line or the command line states it; null otherwise"
+        ),
         "tp_size": C(pl.Int32, "tensor-parallel size (--tp-size, --tp)"),
         "dp_size": C(pl.Int32, "data-parallel size (--dp-size, --dp)"),
         "pp_size": C(pl.Int32, "pipeline-parallel size (--pp-size)"),
@@ -498,18 +527,35 @@ CONFIG = _table(
         "nnodes": C(pl.Int32, "nodes the engine spans (--nnodes)"),
         "enable_dp_attention": C(pl.Boolean, "DP attention on (--enable-dp-attention)"),
         "disaggregation_mode": C(pl.String, "null, prefill or decode (--disaggregation-mode)"),
-        "disaggregation_transfer_backend": C(pl.String, "KV transfer backend: mooncake, nixl, … (--disaggregation-transfer-backend)"),
-        "disable_overlap_schedule": C(pl.Boolean, "overlap scheduler off (--disable-overlap-schedule); False = overlap on"),
+        "disaggregation_transfer_backend": C(
+            pl.String, "KV transfer backend: mooncake, nixl, … (--disaggregation-transfer-backend)"
+        ),
+        "disable_overlap_schedule": C(
+            pl.Boolean, "overlap scheduler off (--disable-overlap-schedule); False = overlap on"
+        ),
         "enable_hierarchical_cache": C(pl.Boolean, "HiCache on (--enable-hierarchical-cache)"),
         "hicache_storage_backend": C(pl.String, "HiCache L3 storage backend; null when none"),
         "speculative_algorithm": C(pl.String, "speculative decoding algorithm (EAGLE, …); null when none"),
         "watchdog_timeout": C(pl.Float64, "scheduler watchdog timeout, seconds"),
-        "dist_timeout": C(pl.Float64, "torch.distributed timeout, seconds (--dist-timeout); null = PyTorch's default"),
-        "chunked_prefill_size": C(pl.Int64, "chunked prefill size, tokens (resolved; null when only a command line without it is known)"),
+        "dist_timeout": C(
+            pl.Float64, "torch.distributed timeout, seconds (--dist-timeout); null = PyTorch's default"
+        ),
+        "chunked_prefill_size": C(
+            pl.Int64,
+            "chunked prefill size, tokens (resolved; null when only a command line without it is known)",
+        ),
         "model_path": C(pl.String, "model path (--model-path)"),
-        "defaulted": C(pl.String, "typed columns above filled with SGLang's default because the command line does not name them (no server_args line)"),
-        "disagreements": C(pl.String, "fields where server_args and the command line differ: 'field: server_args X, cmdline Y; …'"),
-        "settings": C(pl.String, "every field as JSON: the server_args line's, plus the command line's it lacks"),
+        "defaulted": C(
+            pl.String,
+            "typed columns above filled with SGLang's default because the command line does not name them (no server_args line)",
+        ),
+        "disagreements": C(
+            pl.String,
+            "fields where server_args and the command line differ: 'field: server_args X, cmdline Y; …'",
+        ),
+        "settings": C(
+            pl.String, "every field as JSON: the server_args line's, plus the command line's it lacks"
+        ),
         "cmdline": C(pl.String, "the launch command line (journald _CMDLINE)"),
         "note": C(pl.String, "what could not be read: a cut server_args line, an ambiguous or unknown flag"),
         **_PROVENANCE,
@@ -627,7 +673,9 @@ def duckdb_type(dtype: pl.DataType) -> str:
 def empty_view_sql(table: str) -> str:
     """``CREATE OR REPLACE VIEW`` of a contract table with its columns and no row: the table an OUT
     written before it existed (or by a tool that wrote no part of it) lacks."""
-    cols = ", ".join(f'CAST(NULL AS {duckdb_type(c.dtype)}) AS "{n}"' for n, c in TABLES[table].columns.items())
+    cols = ", ".join(
+        f'CAST(NULL AS {duckdb_type(c.dtype)}) AS "{n}"' for n, c in TABLES[table].columns.items()
+    )
     return f'CREATE OR REPLACE VIEW "{table}" AS SELECT {cols} WHERE false'
 
 

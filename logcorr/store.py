@@ -229,7 +229,10 @@ class Output:
                 # Parquet parts are never modified once written: hard links cost nothing. The manifest is
                 # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
                 shutil.copytree(
-                    out, self.tmp, copy_function=os.link, ignore=shutil.ignore_patterns("manifest.json", *DERIVED)
+                    out,
+                    self.tmp,
+                    copy_function=os.link,
+                    ignore=shutil.ignore_patterns("manifest.json", *DERIVED),
                 )
                 shutil.copy2(out / "manifest.json", self.tmp / "manifest.json")
             else:

@@ -173,7 +173,9 @@ def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame
         frames.append(
             lf.select(
                 [
-                    pl.col(c) if have.get(c) == t else (pl.col(c) if c in have else pl.lit(None)).cast(t, strict=False).alias(c)
+                    pl.col(c)
+                    if have.get(c) == t
+                    else (pl.col(c) if c in have else pl.lit(None)).cast(t, strict=False).alias(c)
                     for c, t in schema.items()
                 ]
             )
@@ -257,9 +259,7 @@ _EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "pid", "level", "message"
 
 def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     """Fill host, level, message and provenance of typed rows from their ``events`` row."""
-    ev = _scan(out, "events", _EVENT_JOIN).rename(
-        {c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"}
-    )
+    ev = _scan(out, "events", _EVENT_JOIN).rename({c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"})
     have = lf.collect_schema()
     lf = lf.with_columns(
         [pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have and c != "pid"]
@@ -362,14 +362,12 @@ def _typed(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
 
 def _col_sql(cols: dict, name: str, sql_type: str) -> str:
     """``name`` when the table has it, else a typed NULL (an older OUT)."""
-    return f'"{name}"' if name in cols else f"CAST(NULL AS {sql_type}) AS \"{name}\""
+    return f'"{name}"' if name in cols else f'CAST(NULL AS {sql_type}) AS "{name}"'
 
 
 def _router_error_sql() -> str:
     """A router request line failed: status ≥ 400, else its level (own, or its event's) says so."""
-    return (
-        "coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)"
-    )
+    return "coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)"
 
 
 def _activity_sql(out: Path, since, until) -> str:
@@ -397,7 +395,7 @@ def _activity_sql(out: Path, since, until) -> str:
                     SELECT list(event_id) AS ids FROM (SELECT * EXCLUDE (level), {level} AS level FROM requests AS q)
                     WHERE role = 'router' AND status IS NULL AND level IS NULL))
         ) AS ev ON q.status IS NULL AND ev.event_id = q.event_id
-        WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, 'q.ts')}
+        WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, "q.ts")}
           AND NOT {_router_error_sql()}
     """
 
@@ -495,9 +493,17 @@ def _load_runs(con, out: Path, since, until) -> pl.DataFrame:
         *[pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in RANKS],
     )
     schema = {
-        "ts": UTC_US, "end": UTC_US, **_LANE, "kind": pl.String, "pid": pl.Int32, "lines": pl.Int64,
-        "batch_type": pl.String, "typical_s": pl.Float64, "first_event_id": pl.Int64,
-        "last_event_id": pl.Int64, "source": pl.String,
+        "ts": UTC_US,
+        "end": UTC_US,
+        **_LANE,
+        "kind": pl.String,
+        "pid": pl.Int32,
+        "lines": pl.Int64,
+        "batch_type": pl.String,
+        "typical_s": pl.Float64,
+        "first_event_id": pl.Int64,
+        "last_event_id": pl.Int64,
+        "source": pl.String,
     }
     df = _typed(df, schema).drop("run").sort("ts")
     typical = pl.duration(microseconds=(pl.col("typical_s").fill_null(0) * 1e6).cast(pl.Int64))
@@ -547,7 +553,9 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .otherwise(pl.lit("transfer_error"))
         .alias("kind"),
         pl.concat_str(
-            [pl.col("error_kind"), pl.col("kv_poll_state"), pl.col("reason")], separator=": ", ignore_nulls=True
+            [pl.col("error_kind"), pl.col("kv_poll_state"), pl.col("reason")],
+            separator=": ",
+            ignore_nulls=True,
         ).alias("detail"),
         pl.lit(None, pl.String).alias("level"),
         pl.lit(None, pl.String).alias("message"),
@@ -557,7 +565,9 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     terr = pl.concat(
         [
             terr.filter(pl.col("kind") == "assertion"),
-            terr.filter(pl.col("kind") != "assertion").join(aborts.select("event_id"), on="event_id", how="anti"),
+            terr.filter(pl.col("kind") != "assertion").join(
+                aborts.select("event_id"), on="event_id", how="anti"
+            ),
         ]
     )
     typed = pl.concat([aborts, terr, _leak_marks(out, common)], how="diagonal_relaxed")
@@ -580,9 +590,13 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .collect()
     )
     marks = marks.join(status, on="event_id", how="left")
-    failed = pl.when(pl.col("status").is_not_null()).then(pl.col("status") >= 400).otherwise(
-        pl.col("message").str.contains(r"(?i)fail|error|timeout|unhealthy")
-        | pl.col("level").is_in(["ERROR", "WARNING", "CRITICAL", "FATAL"])
+    failed = (
+        pl.when(pl.col("status").is_not_null())
+        .then(pl.col("status") >= 400)
+        .otherwise(
+            pl.col("message").str.contains(r"(?i)fail|error|timeout|unhealthy")
+            | pl.col("level").is_in(["ERROR", "WARNING", "CRITICAL", "FATAL"])
+        )
     )
     marks = marks.with_columns(
         pl.when((pl.col("kind") == "health") & failed.fill_null(False))
@@ -616,10 +630,13 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
     if errors_only:  # a superset here (a line without status or level may fail by its event's level)
         lf = lf.filter(
             (pl.col("status") >= 400)
-            | (pl.col("status").is_null() & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"])))
+            | (
+                pl.col("status").is_null()
+                & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"]))
+            )
         )
-    lf = _with_event_fields(out, lf).drop("pid").with_columns(
-        [pl.lit(None, pl.Int16).alias(c) for c in RANKS]
+    lf = (
+        _with_event_fields(out, lf).drop("pid").with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
     )
     df = lf.filter(pl.col("ts").is_not_null()).collect()
     error = (pl.col("status") >= 400).fill_null(
@@ -654,7 +671,9 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
     undated = lf.filter(pl.col("ts").is_null()).select(pl.col("capture_id").n_unique()).collect().item()
     df = _in_window(lf, since, until).filter(pl.col("ts").is_not_null()).collect()
     if df.is_empty():
-        empty = df.with_columns(pl.lit(None, pl.String).alias("label"), pl.lit(None, pl.String).alias("frames"))
+        empty = df.with_columns(
+            pl.lit(None, pl.String).alias("label"), pl.lit(None, pl.String).alias("frames")
+        )
         return empty, undated
     main = pl.col("is_main").fill_null(pl.col("thread_name") == "MainThread").fill_null(False)
     waiting = pl.col("wait_class").is_not_null() & ~pl.col("wait_class").is_in(["running", "idle"])
@@ -699,7 +718,10 @@ def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataF
                     pl.format(
                         " ({})",
                         pl.concat_str(
-                            [pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1), pl.col("line").cast(pl.String)],
+                            [
+                                pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1),
+                                pl.col("line").cast(pl.String),
+                            ],
                             separator=":",
                             ignore_nulls=True,
                         ),
@@ -761,7 +783,11 @@ def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.format("{} (no rank)", pl.col("role")))
     )
     if lanes["host"].drop_nulls().n_unique() > 1:
-        label = pl.when(pl.col("host").is_not_null()).then(pl.format("{} · {}", pl.col("host"), label)).otherwise(label)
+        label = (
+            pl.when(pl.col("host").is_not_null())
+            .then(pl.format("{} · {}", pl.col("host"), label))
+            .otherwise(label)
+        )
     files = pl.col("files").list.eval(pl.element().str.extract(r"([^/\\]+)$", 1)).list.join(", ")
     label = pl.when(pl.col("host").is_null()).then(pl.format("{} [{}]", label, files)).otherwise(label)
     return lanes.with_columns(label.alias("label")).drop("files")
@@ -774,7 +800,9 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
     if role is not None:
         keyed = {name: df.filter(pl.col("role") == role) for name, df in keyed.items()}
     per_lane = [
-        df.group_by(_KEY).agg(*[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().head(2))
+        df.group_by(_KEY).agg(
+            *[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().head(2)
+        )
         for df in keyed.values()
         if df.height
     ]
@@ -786,7 +814,10 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
     order = pl.col("role").replace_strict({r: i for i, r in enumerate(ROLE_ORDER)}, default=len(ROLE_ORDER))
     lanes = (
         lanes.group_by(_KEY)
-        .agg(*[pl.col(c).first() for c in _LANE], pl.col("source").list.explode().drop_nulls().unique().sort().head(2).alias("files"))
+        .agg(
+            *[pl.col(c).first() for c in _LANE],
+            pl.col("source").list.explode().drop_nulls().unique().sort().head(2).alias("files"),
+        )
         .with_columns(order.alias("_order"))
         .sort(["_order", "host", *RANKS], nulls_last=False)
         .drop("_order")
@@ -808,7 +839,9 @@ def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, p
         .collect()["rid"]
         .to_list()
     )
-    mine = (pl.col("bootstrap_room") == room).fill_null(False) | pl.col("rid").is_in(list(rids)).fill_null(False)
+    mine = (pl.col("bootstrap_room") == room).fill_null(False) | pl.col("rid").is_in(list(rids)).fill_null(
+        False
+    )
     return marks.filter(mine), requests.filter(mine), rids
 
 
@@ -845,7 +878,9 @@ def load(
     """
     out = Path(out)
     if not (out / "manifest.json").exists():
-        raise TimelineError(f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first")
+        raise TimelineError(
+            f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first"
+        )
     if role is not None and role not in ROLE_ORDER:
         raise TimelineError(f"--role {role!r}: expected one of {', '.join(ROLE_ORDER)}")
     day = None
@@ -902,7 +937,9 @@ def load(
         shutil.rmtree(spill, ignore_errors=True)
     captures, undated = _load_captures(out, t0, t1)
     if undated:
-        notes.append(f"{undated} py-spy capture(s) carry no capture time and are not drawn: logcorr query stuck_ranks lists them; logcorr ingest --captured-at gives bare dump files a time")
+        notes.append(
+            f"{undated} py-spy capture(s) carry no capture time and are not drawn: logcorr query stuck_ranks lists them; logcorr ingest --captured-at gives bare dump files a time"
+        )
     if t0 is not None:
         filters.append(f"since {t0:%Y-%m-%d %H:%M:%S} UTC")
     if t1 is not None:
@@ -959,13 +996,14 @@ def load(
     return sw
 
 
-
 def _group_fingerprints(captures: pl.DataFrame) -> pl.DataFrame:
     """Name stack fingerprint groups A, B, … in lane order, so one colour means one identical stack."""
     if captures.is_empty():
         return captures.with_columns(pl.lit(None, pl.String).alias("group"))
     fp = pl.coalesce(pl.col("fingerprint"), pl.col("label"))
-    order = captures.with_columns(fp.alias("_fp")).sort("lane", "ts").select("_fp").unique(maintain_order=True)
+    order = (
+        captures.with_columns(fp.alias("_fp")).sort("lane", "ts").select("_fp").unique(maintain_order=True)
+    )
     names = {f: _group_name(i) for i, f in enumerate(order["_fp"].to_list())}
     return captures.with_columns(fp.replace_strict(names, default=None).alias("group"))
 
@@ -1036,8 +1074,10 @@ def _markdown_line(text: str) -> str:
 def batch_name(batch_type: pl.Expr) -> pl.Expr:
     """``Prefill batch`` / ``Decode batch`` from the batches table's ``batch_type``."""
     t = batch_type.fill_null("batch")
-    return pl.when(t.str.to_lowercase().str.ends_with("batch")).then(t).otherwise(
-        pl.format("{} batch", t.str.to_titlecase())
+    return (
+        pl.when(t.str.to_lowercase().str.ends_with("batch"))
+        .then(t)
+        .otherwise(pl.format("{} batch", t.str.to_titlecase()))
     )
 
 
@@ -1143,7 +1183,8 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
                 x=_ms(last["ts"]),
                 y=last["lane"].to_numpy(),
                 hovertext=[
-                    f"<b>last batch of {esc(lbl)}</b>" + (f" (pid {pid})" if pid is not None else "")
+                    f"<b>last batch of {esc(lbl)}</b>"
+                    + (f" (pid {pid})" if pid is not None else "")
                     + f"<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
                     for lbl, t, pid, bt in last.select(
                         "lane_label", "ts", "pid", batch_name(pl.col("batch_type"))
@@ -1177,7 +1218,9 @@ def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
     rows = []
     for i in range(0, len(fields), per_line):
         parts = [
-            pl.when(pl.col(c).is_not_null()).then(pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String))))
+            pl.when(pl.col(c).is_not_null()).then(
+                pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String)))
+            )
             for c in fields[i : i + per_line]
         ]
         row = pl.concat_str(parts, separator=" · ", ignore_nulls=True)
@@ -1196,11 +1239,15 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
         mine = runs.filter(pl.col("role") == role).sort("lane", "ts")
         if mine.is_empty():
             continue
-        what = pl.when(pl.col("kind") == "request").then(pl.lit("router requests")).otherwise(
-            batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches")
+        what = (
+            pl.when(pl.col("kind") == "request")
+            .then(pl.lit("router requests"))
+            .otherwise(batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches"))
         )
         load = [
-            pl.when(pl.col(c).is_not_null()).then(pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)))
+            pl.when(pl.col(c).is_not_null()).then(
+                pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String))
+            )
             for c, label in (
                 ("running_req", "max #running-req"),
                 ("queue_req", "max #queue-req"),
@@ -1273,7 +1320,11 @@ def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
         *common,
         pl.lit("markup_leak").alias("kind"),
         pl.concat_str(
-            [pl.col("markup"), pl.lit(" · running requests "), pl.col("running_req").cast(pl.String).fill_null("?")]
+            [
+                pl.col("markup"),
+                pl.lit(" · running requests "),
+                pl.col("running_req").cast(pl.String).fill_null("?"),
+            ]
         ).alias("detail"),
         pl.lit(None, pl.String).alias("level"),
         pl.lit(None, pl.String).alias("message"),
@@ -1416,7 +1467,12 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
                 marker=dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
             )
         )
-        for lane, ts, label in g.sort("ts").unique("lane", keep="last", maintain_order=True).select("lane", "ts", "label").iter_rows():
+        for lane, ts, label in (
+            g.sort("ts")
+            .unique("lane", keep="last", maintain_order=True)
+            .select("lane", "ts", "label")
+            .iter_rows()
+        ):
             notes.append(
                 dict(
                     x=ts.timestamp() * 1000,
@@ -1580,7 +1636,9 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         "captures": sw.captures.height,
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
-    return dict(data=data, layout=layout), dict(binned=binned, bin_seconds=bin_s if binned else None, counts=counts)
+    return dict(data=data, layout=layout), dict(
+        binned=binned, bin_seconds=bin_s if binned else None, counts=counts
+    )
 
 
 # ------------------------------------------------------------------------------------------- page
@@ -1702,9 +1760,14 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
         include_plotlyjs=True,
         include_mathjax=False,
         full_html=False,
-        config=dict(displaylogo=False, responsive=True, scrollZoom=False, showSendToCloud=False,
-                    toImageButtonOptions=dict(format="png", filename="logcorr-timeline", scale=2),
-                    modeBarButtonsToRemove=["select2d", "lasso2d"]),
+        config=dict(
+            displaylogo=False,
+            responsive=True,
+            scrollZoom=False,
+            showSendToCloud=False,
+            toImageButtonOptions=dict(format="png", filename="logcorr-timeline", scale=2),
+            modeBarButtonsToRemove=["select2d", "lasso2d"],
+        ),
         default_height=f"{fig['layout']['height']}px",
         div_id="logcorr-timeline",
     )
@@ -1759,7 +1822,9 @@ def timeline(
     page, facts = render(sw)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(html_path, lambda f: f.write(page))  # a fresh O_EXCL name beside it: no planted link followed
+    write_atomic(
+        html_path, lambda f: f.write(page)
+    )  # a fresh O_EXCL name beside it: no planted link followed
     return TimelineInfo(
         html=html_path,
         bytes=html_path.stat().st_size,

@@ -63,7 +63,9 @@ def _tracks(sw: Swimlanes) -> tuple[pl.DataFrame, pl.DataFrame]:
         lanes.select("process", "role", "host")
         .unique("process", maintain_order=True)
         .with_row_index("pid", offset=1)
-        .with_columns(pl.col("pid").cast(pl.Int64), pl.col("role").replace_strict(order, default=9).alias("sort"))
+        .with_columns(
+            pl.col("pid").cast(pl.Int64), pl.col("role").replace_strict(order, default=9).alias("sort")
+        )
     )
     lanes = lanes.join(procs.select("process", "pid"), on="process")
     # Thread names: the lane label without the role and host it already carries as its process.
@@ -98,7 +100,9 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
     gap = (_us().shift(-1).over("lane") - _us()).alias("gap")
     b = b.with_columns(gap).with_columns(pl.col("gap").median().over("lane").fill_null(1000).alias("typical"))
     dur = pl.min_horizontal(pl.col("gap").fill_null(pl.col("typical")), pl.col("typical")).clip(lower_bound=0)
-    fields = [c for c in b.columns if c not in _NOT_ARGS | {"gap", "typical"} and b[c].null_count() < b.height]
+    fields = [
+        c for c in b.columns if c not in _NOT_ARGS | {"gap", "typical"} and b[c].null_count() < b.height
+    ]
     b = b.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane")
     event = pl.struct(
         batch_name(pl.col("batch_type")).alias("name"),
@@ -121,10 +125,15 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
     if r.is_empty():
         return
     r = r.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane").sort("lane", "ts")
-    fields = [c for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
-              if c in r.columns and r[c].null_count() < r.height]
-    name = pl.when(pl.col("kind") == "request").then(pl.lit("router requests")).otherwise(
-        batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches")
+    fields = [
+        c
+        for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
+        if c in r.columns and r[c].null_count() < r.height
+    ]
+    name = (
+        pl.when(pl.col("kind") == "request")
+        .then(pl.lit("router requests"))
+        .otherwise(batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches"))
     )
     iso = "%Y-%m-%dT%H:%M:%S%.6fZ"
     event = pl.struct(
@@ -185,8 +194,11 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
         if c == "lines":
             rows = pl.concat([rows, after], how="vertical_relaxed").sort("pid", "us")
         for pid, us, v in rows.iter_rows():
-            events.append(dict(name=name, cat="load", ph="C", ts=us, pid=pid, tid=0,
-                               args=dict(value=round(float(v), 4))))
+            events.append(
+                dict(
+                    name=name, cat="load", ph="C", ts=us, pid=pid, tid=0, args=dict(value=round(float(v), 4))
+                )
+            )
     return events
 
 
@@ -201,21 +213,51 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     events = []
     for r in sw.marks.iter_rows(named=True):
         pid, tid = where[r["lane"]]
-        args = dict(rid=r.get("rid"), bootstrap_room=r.get("bootstrap_room"), detail=r.get("detail"),
-                    message=r.get("body"), event_id=r.get("event_id"), source=r.get("source"),
-                    source_pos=r.get("source_pos"))
+        args = dict(
+            rid=r.get("rid"),
+            bootstrap_room=r.get("bootstrap_room"),
+            detail=r.get("detail"),
+            message=r.get("body"),
+            event_id=r.get("event_id"),
+            source=r.get("source"),
+            source_pos=r.get("source_pos"),
+        )
         events.append(_instant(MARK_STYLE[r["kind"]][0], r["kind"], _epoch_us(r["ts"]), pid, tid, args))
     for r in sw.requests.filter(pl.col("error")).iter_rows(named=True):
         pid, tid = where[r["lane"]]
-        args = {k: r.get(k) for k in ("method", "path", "status", "latency_ms", "request_id", "rid",
-                                      "bootstrap_room", "prefill_url", "decode_url", "event_id", "source", "source_pos")}
+        args = {
+            k: r.get(k)
+            for k in (
+                "method",
+                "path",
+                "status",
+                "latency_ms",
+                "request_id",
+                "rid",
+                "bootstrap_room",
+                "prefill_url",
+                "decode_url",
+                "event_id",
+                "source",
+                "source_pos",
+            )
+        }
         args["message"] = r.get("body")
         events.append(_instant("router request failed", "request_error", _epoch_us(r["ts"]), pid, tid, args))
     for r in sw.captures.iter_rows(named=True):
         pid, tid = where[r["lane"]]
-        args = dict(wait_class=r["wait_class"], backend=r["backend"], event_loop=r["event_loop"],
-                    stack_group=r["group"], fingerprint=r["fingerprint"], thread=r["thread_name"],
-                    frames=r["frames"], capture_id=r["capture_id"], source=r["source"], source_pos=r["source_pos"])
+        args = dict(
+            wait_class=r["wait_class"],
+            backend=r["backend"],
+            event_loop=r["event_loop"],
+            stack_group=r["group"],
+            fingerprint=r["fingerprint"],
+            thread=r["thread_name"],
+            frames=r["frames"],
+            capture_id=r["capture_id"],
+            source=r["source"],
+            source_pos=r["source_pos"],
+        )
         events.append(_instant(f"py-spy: {r['label']}", "pyspy", _epoch_us(r["ts"]), pid, tid, args))
     return events
 
@@ -240,8 +282,14 @@ def _wedge_events(sw: Swimlanes, lanes: pl.DataFrame, procs: pl.DataFrame) -> li
                     dur=max(_epoch_us(end) - _epoch_us(w.stopped), 0),
                     pid=pid,
                     tid=tid,
-                    args=dict(verdict=w.verdict, ranks_stopped=w.ranks, ends_with=w.resumed_by,
-                              other_role_went_on=w.other_went_on, health_kept_200=w.health_ok, host=host),
+                    args=dict(
+                        verdict=w.verdict,
+                        ranks_stopped=w.ranks,
+                        ends_with=w.resumed_by,
+                        other_role_went_on=w.other_went_on,
+                        health_kept_200=w.health_ok,
+                        host=host,
+                    ),
                 )
             )
             tid += 1
@@ -287,7 +335,13 @@ def export_chrome_trace(
         {'processes': 3, 'threads': 12, 'batches': 2572, 'instants': 545, 'bytes': 1234567}
     """
     sw = load(
-        out, since=since, until=until, room=room, role=role, detail=detail, max_lines=MAX_LINES,
+        out,
+        since=since,
+        until=until,
+        room=room,
+        role=role,
+        detail=detail,
+        max_lines=MAX_LINES,
         max_detail=MAX_DETAIL_LINES,
     )
     lanes, procs = _tracks(sw)

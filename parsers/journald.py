@@ -103,7 +103,9 @@ def _split_utf8(data: bytes) -> pl.Series | None:
     return frame["line"].slice(1).fill_null("")
 
 
-def _split_export(data: bytes, whole: bool = False) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+def _split_export(
+    data: bytes, whole: bool = False
+) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
     """Split an export chunk that holds binary-safe fields (``NAME\\n<u64 le length><bytes>\\n``),
     NUL bytes or invalid UTF-8 into its text lines and its binary fields, with one split by Arrow.
 
@@ -301,7 +303,9 @@ def parse_export(
         errors.append(error)
     last_entry = wide["entry"].max() if wide.height else None
     if damaged:
-        notes = pl.DataFrame(damaged, schema={"entry": wide.schema["entry"], "damaged": pl.String}, orient="row")
+        notes = pl.DataFrame(
+            damaged, schema={"entry": wide.schema["entry"], "damaged": pl.String}, orient="row"
+        )
         notes = notes.group_by("entry", maintain_order=True).agg(pl.col("damaged").str.join("; "))
         wide = wide.join(notes, on="entry", how="left", maintain_order="left")
     else:

@@ -75,7 +75,12 @@ HEADERS = (
         r"^\[rank(?P<rank>\d+)\]:\[(?P<level>[IWEF])(?P<month>\d\d?)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)"
         r" [^\]\s]+:\d+\] ?",
         "PyTorch c10 logging with TORCH_DISTRIBUTED rank prefix (global rank, stored as tp_rank), no year",
-        (("[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg", {"tp_rank": 3, "level": "ERROR"}),),
+        (
+            (
+                "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg",
+                {"tp_rank": 3, "level": "ERROR"},
+            ),
+        ),
     ),
     H(
         "c10",
@@ -93,7 +98,12 @@ HEADERS = (
         "nccl",
         r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<rank>\d+)\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
         "NCCL_DEBUG output: host:pid:tid [localRank] NCCL INFO (local rank, stored as tp_rank)",
-        (("ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed", {"pid": 5801, "tp_rank": 1}),),
+        (
+            (
+                "ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed",
+                {"pid": 5801, "tp_rank": 1},
+            ),
+        ),
     ),
     H(
         "vllm",
@@ -120,7 +130,11 @@ HEADERS = (
         "uvicorn's default formatter (level only), also after an SGLang header",
         (('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', {"level": "INFO"}),),
     ),
-    H("json", r'^\{"', "sgl-router --log-json and SGLang --log-requests-format json (keys read by split_prefix)"),
+    H(
+        "json",
+        r'^\{"',
+        "sgl-router --log-json and SGLang --log-requests-format json (keys read by split_prefix)",
+    ),
     H(
         "requests",
         r"^(?:Receive|Finish|Receive OpenAI): obj=",
@@ -162,7 +176,9 @@ _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
 SGLANG_HEADER = next(h.regex for h in HEADERS if h.name == "sglang") + "(?P<body>.*)"
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
-YEARLESS = tuple(sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex}))
+YEARLESS = tuple(
+    sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
+)
 
 
 def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
@@ -209,7 +225,11 @@ def _rank(tokens: pl.Expr, name: str) -> pl.Expr:
 
 def _field(name: str) -> pl.Expr:
     """The first non-null value of group ``name`` over the families that have it (in table order)."""
-    parts = [pl.col(f"h{i}").struct.field(name) for i, h in enumerate(_HEADERS_WITH_FIELDS) if f"<{name}>" in h.regex]
+    parts = [
+        pl.col(f"h{i}").struct.field(name)
+        for i, h in enumerate(_HEADERS_WITH_FIELDS)
+        if f"<{name}>" in h.regex
+    ]
     return pl.coalesce(parts) if parts else pl.lit(None, pl.String)
 
 
@@ -242,9 +262,14 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     df = df.with_columns(head_src.alias("src"))
     # One anchored pass per family (an alternation of all of them defeats the regex engine's fast
     # path; capturing the body with ``.*`` costs twenty times more), then one replace cuts the header.
-    head_only = "|".join(f"(?:{_strip_groups(h.regex)})" for h in _HEADERS_WITH_FIELDS if h.name not in ("uvicorn",))
+    head_only = "|".join(
+        f"(?:{_strip_groups(h.regex)})" for h in _HEADERS_WITH_FIELDS if h.name not in ("uvicorn",)
+    )
     df = df.with_columns(
-        *[pl.col("src").str.extract_groups(h.regex).alias(f"h{i}") for i, h in enumerate(_HEADERS_WITH_FIELDS)],
+        *[
+            pl.col("src").str.extract_groups(h.regex).alias(f"h{i}")
+            for i, h in enumerate(_HEADERS_WITH_FIELDS)
+        ],
         pl.col("src").str.replace(f"^(?:{head_only})", "").alias("body"),
         _json_field("timestamp", json_like).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
@@ -276,7 +301,10 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
 
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
     year = _field("year")
-    date = pl.coalesce(_field("date"), pl.concat_str([year, _field("month").str.pad_start(2, "0"), _field("day")], separator="-"))
+    date = pl.coalesce(
+        _field("date"),
+        pl.concat_str([year, _field("month").str.pad_start(2, "0"), _field("day")], separator="-"),
+    )
     dated_ts = pl.coalesce(of_header(_timestamp(date, _field("time"))), json_ts)
     yearless = pl.col("header").is_in(list(YEARLESS))
     md_time = pl.concat_str([_field("month").str.pad_start(2, "0"), _field("day")], separator="-")
@@ -307,7 +335,9 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         level.alias("level"),
         _rank(ranks, "DP").alias("dp_rank"),
         _rank(ranks, "PP").alias("pp_rank"),
-        pl.coalesce(_rank(ranks, "TP"), of_header(_field("rank")).cast(pl.Int16, strict=False)).alias("tp_rank"),
+        pl.coalesce(_rank(ranks, "TP"), of_header(_field("rank")).cast(pl.Int16, strict=False)).alias(
+            "tp_rank"
+        ),
         _rank(ranks, "EP").alias("ep_rank"),
         of_header(_field("pid")).cast(pl.Int32, strict=False).alias("pid"),
         pl.col("header"),
@@ -319,6 +349,4 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
 def date_yearless(md_time: pl.Expr, year: pl.Expr) -> pl.Expr:
     """``MM-DD HH:MM:SS[.f]`` (``split_prefix``'s ``yearless``) with ``year`` (Int) as a naive
     Datetime[us]; null where either is null or the date does not exist (Feb 29 of another year)."""
-    return _timestamp(
-        year.cast(pl.String) + "-" + md_time.str.slice(0, 5), md_time.str.slice(6)
-    )
+    return _timestamp(year.cast(pl.String) + "-" + md_time.str.slice(0, 5), md_time.str.slice(6))

@@ -79,8 +79,20 @@ CAPTURES = CAPTURES_TABLE.schema
 _RANK_COLS = RANK_COLUMNS
 
 LINE_KINDS = (
-    "blank", "marker", "process", "cmdline", "python", "parent", "thread", "frame", "locals", "json",
-    "elision", "decoration", "other", "unparsed",
+    "blank",
+    "marker",
+    "process",
+    "cmdline",
+    "python",
+    "parent",
+    "thread",
+    "frame",
+    "locals",
+    "json",
+    "elision",
+    "decoration",
+    "other",
+    "unparsed",
 )
 
 
@@ -97,34 +109,47 @@ class LineFormat:
 
 LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
-        "marker", r".*?Pyspy dump for PID (?P<pid>\d+)(?: \((?P<cmd>[^)]*)\))?:\s*$",
+        "marker",
+        r".*?Pyspy dump for PID (?P<pid>\d+)(?: \((?P<cmd>[^)]*)\))?:\s*$",
         "SGLang pyspy_dump_schedulers (log message; the rank prefix of the line is a hint)",
         "[2026-07-14 08:34:44] Pyspy dump for PID 187 (py-spy dump --native --pid 187):",
     ),
-    LineFormat("process", r"\s*Process (?P<pid>\d+):(?: (?P<cmd>.*))?$", "py-spy 0.1+", "Process 309: sglang::scheduler_TP6"),
     LineFormat(
-        "python", r"\s*Python v(?P<version>\S+)(?: \((?P<exe>.*)\))?\s*$", "py-spy 0.1+",
+        "process",
+        r"\s*Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
+        "py-spy 0.1+",
+        "Process 309: sglang::scheduler_TP6",
+    ),
+    LineFormat(
+        "python",
+        r"\s*Python v(?P<version>\S+)(?: \((?P<exe>.*)\))?\s*$",
+        "py-spy 0.1+",
         "Python v3.12.12 (/usr/bin/python3.12)",
     ),
     LineFormat(
-        "parent", r"\s*Parent Process (?P<pid>\d+):(?: (?P<cmd>.*))?$", "py-spy 0.3.12+ --subprocesses",
+        "parent",
+        r"\s*Parent Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
+        "py-spy 0.3.12+ --subprocesses",
         "Parent Process 12: python3 -m sglang.launch_server --disaggregation-mode decode",
     ),
     LineFormat(
         "thread",
-        r'\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?'
+        r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?"
         r'(?:: "(?P<name>.*)")?\s*$',
         "py-spy 0.1+ (name since 0.2.2; hex id on macOS)",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"',
     ),
     LineFormat(
-        "frame", r"(?P<indent>\s*)(?P<function>\S(?:.*\S)?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)\s*$",
+        "frame",
+        r"(?P<indent>\s*)(?P<function>\S(?:.*\S)?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)\s*$",
         "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before)",
         "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
     ),
     LineFormat(
-        "frame_cut", r"(?P<indent>\s*)(?P<function>\S(?:.*?\S)?) \((?P<file>[\w./<>@+-]*)(?::(?P<line>\d*))?$",
-        "a frame line cut short by a paste", "    all_reduce (torch/distributed/distributed_c1",
+        "frame_cut",
+        r"(?P<indent>\s*)(?P<function>\S(?:.*?\S)?) \((?P<file>[\w./<>@+-]*)(?::(?P<line>\d*))?$",
+        "a frame line cut short by a paste",
+        "    all_reduce (torch/distributed/distributed_c1",
     ),
     LineFormat(
         "elision",
@@ -133,25 +158,42 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "    ...",
     ),
     LineFormat(
-        "locals_header", r"(?P<indent>\s+)(?P<section>Arguments|Locals)::?\s*$",
-        "py-spy 0.2.2+ --locals ('::' until 0.3.8)", "        Arguments:",
+        "locals_header",
+        r"(?P<indent>\s+)(?P<section>Arguments|Locals)::?\s*$",
+        "py-spy 0.2.2+ --locals ('::' until 0.3.8)",
+        "        Arguments:",
     ),
     LineFormat(
-        "local", r"(?P<indent>\s+)(?P<name>[^\s:]+): ?(?P<repr>.*)$", "py-spy 0.2.2+ --locals",
+        "local",
+        r"(?P<indent>\s+)(?P<name>[^\s:]+): ?(?P<repr>.*)$",
+        "py-spy 0.2.2+ --locals",
         "            self: <sglang.srt.managers.scheduler.Scheduler object at 0x7f3a5c1e2d50>",
     ),
     LineFormat("json_start", r"\s*\[\s*(?:\{.*)?$", "py-spy 0.2+ dump --json", "["),
-    LineFormat("separator", r"\s*(?:-{3,}|\*{3,}|_{3,})\s*$", "py-spy 0.3.12+ --subprocesses; markdown rule", "-" * 79),
+    LineFormat(
+        "separator",
+        r"\s*(?:-{3,}|\*{3,}|_{3,})\s*$",
+        "py-spy 0.3.12+ --subprocesses; markdown rule",
+        "-" * 79,
+    ),
     LineFormat("fence", r"\s*(?:```|~~~)", "markdown", "```text"),
     LineFormat(
-        "heading", r"\s*(?:#{1,6}(?:\s|$)|\*\*[^*].*\*\*:?\s*$|__[^_].*__:?\s*$)", "markdown / case-file notes",
+        "heading",
+        r"\s*(?:#{1,6}(?:\s|$)|\*\*[^*].*\*\*:?\s*$|__[^_].*__:?\s*$)",
+        "markdown / case-file notes",
         "**Decode TP2**",
     ),
-    LineFormat("html", r"\s*</?(?:details|summary|pre|code|br|p|div|b|strong)\b[^>]*>", "GitHub issue HTML", "<details>"),
+    LineFormat(
+        "html",
+        r"\s*</?(?:details|summary|pre|code|br|p|div|b|strong)\b[^>]*>",
+        "GitHub issue HTML",
+        "<details>",
+    ),
     LineFormat(
         "command",
         r"(?:.*\bpy-spy\s+(?:dump|record|top)\b|\s*(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::\S*)?\s*)?[$#%>❯]\s+\S)",
-        "shell prompt or a py-spy command line", "root@node1:~# py-spy dump --native --pid 309",
+        "shell prompt or a py-spy command line",
+        "root@node1:~# py-spy dump --native --pid 309",
     ),
 )
 
@@ -258,7 +300,9 @@ def _as_utc(value) -> datetime | None:
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise PyspyError(f"capture_ts {value!r} is not an ISO 8601 time; try '2026-01-29T13:12:37Z'") from exc
+            raise PyspyError(
+                f"capture_ts {value!r} is not an ISO 8601 time; try '2026-01-29T13:12:37Z'"
+            ) from exc
     if not isinstance(value, datetime):
         raise PyspyError(f"capture_ts must be a datetime or an ISO 8601 string, not {type(value).__name__}")
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
@@ -303,7 +347,9 @@ def fingerprint(frames: Sequence[tuple]) -> str:
     in two processes (different ASLR bases) hashes alike. An empty stack hashes to ``e3b0c44298fc1c14``.
     """
     text = "\n".join(
-        f"{_ADDRESS.sub('0x?', frame[0] or '')}\x1f{frame[1] or ''}" for frame in frames if frame[0] is not None
+        f"{_ADDRESS.sub('0x?', frame[0] or '')}\x1f{frame[1] or ''}"
+        for frame in frames
+        if frame[0] is not None
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -474,7 +520,9 @@ class _Reader:
         if self.thread is not None and self.thread.frames and (m := _RE["locals_header"].match(line)):
             if _indent(line) > self.frame_indent:
                 self.in_locals = True
-                self.thread.frames[-1][4] = (self.thread.frames[-1][4] or []) + [line.strip().rstrip(":") + ":"]
+                self.thread.frames[-1][4] = (self.thread.frames[-1][4] or []) + [
+                    line.strip().rstrip(":") + ":"
+                ]
                 return "locals"
         if self.in_locals and _indent(line) > self.frame_indent and (m := _RE["local"].match(line)):
             self.thread.frames[-1][4].append(f"{m['name']}: {m['repr']}")
@@ -624,7 +672,7 @@ class _Reader:
         """Read a ``py-spy dump --json`` list starting at line ``i``; False when it is not one."""
         first = self.lines[i].strip()
         if first == "[":
-            nxt = next((ln.strip() for ln in self.lines[i + 1:i + 3] if ln.strip()), "")
+            nxt = next((ln.strip() for ln in self.lines[i + 1 : i + 3] if ln.strip()), "")
             if not nxt.startswith(("{", "]")):
                 return False
         elif not first.replace(" ", "").startswith(("[{", "[]")):
@@ -699,7 +747,7 @@ class _Reader:
             tries += 1
             if tries > 64:
                 break
-            head = "\n".join(self.lines[i:k + 1]).rstrip().rstrip(",")
+            head = "\n".join(self.lines[i : k + 1]).rstrip().rstrip(",")
             if head.endswith(":"):
                 continue
             closers = "".join("]" if ch == "[" else "}" for ch in reversed(stack))
@@ -857,20 +905,55 @@ def parse_dump(
             c = classify_stack(thread.frames, thread.state)
             partial = not thread.whole()
             is_main = (thread.tid is not None and thread.tid == pid) or thread.name == "MainThread"
-            capture_rows.append((
-                capture_id, index, ts, host, pid, process_name, role, cap.python_version, *rank_values,
-                thread.tid, thread.name, thread.state, is_main, len(thread.frames), c.wait_class, c.backend,
-                c.event_loop, c.wait_frame, c.innermost, c.fingerprint, partial, source, source_pos,
-            ))
+            capture_rows.append(
+                (
+                    capture_id,
+                    index,
+                    ts,
+                    host,
+                    pid,
+                    process_name,
+                    role,
+                    cap.python_version,
+                    *rank_values,
+                    thread.tid,
+                    thread.name,
+                    thread.state,
+                    is_main,
+                    len(thread.frames),
+                    c.wait_class,
+                    c.backend,
+                    c.event_loop,
+                    c.wait_frame,
+                    c.innermost,
+                    c.fingerprint,
+                    partial,
+                    source,
+                    source_pos,
+                )
+            )
             tail = (partial, source, source_pos)
             if not thread.frames:
-                frame_rows.append((*head, thread.tid, thread.name, thread.state, 0, None, None, None, None, None, *tail))
+                frame_rows.append(
+                    (*head, thread.tid, thread.name, thread.state, 0, None, None, None, None, None, *tail)
+                )
             for depth, (function, file, line, native, locals_lines) in enumerate(thread.frames):
                 locals_text = "\n".join(locals_lines) if locals_lines else None
-                frame_rows.append((
-                    *head, thread.tid, thread.name, thread.state, depth, function, file, line, native,
-                    locals_text, *tail,
-                ))
+                frame_rows.append(
+                    (
+                        *head,
+                        thread.tid,
+                        thread.name,
+                        thread.state,
+                        depth,
+                        function,
+                        file,
+                        line,
+                        native,
+                        locals_text,
+                        *tail,
+                    )
+                )
         index += 1
 
     formats = {"json" if c.is_json else "text" for c in reader.captures if c.threads}

@@ -131,7 +131,25 @@ ROUTER_HEADER_LINE = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:TRA
 # Every field a request line may yield: the ``requests`` columns it fills, and the role its content names.
 REQUESTS = REQUESTS_TABLE.schema
 _PARSED = {
-    **{c: REQUESTS_TABLE.schema[c] for c in ("method", "path", "status", "latency_ms", "request_id", "rid", "bootstrap_room", "prefill_url", "decode_url", "bootstrap_port", "client", "target", "message", "format")},
+    **{
+        c: REQUESTS_TABLE.schema[c]
+        for c in (
+            "method",
+            "path",
+            "status",
+            "latency_ms",
+            "request_id",
+            "rid",
+            "bootstrap_room",
+            "prefill_url",
+            "decode_url",
+            "bootstrap_port",
+            "client",
+            "target",
+            "message",
+            "format",
+        )
+    },
     "content_role": pl.String,
 }
 # The ``ev`` input this module reads: ``events`` columns plus the header split.

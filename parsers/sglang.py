@@ -556,6 +556,7 @@ REQUEST_LOG_PATTERNS = [
     ),
 ]
 
+
 # Tool-call markup that, found in the text an engine returned, means the tool-call parser let it through
 # as plain content (research notes F19: sglang#17593, #35736, #40236). The separator is DeepSeek's
 # fullwidth ``｜`` (U+FF5C); clients and re-encoders also show it as ASCII ``|``, doubled, or ``‖``.
@@ -576,13 +577,13 @@ MARKUP_FAMILIES = [
         "deepseek_tool_calls",
         rf"<{_BAR}\s*tool[▁_ ](?:calls?[▁_ ](?:begin|end)|sep|outputs?[▁_ ](?:begin|end)){_BAR}>",
         "DeepSeek-V3/V3.1 chat template (function_call/deepseekv3_detector.py, deepseekv31_detector.py)",
-        "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}",
+        'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}',
     ),
     Markup(
         "deepseek_dsml",
         rf"</?{_BAR}\s*DSML\s*{_BAR}[A-Za-z_]*",
         "DeepSeek-V3.2 <｜DSML｜function_calls> and V4 <｜DSML｜tool_calls> (deepseekv32/v4 detectors)",
-        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">',
     ),
 ]
 _MARKUP_RX = [(m.name, re.compile(m.regex)) for m in MARKUP_FAMILIES]
@@ -659,7 +660,9 @@ ROUTER_ANCHOR_PATTERNS = [
 ]
 # systemd's messages about a unit (parsers/systemd.py) are found by the same anchor pass.
 LIFECYCLE_PATTERNS = [
-    LinePattern(f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event)
+    LinePattern(
+        f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event
+    )
     for m in systemd.UNIT_MESSAGES
 ]
 ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
@@ -864,7 +867,9 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "level": level,
         }
     )
-    out = out.with_columns(base["body"].alias("_body")).with_columns(_content_role(pl.col("_body")).alias("content_role"))
+    out = out.with_columns(base["body"].alias("_body")).with_columns(
+        _content_role(pl.col("_body")).alias("content_role")
+    )
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
@@ -872,7 +877,9 @@ def _content_role(text: pl.Expr) -> pl.Expr:
     """The role a record's own text implies, over ``content_role`` of its pattern: a batch line
     without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role by
     its event loop."""
-    by_frames = pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES])
+    by_frames = pl.coalesce(
+        [pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES]
+    )
     return (
         pl.when((pl.col("kind") == "batch") & ~text.str.contains(PD_BATCH_KEYS).fill_null(False))
         .then(pl.lit("engine"))
@@ -1122,10 +1129,14 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     """
     if {"rid", "bootstrap_room"} <= set(ev.columns):
         named = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        df = _base(named).with_columns(
-            named["rid"].cast(pl.String).alias("rid"),
-            named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
-        ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = (
+            _base(named)
+            .with_columns(
+                named["rid"].cast(pl.String).alias("rid"),
+                named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
+            )
+            .filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        )
         unknown = (df["role"].is_null() | (df["role"] == "unknown")).any()
         if unknown and "content_role" not in df.columns:  # the text may say the role
             df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
@@ -1227,7 +1238,8 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         kinds = sub["kind"]
         if {"rid", "bootstrap_room"} <= set(sub.columns):
             base = base.with_columns(
-                sub["rid"].cast(pl.String).alias("rid"), sub["bootstrap_room"].cast(pl.Int64).alias("bootstrap_room")
+                sub["rid"].cast(pl.String).alias("rid"),
+                sub["bootstrap_room"].cast(pl.Int64).alias("bootstrap_room"),
             )
     else:
         base = _base(ev)
@@ -1265,36 +1277,54 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
     df = base.with_columns(
         event.alias("event"),
         pl.when(is_json).then(pl.lit("json")).otherwise(pl.lit("text")).alias("format"),
-        pl.when(is_json).then(js("$.out.meta_info.finish_reason.type")).otherwise(
-            reason.str.extract(_key("type", _STR), 1).str.strip_chars("'\"")
-        ).alias("finish_type"),
-        pl.when(is_json).then(js("$.out.meta_info.finish_reason.message")).otherwise(
-            reason.str.extract(_key("message", _STR), 1)
-        ).alias("_message"),
-        pl.when(is_json).then(js("$.out.meta_info.finish_reason.status_code")).otherwise(
-            reason.str.extract(_key("status_code", r"\d+"), 1)
-        ).cast(pl.Int32, strict=False).alias("status_code"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.type"))
+        .otherwise(reason.str.extract(_key("type", _STR), 1).str.strip_chars("'\""))
+        .alias("finish_type"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.message"))
+        .otherwise(reason.str.extract(_key("message", _STR), 1))
+        .alias("_message"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.status_code"))
+        .otherwise(reason.str.extract(_key("status_code", r"\d+"), 1))
+        .cast(pl.Int32, strict=False)
+        .alias("status_code"),
         *[
-            pl.when(is_json).then(js(f"$.out.meta_info.{k}")).otherwise(num(k)).cast(pl.Int64, strict=False).alias(k)
+            pl.when(is_json)
+            .then(js(f"$.out.meta_info.{k}"))
+            .otherwise(num(k))
+            .cast(pl.Int64, strict=False)
+            .alias(k)
             for k in ("prompt_tokens", "completion_tokens", "cached_tokens")
         ],
-        pl.when(is_json).then(js("$.out.meta_info.e2e_latency")).otherwise(num("e2e_latency", flt))
+        pl.when(is_json)
+        .then(js("$.out.meta_info.e2e_latency"))
+        .otherwise(num("e2e_latency", flt))
         .cast(pl.Float64, strict=False)
         .alias("e2e_latency_s"),
-        pl.when(is_json).then(js("$.out.text")).otherwise(out.str.extract(_key("text", _TEXT_VALUE), 1)).alias("_text"),
+        pl.when(is_json)
+        .then(js("$.out.text"))
+        .otherwise(out.str.extract(_key("text", _TEXT_VALUE), 1))
+        .alias("_text"),
         pl.coalesce(
             pl.when(is_json).then(js("$.rid")),
             pl.col("rid"),
             pl.when(~is_json).then(meta.str.extract(_key("id", _STR), 1).str.strip_chars("'\"")),
         ).alias("rid"),
     )
-    df = df.with_columns(pl.when(pl.col("event") != "finished").then(None).otherwise(pl.col("_text")).alias("_text"))
+    df = df.with_columns(
+        pl.when(pl.col("event") != "finished").then(None).otherwise(pl.col("_text")).alias("_text")
+    )
     texts, messages, formats = df["_text"].to_list(), df["_message"].to_list(), df["format"].to_list()
     rows = [_returned_text(t, f) for t, f in zip(texts, formats, strict=True)]
     msgs = [_py_str(m) if f == "text" else m for m, f in zip(messages, formats, strict=True)]
     df = df.with_columns(
         pl.Series("finish_message", msgs, pl.String),
-        *[pl.Series(name, [r[i] for r in rows], dtype) for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())],
+        *[
+            pl.Series(name, [r[i] for r in rows], dtype)
+            for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())
+        ],
     )
     return _conform(df, REQUEST_LOG)
 

@@ -33,10 +33,30 @@ class UnitMessage:
 
 M = UnitMessage
 UNIT_MESSAGES = [
-    M("starting", "Starting ", rf"^Starting (?:{_UNIT} - )?[^\n]*\.\.\.$", "Starting sglang-decode.service - SGLang decode..."),
-    M("started", "Started ", rf"^Started (?:{_UNIT} - )?[^\n]*\.$", "Started sglang-decode.service - SGLang decode engine."),
-    M("stopping", "Stopping ", rf"^Stopping (?:{_UNIT} - )?[^\n]*\.\.\.$", "Stopping sglang-decode.service - SGLang decode..."),
-    M("stopped", "Stopped ", rf"^Stopped (?:{_UNIT} - )?[^\n]*\.$", "Stopped sglang-decode.service - SGLang decode engine."),
+    M(
+        "starting",
+        "Starting ",
+        rf"^Starting (?:{_UNIT} - )?[^\n]*\.\.\.$",
+        "Starting sglang-decode.service - SGLang decode...",
+    ),
+    M(
+        "started",
+        "Started ",
+        rf"^Started (?:{_UNIT} - )?[^\n]*\.$",
+        "Started sglang-decode.service - SGLang decode engine.",
+    ),
+    M(
+        "stopping",
+        "Stopping ",
+        rf"^Stopping (?:{_UNIT} - )?[^\n]*\.\.\.$",
+        "Stopping sglang-decode.service - SGLang decode...",
+    ),
+    M(
+        "stopped",
+        "Stopped ",
+        rf"^Stopped (?:{_UNIT} - )?[^\n]*\.$",
+        "Stopped sglang-decode.service - SGLang decode engine.",
+    ),
     M(
         "exited",
         "Main process exited, code=",
@@ -76,7 +96,9 @@ UNIT_MESSAGES = [
 ]
 ANCHORS = [m.anchor for m in UNIT_MESSAGES]
 # The unit a message names, where it names one (group 1).
-NAMED_UNIT = rf"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) )?{_UNIT.replace('(?P<unit>', '(')}(?::| - )"
+NAMED_UNIT = (
+    rf"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) )?{_UNIT.replace('(?P<unit>', '(')}(?::| - )"
+)
 _SIZE = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -121,7 +143,11 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         fields[m.event] = body.str.extract_groups(m.regex)
 
     def field(name: str) -> pl.Expr:
-        parts = [g.struct.field(name) for m, g in zip(UNIT_MESSAGES, fields.values(), strict=True) if f"<{name}>" in m.regex]
+        parts = [
+            g.struct.field(name)
+            for m, g in zip(UNIT_MESSAGES, fields.values(), strict=True)
+            if f"<{name}>" in m.regex
+        ]
         return pl.coalesce(parts)
 
     memory = field("memory").str.extract_groups(r"^(?P<n>[\d.]+)(?P<u>[KMGT]?)")
@@ -140,4 +166,9 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         .cast(pl.Int64)
         .alias("memory_peak_bytes"),
     ).filter(pl.col("event").is_not_null())
-    return df.select([pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, t).alias(c) for c, t in LIFECYCLE.schema.items()])
+    return df.select(
+        [
+            pl.col(c).cast(t, strict=False) if c in df.columns else pl.lit(None, t).alias(c)
+            for c, t in LIFECYCLE.schema.items()
+        ]
+    )

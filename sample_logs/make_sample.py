@@ -1101,11 +1101,17 @@ def request_log(reqs: list[Req]) -> dict:
         n = running_at(batches, t) or 0
         leak = (n >= 17 and RQ.random() < 0.22) or (13 <= n <= 16 and RQ.random() < 0.02)
         if leak:
-            text = RQ.choice(LEAKS).format(city=RQ.choice(CITIES), order=RQ.randint(100000, 999999), day=RQ.randint(1, 9))
+            text = RQ.choice(LEAKS).format(
+                city=RQ.choice(CITIES), order=RQ.randint(100000, 999999), day=RQ.randint(1, 9)
+            )
             reason = {"type": "stop", "matched": 128009}
         else:
             text = words(r.output * 4)
-            reason = {"type": "stop", "matched": 128009} if RQ.random() < 0.9 else {"type": "length", "length": 1024}
+            reason = (
+                {"type": "stop", "matched": 128009}
+                if RQ.random() < 0.9
+                else {"type": "length", "length": 1024}
+            )
         meta = {
             "id": r.rid_d, "finish_reason": reason, "prompt_tokens": r.prompt, "weight_version": "default",
             "total_retractions": 0, "completion_tokens": r.output, "cached_tokens": r.cached,
@@ -1480,10 +1486,15 @@ def readme(
             for q, a in (
                 ("`Receive` lines (decode main process, pids 2842 and 918234)", rl["receives"]),
                 ("`Finish` lines", rl["finishes"]),
-                ("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)",
-                 rl["receives"] - rl["finishes"]),
+                (
+                    "`Receive` without a `Finish` (aborted by the client, or caught in the wedge)",
+                    rl["receives"] - rl["finishes"],
+                ),
                 ("answers with tool-call markup", len(rl["leaks"])),
-                ("first / last answer with markup", f"{when(rl['leaks'][0][0])} / {when(rl['leaks'][-1][0])}"),
+                (
+                    "first / last answer with markup",
+                    f"{when(rl['leaks'][0][0])} / {when(rl['leaks'][-1][0])}",
+                ),
             )
         ),  # fmt: skip
         "rl_leaks": "\n".join(
@@ -1491,7 +1502,8 @@ def readme(
             for t, rid, n, text in rl["leaks"]
         ),
         "rl_bands": "\n".join(
-            f"| {band} | {n} | {k} | {'-' if n == 0 else f'{k / n:.4f}'} |" for band, (n, k) in rl["per_band"].items()
+            f"| {band} | {n} | {k} | {'-' if n == 0 else f'{k / n:.4f}'} |"
+            for band, (n, k) in rl["per_band"].items()
         ),
         "dump_min": sizes[0],
         "dump_max": sizes[-1],

@@ -139,7 +139,9 @@ def test_origin_is_the_datas_host_and_the_readme_recipe_keeps_both(tmp_path: Pat
         assert proc.returncode == 0, proc.stderr
     assert [p.name for p in (tmp_path / "node1-out" / "events").iterdir()] == ["origin=gpu-node-1"]
     assert json.loads((tmp_path / "node2-out" / "manifest.json").read_text())["origin"] == "gpu-node-2"
-    subprocess.run("mkdir all && cp -r node1-out/. all/ && cp -r node2-out/. all/", shell=True, cwd=tmp_path, check=True)
+    subprocess.run(
+        "mkdir all && cp -r node1-out/. all/ && cp -r node2-out/. all/", shell=True, cwd=tmp_path, check=True
+    )
     proc = cli("database", "-d", str(tmp_path / "all"))
     assert proc.returncode == 0, proc.stderr
     got = saved.query(tmp_path / "all", "SELECT host, count(*) AS n FROM events GROUP BY host ORDER BY host")
@@ -187,11 +189,16 @@ def test_a_second_run_is_refused_naming_the_first_ones_pid(tmp_path: Path):
 def test_concurrent_appends_both_land_or_one_is_refused(tmp_path: Path):
     out = tmp_path / "out"
     ingest([write_log(tmp_path / "a.log")], out)
-    logs = [write_log(tmp_path / f"x{i}.log", [f"[2025-11-05 12:01:0{i} TP1] line {i} {j}" for j in range(50)]) for i in range(2)]
+    logs = [
+        write_log(tmp_path / f"x{i}.log", [f"[2025-11-05 12:01:0{i} TP1] line {i} {j}" for j in range(50)])
+        for i in range(2)
+    ]
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "logcorr.cli", "ingest", str(p), "--append", "-o", str(out)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for p in logs
     ]
@@ -236,7 +243,9 @@ def out_count(out: Path) -> int:
         "import duckdb,sys; c=duckdb.connect(sys.argv[1], read_only=True);"
         "print(c.execute('SELECT count(*) FROM events').fetchone()[0])"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(out / "logcorr.duckdb")], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out / "logcorr.duckdb")], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     return int(proc.stdout)
 
@@ -271,7 +280,10 @@ def test_a_kill_at_each_step_of_the_swap_leaves_a_readable_out(tmp_path: Path, s
     ingest([write_log(tmp_path / "a.log")], out)
     new = write_log(tmp_path / "b.log", LOG[:2])
     proc = subprocess.run(
-        [sys.executable, "-c", KILLER, step, str(nth), str(new), "-o", str(out)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", KILLER, step, str(nth), str(new), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == -9, proc.stderr
     assert (out / "logcorr.duckdb").exists() and (out / "manifest.json").exists()
@@ -288,7 +300,9 @@ def test_old_out_restored_when_the_duckdb_file_cannot_be_written(tmp_path: Path,
     manifest = (out / "manifest.json").read_text()
 
     def disk_full(*a, **k):
-        raise database.DatabaseError("out/logcorr.duckdb: cannot write the DuckDB file: No space left on device")
+        raise database.DatabaseError(
+            "out/logcorr.duckdb: cannot write the DuckDB file: No space left on device"
+        )
 
     monkeypatch.setattr(database, "write", disk_full)
     with pytest.raises(database.DatabaseError):
@@ -324,7 +338,11 @@ def text_entry(i: int) -> bytes:
 
 @pytest.mark.parametrize("claimed", [10_000, 2**63 + 5, 2**64 - 1, 3])
 def test_a_wrong_length_prefix_keeps_the_entry_as_damaged_and_the_rest(tmp_path: Path, claimed: int):
-    data = text_entry(0) + binary_entry(1, b"bad\x1bvalue", claimed) + b"".join(text_entry(i) for i in range(2, 12))
+    data = (
+        text_entry(0)
+        + binary_entry(1, b"bad\x1bvalue", claimed)
+        + b"".join(text_entry(i) for i in range(2, 12))
+    )
     path = tmp_path / "cap.export"
     path.write_bytes(data)
     proc = cli("ingest", str(path), "--all-units", "-o", str(tmp_path / "out"))
@@ -382,7 +400,9 @@ def small_out(tmp_path_factory) -> Path:
 @pytest.mark.parametrize(
     ("command", "name"), [("timeline", "t.html"), ("export", "trace.json"), ("report", "r.md")]
 )
-def test_outputs_do_not_follow_a_link_planted_at_the_old_temporary_name(tmp_path: Path, small_out: Path, command, name):
+def test_outputs_do_not_follow_a_link_planted_at_the_old_temporary_name(
+    tmp_path: Path, small_out: Path, command, name
+):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     (tmp_path / f"{name}.tmp").symlink_to(victim)
@@ -409,7 +429,10 @@ def test_a_read_only_target_folder_is_a_message(tmp_path: Path, small_out: Path)
     try:
         if os.access(ro, os.W_OK):
             pytest.skip("running as a user that writes anywhere")
-        for args in (("timeline", "-d", str(small_out), "-o", str(ro / "t.html")), ("ingest", str(write_log(tmp_path / "a.log")), "-o", str(ro / "out"))):
+        for args in (
+            ("timeline", "-d", str(small_out), "-o", str(ro / "t.html")),
+            ("ingest", str(write_log(tmp_path / "a.log")), "-o", str(ro / "out")),
+        ):
             proc = cli(*args)
             no_traceback(proc)
             assert proc.returncode == 1
@@ -444,7 +467,8 @@ def test_a_param_that_is_not_utf8_is_a_message(small_out: Path):
     proc = subprocess.run(
         [sys.executable, "-m", "logcorr.cli", "query", "abort_to_assert", "-d", str(small_out)]
         + ["--param", os.fsdecode(b"room=\xff")],
-        capture_output=True, check=False,
+        capture_output=True,
+        check=False,
     )
     assert b"Traceback" not in proc.stderr
     assert proc.returncode == 1

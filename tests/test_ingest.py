@@ -72,7 +72,9 @@ def test_both_engines_with_their_four_ranks(sample_out):
 def test_ts_increases_per_source(sample_out):
     ev = events(sample_out).sort("event_id")
     assert ev["ts"].is_sorted()
-    first = first_event_id(json.loads((sample_out / "manifest.json").read_text())["origin"])  # the data's host
+    first = first_event_id(
+        json.loads((sample_out / "manifest.json").read_text())["origin"]
+    )  # the data's host
     assert ev["event_id"].to_list() == list(range(first, first + ev.height))
 
 
@@ -552,10 +554,14 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
     (tmp_path / "link").symlink_to(SAMPLE / "journal")
     result = CliRunner().invoke(app, ["ingest", str(SAMPLE / "journal.json"), "--append", "-o", str(out)])
     assert result.exit_code == 1, result.output
-    assert f"{SAMPLE / 'journal.json'}: 5,731 of its first 5,942 entries are already in {out}" in result.output
+    assert (
+        f"{SAMPLE / 'journal.json'}: 5,731 of its first 5,942 entries are already in {out}" in result.output
+    )
     assert "ingest the journal and its captures together, without --append" in result.output
     result = CliRunner().invoke(app, ["ingest", str(tmp_path / "link"), "--append", "-o", str(out)])
-    assert result.exit_code == 1, result.output  # the same folder (device and inode), before any entry is read
+    assert result.exit_code == 1, (
+        result.output
+    )  # the same folder (device and inode), before any entry is read
     assert f"{tmp_path / 'link'}: already in {out} (the same file or folder" in result.output
     assert events(out).height == 5738
     assert query(out, "abort_to_assert")["assert_count"].max() == 3

@@ -22,7 +22,11 @@ run = CliRunner().invoke
 def sample(tmp_path_factory) -> Path:
     need_journalctl()
     out = tmp_path_factory.mktemp("newcomer") / "incident"
-    ingest([SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))], out, captured_at="2025-10-29 21:40:10")
+    ingest(
+        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
+        out,
+        captured_at="2025-10-29 21:40:10",
+    )
     return out
 
 
@@ -65,11 +69,18 @@ def test_garbage_in_is_said_plainly(tmp_path):
 
 
 def test_show_prints_a_record_with_its_neighbours(sample):
-    eid = query(sample, "SELECT event_id FROM transfer_errors WHERE error_kind = 'assert_transfer_infos' ORDER BY ts LIMIT 1")
+    eid = query(
+        sample,
+        "SELECT event_id FROM transfer_errors WHERE error_kind = 'assert_transfer_infos' ORDER BY ts LIMIT 1",
+    )
     result = run(app, ["show", str(eid.item()), "-d", str(sample), "-n", "1"])
     assert result.exit_code == 0
     marked = [line for line in result.output.splitlines() if line.startswith(">")]
-    assert "TP0" in marked[0] and "pid 3307" in marked[0] and "(" + str(SAMPLE / "journal") + ":entry i=" in marked[0]
+    assert (
+        "TP0" in marked[0]
+        and "pid 3307" in marked[0]
+        and "(" + str(SAMPLE / "journal") + ":entry i=" in marked[0]
+    )
     assert any("assert room in self.transfer_infos" in line for line in marked)
     assert len([line for line in result.output.splitlines() if line.startswith("  2025-")]) == 2
     assert "journalctl --directory" in result.output and "--cursor 's=" in result.output
@@ -78,10 +89,14 @@ def test_show_prints_a_record_with_its_neighbours(sample):
 
 def test_query_limit_columns_and_vertical(sample):
     text = run_query(sample, "wedge", fmt="table", columns=["role", "verdict"], limit=1)
-    assert text.splitlines()[0].split() == ["role", "verdict"] and "(1 more row(s) not shown: --limit 1)" in text
+    assert (
+        text.splitlines()[0].split() == ["role", "verdict"] and "(1 more row(s) not shown: --limit 1)" in text
+    )
     vertical = run_query(sample, "wedge", fmt="vertical", limit=1)
     assert vertical.startswith("-[ row 1 ]") and "ranks_stopped         | 4" in vertical
-    assert run_query(sample, "wedge", fmt="table", width=60).startswith("-[ row 1 ]")  # wider than the terminal
+    assert run_query(sample, "wedge", fmt="table", width=60).startswith(
+        "-[ row 1 ]"
+    )  # wider than the terminal
 
 
 def test_requests_in_flight_when_decode_wedged(sample):
@@ -94,7 +109,10 @@ def test_requests_in_flight_when_decode_wedged(sample):
 
 
 def test_aborts_name_the_room_their_rid_is_paired_with(sample):
-    ab = query(sample, "SELECT abort_kind, count(*) AS n, count(bootstrap_room) AS with_room FROM aborts GROUP BY ALL ORDER BY 1")
+    ab = query(
+        sample,
+        "SELECT abort_kind, count(*) AS n, count(bootstrap_room) AS with_room FROM aborts GROUP BY ALL ORDER BY 1",
+    )
     assert ab.rows() == [("client_disconnected", 60, 60), ("transfer_aborted", 240, 240)]
     bs = query(sample, "SELECT sec, sec_ts FROM batch_seconds ORDER BY sec LIMIT 1").row(0)
     assert bs[1] == datetime.fromtimestamp(bs[0], UTC)
@@ -113,15 +131,21 @@ def test_an_engine_with_nothing_to_do_is_idle_not_stalled(tmp_path):
     lines = []
     for i in range(30):  # decode keeps going for 30 s; prefill stops after 5 s with nothing running or queued
         t = t0 + timedelta(seconds=i)
-        lines.append(f"[{t:%Y-%m-%d %H:%M:%S} TP0] Decode batch, #running-req: 2, #token: 9, #prealloc-req: 0, #transfer-req: 0, #queue-req: 0")
+        lines.append(
+            f"[{t:%Y-%m-%d %H:%M:%S} TP0] Decode batch, #running-req: 2, #token: 9, #prealloc-req: 0, #transfer-req: 0, #queue-req: 0"
+        )
         if i < 5:
-            lines.append(f"[{t:%Y-%m-%d %H:%M:%S} TP0] Prefill batch, #new-seq: 1, #new-token: 3, #running-req: 0, #queue-req: 0, #prealloc-req: 0")
+            lines.append(
+                f"[{t:%Y-%m-%d %H:%M:%S} TP0] Prefill batch, #new-seq: 1, #new-token: 3, #running-req: 0, #queue-req: 0, #prealloc-req: 0"
+            )
     log = tmp_path / "x.log"
     log.write_text("\n".join(lines) + "\n")
     ingest([log], tmp_path / "o")
     wedge = query(tmp_path / "o", "wedge", {"min_gap_s": "3"})
     prefill = wedge.filter(pl.col("role") == "prefill")
-    assert prefill["verdict"].to_list() == ["idle: prefill had no running and no queued request at its last batch lines"]
+    assert prefill["verdict"].to_list() == [
+        "idle: prefill had no running and no queued request at its last batch lines"
+    ]
 
 
 def test_a_copied_out_is_re_pointed_by_query_and_report(sample, tmp_path):

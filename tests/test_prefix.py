@@ -20,52 +20,101 @@ CASES = Path(__file__).parent / "cases"
 
 # (sample, header, level, (dp, pp, tp, ep), log_ts, body) — the table of the module docstring.
 SAMPLES = [
-    ("[2025-08-31 07:26:45 TP0 EP0] msg", "sglang", None, (None, None, 0, 0), datetime(2025, 8, 31, 7, 26, 45), "msg"),
     (
-        "(SchedulerActor pid=12, ip=10.0.0.1) [2026-01-02 03:04:05 DP1 TP2] msg", "sglang", None, (1, None, 2, None),
-        datetime(2026, 1, 2, 3, 4, 5), "msg",
+        "[2025-08-31 07:26:45 TP0 EP0] msg",
+        "sglang",
+        None,
+        (None, None, 0, 0),
+        datetime(2025, 8, 31, 7, 26, 45),
+        "msg",
     ),
     (
-        "[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg", "custom", "INFO", (None,) * 4,
-        datetime(2026, 4, 15, 17, 13, 10), "msg",
+        "(SchedulerActor pid=12, ip=10.0.0.1) [2026-01-02 03:04:05 DP1 TP2] msg",
+        "sglang",
+        None,
+        (1, None, 2, None),
+        datetime(2026, 1, 2, 3, 4, 5),
+        "msg",
     ),
     (
-        "E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg", "glog", "ERROR", (None,) * 4,
-        None, "msg",  # glog prints no year: with no dated line beside it the time stays unknown, never 1970
+        "[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg",
+        "custom",
+        "INFO",
+        (None,) * 4,
+        datetime(2026, 4, 15, 17, 13, 10),
+        "msg",
     ),
     (
-        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg", "torch", "ERROR", (None, None, 3, None),
-        None, "msg",
+        "E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg",
+        "glog",
+        "ERROR",
+        (None,) * 4,
+        None,
+        "msg",  # glog prints no year: with no dated line beside it the time stays unknown, never 1970
     ),
     (
-        "2025-10-29 21:49:19 ERROR target: file.rs:142: msg", "router", "ERROR", (None,) * 4,
-        datetime(2025, 10, 29, 21, 49, 19), "target: file.rs:142: msg",
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg",
+        "torch",
+        "ERROR",
+        (None, None, 3, None),
+        None,
+        "msg",
     ),
     (
-        "2025-10-29T21:49:19.123456Z  WARN smg::x: msg", "router", "WARNING", (None,) * 4,
-        datetime(2025, 10, 29, 21, 49, 19, 123456), "smg::x: msg",
+        "2025-10-29 21:49:19 ERROR target: file.rs:142: msg",
+        "router",
+        "ERROR",
+        (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19),
+        "target: file.rs:142: msg",
     ),
     (
-        'INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', "uvicorn", "INFO", (None,) * 4, None,
+        "2025-10-29T21:49:19.123456Z  WARN smg::x: msg",
+        "router",
+        "WARNING",
+        (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19, 123456),
+        "smg::x: msg",
+    ),
+    (
+        'INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK',
+        "uvicorn",
+        "INFO",
+        (None,) * 4,
+        None,
         'INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK',
     ),
     (
-        '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}', "json", "INFO", (None,) * 4,
-        datetime(2025, 10, 29, 21, 49, 19), '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}',
+        '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}',
+        "json",
+        "INFO",
+        (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19),
+        '{"timestamp":"2025-10-29 21:49:19","level":"INFO","message":"m"}',
     ),
     (
-        "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception", "sglang", None, (None, None, 1, None),
-        datetime(2026, 5, 27, 23, 38, 59, 96000), "Scheduler hit an exception",
+        "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception",
+        "sglang",
+        None,
+        (None, None, 1, None),
+        datetime(2026, 5, 27, 23, 38, 59, 96000),
+        "Scheduler hit an exception",
     ),
     (
-        "\x1b[2m2025-10-29 21:49:19\x1b[0m \x1b[31mERROR\x1b[0m target: msg", "router", "ERROR", (None,) * 4,
-        datetime(2025, 10, 29, 21, 49, 19), "target: msg",
+        "\x1b[2m2025-10-29 21:49:19\x1b[0m \x1b[31mERROR\x1b[0m target: msg",
+        "router",
+        "ERROR",
+        (None,) * 4,
+        datetime(2025, 10, 29, 21, 49, 19),
+        "target: msg",
     ),
     ("no header at all", None, None, (None,) * 4, None, "no header at all"),
 ]
 
 
-@pytest.mark.parametrize("sample,header,level,ranks,log_ts,body", SAMPLES, ids=[s[1] or "none" for s in SAMPLES])
+@pytest.mark.parametrize(
+    "sample,header,level,ranks,log_ts,body", SAMPLES, ids=[s[1] or "none" for s in SAMPLES]
+)
 def test_header_formats(sample, header, level, ranks, log_ts, body):
     row = split_prefix(pl.Series([sample])).row(0, named=True)
     assert row["header"] == header and row["level"] == level
@@ -91,15 +140,25 @@ def test_rank_token_orders(tokens, ranks):
 
 def test_uvicorn_level_after_sglang_header_and_multiline_body():
     df = split_prefix(
-        pl.Series(['[2025-11-05 16:38:03] WARNING:  Invalid HTTP request received.', "[2025-11-05 16:38:03 TP0] a\nb\n  c"])
+        pl.Series(
+            [
+                "[2025-11-05 16:38:03] WARNING:  Invalid HTTP request received.",
+                "[2025-11-05 16:38:03 TP0] a\nb\n  c",
+            ]
+        )
     )
     assert df["level"].to_list() == ["WARNING", None]
     assert df["body"][1] == "a\nb\n  c"
 
 
 def test_glog_year_from_nearest_dated_row():
-    df = split_prefix(pl.Series(["[2025-04-14 03:55:21] ready", "E0414 03:56:41.856248 77969 f.cpp:173] x", None]))
-    assert df["log_ts"].to_list()[:2] == [datetime(2025, 4, 14, 3, 55, 21), datetime(2025, 4, 14, 3, 56, 41, 856248)]
+    df = split_prefix(
+        pl.Series(["[2025-04-14 03:55:21] ready", "E0414 03:56:41.856248 77969 f.cpp:173] x", None])
+    )
+    assert df["log_ts"].to_list()[:2] == [
+        datetime(2025, 4, 14, 3, 55, 21),
+        datetime(2025, 4, 14, 3, 56, 41, 856248),
+    ]
     assert set(df.row(2)) == {None}
 
 
@@ -142,7 +201,10 @@ def test_record_start(line, start):
 
 
 def test_a_process_line_announced_by_the_watchdog_stays_in_its_record():
-    announced = is_record_start(pl.lit("Process 309: sglang::scheduler_TP6"), pl.lit("[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:"))
+    announced = is_record_start(
+        pl.lit("Process 309: sglang::scheduler_TP6"),
+        pl.lit("[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:"),
+    )
     assert pl.select(announced).item() is False
 
 
@@ -156,7 +218,10 @@ def test_every_header_sample_yields_its_fields_and_is_claimed_by_its_family_only
             assert row[name] == value, (sample, name)
         assert pl.select(is_record_start(pl.lit(sample))).item() is header.starts
         others = [h for h in HEADERS if h is not header and re.match(h.regex, sample)]
-        assert all(h.name == header.name for h in others) or header.name in ("sglang", "custom"), (sample, others)
+        assert all(h.name == header.name for h in others) or header.name in ("sglang", "custom"), (
+            sample,
+            others,
+        )
 
 
 def test_records_from_text_rules():
@@ -167,7 +232,7 @@ def test_records_from_text_rules():
             "sglang-1  | [2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:",
             "sglang-1  | Process 309: sglang::scheduler_TP6",
             "sglang-1  | ",
-            "sglang-1  | Thread 309 (active): \"MainThread\"",
+            'sglang-1  | Thread 309 (active): "MainThread"',
             "sglang-1  | ",
             "sglang-1  | ",
             "sglang-1  | [2025-10-29 11:25:59 TP3] Watchdog timeout (self.watchdog_timeout=300)\r",

@@ -90,7 +90,9 @@ def test_pyspy_01_gloo_waitrecv_native_two_fragments():
     assert head["n_frames"].to_list() == [10, 13]
     assert frames_of(r, 0, None)[0] == "0x7f259f401d71"
     # the watchdog line between the dumps is kept, outside the dumps
-    assert r.other_lines == ["[2026-01-29 13:12:37 PP1 TP1] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)"]
+    assert r.other_lines == [
+        "[2026-01-29 13:12:37 PP1 TP1] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)"
+    ]
     main = only(caps, pid=88693)
     assert (main["pp_rank"], main["tp_rank"], main["dp_rank"], main["ep_rank"]) == (2, 1, None, None)
     assert main["process_name"] == "sglang::scheduler_PP2_TP1"
@@ -143,7 +145,12 @@ def test_pyspy_03_unnamed_threads_without_frames_and_all_gather():
     # unnamed frameless headers in a row before an active one are not the grouped form
     for tid in (4076, 4077, 4078):
         c = only(caps, thread_id=tid)
-        assert (c["thread_name"], c["thread_state"], c["n_frames"], c["wait_class"]) == (None, "idle", 0, None)
+        assert (c["thread_name"], c["thread_state"], c["n_frames"], c["wait_class"]) == (
+            None,
+            "idle",
+            0,
+            None,
+        )
         f = only(r.frames, thread_id=tid)
         assert f["depth"] == 0 and f["function"] is None and f["is_native"] is None
     busy = only(caps, thread_id=4079)
@@ -172,7 +179,13 @@ def test_pyspy_06_json_py_spy_03_with_locals():
     assert (c["pid"], c["thread_id"], c["thread_name"], c["thread_state"]) == (338370, 338370, None, "idle")
     assert c["is_main"] and not c["partial"]
     f = only(r.frames)
-    assert (f["function"], f["file"], f["line"], f["is_native"], f["locals"]) == ("<module>", "yolo.py", 8, False, None)
+    assert (f["function"], f["file"], f["line"], f["is_native"], f["locals"]) == (
+        "<module>",
+        "yolo.py",
+        8,
+        False,
+        None,
+    )
 
 
 def test_sglang_06_docker_compose_prefix():
@@ -185,7 +198,9 @@ def test_sglang_06_docker_compose_prefix():
     assert c["innermost"] == "_apply (penaltylib/min_new_tokens.py:78)"
     assert c["n_frames"] == 7  # the blank line inside the thread does not end it
     assert c["capture_ts"] == datetime(2025, 10, 29, 11, 25, 58, tzinfo=UTC) and c["host"] == "node-a"
-    assert r.other_lines == ["sglang-1  | [2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)"]
+    assert r.other_lines == [
+        "sglang-1  | [2025-10-29 11:25:58 TP3] Watchdog timeout (self.watchdog_timeout=300)"
+    ]
     assert not any(f.startswith("sglang-1") for f in r.frames["function"].drop_nulls())
     assert r.unparsed_lines == []
 
@@ -367,7 +382,7 @@ def test_markdown_ansi_prompts_tab_frames_and_prefixes():
 
 def test_unknown_lines_inside_a_dump_are_kept_and_counted():
     text = (
-        "Process 5: python a.py\nPython v3.11.2 (/usr/bin/python3)\n\nThread 5 (idle): \"MainThread\"\n"
+        'Process 5: python a.py\nPython v3.11.2 (/usr/bin/python3)\n\nThread 5 (idle): "MainThread"\n'
         "    foo (a.py:1)\n!! something py-spy never prints\n    bar (a.py:2)\n\nand then some prose\n"
     )
     r = parse_dump(text)
@@ -394,7 +409,9 @@ def test_marker_hints_and_capture_ts_offsets():
         datetime(2026, 1, 29, 14, 0, 5, 250000, tzinfo=UTC),
     ]
     assert caps["pid"].to_list() == [9, 9] and caps["wait_class"].to_list() == ["barrier", "barrier"]
-    bare = parse_dump('Thread 4 (idle): "MainThread"\n    x (a.py:1)\n', ranks_hint={"tp_rank": 2}, pid_hint=77)
+    bare = parse_dump(
+        'Thread 4 (idle): "MainThread"\n    x (a.py:1)\n', ranks_hint={"tp_rank": 2}, pid_hint=77
+    )
     assert only(bare.captures)["tp_rank"] == 2 and only(bare.captures)["pid"] == 77
 
 
@@ -502,8 +519,8 @@ def test_frameless_headers_that_are_not_a_group_keep_an_empty_stack():
     # unnamed (threads running no Python code, as in pyspy/03), or named otherwise than the stack's
     text = (
         "Process 9: python train.py\nPython v3.11.4 (/usr/bin/python3)\n\n"
-        'Thread 4076 (idle)\nThread 4077 (idle)\nThread 4079 (idle)\n    get (queue.py:171)\n'
-        '    run (worker.py:3)\n    _bootstrap (threading.py:1002)\n'
+        "Thread 4076 (idle)\nThread 4077 (idle)\nThread 4079 (idle)\n    get (queue.py:171)\n"
+        "    run (worker.py:3)\n    _bootstrap (threading.py:1002)\n"
         'Thread 9 (idle): "MainThread"\nThread 12 (idle): "Thread-1"\n    wait (threading.py:320)\n'
     )
     r = parse_dump(text)
@@ -639,7 +656,9 @@ def sglang_dump(tp: int, pid: int, stack: str, when: str = "2026-01-29 13:12:37"
 
 def engine(role: str, stacks: list[str], base_pid: int, ts: datetime, pos: str) -> pl.DataFrame:
     text = "".join(sglang_dump(tp, base_pid + tp, s) for tp, s in enumerate(stacks))
-    r = parse_dump(text, source=f"{role}.journal", source_pos=pos, capture_ts=ts, host="gpu-1", role_hint=role)
+    r = parse_dump(
+        text, source=f"{role}.journal", source_pos=pos, capture_ts=ts, host="gpu-1", role_hint=role
+    )
     return r.captures
 
 
@@ -705,7 +724,9 @@ def test_no_progress_needs_same_stack_and_a_small_gap():
     hours_later = stuck_ranks(pl.concat([first, late]))  # two hours apart: two rounds, one row each
     assert hours_later["round_no"].to_list() == [1, 2]
     assert hours_later["no_progress"].to_list() == [False, False]
-    same = stuck_ranks(pl.concat([first, engine("decode", [NCCL_ALL_REDUCE], 3000, T0 + timedelta(seconds=3), "4")]))
+    same = stuck_ranks(
+        pl.concat([first, engine("decode", [NCCL_ALL_REDUCE], 3000, T0 + timedelta(seconds=3), "4")])
+    )
     assert same["no_progress"].to_list() == [True] and same["n_captures"].to_list() == [2]
     assert same["capture_id"][0] != first["capture_id"][0]  # the later capture is the one reported
 
@@ -858,14 +879,40 @@ def test_sql_header_documents_the_query():
 # --- never raises, never loses a line ----------------------------------------------------------------
 
 DUMP_LINES = [
-    "Process 12: sglang::scheduler_DP1_TP1_EP1_PP0", "Python v3.12.3 (/usr/bin/python3.12)",
-    'Thread 12 (idle): "MainThread"', "Thread 0x7F00 (active+gil)", "    all_reduce (a.py:1)",
-    "    0x7f00 (libc.so.6)", "        Arguments:", "            self: <x>", "        Locals::",
-    "[2026-01-29 13:12:37 TP1] Pyspy dump for PID 12:", "Parent Process 1: python", "-----", "```",
-    "[", "  {", '    "pid": 12,', '    "frames": [', "    ]", "  }", "]", "", "   ", "sglang-1  | ",
-    "$ py-spy dump --pid 12", "**TP1**", "garbage (", "    cut (torch/dist", "\x1b[1mThread 3\x1b[0m (idle)",
-    "[2026-01-29 13:12:37 TP1] Watchdog timeout", '[{"pid": 1, "frames": []}]', "\t x (y.py:2)",
-    "    ...", "    <module> (a.py:1)", "    _bootstrap (threading.py:1030)",
+    "Process 12: sglang::scheduler_DP1_TP1_EP1_PP0",
+    "Python v3.12.3 (/usr/bin/python3.12)",
+    'Thread 12 (idle): "MainThread"',
+    "Thread 0x7F00 (active+gil)",
+    "    all_reduce (a.py:1)",
+    "    0x7f00 (libc.so.6)",
+    "        Arguments:",
+    "            self: <x>",
+    "        Locals::",
+    "[2026-01-29 13:12:37 TP1] Pyspy dump for PID 12:",
+    "Parent Process 1: python",
+    "-----",
+    "```",
+    "[",
+    "  {",
+    '    "pid": 12,',
+    '    "frames": [',
+    "    ]",
+    "  }",
+    "]",
+    "",
+    "   ",
+    "sglang-1  | ",
+    "$ py-spy dump --pid 12",
+    "**TP1**",
+    "garbage (",
+    "    cut (torch/dist",
+    "\x1b[1mThread 3\x1b[0m (idle)",
+    "[2026-01-29 13:12:37 TP1] Watchdog timeout",
+    '[{"pid": 1, "frames": []}]',
+    "\t x (y.py:2)",
+    "    ...",
+    "    <module> (a.py:1)",
+    "    _bootstrap (threading.py:1030)",
 ]
 
 

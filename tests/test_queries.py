@@ -340,7 +340,9 @@ def test_room_story_on_the_sample(sample_out, sample_con, room):
     assert aborts["ts"].min() == ts(truth(r"^first abort line for (room )?R\b"))
     # the story opens with decode's --log-requests Receive line of R (its rid, its room), before the abort
     first = rows.row(0, named=True)
-    assert (first["kind"], first["role"]) == ("request_received", "decode") and first["ts"] < aborts["ts"].min()
+    assert (first["kind"], first["role"]) == ("request_received", "decode") and first["ts"] < aborts[
+        "ts"
+    ].min()
     assert q(sample_out, "room_story", sample_con, room=1).height == 0
 
 
@@ -706,7 +708,10 @@ def test_query_command_formats_and_params(sample_out, room):
             ["query", "wedge", "--param", "until=notatime"],
             "--param until=notatime: not a value wedge can read",
         ),
-        (["query", "wedge", "--format", "xml"], "--format 'xml': expected one of table, vertical, csv, json, markdown"),
+        (
+            ["query", "wedge", "--format", "xml"],
+            "--format 'xml': expected one of table, vertical, csv, json, markdown",
+        ),
         (["query", "SELECT * FROM nope"], "Table with name nope does not exist"),
         (["query"], "`logcorr query --list` shows the saved queries"),
     ],

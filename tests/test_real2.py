@@ -63,7 +63,12 @@ def test_01_compose_services_under_markdown_residue(workdir):
     assert (p["new_seq"], p["new_token"], p["cached_token"], p["token_usage"]) == (1, 276, 8657, 0.25)
     assert (p["running_req"], p["queue_req"], p["prealloc_req"], p["inflight_req"]) == (0, 8, 24, 8)
     assert p["input_throughput"] == 47.86
-    assert (d["running_req"], d["token"], d["token_usage"], d["pre_allocated_usage"]) == (1, 240492, 0.92, 0.88)
+    assert (d["running_req"], d["token"], d["token_usage"], d["pre_allocated_usage"]) == (
+        1,
+        240492,
+        0.92,
+        0.88,
+    )
     assert (d["prealloc_req"], d["transfer_req"], d["retracted_req"], d["queue_req"]) == (6, 26, 0, 0)
     assert d["gen_throughput"] == 51.45
     glog = ev.filter(pl.col("message").str.contains("TcpTransport::startTransfer"))
@@ -88,7 +93,10 @@ def test_02_router_failure_and_decode_500_in_one_second(workdir):
     ev = table(out, "events")
     glog = ev.filter(pl.col("message").str.contains("Session::readBody failed"))
     assert glog.height == 2 and set(glog["level"]) == {"ERROR"}
-    assert glog["log_ts"].to_list() == [datetime(2025, 9, 4, 7, 15, 26, 325699), datetime(2025, 9, 4, 7, 15, 26, 325783)]
+    assert glog["log_ts"].to_list() == [
+        datetime(2025, 9, 4, 7, 15, 26, 325699),
+        datetime(2025, 9, 4, 7, 15, 26, 325783),
+    ]
     assert {t.replace(microsecond=0) for t in req["ts"]} == {datetime(2025, 9, 4, 7, 15, 26, tzinfo=UTC)}
 
 
@@ -129,13 +137,15 @@ def test_05_tsv_envelope_cp_ranks_and_finish(workdir):
     assert ev["ts"].max() == datetime(2026, 5, 20, 8, 2, 44, 797000, tzinfo=UTC)
     b = table(out, "batches")
     dec = b.filter(pl.col("batch_type") == "decode")
-    assert dec.select("pp_rank", "tp_rank", "running_req", "token", "token_usage", "gen_throughput", "queue_req").rows() == [
-        (0, 0, 4, 477376, 0.90, 199.95, 6)
-    ]
+    assert dec.select(
+        "pp_rank", "tp_rank", "running_req", "token", "token_usage", "gen_throughput", "queue_req"
+    ).rows() == [(0, 0, 4, 477376, 0.90, 199.95, 6)]
     pre = b.filter(pl.col("batch_type") == "prefill").sort("tp_rank")
     assert pre["tp_rank"].to_list() == list(range(8))
     assert set(pre["new_token"]) == {128} and set(pre["cached_token"]) == {57856}
-    assert set(pre["token_usage"]) == {0.97} and set(pre["running_req"]) == {3} and set(pre["queue_req"]) == {5}
+    assert (
+        set(pre["token_usage"]) == {0.97} and set(pre["running_req"]) == {3} and set(pre["queue_req"]) == {5}
+    )
     fin = ev.filter(pl.col("kind") == "request_finished")
     assert fin.height == 1 and fin["rid"][0] == "bf890d9ca8ce4008bef7ef25d97f8fba"
     assert fin["bootstrap_room"][0] is None
@@ -162,9 +172,13 @@ def test_06_room_without_key_and_join_by_room(workdir):
         ("a1af5d2d90324da292ed07c52b30467b", 0, 1788380104266545413, "decode")
     ]
     ab = table(out, "aborts")
-    assert ab.select("rid", "bootstrap_room").rows() == [("a1af5d2d90324da292ed07c52b30467b", 1788380104266545413)]
+    assert ab.select("rid", "bootstrap_room").rows() == [
+        ("a1af5d2d90324da292ed07c52b30467b", 1788380104266545413)
+    ]
     req = table(out, "requests")
-    assert req.select("method", "path", "status", "client").rows() == [("POST", "/v1/completions", 500, "10.0.9.6:54838")]
+    assert req.select("method", "path", "status", "client").rows() == [
+        ("POST", "/v1/completions", 500, "10.0.9.6:54838")
+    ]
     ev = table(out, "events")
     assert ev.filter(pl.col("message").str.starts_with("# decode pod")).height == 1  # kept, never glued
 
@@ -208,7 +222,11 @@ def test_08_eight_prefill_failures_one_room(workdir):
 
 
 def test_08_and_09_join_by_room_not_by_rid(workdir):
-    out = out_of(workdir, "08_prefill_mooncake_session_not_alive_tp16_req_dump.log", "09_decode_failed_get_kvcache_midline_paste.log")
+    out = out_of(
+        workdir,
+        "08_prefill_mooncake_session_not_alive_tp16_req_dump.log",
+        "09_decode_failed_get_kvcache_midline_paste.log",
+    )
     te = table(out, "transfer_errors")
     dec = te.filter(pl.col("role") == "decode").sort("event_id")
     assert dec["tp_rank"].to_list() == [9, 8, 1, 2]
@@ -237,7 +255,9 @@ def test_10_grouped_threads_share_their_stack(workdir):
 def test_11_nccl_watchdog_ranks_and_work_numbers(workdir):
     out = out_of(workdir, "11_nccl_watchdog_allreduce_seqnum1_multirank.log")
     wd = table(out, "watchdogs").filter(pl.col("nccl_op").is_not_null()).sort("event_id")
-    assert wd.select("tp_rank", "nccl_seq", "nccl_op", "numel_in", "numel_out", "ran_for_ms", "timeout_s").rows() == [
+    assert wd.select(
+        "tp_rank", "nccl_seq", "nccl_op", "numel_in", "numel_out", "ran_for_ms", "timeout_s"
+    ).rows() == [
         (1, 1, "ALLREDUCE", 128, 128, 600003, 600.0),
         (0, 1, "ALLREDUCE", 128, 128, 600009, 600.0),
     ]
@@ -271,5 +291,7 @@ def test_times_printed_without_a_zone_are_said_to_be_read_as_utc(workdir):
     out = out_of(workdir, "03_decode_unknown_reason_other_rank_mooncake.log")
     notes = table(out, "sources")["notes"][0]
     assert "6 records carry only a time printed without a zone" in notes
-    tsv = table(out_of(workdir, "05_tsv_export_cp_pp_finish_abort_prefill_batches.log"), "sources")["notes"][0]
+    tsv = table(out_of(workdir, "05_tsv_export_cp_pp_finish_abort_prefill_batches.log"), "sources")["notes"][
+        0
+    ]
     assert tsv is None or "without a zone" not in tsv  # the export envelope's times are UTC

@@ -14,9 +14,16 @@ from logcorr.report import _t, report
 from tests.conftest import CASES
 
 CASE_FILES = sorted(
-    p for p in CASES.rglob("*") if p.is_file() and p.suffix in (".log", ".txt", ".export") and "server_args" not in p.parts
+    p
+    for p in CASES.rglob("*")
+    if p.is_file() and p.suffix in (".log", ".txt", ".export") and "server_args" not in p.parts
 )
-PAIRS = [("real2/08_prefill_mooncake_session_not_alive_tp16_req_dump.log", "real2/09_decode_failed_get_kvcache_midline_paste.log")]
+PAIRS = [
+    (
+        "real2/08_prefill_mooncake_session_not_alive_tp16_req_dump.log",
+        "real2/09_decode_failed_get_kvcache_midline_paste.log",
+    )
+]
 
 
 def table(out: Path, name: str) -> pl.DataFrame:
@@ -48,7 +55,12 @@ def check(out: Path) -> None:
     if "no wedge" in text:
         assert batches.height > 0
     for line in text.splitlines():
-        if "lockstep" in line and line.startswith("- ") and "cannot tell" not in line and "cannot be told" not in line:
+        if (
+            "lockstep" in line
+            and line.startswith("- ")
+            and "cannot tell" not in line
+            and "cannot be told" not in line
+        ):
             role = line[2:].split(" ")[0].lower()
             caps = table(out, "captures").filter(pl.col("role") == role, pl.col("tp_rank").is_not_null())
             assert caps["tp_rank"].n_unique() >= 2, line

@@ -40,7 +40,7 @@ def test_every_markup_family_sample_is_found(family):
         ("ok <|tool▁calls▁begin|>", "deepseek_tool_calls", "<|tool▁calls▁begin|>"),  # ASCII bar
         ("<｜｜tool▁call▁begin｜｜>", "deepseek_tool_calls", "<｜｜tool▁call▁begin｜｜>"),  # doubled
         ("x <tool▁sep>", None, None),
-        ("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">", "deepseek_dsml", "<｜DSML｜function_calls"),
+        ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">', "deepseek_dsml", "<｜DSML｜function_calls"),
         ("text </|DSML|invoke>", "deepseek_dsml", "</|DSML|invoke"),
         ("<｜DSML｜tool_calls>", "deepseek_dsml", "<｜DSML｜tool_calls"),
         ("a plain answer about pipes | and DSML", None, None),
@@ -60,20 +60,34 @@ def test_real_finish_line_of_an_aborted_request():
     assert len(got) == 1
     r = got[0]
     assert (r["event"], r["format"], r["rid"], r["bootstrap_room"]) == (
-        "finished", "text", "bf890d9ca8ce4008bef7ef25d97f8fba", None
+        "finished",
+        "text",
+        "bf890d9ca8ce4008bef7ef25d97f8fba",
+        None,
     )
     assert (r["finish_type"], r["finish_message"], r["status_code"]) == (
-        "abort", "Request running timeout reached.", 503
+        "abort",
+        "Request running timeout reached.",
+        503,
     )
     assert (r["prompt_tokens"], r["completion_tokens"], r["cached_tokens"]) == (32472, 23297, 32320)
     assert r["e2e_latency_s"] == pytest.approx(1201.9242150001228)
     # level 1: no text in out, so no leak can be claimed
-    assert (r["output_text"], r["output_chars"], r["output_cut"], r["markup_leak"]) == (None, None, None, None)
+    assert (r["output_text"], r["output_chars"], r["output_cut"], r["markup_leak"]) == (
+        None,
+        None,
+        None,
+        None,
+    )
 
 
 def test_leak_found_in_the_returned_text_only_never_in_the_prompt():
     prompt = "GenerateReqInput(text='<｜tool▁calls▁begin｜> earlier turn; fake: , out={\\'text\\': \\'<｜DSML｜x\\'}', rid='r1', bootstrap_room=7)"
-    out = "{'text': 'Calling <｜DSML｜function_calls>\\n<｜DSML｜invoke name=\"get\">', 'output_ids': [1, 2], " + META + "}"
+    out = (
+        "{'text': 'Calling <｜DSML｜function_calls>\\n<｜DSML｜invoke name=\"get\">', 'output_ids': [1, 2], "
+        + META
+        + "}"
+    )
     (r,) = rows(finish(out, prompt))
     assert r["markup_leak"] == "deepseek_dsml" and r["markup"] == "<｜DSML｜function_calls"
     assert r["output_text"] == 'Calling <｜DSML｜function_calls>\n<｜DSML｜invoke name="get">'
@@ -89,7 +103,12 @@ def test_keys_found_in_any_order_and_not_inside_nested_values():
         " 'prompt_tokens': 3, 'completion_tokens': 5, 'e2e_latency': 1.5e-01}, 'text': \"it's <|tool▁sep|>\"}"
     )
     (r,) = rows(finish(out))
-    assert (r["finish_type"], r["prompt_tokens"], r["cached_tokens"], r["e2e_latency_s"]) == ("length", 3, None, 0.15)
+    assert (r["finish_type"], r["prompt_tokens"], r["cached_tokens"], r["e2e_latency_s"]) == (
+        "length",
+        3,
+        None,
+        0.15,
+    )
     assert r["output_text"] == "it's <|tool▁sep|>" and r["markup_leak"] == "deepseek_tool_calls"
 
 
@@ -116,10 +135,22 @@ def test_receive_lines_text_openai_and_json():
         [
             "[2025-10-29 21:30:00] Receive OpenAI: obj={'model': 'default', 'rid': 'r1'}",
             "[2025-10-29 21:30:00] Receive: obj=GenerateReqInput(text='<｜DSML｜x', rid='r1', bootstrap_room=5)",
-            json.dumps({"timestamp": "2025-10-29T21:30:01", "event": "request.received", "rid": "j1",
-                        "obj": {"rid": "j1", "bootstrap_room": 9}}),
-            json.dumps({"timestamp": "2025-10-29T21:30:01", "event": "request.received.openai", "rid": "j1",
-                        "obj": {"rid": "j1"}}),
+            json.dumps(
+                {
+                    "timestamp": "2025-10-29T21:30:01",
+                    "event": "request.received",
+                    "rid": "j1",
+                    "obj": {"rid": "j1", "bootstrap_room": 9},
+                }
+            ),
+            json.dumps(
+                {
+                    "timestamp": "2025-10-29T21:30:01",
+                    "event": "request.received.openai",
+                    "rid": "j1",
+                    "obj": {"rid": "j1"},
+                }
+            ),
         ]
     )
     got = [(r["event"], r["format"], r["rid"], r["bootstrap_room"], r["markup_leak"]) for r in rows(text)]
@@ -143,23 +174,34 @@ def test_json_finish_with_a_cut_text_and_a_leak():
     (r,) = rows(json.dumps(line, ensure_ascii=False))
     assert (r["event"], r["format"], r["rid"], r["bootstrap_room"]) == ("finished", "json", "j1", 42)
     assert (r["finish_type"], r["finish_message"], r["status_code"]) == ("abort", "Client disconnected", 499)
-    assert (r["prompt_tokens"], r["completion_tokens"], r["cached_tokens"], r["e2e_latency_s"]) == (7, 2048, 1, 3.25)
+    assert (r["prompt_tokens"], r["completion_tokens"], r["cached_tokens"], r["e2e_latency_s"]) == (
+        7,
+        2048,
+        1,
+        3.25,
+    )
     assert r["output_cut"] is True and r["output_chars"] == 2048
     assert r["markup_leak"] == "deepseek_tool_calls"
     line["out"]["text"] = "fine"
     del line["out"]["meta_info"]["finish_reason"]["message"]
     (r,) = rows(json.dumps(line))
-    assert (r["output_cut"], r["markup_leak"], r["output_text"], r["finish_message"]) == (False, None, "fine", None)
+    assert (r["output_cut"], r["markup_leak"], r["output_text"], r["finish_message"]) == (
+        False,
+        None,
+        "fine",
+        None,
+    )
 
 
 def test_other_records_give_no_rows_and_an_empty_frame_has_the_contract():
     assert rows("[2025-10-29 21:30:00 TP0] Decode batch, #running-req: 3, #token: 9, token usage: 0.01") == []
-    empty = sglang.request_log(pl.DataFrame({"body": [], "message": []}, schema={"body": pl.String, "message": pl.String}))
+    empty = sglang.request_log(
+        pl.DataFrame({"body": [], "message": []}, schema={"body": pl.String, "message": pl.String})
+    )
     assert empty.height == 0 and list(empty.columns) == list(sglang.REQUEST_LOG.schema)
 
 
 # --- the saved queries ------------------------------------------------------------------------------
-
 
 
 def _readme_section() -> str:
@@ -182,7 +224,9 @@ def sample_out(tmp_path_factory):
 def test_sample_markup_leaks_are_exactly_the_readme_rids_with_their_running_requests(sample_out):
     want = [
         (m.group(1), _iso(m.group(2)), int(m.group(3)), m.group(4))
-        for m in re.finditer(r"^\| `([0-9a-f]{32})` \| (`[^`]+`) \| (\d+) \| (\w+) \|$", _readme_section(), re.M)
+        for m in re.finditer(
+            r"^\| `([0-9a-f]{32})` \| (`[^`]+`) \| (\d+) \| (\w+) \|$", _readme_section(), re.M
+        )
     ]
     assert len(want) == 12
     got = saved.query(sample_out, "markup_leaks")
@@ -194,7 +238,9 @@ def test_sample_markup_leaks_are_exactly_the_readme_rids_with_their_running_requ
 def test_sample_leak_rate_per_band_is_the_readme_table(sample_out):
     want = {
         m.group(1): (int(m.group(2)), int(m.group(3)), None if m.group(4) == "-" else float(m.group(4)))
-        for m in re.finditer(r"^\| (0-1|2-4|5-16|17\+) \| (\d+) \| (\d+) \| ([-0-9.]+) \|$", _readme_section(), re.M)
+        for m in re.finditer(
+            r"^\| (0-1|2-4|5-16|17\+) \| (\d+) \| (\d+) \| ([-0-9.]+) \|$", _readme_section(), re.M
+        )
     }
     rate = saved.query(sample_out, "markup_leak_rate")
     assert rate["band"].to_list() == ["0-1", "2-4", "5-16", "17+"]
@@ -220,9 +266,13 @@ def test_sample_receives_without_finish_and_counts(sample_out):
     ).row(0, named=True)
     assert counts["rec"] == int(answer("`Receive` lines (decode main process, pids 2842 and 918234)")) == 494
     assert counts["fin"] == int(answer("`Finish` lines")) == 313
-    assert counts["open"] == int(answer("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)"))
+    assert counts["open"] == int(
+        answer("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)")
+    )
     # the room R's decode request was aborted: received, never finished
-    r = saved.query(sample_out, "SELECT event FROM request_log WHERE rid = '541a919ceacb487a9390c077e63f2634'")
+    r = saved.query(
+        sample_out, "SELECT event FROM request_log WHERE rid = '541a919ceacb487a9390c077e63f2634'"
+    )
     assert r["event"].to_list() == ["received"]
 
 
@@ -286,12 +336,17 @@ def test_sample_report_has_the_markup_section_from_the_rows(sample_out):
     from logcorr.report import report
 
     text = report(sample_out)
-    section = text.split("## Answers with tool-call markup (markup_leaks, markup_leak_rate)", 1)[1].split("## Evidence")[0]
+    section = text.split("## Answers with tool-call markup (markup_leaks, markup_leak_rate)", 1)[1].split(
+        "## Evidence"
+    )[0]
     assert "decode on gpu-node-1: **12 of 313 answers**" in section
     assert "first 2025-10-29 21:27:17.744 UTC, last 2025-10-29 21:31:48.524 UTC" in section
     assert "markup deepseek_dsml (3), deepseek_tool_calls (9)" in section
     assert "None with 2-4 requests running." in section
-    assert "tool_call_parser, reasoning_parser, chat_template not named (cmdline); model /models/Llama-3.1-70B-Instruct" in section
+    assert (
+        "tool_call_parser, reasoning_parser, chat_template not named (cmdline); model /models/Llama-3.1-70B-Instruct"
+        in section
+    )
     assert "Known issue F19" in section and "configuration against" in section  # a Llama engine: ruled out
     assert "| decode | 17+ | 58 | 58 | 10 | 0.172 |" in section
     assert "| 21:27:17.744 UTC | decode | 447e185e54944c4c9df82e6ddf9540c4 |" in section

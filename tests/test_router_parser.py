@@ -45,7 +45,9 @@ def test_every_format_sample_parses(fmt):
 
 @pytest.mark.parametrize("name,msg,since", router.PD_MESSAGES, ids=lambda x: x if isinstance(x, str) else "")
 def test_pd_messages_name_the_pair(name, msg, since):
-    row = one(f"2026-02-26 13:00:12 ERROR smg::routers::http::pd_router: src/routers/http/pd_router.rs:590: {msg}")
+    row = one(
+        f"2026-02-26 13:00:12 ERROR smg::routers::http::pd_router: src/routers/http/pd_router.rs:590: {msg}"
+    )
     urls = {u for u in (row["prefill_url"], row["decode_url"]) if u}
     assert urls and all(u.startswith("http://10.") and not u.endswith(":") for u in urls), name
     assert row["role"] == "router"
@@ -54,7 +56,13 @@ def test_pd_messages_name_the_pair(name, msg, since):
 def test_uvicorn_access_with_and_without_header():
     a = one('[2025-11-05 16:38:04] INFO:     127.0.0.1:32770 - "GET /health HTTP/1.1" 200 OK')
     b = one('INFO:     10.0.0.3:5000 - "POST /v1/chat/completions HTTP/1.1" 503 Service Unavailable')
-    assert (a["method"], a["path"], a["status"], a["client"], a["level"]) == ("GET", "/health", 200, "127.0.0.1:32770", "INFO")
+    assert (a["method"], a["path"], a["status"], a["client"], a["level"]) == (
+        "GET",
+        "/health",
+        200,
+        "127.0.0.1:32770",
+        "INFO",
+    )
     assert a["ts"] == datetime(2025, 11, 5, 16, 38, 4, tzinfo=UTC)
     assert (b["method"], b["path"], b["status"], b["ts"]) == ("POST", "/v1/chat/completions", 503, None)
     assert a["role"] == "unknown"  # both engines and the mini_lb serve HTTP: no role from the line
@@ -63,15 +71,23 @@ def test_uvicorn_access_with_and_without_header():
 def test_smg_span_status_and_integer_latency_in_microseconds():
     row = one(router.ROUTER_TEXT.sample)
     assert (row["method"], row["path"], row["status"], row["request_id"]) == (
-        "POST", "/v1/chat/completions", 500, "chatcmpl-Wly2zVLtUcyK1Vg13jmipvFZ"
+        "POST",
+        "/v1/chat/completions",
+        500,
+        "chatcmpl-Wly2zVLtUcyK1Vg13jmipvFZ",
     )
     assert row["latency_ms"] == pytest.approx(1254.651)
-    assert (row["target"], row["level"], row["message"]) == ("smg::response", "ERROR", "request failed with server error")
+    assert (row["target"], row["level"], row["message"]) == (
+        "smg::response",
+        "ERROR",
+        "request failed with server error",
+    )
     assert row["ts"] == datetime(2026, 2, 26, 13, 0, 13, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
-    "latency,ms", [('"12.345ms"', 12.345), ('"1.5s"', 1500.0), ('"850µs"', 0.85), ('"900ns"', 0.0009), ("2500", 2.5)]
+    "latency,ms",
+    [('"12.345ms"', 12.345), ('"1.5s"', 1500.0), ('"850µs"', 0.85), ('"900ns"', 0.0009), ("2500", 2.5)],
 )
 def test_sgl_router_duration_latency(latency, ms):
     line = (
@@ -85,10 +101,14 @@ def test_sgl_router_duration_latency(latency, ms):
 
 
 def test_router_line_without_span_or_file():
-    ev = ev_of("2025-10-29 21:49:19  WARN sglang_router_rs::core::worker: Worker http://10.0.0.7:30000 is unhealthy")
+    ev = ev_of(
+        "2025-10-29 21:49:19  WARN sglang_router_rs::core::worker: Worker http://10.0.0.7:30000 is unhealthy"
+    )
     row = ev.row(0, named=True)  # a router line that is no request: an event, not a requests row
     assert (row["kind"], row["level"], row["header"]) == ("other", "WARNING", "router")
-    assert row["body"].startswith("sglang_router_rs::core::worker: Worker") and router.requests(ev).height == 0
+    assert (
+        row["body"].startswith("sglang_router_rs::core::worker: Worker") and router.requests(ev).height == 0
+    )
 
 
 def test_router_lines_that_are_not_requests_are_other():
@@ -108,7 +128,12 @@ def test_ansi_coloured_router_line():
         " src/routers/http/pd_router.rs:142: Failed to select PD pair"
     )
     row = one(line)
-    assert (row["level"], row["method"], row["request_id"], row["role"]) == ("ERROR", "POST", "gnt-1", "router")
+    assert (row["level"], row["method"], row["request_id"], row["role"]) == (
+        "ERROR",
+        "POST",
+        "gnt-1",
+        "router",
+    )
 
 
 def test_json_mode_line_gets_time_and_level_from_its_keys():
@@ -119,14 +144,19 @@ def test_json_mode_line_gets_time_and_level_from_its_keys():
     )
     row = one(line)
     assert (row["format"], row["level"], row["status"], row["decode_url"]) == (
-        "router_json", "WARNING", 502, "http://10.0.0.8:30001"
+        "router_json",
+        "WARNING",
+        502,
+        "http://10.0.0.8:30001",
     )
     assert (row["method"], row["path"], row["request_id"]) == ("POST", "/generate", "gnt-9")
     assert row["ts"] == datetime(2025, 10, 29, 21, 49, 20, tzinfo=UTC)
 
 
 def test_mini_lb_registration():
-    a = one("[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998")
+    a = one(
+        "[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998"
+    )
     b = one("[2025-05-01 10:00:01] Registered decode server: http://10.0.0.8:30001")
     assert (a["prefill_url"], a["bootstrap_port"], a["role"]) == ("http://10.0.0.7:30000", 8998, "router")
     assert (b["decode_url"], b["prefill_url"], b["bootstrap_port"]) == ("http://10.0.0.8:30001", None, None)
@@ -146,11 +176,15 @@ def test_cases_access_and_router_lines():
     root = CASES / "sglang"
     if not root.exists():
         pytest.skip("shared/cases not found")
-    req = router.requests(records_from_text(without_notes((root / "12_router_span_request_id_error.log").read_text()), "12"))
+    req = router.requests(
+        records_from_text(without_notes((root / "12_router_span_request_id_error.log").read_text()), "12")
+    )
     assert req.select("level", "method", "path", "request_id").rows() == [
         ("ERROR", "POST", "/generate", "gnt-T1DkMPsWX1SOfuePNC4g04oV")
     ]
-    req = router.requests(records_from_text(without_notes((root / "15_npu_prefill_decode_batch_tp_ep.log").read_text()), "15"))
+    req = router.requests(
+        records_from_text(without_notes((root / "15_npu_prefill_decode_batch_tp_ep.log").read_text()), "15")
+    )
     assert req.select("method", "path", "status").rows() == [("POST", "/generate", 200)] * 4
 
 
@@ -162,7 +196,14 @@ def test_empty_and_schema():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.text(max_size=120) | st.sampled_from([f.sample for f in router.ACCESS_FORMATS + router.ROUTER_FORMATS]), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.text(max_size=120)
+        | st.sampled_from([f.sample for f in router.ACCESS_FORMATS + router.ROUTER_FORMATS]),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_never_raises(texts):
     ev = pl.concat([records_from_text(t, "fuzz") for t in texts])
     out = router.requests(ev)

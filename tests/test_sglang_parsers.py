@@ -154,7 +154,10 @@ def test_case_05_watchdog_multirank():
     timeouts = wd.filter(pl.col("watchdog_kind") == "watchdog_timeout")
     assert timeouts.select("dp_rank", "tp_rank").rows() == [(0, 2), (1, 5)]
     info = wd.filter(pl.col("watchdog_kind") == "debug_info")
-    assert info["rid"].to_list() == ["8159_6b91836ecc5e4699a56fcb89f95e5071", "8159_3d71815df48f49eb9b8a6e6a3494bc2c"]
+    assert info["rid"].to_list() == [
+        "8159_6b91836ecc5e4699a56fcb89f95e5071",
+        "8159_3d71815df48f49eb9b8a6e6a3494bc2c",
+    ]
     assert sglang.classify(ev)["rid"].drop_nulls().to_list() == info["rid"].to_list()
 
 
@@ -190,7 +193,12 @@ def test_case_10_old_prefill_batch_and_warmup_rid():
     row = b.row(0, named=True)
     assert (row["batch_type"], row["tp_rank"], row["role"]) == ("prefill", 0, "prefill")
     assert (row["new_seq"], row["new_token"], row["cached_token"]) == (1, 4, 0)
-    assert (row["unbootstrapped_req"], row["transferring_req"], row["queue_req"], row["running_req"]) == (0, 0, 0, 0)
+    assert (row["unbootstrapped_req"], row["transferring_req"], row["queue_req"], row["running_req"]) == (
+        0,
+        0,
+        0,
+        0,
+    )
     assert row["token_usage"] == 0.0 and row["extra"] is None
     c = sglang.classify(ev)
     warmup = ev["body"].str.starts_with("End of prefill warmup")
@@ -204,7 +212,9 @@ def test_case_11_custom_logging_config_batches():
     assert b["inflight_req"].to_list() == [1, 1, 1, 1]
     assert b["input_throughput"].to_list() == [2.49, 1.0, 1.0, 5.19]
     assert b["graph"].to_list() == [False] * 4 and set(b["graph_kind"]) == {"cuda"}
-    assert b.select(pl.col(["dp_rank", "pp_rank", "tp_rank", "ep_rank"]).is_null().all()).row(0) == (True,) * 4
+    assert (
+        b.select(pl.col(["dp_rank", "pp_rank", "tp_rank", "ep_rank"]).is_null().all()).row(0) == (True,) * 4
+    )
     assert set(b["level"]) == {"INFO"} and b["extra"].null_count() == 4
 
 
@@ -212,7 +222,12 @@ def test_case_12_router_span_request_id():
     ev = case("12_router_span_request_id_error.log")
     req = router.requests(ev)
     r = req.row(0, named=True)
-    assert (r["level"], r["method"], r["path"], r["request_id"]) == ("ERROR", "POST", "/generate", "gnt-T1DkMPsWX1SOfuePNC4g04oV")
+    assert (r["level"], r["method"], r["path"], r["request_id"]) == (
+        "ERROR",
+        "POST",
+        "/generate",
+        "gnt-T1DkMPsWX1SOfuePNC4g04oV",
+    )
     assert r["message"].endswith("(all circuits open or un")  # cut by the paste, kept whole
     assert r["ts"] == datetime(2025, 10, 29, 21, 49, 19, tzinfo=UTC)
     assert ev["message"][0].endswith("un")
@@ -242,7 +257,12 @@ def test_case_15_npu_batches():
     assert dec["token"].to_list() == [233600, 227968, 222720]
     assert set(b["graph_kind"]) == {"npu"} and b["graph"].to_list() == [False, True, True, True]
     pre = b.row(0, named=True)
-    assert (pre["new_seq"], pre["new_token"], pre["cached_token"], pre["pending_token"]) == (8, 54400, 482304, 0)
+    assert (pre["new_seq"], pre["new_token"], pre["cached_token"], pre["pending_token"]) == (
+        8,
+        54400,
+        482304,
+        0,
+    )
     assert pre["input_throughput"] == 2793.64
 
 
@@ -264,7 +284,9 @@ def test_case_17_trailing_comma_aiohttp_glog():
 def test_case_18_client_disconnect_without_timestamp():
     ev = case("18_http_server_client_disconnect.log")
     ab = sglang.aborts(ev)
-    assert ab.select("abort_kind", "rid").rows() == [("client_disconnected", "61165a643f00435ca1112901a78071f7")]
+    assert ab.select("abort_kind", "rid").rows() == [
+        ("client_disconnected", "61165a643f00435ca1112901a78071f7")
+    ]
     assert ab["ts"][0] is None and ab["reason"][0] == "Request is disconnected from the client side (type 3)"
 
 
@@ -273,9 +295,17 @@ def test_case_20_nccl_watchdog():
     assert ev.height == 1 and ev["n_lines"][0] == 6  # the C++ frames are joined to it
     wd = sglang.watchdogs(ev).row(0, named=True)
     assert (wd["watchdog_kind"], wd["tp_rank"], wd["nccl_seq"], wd["nccl_op"]) == (
-        "nccl_watchdog", 3, 432927, "_REDUCE_SCATTER_BASE"
+        "nccl_watchdog",
+        3,
+        432927,
+        "_REDUCE_SCATTER_BASE",
     )
-    assert (wd["timeout_s"], wd["ran_for_ms"], wd["numel_in"], wd["numel_out"]) == (600.0, 600045, 88080384, 5505024)
+    assert (wd["timeout_s"], wd["ran_for_ms"], wd["numel_in"], wd["numel_out"]) == (
+        600.0,
+        600045,
+        88080384,
+        5505024,
+    )
     assert wd["level"] == "ERROR"
 
 
@@ -319,9 +349,9 @@ def test_assert_transfer_infos_only_when_the_traceback_asserts():
     assert te["bootstrap_room"].to_list() == [4384674655194745451] * 3 + [5839938415251080346]
     assert set(te["role"]) == {"prefill"}
     assert te["exception"].to_list() == ["AssertionError"] * 3 + ["nixlNotFoundError"]
-    assert te["traceback"][0].startswith("Traceback (most recent call last):") and te["traceback"][0].endswith(
-        "AssertionError"
-    )
+    assert te["traceback"][0].startswith("Traceback (most recent call last):") and te["traceback"][
+        0
+    ].endswith("AssertionError")
     assert te["reason"][3] == "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND"
     assert te["cause"].to_list() == ["assert_transfer_infos"] * 3 + ["nixl_error"]
 
@@ -333,43 +363,63 @@ def test_source_role_wins_over_content_role():
 
 
 def test_timeouts_and_other_transfer_failures():
-    lines = (
-        [
-            "[2025-09-01 10:00:00 TP0] Prefill bootstrap failed for request rank=0 req.rid='a1'"
-            " req.bootstrap_room=11 with exception KVTransferError(bootstrap_room=11): Request 11 timed out after"
-            " 300.0s in KVPoll.Bootstrapping",
-            "[2025-09-01 10:00:01 DP1 TP3] Decode transfer failed for request rank=3 decode_req.req.rid='b2'"
-            " decode_req.req.bootstrap_room=12 with exception KVTransferError(bootstrap_room=12): Request 12 timed"
-            " out after 600.5s in KVPoll.WaitingForInput",
-            "[2025-09-01 10:00:02 TP1] Failed to send kv chunk of 13 to 10.0.0.5:17001",
-            "[2025-09-01 10:00:03 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998), 3"
-            " requests affected",
-            "[2025-09-01 10:00:03 TP0] Let room 14 be failed due to prefill down",
-            "[2025-09-01 10:00:04 TP2] Some requests fail to receive KV Cache transfer done signal after"
-            " bootstrapping. If a greater mean TTFT is acceptable, you can 'export"
-            " SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
-            "[2025-09-01 10:00:05 TP4] NIXL transport error for room 15: NIXL_ERR_REMOTE_DISCONNECT",
-            "[2025-09-01 10:00:06] Request 16 timed out after 30.0s in KVPoll.WaitingForInput",
-            "Prefill transfer failed for request rank=5 req.rid='c3' req.bootstrap_room=17 self.pp_rank=1 with"
-            " exception: Failed to send kv chunk of 17 to 10.0.0.9:1",
-        ]
-    )
+    lines = [
+        "[2025-09-01 10:00:00 TP0] Prefill bootstrap failed for request rank=0 req.rid='a1'"
+        " req.bootstrap_room=11 with exception KVTransferError(bootstrap_room=11): Request 11 timed out after"
+        " 300.0s in KVPoll.Bootstrapping",
+        "[2025-09-01 10:00:01 DP1 TP3] Decode transfer failed for request rank=3 decode_req.req.rid='b2'"
+        " decode_req.req.bootstrap_room=12 with exception KVTransferError(bootstrap_room=12): Request 12 timed"
+        " out after 600.5s in KVPoll.WaitingForInput",
+        "[2025-09-01 10:00:02 TP1] Failed to send kv chunk of 13 to 10.0.0.5:17001",
+        "[2025-09-01 10:00:03 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998), 3"
+        " requests affected",
+        "[2025-09-01 10:00:03 TP0] Let room 14 be failed due to prefill down",
+        "[2025-09-01 10:00:04 TP2] Some requests fail to receive KV Cache transfer done signal after"
+        " bootstrapping. If a greater mean TTFT is acceptable, you can 'export"
+        " SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
+        "[2025-09-01 10:00:05 TP4] NIXL transport error for room 15: NIXL_ERR_REMOTE_DISCONNECT",
+        "[2025-09-01 10:00:06] Request 16 timed out after 30.0s in KVPoll.WaitingForInput",
+        "Prefill transfer failed for request rank=5 req.rid='c3' req.bootstrap_room=17 self.pp_rank=1 with"
+        " exception: Failed to send kv chunk of 17 to 10.0.0.9:1",
+    ]
     # one record per line (the last has no header: it would continue the one before in a file)
     ev = pl.concat([ev_of(line) for line in lines]).with_columns(pl.int_range(pl.len()).alias("event_id"))
     te = sglang.transfer_errors(ev)
     assert te["error_kind"].to_list() == [
-        "prefill_bootstrap_failed", "decode_transfer_failed", "send_kv_chunk_failed", "lost_connection",
-        "lost_connection", "transfer_done_signal_missing", "nixl_transport_error", "timeout", "prefill_transfer_failed",
+        "prefill_bootstrap_failed",
+        "decode_transfer_failed",
+        "send_kv_chunk_failed",
+        "lost_connection",
+        "lost_connection",
+        "transfer_done_signal_missing",
+        "nixl_transport_error",
+        "timeout",
+        "prefill_transfer_failed",
     ]
     assert te["bootstrap_room"].to_list() == [11, 12, 13, None, 14, None, 15, 16, 17]
     assert te["kv_poll_state"].to_list()[:2] == ["Bootstrapping", "WaitingForInput"]
     assert te["timeout_s"].to_list()[:2] == [300.0, 600.5]
     assert te["cause"].to_list() == [
-        "timeout", "timeout", "send_kv_chunk_failed", "lost_connection", "lost_connection", None, "nixl_error",
-        "timeout", "send_kv_chunk_failed",
+        "timeout",
+        "timeout",
+        "send_kv_chunk_failed",
+        "lost_connection",
+        "lost_connection",
+        None,
+        "nixl_error",
+        "timeout",
+        "send_kv_chunk_failed",
     ]
     assert te["role"].to_list() == [
-        "prefill", "decode", "prefill", "decode", "decode", "decode", "prefill", "decode", "prefill",
+        "prefill",
+        "decode",
+        "prefill",
+        "decode",
+        "decode",
+        "decode",
+        "prefill",
+        "decode",
+        "prefill",
     ]
     assert te["peer"].to_list()[2:4] == ["10.0.0.5:17001", "10.0.0.7:8998"]
     assert te["reason"][6] == "NIXL_ERR_REMOTE_DISCONNECT"
@@ -398,9 +448,16 @@ def test_abort_lines_of_every_kind():
     )
     ab = sglang.aborts(ev_of(text))
     assert ab["abort_kind"].to_list() == [
-        "client_disconnected", "abort_request_not_found", "abort_queued_request", "abort_running_request",
-        "abort_bootstrap_queue_request", "abort_prealloc_queue_request", "abort_transfer_queue_request",
-        "abort_inflight_queue_request", "abort_grammar_queue_request", "transfer_aborted",
+        "client_disconnected",
+        "abort_request_not_found",
+        "abort_queued_request",
+        "abort_running_request",
+        "abort_bootstrap_queue_request",
+        "abort_prealloc_queue_request",
+        "abort_transfer_queue_request",
+        "abort_inflight_queue_request",
+        "abort_grammar_queue_request",
+        "transfer_aborted",
     ]
     assert ab["rid"].to_list() == [f"r{i}" for i in range(1, 11)]
     assert ab["bootstrap_room"].to_list() == [None] * 9 + [99]
@@ -466,7 +523,12 @@ def test_batch_with_iter_mixed_lists_percent_and_unknown_keys():
     )
     b = sglang.batches(ev)
     p, d = b.row(0, named=True), b.row(1, named=True)
-    assert (p["forward_iter"], p["new_seq"], p["cache_hit_rate_pct"], p["full_token_usage"]) == (1234, 2, 11.11, 0.5)
+    assert (p["forward_iter"], p["new_seq"], p["cache_hit_rate_pct"], p["full_token_usage"]) == (
+        1234,
+        2,
+        11.11,
+        0.5,
+    )
     assert p["swa_token_usage"] == 0.25 and p["token_usage"] is None
     assert math.isnan(p["fwd_occupancy_pct"]) and (p["graph"], p["graph_kind"]) == (True, "musa")
     assert p["pending_token"] is None  # did not parse: kept in extra instead
@@ -477,7 +539,13 @@ def test_batch_with_iter_mixed_lists_percent_and_unknown_keys():
         "#pending-token": "x12",
         "mixed #running-req": "3",
     }
-    assert (d["forward_iter"], d["running_req"], d["graph"], d["graph_kind"], d["extra"]) == (77, 5, False, "cpu", None)
+    assert (d["forward_iter"], d["running_req"], d["graph"], d["graph_kind"], d["extra"]) == (
+        77,
+        5,
+        False,
+        "cpu",
+        None,
+    )
 
 
 def test_many_shapes_take_the_slow_path_with_the_same_result():
@@ -491,8 +559,12 @@ def test_empty_input_gives_the_schemas():
     empty = pl.DataFrame(schema={"event_id": pl.Int64, "body": pl.String, "message": pl.String})
     assert sglang.classify(empty).schema == pl.Schema(sglang.CLASSIFY)
     for fn, schema in [
-        (sglang.batches, sglang.BATCHES), (sglang.aborts, sglang.ABORTS), (sglang.transfer_errors, sglang.TRANSFER_ERRORS),
-        (sglang.rooms, sglang.ROOMS), (sglang.watchdogs, sglang.WATCHDOGS), (sglang.tracebacks, sglang.TRACEBACKS),
+        (sglang.batches, sglang.BATCHES),
+        (sglang.aborts, sglang.ABORTS),
+        (sglang.transfer_errors, sglang.TRANSFER_ERRORS),
+        (sglang.rooms, sglang.ROOMS),
+        (sglang.watchdogs, sglang.WATCHDOGS),
+        (sglang.tracebacks, sglang.TRACEBACKS),
     ]:
         out = fn(empty)
         assert out.height == 0 and out.schema == pl.Schema(schema.schema)
@@ -522,7 +594,9 @@ def _fmt(kind: str, v) -> str:
 
 @st.composite
 def batch_lines(draw, extra_key: bool = False):
-    fields = draw(st.lists(st.sampled_from(sglang.BATCH_FIELDS), min_size=1, max_size=12, unique_by=lambda f: f.key))
+    fields = draw(
+        st.lists(st.sampled_from(sglang.BATCH_FIELDS), min_size=1, max_size=12, unique_by=lambda f: f.key)
+    )
     values = {f.column: draw(_RATIO if f.column.endswith("usage") else _VALUE_OF[f.type]) for f in fields}
     parts = [f"{f.key}: {_fmt(f.type, values[f.column])}" for f in fields]
     graph = draw(st.sampled_from([None, "cuda", "npu", "cpu", "musa"]))
@@ -581,13 +655,25 @@ def test_unknown_key_is_kept_in_extra(case_):
             assert row[column] == value
 
 
-_NOISE = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200
-) | st.lists(
+_NOISE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200) | st.lists(
     st.sampled_from(
         [p.sample for p in sglang.ENGINE_PATTERNS]
         + [f.sample for f in router.ACCESS_FORMATS + router.ROUTER_FORMATS]
-        + ["\n", "  ", "Prefill batch, ", "#new-seq: ", ", ", "[", "]", "rid=", "bootstrap_room=", "'", '"', "{", "\x1b[31m"]
+        + [
+            "\n",
+            "  ",
+            "Prefill batch, ",
+            "#new-seq: ",
+            ", ",
+            "[",
+            "]",
+            "rid=",
+            "bootstrap_room=",
+            "'",
+            '"',
+            "{",
+            "\x1b[31m",
+        ]
     ),
     max_size=12,
 ).map("".join)
@@ -596,11 +682,20 @@ _NOISE = st.text(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_NOISE, min_size=1, max_size=6))
 def test_no_parser_raises_on_any_text(texts):
-    ev = pl.concat([records_from_text(t, "fuzz") for t in texts]).with_columns(pl.int_range(pl.len()).alias("event_id"))
+    ev = pl.concat([records_from_text(t, "fuzz") for t in texts]).with_columns(
+        pl.int_range(pl.len()).alias("event_id")
+    )
     c = sglang.classify(ev)
     assert c.height == ev.height and set(c["kind"]) <= set(KINDS)
-    for fn in (sglang.batches, sglang.aborts, sglang.transfer_errors, sglang.rooms, sglang.watchdogs, sglang.tracebacks,
-               router.requests):
+    for fn in (
+        sglang.batches,
+        sglang.aborts,
+        sglang.transfer_errors,
+        sglang.rooms,
+        sglang.watchdogs,
+        sglang.tracebacks,
+        router.requests,
+    ):
         fn(ev)
         fn(ev.with_columns(c["kind"]))
 

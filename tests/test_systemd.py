@@ -78,12 +78,16 @@ def test_journalctl_short_of_the_sample_reads_as_the_journal(tmp_path):
     j, s = (f.with_columns(pl.col("ts").dt.truncate("1s")) for f in (j, s))
     assert s["ts"].dt.year().unique().to_list() == [2025]
     key = ["ts", "pid", "tp_rank", "kind", "message"]
-    assert j.join(s, on=key, how="anti", nulls_equal=True).height == 0  # every record, to the second, its rank
+    assert (
+        j.join(s, on=key, how="anti", nulls_equal=True).height == 0
+    )  # every record, to the second, its rank
     assert s.join(j, on=key, how="semi", nulls_equal=True).height == j.height
     both = j.unique().join(s.unique(), on=key, how="inner", nulls_equal=True, suffix="_short")
     differ = both.filter(pl.col("role") != pl.col("role_short"))
     assert set(differ["role_short"]) <= {"unknown"}  # never another role than the journal's
-    engine = both.filter(pl.col("kind").is_in(["batch", "transfer_error", "abort", "watchdog", "pyspy", "lifecycle"]))
+    engine = both.filter(
+        pl.col("kind").is_in(["batch", "transfer_error", "abort", "watchdog", "pyspy", "lifecycle"])
+    )
     assert (engine["role"] == engine["role_short"]).all()
     extra = s.join(j, on=key, how="anti", nulls_equal=True)
     assert set(extra["role"]) == {"unknown"}  # sshd, cron, the kernel: the journal's unit choice skips them

@@ -31,7 +31,7 @@ ASSERT_RANKS = ["prefill TP0", "prefill TP1", "prefill TP3"]
 # Payloads that would run if any text reached the DOM as markup (they set the title, so a test sees it).
 HOSTILE = [
     "<script>document.title='pwned-script'</script>",
-    "\"><img src=x onerror=\"document.title='pwned-img'\">",
+    '"><img src=x onerror="document.title=\'pwned-img\'">',
     "<script>alert(1)</script>",
     '"><img src=x onerror=alert(2)>',
 ]
@@ -104,57 +104,153 @@ def hand_made_out(out: Path, *, rate_hz: float = 1.0, minutes: int = 12, hostile
     def event(ts, role, kind, message, **kw):
         nonlocal eid
         eid += 1
-        events.append(dict(event_id=eid, ts=ts, host=host, role=role, kind=kind, message=message,
-                           source="j", source_pos=str(eid), boot_id="b", **kw))
+        events.append(
+            dict(
+                event_id=eid,
+                ts=ts,
+                host=host,
+                role=role,
+                kind=kind,
+                message=message,
+                source="j",
+                source_pos=str(eid),
+                boot_id="b",
+                **kw,
+            )
+        )
         return eid
 
     for tp in range(4):  # a process per rank, restarted: the wedge query finds the restart by pid
-        event(t0, "decode", "other", "[2025-10-29 21:30:00 TP{tp}] Scheduler started", pid=100 + tp, tp_rank=tp)
-        event(restart, "decode", "other", "[2025-10-29 21:40:40 TP{tp}] Init torch distributed begin.",
-              pid=200 + tp, tp_rank=tp)
+        event(
+            t0, "decode", "other", "[2025-10-29 21:30:00 TP{tp}] Scheduler started", pid=100 + tp, tp_rank=tp
+        )
+        event(
+            restart,
+            "decode",
+            "other",
+            "[2025-10-29 21:40:40 TP{tp}] Init torch distributed begin.",
+            pid=200 + tp,
+            tp_rank=tp,
+        )
     for i in range(20):  # the abort burst, on the decode http server (no rank)
         ts = t0 + timedelta(minutes=4, seconds=38, milliseconds=300 * i)
         rid = HOSTILE[i % len(HOSTILE)] if hostile else f"rid{i:03d}"
         msg = f"[2025-10-29 21:34:38] [http_server] Error: Request is disconnected. Abort request obj.rid='{rid}'"
         e = event(ts, "decode", "abort", msg, rid=rid, pid=50)
-        aborts.append(dict(event_id=e, ts=ts, host=host, role="decode", rid=rid, bootstrap_room=room - i + 5,
-                           abort_kind="client_disconnected", reason="Request is disconnected", source="j"))
-        rooms.append(dict(rid=rid, bootstrap_room=room - i + 5, role="decode", host=host, first_ts=ts, last_ts=ts))
+        aborts.append(
+            dict(
+                event_id=e,
+                ts=ts,
+                host=host,
+                role="decode",
+                rid=rid,
+                bootstrap_room=room - i + 5,
+                abort_kind="client_disconnected",
+                reason="Request is disconnected",
+                source="j",
+            )
+        )
+        rooms.append(
+            dict(rid=rid, bootstrap_room=room - i + 5, role="decode", host=host, first_ts=ts, last_ts=ts)
+        )
     for tp in (0, 1, 3):
         ts = t0 + timedelta(minutes=4, seconds=46, milliseconds=tp)
-        tb = ["Traceback (most recent call last):", '  File "conn.py", line 1, in transfer_worker',
-              "    assert room in self.transfer_infos", "AssertionError"]
-        msg = "\n".join([f"[2025-10-29 21:34:46 TP{tp}] Unexpected transfer worker error for room {room}", *tb])
+        tb = [
+            "Traceback (most recent call last):",
+            '  File "conn.py", line 1, in transfer_worker',
+            "    assert room in self.transfer_infos",
+            "AssertionError",
+        ]
+        msg = "\n".join(
+            [f"[2025-10-29 21:34:46 TP{tp}] Unexpected transfer worker error for room {room}", *tb]
+        )
         e = event(ts, "prefill", "transfer_error", msg, tp_rank=tp, bootstrap_room=room, pid=10 + tp)
-        terr.append(dict(event_id=e, ts=ts, host=host, role="prefill", tp_rank=tp, bootstrap_room=room,
-                         error_kind="assert_transfer_infos", reason="AssertionError", source="j"))
+        terr.append(
+            dict(
+                event_id=e,
+                ts=ts,
+                host=host,
+                role="prefill",
+                tp_rank=tp,
+                bootstrap_room=room,
+                error_kind="assert_transfer_infos",
+                reason="AssertionError",
+                source="j",
+            )
+        )
     for k in range(0, minutes * 60, 10):  # /health every 10 s on decode, always 200
         ts = t0 + timedelta(seconds=k)
         line = '[2025-10-29 21:30:00] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK'
         e = event(ts, "decode", "health", line, pid=50)
-        requests.append(dict(event_id=e, ts=ts, host=host, role="decode", method="GET", path="/health", status=200))
+        requests.append(
+            dict(event_id=e, ts=ts, host=host, role="decode", method="GET", path="/health", status=200)
+        )
     for k in range(0, minutes * 60, 2):  # router requests, failing during the wedge
         ts = t0 + timedelta(seconds=k, milliseconds=500)
         bad = stop + timedelta(seconds=30) < ts < restart
-        msg = ("request failed with server error " + (HOSTILE[k % 4] if hostile else "")) if bad else "finished processing request"
+        msg = (
+            ("request failed with server error " + (HOSTILE[k % 4] if hostile else ""))
+            if bad
+            else "finished processing request"
+        )
         e = event(ts, "router", "request", msg, level="ERROR" if bad else "INFO", pid=7)
-        requests.append(dict(event_id=e, ts=ts, host=host, role="router", method="POST", path="/generate",
-                             status=502 if bad else 200, latency_ms=30000.0 if bad else 120.0, message=msg,
-                             request_id=f"gnt-{k}", bootstrap_room=room if k == 280 else None))
+        requests.append(
+            dict(
+                event_id=e,
+                ts=ts,
+                host=host,
+                role="router",
+                method="POST",
+                path="/generate",
+                status=502 if bad else 200,
+                latency_ms=30000.0 if bad else 120.0,
+                message=msg,
+                request_id=f"gnt-{k}",
+                bootstrap_room=room if k == 280 else None,
+            )
+        )
     groups = {("prefill", t): ("all_reduce", "nccl", "fpA") for t in range(4)}
-    groups |= {("decode", 0): ("broadcast", "gloo", "fpB"), ("decode", 1): ("broadcast", "gloo", "fpB"),
-               ("decode", 2): ("all_reduce", "nccl", "fpC"), ("decode", 3): ("all_reduce", "nccl", "fpC")}
+    groups |= {
+        ("decode", 0): ("broadcast", "gloo", "fpB"),
+        ("decode", 1): ("broadcast", "gloo", "fpB"),
+        ("decode", 2): ("all_reduce", "nccl", "fpC"),
+        ("decode", 3): ("all_reduce", "nccl", "fpC"),
+    }
     for (role, tp), (cls, backend, fp) in groups.items():
         for shot in range(2):
             cid = f"{role}-{tp}-{shot}"
             ts = t0 + timedelta(minutes=7, seconds=30 * shot, milliseconds=tp)
-            captures.append(dict(capture_id=cid, capture_ts=ts, host=host, role=role, tp_rank=tp, pid=100 + tp,
-                                 thread_id=100 + tp, thread_name="MainThread", thread_state="active", is_main=True,
-                                 wait_class=cls, backend=backend, event_loop="event_loop_overlap_disagg_" + role,
-                                 fingerprint=fp, source=f"pyspy/{role}{tp}.txt", source_pos="1"))
+            captures.append(
+                dict(
+                    capture_id=cid,
+                    capture_ts=ts,
+                    host=host,
+                    role=role,
+                    tp_rank=tp,
+                    pid=100 + tp,
+                    thread_id=100 + tp,
+                    thread_name="MainThread",
+                    thread_state="active",
+                    is_main=True,
+                    wait_class=cls,
+                    backend=backend,
+                    event_loop="event_loop_overlap_disagg_" + role,
+                    fingerprint=fp,
+                    source=f"pyspy/{role}{tp}.txt",
+                    source_pos="1",
+                )
+            )
             for depth, func in enumerate([cls, "recv_requests", "event_loop_overlap_disagg_" + role]):
-                stacks.append(dict(capture_id=cid, thread_id=100 + tp, depth=depth, function=func,
-                                   file="sglang/srt/managers/scheduler.py", line=100 + depth))
+                stacks.append(
+                    dict(
+                        capture_id=cid,
+                        thread_id=100 + tp,
+                        depth=depth,
+                        function=func,
+                        file="sglang/srt/managers/scheduler.py",
+                        line=100 + depth,
+                    )
+                )
     _write(out, "aborts", aborts)
     _write(out, "transfer_errors", terr)
     _write(out, "events", events)
@@ -162,8 +258,17 @@ def hand_made_out(out: Path, *, rate_hz: float = 1.0, minutes: int = 12, hostile
     _write(out, "captures", captures)
     _write(out, "stacks", stacks)
     _write(out, "rooms", rooms)
-    _write(out, "sources", [dict(source=HOSTILE[0] if hostile else "/var/log/journal", format="journal-dir",
-                                 records=len(events) + batches.height)])
+    _write(
+        out,
+        "sources",
+        [
+            dict(
+                source=HOSTILE[0] if hostile else "/var/log/journal",
+                format="journal-dir",
+                records=len(events) + batches.height,
+            )
+        ],
+    )
     (out / "manifest.json").write_text(json.dumps({"logcorr_version": "test"}))
     return out
 
@@ -216,7 +321,9 @@ class Tags(html.parser.HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
-        self.refs += [(tag, k, v) for k, v in attrs if k in ("src", "href", "data", "action", "srcset", "poster") and v]
+        self.refs += [
+            (tag, k, v) for k, v in attrs if k in ("src", "href", "data", "action", "srcset", "poster") and v
+        ]
 
 
 # ------------------------------------------------------------------------------ the sample incident
@@ -275,10 +382,14 @@ def test_sample_decode_captures_split_and_watchdog(sample_html: Path) -> None:
     # each named with the roles of its lanes: decode's split is not read as prefill's all_reduce
     assert {"broadcast (gloo), decode", "all_reduce (nccl), decode"} <= labels
     [dog] = [t for t in data if t["name"] == "watchdog"]
-    assert sorted(lane_names(layout)[round(y)] for y in values(dog["y"])) == [f"decode TP{i}" for i in range(4)]
+    assert sorted(lane_names(layout)[round(y)] for y in values(dog["y"])) == [
+        f"decode TP{i}" for i in range(4)
+    ]
 
 
-def test_sample_as_runs_shows_the_same_wedge_marks_captures_and_verdict(sample_out: Path, sample_html: Path, tmp_path: Path) -> None:
+def test_sample_as_runs_shows_the_same_wedge_marks_captures_and_verdict(
+    sample_out: Path, sample_html: Path, tmp_path: Path
+) -> None:
     """Drawn as runs (what a whole day gets), the sample keeps everything but the per-line ticks: the
     same marks, captures, last batches, wedge span and labels, and verdict as the page of ticks."""
     runs = timeline(sample_out, tmp_path / "runs.html", detail=False)
@@ -287,8 +398,11 @@ def test_sample_as_runs_shows_the_same_wedge_marks_captures_and_verdict(sample_o
     (d1, l1), (d2, l2) = plot_of(lines_page), plot_of(runs_page)
 
     def kept(data):
-        return [json.dumps(t, sort_keys=True) for t in data
-                if t["type"] != "bar" and not t["name"].endswith(" batch") and t["name"] != "router request ok"]
+        return [
+            json.dumps(t, sort_keys=True)
+            for t in data
+            if t["type"] != "bar" and not t["name"].endswith(" batch") and t["name"] != "router request ok"
+        ]
 
     assert kept(d2) == kept(d1)
     for key in ("shapes", "annotations", "yaxis"):
@@ -298,8 +412,11 @@ def test_sample_as_runs_shows_the_same_wedge_marks_captures_and_verdict(sample_o
     # the decode runs end at the stop: the gap is drawn where the wedge is
     names = lane_names(l2)
     [decode] = [t for t in d2 if t["name"] == "decode batches (runs)"]
-    ends = [b + w for b, w, y in zip(values(decode["base"]), values(decode["x"]), values(decode["y"]), strict=True)
-            if b < ms(DECODE_STOP) and names[y].startswith("decode TP")]
+    ends = [
+        b + w
+        for b, w, y in zip(values(decode["base"]), values(decode["x"]), values(decode["y"]), strict=True)
+        if b < ms(DECODE_STOP) and names[y].startswith("decode TP")
+    ]
     assert len(ends) == 4 and all(ms(DECODE_STOP) - 10 < e < ms(DECODE_STOP) + 60_000 for e in ends)
     assert runs.counts["batches"] == timeline(sample_out, tmp_path / "t.html").counts["batches"]
 
@@ -343,7 +460,11 @@ def test_lanes_marks_and_wedge_of_a_hand_made_out(made: Path, tmp_path: Path) ->
     assert not info.binned
     assert info.counts["assertion"] == 3 and info.counts["abort"] == 20
     [w] = info.wedges
-    assert (w.role, w.stopped, w.resumed_by) == ("decode", datetime(2025, 10, 29, 21, 34, 47, tzinfo=UTC), "restart")
+    assert (w.role, w.stopped, w.resumed_by) == (
+        "decode",
+        datetime(2025, 10, 29, 21, 34, 47, tzinfo=UTC),
+        "restart",
+    )
 
 
 def test_log_text_reaches_plotly_escaped(tmp_path: Path) -> None:
@@ -372,7 +493,9 @@ def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     names = lane_names(layout)
     bars = [t for t in data if t["type"] == "bar"]
     assert {t["name"].split()[0] for t in bars} == {"prefill", "decode", "router"}
-    assert not [t for t in data if t["type"] == "heatmap" or t["name"].endswith(" batch")]  # no line reached plotly
+    assert not [
+        t for t in data if t["type"] == "heatmap" or t["name"].endswith(" batch")
+    ]  # no line reached plotly
     # every batch line is in exactly one run; decode runs stop at the wedge and start again after it
     sw = load(out)
     assert sw.batches.is_empty() and not sw.detail
@@ -385,7 +508,9 @@ def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     for tp in range(4):
         runs = sw.runs.join(sw.lanes, on="lane").filter(pl.col("label") == f"decode TP{tp}").sort("ts")
         assert runs.height == 2
-        last_before = stop - timedelta(seconds=(stop - datetime(2025, 10, 29, 21, 30, tzinfo=UTC)).total_seconds() % 0.05)
+        last_before = stop - timedelta(
+            seconds=(stop - datetime(2025, 10, 29, 21, 30, tzinfo=UTC)).total_seconds() % 0.05
+        )
         assert runs["end"][0] <= stop and stop - runs["end"][0] < timedelta(milliseconds=50), last_before
         assert runs["ts"][1] >= restart + timedelta(seconds=10)
         lane = [i for i, n in names.items() if n == f"decode TP{tp}"][0]
@@ -393,11 +518,15 @@ def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     # the last batch of each process stays exact (from SQL, not from the runs)
     [last] = [t for t in data if t["name"] == "last batch of a rank's process"]
     decode_stops = [
-        x for x, y in zip(values(last["x"]), values(last["y"]), strict=True)
+        x
+        for x, y in zip(values(last["x"]), values(last["y"]), strict=True)
         if names[y].startswith("decode") and x < ms(restart)
     ]
     assert decode_stops == pytest.approx(
-        [ms(t) for t in sw.runs.filter(pl.col("role") == "decode", pl.col("ts") < restart).sort("lane")["end"]],
+        [
+            ms(t)
+            for t in sw.runs.filter(pl.col("role") == "decode", pl.col("ts") < restart).sort("lane")["end"]
+        ],
         abs=0.01,
     )
 
@@ -430,7 +559,10 @@ def test_filters_and_errors(made: Path, tmp_path: Path) -> None:
         load(made, role="encoder")
     with pytest.raises(TimelineError, match="--room 7"):
         load(made, room=7)
-    with pytest.raises(TimelineError, match=r"--detail: the window holds [\d,]+ batch and router request lines, more than 100"):
+    with pytest.raises(
+        TimelineError,
+        match=r"--detail: the window holds [\d,]+ batch and router request lines, more than 100",
+    ):
         load(made, detail=True, max_detail=100)
 
 
@@ -472,7 +604,10 @@ def open_in_chromium(page: Path, tmp: Path, *, screenshot: bool = True) -> tuple
     tmp.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(
         [*base, f"--user-data-dir={tmp / 'profile-dom'}", f"--log-net-log={netlog}", "--dump-dom", url],
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert "<html" in r.stdout, r.stderr[-2000:]
     shot = None
@@ -480,7 +615,10 @@ def open_in_chromium(page: Path, tmp: Path, *, screenshot: bool = True) -> tuple
         shot = tmp / "shot.png"
         r2 = subprocess.run(
             [*base, f"--user-data-dir={tmp / 'profile-shot'}", f"--screenshot={shot}", url],
-            capture_output=True, text=True, timeout=180, check=False,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
         )
         assert shot.exists(), r2.stderr[-2000:]
     return r.stdout, shot, page_requests(netlog)
@@ -513,8 +651,10 @@ def test_sample_draws_in_chromium_offline(sample_html: Path, tmp_path: Path) -> 
 def test_network_probe_sees_what_a_page_asks_for(tmp_path: Path) -> None:
     """The control for the offline checks: the same probe does see a page's remote script and image."""
     page = tmp_path / "remote.html"
-    page.write_text('<html><head><script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script></head>'
-                    '<body><img src="http://example.org/x.png"></body></html>')
+    page.write_text(
+        '<html><head><script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script></head>'
+        '<body><img src="http://example.org/x.png"></body></html>'
+    )
     _, _, urls = open_in_chromium(page, tmp_path, screenshot=False)
     assert sorted(urls) == ["http://example.org/x.png", "https://cdn.plot.ly/plotly-3.0.1.min.js"]
 
@@ -532,9 +672,11 @@ def test_markup_in_logs_stays_inert_in_chromium(tmp_path: Path) -> None:
       document.body.setAttribute('data-hovered', String(pts.length));
     });</script>"""
     probe = tmp_path / "probe.html"
-    probe.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text()).replace(
-        "</body>", hook + "</body>"
-    ))
+    probe.write_text(
+        re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text()).replace(
+            "</body>", hook + "</body>"
+        )
+    )
     for target in (page, probe):
         dom, _, urls = open_in_chromium(target, tmp_path / target.stem, screenshot=False)
         assert re.search(r"<title>(.*?)</title>", dom).group(1).startswith("logcorr timeline")
@@ -560,7 +702,10 @@ def test_cli_timeline(made: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "-o", str(page), "--runs"])
     assert r.exit_code == 0 and "batches drawn as" in r.output and " runs)" in r.output, r.output
     r = CliRunner().invoke(app, ["timeline", "-d", str(tmp_path / "nowhere"), "-o", str(page)])
-    assert r.exit_code == 1 and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
+    assert (
+        r.exit_code == 1
+        and "not a logcorr output folder (no manifest.json); run logcorr ingest first" in r.output
+    )
     r = CliRunner().invoke(app, ["timeline", "-d", str(made), "--since", "noon"])
     assert r.exit_code == 1 and "not a time" in r.output
 
@@ -608,7 +753,10 @@ def test_an_out_of_bare_dumps_without_a_time_says_so(tmp_path: Path) -> None:
     for args, message in [
         (["timeline", "-o", str(tmp_path / "t.html")], f"{out}: nothing to draw: no record carries a time"),
         (["export", "-o", str(tmp_path / "t.json")], f"{out}: nothing to draw: no record carries a time"),
-        (["timeline", "--since", "21:00"], "'21:00': a time of day needs a date, and no record in OUT carries one"),
+        (
+            ["timeline", "--since", "21:00"],
+            "'21:00': a time of day needs a date, and no record in OUT carries one",
+        ),
     ]:
         r = CliRunner().invoke(app, [*args, "-d", str(out)])
         assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception

@@ -75,7 +75,9 @@ def check_trace(path: Path) -> dict:
 
 def names(trace: dict) -> tuple[dict, dict]:
     procs = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
-    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"
+    }
     return procs, threads
 
 
@@ -99,7 +101,10 @@ def test_sample_engines_and_ranks(sample_trace: dict) -> None:
 def test_sample_assertion_instants_on_prefill_tp0_tp1_tp3(sample_trace: dict) -> None:
     procs, threads = names(sample_trace)
     asserts = [e for e in sample_trace["traceEvents"] if e.get("cat") == "assertion"]
-    assert sorted(f"{procs[e['pid']].split()[0]} {threads[(e['pid'], e['tid'])]}" for e in asserts) == ASSERT_RANKS
+    assert (
+        sorted(f"{procs[e['pid']].split()[0]} {threads[(e['pid'], e['tid'])]}" for e in asserts)
+        == ASSERT_RANKS
+    )
     assert all(e["ph"] == "i" and e["args"]["bootstrap_room"] == "4384674655194745451" for e in asserts)
 
 
@@ -127,6 +132,7 @@ def test_sample_runs_keep_the_wedge_marks_and_captures(sample_trace: dict, sampl
     """Without per-line slices the sample's trace still says what the detailed one says: the same
     wedge, instants (assertions, aborts, watchdog, captures …) and metadata; the decode runs end at
     the last decode batch before the restart, exactly."""
+
     def without(trace, cats):
         return sorted(json.dumps(e, sort_keys=True) for e in trace["traceEvents"] if e.get("cat") not in cats)
 
@@ -137,7 +143,11 @@ def test_sample_runs_keep_the_wedge_marks_and_captures(sample_trace: dict, sampl
     ends = [e["args"]["last_line"] for e in runs if e["ts"] <= us(RESTART)]
     assert max(ends) == DECODE_STOP.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     batches = sum(e.get("cat") == "batch" for e in sample_trace["traceEvents"])
-    lines = sum(e["args"]["lines"] for e in sample_runs["traceEvents"] if e.get("cat") == "run" and e["name"] != "router requests")
+    lines = sum(
+        e["args"]["lines"]
+        for e in sample_runs["traceEvents"]
+        if e.get("cat") == "run" and e["name"] != "router requests"
+    )
     assert lines == batches
     counters = {e["name"] for e in sample_runs["traceEvents"] if e["ph"] == "C"}
     assert {"batch lines/s", "max #running-req"} <= counters
@@ -172,7 +182,8 @@ def test_filters_pass_through(tmp_path: Path) -> None:
     procs, _ = names(trace)
     assert set(procs.values()) == {"decode (gpu-node-1)"}
     assert all(
-        us(DECODE_STOP.replace(minute=34, second=0, microsecond=0)) <= e["ts"] for e in trace["traceEvents"]
+        us(DECODE_STOP.replace(minute=34, second=0, microsecond=0)) <= e["ts"]
+        for e in trace["traceEvents"]
         if e["ph"] in ("X", "i") and e.get("cat") != "wedge"
     )
 
@@ -216,8 +227,11 @@ def test_runs_and_detail(tmp_path: Path) -> None:
     ends = [datetime.fromisoformat(e["args"]["last_line"]) for e in decode if e["ts"] < us(stop)]
     assert len(ends) == 4 and all(stop - timedelta(seconds=1) < t <= stop for t in ends)  # 1 line/s
     # counters: the line rate of decode drops to 0 in the wedge
-    rate = [e for e in by_run["traceEvents"] if e["ph"] == "C" and e["name"] == "batch lines/s"
-            and procs[e["pid"]].startswith("decode")]
+    rate = [
+        e
+        for e in by_run["traceEvents"]
+        if e["ph"] == "C" and e["name"] == "batch lines/s" and procs[e["pid"]].startswith("decode")
+    ]
     assert any(e["args"]["value"] == 0 and us(stop) < e["ts"] < us(RESTART) for e in rate)
     counts = export_chrome_trace(out, narrow, since="21:34:00", until="21:35:00", detail=True)
     assert counts["detail"] and counts["batches"] > 0 and counts["runs"] == 0

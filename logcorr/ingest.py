@@ -22,7 +22,7 @@ import polars as pl
 import logcorr
 from logcorr import config, containers, database, readers, threads
 from logcorr import processes as process_rows
-from logcorr.parsers import journald, pyspy, router, sglang, systemd
+from logcorr.parsers import journald, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
@@ -36,7 +36,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "transfer_errors": sglang.transfer_errors,
     "requests": router.requests,
     "rooms": sglang.rooms,
-    "request_log": sglang.request_log,
+    "request_log": request_log.request_log,
     "watchdogs": sglang.watchdogs,
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,

@@ -12,12 +12,12 @@ import pytest
 
 from logcorr import saved
 from logcorr.ingest import ingest, records_from_text
-from logcorr.parsers import sglang
+from logcorr.parsers import request_log
 from tests.conftest import CASES, SAMPLE, need_journalctl
 
 
 def rows(text: str) -> list[dict]:
-    return sglang.request_log(records_from_text(text, "test.log")).to_dicts()
+    return request_log.request_log(records_from_text(text, "test.log")).to_dicts()
 
 
 def finish(out: str, obj: str = "GenerateReqInput(text='Hi', rid='r1', bootstrap_room=7)") -> str:
@@ -28,9 +28,9 @@ def finish(out: str, obj: str = "GenerateReqInput(text='Hi', rid='r1', bootstrap
 META = "'meta_info': {'id': 'r1', 'finish_reason': {'type': 'stop', 'matched': 151336}, 'prompt_tokens': 12, 'completion_tokens': 5, 'cached_tokens': 0, 'e2e_latency': 0.42}"
 
 
-@pytest.mark.parametrize("family", sglang.MARKUP_FAMILIES, ids=lambda m: m.name)
+@pytest.mark.parametrize("family", request_log.MARKUP_FAMILIES, ids=lambda m: m.name)
 def test_every_markup_family_sample_is_found(family):
-    assert sglang.find_markup(family.sample)[0] == family.name
+    assert request_log.find_markup(family.sample)[0] == family.name
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_every_markup_family_sample_is_found(family):
     ],
 )
 def test_find_markup_variants(text, family, token):
-    assert sglang.find_markup(text) == (family, token)
+    assert request_log.find_markup(text) == (family, token)
 
 
 def test_real_finish_line_of_an_aborted_request():
@@ -118,7 +118,7 @@ def test_a_text_cut_at_2kb_is_head_and_tail_and_the_cut_makes_no_leak():
     (r,) = rows(finish(out))
     assert r["output_cut"] is True and r["markup_leak"] is None
     assert r["output_chars"] == len(head) + len(tail)
-    assert r["output_text"] == (head + " ... " + tail)[: sglang.REQUEST_TEXT_CHARS]
+    assert r["output_text"] == (head + " ... " + tail)[: request_log.REQUEST_TEXT_CHARS]
     leaking = "{'text': 'x' ... '<｜tool▁calls▁begin｜>y', " + META + "}"
     (r,) = rows(finish(leaking))
     assert r["output_cut"] is True and r["markup_leak"] == "deepseek_tool_calls"
@@ -195,10 +195,10 @@ def test_json_finish_with_a_cut_text_and_a_leak():
 
 def test_other_records_give_no_rows_and_an_empty_frame_has_the_contract():
     assert rows("[2025-10-29 21:30:00 TP0] Decode batch, #running-req: 3, #token: 9, token usage: 0.01") == []
-    empty = sglang.request_log(
+    empty = request_log.request_log(
         pl.DataFrame({"body": [], "message": []}, schema={"body": pl.String, "message": pl.String})
     )
-    assert empty.height == 0 and list(empty.columns) == list(sglang.REQUEST_LOG.schema)
+    assert empty.height == 0 and list(empty.columns) == list(request_log.REQUEST_LOG.schema)
 
 
 # --- the saved queries ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
-from logcorr.parsers import router, sglang
+from logcorr.parsers import router, sglang, sglang_lines
 from logcorr.schema import KINDS
 
 CASES = Path(__file__).parent / "cases"
@@ -50,7 +50,7 @@ def kinds(ev: pl.DataFrame) -> list[str]:
 # ------------------------------------------------------------------------------ pattern tables
 
 
-@pytest.mark.parametrize("pattern", sglang.ENGINE_PATTERNS, ids=lambda p: p.name)
+@pytest.mark.parametrize("pattern", sglang_lines.ENGINE_PATTERNS, ids=lambda p: p.name)
 def test_every_pattern_sample_is_recognised(pattern):
     ev = ev_of(pattern.sample)
     assert ev.height == 1
@@ -62,7 +62,7 @@ def test_every_pattern_sample_is_recognised(pattern):
 
 def test_anchors_are_not_substrings_of_each_other():
     # extract_many reports the match that ends first: a shorter anchor inside a longer one would hide it.
-    anchors = sglang.ANCHORS
+    anchors = sglang_lines.ANCHORS
     for a in anchors:
         for b in anchors:
             assert a == b or a not in b, (a, b)
@@ -657,7 +657,7 @@ def test_unknown_key_is_kept_in_extra(case_):
 
 _NOISE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200) | st.lists(
     st.sampled_from(
-        [p.sample for p in sglang.ENGINE_PATTERNS]
+        [p.sample for p in sglang_lines.ENGINE_PATTERNS]
         + [f.sample for f in router.ACCESS_FORMATS + router.ROUTER_FORMATS]
         + [
             "\n",

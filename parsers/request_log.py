@@ -1,0 +1,247 @@
+"""``--log-requests`` lines (``Receive: obj=…``, ``Receive OpenAI:``, ``Finish: obj=…, out={…}`` and
+their JSON form) → the ``request_log`` table, and the tool-call markup a returned text may leak."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from logcorr.parsers.sglang import _base, _conform, _recognise, _rid_room
+from logcorr.schema import REQUEST_LOG
+
+
+# Tool-call markup that, found in the text an engine returned, means the tool-call parser let it through
+# as plain content (research notes F19: sglang#17593, #35736, #40236). The separator is DeepSeek's
+# fullwidth ``｜`` (U+FF5C); clients and re-encoders also show it as ASCII ``|``, doubled, or ``‖``.
+@dataclass(frozen=True)
+class Markup:
+    """One markup family: ``markup_leak`` value, a regex whose match is the token as printed, where it
+    comes from, and a sample text that must match."""
+
+    name: str
+    regex: str
+    since: str
+    sample: str
+
+
+_BAR = r"(?:｜｜|｜|\|\||\||‖)"
+MARKUP_FAMILIES = [
+    Markup(
+        "deepseek_tool_calls",
+        rf"<{_BAR}\s*tool[▁_ ](?:calls?[▁_ ](?:begin|end)|sep|outputs?[▁_ ](?:begin|end)){_BAR}>",
+        "DeepSeek-V3/V3.1 chat template (function_call/deepseekv3_detector.py, deepseekv31_detector.py)",
+        'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}',
+    ),
+    Markup(
+        "deepseek_dsml",
+        rf"</?{_BAR}\s*DSML\s*{_BAR}[A-Za-z_]*",
+        "DeepSeek-V3.2 <｜DSML｜function_calls> and V4 <｜DSML｜tool_calls> (deepseekv32/v4 detectors)",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">',
+    ),
+]
+_MARKUP_RX = [(m.name, re.compile(m.regex)) for m in MARKUP_FAMILIES]
+
+
+def find_markup(text: str | None) -> tuple[str | None, str | None]:
+    """``(family, token as printed)`` of the leftmost tool-call markup token in ``text``
+    (``MARKUP_FAMILIES``), or ``(None, None)``: no markup, or no text at all."""
+    if not text:
+        return None, None
+    best = None
+    for name, rx in _MARKUP_RX:
+        m = rx.search(text)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), name, m.group(0))
+    return (best[1], best[2]) if best else (None, None)
+
+
+_STR = r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
+_FLAT = rf"""[^'"{{}}()\[\]]|{_STR}"""
+_NEST1 = rf"""[{{(\[](?:{_FLAT})*[}})\]]"""
+_NEST2 = rf"""[{{(\[](?:{_FLAT}|{_NEST1})*[}})\]]"""
+_TOKEN = rf"""(?:{_FLAT}|{_NEST2})"""
+_TEXT_VALUE = rf"""(?:{_STR})(?: \.\.\. (?:{_STR}))?"""
+_OUT_PART = rf"""(?s)Finish: obj=(?:[^'"]|{_STR})*?, out=(\{{.*)$"""
+_CUT_PARTS = re.compile(rf"""^({_STR}) \.\.\. ({_STR})$""", re.S)
+REQUEST_TEXT_CHARS = 400  # request_log.output_text keeps this many characters
+_JSON_CUT = 2048  # SGLang's level-2 limit: a longer string is logged as head (1024) + "..." + tail (1024)
+
+
+def _key(key: str, value: str) -> str:
+    """A regex over a dict's text (from its ``{``) whose group 1 is the value of ``'key'`` at its top level."""
+    return rf"""(?s)^\{{(?:(?:{_TOKEN})*?, )??'{re.escape(key)}': ({value})"""
+
+
+def _py_str(token: str | None) -> str | None:
+    """A Python repr string token (or two joined by SGLang's `` ... `` cut) as the text it stands for."""
+    if token is None:
+        return None
+    m = _CUT_PARTS.match(token)
+    try:
+        if m:
+            return ast.literal_eval(m.group(1)) + " ... " + ast.literal_eval(m.group(2))
+        return ast.literal_eval(token)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return token
+
+
+def request_log(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per ``--log-requests`` line (``REQUEST_LOG_PATTERNS``): what the engine received and
+    what it returned.
+
+    Formats (research notes, section 5): the text form ``Receive: obj=GenerateReqInput(…)``,
+    ``Receive OpenAI: obj=…`` and ``Finish: obj=…[, headers={…}], out={'text': …, 'meta_info': {'id':
+    rid, 'finish_reason': {'type', 'message', 'status_code'}, 'prompt_tokens', 'completion_tokens',
+    'cached_tokens', 'e2e_latency', …}}`` (SGLang v0.3 onwards, tokenizer_manager.py, since 2025-12-24
+    utils/request_logger.py), and the JSON form of ``--log-requests-format json`` (``{"event":
+    "request.received" | "request.received.openai" | "request.finished", "rid", "obj", "out"}``, since
+    2025-12-24). Fields are read by key, never by position: a prompt quoting ``'text': `` or
+    ``, out={`` inside a string cannot move them. Level 0 and 1 log no text (``output_text`` null);
+    level 2 cuts a string over 2048 characters to ``'head' ... 'tail'`` (JSON: ``head...tail``), kept
+    as ``head ... tail`` with ``output_cut`` true; markup is looked for in head and tail apart, so the
+    cut never makes one.
+
+    Args:
+        ev: the ``ev`` frame (see ``classify``); with a ``kind`` column only ``request_received`` and
+            ``request_finished`` rows are read; ``rid``/``bootstrap_room`` columns, when present,
+            are used as they are.
+
+    Returns:
+        ``REQUEST_LOG`` columns: provenance, ``event`` (``received``, ``received_openai``,
+        ``finished``), ``rid``, ``bootstrap_room``, ``finish_type``, ``finish_message``,
+        ``status_code`` (Int32), ``prompt_tokens``/``completion_tokens``/``cached_tokens`` (Int64),
+        ``e2e_latency_s`` (seconds), ``output_text`` (cut to ``REQUEST_TEXT_CHARS``),
+        ``output_chars`` (characters as logged), ``output_cut``, ``markup_leak`` (a
+        ``MARKUP_FAMILIES`` name or null), ``markup`` (the token as printed), ``format`` (``text`` or
+        ``json``), ``level``, ``source``, ``source_pos``.
+    """
+    if "kind" in ev.columns:
+        sub = ev.filter(pl.col("kind").is_in(["request_received", "request_finished"]))
+        base = _base(sub)
+        kinds = sub["kind"]
+        if {"rid", "bootstrap_room"} <= set(sub.columns):
+            base = base.with_columns(
+                sub["rid"].cast(pl.String).alias("rid"),
+                sub["bootstrap_room"].cast(pl.Int64).alias("bootstrap_room"),
+            )
+    else:
+        base = _base(ev)
+        kinds = _recognise(base)["kind"] if base.height else pl.Series("kind", [], pl.String)
+        keep = kinds.is_in(["request_received", "request_finished"]).fill_null(False)
+        base, kinds = base.filter(keep), kinds.filter(keep)
+    if base.height == 0:
+        return pl.DataFrame(schema=REQUEST_LOG.schema)
+    if "rid" not in base.columns:
+        base = pl.concat([base, _rid_room(base, kinds)], how="horizontal")
+    body = pl.col("body")
+    is_json = body.str.starts_with("{")
+
+    def js(path: str) -> pl.Expr:
+        return body.str.json_path_match(path)
+
+    json_event = js("$.event")
+    event = (
+        pl.when(is_json)
+        .then(json_event.replace_strict(_JSON_EVENTS, default=None, return_dtype=pl.String))
+        .when(body.str.contains("Receive OpenAI: obj=", literal=True))
+        .then(pl.lit("received_openai"))
+        .when(pl.lit(kinds) == "request_received")
+        .then(pl.lit("received"))
+        .otherwise(pl.lit("finished"))
+    )
+    out = body.str.extract(_OUT_PART, 1)
+    meta = out.str.extract(_key("meta_info", _NEST2), 1)
+    reason = meta.str.extract(_key("finish_reason", rf"{_NEST1}|None"), 1)
+
+    def num(key: str, rx: str = r"-?\d+") -> pl.Expr:
+        return meta.str.extract(_key(key, rx), 1)
+
+    flt = r"-?[0-9.]+(?:[eE][-+]?\d+)?"
+    df = base.with_columns(
+        event.alias("event"),
+        pl.when(is_json).then(pl.lit("json")).otherwise(pl.lit("text")).alias("format"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.type"))
+        .otherwise(reason.str.extract(_key("type", _STR), 1).str.strip_chars("'\""))
+        .alias("finish_type"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.message"))
+        .otherwise(reason.str.extract(_key("message", _STR), 1))
+        .alias("_message"),
+        pl.when(is_json)
+        .then(js("$.out.meta_info.finish_reason.status_code"))
+        .otherwise(reason.str.extract(_key("status_code", r"\d+"), 1))
+        .cast(pl.Int32, strict=False)
+        .alias("status_code"),
+        *[
+            pl.when(is_json)
+            .then(js(f"$.out.meta_info.{k}"))
+            .otherwise(num(k))
+            .cast(pl.Int64, strict=False)
+            .alias(k)
+            for k in ("prompt_tokens", "completion_tokens", "cached_tokens")
+        ],
+        pl.when(is_json)
+        .then(js("$.out.meta_info.e2e_latency"))
+        .otherwise(num("e2e_latency", flt))
+        .cast(pl.Float64, strict=False)
+        .alias("e2e_latency_s"),
+        pl.when(is_json)
+        .then(js("$.out.text"))
+        .otherwise(out.str.extract(_key("text", _TEXT_VALUE), 1))
+        .alias("_text"),
+        pl.coalesce(
+            pl.when(is_json).then(js("$.rid")),
+            pl.col("rid"),
+            pl.when(~is_json).then(meta.str.extract(_key("id", _STR), 1).str.strip_chars("'\"")),
+        ).alias("rid"),
+    )
+    df = df.with_columns(
+        pl.when(pl.col("event") != "finished").then(None).otherwise(pl.col("_text")).alias("_text")
+    )
+    texts, messages, formats = df["_text"].to_list(), df["_message"].to_list(), df["format"].to_list()
+    rows = [_returned_text(t, f) for t, f in zip(texts, formats, strict=True)]
+    msgs = [_py_str(m) if f == "text" else m for m, f in zip(messages, formats, strict=True)]
+    df = df.with_columns(
+        pl.Series("finish_message", msgs, pl.String),
+        *[
+            pl.Series(name, [r[i] for r in rows], dtype)
+            for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())
+        ],
+    )
+    return _conform(df, REQUEST_LOG)
+
+
+_JSON_EVENTS = {
+    "request.received": "received",
+    "request.received.openai": "received_openai",
+    "request.finished": "finished",
+}
+_TEXT_COLUMNS = {
+    "output_text": pl.String,
+    "output_chars": pl.Int64,
+    "output_cut": pl.Boolean,
+    "markup_leak": pl.String,
+    "markup": pl.String,
+}
+
+
+def _returned_text(raw: str | None, fmt: str) -> tuple:
+    """``_TEXT_COLUMNS`` of one returned text as the line holds it (a repr token or a JSON string)."""
+    if raw is None:
+        return None, None, None, None, None
+    if fmt == "text":
+        m = _CUT_PARTS.match(raw)
+        parts = [_py_str(m.group(1)), _py_str(m.group(2))] if m else [_py_str(raw)]
+    else:
+        half = _JSON_CUT // 2
+        cut = len(raw) == _JSON_CUT + 3 and raw[half : half + 3] == "..."
+        parts = [raw[:half], raw[half + 3 :]] if cut else [raw]
+    found = [find_markup(p) for p in parts]
+    family, token = next(((f, t) for f, t in found if f), (None, None))
+    text = " ... ".join(p or "" for p in parts)
+    chars = sum(len(p or "") for p in parts)
+    return text[:REQUEST_TEXT_CHARS], chars, len(parts) == 2, family, token

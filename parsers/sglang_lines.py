@@ -1,0 +1,737 @@
+"""SGLang's engine lines as data (lnav style): every pattern family, the fields found anywhere in a
+record (rid, room, printed level), the named causes and backends of KV failures, and the batch-line
+keys. Each pattern carries the SGLang version (or date) that introduced its line and a sample that
+``tests/test_sglang_parsers.py`` parses; ``parsers/sglang.py`` applies them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from logcorr.parsers import router, systemd
+from logcorr.schema import BATCH_FIELD_COLUMNS
+
+
+@dataclass(frozen=True)
+class LinePattern:
+    """One named line format.
+
+    ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax, named
+    groups) confirms the match, searched anywhere in the record unless it starts with ``^``.
+    ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine role the line
+    implies (issue item 8), or None.
+    """
+
+    name: str
+    kind: str
+    anchor: str
+    regex: str
+    since: str
+    sample: str
+    role: str | None = None
+    subkind: str | None = None
+
+
+P = LinePattern
+
+TRANSFER_ERROR_PATTERNS = [
+    P(
+        "prefill_transfer_failed",
+        "transfer_error",
+        "Prefill transfer failed for request",
+        r"Prefill transfer failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
+        " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
+        " Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
+        "prefill",
+        "prefill_transfer_failed",
+    ),
+    P(
+        "prefill_bootstrap_failed",
+        "transfer_error",
+        "Prefill bootstrap failed for request",
+        r"Prefill bootstrap failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.10 (2025-08)",
+        "[2025-08-31 07:26:45 TP0 EP0] Prefill bootstrap failed for request rank=0"
+        " req.rid='60d582b2010846a8b337cf88963116e7' req.bootstrap_room=7561186998443553199 with exception"
+        " KVTransferError(bootstrap_room=7561186998443553199): Aborted by AbortReq.",
+        "prefill",
+        "prefill_bootstrap_failed",
+    ),
+    P(
+        "decode_transfer_failed",
+        "transfer_error",
+        "Decode transfer failed for request",
+        r"Decode transfer failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
+        " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
+        " with exception KVTransferError(bootstrap_room=4793981895866140836): Aborted by AbortReq.",
+        "decode",
+        "decode_transfer_failed",
+    ),
+    P(
+        "decode_handshake_failed",
+        "transfer_error",
+        "Decode handshake failed for request",
+        r"Decode handshake failed for request rank=(?P<rank>\d+)",
+        "≈v0.4.6 (2025-04)",
+        "[2026-03-01 10:00:00 TP0] Decode handshake failed for request rank=0 decode_req.req.rid='a1'"
+        " decode_req.req.bootstrap_room=2335259855 with exception NIXL KVReceiver Exception",
+        "decode",
+        "decode_handshake_failed",
+    ),
+    P(
+        "transfer_worker_error",
+        "transfer_error",
+        "Unexpected transfer worker error for room",
+        r"Unexpected transfer worker error for room (?P<room>\d+)",
+        "≈v0.5.3 (2025-10, NIXL)",
+        "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
+        "Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 568, in transfer_worker\n'
+        "    kv_xfer_handle = self.send_kvcache(\n"
+        "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+        "prefill",
+        "transfer_worker_error",
+    ),
+    P(
+        "nixl_transport_error",
+        "transfer_error",
+        "NIXL transport error for room",
+        r"NIXL transport error for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        "≈v0.5.5 (2025-11)",
+        "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
+        "prefill",
+        "nixl_transport_error",
+    ),
+    P(
+        "transfer_failed_for_room",
+        "transfer_error",
+        "Transfer failed for room",
+        r"^Transfer failed for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        "≈2026 (NIXL staging; renamed transport error)",
+        "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
+        "prefill",
+        "nixl_transport_error",
+    ),
+    P(
+        "kv_poll_timeout",
+        "transfer_error",
+        "timed out after",
+        r"Request (?P<room>\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)",
+        "≈v0.4.8 (2025-06)",
+        "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
+        None,
+        "timeout",
+    ),
+    P(
+        "bootstrap_timeout_warning",
+        "transfer_error",
+        "Some requests timeout when bootstrapping",
+        r"Some requests timeout when bootstrapping",
+        "≈v0.4.10 (2025-08)",
+        "[2025-09-01 10:00:00 TP0] Some requests timeout when bootstrapping, which means prefill instances fail to"
+        " receive the KV indices from the decode instance of this request. If a greater mean TTFT is acceptable,"
+        " you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
+        "prefill",
+        "timeout",
+    ),
+    P(
+        "send_kv_chunk_failed",
+        "transfer_error",
+        "Failed to send kv chunk of",
+        r"Failed to send kv chunk of (?P<room>\d+) to (?P<peer>[^\s,]+)",
+        "≈v0.4.6 (2025-04, Mooncake)",
+        "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
+        "prefill",
+        "send_kv_chunk_failed",
+    ),
+    P(
+        "lost_connection",
+        "transfer_error",
+        "Lost connection with prefill instance",
+        r"Lost connection with prefill instance \(bootstrap_addr: (?P<peer>[^)]*)\)",
+        "≈v0.4.9 (2025-07)",
+        "[2025-09-01 10:00:00 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998),"
+        " 3 requests affected",
+        "decode",
+        "lost_connection",
+    ),
+    P(
+        "room_failed_prefill_down",
+        "transfer_error",
+        "be failed due to prefill down",
+        r"Let room (?P<room>\d+) be failed due to prefill down",
+        "≈v0.4.9 (2025-07)",
+        "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
+        "decode",
+        "lost_connection",
+    ),
+    P(
+        "transfer_done_signal_missing",
+        "transfer_error",
+        "fail to receive KV Cache transfer done signal",
+        r"fail to receive KV Cache transfer done signal",
+        "≈v0.4.10 (2025-08)",
+        "[2025-09-01 10:00:00 TP3] Some requests fail to receive KV Cache transfer done signal after bootstrapping."
+        " If a greater mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600'"
+        " (10 minutes) to relax the timeout condition.",
+        "decode",
+        "transfer_done_signal_missing",
+    ),
+]
+
+ABORT_PATTERNS = [
+    P(
+        "client_disconnected",
+        "abort",
+        "Request is disconnected from the client side",
+        r"Request is disconnected from the client side(?: \(type (?P<dtype>\d+)\))?\. Abort request",
+        "≈v0.4.3 (2025-02)",
+        "[http_server] Error: Request is disconnected from the client side (type 3)."
+        " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
+        None,
+        "client_disconnected",
+    ),
+    P(
+        "http_client_disconnected",
+        "abort",
+        "[http_server] Client disconnected",
+        r"\[http_server\] Client disconnected",
+        "≈v0.5.6 (2025-12)",
+        "[2026-01-10 10:00:00] [http_server] Client disconnected: Request is disconnected from the client side"
+        " (type 1). Abort request obj.rid='0d1c'",
+        None,
+        "client_disconnected",
+    ),
+    P(
+        "abort_request_not_found",
+        "abort",
+        "Abort request for rid=",
+        r"Abort request for rid=\S+ not found",
+        "≈v0.5.4 (2025-10)",
+        "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
+        " likely already finished/removed",
+        None,
+        "abort_request_not_found",
+    ),
+    P(
+        "scheduler_abort",
+        "abort",
+        " request. ",
+        r"^Abort (?P<where>[a-z][a-z ]*?) request\. ",
+        "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
+        "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
+        None,
+        None,
+    ),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
+]
+
+WATCHDOG_PATTERNS = [
+    P(
+        "watchdog_timeout",
+        "watchdog",
+        "atchdog timeout (",
+        r"(?P<component>Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout>[\d.]+)"
+        r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)",
+        "v0.3 (2024); soft flag ≈2026",
+        "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
+        None,
+        "watchdog_timeout",
+    ),
+    P(
+        "scheduler_debug_info",
+        "watchdog",
+        "Scheduler debug info",
+        r"Scheduler debug info",
+        "≈2026",
+        "[2026-05-01 10:00:00 TP0] Scheduler debug info: self.cur_batch=None",
+        None,
+        "debug_info",
+    ),
+    P(
+        "watchdog_batch_info",
+        "watchdog",
+        "cur_batch.batch_size()=",
+        r"cur_batch\.batch_size\(\)=(?P<bs>\d+)",
+        "≈v0.4.4 (2025-03)",
+        "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
+        " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
+        None,
+        "debug_info",
+    ),
+    P(
+        "pyspy_failed",
+        "watchdog",
+        "Pyspy failed to dump PID",
+        r"Pyspy failed to dump PID (?P<pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?",
+        "≈v0.4.9 (2025-07)",
+        "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
+        None,
+        "pyspy_failed",
+    ),
+    P(
+        "pyspy_failed_cmd",
+        "watchdog",
+        "Pyspy failed (",
+        r"Pyspy failed \([^\n]*?--pid (?P<pid>\d+)\)\.?(?: Error: (?P<reason>[^\n]*))?",
+        "≈2026 (pyspy_dump_schedulers: --native, then again without)",
+        "[2026-09-22 01:05:16] Pyspy failed (py-spy dump --native --pid 82). Error: Error: Failed to copy Py_Version symbol",
+        None,
+        "pyspy_failed",
+    ),
+    P(
+        "pyspy_all_failed",
+        "watchdog",
+        "All pyspy dump attempts failed for PID",
+        r"All pyspy dump attempts failed for PID (?P<pid>\d+)",
+        "≈2026",
+        "[TP0] All pyspy dump attempts failed for PID 20955.",
+        None,
+        "pyspy_failed",
+    ),
+    P(
+        "sigquit",
+        "watchdog",
+        "Received sigquit from a child process",
+        r"Received sigquit from a child process",
+        "v0.3 (2024)",
+        "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
+        None,
+        "sigquit",
+    ),
+    P(
+        "sigquit_received",
+        "watchdog",
+        "SIGQUIT received",
+        r"SIGQUIT received\.",
+        "≈2026",
+        "[2026-09-22 01:05:21] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
+        None,
+        "sigquit",
+    ),
+    P(
+        "subprocess_crashed",
+        "watchdog",
+        "crashed with exit code",
+        r"Subprocess (?P<name>\w+)(?: \(pid=(?P<pid>\d+)\))? crashed with exit code (?P<code>-?\d+)",
+        "≈v0.5.10 (2026-03, #18582 liveness monitor)",
+        "[2026-04-01 10:00:00] Subprocess scheduler_0 (pid=4242) crashed with exit code -3. Triggering SIGQUIT for cleanup...",
+        None,
+        "subprocess_crashed",
+    ),
+    P(
+        "collective_work_state",
+        "watchdog",
+        "last enqueued",
+        r"last enqueued (?:NCCL |HCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL |HCCL )?work: (?P<done>-?\d+)",
+        "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
+        "[rank1]:[E1112 09:49:50.032579059 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an"
+        " error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.",
+        None,
+        "collective_work_state",
+    ),
+    P(
+        "nccl_watchdog",
+        "watchdog",
+        "Watchdog caught collective operation timeout",
+        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+        r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+        r"(?: ran for (?P<ran_ms>\d+) milliseconds)?",
+        "PyTorch 2.x ProcessGroupNCCL; WorkHCCL of torch_npu",
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
+        " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
+        " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
+        " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+        None,
+        "nccl_watchdog",
+    ),
+]
+
+TRACEBACK_PATTERNS = [
+    P(
+        "component_exception",
+        "traceback",
+        "hit an exception",
+        r"(?P<component>\w+) hit an exception",
+        "v0.2 (2024)",
+        "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue\n'
+        "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
+        None,
+        "component_exception",
+    ),
+    P(
+        "traceback",
+        "traceback",
+        "Traceback (most recent call last)",
+        r"Traceback \(most recent call last\)",
+        "Python",
+        "[2025-09-01 10:00:00 TP0] Traceback (most recent call last):\n"
+        '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
+        None,
+        "traceback",
+    ),
+]
+
+PYSPY_PATTERNS = [
+    P(
+        "pyspy_dump",
+        "pyspy",
+        "Pyspy dump for PID",
+        r"Pyspy dump for PID (?P<pid>\d+)",
+        "≈v0.5.4 (2025-10)",
+        "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
+        'Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): "MainThread"\n'
+        "    _apply (penaltylib/min_new_tokens.py:78)",
+        None,
+        "pyspy_dump",
+    ),
+    P(
+        "pyspy_process",
+        "pyspy",
+        "Process ",
+        r"^Process \d+: ",
+        "py-spy 0.3",
+        "Process 3438121: sglang::scheduler_DP1_TP1_EP1_PP0\nPython v3.12.11 (/usr/bin/python3.12)\n\n"
+        'Thread 3438121 (idle): "MainThread"\n    send (torch/distributed/distributed_c10d.py:2487)',
+        None,
+        "pyspy_dump",
+    ),
+    P(
+        "pyspy_thread",
+        "pyspy",
+        "Thread ",
+        r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)",
+        "py-spy 0.3",
+        'Thread 12816 (idle): "Thread-10 (watchdog_thread)"\n    select (selectors.py:415)',
+        None,
+        "pyspy_fragment",
+    ),
+]
+
+REQUEST_LOG_PATTERNS = [
+    P(
+        "receive",
+        "request_received",
+        "Receive: obj=",
+        r"Receive: obj=",
+        "v0.3 (2024, --log-requests)",
+        "[2025-09-01 10:00:00] Receive: obj=GenerateReqInput(text='Hi', sampling_params={'max_new_tokens': 8},"
+        " rid='5b02aee35dae49aba98a333ce89964e6', return_logprob=False, bootstrap_host='10.0.0.7',"
+        " bootstrap_port=8998, bootstrap_room=1788380104266545413)",
+        None,
+        None,
+    ),
+    P(
+        "finish",
+        "request_finished",
+        "Finish: obj=",
+        r"Finish: obj=",
+        "v0.3 (2024, --log-requests)",
+        "[2025-09-01 10:00:02] Finish: obj=GenerateReqInput(text='Hi', rid='5b02aee35dae49aba98a333ce89964e6',"
+        " bootstrap_room=1788380104266545413), out={'text': '!', 'meta_info': {'id':"
+        " '5b02aee35dae49aba98a333ce89964e6', 'finish_reason': {'type': 'length', 'length': 8},"
+        " 'prompt_tokens': 2, 'completion_tokens': 8, 'e2e_latency': 0.21}}",
+        None,
+        None,
+    ),
+    P(
+        "receive_openai",
+        "request_received",
+        "Receive OpenAI: obj=",
+        r"Receive OpenAI: obj=",
+        "≈2025-12 (serving_base.log_openai_received_request, --log-requests-level 2 and up)",
+        "[2026-01-10 10:00:00] Receive OpenAI: obj={'model': 'default', 'messages': [{'role': 'user', 'content':"
+        " 'Hi'}], 'rid': 'c0ffee'}",
+        None,
+        None,
+    ),
+    P(
+        "json_received",
+        "request_received",
+        '"event": "request.received"',
+        r'"event": "request\.received"',
+        "≈v0.5.5 (2025-11, --log-requests-format json)",
+        '{"timestamp": "2025-12-01T10:00:00.123456", "event": "request.received", "rid": "c0ffee",'
+        ' "obj": {"text": "Hi", "rid": "c0ffee", "bootstrap_room": 42}}',
+        None,
+        None,
+    ),
+    P(
+        "json_received_compact",
+        "request_received",
+        '"event":"request.received"',
+        r'"event":"request\.received"',
+        "JSON without spaces (a log shipper re-encoding)",
+        '{"timestamp":"2025-12-01T10:00:00","event":"request.received","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+        None,
+        None,
+    ),
+    P(
+        "json_received_openai",
+        "request_received",
+        '"event": "request.received.openai"',
+        r'"event": "request\.received\.openai"',
+        "≈2025-12 (--log-requests-format json, level 2 and up)",
+        '{"timestamp": "2026-01-10T10:00:00.1", "event": "request.received.openai", "rid": "c0ffee",'
+        ' "obj": {"model": "default", "rid": "c0ffee"}}',
+        None,
+        None,
+    ),
+    P(
+        "json_received_openai_compact",
+        "request_received",
+        '"event":"request.received.openai"',
+        r'"event":"request\.received\.openai"',
+        "JSON without spaces (a log shipper re-encoding)",
+        '{"timestamp":"2026-01-10T10:00:00","event":"request.received.openai","rid":"c0ffee","obj":{}}',
+        None,
+        None,
+    ),
+    P(
+        "json_finished",
+        "request_finished",
+        '"event": "request.finished"',
+        r'"event": "request\.finished"',
+        "≈v0.5.5 (2025-11, --log-requests-format json)",
+        '{"timestamp": "2025-12-01T10:00:01.5", "event": "request.finished", "rid": "c0ffee",'
+        ' "obj": {"rid": "c0ffee", "bootstrap_room": 42}, "out": {"meta_info": {"id": "c0ffee"}}}',
+        None,
+        None,
+    ),
+    P(
+        "json_finished_compact",
+        "request_finished",
+        '"event":"request.finished"',
+        r'"event":"request\.finished"',
+        "JSON without spaces (a log shipper re-encoding)",
+        '{"timestamp":"2025-12-01T10:00:01","event":"request.finished","rid":"c0ffee","obj":{"bootstrap_room":42}}',
+        None,
+        None,
+    ),
+]
+
+
+HEALTH_PATTERNS = [
+    P(
+        "health_check_failed",
+        "health",
+        "Health check failed",
+        r"Health check failed",
+        "≈v0.4.3 (2025-02)",
+        "[2025-09-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20"
+        " seconds. tic start time: 10:00:00. last_heartbeat time: 09:59:40",
+        None,
+        "health_check_failed",
+    ),
+]
+
+BATCH_PATTERNS = [
+    P(
+        "prefill_batch",
+        "batch",
+        "Prefill batch",
+        r"^Prefill batch(?:\(mixed #running-req: \d+\))?(?: \[\d+\])?[.,]",
+        "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+        "[2025-05-15 11:59:21 TP0] Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0, token usage: 0.00,"
+        " #running-req: 0, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 0 ",
+        "prefill",
+        "prefill",
+    ),
+    P(
+        "decode_batch",
+        "batch",
+        "Decode batch",
+        r"^Decode batch(?: \[\d+\])?[.,]",
+        "v0.1 (2024-01); ', ' ≈v0.5 (2025)",
+        "[2026-07-21 15:00:13 TP0 EP0] Decode batch, #running-req: 24, #token: 233600, token usage: 0.66,"
+        " accept len: 3.05, accept rate: 0.68, npu graph: True, gen throughput (token/s): 239.06, #queue-req: 2",
+        "decode",
+        "decode",
+    ),
+]
+
+# Order = priority when two anchors start at the same place (never, by the no-substring rule) and
+# the order in which this module documents them.
+ENGINE_PATTERNS = (
+    BATCH_PATTERNS
+    + TRANSFER_ERROR_PATTERNS
+    + ABORT_PATTERNS
+    + WATCHDOG_PATTERNS
+    + TRACEBACK_PATTERNS
+    + PYSPY_PATTERNS
+    + REQUEST_LOG_PATTERNS
+    + HEALTH_PATTERNS
+)
+# Access and mini_lb lines are found by the same anchor pass; router.kinds then says request/health.
+ROUTER_ANCHOR_PATTERNS = [
+    LinePattern(f.name, "request", f.anchor, f.regex, f.since, f.sample, f.role, None)
+    for f in router.ACCESS_FORMATS
+]
+# systemd's messages about a unit (parsers/systemd.py) are found by the same anchor pass.
+LIFECYCLE_PATTERNS = [
+    LinePattern(
+        f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event
+    )
+    for m in systemd.UNIT_MESSAGES
+]
+ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
+ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))
+_PATTERN_TABLE = pl.DataFrame(
+    {
+        "anchor": [p.anchor for p in ALL_PATTERNS],
+        "pattern": [p.name for p in ALL_PATTERNS],
+        "prio": list(range(len(ALL_PATTERNS))),
+    },
+    schema={"anchor": pl.String, "pattern": pl.String, "prio": pl.Int32},
+)
+PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
+
+# The exception line of a traceback: the first unindented line after its last frame (lines may follow
+# it: a second log line glued on, a chained exception); null when the excerpt is cut before it.
+EXCEPTION_AFTER_FRAMES = (
+    r"(?s).*\n\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
+    r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
+)
+
+# A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
+PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*:\d+\)\s*(?:\n|$)"
+
+# ---------------------------------------------------------------------------------------------
+# Fields found anywhere in a record: request id and bootstrap room (first occurrence wins).
+RID_REGEX = (
+    r"\brid=(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[\w.:-]+))"
+    r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
+    r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
+)
+_Q1 = r"'(?:[^'\\\n]|\\.)*'"
+_Q2 = r'"(?:[^"\\\n]|\\.)*"'
+_MASK_QUOTED = (
+    rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})"
+    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
+)
+ROOM_REGEX = (
+    r"bootstrap_room[\"']?[=:] ?(?P<a>\d+)|for room (?P<b>\d+)|Request (?P<c>\d+) timed out"
+    r"|kv chunk of (?P<d>\d+)|Let room (?P<e>\d+)"
+)
+# Printed levels a header did not carry: Python's default format, JSON logs.
+PRINTED_LEVEL = (
+    r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
+)
+_PRINTED_LEVEL_HINT = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{"
+
+# Reasons of KV failures, named (transfer_errors.cause); first match wins.
+CAUSES = [
+    ("aborted", r"Aborted by AbortReq", "KVTransferError(bootstrap_room=1): Aborted by AbortReq."),
+    (
+        "timeout",
+        r"timed out after [\d.]+s in KVPoll",
+        "Request 1 timed out after 300.0s in KVPoll.WaitingForInput",
+    ),
+    ("send_kv_chunk_failed", r"Failed to send kv chunk", "Failed to send kv chunk of 1 to 10.0.0.5:17001"),
+    (
+        "lost_connection",
+        r"Lost connection with prefill instance|due to prefill down",
+        "Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998)",
+    ),
+    (
+        "prefill_dead",
+        r"Failed to get kvcache from prefill instance",
+        "Failed to get kvcache from prefill instance, it might be dead",
+    ),
+    (
+        "decode_dead",
+        r"Decode instance could be dead",
+        "Decode instance could be dead, remote mooncake session",
+    ),
+    ("assert_transfer_infos", r"assert [^\n]*transfer_infos", "    assert room in self.transfer_infos"),
+    (
+        "other_rank",
+        r"unknown reason from another rank",
+        "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
+    ),  # propagated from the rank that failed first: not the root cause
+    ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+]
+
+# KV transfer backends named by a failure's text (transfer_errors.backend); first match wins.
+BACKENDS = [
+    ("nixl", r"(?i)\bnixl\b|nixl/conn\.py|NIXL_ERR_", "nixl/conn.py, line 1153, in transfer_worker"),
+    ("mooncake", r"(?i)mooncake", "remote mooncake session 10.0.0.9:16324 is not alive"),
+    ("mori", r"(?i)\bmori\b|mori/conn\.py", "disaggregation/mori/conn.py"),
+    ("ascend", r"(?i)ascend/conn\.py|\bascend\b", "disaggregation/ascend/conn.py"),
+]
+# Batch-line keys only a prefill-decode (PD) engine prints: a batch line without any of them comes
+# from a server that is not half of a PD pair (role ``engine``).
+PD_BATCH_KEYS = r"#(?:prealloc|inflight|bootstrap|unbootstrapped|transferring|transfer)-req:"
+# The event loop a traceback runs in names the engine's role.
+TRACEBACK_ROLES = [
+    ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
+    ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Batch fields: key as printed → (column, type). Type "int", "float", "pct" (a float printed with
+# "%", kept in percent), or "bool". Any "<device> graph: True|False" key becomes graph + graph_kind.
+
+
+@dataclass(frozen=True)
+class BatchField:
+    key: str
+    column: str
+    since: str
+
+    @property
+    def type(self) -> str:
+        """How the value is read: ``pct`` (printed with ``%``), ``int`` or ``float``, from the contract."""
+        if self.column.endswith("_pct"):
+            return "pct"
+        return "int" if BATCH_FIELD_COLUMNS[self.column].dtype == pl.Int64 else "float"
+
+
+F = BatchField
+BATCH_FIELDS = [
+    F("#new-seq", "new_seq", "v0.1 (2024)"),
+    F("#new-token", "new_token", "v0.1 (2024)"),
+    F("#cached-token", "cached_token", "v0.1 (2024)"),
+    F("cache hit rate", "cache_hit_rate_pct", "v0.1 (2024), gone ≈v0.4"),
+    F("token usage", "token_usage", "v0.2 (2024)"),
+    F("full token usage", "full_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("swa token usage", "swa_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
+    F("mamba usage", "mamba_usage", "≈v0.5.2 (2025-09, Mamba hybrid)"),
+    F("#token", "token", "v0.2 (2024)"),
+    F("#full token", "full_token", "≈v0.4.9 (2025-07)"),
+    F("#swa token", "swa_token", "≈v0.4.9 (2025-07)"),
+    F("mamba num", "mamba_num", "≈v0.5.2 (2025-09)"),
+    F("#running-req", "running_req", "v0.1 (2024)"),
+    F("#queue-req", "queue_req", "v0.1 (2024)"),
+    F("#pending-token", "pending_token", "≈2026"),
+    F("#prealloc-req", "prealloc_req", "≈v0.4.7 (2025-06)"),
+    F("#inflight-req", "inflight_req", "≈v0.4.7 (2025-06)"),
+    F("#bootstrap-req", "bootstrap_req", "≈2026"),
+    F("#unbootstrapped-req", "unbootstrapped_req", "≈v0.4.6 (2025-04)"),
+    F("#transferring-req", "transferring_req", "≈v0.4.6 (2025-04)"),
+    F("#transfer-req", "transfer_req", "≈v0.4.7 (2025-06)"),
+    F("#retracted-req", "retracted_req", "≈v0.4.9 (2025-07)"),
+    F("#optimistic-req", "optimistic_req", "≈2026"),
+    F("pre-allocated usage", "pre_allocated_usage", "≈v0.4.7 (2025-06)"),
+    F("accept len", "accept_len", "≈v0.4.1 (2025-01, speculative)"),
+    F("accept rate", "accept_rate", "≈v0.5.3 (2025-10)"),
+    F("gen throughput (token/s)", "gen_throughput", "v0.2 (2024)"),
+    F("input throughput (token/s)", "input_throughput", "≈v0.4.6 (2025-04)"),
+    F("fwd occupancy", "fwd_occupancy_pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
+]
+BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
+GRAPH_KEY = re.compile(r"^(\w+) graph$")
+CLASSIFY = {
+    "kind": pl.String,
+    "rid": pl.String,
+    "bootstrap_room": pl.Int64,
+    "content_role": pl.String,
+    "level": pl.String,
+}
+MAX_BATCH_SHAPES = 32

@@ -22,7 +22,7 @@ import polars as pl
 import logcorr
 from logcorr import config, containers, database, readers, threads
 from logcorr import processes as process_rows
-from logcorr.parsers import journald, pyspy, request_log, router, sglang, systemd
+from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
@@ -83,18 +83,11 @@ def first_event_id(origin: str) -> int:
 
 
 def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
+    """A record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
+    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``)."""
     unit = pl.col("unit").fill_null("")
     by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
-    by_name = (
-        pl.when(unit.str.contains("(?i)prefill"))
-        .then(pl.lit("prefill"))
-        .when(unit.str.contains("(?i)decode"))
-        .then(pl.lit("decode"))
-        .when(unit.str.contains("(?i)router|gateway"))
-        .then(pl.lit("router"))
-    )
-    by_cmdline = pl.col("cmdline").str.extract(r"--disaggregation-mode[= ](prefill|decode)", 1)
-    return pl.coalesce(by_unit, by_name, by_cmdline)
+    return pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
 
 
 def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
@@ -188,11 +181,10 @@ class _Enricher:
             .agg(pl.col("role").unique())
         )
         shown = pl.concat([shown, silent])
-        for src, host, pid, roles in shown.iter_rows():
+        for src, host, pid, shown_roles in shown.iter_rows():
             old = self.process_roles.get((src, host, pid))
-            self.process_roles[(src, host, pid)] = (
-                roles[0] if len(roles) == 1 and old in (None, roles[0]) else ""
-            )
+            one = len(shown_roles) == 1 and old in (None, shown_roles[0])
+            self.process_roles[(src, host, pid)] = shown_roles[0] if one else ""
         if not self.process_roles:
             return df
         known = pl.DataFrame(

@@ -32,6 +32,7 @@ import polars as pl
 from logcorr import containers
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.roles import role_from_text
 from logcorr.parsers.server_args import LAUNCH
 from logcorr.schema import UTC_US
 from logcorr.threads import ahead
@@ -52,7 +53,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 # A unit is an SGLang engine or router when its name, command line or process name says so.
 SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
 SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
-ROLE_BY_NAME = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
 NOT_LOGS = frozenset(
@@ -451,23 +451,6 @@ def _journalctl(path: Path, *args: str, text: bool = True) -> subprocess.Complet
         text=text,
         errors="replace" if text else None,
     )
-
-
-def role_from_text(text: str | None) -> str | None:
-    """Role named by a unit name or command line: ``--disaggregation-mode prefill|decode``, a router
-    binary or module, or a ``prefill``/``decode``/``router`` word in a unit name; else None."""
-    if not text:
-        return None
-    m = re.search(r"--disaggregation-mode[= ](prefill|decode)", text)
-    if m:
-        return m.group(1)
-    if re.search(r"sglang_router|sgl-router|sgl_router|model[-_]gateway|\bsmg\b|mini_lb", text):
-        return "router"
-    low = text.lower()
-    for word, role in ROLE_BY_NAME:
-        if word in low:
-            return role
-    return None
 
 
 def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str], str]) -> str | None:

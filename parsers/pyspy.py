@@ -71,6 +71,7 @@ from logcorr.schema import CAPTURES as CAPTURES_TABLE
 from logcorr.schema import RANK_COLUMNS
 from logcorr.schema import STACKS as STACKS_TABLE
 
+from . import roles
 from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER
 from .pyspy_rules import LEVELS, match_backend, match_entry, match_event_loop, match_wait
 
@@ -207,7 +208,7 @@ _RAY_PREFIX = re.compile(RAY_PREFIX)
 _SGLANG_HEADER = re.compile(SGLANG_HEADER)
 _TITLE = re.compile(r"sglang::\w+")
 _TITLE_RANK = re.compile(r"(?:^|[_ ])(ATTN_CP|MOE_DP|DP|PP|TP|EP)(\d+)(?=[_ ]|$)")
-_ROLE = re.compile(r"--disaggregation[-_]mode(?:=|\s+)['\"]?(prefill|decode)\b")
+_ROLE = re.compile(roles.MODE)
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _C_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|h|hh|hpp|cu|cuh|rs|s|S)$")
 _LOOKAHEAD = 200

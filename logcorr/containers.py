@@ -136,6 +136,19 @@ def sniff_lines(lines: list[str]) -> str | None:
 # --- where a container's file says what it is ------------------------------------------------------
 
 
+def _pod_meta(m: re.Match, run: str) -> dict:
+    ns, pod, c = m["ns"], m["pod"], m["container"]
+    return {
+        "namespace": ns,
+        "pod": pod,
+        "container": c,
+        "unit": f"{pod}/{c}",
+        "run": run,
+        "names": (pod, c, f"{pod}/{c}", f"{ns}/{pod}"),
+        "started": None,
+    }
+
+
 @lru_cache(maxsize=4096)
 def path_meta(path: str) -> dict | None:
     """What the path (and, for Docker, ``config.v2.json`` beside it) says of a container log:
@@ -151,27 +164,9 @@ def path_meta(path: str) -> dict | None:
         real = path
     for candidate in (real, path):
         if m := POD_LOG.search(candidate):
-            ns, pod, c = m["ns"], m["pod"], m["container"]
-            return {
-                "namespace": ns,
-                "pod": pod,
-                "container": c,
-                "unit": f"{pod}/{c}",
-                "run": f"{m['uid']}/{c}/{m['run']}",
-                "names": (pod, c, f"{pod}/{c}", f"{ns}/{pod}"),
-                "started": None,
-            }
+            return _pod_meta(m, f"{m['uid']}/{m['container']}/{m['run']}")
     if m := CONTAINERS_LINK.search(path):
-        ns, pod, c = m["ns"], m["pod"], m["container"]
-        return {
-            "namespace": ns,
-            "pod": pod,
-            "container": c,
-            "unit": f"{pod}/{c}",
-            "run": m["cid"],
-            "names": (pod, c, f"{pod}/{c}", f"{ns}/{pod}"),
-            "started": None,
-        }
+        return _pod_meta(m, m["cid"])
     if m := DOCKER_LOG.search(path):
         cid = m["id"]
         meta = {

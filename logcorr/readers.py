@@ -279,6 +279,7 @@ MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*)(?P<c>\S)"
 MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
+COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
 WORKER_PREFIX = r"^\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) (?P<rest>.*)$"
 
 
@@ -290,7 +291,7 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
     unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
-    looks_like_log = unwrapped.str.contains(HEADER_START) | unwrapped.str.contains(r"^[\w.-]+\s*\| ")
+    looks_like_log = unwrapped.str.contains(HEADER_START) | unwrapped.str.contains(COMPOSE_START)
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 
 
@@ -300,7 +301,7 @@ def has_compose_prefix(lines: pl.Series) -> bool:
     sample = lines.head(200).drop_nulls()
     sample = pl.select(_strip_markdown(pl.lit(sample)).str.replace(TSV_ENVELOPE, "$rest")).to_series()
     sample = sample.filter(sample.str.strip_chars() != "")
-    hits = int(sample.str.contains(r"^[\w.-]+\s*\| ").sum())
+    hits = int(sample.str.contains(COMPOSE_START).sum())
     return hits >= 1 and hits * 2 >= len(sample)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import polars as pl
 
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.parsers.prefix import CONTINUATION, is_record_start
+from logcorr.parsers.prefix import CONTINUATION, SGLANG_START, is_record_start
 
 SETTLE_US = 5_000_000
 
@@ -77,9 +77,9 @@ class Rejoiner:
         return _records(closed)
 
 
-# SGLang's own header, which most lines of an engine's journal carry: such a line opens a record,
-# and the full rule (every header family, known bodies, continuation shapes) runs on the others only.
-_SGLANG_START = r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\]"
+# SGLang's own header (``prefix.SGLANG_START``), which most lines of an engine's journal carry: such
+# a line opens a record, and the full rule (every header family, known bodies, continuation shapes)
+# runs on the others only.
 
 
 def _starts(df: pl.DataFrame) -> pl.Series:
@@ -88,7 +88,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     like a continuation (indented, part of a traceback, a py-spy thread header) opens a record of
     its own: a note, a fragment, a line of a process that prints no header. A blank line never
     opens a record; a piece of an over-long line always does."""
-    fast = df["message"].str.contains(_SGLANG_START).fill_null(False)
+    fast = df["message"].str.contains(SGLANG_START).fill_null(False)
     rest = df.with_columns(pl.col("message").shift(1).over("key").alias("_prev"), fast.alias("_fast"))
     slow = rest.filter(~pl.col("_fast")).select(
         "seq", is_record_start(pl.col("message"), pl.col("_prev")).fill_null(True).alias("_h")

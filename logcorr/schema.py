@@ -90,11 +90,7 @@ _BASE = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": 
 _TAIL = {"level": _LEVEL, **_PROVENANCE}
 
 
-def _table(name: str, row: str, key: tuple[str, ...], columns: dict[str, Column]) -> Table:
-    return Table(name, row, key, columns)
-
-
-EVENTS = _table(
+EVENTS = Table(
     "events",
     "one logical record after multi-line re-joining (a traceback or an embedded dump is one row)",
     ("event_id",),
@@ -118,7 +114,7 @@ EVENTS = _table(
     },
 )
 
-SOURCES = _table(
+SOURCES = Table(
     "sources",
     "one input as read",
     ("source",),
@@ -172,7 +168,7 @@ BATCH_FIELD_COLUMNS = {
     "fwd_occupancy_pct": C(_F, "fwd occupancy, percent"),
 }
 
-BATCHES = _table(
+BATCHES = Table(
     "batches",
     "one 'Prefill batch' or 'Decode batch' line",
     ("event_id",),
@@ -189,7 +185,7 @@ BATCHES = _table(
     },
 )
 
-ABORTS = _table(
+ABORTS = Table(
     "aborts",
     "one request abort (an abort line, or a KV failure 'Aborted by AbortReq.')",
     ("event_id",),
@@ -204,7 +200,7 @@ ABORTS = _table(
     },
 )
 
-TRANSFER_ERRORS = _table(
+TRANSFER_ERRORS = Table(
     "transfer_errors",
     "one KV-transfer failure record (prefill or decode side)",
     ("event_id",),
@@ -235,7 +231,7 @@ TRANSFER_ERRORS = _table(
     },
 )
 
-REQUESTS = _table(
+REQUESTS = Table(
     "requests",
     "one HTTP request line: router span/summary, uvicorn or aiohttp access line",
     ("event_id",),
@@ -263,7 +259,7 @@ REQUESTS = _table(
     },
 )
 
-ROOMS = _table(
+ROOMS = Table(
     "rooms",
     "one rid↔bootstrap_room pairing per role and host, as seen in the ingest",
     ("rid", "bootstrap_room", "role", "host"),
@@ -280,7 +276,7 @@ ROOMS = _table(
     },
 )
 
-REQUEST_LOG = _table(
+REQUEST_LOG = Table(
     "request_log",
     "one --log-requests line of an engine's HTTP server: Receive:, Receive OpenAI:, Finish: or their JSON form",
     ("event_id",),
@@ -324,7 +320,7 @@ REQUEST_LOG = _table(
     },
 )
 
-WATCHDOGS = _table(
+WATCHDOGS = Table(
     "watchdogs",
     "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL watchdog",
     ("event_id",),
@@ -352,7 +348,7 @@ WATCHDOGS = _table(
     },
 )
 
-TRACEBACKS = _table(
+TRACEBACKS = Table(
     "tracebacks",
     "one Python traceback record",
     ("event_id",),
@@ -370,7 +366,7 @@ TRACEBACKS = _table(
     },
 )
 
-LIFECYCLE = _table(
+LIFECYCLE = Table(
     "lifecycle",
     "one systemd message about a unit: started, stopped, main process exited, restart scheduled, …",
     ("event_id",),
@@ -405,7 +401,7 @@ _THREAD_NAME = C(pl.String, "thread name (MainThread …); null when none")
 _THREAD_STATE = C(pl.String, "active, idle, … as py-spy printed it")
 _PARTIAL = C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)")
 
-STACKS = _table(
+STACKS = Table(
     "stacks",
     "one frame of one thread of one py-spy dump",
     ("capture_id", "thread_id", "depth"),
@@ -431,7 +427,7 @@ STACKS = _table(
     },
 )
 
-CAPTURES = _table(
+CAPTURES = Table(
     "captures",
     "one dumped thread of one py-spy dump, classified",
     ("capture_id", "thread_id"),
@@ -461,7 +457,7 @@ CAPTURES = _table(
     },
 )
 
-PROCESSES = _table(
+PROCESSES = Table(
     "processes",
     "one process's records of one ingest, summed up (group again by the key after --append)",
     ("host", "boot_id", "unit", "role", "pid", *RANK_COLUMNS, "source"),
@@ -483,7 +479,7 @@ PROCESSES = _table(
     },
 )
 
-BATCH_SECONDS = _table(
+BATCH_SECONDS = Table(
     "batch_seconds",
     "batch lines per engine role (prefill, decode, engine) and second of one ingest (group again by (role, sec) after --append)",
     ("role", "sec"),
@@ -499,7 +495,7 @@ BATCH_SECONDS = _table(
     },
 )
 
-CONFIG = _table(
+CONFIG = Table(
     "config",
     "one engine process's configuration: its server_args=ServerArgs(…) line and/or its launch command line",
     ("host", "boot_id", "unit", "pid", "event_id"),

@@ -9,15 +9,15 @@ from logcorr import saved
 from logcorr.schema import short_position
 
 NEIGHBOURS_SQL = """
-WITH target AS (SELECT * FROM events WHERE event_id = $id),
+WITH target AS (SELECT * FROM events WHERE event_id = getvariable('show_id')),
 stream AS (
     SELECT e.*, row_number() OVER (ORDER BY e.ts NULLS FIRST, e.event_id) AS n
     FROM events AS e, target AS t
     WHERE e.source = t.source AND e.host IS NOT DISTINCT FROM t.host AND e.boot_id IS NOT DISTINCT FROM t.boot_id
       AND e.pid IS NOT DISTINCT FROM t.pid AND e.unit IS NOT DISTINCT FROM t.unit
 )
-SELECT s.*, s.event_id = $id AS is_target FROM stream AS s
-WHERE abs(s.n - (SELECT n FROM stream WHERE event_id = $id)) <= $context
+SELECT s.*, s.event_id = getvariable('show_id') AS is_target FROM stream AS s
+WHERE abs(s.n - (SELECT n FROM stream WHERE event_id = getvariable('show_id'))) <= getvariable('show_context')
 ORDER BY s.n
 """
 
@@ -36,11 +36,7 @@ def show(out: Path, event_id: int, context: int = 3) -> str:
     con = saved.connect(Path(out))
     con.execute(f"SET VARIABLE show_id = {int(event_id)}")
     con.execute(f"SET VARIABLE show_context = {int(context)}")
-    rows = con.sql(
-        NEIGHBOURS_SQL.replace("$id", "getvariable('show_id')").replace(
-            "$context", "getvariable('show_context')"
-        )
-    ).pl()
+    rows = con.sql(NEIGHBOURS_SQL).pl()
     if rows.height == 0:
         raise ShowError(
             f"no record with event_id {event_id} in {out} (event ids are in every table's event_id column)"

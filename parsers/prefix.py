@@ -171,11 +171,11 @@ def _strip_groups(regex: str) -> str:
 
 HEADER_START = "|".join(f"(?:{_strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
 HEADER_START = rf"^(?:{RAY_PREFIX[1:]})?(?:{HEADER_START})"
-RECORD_START = HEADER_START + "|" + "|".join(BODY_STARTS)
 _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
 SGLANG_HEADER = next(h.regex for h in HEADERS if h.name == "sglang") + "(?P<body>.*)"
+# SGLang's own header alone, without its groups: the record start most lines of an engine carry.
+SGLANG_START = _strip_groups(next(h.regex for h in HEADERS if h.name == "sglang"))
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
-RANK_COLUMNS = ("dp_rank", "pp_rank", "tp_rank", "ep_rank")
 YEARLESS = tuple(
     sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 )

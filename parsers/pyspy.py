@@ -77,7 +77,6 @@ from .pyspy_rules import LEVELS, match_backend, match_entry, match_event_loop, m
 
 STACKS = STACKS_TABLE.schema
 CAPTURES = CAPTURES_TABLE.schema
-_RANK_COLS = RANK_COLUMNS
 
 LINE_KINDS = (
     "blank",
@@ -203,7 +202,7 @@ _DECORATIONS = ("separator", "fence", "heading", "html", "command")
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 _LINE_PREFIXES = re.compile(r"^(?:[A-Za-z0-9][\w.-]*\s+\| ?|\[pod/[^\]\s]+\] )")  # docker compose, kubectl
-_RECORD_START = re.compile(HEADER_START)
+_LOG_HEADER = re.compile(HEADER_START)
 _RAY_PREFIX = re.compile(RAY_PREFIX)
 _SGLANG_HEADER = re.compile(SGLANG_HEADER)
 _TITLE = re.compile(r"sglang::\w+")
@@ -505,7 +504,7 @@ class _Reader:
             return self.marker(line, m)
         if line.lstrip().startswith("[") and _RE["json_start"].match(line) and self.json_block(i):
             return self.kinds[i]
-        if _RECORD_START.match(line):
+        if _LOG_HEADER.match(line):
             self.close()
             return "other"
         if m := _RE["process"].match(line):
@@ -873,9 +872,9 @@ def parse_dump(
     """
     base_ts = _as_utc(capture_ts)
     hint = dict(ranks_hint or {})
-    unknown = sorted(set(hint) - set(_RANK_COLS))
+    unknown = sorted(set(hint) - set(RANK_COLUMNS))
     if unknown:
-        raise PyspyError(f"ranks_hint keys {unknown} are not ranks; use {list(_RANK_COLS)}")
+        raise PyspyError(f"ranks_hint keys {unknown} are not ranks; use {list(RANK_COLUMNS)}")
     reader = _Reader(text if isinstance(text, str) else "" if text is None else str(text)).run()
     kinds = [k or "unparsed" for k in reader.kinds]
     first_marker = next((c.marker_ts for c in reader.captures if c.marker_ts is not None), None)
@@ -900,7 +899,7 @@ def parse_dump(
         else:
             ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
         capture_id = _capture_id(source, source_pos, pid, index)
-        rank_values = tuple(ranks.get(c) for c in _RANK_COLS)
+        rank_values = tuple(ranks.get(c) for c in RANK_COLUMNS)
         head = (capture_id, ts, host, pid, process_name, role, *rank_values)
         for thread in cap.threads:
             c = classify_stack(thread.frames, thread.state)

@@ -367,7 +367,7 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
         )
     if stuck.height:
         for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
-            role = role_or_none or "unknown role (a dump whose pid logged nothing here)"
+            role = role_or_none or "unknown role (dumps whose process logged nothing else here)"
             verdicts = sorted(set(grp["verdict"].drop_nulls()))
             groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
             when = _round(grp.row(0, named=True))

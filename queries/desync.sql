@@ -98,10 +98,11 @@ in_round AS (
 per_rank AS (
     SELECT *,
            CASE WHEN is_rank THEN concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank)
-                ELSE 'pid ' || coalesce(CAST(pid AS VARCHAR), '?') END AS label
+                ELSE coalesce('pid ' || CAST(pid AS VARCHAR), 'thread ' || thread_id) END AS label
     FROM in_round
     QUALIFY row_number() OVER (
-        PARTITION BY role, host, dp_rank, pp_rank, tp_rank, ep_rank, CASE WHEN tp_rank IS NULL THEN pid END
+        PARTITION BY role, host, dp_rank, pp_rank, tp_rank, ep_rank,
+                     CASE WHEN tp_rank IS NULL THEN coalesce(CAST(pid AS VARCHAR), capture_id) END
         ORDER BY capture_ts DESC NULLS LAST, capture_id DESC) = 1
 ),
 labelled AS (
@@ -115,7 +116,7 @@ labelled AS (
 ),
 group_text AS (
     SELECT role, pp_rank, wait_label, min(tp_rank) AS first_tp, bool_or(is_rank) AS has_rank,
-           wait_label || ': ' || string_agg(label, ',' ORDER BY dp_rank, tp_rank, ep_rank, host, pid) AS g
+           wait_label || ': ' || string_agg(label, ',' ORDER BY dp_rank, tp_rank, ep_rank, host, pid, thread_id) AS g
     FROM labelled WHERE is_rank OR n_ranks = 0 GROUP BY role, pp_rank, wait_label
 ),
 verdicts AS (

@@ -51,8 +51,9 @@ main AS (
 ),
 ordered AS (
     SELECT *,
+        -- a dump naming no rank (or no role) is its process's own; without a pid, its own capture's
         CASE WHEN (dp_rank IS NULL AND pp_rank IS NULL AND tp_rank IS NULL AND ep_rank IS NULL) OR role IS NULL
-             THEN pid END AS key_pid,
+             THEN coalesce(CAST(pid AS VARCHAR), 'capture ' || capture_id) END AS key_pid,
         coalesce(dp_rank IS NOT NULL OR pp_rank IS NOT NULL OR tp_rank IS NOT NULL OR ep_rank IS NOT NULL
                  OR process_name ILIKE '%scheduler%', false) AS is_rank,
         row_number() OVER (ORDER BY capture_ts NULLS FIRST, source NULLS FIRST, pos_num NULLS FIRST,
@@ -112,11 +113,11 @@ labelled AS (
              ELSE false END AS no_progress,
         coalesce(wait_class, 'unknown') AS wait_key,
         coalesce(nullif(concat_ws('_', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank), '')
-                     || CASE WHEN role IS NULL THEN '@' || coalesce(CAST(pid AS VARCHAR), '?') ELSE '' END,
-                 'pid' || coalesce(CAST(pid AS VARCHAR), '?')) AS rank_label,
+                     || CASE WHEN role IS NULL THEN '@' || coalesce(CAST(pid AS VARCHAR), 'thread ' || thread_id) ELSE '' END,
+                 coalesce('pid' || CAST(pid AS VARCHAR), 'thread ' || thread_id)) AS rank_label,
         row_number() OVER (PARTITION BY role, round_no, pp_rank
                            ORDER BY dp_rank NULLS LAST, tp_rank NULLS LAST, ep_rank NULLS LAST, host NULLS LAST,
-                                    pid NULLS LAST, capture_id NULLS LAST) AS rn
+                                    pid NULLS LAST, thread_id NULLS LAST, capture_id NULLS LAST) AS rn
     FROM last
 ),
 backends AS (

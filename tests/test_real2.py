@@ -295,3 +295,13 @@ def test_times_printed_without_a_zone_are_said_to_be_read_as_utc(workdir):
         0
     ]
     assert tsv is None or "without a zone" not in tsv  # the export envelope's times are UTC
+
+
+def test_10_the_report_names_both_waits_of_the_grouped_dump(workdir):
+    from logcorr.report import report
+
+    text = report(out_of(workdir, "10_pyspy_megatron_grouped_threads_allreduce_recv.txt"))
+    line = next(x for x in text.splitlines() if x.startswith("- Unknown role"))
+    assert "cannot be told: no rank captured" in line  # no Process header: no rank, no pid
+    assert "all_reduce: thread 686181,thread 686182,thread 686183,thread 686184" in line
+    assert "recv: thread 686185,thread 686186,thread 686187,thread 686188" in line

@@ -157,6 +157,7 @@ class _Enricher:
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
+            pl.coalesce(pl.col("entry_error"), parsed["room_error"]).alias("entry_error"),
         ).drop("_by_unit", "_by_text")
         return self._process_roles(df).with_columns(pl.col("role").fill_null("unknown"))
 

@@ -429,6 +429,9 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop("_json")
 
 
+_MESSAGE_NOT_TEXT = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*[-\d{tf]'
+
+
 def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
     """Parse ``journalctl -o json`` lines (one JSON object per line) into records.
 
@@ -455,7 +458,16 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         pl.lit(source).alias("source"),
         pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))).alias("source_pos"),
         pl.concat_str(
-            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
+            [
+                pl.col("_BOOT_ID"),
+                pl.col("_PID"),
+                pl.col("_SYSTEMD_UNIT"),
+                # a MESSAGE that is a JSON object or number (never journalctl's own output, but log
+                # platforms write them) is no line of a process's stdout: a stream, so a record, of its own
+                pl.when(line.str.contains(_MESSAGE_NOT_TEXT)).then(pl.format("entry {}", pl.col("n"))),
+            ],
+            separator="/",
+            ignore_nulls=True,
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),

@@ -96,7 +96,8 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         ``bootstrap_room`` (Int64 or null), ``content_role`` (``prefill``/``decode``/``router`` or
         null: the role the text itself implies, issue item 8) and ``level`` (``ev.level``, else a
         level printed in the text: Python's ``LEVEL:name:`` format or a JSON ``"level"``; else
-        null, never guessed from words).
+        null, never guessed from words) and ``room_error`` (why a room the record names is not in
+        ``bootstrap_room``: a number outside Int64; SGLang draws rooms below 2^63).
 
     Never raises on any text. Formats: the pattern tables of this module and of
     ``logcorr.parsers.router``.
@@ -119,6 +120,7 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "bootstrap_room": rid_room["bootstrap_room"],
             "content_role": hit["content_role"],
             "level": level,
+            "room_error": rid_room["room_error"],
         }
     )
     out = out.with_columns(base["body"].alias("_body")).with_columns(
@@ -656,9 +658,10 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     n = df.height
     rid = pl.Series("rid", [None] * n, dtype=pl.String)
     room = pl.Series("bootstrap_room", [None] * n, dtype=pl.Int64)
+    error = pl.Series("room_error", [None] * n, dtype=pl.String)
     look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
     if not look.any():
-        return pl.DataFrame([rid, room])
+        return pl.DataFrame([rid, room, error])
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
@@ -666,7 +669,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
     ).fill_null(False)
     if not cand.any():
-        return pl.DataFrame([rid, room])
+        return pl.DataFrame([rid, room, error])
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
     masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
 
@@ -685,11 +688,26 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         pl.when(pl.col("j"))
         .then(js("$.obj.bootstrap_room", "$.bootstrap_room"))
         .otherwise(text_room)
-        .cast(pl.Int64, strict=False)
-        .alias("room"),
+        .alias("text"),
+    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("room"))
+    out = out.with_columns(  # SGLang's rooms are 63-bit: a wider number is kept as text, said, not stored
+        pl.when(pl.col("text").is_not_null() & pl.col("room").is_null())
+        .then(
+            pl.format(
+                "bootstrap room {} is outside the signed 64-bit range: record kept, its room left empty",
+                pl.col("text"),
+            )
+        )
+        .alias("error")
     )
     where = pos.filter(cand)
-    return pl.DataFrame([rid.scatter(where, out["rid"]), room.scatter(where, out["room"])])
+    return pl.DataFrame(
+        [
+            rid.scatter(where, out["rid"]),
+            room.scatter(where, out["room"]),
+            error.scatter(where, out["error"]),
+        ]
+    )
 
 
 def _printed_level(body: pl.Expr) -> pl.Expr:

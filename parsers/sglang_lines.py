@@ -88,7 +88,7 @@ TRANSFER_ERROR_PATTERNS = [
         "transfer_worker_error",
         "transfer_error",
         "Unexpected transfer worker error for room",
-        r"Unexpected transfer worker error for room (?P<room>\d+)",
+        r"Unexpected transfer worker error for room (?P<room>-?\d+)",
         "≈v0.5.3 (2025-10, NIXL)",
         "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
         "Traceback (most recent call last):\n"
@@ -102,7 +102,7 @@ TRANSFER_ERROR_PATTERNS = [
         "nixl_transport_error",
         "transfer_error",
         "NIXL transport error for room",
-        r"NIXL transport error for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        r"NIXL transport error for room (?P<room>-?\d+): (?P<reason>[^\n]*)",
         "≈v0.5.5 (2025-11)",
         "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
         "prefill",
@@ -112,7 +112,7 @@ TRANSFER_ERROR_PATTERNS = [
         "transfer_failed_for_room",
         "transfer_error",
         "Transfer failed for room",
-        r"^Transfer failed for room (?P<room>\d+): (?P<reason>[^\n]*)",
+        r"^Transfer failed for room (?P<room>-?\d+): (?P<reason>[^\n]*)",
         "≈2026 (NIXL staging; renamed transport error)",
         "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
         "prefill",
@@ -122,7 +122,7 @@ TRANSFER_ERROR_PATTERNS = [
         "kv_poll_timeout",
         "transfer_error",
         "timed out after",
-        r"Request (?P<room>\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)",
+        r"Request (?P<room>-?\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)",
         "≈v0.4.8 (2025-06)",
         "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
         None,
@@ -144,7 +144,7 @@ TRANSFER_ERROR_PATTERNS = [
         "send_kv_chunk_failed",
         "transfer_error",
         "Failed to send kv chunk of",
-        r"Failed to send kv chunk of (?P<room>\d+) to (?P<peer>[^\s,]+)",
+        r"Failed to send kv chunk of (?P<room>-?\d+) to (?P<peer>[^\s,]+)",
         "≈v0.4.6 (2025-04, Mooncake)",
         "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
         "prefill",
@@ -165,7 +165,7 @@ TRANSFER_ERROR_PATTERNS = [
         "room_failed_prefill_down",
         "transfer_error",
         "be failed due to prefill down",
-        r"Let room (?P<room>\d+) be failed due to prefill down",
+        r"Let room (?P<room>-?\d+) be failed due to prefill down",
         "≈v0.4.9 (2025-07)",
         "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
         "decode",
@@ -616,8 +616,8 @@ _MASK_QUOTED = (
     rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
 )
 ROOM_REGEX = (
-    r"bootstrap_room[\"']?[=:] ?(?P<a>\d+)|for room (?P<b>\d+)|Request (?P<c>\d+) timed out"
-    r"|kv chunk of (?P<d>\d+)|Let room (?P<e>\d+)"
+    r"bootstrap_room[\"']?[=:] ?(?P<a>-?\d+)|for room (?P<b>-?\d+)|Request (?P<c>-?\d+) timed out"
+    r"|kv chunk of (?P<d>-?\d+)|Let room (?P<e>-?\d+)"
 )
 # Printed levels a header did not carry: Python's default format, JSON logs.
 PRINTED_LEVEL = (
@@ -733,5 +733,6 @@ CLASSIFY = {
     "bootstrap_room": pl.Int64,
     "content_role": pl.String,
     "level": pl.String,
+    "room_error": pl.String,
 }
 MAX_BATCH_SHAPES = 32

@@ -294,6 +294,23 @@ def test_a_kill_at_each_step_of_the_swap_leaves_a_readable_out(tmp_path: Path, s
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == [".out.lock"]
 
 
+def test_a_kill_while_the_first_outs_duckdb_file_is_written_leaves_one_that_opens(tmp_path: Path):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, "database", "2", str(write_log(tmp_path / "a.log")), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # the first database write is the provisional one inside the new folder, the second OUT's own
+    assert proc.returncode == -9, proc.stderr
+    assert (out / "logcorr.duckdb").exists() and (out / "manifest.json").exists()
+    assert out_count(out) == 3
+    assert saved.query(out, "SELECT count(*) AS n FROM events")["n"][0] == 3
+    ingest([write_log(tmp_path / "b.log", LOG[:2])], out)
+    assert not out.is_symlink() and out_count(out) == 2
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".out.lock"]
+
+
 def test_old_out_restored_when_the_duckdb_file_cannot_be_written(tmp_path: Path, monkeypatch):
     out = tmp_path / "out"
     ingest([write_log(tmp_path / "a.log")], out)
@@ -473,6 +490,43 @@ def test_a_param_that_is_not_utf8_is_a_message(small_out: Path):
     assert b"Traceback" not in proc.stderr
     assert proc.returncode == 1
     assert b"--param room=\\xff: the value is not valid UTF-8 text" in proc.stderr
+
+
+def test_a_room_outside_64_bits_is_said_and_a_negative_one_keeps_its_line(tmp_path: Path):
+    path = write_log(
+        tmp_path / "rooms.log",
+        [
+            "[2026-07-21 08:06:26 TP1] Unexpected transfer worker error for room 18446744073709551615",
+            "[2026-07-21 08:06:27 TP1] Unexpected transfer worker error for room -5",
+            "[2026-07-21 08:06:28 TP1] Unexpected transfer worker error for room 9223372036854775807",
+        ],
+    )
+    proc = cli("ingest", str(path), "-o", str(tmp_path / "out"))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    said = "bootstrap room 18446744073709551615 is outside the signed 64-bit range: record kept, its room left empty"
+    assert f"rooms.log at line 1: {said}" in proc.stdout + proc.stderr
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev["kind"].to_list() == ["transfer_error"] * 3
+    assert ev["bootstrap_room"].to_list() == [None, -5, 2**63 - 1]
+
+
+def test_a_json_message_that_is_an_object_or_a_number_is_a_record_of_its_own(tmp_path: Path):
+    def entry(i: int, message) -> str:
+        return json.dumps(
+            {"__CURSOR": f"c{i}", "__REALTIME_TIMESTAMP": str(T0 + i), "_HOSTNAME": "h", "_PID": "7",
+             "MESSAGE": message}
+        )  # fmt: skip
+
+    lines = [entry(0, LOG[0]), entry(1, {"a": 1}), entry(2, 12345), entry(3, LOG[1])]
+    path = tmp_path / "odd.json"
+    path.write_text("\n".join(lines) + "\n")
+    proc = cli("ingest", str(path), "--all-units", "-o", str(tmp_path / "out"))
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    ev = events(tmp_path / "out").sort("source_pos")
+    assert ev["message"].to_list() == [LOG[0], '{"a":1}', "12345", LOG[1]]
+    assert ev["kind"].to_list()[1:3] == ["other", "other"]
 
 
 def test_json_nested_deeper_than_python_recurses_is_kept(tmp_path: Path):

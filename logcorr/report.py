@@ -255,13 +255,13 @@ def _markup(
     known issue F19 (matched, or ruled out by the configuration), each from a row."""
     out = []
     for (host, role), g in leaks.group_by("host", "role", maintain_order=True):
-        band = rate.filter((pl.col("host") == host) & (pl.col("role") == role))
+        band = rate.filter(pl.col("host").eq_missing(host) & pl.col("role").eq_missing(role))
         with_text, finished = int(band["with_text"].sum()), int(band["finished"].sum())
         fams = ", ".join(
             f"{f} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows()
         )
         out.append(
-            f"- {role} on {host}: **{g.height} of {with_text} answers** whose text the request log holds came back"
+            f"- {role}{f' on {host}' if host else ''}: **{g.height} of {with_text} answers** whose text the request log holds came back"
             f" with tool-call markup as plain text ({finished} `Finish` lines in all); first {_t(g['ts'].min())},"
             f" last {_t(g['ts'].max())}; markup {fams}."
         )

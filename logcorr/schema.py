@@ -368,7 +368,8 @@ TRACEBACKS = Table(
 
 LIFECYCLE = Table(
     "lifecycle",
-    "one systemd message about a unit: started, stopped, main process exited, restart scheduled, …",
+    "one systemd message about a unit (started, stopped, main process exited, restart scheduled, …) or the "
+    "engine's HTTP server saying it started or stops",
     ("event_id",),
     {
         "event_id": _EVENT_ID,
@@ -380,7 +381,8 @@ LIFECYCLE = Table(
         "event": C(
             pl.String,
             "starting, started, stopping, stopped, exited, failed, start_failed, restart_scheduled, consumed, "
-            "deactivated",
+            "deactivated (systemd's); server_started, server_stopping, server_stopped (uvicorn's 'Started "
+            "server process [N]', 'Shutting down', 'Finished server process [N]')",
         ),
         "code": C(pl.String, "how the main process ended: exited, killed, dumped"),
         "status": C(pl.String, "its status as printed: 1/FAILURE, 9/KILL, 6/ABRT"),

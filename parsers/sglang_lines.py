@@ -579,6 +579,9 @@ LIFECYCLE_PATTERNS = [
         f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event
     )
     for m in systemd.UNIT_MESSAGES
+] + [
+    LinePattern(f"uvicorn_{m.event}", "lifecycle", m.anchor, m.regex, "uvicorn 0.11", m.sample, None, m.event)
+    for m in systemd.SERVER_MESSAGES
 ]
 ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
 ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))

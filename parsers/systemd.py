@@ -1,4 +1,5 @@
-"""systemd's own messages about a unit → typed ``lifecycle`` rows (start, stop, exit, restart, crash loop).
+"""systemd's own messages about a unit → typed ``lifecycle`` rows (start, stop, exit, restart, crash loop),
+and the engine's HTTP server's own start and stop lines (uvicorn's) in the same table.
 
 systemd (PID 1, or the user manager) logs these about every unit it runs; journald tags them with
 ``UNIT=`` (read as the record's unit) and they reach text captures as ``systemd[1]: …`` lines.
@@ -94,7 +95,30 @@ UNIT_MESSAGES = [
         "sglang-decode.service: Deactivated successfully.",
     ),
 ]
-ANCHORS = [m.anchor for m in UNIT_MESSAGES]
+# The engine's own HTTP server (uvicorn, which SGLang's runs) saying it starts or stops: in container
+# logs, which hold no systemd message, the only words of a restart beside the new run's first line.
+SERVER_MESSAGES = [
+    M(
+        "server_stopping",
+        "Shutting down",
+        r"^(?:INFO: +)?Shutting down$",
+        "INFO:     Shutting down",
+    ),
+    M(
+        "server_stopped",
+        "server process [",
+        r"^(?:INFO: +)?Finished server process \[(?P<pid>\d+)\]$",
+        "INFO:     Finished server process [2842]",
+    ),
+    M(
+        "server_started",
+        "server process [",  # not "Started …": systemd's anchor "Started " would claim the line first
+        r"^(?:INFO: +)?Started server process \[(?P<pid>\d+)\]$",
+        "INFO:     Started server process [918234]",
+    ),
+]
+MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES
+ANCHORS = [m.anchor for m in MESSAGES]
 # The unit a message names, where it names one (group 1).
 NAMED_UNIT = (
     rf"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) )?{_UNIT.replace('(?P<unit>', '(')}(?::| - )"
@@ -104,7 +128,7 @@ _SIZE = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 def events_of(body: pl.Expr) -> pl.Expr:
     """The ``lifecycle.event`` a record's body is (first matching shape), else null."""
-    return pl.coalesce([pl.when(body.str.contains(m.regex)).then(pl.lit(m.event)) for m in UNIT_MESSAGES])
+    return pl.coalesce([pl.when(body.str.contains(m.regex)).then(pl.lit(m.event)) for m in MESSAGES])
 
 
 def _seconds(text: pl.Expr) -> pl.Expr:
@@ -117,7 +141,7 @@ def _seconds(text: pl.Expr) -> pl.Expr:
 
 
 def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
-    """One row per systemd message about a unit, typed.
+    """One row per systemd message about a unit, or the engine's HTTP server starting or stopping, typed.
 
     Args:
         ev: the ``ev`` frame of a chunk (``events`` columns plus ``body``); with a ``kind`` column
@@ -127,7 +151,8 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         ``LIFECYCLE`` columns: provenance (``event_id, ts, host, boot_id``), ``unit`` (named by the
         message, else the record's unit: journald's ``UNIT=``), ``role``, ``event`` (``starting``,
         ``started``, ``stopping``, ``stopped``, ``exited``, ``failed``, ``start_failed``,
-        ``restart_scheduled``, ``consumed``, ``deactivated``), ``code`` and ``status`` of an exit
+        ``restart_scheduled``, ``consumed``, ``deactivated``; the server's own ``server_started``,
+        ``server_stopping``, ``server_stopped`` of uvicorn ≥ 0.11), ``code`` and ``status`` of an exit
         (``killed``, ``9/KILL``), ``result`` (``exit-code``, ``signal``, ``timeout``, ``core-dump``),
         ``restart_counter``, ``cpu_s`` (seconds), ``memory_peak_bytes``, ``message``, ``source``,
         ``source_pos``. Never raises.

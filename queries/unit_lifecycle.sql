@@ -40,5 +40,6 @@ SELECT host, unit, any_value(role ORDER BY ts) AS role,
        coalesce(arg_max(source, (ts, event_id)) FILTER (WHERE event = 'exited'), arg_min(source, (ts, event_id))) AS source,
        coalesce(arg_max(source_pos, (ts, event_id)) FILTER (WHERE event = 'exited'), arg_min(source_pos, (ts, event_id))) AS source_pos
 FROM lifecycle
+WHERE NOT starts_with(event, 'server_')  -- the engine's own words: systemd's view only here
 GROUP BY host, unit
 ORDER BY first_ts NULLS LAST, unit

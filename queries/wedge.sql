@@ -1,6 +1,6 @@
 -- question: When did each role stop advancing (no batch on any of its ranks), did the other role go
 --   on meanwhile, how long until the restart or the next batch, and did /health keep answering 200?
--- tables: batch_seconds, batches, events, processes, requests
+-- tables: batch_seconds, batches, events, lifecycle, processes, requests
 -- columns:
 --   role               the role that stopped (prefill or decode)
 --   stopped_ts         its last batch before the gap, on any rank: from here no rank advanced (UTC)
@@ -13,9 +13,11 @@
 --   resumed_ts         next batch of the role after the gap (UTC; NULL: none in the data)
 --   resumed_event_id   events.event_id of that batch
 --   stalled_s          from stopped_ts to resumed_ts, or to the end of the data, seconds
---   restart_ts         first record of a new process (pid; in a container's log, a new run of the
---                      container) of the role after stopped_ts (UTC)
---   restart_event_id   events.event_id of that first record
+--   restart_ts         the restart of the role after stopped_ts (UTC): the first word of its old run
+--                      going down (systemd's "Stopping", the HTTP server's "Shutting down") before
+--                      its first new run, else that new run's start (a new process's first record;
+--                      in a container's log a new run of the container; "Started server process")
+--   restart_event_id   events.event_id of that record
 --   until_restart_s    restart_ts - stopped_ts, seconds
 --   ready_ts           first "The server is fired up and ready to roll!" of the role after the stop and
 --                      before its next stop (UTC)
@@ -120,11 +122,28 @@ procs AS (
     FROM processes WHERE role IN ('prefill', 'decode') AND (pid IS NOT NULL OR boot_id IS NOT NULL)
     GROUP BY ALL
 ),
-restarts AS (
-    SELECT g.role, g.stopped_ts, min(pr.first_ts) AS restart_ts, arg_min(pr.event_id, (pr.first_ts, pr.event_id)) AS restart_event_id
-    FROM candidates AS g JOIN procs AS pr
-      ON pr.role = g.role AND pr.first_ts > g.stopped_ts AND pr.first_ts <= g.gap_end
+starts AS (
+    -- a new run of the role: a new process's first record, or systemd or its HTTP server saying it started
+    SELECT role, first_ts AS ts, event_id FROM procs
+    UNION ALL
+    SELECT role, ts, event_id FROM lifecycle
+    WHERE role IN ('prefill', 'decode') AND event IN ('started', 'server_started')
+),
+first_start AS (
+    SELECT g.role, g.stopped_ts, min(st.ts) AS start_ts, arg_min(st.event_id, (st.ts, st.event_id)) AS start_event_id
+    FROM candidates AS g JOIN starts AS st
+      ON st.role = g.role AND st.ts > g.stopped_ts AND st.ts <= g.gap_end
     GROUP BY ALL
+),
+restarts AS (
+    -- dated from the old run going down, when the data says so before the new run starts
+    SELECT n.role, n.stopped_ts,
+           coalesce(min(sp.ts), any_value(n.start_ts)) AS restart_ts,
+           coalesce(arg_min(sp.event_id, (sp.ts, sp.event_id)), any_value(n.start_event_id)) AS restart_event_id
+    FROM first_start AS n LEFT JOIN lifecycle AS sp
+      ON sp.role = n.role AND sp.event IN ('stopping', 'server_stopping')
+     AND sp.ts > n.stopped_ts AND sp.ts <= n.start_ts
+    GROUP BY n.role, n.stopped_ts
 ),
 gaps AS (
     -- a stop: a gap of gap_factor times the usual pause or more, or one a restart falls into

@@ -123,6 +123,9 @@ def _activity_sql(out: Path, since, until) -> str:
 _LOAD_FIELDS = (
     ("running_req", "BIGINT"),
     ("queue_req", "BIGINT"),
+    ("prealloc_req", "BIGINT"),
+    ("inflight_req", "BIGINT"),
+    ("transfer_req", "BIGINT"),
     ("token_usage", "DOUBLE"),
     ("gen_throughput", "DOUBLE"),
     ("input_throughput", "DOUBLE"),

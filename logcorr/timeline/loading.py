@@ -121,7 +121,8 @@ def load(
     )
     sw.wedges, notes = wedges(out)
     sw.notes += notes
-    sw.verdict = verdict(out)
+    sw.verdict, sw.focus = findings(out)
+    sw.since, sw.until = t0 if since is not None else None, t1 if until is not None else None
     return sw
 
 
@@ -270,9 +271,46 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
 def verdict(out: Path) -> list[str]:
     """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text), so the
     page and the report say the same. A failing query gives one line saying so; the drawing goes on."""
+    return findings(out)[0]
+
+
+def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
+    """The report's verdict (see ``verdict``) and the incident to open the page on, from the same
+    rows (``report.gather``): from the chain's first step before the first wedge (abort burst,
+    ``transfer_infos`` assertion, within ``FOCUS_LOOKBACK`` of the stop) or the stop itself, to the
+    restart or the next batch (else the end of the data). ``None`` when no row says wedged or stalled
+    or the report fails. Times are aware UTC datetimes."""
     try:
         from logcorr import report
 
-        return report.verdict(report.gather(out))
+        rows = report.gather(out)
+        lines = report.verdict(rows)
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
-        return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"]
+        return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"], None
+    return lines, _focus(rows)
+
+
+# the chain's steps before a stop that belong to it: at most this long before it
+FOCUS_LOOKBACK = timedelta(minutes=10)
+
+
+def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime] | None:
+    """The first wedged or stalled stop, with the chain before it (see ``findings``)."""
+    wedge = rows.get("wedge")
+    if wedge is None or wedge.is_empty():
+        return None
+    stops = wedge.filter(pl.col("verdict").str.contains(r"^(wedged|stalled)")).sort("stopped_ts")
+    if stops.is_empty():
+        return None
+    w = stops.row(0, named=True)
+    start = w["stopped_ts"]
+    end = w["restart_ts"] or w["resumed_ts"] or start + timedelta(seconds=w["stalled_s"] or 0)
+    chain = rows.get("incident_chain")
+    if chain is not None and chain.height:
+        before = chain.filter(
+            pl.col("step").is_in(["abort_burst", "assertion"]),
+            pl.col("ts").is_between(start - FOCUS_LOOKBACK, start),
+        )
+        if before.height:
+            start = min(start, before["ts"].min())
+    return start, max(end, start)

@@ -48,9 +48,13 @@ MARK_STYLE = {
     "assertion": ("assert room in self.transfer_infos", "star", "#b10026", 17, -0.27),
     "watchdog": ("watchdog", "hourglass", "#9467bd", 12, -0.27),
     "traceback": ("exception / traceback", "square-x-open", "#000000", 10, -0.27),
-    "health": ("/health ok", "line-ns-open", "#98df8a", 7, 0.27),
+    # /health answers come from the HTTP server, not the schedulers: a colour no role uses, so the
+    # ticks of a "(no rank)" lane are not read as batches going on through a wedge
+    "health": ("/health 200 (an answer, not progress)", "line-ns-open", "#17becf", 7, 0.27),
     "health_failed": ("/health failed", "circle-x", "#d62728", 10, 0.27),
     "markup_leak": ("answer with tool-call markup", "diamond-tall-open", "#e377c2", 11, -0.27),
+    "lifecycle": ("systemd stop / start (lifecycle table)", "bowtie", "#8c564b", 12, 0.27),
+    "ready": ("server ready (fired up and ready to roll)", "star-diamond", "#bcbd22", 14, 0.27),
     "request": ("router request ok", "line-ns-open", "#7f7f7f", 8, 0.0),
     "request_error": ("router request failed", "x-thin-open", "#d62728", 8, 0.0),
 }
@@ -113,6 +117,11 @@ class Swimlanes:
     bucket_s: float | None = None
     detail: bool = True  # ``batches`` and ``requests`` hold every line of the window (else: runs)
     totals: dict[str, int] = field(default_factory=dict)  # lines in the window: batches, requests
+    since: datetime | None = None  # --since as given (the axis starts there), else None
+    until: datetime | None = None  # --until as given (the axis ends there), else None
+    # the incident the page opens on: the first wedge's span with the chain before it (abort burst,
+    # assertion), from the report's findings; None when there is no wedge
+    focus: tuple[datetime, datetime] | None = None
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from logcorr.store import write_atomic
@@ -110,6 +110,19 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
             "one tick per batch line; ◆ the last batch of each rank's process (a restart starts a new one); shaded: the wedge (from the wedge query); "
             "hover any mark for its line and source position"
         )
+    if facts.get("framed"):
+        a, b = (datetime.fromtimestamp(x / 1000, UTC) for x in facts["x_range"])
+        items.append(
+            f"<b>opens on the incident</b>, {a:%H:%M:%S}–{b:%H:%M:%S} UTC (the first wedge, from the chain "
+            "before it to the restart, as the report finds them): drag the handles of the overview under "
+            "the time axis, or double-click the overview, to see the whole span"
+        )
+    if facts.get("counters"):
+        items.append(
+            "under the lanes: the load the batch lines report, per role and bucket of "
+            f"{esc(sw.bucket_s)} s (requests: each DP group's maximum, summed over DP groups; a line "
+            "breaks where no batch line came)"
+        )
     if sw.filters:
         items.append("filtered: " + esc(", ".join(sw.filters)))
     items += [f'<span class="binned">{esc(n)}</span>' for n in sw.notes]
@@ -119,13 +132,20 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
 
 
 def _title(sw: Swimlanes) -> str:
+    """``logcorr timeline: HOSTS, WINDOW UTC``; the window to the minute, or to the second when it is
+    shorter than an hour (a 7-second window reads 21:34:40–21:34:47, not 21:34–21:34)."""
     hosts = sorted(set(sw.lanes["host"].drop_nulls().to_list()))
     where = ", ".join(hosts[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else "")
-    when = ""
-    if sw.first and sw.last:
-        end = f"{sw.last:%H:%M}" if sw.first.date() == sw.last.date() else f"{sw.last:%Y-%m-%d %H:%M}"
-        when = f", {sw.first:%Y-%m-%d %H:%M}–{end} UTC"
-    return f"logcorr timeline: {where or 'no host'}{when}"
+    return f"logcorr timeline: {where or 'no host'}{_when(sw.first, sw.last)}"
+
+
+def _when(first, last) -> str:
+    """``, 2025-10-29 21:34:40–21:34:47 UTC`` (see ``_title``); empty without times."""
+    if not (first and last):
+        return ""
+    fmt = "%H:%M:%S" if (last - first).total_seconds() < 3600 else "%H:%M"
+    end = f"{last:{fmt}}" if first.date() == last.date() else f"{last:%Y-%m-%d {fmt}}"
+    return f", {first:%Y-%m-%d {fmt}}–{end} UTC"
 
 
 def _csp(scripts: list[str]) -> str:

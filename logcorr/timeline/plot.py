@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.schema import RANKS
+from logcorr.timeline.counters import counter_traces
 from logcorr.timeline.model import (
     CAPTURE_DY,
     GROUP_COLORS,
@@ -344,22 +345,21 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
                 marker=dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
             )
         )
-        for lane, ts, label in (
-            g.sort("ts")
-            .unique("lane", keep="last", maintain_order=True)
-            .select("lane", "ts", "label")
-            .iter_rows()
+        for lane, label in (
+            g.sort("ts").unique("lane", keep="last", maintain_order=True).select("lane", "label").iter_rows()
         ):
+            # in the right margin, beside the lane: a label inside the plot hid the ticks and diamonds
+            # of the lanes it crossed; the capture's time is in its square's hover
             notes.append(
                 dict(
-                    x=ts.timestamp() * 1000,
-                    y=lane + CAPTURE_DY,
-                    xref="x",
+                    x=1,
+                    y=lane,
+                    xref="paper",
                     yref="y",
-                    text=esc(label),
+                    text=f"{esc(group)} {esc(label)}",
                     showarrow=False,
                     xanchor="left",
-                    xshift=9,
+                    xshift=6,
                     font=dict(size=10.5, color=color),
                     bgcolor="rgba(255,255,255,0.88)",
                     bordercolor=color,
@@ -371,8 +371,9 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
     return traces, notes
 
 
-def _wedge_shapes(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
-    """A shaded span over the lanes of each wedged role, labelled above the plot."""
+def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], list[dict]]:
+    """A shaded span over the lanes of each wedged role, labelled above the plot; a label whose
+    start lies in the right half of the first ``view`` (epoch ms) ends there instead of starting."""
     shapes, notes = [], []
     for w in sw.wedges:
         lanes = sw.lanes.filter(pl.col("role") == w.role)["lane"].to_list()
@@ -407,7 +408,7 @@ def _wedge_shapes(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
                 yshift=16 * len(notes),
                 text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({_span(w.stopped, x1)}){again}",
                 showarrow=False,
-                xanchor="left",
+                xanchor="right" if view and x0ms > (view[0] + view[1]) / 2 else "left",
                 yanchor="bottom",
                 font=dict(size=11, color="#b10026"),
             )
@@ -452,10 +453,20 @@ def _lane_bands(sw: Swimlanes) -> list[dict]:
     return shapes
 
 
+# the panels under the lanes, px: counters (requests; throughput), the gap above each
+PANEL_PX, PANEL_GAP_PX, LANE_PX = 78, 34, 34
+
+
 def figure(sw: Swimlanes) -> tuple[dict, dict]:
     """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
     drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``runs`` (how many),
-    ``counts``."""
+    ``counts``, ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the whole
+    span), ``counters`` (the counters panel is drawn).
+
+    Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
+    throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
+    span (plotly's range slider) to widen or move the view. The first view is ``--since``/``--until``
+    when given, else the incident (``Swimlanes.focus``) with a margin, else the whole span."""
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))
@@ -463,46 +474,45 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     data += _marker_traces(sw, bin_s)
     traces, labels = _capture_traces(sw)
     data += traces
-    shapes, notes = _wedge_shapes(sw)
+    load = counter_traces(sw, _ms)
+    data += load
     n = sw.lanes.height
-    x_range = None
-    if sw.first and sw.last:
-        pad = max(span_s * 0.02, 1.0)
-        x_range = [
-            (sw.first.timestamp() - pad) * 1000,
-            (sw.last.timestamp() + pad * 6) * 1000,  # room for the capture labels at the right
-        ]
+    x_range, full, framed = _x_ranges(sw, span_s)
+    shapes, notes = _wedge_shapes(sw, x_range)
+    panels = bool(load)
+    lanes_px = max(130, LANE_PX * n + 20)
+    plot_px = lanes_px + (2 * (PANEL_PX + PANEL_GAP_PX) if panels else 0)
+    bottom = (2 * PANEL_PX + 2 * PANEL_GAP_PX) / plot_px if panels else 0.0
     layout = dict(
         template="plotly_white",
-        height=max(260, 130 + 34 * n),
-        margin=dict(l=10, r=10, t=24 + 16 * len(notes), b=50),
+        height=plot_px + 24 + 16 * len(notes) + 150,
+        margin=dict(l=10, r=170 if labels else 10, t=24 + 16 * len(notes), b=40),
         hovermode="closest",
         hoverlabel=dict(align="left", font=dict(family="monospace", size=11)),
         showlegend=True,
-        legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top", font=dict(size=11)),
-        xaxis=dict(
-            type="date",
-            title=dict(text="time (UTC, offset +00:00)", font=dict(size=12)),
-            range=x_range,
-            showgrid=True,
-            gridcolor="#e5e5e5",
-            hoverformat="%H:%M:%S.%L",
+        legend=dict(
+            orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom", font=dict(size=11)
         ),
+        xaxis=_x_axis(x_range, full, panels),
         yaxis=dict(
             tickmode="array",
             tickvals=sw.lanes["lane"].to_list(),
             ticktext=[esc(s) for s in sw.lanes["label"].to_list()],
             range=[n - 0.5, -0.5],
+            domain=[bottom, 1.0],
             showgrid=False,
             zeroline=False,
             automargin=True,
             fixedrange=True,
             tickfont=dict(family="monospace", size=12),
         ),
-        shapes=_lane_bands(sw) + shapes,
+        shapes=_lane_bands(sw) + shapes + _restart_lines(sw),
         annotations=notes + labels,
         barmode="overlay",
     )
+    if panels:
+        layout.update(_panel_axes(plot_px))
+    facts = dict(x_range=x_range, framed=framed, counters=panels)
     counts = {
         "lanes": n,
         "batches": sw.batches.height if sw.detail else sw.totals.get("batches", 0),
@@ -514,5 +524,99 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
     return dict(data=data, layout=layout), dict(
-        binned=binned, bin_seconds=bin_s if binned else None, counts=counts
+        binned=binned, bin_seconds=bin_s if binned else None, counts=counts, **facts
     )
+
+
+def _x_axis(x_range: list | None, full: list | None, panels: bool) -> dict:
+    """The time axis under the lanes and panels, with the overview (range slider) of ``full``."""
+    return dict(
+        type="date",
+        title=dict(text="time (UTC, offset +00:00)", font=dict(size=12)),
+        range=x_range,
+        anchor="y3" if panels else "y",
+        showgrid=True,
+        gridcolor="#e5e5e5",
+        hoverformat="%H:%M:%S.%L",
+        rangeslider=dict(
+            visible=bool(full),
+            range=full,
+            thickness=0.07,
+            bgcolor="#f7f7f7",
+            borderwidth=1,
+            bordercolor="#bbb",
+        ),
+    )
+
+
+def _panel_axes(plot_px: int) -> dict:
+    """The y axes of the two counter panels at the bottom of the plot (``plot_px`` high)."""
+    f = 1 / plot_px
+    axis = dict(
+        fixedrange=True,
+        rangemode="tozero",
+        zeroline=True,
+        showgrid=True,
+        gridcolor="#eeeeee",
+        automargin=True,
+        tickfont=dict(size=10),
+        nticks=4,
+    )
+    return dict(
+        yaxis2=dict(
+            axis,
+            domain=[f * (PANEL_PX + PANEL_GAP_PX), f * (2 * PANEL_PX + PANEL_GAP_PX)],
+            title=dict(text="requests<br>(Σ DP groups)", font=dict(size=11)),
+        ),
+        yaxis3=dict(axis, domain=[0, f * PANEL_PX], title=dict(text="token/s", font=dict(size=11))),
+    )
+
+
+def _x_ranges(sw: Swimlanes, span_s: float) -> tuple[list | None, list | None, bool]:
+    """The first view's x range (epoch ms), the overview's (the whole span), and whether the first
+    view is framed on the incident. ``--since``/``--until``: exactly the window (the other end, if
+    not given, the data's with a margin); else the focus with a margin of 5 % of its width (at
+    least 3 s), inside the whole span; else the whole span with a margin of 2 % (at least 1 s)."""
+    if not (sw.first and sw.last):
+        return None, None, False
+    pad = max(span_s * 0.02, 1.0)
+    full = [(sw.first.timestamp() - pad) * 1000, (sw.last.timestamp() + pad) * 1000]
+    if sw.since is not None or sw.until is not None:
+        view = [
+            sw.since.timestamp() * 1000 if sw.since else full[0],
+            sw.until.timestamp() * 1000 if sw.until else full[1],
+        ]
+        return view, view, False
+    if sw.focus is None:
+        return full, full, False
+    a, b = (t.timestamp() for t in sw.focus)
+    margin = max((b - a) * 0.05, 3.0)
+    view = [max((a - margin) * 1000, full[0]), min((b + margin) * 1000, full[1])]
+    return view, full, view != full
+
+
+def _restart_lines(sw: Swimlanes) -> list[dict]:
+    """A dotted line across a role's lanes where systemd was asked to stop it (a restart) and where
+    its server said it was ready again, in the colours of those marks."""
+    shapes = []
+    for kind, color in (("lifecycle", MARK_STYLE["lifecycle"][2]), ("ready", MARK_STYLE["ready"][2])):
+        rows = sw.marks.filter(pl.col("kind") == kind)
+        if kind == "lifecycle":
+            rows = rows.filter(pl.col("detail").str.starts_with("stopping"))
+        for lane, ts in rows.select("lane", "ts").iter_rows():
+            role = sw.lanes["role"][lane]
+            lanes = sw.lanes.filter(pl.col("role") == role)["lane"]
+            shapes.append(
+                dict(
+                    type="line",
+                    xref="x",
+                    yref="y",
+                    x0=ts.timestamp() * 1000,
+                    x1=ts.timestamp() * 1000,
+                    y0=lanes.min() - 0.5,
+                    y1=lanes.max() + 0.5,
+                    line=dict(color=color, width=1.5, dash="dot"),
+                    layer="below",
+                )
+            )
+    return shapes

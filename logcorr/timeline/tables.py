@@ -201,7 +201,9 @@ def _load_marks(out, since, until) -> pl.DataFrame:
             ),
         ]
     )
-    typed = pl.concat([aborts, terr, _leak_marks(out, common)], how="diagonal_relaxed")
+    typed = pl.concat(
+        [aborts, terr, _leak_marks(out, common), _ready_marks(out, common)], how="diagonal_relaxed"
+    )
     typed = _with_event_fields(out, _in_window(typed, since, until)).drop("pid")
     ev = _scan(
         out,
@@ -209,7 +211,8 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         {**common, "kind": pl.String, "level": pl.String, "message": pl.String},
     ).filter(pl.col("kind").is_in(["watchdog", "health", "traceback"]))
     ev = _in_window(ev, since, until).with_columns(pl.lit(None, pl.String).alias("detail"))
-    marks = pl.concat([typed, ev], how="diagonal_relaxed").filter(pl.col("ts").is_not_null()).collect()
+    life = _in_window(_lifecycle_marks(out, common), since, until)
+    marks = pl.concat([typed, ev, life], how="diagonal_relaxed").filter(pl.col("ts").is_not_null()).collect()
     if marks.is_empty():
         return marks.with_columns(pl.lit(None, pl.String).alias("body"))
     # health: the access line's status (requests table) says ok or failed; a non-access health line
@@ -236,6 +239,57 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .alias("kind")
     )
     return marks.with_columns(_bodies(marks["message"]).alias("body")).sort("ts")
+
+
+# systemd's messages about a unit drawn as marks: the restart's steps; "consumed" and "deactivated"
+# say nothing the others do not
+LIFECYCLE_MARKED = (
+    "starting",
+    "started",
+    "stopping",
+    "stopped",
+    "exited",
+    "failed",
+    "start_failed",
+    "restart_scheduled",
+)
+
+
+def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """systemd's stop / start messages about a unit (``lifecycle`` table) as marks of kind
+    ``lifecycle``, on the (no rank) lane of the unit's role; ``detail`` the event (stopping …)."""
+    schema = {**common, "event": pl.String, "message": pl.String, "unit": pl.String}
+    rows = _scan(out, "lifecycle", schema).filter(pl.col("event").is_in(LIFECYCLE_MARKED))
+    return rows.select(
+        *[c for c in common if c not in ("rid", "bootstrap_room")],
+        pl.lit("lifecycle").alias("kind"),
+        pl.concat_str([pl.col("event"), pl.col("unit")], separator=": ", ignore_nulls=True).alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.col("message"),
+    )
+
+
+def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """SGLang's "The server is fired up and ready to roll!" of each process (``processes.ready_ts``,
+    summed at ingest), as marks of kind ``ready``; its line's text and position come from ``events``."""
+    schema = {
+        "ready_ts": UTC_US,
+        **_LANE,
+        "ready_event_id": pl.Int64,
+        "source": pl.String,
+    }
+    rows = _scan(out, "processes", schema).filter(pl.col("ready_ts").is_not_null())
+    return rows.select(
+        pl.col("ready_ts").alias("ts"),
+        *_LANE,
+        pl.col("ready_event_id").alias("event_id"),
+        pl.col("source"),
+        pl.lit(None, pl.String).alias("source_pos"),
+        pl.lit("ready").alias("kind"),
+        pl.lit("server ready").alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    ).unique("event_id")
 
 
 def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:

@@ -18,10 +18,16 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
     batch line marks progress, not a measured span: an event starts at the line's time and lasts until
     the rank's next batch line, at most the rank's median interval between batch lines;
 
-  either way a stall shows as a gap and the events of one thread never overlap;
-- load as counter tracks (``ph: "C"``) per engine, one point per time bucket (``Swimlanes.load``):
-  ``batch lines/s`` (all ranks; 0 where no line came), ``max #running-req``, ``max #queue-req``,
-  ``max token usage``;
+  either way a stall shows as a gap and the events of one thread never overlap, and each slice's
+  ``args.lasts`` says how long it is drawn ("until the rank's next batch line, capped at
+  median_interval_ms": a batch line is an instant of progress, not a measured span);
+- load as counter tracks (``ph: "C"``) per engine, one point per time bucket (``Swimlanes.load``,
+  binned in DuckDB): ``batch lines/s`` (all ranks; 0 where no line came), and summed over DP groups
+  (a DP group's ranks log the same batch: its maximum counts once) ``#running-req``, ``#queue-req``,
+  ``#prealloc-req``, ``#inflight-req``, ``#transfer-req``, the throughputs, and ``max token usage``;
+- flow events (``ph`` s/t/f, ``cat: "room"``, ``id``: the bootstrap room as a string) linking the
+  instants of one bootstrap room in time order across prefill, decode and router threads (the room
+  named on the row, or paired with its rid in the ``rooms`` table);
 - aborts, transfer errors (the ``transfer_infos`` assertion named apart), watchdog, /health,
   tracebacks, router errors and py-spy captures as thread-scoped instant events (``ph: "i"``) with
   their fields in ``args`` (rid, room, message, source and position);
@@ -40,6 +46,8 @@ import polars as pl
 
 from logcorr.store import write_atomic
 from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
+from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
+from logcorr.timeline.tables import _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
@@ -88,6 +96,9 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
     return events
 
 
+# A batch line marks progress at an instant; its slice is drawn until the next one (capped): args say so.
+BATCH_LASTS = "until the rank's next batch line, capped at median_interval_ms"
+RUN_LASTS = "from the run's first batch line to its last plus the rank's median interval (usual_interval_s)"
 _NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
 
 
@@ -112,7 +123,11 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
         dur.cast(pl.Int64).alias("dur"),
         pl.col("pid"),
         pl.col("tid"),
-        pl.struct([pl.col(c) for c in fields]).alias("args"),
+        pl.struct(
+            *[pl.col(c) for c in fields],
+            pl.lit(BATCH_LASTS).alias("lasts"),
+            (pl.col("typical") / 1000).round(3).alias("median_interval_ms"),
+        ).alias("args"),
     )
     for part in b.iter_slices(rows):
         yield part.select(event.struct.json_encode()).to_series()
@@ -149,6 +164,7 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
             pl.col("ts").dt.strftime(iso).alias("first_line"),
             pl.col("end").dt.strftime(iso).alias("last_line"),
             pl.col("typical_s").alias("usual_interval_s"),
+            pl.lit(RUN_LASTS).alias("lasts"),
             *[pl.col(c).alias(f"max_{c}" if "throughput" not in c else f"mean_{c}") for c in fields],
             pl.col("first_event_id"),
             pl.col("last_event_id"),
@@ -158,29 +174,19 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
     yield r.select(event.struct.json_encode()).to_series()
 
 
-_COUNTERS = (
-    ("batch lines/s", "lines"),
-    ("max #running-req", "running_req"),
-    ("max #queue-req", "queue_req"),
-    ("max token usage", "token_usage"),
-)
-
-
 def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    """Counter tracks per engine (trace process) from ``Swimlanes.load``: a point per bucket; the
-    line rate drops to 0 at the first bucket without a line, so a stall reads as one."""
+    """Counter tracks per engine (trace process) from ``Swimlanes.load``, summed as ``engine_load``
+    does (a DP group once, DP groups added up): a point per bucket for ``batch lines/s`` (0 at the first
+    bucket without a line, so a stall reads as one) and for each request counter, token usage and
+    throughput the batch lines report. A request counter holds its last value through a stall (the
+    requests are still there; no line says otherwise)."""
     if sw.load.is_empty() or not sw.bucket_s:
         return []
     bucket_us = int(sw.bucket_s * 1e6)
-    per = (
-        sw.load.join(lanes.select("lane", "pid"), on="lane")
-        .group_by("pid", "ts")
-        .agg(
-            (pl.col("lines").sum() / sw.bucket_s).alias("lines"),
-            *[pl.col(c).max() for _, c in _COUNTERS[1:] if c in sw.load.columns],
-        )
-        .sort("pid", "ts")
-        .with_columns(_us().alias("us"))
+    tracks = sw.lanes.join(lanes.select("lane", "pid"), on="lane")
+    per = engine_load(sw.load, tracks, by=("pid",))
+    per = per.with_columns((pl.col("lines") / sw.bucket_s).alias("lines"), _us().alias("us")).sort(
+        "pid", "us"
     )
     # a zero after each stretch of buckets: where the next bucket holds no line
     after = per.filter(
@@ -188,7 +194,7 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     ).select("pid", (pl.col("us") + bucket_us).alias("us"), pl.lit(0.0).alias("lines"))
     events = []
     for name, c in _COUNTERS:
-        if c not in per.columns:
+        if c not in per.columns or per[c].null_count() == per.height:
             continue
         rows = per.select("pid", "us", c).drop_nulls(c)
         if c == "lines":
@@ -200,6 +206,14 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
                 )
             )
     return events
+
+
+_COUNTERS = (
+    ("batch lines/s", "lines"),
+    *[(f"{label} (Σ DP groups)", c) for c, label in REQUEST_COUNTERS],
+    ("max token usage", "token_usage"),
+    *[(f"{label} (token/s, Σ DP groups)", c) for c, label in RATES],
+)
 
 
 def _instant(name: str, cat: str, ts_us: int, pid: int, tid: int, args: dict) -> dict:
@@ -262,6 +276,54 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     return events
 
 
+# at most this many rooms are linked by flows (a day can abort thousands; each is a few steps)
+MAX_FLOW_ROOMS = 5_000
+
+
+def _flow_events(sw: Swimlanes, lanes: pl.DataFrame, max_rooms: int = MAX_FLOW_ROOMS) -> list[dict]:
+    """Flow events (``ph`` s, t, f; ``id`` the room as a string, ``cat`` room) linking each bootstrap
+    room's instants in time order across prefill, decode and the router: the marks that name the
+    room, or a rid the ``rooms`` table pairs with it, and router requests that name it. A room whose
+    instants all sit on one thread is not linked; at most ``max_rooms`` rooms, those with the most
+    threads first. Each step has the ts, pid and tid of its instant (``bp: e``: bound to it)."""
+    rows = _room_rows(sw)
+    if rows.is_empty():
+        return []
+    rows = rows.join(lanes.select("lane", "pid", "tid"), on="lane").with_columns(_us().alias("us"))
+    threads = rows.group_by("room").agg(pl.struct("pid", "tid").n_unique().alias("n"), pl.col("us").min())
+    keep = threads.filter(pl.col("n") > 1).sort(["n", "us"], descending=[True, False]).head(max_rooms)
+    rows = rows.join(keep.select("room"), on="room").sort("room", "us", "pid", "tid")
+    events = []
+    for (room,), steps in rows.group_by("room", maintain_order=True):
+        last = steps.height - 1
+        for i, (us, pid, tid) in enumerate(steps.select("us", "pid", "tid").iter_rows()):
+            ph = "s" if i == 0 else ("f" if i == last else "t")
+            events.append(
+                dict(name="bootstrap room", cat="room", ph=ph, id=str(room), ts=us, pid=pid, tid=tid, bp="e")
+            )
+    return events
+
+
+def _room_rows(sw: Swimlanes) -> pl.DataFrame:
+    """lane, ts, room of every instant that names a bootstrap room: by its own ``bootstrap_room``, or
+    by a rid the ``rooms`` table pairs with one room."""
+    pairs = (
+        _scan(sw.out, "rooms", {"rid": pl.String, "bootstrap_room": pl.Int64})
+        .drop_nulls()
+        .unique()
+        .collect()
+        .filter(pl.col("rid").is_in(sw.marks["rid"].drop_nulls().implode()))
+        .group_by("rid")
+        .agg(pl.col("bootstrap_room").first().alias("paired"), pl.len().alias("n"))
+        .filter(pl.col("n") == 1)  # a rid paired with several rooms names none of them
+        .drop("n")
+    )
+    marks = sw.marks.select("lane", "ts", "rid", "bootstrap_room").join(pairs, on="rid", how="left")
+    marks = marks.select("lane", "ts", pl.coalesce("bootstrap_room", "paired").alias("room"))
+    reqs = sw.requests.filter(pl.col("error")).select("lane", "ts", pl.col("bootstrap_room").alias("room"))
+    return pl.concat([marks, reqs], how="vertical_relaxed").drop_nulls("room")
+
+
 def _wedge_events(sw: Swimlanes, lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
     """A ``wedge`` thread per wedged engine, with the span from the wedge query as one complete event."""
     events = []
@@ -303,6 +365,37 @@ def _epoch_us(t: datetime) -> int:
     return (t - _EPOCH) // timedelta(microseconds=1)
 
 
+def _write(sw: Swimlanes, out: Path, path: Path, events: list[dict], batches) -> int:
+    """Write the trace file (atomically: a fresh O_EXCL name beside ``path``, no planted link followed):
+    ``events`` one per line, then the slices ``batches`` yields as Series of JSON texts. Returns how
+    many slices were written."""
+    written = [0]
+    other = {
+        "generator": "logcorr export --format chrome-trace",
+        "source": str(Path(out)),
+        "time": "microseconds since the Unix epoch, UTC",
+        "verdict": sw.verdict,
+        "notes": sw.notes,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(f) -> None:
+        f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
+        first = True
+        for e in events:
+            f.write(("" if first else ",\n") + json.dumps(e, default=str))
+            first = False
+        for chunk in batches:
+            if chunk.len():
+                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
+                first = False
+                written[0] += chunk.len()
+        f.write("\n]}\n")
+
+    write_atomic(path, write)
+    return written[0]
+
+
 def export_chrome_trace(
     out: Path,
     path: Path,
@@ -324,7 +417,7 @@ def export_chrome_trace(
 
     Returns:
         Counts of what was written: ``{"processes", "threads", "batches", "runs", "counters",
-        "instants", "bytes", "detail"}`` (``batches``: per-line slices, 0 without detail; ``detail``:
+        "instants", "flows", "bytes", "detail"}`` (``flows``: flow steps linking a room's instants) (``batches``: per-line slices, 0 without detail; ``detail``:
         whether they were written).
 
     Raises:
@@ -350,38 +443,16 @@ def export_chrome_trace(
     instants = _mark_events(sw, lanes)
     counters = _counter_events(sw, lanes)
     batches = _batch_events(sw, lanes) if sw.detail else _run_events(sw, lanes)
-    written = [0]  # slices, counted as they are written
-    other = {
-        "generator": "logcorr export --format chrome-trace",
-        "source": str(Path(out)),
-        "time": "microseconds since the Unix epoch, UTC",
-        "verdict": sw.verdict,
-        "notes": sw.notes,
-    }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def write(f) -> None:  # into a fresh O_EXCL name beside ``path``: no planted link followed
-        f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
-        first = True
-        for e in head + wedge + instants + counters:
-            f.write(("" if first else ",\n") + json.dumps(e, default=str))
-            first = False
-        for chunk in batches:
-            if chunk.len():
-                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
-                first = False
-                written[0] += chunk.len()
-        f.write("\n]}\n")
-
-    write_atomic(path, write)
+    flows = _flow_events(sw, lanes)
+    written = _write(sw, out, Path(path), head + wedge + instants + counters + flows, batches)
     return dict(
         processes=procs.height,
         threads=lanes.height,
-        batches=written[0] if sw.detail else 0,
-        runs=0 if sw.detail else written[0],
+        batches=written if sw.detail else 0,
+        runs=0 if sw.detail else written,
         counters=len(counters),
         instants=len(instants),
-        bytes=path.stat().st_size,
+        flows=len(flows),
+        bytes=Path(path).stat().st_size,
         detail=sw.detail,
     )

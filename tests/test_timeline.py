@@ -432,6 +432,121 @@ def test_sample_draws_what_it_drew_before_runs(sample_out: Path, tmp_path: Path,
     assert page_digest(page) == golden
 
 
+BURST = datetime(2025, 10, 29, 21, 34, 40, 73135, tzinfo=UTC)  # the first client disconnect
+READY_DECODE = datetime(2025, 10, 29, 21, 42, 0, 220154, tzinfo=UTC)  # "fired up and ready to roll"
+
+
+def test_sample_health_ticks_are_not_decode_green(sample_html: Path) -> None:
+    """Issue 20 item 11: /health ticks were decode's green, so decode's (no rank) lane seemed to tick
+    through the wedge; now a colour no role uses, and the legend says what they are."""
+    from logcorr.timeline.model import ROLE_COLOR
+
+    data, layout = plot_of(sample_html.read_text())
+    [health] = [t for t in data if t["name"].startswith("/health 200")]
+    [decode] = [t for t in data if t["name"] == "decode batch"]
+    assert health["name"] == "/health 200 (an answer, not progress)"
+    assert health["marker"]["color"] != decode["marker"]["color"]
+    assert health["marker"]["color"] not in ROLE_COLOR.values()
+
+    def rgb(c: str) -> np.ndarray:
+        return np.array([int(c[i : i + 2], 16) for i in (1, 3, 5)])
+
+    # far from every role's colour (the old #98df8a was 49 from decode's #74c476)
+    assert min(np.linalg.norm(rgb(health["marker"]["color"]) - rgb(c)) for c in ROLE_COLOR.values()) > 80
+    names = lane_names(layout)
+    inside = [
+        y
+        for x, y in zip(values(health["x"]), values(health["y"]), strict=True)
+        if ms(DECODE_STOP) < x < ms(RESTART)
+    ]
+    assert len(inside) == 72 and {names[round(y)] for y in inside} == {
+        "prefill (no rank)",
+        "decode (no rank)",
+    }
+
+
+def test_sample_restart_and_ready_have_marks(sample_html: Path) -> None:
+    data, layout = plot_of(sample_html.read_text())
+    names = lane_names(layout)
+    [life] = [t for t in data if t["name"].startswith("systemd stop / start")]
+    [ready] = [t for t in data if t["name"].startswith("server ready")]
+    stops = [
+        (x, names[round(y)])
+        for x, y, h in zip(values(life["x"]), values(life["y"]), life["hovertext"], strict=True)
+        if "stopping" in h
+    ]
+    assert (pytest.approx(ms(RESTART), abs=0.01), "decode (no rank)") in stops
+    readies = dict((names[round(y)], x) for x, y in zip(values(ready["x"]), values(ready["y"]), strict=True))
+    assert readies["decode (no rank)"] == pytest.approx(ms(READY_DECODE), abs=0.01)
+    assert "The server is fired up and ready to roll!" in "".join(ready["hovertext"])
+    lines = [s for s in layout["shapes"] if s["type"] == "line" and s["xref"] == "x"]
+    assert any(s["x0"] == pytest.approx(ms(RESTART), abs=0.01) for s in lines)  # across decode's lanes
+
+
+def test_sample_pyspy_labels_sit_beside_the_lanes_not_on_the_marks(sample_html: Path) -> None:
+    """py-spy labels were drawn inside the plot after the last capture, over the ticks and diamonds of
+    the lanes they crossed; now in the right margin, one per lane, still naming the decode split."""
+    _, layout = plot_of(sample_html.read_text())
+    names = lane_names(layout)
+    labels = {names[a["y"]]: a for a in layout["annotations"] if a.get("yref") == "y"}
+    assert all(a["xref"] == "paper" and a["x"] >= 1 for a in labels.values())
+    assert all("broadcast (gloo)" in labels[f"decode TP{i}"]["text"] for i in (0, 1))
+    assert all("all_reduce (nccl)" in labels[f"decode TP{i}"]["text"] for i in (2, 3))
+    assert layout["margin"]["r"] >= 150
+
+
+def test_short_window_title_has_seconds_and_axis_is_the_window(sample_out: Path, tmp_path: Path) -> None:
+    """A 7-second --since/--until was titled 21:34–21:34 and its axis ran past --until."""
+    page = timeline(sample_out, tmp_path / "t.html", since="21:34:40", until="21:34:47").html.read_text()
+    assert "<title>logcorr timeline: gpu-node-1, 2025-10-29 21:34:40–21:34:47 UTC</title>" in page
+    _, layout = plot_of(page)
+    since, until = (
+        datetime(2025, 10, 29, 21, 34, 40, tzinfo=UTC),
+        datetime(2025, 10, 29, 21, 34, 47, tzinfo=UTC),
+    )
+    assert layout["xaxis"]["range"] == [ms(since), ms(until)]
+    assert layout["xaxis"]["rangeslider"]["range"] == [ms(since), ms(until)]
+
+
+def test_sample_opens_on_the_incident_with_an_overview(sample_html: Path) -> None:
+    """Issue 20 item 12: the default view was the whole 18 minutes (the 7-second chain one pixel
+    column wide); it opens on the wedge with the chain before it, the whole span in the overview."""
+    page = sample_html.read_text()
+    _, layout = plot_of(page)
+    a, b = layout["xaxis"]["range"]
+    full = layout["xaxis"]["rangeslider"]["range"]
+    assert a < ms(BURST) and ms(DECODE_STOP) < ms(RESTART) < b  # burst, trigger, stop, restart
+    assert b < ms(READY_DECODE)  # and no further: the recovery is in the overview
+    assert full[0] < ms(datetime(2025, 10, 29, 21, 25, 0, 744060, tzinfo=UTC)) < a
+    assert full[1] > ms(datetime(2025, 10, 29, 21, 42, 59, 263000, tzinfo=UTC)) > b
+    assert (b - a) < (full[1] - full[0]) / 2
+    assert "opens on the incident" in page
+
+
+def test_sample_counters_panel_shows_the_load_and_the_stop(sample_html: Path) -> None:
+    """Issue 20 item 13: under the lanes, decode's running requests (22 at the stop: the wedge query's
+    running_req_at_stop) break at the stop; prefill's #prealloc-req climbs to 77 during the wedge."""
+    data, layout = plot_of(sample_html.read_text())
+    assert layout["yaxis2"]["domain"][1] < layout["yaxis"]["domain"][0]
+    [running] = [t for t in data if t["name"] == "decode #running-req"]
+    assert running["yaxis"] == "y2" and running["line"]["shape"] == "hv"
+    pts = list(zip(values(running["x"]), values(running["y"]), strict=True))
+    upto = [v for x, v in pts if x <= ms(DECODE_STOP) and v == v]
+    assert upto[-1] == 22 and max(upto) == 23
+    assert not [v for x, v in pts if ms(DECODE_STOP) + 1000 < x < ms(RESTART) and v == v]  # NaN: a break
+    [prealloc] = [t for t in data if t["name"] == "prefill #prealloc-req"]
+    wedge = [
+        v
+        for x, v in zip(values(prealloc["x"]), values(prealloc["y"]), strict=True)
+        if ms(DECODE_STOP) < x < ms(RESTART) and v == v
+    ]
+    assert max(wedge) == 77
+    assert {t["name"] for t in data if t.get("yaxis") == "y3"} == {
+        "decode gen throughput (token/s)",
+        "prefill input throughput (token/s)",
+    }
+
+
 def test_sample_page_makes_no_network_reference(sample_html: Path) -> None:
     page = sample_html.read_text()
     outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "<script></script>", page)
@@ -515,6 +630,11 @@ def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
         assert runs["ts"][1] >= restart + timedelta(seconds=10)
         lane = [i for i, n in names.items() if n == f"decode TP{tp}"][0]
         assert [b for y, b in starts if y == lane][1] == pytest.approx(ms(runs["ts"][1]), abs=0.01)
+    # the counters panel is binned in DuckDB: at most MAX_BINS points a line over 3 hours of 1.7 M lines
+    from logcorr.timeline.model import MAX_BINS
+
+    counters = [t for t in data if t.get("yaxis") == "y2"]
+    assert counters and all(len(values(t["x"])) <= MAX_BINS + 10 for t in counters)
     # the last batch of each process stays exact (from SQL, not from the runs)
     [last] = [t for t in data if t["name"] == "last batch of a rank's process"]
     decode_stops = [

@@ -13,7 +13,8 @@ from test_timeline import ASSERT_RANKS, DECODE_STOP, RESTART, hand_made_out, sam
 
 from logcorr.trace import export_chrome_trace
 
-PHASES_WITH_TS = {"X", "i", "I", "B", "E", "C", "b", "e", "n"}
+PHASES_WITH_TS = {"X", "i", "I", "B", "E", "C", "b", "e", "n", "s", "t", "f"}
+ROOM = "4384674655194745451"  # the room R of the sample (sample_logs/README.md)
 METADATA = {"process_name", "thread_name", "process_sort_index", "thread_sort_index", "process_labels"}
 
 
@@ -35,6 +36,7 @@ def check_trace(path: Path) -> dict:
     assert isinstance(trace, dict) and isinstance(trace["traceEvents"], list)
     named_pids, named_threads, used, used_pids = set(), set(), set(), set()
     spans = defaultdict(list)
+    flows = defaultdict(list)
     for e in trace["traceEvents"]:
         assert {"name", "ph", "pid", "tid"} <= e.keys(), e
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
@@ -61,6 +63,12 @@ def check_trace(path: Path) -> dict:
             spans[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
         if e["ph"] == "i":
             assert e.get("s", "t") in ("g", "p", "t"), e
+        if e["ph"] in ("s", "t", "f"):
+            flows[e["id"]].append(e)
+    for fid, steps in flows.items():  # a flow: one start, then steps, one finish, in time order
+        assert isinstance(fid, str) and fid, steps
+        assert [e["ph"] for e in steps] == ["s", *["t"] * (len(steps) - 2), "f"], fid
+        assert [e["ts"] for e in steps] == sorted(e["ts"] for e in steps), fid
     assert {p for p, _ in used} | used_pids <= named_pids
     assert used <= named_threads
     for track, items in spans.items():
@@ -150,7 +158,7 @@ def test_sample_runs_keep_the_wedge_marks_and_captures(sample_trace: dict, sampl
     )
     assert lines == batches
     counters = {e["name"] for e in sample_runs["traceEvents"] if e["ph"] == "C"}
-    assert {"batch lines/s", "max #running-req"} <= counters
+    assert {"batch lines/s", "#running-req (Σ DP groups)", "#prealloc-req (Σ DP groups)"} <= counters
 
 
 def test_sample_trace_shows_what_it_showed_before_runs(sample_trace: dict, sample_runs: dict) -> None:
@@ -236,3 +244,51 @@ def test_runs_and_detail(tmp_path: Path) -> None:
     counts = export_chrome_trace(out, narrow, since="21:34:00", until="21:35:00", detail=True)
     assert counts["detail"] and counts["batches"] > 0 and counts["runs"] == 0
     check_trace(narrow)
+
+
+def test_sample_counters_show_decode_load_until_the_wedge(sample_trace: dict) -> None:
+    """Issue 20 item 13: decode's running requests (22, the wedge query's running_req_at_stop) up to
+    the stop, no batch line in the wedge (lines/s 0), fewer after the restart; prefill's #prealloc-req
+    grows while decode is wedged (77 before the restart)."""
+    procs, _ = names(sample_trace)
+    counters = defaultdict(list)
+    for e in sample_trace["traceEvents"]:
+        if e["ph"] == "C":
+            counters[(procs[e["pid"]].split()[0], e["name"])].append((e["ts"], e["args"]["value"]))
+    running = sorted(counters[("decode", "#running-req (Σ DP groups)")])
+    before = [v for t, v in running if t <= us(DECODE_STOP)]
+    assert before[-1] == 22 and max(before) == 23
+    assert not [v for t, v in running if us(DECODE_STOP) < t < us(RESTART)]  # no line, no made-up value
+    assert max(v for t, v in running if t > us(RESTART)) == 15
+    rate = counters[("decode", "batch lines/s")]
+    assert any(v == 0 and us(DECODE_STOP) < t < us(DECODE_STOP) + 5_000_000 for t, v in rate)
+    prealloc = counters[("prefill", "#prealloc-req (Σ DP groups)")]
+    assert max(v for t, v in prealloc if t < us(DECODE_STOP) - 60_000_000) == 1
+    assert max(v for t, v in prealloc if us(DECODE_STOP) < t < us(RESTART)) == 77
+
+
+def test_sample_batch_slices_say_how_long_they_last(sample_trace: dict) -> None:
+    batches = [e for e in sample_trace["traceEvents"] if e.get("cat") == "batch"]
+    assert all(
+        e["args"]["lasts"] == "until the rank's next batch line, capped at median_interval_ms"
+        for e in batches
+    )
+    assert all(e["dur"] <= e["args"]["median_interval_ms"] * 1000 + 1 for e in batches)
+
+
+def test_sample_flows_link_room_r_across_prefill_and_decode(sample_trace: dict) -> None:
+    """The room R's instants (aborts on both engines, the assertion on prefill TP0, TP1, TP3) are one
+    flow in time order, each step on the thread and at the time of an instant that names the room."""
+    procs, threads = names(sample_trace)
+    steps = [e for e in sample_trace["traceEvents"] if e.get("cat") == "room" and e["id"] == ROOM]
+    assert steps[0]["ph"] == "s" and steps[-1]["ph"] == "f"
+    where = {f"{procs[e['pid']].split()[0]} {threads[(e['pid'], e['tid'])]}" for e in steps}
+    assert {"prefill TP0", "prefill TP1", "prefill TP3", "decode TP0"} <= where
+    instants = {(e["ts"], e["pid"], e["tid"]) for e in sample_trace["traceEvents"] if e["ph"] == "i"}
+    assert all((e["ts"], e["pid"], e["tid"]) in instants for e in steps)
+    asserts = sorted(e["ts"] for e in sample_trace["traceEvents"] if e.get("cat") == "assertion")
+    assert {e["ts"] for e in steps} >= set(asserts)
+    # the decode HTTP server's abort of rid 541a…, paired with R by the rooms table, opens it
+    assert steps[0]["ts"] == us(datetime.fromisoformat("2025-10-29T21:34:43.465805+00:00"))
+    rooms = {e["id"] for e in sample_trace["traceEvents"] if e.get("cat") == "room"}
+    assert len(rooms) == 30  # the burst's 30 aborted rooms

@@ -1,0 +1,65 @@
+"""``timeline()``: the per-rank swimlanes of an OUT folder as one self-contained HTML file.
+
+Three steps, each usable alone:
+
+- ``load(out, …)`` reads the Parquet tables into ``Swimlanes``: one lane per (host, role, DP, PP, TP,
+  EP) in the order prefill, decode, router, and per lane the batches, the markers (aborts, transfer
+  errors with the ``transfer_infos`` assertion apart, watchdog, health, tracebacks), the py-spy
+  captures and the router requests, plus the wedge spans and the verdict. ``trace.py`` renders the
+  same model as a Chrome trace.
+- ``figure(swimlanes)`` arranges it as a plotly figure (UTC axis; numeric lanes, top to bottom).
+- ``timeline(out, html, …)`` writes the page: a header (title, verdict, time span, sources, whether
+  batches were binned) and the figure, with plotly.js inlined.
+
+The package, by concern: ``model`` (the dataclasses, limits, styles and text helpers), ``tables``
+(polars reads of the Parquet tables), ``duck`` (the DuckDB aggregations that keep a day's batch lines
+out of Python), ``loading`` (``load``, ``wedges``, ``verdict``), ``plot`` (``figure``) and ``page``
+(``render``, ``timeline``).
+
+The page makes no network request: plotly.js is inlined, MathJax is not loaded, and a
+Content-Security-Policy allows only the page's own scripts (by hash), inline styles and ``data:``
+images, so nothing can be fetched or run from elsewhere even by accident.
+
+Log text is data. Every string that comes from the tables (messages, rids, host names, paths) is
+HTML-escaped before plotly or the header sees it; plotly renders ``&lt;`` back as a literal ``<``,
+so ``<script>`` in a message shows as text and runs nothing.
+"""
+
+from __future__ import annotations
+
+from logcorr.timeline.loading import load, verdict, wedges
+from logcorr.timeline.model import (
+    MARK_STYLE,
+    MAX_ACTIVITY_MARKS,
+    ROLE_ORDER,
+    Swimlanes,
+    TimelineError,
+    TimelineInfo,
+    Wedge,
+    batch_name,
+    brief,
+    esc,
+)
+from logcorr.timeline.page import render, timeline
+from logcorr.timeline.plot import _mark_hover, figure  # noqa: F401 — _mark_hover: tests/test_request_log.py
+from logcorr.timeline.tables import parse_time
+
+__all__ = [
+    "MARK_STYLE",
+    "MAX_ACTIVITY_MARKS",
+    "ROLE_ORDER",
+    "Swimlanes",
+    "TimelineError",
+    "TimelineInfo",
+    "Wedge",
+    "batch_name",
+    "brief",
+    "esc",
+    "figure",
+    "load",
+    "parse_time",
+    "render",
+    "timeline",
+    "verdict",
+    "wedges",
+]

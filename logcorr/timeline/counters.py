@@ -1,0 +1,144 @@
+"""The load an engine's batch lines report, per role (HTML panel) or per engine (trace counters).
+
+``Swimlanes.load`` holds per lane and time bucket (aggregated in DuckDB: a day of millions of lines
+is at most ``MAX_BINS`` buckets) the maximum of each request counter, the maximum token usage and the
+mean throughputs. ``engine_load`` sums them as the ``wedge`` query does: the TP (and EP) ranks of one
+DP group log the same batch, so a DP group counts once (its maximum), and DP groups add up.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logcorr.timeline.model import ROLE_ORDER, RUN_GAP_FACTOR, Swimlanes, esc
+
+# request counters of a batch line: (column, label); drawn where they are not all 0
+REQUEST_COUNTERS = (
+    ("running_req", "#running-req"),
+    ("queue_req", "#queue-req"),
+    ("prealloc_req", "#prealloc-req"),
+    ("inflight_req", "#inflight-req"),
+    ("transfer_req", "#transfer-req"),
+)
+RATES = (("gen_throughput", "gen throughput"), ("input_throughput", "input throughput"))
+DASH = {"running_req": "solid", "queue_req": "dot", "prealloc_req": "dash", "inflight_req": "dashdot"}
+# a line breaks at a gap of at least this many seconds (the wedge query's min_gap_s): an engine that
+# slows down (prefill during a decode wedge) keeps its line
+BREAK_MIN_S = 60.0
+# darker than the activity's tints: a line must read on white
+LINE_COLOR = {"prefill": "#2171b5", "decode": "#238b45", "router": "#636363", "unknown": "#8c6d31"}
+
+
+def engine_load(load: pl.DataFrame, lanes: pl.DataFrame, by: tuple[str, ...] = ("role",)) -> pl.DataFrame:
+    """``load`` (``Swimlanes.load``) summed per ``by`` (columns of ``lanes``: role, or a trace's
+    process) and bucket of ``Swimlanes.bucket_s`` seconds:
+    ``ts`` (the bucket's start, UTC), ``lines`` (batch lines of all ranks), each request counter and
+    throughput summed over DP groups (a group's maximum over its ranks), ``token_usage`` the maximum
+    of all ranks (a fraction of the KV pool, 0-1), ``groups`` (DP groups that logged in the bucket).
+    Empty when the window holds no batch line."""
+    cols = [c for c, _ in (*REQUEST_COUNTERS, *RATES) if c in load.columns]
+    if load.is_empty():
+        return pl.DataFrame(
+            schema={**{k: lanes.schema[k] for k in by}, "ts": load.schema.get("ts", pl.Datetime)}
+        )
+    keyed = load.join(
+        lanes.select("lane", "host", "dp_rank", "pp_rank", *[k for k in by if k != "host"]), on="lane"
+    )
+    group = [
+        *by,
+        "ts",
+        pl.col("host").fill_null("").alias("_host"),
+        pl.col("dp_rank").fill_null(-1),
+        pl.col("pp_rank").fill_null(-1),
+    ]
+    per_group = keyed.group_by(group).agg(
+        pl.col("lines").sum(),
+        *[pl.col(c).max() for c in cols],
+        pl.col("token_usage").max()
+        if "token_usage" in keyed.columns
+        else pl.lit(None, pl.Float64).alias("token_usage"),
+    )
+    return (
+        per_group.group_by([*by, "ts"])
+        .agg(
+            pl.col("lines").sum(),
+            *[pl.when(pl.col(c).is_not_null().any()).then(pl.col(c).sum()).alias(c) for c in cols],
+            pl.col("token_usage").max(),
+            pl.len().alias("groups"),
+        )
+        .sort([*by, "ts"])
+    )
+
+
+def _with_breaks(df: pl.DataFrame, bucket_s: float) -> pl.DataFrame:
+    """A row of nulls after each stretch of buckets, so a line breaks where the role logged no batch
+    for longer than its usual pace allows (``RUN_GAP_FACTOR`` × its median gap between buckets, at
+    least 10 buckets and ``BREAK_MIN_S``): a wedge is a gap in the line, never a made-up 0."""
+    if df.height < 2:
+        return df
+    gap = pl.col("ts").diff().shift(-1).dt.total_microseconds() / 1e6
+    typical = df.select(gap.median()).item() or bucket_s
+    limit = max(RUN_GAP_FACTOR * typical, 10 * bucket_s, BREAK_MIN_S)
+    ends = df.filter((gap > limit).fill_null(False)).select(
+        (pl.col("ts") + pl.duration(microseconds=int(bucket_s * 1e6))).alias("ts")
+    )
+    return pl.concat([df, ends], how="diagonal_relaxed").sort("ts")
+
+
+def counter_traces(sw: Swimlanes, ms) -> list[dict]:
+    """The counters panel's plotly traces: per role a line per request counter that is not 0
+    throughout (axis ``y2``) and per throughput (axis ``y3``); steps (``hv``: a value holds until the
+    next bucket), broken where the role logged no batch. ``ms``: datetimes → epoch milliseconds."""
+    per_role = engine_load(sw.load, sw.lanes)
+    traces = []
+    for role in ROLE_ORDER:
+        df = per_role.filter(pl.col("role") == role) if "role" in per_role.columns else per_role.head(0)
+        if df.is_empty():
+            continue
+        df = _with_breaks(df, sw.bucket_s or 1.0)
+        hover = _hover(df, role, sw.bucket_s or 1.0)
+        for col, label in REQUEST_COUNTERS + RATES:
+            if col not in df.columns or not (df[col].fill_null(0) > 0).any():
+                continue
+            rate = col in dict(RATES)
+            traces.append(
+                dict(
+                    type="scatter",
+                    mode="lines",
+                    name=f"{role} {label}" + (" (token/s)" if rate else ""),
+                    legendgroup="load",
+                    x=ms(df["ts"]),
+                    y=df[col].cast(pl.Float64).to_numpy(),
+                    xaxis="x",
+                    yaxis="y3" if rate else "y2",
+                    line=dict(shape="hv", width=1.6, color=LINE_COLOR[role], dash=DASH.get(col, "longdash")),
+                    connectgaps=False,
+                    hovertext=hover,
+                    hoverinfo="text",
+                )
+            )
+    return traces
+
+
+def _hover(df: pl.DataFrame, role: str, bucket_s: float) -> list[str]:
+    """One hover text per bucket: every counter of the role in it."""
+    fields = [
+        (c, label)
+        for c, label in (*REQUEST_COUNTERS, ("token_usage", "token usage"), *RATES)
+        if c in df.columns
+    ]
+    out = []
+    for r in df.iter_rows(named=True):
+        if r.get("lines") is None:
+            out.append("")
+            continue
+        vals = " · ".join(f"{label} {r[c]:,.4g}" for c, label in fields if r[c] is not None)
+        out.append(
+            f"<b>{esc(role)}</b> · {r['ts']:%H:%M:%S} UTC + {bucket_s:g} s · {r['lines']:,} batch lines, "
+            f"{r['groups']} DP group(s)<br>{vals}<br>requests: each DP group's maximum, summed over groups; "
+            "token usage: the maximum; throughput: each group's mean, summed"
+        )
+    return out
+
+
+__all__ = ["RATES", "REQUEST_COUNTERS", "counter_traces", "engine_load"]

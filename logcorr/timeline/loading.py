@@ -1,0 +1,316 @@
+"""``load()``: OUT's tables into one ``Swimlanes`` (lanes, activity, marks, captures, wedges, verdict),
+and the wedge spans and verdict it takes from the saved ``wedge`` query and ``logcorr report``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from logcorr import saved
+from logcorr.schema import UTC_US
+from logcorr.timeline.duck import (
+    _clock_notes,
+    _count_activity,
+    _duck,
+    _load_last_batches,
+    _load_load,
+    _load_runs,
+)
+from logcorr.timeline.model import (
+    MAX_ACTIVITY_MARKS,
+    MAX_DETAIL_LINES,
+    ROLE_ORDER,
+    Swimlanes,
+    TimelineError,
+    Wedge,
+    _bin_seconds,
+)
+from logcorr.timeline.tables import (
+    _assign_lanes,
+    _group_fingerprints,
+    _load_batches,
+    _load_captures,
+    _load_marks,
+    _load_requests,
+    _room_filter,
+    _scan,
+    _sources,
+    parse_time,
+)
+
+
+def load(
+    out: Path,
+    *,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    room: int | None = None,
+    role: str | None = None,
+    detail: bool | None = None,
+    max_lines: int = MAX_ACTIVITY_MARKS,
+    max_detail: int = MAX_DETAIL_LINES,
+) -> Swimlanes:
+    """Read OUT's tables into ``Swimlanes`` for drawing or export, in memory bounded by what is drawn.
+
+    Args:
+        out: a folder written by ``logcorr ingest``.
+        since, until: keep what happened in this window (ISO 8601, UTC unless a zone is given, or a
+            time of day on the data's first day).
+        room: keep only the markers and router requests of this ``bootstrap_room`` (and its rids, via
+            the ``rooms`` table); batches and captures stay for context. Without ``since``/``until``
+            the window closes around the room's events (one minute either side).
+        role: keep only the lanes of this role (``prefill``, ``decode``, ``router``).
+        detail: read every batch line and router request of the window (``True``), or draw activity
+            as runs only (``False``); ``None`` (default): lines when the window holds at most
+            ``max_lines`` of them (batch lines plus ok router requests), else runs.
+        max_lines: see ``detail``.
+        max_detail: with ``detail=True``, the most lines a window may hold; more is refused (the
+            lines are held in memory, and the drawing would not open).
+
+    Raises:
+        TimelineError: ``out`` is not a logcorr output folder, or an option is invalid.
+    """
+    out = Path(out)
+    t0, t1 = _window(out, since, until, role)
+    filters: list[str] = []
+    marks = _load_marks(out, t0, t1)
+    requests = None
+    if room is not None:
+        marks, requests, t0, t1 = _of_room(out, marks, room, t0, t1, filters)
+    activity = _activity(out, t0, t1, role, (detail, max_lines, max_detail), marks, requests)
+    captures, undated = _load_captures(out, t0, t1)
+    notes = _window_words(filters, t0, t1, role, undated)
+    frames = {
+        "batches": activity["batches"],
+        "last_batches": activity["last_batches"],
+        "marks": marks,
+        "captures": captures,
+        "requests": activity["requests"],
+        "runs": activity["runs"],
+    }
+    if not any(df.height for df in frames.values()):
+        _nothing_to_draw(out, filters)
+    frames["load"] = activity["load"].with_columns(pl.lit(None, pl.String).alias("source"))
+    lanes, placed = _assign_lanes(frames, role)
+    stamps = [df["ts"] for name, df in placed.items() if df.height and name != "load"]
+    stamps += [placed["runs"]["end"]] if placed["runs"].height else []
+    sw = Swimlanes(
+        out=out,
+        lanes=lanes,
+        batches=placed["batches"],
+        last_batches=placed["last_batches"],
+        marks=placed["marks"],
+        captures=_group_fingerprints(placed["captures"]),
+        requests=placed["requests"],
+        first=t0 or (min(s.min() for s in stamps) if stamps else None),
+        last=t1 or (max(s.max() for s in stamps) if stamps else None),
+        sources=_sources(out),
+        clock_notes=activity["clock_notes"],
+        filters=filters,
+        notes=notes,
+        runs=placed["runs"],
+        load=placed["load"].drop("source"),
+        bucket_s=activity["bucket_s"],
+        detail=activity["detail"],
+        totals=activity["totals"],
+    )
+    sw.wedges, notes = wedges(out)
+    sw.notes += notes
+    sw.verdict, sw.focus = findings(out)
+    sw.since, sw.until = t0 if since is not None else None, t1 if until is not None else None
+    return sw
+
+
+def _window(out: Path, since, until, role: str | None) -> tuple[datetime | None, datetime | None]:
+    """Check OUT and the options; ``since``/``until`` as UTC datetimes (a time of day on the data's
+    first day). Raises ``TimelineError``."""
+    if not (out / "manifest.json").exists():
+        raise TimelineError(
+            f"{out}: not a logcorr output folder (no manifest.json); run logcorr ingest first"
+        )
+    if role is not None and role not in ROLE_ORDER:
+        raise TimelineError(f"--role {role!r}: expected one of {', '.join(ROLE_ORDER)}")
+    day = None
+    if isinstance(since, str) or isinstance(until, str):
+        first = _scan(out, "events", {"ts": UTC_US}).select(pl.col("ts").min()).collect().item()
+        day = first
+    t0, t1 = parse_time(since, day=day), parse_time(until, day=day)
+    if t0 is not None and t1 is not None and t1 <= t0:
+        raise TimelineError(f"--until {until} is not after --since {since}")
+    return t0, t1
+
+
+def _window_words(filters: list[str], t0, t1, role: str | None, undated: int) -> list[str]:
+    """Add the window and role to ``filters`` (words for the page); returns the notes: the py-spy
+    captures without a time that are not drawn."""
+    if t0 is not None:
+        filters.append(f"since {t0:%Y-%m-%d %H:%M:%S} UTC")
+    if t1 is not None:
+        filters.append(f"until {t1:%Y-%m-%d %H:%M:%S} UTC")
+    if role is not None:
+        filters.append(f"role {role}")
+    if not undated:
+        return []
+    return [
+        f"{undated} py-spy capture(s) carry no capture time and are not drawn: logcorr query stuck_ranks lists them; logcorr ingest --captured-at gives bare dump files a time"
+    ]
+
+
+def _of_room(out: Path, marks: pl.DataFrame, room: int, t0, t1, filters: list[str]):
+    """The marks and router requests of ``room`` (filters gets its words); without a window, the
+    window one minute around them. Returns (marks, requests, t0, t1)."""
+    marks, requests, rids = _room_filter(out, marks, _load_requests(out, t0, t1), room)
+    filters.append(f"room {room}" + (f" ({len(rids)} rids)" if rids else ""))
+    if marks.is_empty() and requests.is_empty():
+        raise TimelineError(f"--room {room}: no abort, transfer error or request names this room")
+    if t0 is None and t1 is None:
+        both = pl.concat([marks.select("ts"), requests.select("ts")])
+        t0 = both["ts"].min() - timedelta(minutes=1)
+        t1 = both["ts"].max() + timedelta(minutes=1)
+        marks = marks.filter(pl.col("ts").is_between(t0, t1))
+        requests = requests.filter(pl.col("ts").is_between(t0, t1))
+    return marks, requests, t0, t1
+
+
+def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, requests) -> dict:
+    """Batches (lines or runs), router requests, last batches, load buckets and clock notes of the
+    window, the aggregations in DuckDB. ``limits``: (detail, max_lines, max_detail) as ``load`` takes
+    them; ``marks`` (read before) count in the span the load buckets divide; ``requests``: already
+    read (a room's), or None."""
+    detail, max_lines, max_detail = limits
+    con, spill = _duck(out)
+    try:
+        totals = _count_activity(con, out, t0, t1, role)
+        n_lines = totals["batches"] + totals["requests"]
+        if detail is None:
+            detail = n_lines <= max_lines
+        elif detail and n_lines > max_detail:
+            raise TimelineError(
+                f"--detail: the window holds {n_lines:,} batch and router request lines, more than "
+                f"{max_detail:,} (a line each would need gigabytes and not open); narrow it with "
+                "--since/--until, or leave --detail out to draw runs"
+            )
+        if requests is None:
+            requests = _load_requests(out, t0, t1, errors_only=not detail)
+        batches = _load_batches(out, t0, t1) if detail else _load_batches(out, t0, t1, empty=True)
+        runs = _load_runs(con, out, t0, t1)
+        last_batches = _load_last_batches(con, t0, t1)
+        clock_notes = _clock_notes(con, t0, t1)
+        stamps = [df["ts"] for df in (marks, requests, batches, runs, last_batches) if df.height]
+        stamps += [runs["end"]] if runs.height else []
+        span_s = (
+            ((t1 or max(x.max() for x in stamps)) - (t0 or min(x.min() for x in stamps))).total_seconds()
+            if stamps
+            else 1.0
+        )
+        bucket_s = _bin_seconds(max(span_s, 1.0))
+        load_ = _load_load(con, out, t0, t1, bucket_s)
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+    return dict(
+        totals=totals,
+        detail=detail,
+        requests=requests,
+        batches=batches,
+        runs=runs,
+        last_batches=last_batches,
+        clock_notes=clock_notes,
+        bucket_s=bucket_s,
+        load=load_,
+    )
+
+
+def _nothing_to_draw(out: Path, filters: list[str]) -> None:
+    """Raise the ``TimelineError`` that says why nothing is drawn (and the data's span, if known)."""
+    if not filters:  # e.g. bare py-spy files ingested without --captured-at
+        raise TimelineError(f"{out}: nothing to draw: no record carries a time")
+    try:
+        first, last = json.loads((out / "manifest.json").read_text())["time_span"]
+        span = f": the data runs from {first} to {last} (UTC)"
+    except (OSError, ValueError, KeyError, TypeError):  # a combined folder has no one manifest
+        span = ""
+    raise TimelineError(f"nothing to draw with {', '.join(filters)}{span}")
+
+
+def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
+    """The wedged or stalled spans, from the saved ``wedge`` query (rows whose verdict says
+    ``wedged`` or ``stalled``; an idle gap is not shaded). Returns the spans and, when the query
+    could not run, a note saying why."""
+    try:
+        rows = saved.query(out, "wedge")
+    except (saved.QueryError, FileNotFoundError) as e:
+        return [], [f"no wedge shading: {e}"]
+    found = []
+    stops = rows.filter(pl.col("verdict").str.contains(r"^(wedged|stalled)"))
+    for r in stops.iter_rows(named=True):
+        end, by = r["restart_ts"], "restart"
+        if end is None:
+            end, by = r["resumed_ts"], "next batch" if r["resumed_ts"] is not None else "end of data"
+        found.append(
+            Wedge(
+                role=r["role"],
+                stopped=r["stopped_ts"],
+                resumed=end,
+                ranks=r["ranks_stopped"],
+                other_went_on=r["other_role_continued"],
+                resumed_by=by,
+                health_ok=r["health_kept_200"],
+                verdict=r["verdict"],
+                batches_again=r["resumed_ts"],
+            )
+        )
+    return found, []
+
+
+def verdict(out: Path) -> list[str]:
+    """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text), so the
+    page and the report say the same. A failing query gives one line saying so; the drawing goes on."""
+    return findings(out)[0]
+
+
+def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
+    """The report's verdict (see ``verdict``) and the incident to open the page on, from the same
+    rows (``report.gather``): from the chain's first step before the first wedge (abort burst,
+    ``transfer_infos`` assertion, within ``FOCUS_LOOKBACK`` of the stop) or the stop itself, to the
+    restart or the next batch (else the end of the data). ``None`` when no row says wedged or stalled
+    or the report fails. Times are aware UTC datetimes."""
+    try:
+        from logcorr import report
+
+        rows = report.gather(out)
+        lines = report.verdict(rows)
+    except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
+        return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"], None
+    return lines, _focus(rows)
+
+
+# the chain's steps before a stop that belong to it: at most this long before it
+FOCUS_LOOKBACK = timedelta(minutes=10)
+
+
+def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime] | None:
+    """The first wedged or stalled stop, with the chain before it (see ``findings``)."""
+    wedge = rows.get("wedge")
+    if wedge is None or wedge.is_empty():
+        return None
+    stops = wedge.filter(pl.col("verdict").str.contains(r"^(wedged|stalled)")).sort("stopped_ts")
+    if stops.is_empty():
+        return None
+    w = stops.row(0, named=True)
+    start = w["stopped_ts"]
+    end = w["restart_ts"] or w["resumed_ts"] or start + timedelta(seconds=w["stalled_s"] or 0)
+    chain = rows.get("incident_chain")
+    if chain is not None and chain.height:
+        before = chain.filter(
+            pl.col("step").is_in(["abort_burst", "assertion"]),
+            pl.col("ts").is_between(start - FOCUS_LOOKBACK, start),
+        )
+        if before.height:
+            start = min(start, before["ts"].min())
+    return start, max(end, start)

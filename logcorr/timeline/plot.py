@@ -1,0 +1,622 @@
+"""``figure()``: ``Swimlanes`` as a plotly figure (a dict): activity ticks or run bars, marks,
+py-spy captures, the wedge's shading and the lane bands, on a UTC date axis with numeric lanes.
+
+Every string from the tables is HTML-escaped here (``esc``) before plotly sees it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.schema import RANKS
+from logcorr.timeline.counters import counter_traces
+from logcorr.timeline.model import (
+    CAPTURE_DY,
+    GROUP_COLORS,
+    MARK_STYLE,
+    MAX_MARKS_PER_KIND,
+    ROLE_COLOR,
+    ROLE_LIGHT,
+    ROLE_ORDER,
+    RUN_GAP_FACTOR,
+    RUN_MIN_GAP_S,
+    Swimlanes,
+    _bin_label,
+    _bin_seconds,
+    _esc_expr,
+    _span,
+    batch_name,
+    brief,
+    esc,
+)
+
+
+def _ms(ts: pl.Series):
+    """UTC datetimes as milliseconds since the epoch (a numpy array: plotly stores it as base64),
+    which plotly draws on a date axis as UTC wall time."""
+    return (ts.dt.epoch("us") / 1000).to_numpy()
+
+
+def _time_fmt(sw: Swimlanes) -> str:
+    multi_day = sw.first is not None and sw.last is not None and sw.first.date() != sw.last.date()
+    return "%Y-%m-%d %H:%M:%S%.3f" if multi_day else "%H:%M:%S%.3f"
+
+
+def _label_of(sw: Swimlanes) -> pl.DataFrame:
+    return sw.lanes.select("lane", pl.col("label").alias("lane_label"))
+
+
+def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[dict]:
+    fmt = _time_fmt(sw)
+    traces = []
+    b = sw.batches
+    if binned:
+        traces += _run_traces(sw)
+    else:
+        b = b.join(_label_of(sw), on="lane")
+        fields = [c for c in b.columns if c not in _BATCH_NOT_SHOWN]
+        for role in ROLE_ORDER:
+            mine = b.filter(pl.col("role") == role)
+            if mine.is_empty():
+                continue
+            hover = pl.concat_str(
+                [
+                    _esc_expr(pl.col("lane_label")),
+                    pl.lit(" · "),
+                    _esc_expr(batch_name(pl.col("batch_type"))),
+                    pl.lit(" · "),
+                    pl.col("ts").dt.strftime(fmt),
+                    pl.lit(" UTC<br>"),
+                    _fields_text(fields),
+                ]
+            )
+            traces.append(
+                dict(
+                    type="scatter",
+                    mode="markers",
+                    name=f"{role} batch",
+                    x=_ms(mine["ts"]),
+                    y=mine["lane"].to_numpy(),
+                    hovertext=mine.select(hover).to_series().to_list(),
+                    hoverinfo="text",
+                    marker=dict(symbol="line-ns-open", size=13, color=ROLE_COLOR[role], line=dict(width=1.2)),
+                )
+            )
+        reqs = sw.requests.filter(~pl.col("error"))
+        if reqs.height:
+            traces.append(_mark_trace(sw, reqs, "request", _request_hover(sw, reqs)))
+    last = sw.last_batches.join(_label_of(sw), on="lane").sort("lane", "ts")
+    if last.height:
+        traces.append(
+            dict(
+                type="scatter",
+                mode="markers",
+                name="last batch of a rank's process",
+                x=_ms(last["ts"]),
+                y=last["lane"].to_numpy(),
+                hovertext=[
+                    f"<b>last batch of {esc(lbl)}</b>"
+                    + (f" (pid {pid})" if pid is not None else "")
+                    + f"<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
+                    for lbl, t, pid, bt in last.select(
+                        "lane_label", "ts", "pid", batch_name(pl.col("batch_type"))
+                    ).iter_rows()
+                ],
+                hoverinfo="text",
+                marker=dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
+            )
+        )
+    return traces
+
+
+_BATCH_NOT_SHOWN = {
+    "lane",
+    "lane_label",
+    "ts",
+    "host",
+    "role",
+    *RANKS,
+    "event_id",
+    "source",
+    "source_pos",
+    "batch_type",
+    "pid",
+    "level",
+}
+
+
+def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
+    """``name: value`` of the non-null batch fields, ``per_line`` to a line (escaped)."""
+    rows = []
+    for i in range(0, len(fields), per_line):
+        parts = [
+            pl.when(pl.col(c).is_not_null()).then(
+                pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String)))
+            )
+            for c in fields[i : i + per_line]
+        ]
+        row = pl.concat_str(parts, separator=" · ", ignore_nulls=True)
+        rows.append(pl.when(row != "").then(row))
+    if not rows:
+        return pl.lit("")
+    return pl.concat_str(rows, separator="<br>", ignore_nulls=True)
+
+
+def _run_traces(sw: Swimlanes) -> list[dict]:
+    """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
+    (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
+    runs = sw.runs.join(_label_of(sw), on="lane")
+    traces = []
+    for role in ROLE_ORDER:
+        mine = runs.filter(pl.col("role") == role).sort("lane", "ts")
+        if mine.is_empty():
+            continue
+        what = (
+            pl.when(pl.col("kind") == "request")
+            .then(pl.lit("router requests"))
+            .otherwise(batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches"))
+        )
+        load = [
+            pl.when(pl.col(c).is_not_null()).then(
+                pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String))
+            )
+            for c, label in (
+                ("running_req", "max #running-req"),
+                ("queue_req", "max #queue-req"),
+                ("token_usage", "max token usage"),
+                ("gen_throughput", "mean gen throughput (token/s)"),
+                ("input_throughput", "mean input throughput (token/s)"),
+            )
+        ]
+        hover = pl.concat_str(
+            [
+                pl.lit("<b>"),
+                _esc_expr(pl.col("lane_label")),
+                pl.lit(" · a run of "),
+                pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+                pl.lit(" "),
+                _esc_expr(what),
+                pl.lit("</b><br>"),
+                pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
+                pl.lit(" → "),
+                pl.col("end").dt.strftime("%H:%M:%S%.3f"),
+                pl.lit(" UTC (last line) · pid "),
+                pl.col("pid").cast(pl.String).fill_null("?"),
+                pl.lit("<br>usual interval "),
+                pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
+                pl.lit(" s; a run ends at a gap of more than "),
+                pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
+                pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
+            ]
+        )
+        start = _ms(mine["ts"])
+        traces.append(
+            dict(
+                type="bar",
+                orientation="h",
+                name=f"{role} {'requests' if role == 'router' else 'batches'} (runs)",
+                base=start,
+                x=_ms(mine["until"]) - start,
+                y=mine["lane"].to_numpy(),
+                width=0.42,
+                hovertext=mine.select(hover).to_series().to_list(),
+                hoverinfo="text",
+                marker=dict(color=ROLE_LIGHT[role], line=dict(color=ROLE_COLOR[role], width=1)),
+            )
+        )
+    return traces
+
+
+def _mark_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
+    labels = dict(sw.lanes.select("lane", "label").iter_rows())
+    out = []
+    for r in df.iter_rows(named=True):
+        name = MARK_STYLE[r["kind"]][0]
+        head = f"<b>{esc(name)}</b> · {esc(labels[r['lane']])} · {r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC"
+        ids = []
+        if r.get("rid"):
+            ids.append(f"rid {esc(r['rid'])}")
+        if r.get("bootstrap_room") is not None:
+            ids.append(f"room {r['bootstrap_room']}")
+        if r.get("detail"):
+            ids.append(esc(r["detail"])[:200])
+        src = f"{esc(Path(r['source'] or '?').name)}:{esc(r['source_pos'])}"
+        out.append("<br>".join([head, *([" · ".join(ids)] if ids else []), brief(r.get("body")), src]))
+    return out
+
+
+def _request_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
+    out = []
+    for r in df.iter_rows(named=True):
+        status = r["status"] if r["status"] is not None else "no status"
+        lat = f" · {r['latency_ms']:.0f} ms" if r["latency_ms"] is not None else ""
+        ids = [
+            f"{k} {esc(r[k])}"
+            for k in ("request_id", "rid", "bootstrap_room", "prefill_url", "decode_url")
+            if r.get(k) is not None
+        ]
+        out.append(
+            "<br>".join(
+                [
+                    f"<b>{esc(r['method'] or '')} {esc(r['path'] or '')} → {esc(status)}</b>{lat} · "
+                    f"{r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC",
+                    *([" · ".join(ids)] if ids else []),
+                    brief(r["body"], lines=3),
+                ]
+            )
+        )
+    return out
+
+
+def _mark_trace(sw: Swimlanes, df: pl.DataFrame, kind: str, hover: list[str]) -> dict:
+    name, symbol, color, size, dy = MARK_STYLE[kind]
+    return dict(
+        type="scatter",
+        mode="markers",
+        name=name,
+        x=_ms(df["ts"]),
+        y=(df["lane"] + dy).to_numpy(),
+        hovertext=hover,
+        hoverinfo="text",
+        marker=dict(symbol=symbol, size=size, color=color, line=dict(width=1.5, color=color)),
+    )
+
+
+def _merged(df: pl.DataFrame, bin_s: float) -> pl.DataFrame:
+    """Many markers of one kind → one per lane and time bin, with the count and the first row."""
+    bin_us = max(int(bin_s * 1e6), 1)
+    return (
+        df.with_columns((pl.col("ts").dt.epoch("us") // bin_us).alias("_bin"))
+        .group_by("lane", "_bin", maintain_order=True)
+        .agg(pl.all().first(), pl.len().alias("n"), pl.col("ts").last().alias("ts_last"))
+        .drop("_bin")
+    )
+
+
+def _marker_traces(sw: Swimlanes, bin_s: float) -> list[dict]:
+    traces = []
+    for kind in MARK_STYLE:
+        if kind.startswith("request"):
+            continue
+        df = sw.marks.filter(pl.col("kind") == kind)
+        if df.is_empty():
+            continue
+        traces.append(_thinned(sw, df, kind, bin_s, _mark_hover))
+    errors = sw.requests.filter(pl.col("error"))
+    if errors.height:
+        traces.append(_thinned(sw, errors, "request_error", bin_s, _request_hover))
+    return traces
+
+
+def _thinned(sw, df, kind, bin_s, hover_fn) -> dict:
+    if df.height <= MAX_MARKS_PER_KIND:
+        return _mark_trace(sw, df, kind, hover_fn(sw, df))
+    merged = _merged(df, bin_s)
+    hover = [
+        f"<b>{n:,} × {esc(MARK_STYLE[kind][0])}</b> until {t:%H:%M:%S} UTC; the first:<br>{h}"
+        for n, t, h in zip(merged["n"], merged["ts_last"], hover_fn(sw, merged), strict=True)
+    ]
+    trace = _mark_trace(sw, merged, kind, hover)
+    trace["name"] += f" (merged per {_bin_label(bin_s)})"
+    return trace
+
+
+def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
+    """One trace per stack fingerprint group (one colour = one identical stack), and a label with
+    the class beside the last capture of each lane."""
+    caps = sw.captures
+    if caps.is_empty():
+        return [], []
+    labels = dict(sw.lanes.select("lane", "label").iter_rows())
+    traces, notes = [], []
+    groups = sorted(caps["group"].unique().to_list(), key=lambda g: (len(g or ""), g or ""))
+    for i, group in enumerate(groups):
+        g = caps.filter(pl.col("group") == group)
+        color = GROUP_COLORS[i % len(GROUP_COLORS)]
+        hover = []
+        for r in g.iter_rows(named=True):
+            rows = [
+                f"<b>py-spy: {esc(r['label'])}</b> · stack {esc(group)} · {esc(labels[r['lane']])}",
+                f"{r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC · pid {esc(r['pid'])} · "
+                f"thread {esc(r['thread_name'] or r['thread_id'])}"
+                + (f" ({esc(r['thread_state'])})" if r["thread_state"] else ""),
+            ]
+            if r["event_loop"]:
+                rows.append(f"event loop {esc(r['event_loop'])}")
+            if r["frames"]:
+                rows.append("innermost first:<br>" + brief(r["frames"], lines=8, width=110))
+            rows.append(f"{esc(Path(r['source'] or '?').name)}:{esc(r['source_pos'])}")
+            hover.append("<br>".join(rows))
+        n_lanes = g["lane"].n_unique()
+        # the roles of its lanes: two stacks waiting in one collective (prefill's and decode's event
+        # loops) read alike otherwise
+        roles = ",".join(sorted({labels[lane].split(" ")[0] for lane in g["lane"].unique().to_list()}))
+        traces.append(
+            dict(
+                type="scatter",
+                mode="markers",
+                name=f"py-spy stack {esc(group)}: {esc(g['label'][0])}, {esc(roles)} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
+                x=_ms(g["ts"]),
+                y=(g["lane"] + CAPTURE_DY).to_numpy(),
+                hovertext=hover,
+                hoverinfo="text",
+                marker=dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
+            )
+        )
+        for lane, label in (
+            g.sort("ts").unique("lane", keep="last", maintain_order=True).select("lane", "label").iter_rows()
+        ):
+            # in the right margin, beside the lane: a label inside the plot hid the ticks and diamonds
+            # of the lanes it crossed; the capture's time is in its square's hover
+            notes.append(
+                dict(
+                    x=1,
+                    y=lane,
+                    xref="paper",
+                    yref="y",
+                    text=f"{esc(group)} {esc(label)}",
+                    showarrow=False,
+                    xanchor="left",
+                    xshift=6,
+                    font=dict(size=10.5, color=color),
+                    bgcolor="rgba(255,255,255,0.88)",
+                    bordercolor=color,
+                    borderpad=1,
+                    borderwidth=1,
+                    captureevents=False,
+                )
+            )
+    return traces, notes
+
+
+def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], list[dict]]:
+    """A shaded span over the lanes of each wedged role, labelled above the plot; a label whose
+    start lies in the right half of the first ``view`` (epoch ms) ends there instead of starting."""
+    shapes, notes = [], []
+    for w in sw.wedges:
+        lanes = sw.lanes.filter(pl.col("role") == w.role)["lane"].to_list()
+        x1 = w.resumed or sw.last
+        if not lanes or x1 is None or (sw.last and w.stopped > sw.last) or (sw.first and x1 < sw.first):
+            continue
+        x0ms, x1ms = w.stopped.timestamp() * 1000, x1.timestamp() * 1000
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="y",
+                x0=x0ms,
+                x1=x1ms,
+                y0=min(lanes) - 0.5,
+                y1=max(lanes) + 0.5,
+                fillcolor="rgba(214,39,40,0.12)",
+                line=dict(color="rgba(214,39,40,0.7)", width=1, dash="dot"),
+                layer="below",
+            )
+        )
+        end = f"{w.resumed_by} {x1:%H:%M:%S}" if w.resumed else "end of data"
+        again = ""
+        if w.resumed_by == "restart" and w.batches_again is not None:  # as the report: both ends named
+            again = f"; batches again {w.batches_again:%H:%M:%S} ({_span(w.stopped, w.batches_again)} after the stop)"
+        notes.append(
+            dict(
+                x=x0ms,
+                y=1,
+                xref="x",
+                yref="paper",
+                yshift=16 * len(notes),
+                text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({_span(w.stopped, x1)}){again}",
+                showarrow=False,
+                xanchor="right" if view and x0ms > (view[0] + view[1]) / 2 else "left",
+                yanchor="bottom",
+                font=dict(size=11, color="#b10026"),
+            )
+        )
+    return shapes, notes
+
+
+def _lane_bands(sw: Swimlanes) -> list[dict]:
+    """Light bands per role group and a line between lanes, so a reader's eye follows a lane."""
+    shapes = []
+    for lane in sw.lanes["lane"].to_list():
+        if lane % 2 == 0:
+            shapes.append(
+                dict(
+                    type="rect",
+                    xref="paper",
+                    yref="y",
+                    x0=0,
+                    x1=1,
+                    y0=lane - 0.5,
+                    y1=lane + 0.5,
+                    fillcolor="rgba(0,0,0,0.035)",
+                    line=dict(width=0),
+                    layer="below",
+                )
+            )
+    roles = sw.lanes["role"].to_list()
+    for lane in range(1, len(roles)):
+        if roles[lane] != roles[lane - 1]:
+            shapes.append(
+                dict(
+                    type="line",
+                    xref="paper",
+                    yref="y",
+                    x0=0,
+                    x1=1,
+                    y0=lane - 0.5,
+                    y1=lane - 0.5,
+                    line=dict(color="#555", width=1.2),
+                )
+            )
+    return shapes
+
+
+# the panels under the lanes, px: counters (requests; throughput), the gap above each
+PANEL_PX, PANEL_GAP_PX, LANE_PX = 78, 34, 34
+
+
+def figure(sw: Swimlanes) -> tuple[dict, dict]:
+    """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
+    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``runs`` (how many),
+    ``counts``, ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the whole
+    span), ``counters`` (the counters panel is drawn).
+
+    Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
+    throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
+    span (plotly's range slider) to widen or move the view. The first view is ``--since``/``--until``
+    when given, else the incident (``Swimlanes.focus``) with a margin, else the whole span."""
+    span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
+    binned = not sw.detail
+    bin_s = _bin_seconds(max(span_s, 1.0))
+    data = _activity_traces(sw, binned, bin_s if binned else None)
+    data += _marker_traces(sw, bin_s)
+    traces, labels = _capture_traces(sw)
+    data += traces
+    load = counter_traces(sw, _ms)
+    data += load
+    n = sw.lanes.height
+    x_range, full, framed = _x_ranges(sw, span_s)
+    shapes, notes = _wedge_shapes(sw, x_range)
+    panels = bool(load)
+    lanes_px = max(130, LANE_PX * n + 20)
+    plot_px = lanes_px + (2 * (PANEL_PX + PANEL_GAP_PX) if panels else 0)
+    bottom = (2 * PANEL_PX + 2 * PANEL_GAP_PX) / plot_px if panels else 0.0
+    layout = dict(
+        template="plotly_white",
+        height=plot_px + 24 + 16 * len(notes) + 150,
+        margin=dict(l=10, r=170 if labels else 10, t=24 + 16 * len(notes), b=40),
+        hovermode="closest",
+        hoverlabel=dict(align="left", font=dict(family="monospace", size=11)),
+        showlegend=True,
+        legend=dict(
+            orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom", font=dict(size=11)
+        ),
+        xaxis=_x_axis(x_range, full, panels),
+        yaxis=dict(
+            tickmode="array",
+            tickvals=sw.lanes["lane"].to_list(),
+            ticktext=[esc(s) for s in sw.lanes["label"].to_list()],
+            range=[n - 0.5, -0.5],
+            domain=[bottom, 1.0],
+            showgrid=False,
+            zeroline=False,
+            automargin=True,
+            fixedrange=True,
+            tickfont=dict(family="monospace", size=12),
+        ),
+        shapes=_lane_bands(sw) + shapes + _restart_lines(sw),
+        annotations=notes + labels,
+        barmode="overlay",
+    )
+    if panels:
+        layout.update(_panel_axes(plot_px))
+    facts = dict(x_range=x_range, framed=framed, counters=panels)
+    counts = {
+        "lanes": n,
+        "batches": sw.batches.height if sw.detail else sw.totals.get("batches", 0),
+        "requests": sw.requests.height
+        if sw.detail
+        else sw.totals.get("requests", 0) + sw.requests.filter(pl.col("error")).height,
+        "runs": sw.runs.height,
+        "captures": sw.captures.height,
+        **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
+    }
+    return dict(data=data, layout=layout), dict(
+        binned=binned, bin_seconds=bin_s if binned else None, counts=counts, **facts
+    )
+
+
+def _x_axis(x_range: list | None, full: list | None, panels: bool) -> dict:
+    """The time axis under the lanes and panels, with the overview (range slider) of ``full``."""
+    return dict(
+        type="date",
+        title=dict(text="time (UTC, offset +00:00)", font=dict(size=12)),
+        range=x_range,
+        anchor="y3" if panels else "y",
+        showgrid=True,
+        gridcolor="#e5e5e5",
+        hoverformat="%H:%M:%S.%L",
+        rangeslider=dict(
+            visible=bool(full),
+            range=full,
+            thickness=0.07,
+            bgcolor="#f7f7f7",
+            borderwidth=1,
+            bordercolor="#bbb",
+        ),
+    )
+
+
+def _panel_axes(plot_px: int) -> dict:
+    """The y axes of the two counter panels at the bottom of the plot (``plot_px`` high)."""
+    f = 1 / plot_px
+    axis = dict(
+        fixedrange=True,
+        rangemode="tozero",
+        zeroline=True,
+        showgrid=True,
+        gridcolor="#eeeeee",
+        automargin=True,
+        tickfont=dict(size=10),
+        nticks=4,
+    )
+    return dict(
+        yaxis2=dict(
+            axis,
+            domain=[f * (PANEL_PX + PANEL_GAP_PX), f * (2 * PANEL_PX + PANEL_GAP_PX)],
+            title=dict(text="requests<br>(Σ DP groups)", font=dict(size=11)),
+        ),
+        yaxis3=dict(axis, domain=[0, f * PANEL_PX], title=dict(text="token/s", font=dict(size=11))),
+    )
+
+
+def _x_ranges(sw: Swimlanes, span_s: float) -> tuple[list | None, list | None, bool]:
+    """The first view's x range (epoch ms), the overview's (the whole span), and whether the first
+    view is framed on the incident. ``--since``/``--until``: exactly the window (the other end, if
+    not given, the data's with a margin); else the focus with a margin of 5 % of its width (at
+    least 3 s), inside the whole span; else the whole span with a margin of 2 % (at least 1 s)."""
+    if not (sw.first and sw.last):
+        return None, None, False
+    pad = max(span_s * 0.02, 1.0)
+    full = [(sw.first.timestamp() - pad) * 1000, (sw.last.timestamp() + pad) * 1000]
+    if sw.since is not None or sw.until is not None:
+        view = [
+            sw.since.timestamp() * 1000 if sw.since else full[0],
+            sw.until.timestamp() * 1000 if sw.until else full[1],
+        ]
+        return view, view, False
+    if sw.focus is None:
+        return full, full, False
+    a, b = (t.timestamp() for t in sw.focus)
+    margin = max((b - a) * 0.05, 3.0)
+    view = [max((a - margin) * 1000, full[0]), min((b + margin) * 1000, full[1])]
+    return view, full, view != full
+
+
+def _restart_lines(sw: Swimlanes) -> list[dict]:
+    """A dotted line across a role's lanes where systemd was asked to stop it (a restart) and where
+    its server said it was ready again, in the colours of those marks."""
+    shapes = []
+    for kind, color in (("lifecycle", MARK_STYLE["lifecycle"][2]), ("ready", MARK_STYLE["ready"][2])):
+        rows = sw.marks.filter(pl.col("kind") == kind)
+        if kind == "lifecycle":
+            rows = rows.filter(pl.col("detail").str.starts_with("stopping"))
+        for lane, ts in rows.select("lane", "ts").iter_rows():
+            role = sw.lanes["role"][lane]
+            lanes = sw.lanes.filter(pl.col("role") == role)["lane"]
+            shapes.append(
+                dict(
+                    type="line",
+                    xref="x",
+                    yref="y",
+                    x0=ts.timestamp() * 1000,
+                    x1=ts.timestamp() * 1000,
+                    y0=lanes.min() - 0.5,
+                    y1=lanes.max() + 0.5,
+                    line=dict(color=color, width=1.5, dash="dot"),
+                    layer="below",
+                )
+            )
+    return shapes

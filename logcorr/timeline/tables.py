@@ -1,0 +1,552 @@
+"""Reading OUT's Parquet tables with polars into the frames of ``Swimlanes``: marks (aborts, transfer
+errors, watchdog, /health, tracebacks, tool-call markup), router requests, py-spy captures and their
+innermost frames, batch lines of a narrow window, and the lanes every row is placed on.
+
+All times are ``datetime[us, UTC]``; every frame keeps ``event_id``/``source``/``source_pos``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from logcorr import saved
+from logcorr.parsers.prefix import split_prefix
+from logcorr.schema import EVENTS, RANKS, UTC_US
+from logcorr.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame:
+    """All parts of one table (any folder depth, e.g. hive-style ``host=…/``) as one lazy frame with
+    exactly the columns of ``schema`` (absent ones null), so older or partial OUTs still draw."""
+    files = sorted((out / table).glob("**/*.parquet"))
+    frames = []
+    for f in files:
+        lf = pl.scan_parquet(f, hive_partitioning=False, glob=False)
+        have = lf.collect_schema()
+        # a column of the right type is selected as it is (no cast): filters on it then reach the
+        # Parquet reader, which skips what they exclude instead of reading every row of the table
+        frames.append(
+            lf.select(
+                [
+                    pl.col(c)
+                    if have.get(c) == t
+                    else (pl.col(c) if c in have else pl.lit(None)).cast(t, strict=False).alias(c)
+                    for c, t in schema.items()
+                ]
+            )
+        )
+    if not frames:
+        return pl.LazyFrame(schema=schema)
+    return pl.concat(frames, how="vertical_relaxed")
+
+
+def _columns(out: Path, table: str) -> dict[str, pl.DataType]:
+    """Union of the columns of a table's parts (name → type of the first part that has it)."""
+    cols: dict[str, pl.DataType] = {}
+    for f in sorted((out / table).glob("**/*.parquet")):
+        for c, t in pl.scan_parquet(f, hive_partitioning=False, glob=False).collect_schema().items():
+            cols.setdefault(c, t)
+    return cols
+
+
+def parse_time(text: str | datetime | None, *, day: datetime | None = None) -> datetime | None:
+    """``--since``/``--until`` as an aware UTC datetime.
+
+    Accepts ISO 8601 (``2025-10-29 21:34``, ``2025-10-29T21:34:47.5Z``, ``…+02:00``; no zone means
+    UTC) or a bare time of day (``21:34:47``) on the date of ``day`` (the data's first day).
+
+    Raises:
+        TimelineError: the text is neither.
+    """
+    if text is None or isinstance(text, datetime):
+        return text if text is None or text.tzinfo else text.replace(tzinfo=UTC)
+    t = text.strip()
+    try:
+        value = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        m = re.fullmatch(r"(\d{1,2}):(\d\d)(?::(\d\d)(?:\.(\d{1,6}))?)?", t)
+        not_a_time = TimelineError(
+            f"{text!r}: not a time; use ISO 8601 like '2025-10-29 21:34:40' (UTC unless a zone is "
+            "given) or a time of day like '21:34:40' (on the data's first day)"
+        )
+        if m and day is None:
+            raise TimelineError(
+                f"{text!r}: a time of day needs a date, and no record in OUT carries one; give the date too"
+            ) from None
+        if not m:
+            raise not_a_time from None
+        h, mi, s, frac = m.groups()
+        try:
+            value = day.replace(
+                hour=int(h), minute=int(mi), second=int(s or 0), microsecond=int((frac or "0").ljust(6, "0"))
+            )
+        except ValueError:  # 25:99
+            raise not_a_time from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+_KEY = [f"_k_{c}" for c in ("host", "role", *RANKS)]
+
+
+def _lane_key(df: pl.DataFrame) -> pl.DataFrame:
+    """Add the lane key columns: host, role and ranks with nulls filled (so they join)."""
+    return df.with_columns(
+        pl.col("role").fill_null("unknown"),
+        pl.col("host").fill_null("").alias("_k_host"),
+        pl.col("role").fill_null("unknown").alias("_k_role"),
+        *[pl.col(c).fill_null(-1).alias(f"_k_{c}") for c in RANKS],
+    )
+
+
+def _in_window(lf: pl.LazyFrame, since: datetime | None, until: datetime | None) -> pl.LazyFrame:
+    if since is not None:
+        lf = lf.filter(pl.col("ts") >= since)
+    if until is not None:
+        lf = lf.filter(pl.col("ts") <= until)
+    return lf
+
+
+_EV = EVENTS.schema
+_LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
+_PROV = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
+_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "pid", "level", "message", "source", "source_pos")}
+
+
+def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
+    """Fill host, level, message and provenance of typed rows from their ``events`` row."""
+    ev = _scan(out, "events", _EVENT_JOIN).rename({c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"})
+    have = lf.collect_schema()
+    lf = lf.with_columns(
+        [pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have and c != "pid"]
+    )
+    lf = lf.collect().lazy()  # the typed rows are few (marks, requests): their ids filter the scan
+    ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
+    lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
+    # bounds first (row groups of other ids are skipped by their statistics), then the ids
+    ev = ev.filter(pl.col("event_id").is_between(lo, hi)).filter(pl.col("event_id").is_in(ids.implode()))
+    lf = lf.join(ev.collect().lazy(), on="event_id", how="left")
+    return lf.with_columns(
+        *[
+            pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
+            for c in ("host", "source", "source_pos", "level", "message")
+        ],
+        pl.col("ev_pid").alias("pid"),
+    ).drop([f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"])
+
+
+def _bodies(messages: pl.Series) -> pl.Series:
+    """Message text without the line header (time and rank are shown beside it)."""
+    if messages.len() == 0:
+        return pl.Series("body", [], pl.String)
+    return split_prefix(messages.fill_null(""))["body"]
+
+
+def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
+    """Every batch line in the window with its typed fields (``empty``: none, the columns only)."""
+    cols = _columns(out, "batches")
+    skip = {"extra"}
+    schema = {"ts": UTC_US, **_LANE, **_PROV, "batch_type": pl.String}
+    for c, t in cols.items():
+        if c not in schema and c not in skip and t.is_numeric() | (t == pl.Boolean) | (t == pl.String):
+            schema[c] = t
+    lf = _in_window(_scan(out, "batches", schema), since, until)
+    if empty:
+        return lf.head(0).collect()
+    return lf.filter(pl.col("ts").is_not_null()).collect()
+
+
+def _load_marks(out, since, until) -> pl.DataFrame:
+    """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
+    common = {"ts": UTC_US, **_LANE, **_PROV, "rid": pl.String, "bootstrap_room": pl.Int64}
+    aborts = _scan(out, "aborts", {**common, "abort_kind": pl.String, "reason": pl.String})
+    aborts = aborts.with_columns(
+        pl.lit("abort").alias("kind"),
+        pl.concat_str([pl.col("abort_kind"), pl.col("reason")], separator=": ", ignore_nulls=True).alias(
+            "detail"
+        ),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    ).drop("abort_kind", "reason")
+    terr = _scan(
+        out,
+        "transfer_errors",
+        {**common, "error_kind": pl.String, "kv_poll_state": pl.String, "reason": pl.String},
+    )
+    terr = terr.with_columns(
+        pl.when(pl.col("error_kind") == "assert_transfer_infos")
+        .then(pl.lit("assertion"))
+        .otherwise(pl.lit("transfer_error"))
+        .alias("kind"),
+        pl.concat_str(
+            [pl.col("error_kind"), pl.col("kv_poll_state"), pl.col("reason")],
+            separator=": ",
+            ignore_nulls=True,
+        ).alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    ).drop("error_kind", "kv_poll_state", "reason")
+    # A KV transfer failed because its request was aborted ("Aborted by AbortReq.") is in both tables:
+    # draw it once, as the abort (its hover names the transfer); the assertion is always drawn.
+    terr = pl.concat(
+        [
+            terr.filter(pl.col("kind") == "assertion"),
+            terr.filter(pl.col("kind") != "assertion").join(
+                aborts.select("event_id"), on="event_id", how="anti"
+            ),
+        ]
+    )
+    typed = pl.concat(
+        [aborts, terr, _leak_marks(out, common), _ready_marks(out, common)], how="diagonal_relaxed"
+    )
+    typed = _with_event_fields(out, _in_window(typed, since, until)).drop("pid")
+    ev = _scan(
+        out,
+        "events",
+        {**common, "kind": pl.String, "level": pl.String, "message": pl.String},
+    ).filter(pl.col("kind").is_in(["watchdog", "health", "traceback"]))
+    ev = _in_window(ev, since, until).with_columns(pl.lit(None, pl.String).alias("detail"))
+    life = _in_window(_lifecycle_marks(out, common), since, until)
+    marks = pl.concat([typed, ev, life], how="diagonal_relaxed").filter(pl.col("ts").is_not_null()).collect()
+    if marks.is_empty():
+        return marks.with_columns(pl.lit(None, pl.String).alias("body"))
+    # health: the access line's status (requests table) says ok or failed; a non-access health line
+    # ("Health check failed …") is failed unless it is INFO and says nothing of failing.
+    status = (
+        _scan(out, "requests", {"event_id": pl.Int64, "status": pl.Int32})
+        .join(marks.lazy().select("event_id").drop_nulls(), on="event_id", how="semi")
+        .unique("event_id")
+        .collect()
+    )
+    marks = marks.join(status, on="event_id", how="left")
+    failed = (
+        pl.when(pl.col("status").is_not_null())
+        .then(pl.col("status") >= 400)
+        .otherwise(
+            pl.col("message").str.contains(r"(?i)fail|error|timeout|unhealthy")
+            | pl.col("level").is_in(["ERROR", "WARNING", "CRITICAL", "FATAL"])
+        )
+    )
+    marks = marks.with_columns(
+        pl.when((pl.col("kind") == "health") & failed.fill_null(False))
+        .then(pl.lit("health_failed"))
+        .otherwise(pl.col("kind"))
+        .alias("kind")
+    )
+    return marks.with_columns(_bodies(marks["message"]).alias("body")).sort("ts")
+
+
+# systemd's messages about a unit drawn as marks: the restart's steps; "consumed" and "deactivated"
+# say nothing the others do not
+LIFECYCLE_MARKED = (
+    "starting",
+    "started",
+    "stopping",
+    "stopped",
+    "exited",
+    "failed",
+    "start_failed",
+    "restart_scheduled",
+)
+
+
+def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """systemd's stop / start messages about a unit (``lifecycle`` table) as marks of kind
+    ``lifecycle``, on the (no rank) lane of the unit's role; ``detail`` the event (stopping …)."""
+    schema = {**common, "event": pl.String, "message": pl.String, "unit": pl.String}
+    rows = _scan(out, "lifecycle", schema).filter(pl.col("event").is_in(LIFECYCLE_MARKED))
+    return rows.select(
+        *[c for c in common if c not in ("rid", "bootstrap_room")],
+        pl.lit("lifecycle").alias("kind"),
+        pl.concat_str([pl.col("event"), pl.col("unit")], separator=": ", ignore_nulls=True).alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.col("message"),
+    )
+
+
+def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """SGLang's "The server is fired up and ready to roll!" of each process (``processes.ready_ts``,
+    summed at ingest), as marks of kind ``ready``; its line's text and position come from ``events``."""
+    schema = {
+        "ready_ts": UTC_US,
+        **_LANE,
+        "ready_event_id": pl.Int64,
+        "source": pl.String,
+    }
+    rows = _scan(out, "processes", schema).filter(pl.col("ready_ts").is_not_null())
+    return rows.select(
+        pl.col("ready_ts").alias("ts"),
+        *_LANE,
+        pl.col("ready_event_id").alias("event_id"),
+        pl.col("source"),
+        pl.lit(None, pl.String).alias("source_pos"),
+        pl.lit("ready").alias("kind"),
+        pl.lit("server ready").alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    ).unique("event_id")
+
+
+def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
+    """Router requests (role router); the engines' own access lines are drawn only as /health.
+    ``errors_only``: only the failed ones (the others are drawn as runs)."""
+    schema = {
+        "ts": UTC_US,
+        "host": pl.String,
+        "role": pl.String,
+        **_PROV,
+        "method": pl.String,
+        "path": pl.String,
+        "status": pl.Int32,
+        "latency_ms": pl.Float64,
+        "request_id": pl.String,
+        "rid": pl.String,
+        "bootstrap_room": pl.Int64,
+        "prefill_url": pl.String,
+        "decode_url": pl.String,
+        "level": pl.String,
+    }
+    lf = _in_window(_scan(out, "requests", schema), since, until).filter(pl.col("role") == "router")
+    if errors_only:  # a superset here (a line without status or level may fail by its event's level)
+        lf = lf.filter(
+            (pl.col("status") >= 400)
+            | (
+                pl.col("status").is_null()
+                & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"]))
+            )
+        )
+    lf = (
+        _with_event_fields(out, lf).drop("pid").with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
+    )
+    df = lf.filter(pl.col("ts").is_not_null()).collect()
+    error = (pl.col("status") >= 400).fill_null(
+        pl.col("level").is_in(["ERROR", "WARNING", "WARN"]).fill_null(False)
+    )
+    df = df.with_columns(error.alias("error"))
+    if errors_only:
+        df = df.filter(pl.col("error"))
+    return df.with_columns(_bodies(df["message"]).alias("body")).sort("ts", "event_id")
+
+
+def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
+    """One row per py-spy capture of a rank: the main thread's class (or the first waiting thread's);
+    and how many captures have no time (a bare dump file) and so cannot be placed."""
+    schema = {
+        "capture_id": pl.String,
+        "capture_ts": UTC_US,
+        **_LANE,
+        "pid": pl.Int32,
+        "thread_id": pl.String,
+        "thread_name": pl.String,
+        "thread_state": pl.String,
+        "is_main": pl.Boolean,
+        "wait_class": pl.String,
+        "backend": pl.String,
+        "event_loop": pl.String,
+        "fingerprint": pl.String,
+        "source": pl.String,
+        "source_pos": pl.String,
+    }
+    lf = _scan(out, "captures", schema).rename({"capture_ts": "ts"})
+    undated = lf.filter(pl.col("ts").is_null()).select(pl.col("capture_id").n_unique()).collect().item()
+    df = _in_window(lf, since, until).filter(pl.col("ts").is_not_null()).collect()
+    if df.is_empty():
+        empty = df.with_columns(
+            pl.lit(None, pl.String).alias("label"), pl.lit(None, pl.String).alias("frames")
+        )
+        return empty, undated
+    main = pl.col("is_main").fill_null(pl.col("thread_name") == "MainThread").fill_null(False)
+    waiting = pl.col("wait_class").is_not_null() & ~pl.col("wait_class").is_in(["running", "idle"])
+    df = (
+        df.with_columns((main.cast(pl.Int8) * 2 + waiting.cast(pl.Int8)).alias("_pref"))
+        .sort(["capture_id", "_pref"], descending=[False, True], nulls_last=True)
+        .unique("capture_id", keep="first", maintain_order=True)
+        .drop("_pref")
+        .sort("ts")
+    )
+    label = pl.concat_str(
+        [
+            pl.col("wait_class").fill_null("unclassified"),
+            pl.when(pl.col("backend").is_not_null()).then(pl.format(" ({})", pl.col("backend"))),
+        ],
+        ignore_nulls=True,
+    )
+    df = df.with_columns(label.alias("label"))
+    return df.join(_innermost_frames(out, df), on=["capture_id", "thread_id"], how="left"), undated
+
+
+def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataFrame:
+    """The ``n`` innermost frames of each chosen capture thread, as one text per thread."""
+    schema = {
+        "capture_id": pl.String,
+        "thread_id": pl.String,
+        "depth": pl.Int32,
+        "function": pl.String,
+        "file": pl.String,
+        "line": pl.Int32,
+    }
+    keys = captures.select("capture_id", "thread_id").lazy()
+    frames = (
+        _scan(out, "stacks", schema)
+        .filter(pl.col("depth") < n)
+        .join(keys, on=["capture_id", "thread_id"], how="semi")
+        .sort("depth")
+        .with_columns(
+            pl.concat_str(
+                [
+                    pl.col("function").fill_null("?"),
+                    pl.format(
+                        " ({})",
+                        pl.concat_str(
+                            [
+                                pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1),
+                                pl.col("line").cast(pl.String),
+                            ],
+                            separator=":",
+                            ignore_nulls=True,
+                        ),
+                    ),
+                ],
+                ignore_nulls=True,
+            ).alias("frame")
+        )
+        .group_by("capture_id", "thread_id")
+        .agg(pl.col("frame").str.join("\n").alias("frames"))
+    )
+    return frames.collect()
+
+
+def _sources(out: Path) -> list[tuple[str, str, int]]:
+    df = _scan(out, "sources", {"source": pl.String, "format": pl.String, "records": pl.Int64}).collect()
+    return [(s or "?", f or "?", int(r or 0)) for s, f, r in df.iter_rows()]
+
+
+def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
+    """``decode TP2`` (DP/PP/EP where present), ``decode (no rank)`` for an engine's lines without a
+    rank prefix; the host in front when there are several; the file for lines without a host."""
+    ranks = pl.concat_str(
+        [pl.when(pl.col(c).is_not_null()).then(pl.format(f"{tok}{{}}", pl.col(c))) for c, tok in RANK_TOKENS],
+        separator=" ",
+        ignore_nulls=True,
+    )
+    any_rank = pl.any_horizontal([pl.col(c).is_not_null() for c, _ in RANK_TOKENS])
+    label = (
+        pl.when(any_rank)
+        .then(pl.format("{} {}", pl.col("role"), ranks))
+        .when(pl.col("role").is_in(["router", "unknown"]))
+        .then(pl.col("role"))
+        .otherwise(pl.format("{} (no rank)", pl.col("role")))
+    )
+    if lanes["host"].drop_nulls().n_unique() > 1:
+        label = (
+            pl.when(pl.col("host").is_not_null())
+            .then(pl.format("{} · {}", pl.col("host"), label))
+            .otherwise(label)
+        )
+    files = pl.col("files").list.eval(pl.element().str.extract(r"([^/\\]+)$", 1)).list.join(", ")
+    label = pl.when(pl.col("host").is_null()).then(pl.format("{} [{}]", label, files)).otherwise(label)
+    return lanes.with_columns(label.alias("label")).drop("files")
+
+
+def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl.DataFrame, dict]:
+    """Number the lanes (prefill, decode, router, unknown; then host and ranks) and give every row
+    of ``frames`` its ``lane``."""
+    keyed = {name: _lane_key(df) for name, df in frames.items()}
+    if role is not None:
+        keyed = {name: df.filter(pl.col("role") == role) for name, df in keyed.items()}
+    per_lane = [
+        df.group_by(_KEY).agg(
+            *[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().head(2)
+        )
+        for df in keyed.values()
+        if df.height
+    ]
+    lanes = (
+        pl.concat(per_lane, how="vertical_relaxed")
+        if per_lane
+        else pl.DataFrame(schema={**dict.fromkeys(_KEY, pl.String), **_LANE, "source": pl.List(pl.String)})
+    )
+    order = pl.col("role").replace_strict({r: i for i, r in enumerate(ROLE_ORDER)}, default=len(ROLE_ORDER))
+    lanes = (
+        lanes.group_by(_KEY)
+        .agg(
+            *[pl.col(c).first() for c in _LANE],
+            pl.col("source").list.explode().drop_nulls().unique().sort().head(2).alias("files"),
+        )
+        .with_columns(order.alias("_order"))
+        .sort(["_order", "host", *RANKS], nulls_last=False)
+        .drop("_order")
+        .with_row_index("lane")
+        .with_columns(pl.col("lane").cast(pl.Int32))
+    )
+    lanes = _label_lanes(lanes)
+    index = lanes.select(*_KEY, "lane")
+    placed = {name: df.join(index, on=_KEY, how="inner").drop(_KEY) for name, df in keyed.items()}
+    return lanes.drop(_KEY), placed
+
+
+def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+    rids = set(
+        _scan(out, "rooms", {"rid": pl.String, "bootstrap_room": pl.Int64})
+        .filter(pl.col("bootstrap_room") == room)
+        .select("rid")
+        .drop_nulls()
+        .collect()["rid"]
+        .to_list()
+    )
+    mine = (pl.col("bootstrap_room") == room).fill_null(False) | pl.col("rid").is_in(list(rids)).fill_null(
+        False
+    )
+    return marks.filter(mine), requests.filter(mine), rids
+
+
+def _group_fingerprints(captures: pl.DataFrame) -> pl.DataFrame:
+    """Name stack fingerprint groups A, B, … in lane order, so one colour means one identical stack."""
+    if captures.is_empty():
+        return captures.with_columns(pl.lit(None, pl.String).alias("group"))
+    fp = pl.coalesce(pl.col("fingerprint"), pl.col("label"))
+    order = (
+        captures.with_columns(fp.alias("_fp")).sort("lane", "ts").select("_fp").unique(maintain_order=True)
+    )
+    names = {f: _group_name(i) for i, f in enumerate(order["_fp"].to_list())}
+    return captures.with_columns(fp.replace_strict(names, default=None).alias("group"))
+
+
+def _group_name(i: int) -> str:
+    letters = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        letters = chr(65 + r) + letters
+    return letters
+
+
+def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
+    """Answers whose text carries tool-call markup (``request_log.markup_leak``), with the requests
+    running on their engine then (saved query ``markup_leaks``) in the hover's detail."""
+    leaks = _scan(out, "request_log", {**common, "markup_leak": pl.String, "markup": pl.String}).filter(
+        pl.col("markup_leak").is_not_null()
+    )
+    if leaks.select(pl.len()).collect().item() == 0:
+        return leaks.drop("markup_leak", "markup").with_columns(
+            pl.lit(None, pl.String).alias(c) for c in ("kind", "detail", "level", "message")
+        )
+    running = saved.query(out, "markup_leaks").select("event_id", pl.col("running_req").cast(pl.Int64)).lazy()
+    return leaks.join(running, on="event_id", how="left").select(
+        *common,
+        pl.lit("markup_leak").alias("kind"),
+        pl.concat_str(
+            [
+                pl.col("markup"),
+                pl.lit(" · running requests "),
+                pl.col("running_req").cast(pl.String).fill_null("?"),
+            ]
+        ).alias("detail"),
+        pl.lit(None, pl.String).alias("level"),
+        pl.lit(None, pl.String).alias("message"),
+    )

@@ -65,3 +65,38 @@ def trace_digest(trace: dict) -> dict:
             shown["args"] = {**args, "source": Path(args["source"]).name}
         out.setdefault(shown.get("cat") or shown["name"], []).append(json.dumps(shown, sort_keys=True))
     return {k: [len(v), _h(sorted(v))] for k, v in sorted(out.items())}
+
+
+def main(made_with: str) -> None:
+    """Write ``tests/golden/sample_render.json`` anew: the sample ingested as the tests ingest it
+    (journal, py-spy dumps, router log), drawn with ticks and as runs (both must digest alike).
+    Run it only after a change meant to alter what the sample's timeline or trace shows, and say what
+    changed in ``made_with``: ``python tests/render_digest.py "logcorr after …"``."""
+    import tempfile
+
+    from logcorr.ingest import ingest
+    from logcorr.timeline import timeline
+    from logcorr.trace import export_chrome_trace
+
+    root = Path(__file__).resolve().parent.parent
+    sample = root / "sample_logs"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        ingest([sample / "journal", sample / "pyspy", sample / "router.log"], out)
+        pages = [
+            page_digest(timeline(out, Path(tmp) / f"t{d}.html", detail=d).html.read_text())
+            for d in (None, False)
+        ]
+        traces = []
+        for d in (None, False):
+            export_chrome_trace(out, Path(tmp) / f"x{d}.json", detail=d)
+            traces.append(trace_digest(json.loads((Path(tmp) / f"x{d}.json").read_text())))
+    assert pages[0] == pages[1] and traces[0] == traces[1], "ticks and runs must draw the same marks"
+    golden = {"made_with": made_with, "timeline": pages[0], "trace": traces[0]}
+    (root / "tests" / "golden" / "sample_render.json").write_text(json.dumps(golden, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1])

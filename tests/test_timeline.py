@@ -468,7 +468,7 @@ def test_sample_health_ticks_are_not_decode_green(sample_html: Path) -> None:
 def test_sample_restart_and_ready_have_marks(sample_html: Path) -> None:
     data, layout = plot_of(sample_html.read_text())
     names = lane_names(layout)
-    [life] = [t for t in data if t["name"].startswith("systemd stop / start")]
+    [life] = [t for t in data if t["name"].startswith("stop / start (systemd")]
     [ready] = [t for t in data if t["name"].startswith("server ready")]
     stops = [
         (x, names[round(y)])
@@ -476,6 +476,8 @@ def test_sample_restart_and_ready_have_marks(sample_html: Path) -> None:
         if "stopping" in h
     ]
     assert (pytest.approx(ms(RESTART), abs=0.01), "decode (no rank)") in stops
+    server = [x for x, h in zip(values(life["x"]), life["hovertext"], strict=True) if "server_stopping" in h]
+    assert len(server) == 2 and min(server) > ms(RESTART)  # uvicorn's "Shutting down", 4 ms after systemd
     readies = dict((names[round(y)], x) for x, y in zip(values(ready["x"]), values(ready["y"]), strict=True))
     assert readies["decode (no rank)"] == pytest.approx(ms(READY_DECODE), abs=0.01)
     assert "The server is fired up and ready to roll!" in "".join(ready["hovertext"])

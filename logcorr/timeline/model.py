@@ -53,7 +53,7 @@ MARK_STYLE = {
     "health": ("/health 200 (an answer, not progress)", "line-ns-open", "#17becf", 7, 0.27),
     "health_failed": ("/health failed", "circle-x", "#d62728", 10, 0.27),
     "markup_leak": ("answer with tool-call markup", "diamond-tall-open", "#e377c2", 11, -0.27),
-    "lifecycle": ("systemd stop / start (lifecycle table)", "bowtie", "#8c564b", 12, 0.27),
+    "lifecycle": ("stop / start (systemd, HTTP server: lifecycle table)", "bowtie", "#8c564b", 12, 0.27),
     "ready": ("server ready (fired up and ready to roll)", "star-diamond", "#bcbd22", 14, 0.27),
     "request": ("router request ok", "line-ns-open", "#7f7f7f", 8, 0.0),
     "request_error": ("router request failed", "x-thin-open", "#d62728", 8, 0.0),

@@ -602,7 +602,7 @@ def _restart_lines(sw: Swimlanes) -> list[dict]:
     for kind, color in (("lifecycle", MARK_STYLE["lifecycle"][2]), ("ready", MARK_STYLE["ready"][2])):
         rows = sw.marks.filter(pl.col("kind") == kind)
         if kind == "lifecycle":
-            rows = rows.filter(pl.col("detail").str.starts_with("stopping"))
+            rows = rows.filter(pl.col("detail").str.contains(r"^(?:server_)?stopping"))
         for lane, ts in rows.select("lane", "ts").iter_rows():
             role = sw.lanes["role"][lane]
             lanes = sw.lanes.filter(pl.col("role") == role)["lane"]

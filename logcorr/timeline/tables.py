@@ -242,7 +242,8 @@ def _load_marks(out, since, until) -> pl.DataFrame:
 
 
 # systemd's messages about a unit drawn as marks: the restart's steps; "consumed" and "deactivated"
-# say nothing the others do not
+# say nothing the others do not. The HTTP server's own stop and start are the restart's steps in
+# container logs, where systemd says nothing.
 LIFECYCLE_MARKED = (
     "starting",
     "started",
@@ -252,6 +253,8 @@ LIFECYCLE_MARKED = (
     "failed",
     "start_failed",
     "restart_scheduled",
+    "server_stopping",
+    "server_started",
 )
 
 

@@ -120,8 +120,9 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     if facts.get("counters"):
         items.append(
             "under the lanes: the load the batch lines report, per role and bucket of "
-            f"{esc(sw.bucket_s)} s (requests: each DP group's maximum, summed over DP groups; a line "
-            "breaks where no batch line came)"
+            f"{esc(sw.bucket_s)} s (requests: each DP group's maximum, summed over DP groups; token "
+            "usage: the maximum; throughput: each DP group's mean, summed; a line breaks where no batch "
+            "line came; hover the role's first line for every counter)"
         )
     if sw.filters:
         items.append("filtered: " + esc(", ".join(sw.filters)))

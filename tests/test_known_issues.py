@@ -94,20 +94,46 @@ def sample_out(tmp_path_factory):
     return out
 
 
+def _readme_config() -> dict[int, list[str]]:
+    """sample_logs/README.md's configuration table: main pid -> its cells."""
+    text = (SAMPLE / "README.md").read_text().split("### Configuration (`config`", 1)[1].split("###")[0]
+    rows = [[c.strip().strip("`") for c in line.strip("|").split("|")] for line in text.splitlines()]
+    return {int(r[1]): r for r in rows if len(r) == 11 and r[1].isdigit()}
+
+
 def test_sample_config_has_both_engines(sample_out):
-    cfg = saved.query(sample_out, "SELECT * FROM config ORDER BY role DESC")
-    rows = {r["role"]: r for r in cfg.iter_rows(named=True)}
-    assert set(rows) == {"prefill", "decode"}
-    for role, r in rows.items():
-        assert (r["tp_size"], r["disaggregation_mode"], r["disaggregation_transfer_backend"]) == (
-            4,
+    """The first processes (started before the data) from their command line; the restarted ones from
+    their server_args line (SGLang 0.5.8.post1's fields), which wins, with the command line beside it."""
+    want = _readme_config()
+    cfg = saved.query(sample_out, "SELECT * FROM config ORDER BY first_ts")
+    assert cfg["pid"].to_list() == [2841, 2842, 918234, 918233] and set(want) == set(cfg["pid"])
+    for r in cfg.iter_rows(named=True):
+        w = want[r["pid"]]
+        role = w[0]
+        assert (r["role"], r["tp_size"], r["disaggregation_mode"], r["disaggregation_transfer_backend"]) == (
             role,
-            "nixl",
+            int(w[3]),
+            w[4],
+            w[5],
         )
-        assert r["disable_overlap_schedule"] is False and r["origin"] == "cmdline"
-        assert "disable_overlap_schedule" in r["defaulted"] and r["watchdog_timeout"] == 3600.0
-        assert json.loads(r["settings"])["soft_watchdog_timeout"] == 300
-    assert (rows["prefill"]["pid"], rows["decode"]["pid"]) == (2841, 2842)
+        assert str(r["disable_overlap_schedule"]) == w[6] == "False"
+        assert str(r["enable_hierarchical_cache"]) == w[7] and r["watchdog_timeout"] == float(w[8])
+        settings = json.loads(r["settings"])
+        assert (
+            settings["soft_watchdog_timeout"] == float(w[9])
+            and r["disagreements"] is None
+            and w[10] == "none"
+        )
+        assert r["sglang_version"] is None  # no line states it
+        if w[2] == "command line only":
+            assert r["origin"] == "cmdline" and "disable_overlap_schedule" in r["defaulted"]
+        else:
+            assert r["origin"] == "server_args+cmdline" and r["defaulted"] is None
+            assert len(settings) == 325 and settings["disable_radix_cache"] is (role == "decode")
+            assert r["chunked_prefill_size"] == 8192 and r["cmdline"].endswith(
+                "--watchdog-timeout 3600"
+                + (" --log-requests --log-requests-level 2" if role == "decode" else "")
+            )
 
 
 def test_sample_known_issues_rank_the_race_and_the_overlap_desync_first(sample_out):
@@ -158,3 +184,38 @@ def test_real_cases_match_no_family(tmp_path):
     assert sorted(cfg["tp_size"].to_list()) == [2, 8, 16]
     cut = cfg.filter(cfg["tp_size"] == 2).row(0, named=True)
     assert "line cut short" in cut["note"]
+
+
+def test_server_args_wins_over_the_command_line_and_a_disagreement_is_shown(tmp_path):
+    """A main process whose command line says ``--tp 8 --watchdog-timeout 600`` and whose server_args
+    line (the sample's, SGLang 0.5.8.post1 fields) says tp_size=4, watchdog_timeout=3600.0: the line's
+    values fill the typed columns, and both differences are named."""
+    line = next(
+        v
+        for v in (SAMPLE / "journal.export").read_text().split("\n")
+        if v.startswith("MESSAGE=") and "server_args=ServerArgs(" in v and "'decode'" in v
+    )[len("MESSAGE=") :]
+    cmd = (
+        "/opt/sglang/.venv/bin/python3 -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
+        " --disaggregation-mode decode --disaggregation-transfer-backend nixl --tp 8 --watchdog-timeout 600"
+    )
+    entry = {
+        "__REALTIME_TIMESTAMP": "1761773000000000", "_HOSTNAME": "h1", "_BOOT_ID": "b" * 32,
+        "_SYSTEMD_UNIT": "sglang-decode.service", "_PID": "4242", "_CMDLINE": cmd, "MESSAGE": line,
+    }  # fmt: skip
+    cap = tmp_path / "cap.json"
+    cap.write_text(json.dumps(entry) + "\n")
+    out = tmp_path / "o"
+    ingest([cap], out)
+    r = saved.query(out, "SELECT * FROM config").row(0, named=True)
+    assert (r["pid"], r["origin"], r["tp_size"], r["watchdog_timeout"]) == (
+        4242,
+        "server_args+cmdline",
+        4,
+        3600.0,
+    )
+    assert (
+        r["disagreements"]
+        == "tp_size: server_args 4, cmdline 8; watchdog_timeout: server_args 3600.0, cmdline 600"
+    )
+    assert r["enable_hierarchical_cache"] is False and r["disaggregation_transfer_backend"] == "nixl"

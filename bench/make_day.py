@@ -35,7 +35,8 @@ prefill TP ranks 0, 1 and 3 (not 2) ``Unexpected transfer worker error for room 
 ending in ``assert room in self.transfer_infos``; decode batches stop on every rank at one instant
 while prefill goes on and /health stays 200; py-spy dumps of every rank (prefill all in one
 all_reduce; decode ranks 0-3 in a gloo broadcast under recv_requests, 4-7 in an all_reduce); a
-restart of both engines (new pids) and healthy batches again.
+restart of both engines (new pids) and healthy batches again. ``--no-incident`` leaves the incident
+out: a healthy day (the tests check that no known bug family matches it).
 
 By default each rank logs with its own ``_PID`` (one process per TP rank, as logcorr's design
 assumes). ``--shared-pid`` gives every line of a unit the main process's pid instead, which is what
@@ -138,8 +139,10 @@ class Day:
         tz_hours: float,
         routine_dumps: int | None = None,
         request_log: float = 0.0,
+        incident: bool = True,
     ) -> None:
         self.n = entries
+        self.with_incident = incident
         self.routine_dumps = routine_dumps
         self.request_share = request_log  # share of entries that are --log-requests lines (0: none)
         # one draw of the loop writes one request line, or ~6.9 entries on average (8 per batch tick):
@@ -648,7 +651,7 @@ class Day:
             self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
         while self.written < self.n:
             before = self.written
-            if state == "before" and self.t >= middle:
+            if self.with_incident and state == "before" and self.t >= middle:
                 self.incident()
                 state = "wedged"
             elif state == "wedged" and self.t >= self.dumps_at:
@@ -842,6 +845,7 @@ def make_day(
     check_json: bool = False,
     routine_dumps: int | None = None,
     request_log: float = 0.0,
+    incident: bool = True,
     log=print,
 ) -> dict:
     """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
@@ -861,6 +865,8 @@ def make_day(
         request_log: share of the entries (0-1) that are ``--log-requests`` Receive/Finish lines of
             the decode engine (``Day.request_line``); 0 (the default) writes none and leaves the day
             byte for byte as without the option, so ingest figures stay comparable.
+        incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
+            rank, restart): a healthy day, on which no known bug family may match.
         log: called with one progress line per step.
 
     Raises:
@@ -873,7 +879,7 @@ def make_day(
         raise FileNotFoundError(
             f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
         )
-    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log)
+    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident)
     timings = {}
     began = time.monotonic()
     remote = None
@@ -924,6 +930,7 @@ def make_day(
         "boot_id": day.boot_id,
         "shared_pid": shared_pid,
         "request_log": request_log,
+        "with_incident": incident,
         "kinds": dict(sorted(day.stats.kinds.items())),
         "incident": day.stats.incident,
         "files": {p.name: p.stat().st_size for p in sorted(out.glob("day.*"))},
@@ -961,6 +968,11 @@ def main(argv: list[str] | None = None) -> int:
         help="add decode's --log-requests Receive/Finish lines as SHARE of the entries (0.02 when no "
         "SHARE is given; default: none, the day as before)",
     )
+    ap.add_argument(
+        "--no-incident",
+        action="store_true",
+        help="a healthy day: leave the incident out (default: in the middle)",
+    )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
@@ -981,6 +993,7 @@ def main(argv: list[str] | None = None) -> int:
         check_json=args.check_json,
         routine_dumps=args.routine_dumps,
         request_log=args.request_log,
+        incident=not args.no_incident,
         log=lambda s: print(s, file=sys.stderr),
     )
     print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 
 import pytest
 from conftest import CASES, ROOT, SAMPLE, need_journalctl
@@ -315,3 +316,64 @@ def test_server_args_wins_over_the_command_line_and_a_disagreement_is_shown(tmp_
         == "tp_size: server_args 4, cmdline 8; watchdog_timeout: server_args 3600.0, cmdline 600"
     )
     assert r["enable_hierarchical_cache"] is False and r["disaggregation_transfer_backend"] == "nixl"
+
+
+def _f5_capture(path, venv: str) -> None:
+    """A decode engine launched from a venv named by its SGLang version (as the real case
+    server_args/02 names its shell ``(sglang-0.5.8.post1)``): 12 client aborts, then decode batch lines
+    at token usage 0.97 (the sample's line shapes), as ``journalctl -o json`` entries."""
+    cmd = (
+        f"/opt/{venv}/bin/python3 -m sglang.launch_server --model-path /m --disaggregation-mode decode --tp 2"
+    )
+    base = int(datetime(2025, 10, 29, 21, 30, tzinfo=UTC).timestamp() * 1e6)
+    lines = []
+    for i in range(12):
+        lines.append((base + i * 400_000, 4100, cmd, "[2025-10-29 21:30:0{}] [http_server] Error: Request is "
+                      f"disconnected from the client side (type 3). Abort request obj.rid='{i:032x}'".format(i * 4 // 10)))  # fmt: skip
+    for k in range(6):
+        t = base + 10_000_000 + k * 2_000_000
+        for rank in (0, 1):
+            lines.append((t + rank * 500, 4101 + rank, f"sglang::scheduler_TP{rank}",
+                          f"[2025-10-29 21:30:{10 + 2 * k} TP{rank}] Decode batch, #running-req: 40, #token: 390000, "
+                          "token usage: 0.97, pre-allocated usage: 0.00, #prealloc-req: 3, #transfer-req: 0, "
+                          "#retracted-req: 0, cuda graph: True, gen throughput (token/s): 80.00, #queue-req: 9"))  # fmt: skip
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "__REALTIME_TIMESTAMP": str(t),
+                    "_HOSTNAME": "h1",
+                    "_BOOT_ID": "b" * 32,
+                    "_SYSTEMD_UNIT": "sglang-decode.service",
+                    "_PID": str(pid),
+                    "_CMDLINE": c,
+                    "MESSAGE": m,
+                }
+            )
+            + "\n"  # fmt: skip
+            for t, pid, c, m in lines
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("venv", "check"),
+    [
+        ("sglang-0.4.9.post4", "fixed in 0.4.9.post5; this engine runs 0.4.9.post4"),
+        ("sglang-0.5.2", "fixed in 0.4.9.post5; this engine runs 0.5.2, which has the fix: look again"),
+    ],
+)
+def test_version_check_of_a_family_with_a_fixed_release(tmp_path, venv, check):
+    """F5 (fixed in 0.4.9.post5 by #8352, per the research notes) on an engine whose version its
+    command line states: the known_issues row and the report say which release has the fix and what
+    this engine runs."""
+    from logcorr.report import report
+
+    _f5_capture(tmp_path / "cap.json", venv)
+    out = tmp_path / "o"
+    ingest([tmp_path / "cap.json"], out)
+    ki = saved.query(out, "known_issues")
+    assert ki["family"].to_list() == ["F5"]
+    row = ki.row(0, named=True)
+    assert (row["strength"], row["evidence_rows"], row["version_check"]) == ("signature+config", 12, check)
+    assert f"Fix: #8352 (v0.4.9.post5); #25561 (2026-05-18), #28022 (2026-06-12); {check}." in report(out)

@@ -7,7 +7,7 @@
 -- config: true
 -- shows: watchdog_timeout, dist_timeout, nnodes
 -- fixed_in:
--- fix: #18582 (2026-03-29)
+-- fix: #18582 (merged 2026-03-29; the notes map no release to it): the crash is noticed and the server stops; #21486 (node_rank >= 1 health server) not merged
 -- workaround: a liveness probe that generates; --dist-timeout to bound collective waits
 -- explains: the scheduler subprocess was killed below Python (std::terminate on an NCCL timeout), no SIGQUIT reached the parent, requests hang without an error
 -- evidence: SGLang's SubprocessWatchdog line "Subprocess scheduler_N … crashed with exit code"

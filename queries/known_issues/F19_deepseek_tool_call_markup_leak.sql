@@ -7,7 +7,7 @@
 -- config: coalesce(model_path ILIKE '%deepseek%', false) OR coalesce(json_extract_string(settings, '$.tool_call_parser') ILIKE 'deepseek%', false)
 -- shows: model_path, sglang_version
 -- fixed_in:
--- fix: none merged; #40237 open
+-- fix: not fixed upstream as of the notes: #40237 open
 -- workaround: match --tool-call-parser to the model and its chat template (deepseekv31 for <｜tool▁calls▁begin｜>, deepseekv32 for <｜DSML｜function_calls>), and have clients parse markup left in content
 -- explains: answers whose tool calls reached clients as text
 -- evidence: an answer in the engine's --log-requests Finish lines whose returned text holds tool-call markup (saved query markup_leaks)

@@ -377,3 +377,21 @@ def test_version_check_of_a_family_with_a_fixed_release(tmp_path, venv, check):
     row = ki.row(0, named=True)
     assert (row["strength"], row["evidence_rows"], row["version_check"]) == ("signature+config", 12, check)
     assert f"Fix: #8352 (v0.4.9.post5); #25561 (2026-05-18), #28022 (2026-06-12); {check}." in report(out)
+
+
+def test_scheduler_crash_line_is_f7_evidence(tmp_path):
+    """SGLang's SubprocessWatchdog line (#18582; the form #29144 quotes, pid elided) is parsed into
+    watchdogs (kind watchdog in events), where F7 now looks: the family matched no real line while it
+    searched events of kind 'other'."""
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "[2026-06-10 10:00:00] Subprocess scheduler_0 crashed with exit code -3. Triggering SIGQUIT for cleanup...\n"
+        "[2026-06-10 10:00:00] Subprocess scheduler_1 (pid=4243) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n"
+    )
+    out = tmp_path / "o"
+    ingest([log], out)
+    ki = saved.query(out, "known_issues")
+    assert ki["family"].to_list() == ["F7"] and ki["strength"].to_list() == ["signature"]
+    assert ki["evidence"][0].startswith(
+        "unknown scheduler subprocess crashed with exit code -3 [line 1] | unknown scheduler subprocess crashed with exit code -6 [line 2]"
+    )

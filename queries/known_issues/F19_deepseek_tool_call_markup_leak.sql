@@ -10,8 +10,10 @@
 -- fix: not fixed upstream as of the notes: #40237 open
 -- workaround: match --tool-call-parser to the model and its chat template (deepseekv31 for <｜tool▁calls▁begin｜>, deepseekv32 for <｜DSML｜function_calls>), and have clients parse markup left in content
 -- explains: answers whose tool calls reached clients as text
--- evidence: an answer in the engine's --log-requests Finish lines whose returned text holds tool-call markup (saved query markup_leaks)
+-- evidence: an answer in the engine's --log-requests Finish lines whose returned text holds tool-call markup
+--   (request_log; saved query markup_leaks adds the requests running at each, which costs a pass over
+--   the day's batch lines that the match does not need)
 SELECT event_id, ts, host, role, source, source_pos,
-       format('answer {} returned {} markup as text ({}) with {} requests running', rid, markup_leak, markup,
-              coalesce(CAST(running_req AS VARCHAR), '?')) AS what
-FROM markup_leaks
+       format('answer {} returned {} markup as text ({})', rid, markup_leak, markup) AS what
+FROM request_log
+WHERE event = 'finished' AND markup_leak IS NOT NULL

@@ -35,7 +35,8 @@ prefill TP ranks 0, 1 and 3 (not 2) ``Unexpected transfer worker error for room 
 ending in ``assert room in self.transfer_infos``; decode batches stop on every rank at one instant
 while prefill goes on and /health stays 200; py-spy dumps of every rank (prefill all in one
 all_reduce; decode ranks 0-3 in a gloo broadcast under recv_requests, 4-7 in an all_reduce); a
-restart of both engines (new pids) and healthy batches again.
+restart of both engines (new pids) and healthy batches again. ``--no-incident`` leaves the incident
+out: a healthy day (the tests check that no known bug family matches it).
 
 By default each rank logs with its own ``_PID`` (one process per TP rank, as logcorr's design
 assumes). ``--shared-pid`` gives every line of a unit the main process's pid instead, which is what
@@ -53,6 +54,7 @@ Usage::
 
     python bench/make_day.py --entries 1000000 --out /tmp/logcorr-day-1m [--seed 7]
     python bench/make_day.py --entries 20000 --out /tmp/small --no-journal   # export only
+    python bench/make_day.py --entries 5000000 --out /tmp/day-rl --request-log   # + 2 % --log-requests lines
 """
 
 from __future__ import annotations
@@ -136,9 +138,18 @@ class Day:
         shared_pid: bool,
         tz_hours: float,
         routine_dumps: int | None = None,
+        request_log: float = 0.0,
+        incident: bool = True,
     ) -> None:
         self.n = entries
+        self.with_incident = incident
         self.routine_dumps = routine_dumps
+        self.request_share = request_log  # share of entries that are --log-requests lines (0: none)
+        # one draw of the loop writes one request line, or ~6.9 entries on average (8 per batch tick):
+        # the odds that make request lines ``request_share`` of the entries
+        self.request_odds = request_log * 6.9 / (1 - request_log + request_log * 6.9)
+        self.open_requests: list[tuple[int, str, str, int]] = []  # (arrival µs, rid, obj repr, prompt tokens)
+        self.decode_running = 0  # #running-req of decode's last batch line
         self.rng = random.Random(seed)
         self.start_us = int(start.timestamp() * 1_000_000)
         self.tz_us = int(tz_hours * 3_600_000_000)  # engines print local time, the router UTC
@@ -299,6 +310,7 @@ class Day:
             )
         else:
             running = rng.randint(1, 256)
+            self.decode_running = running
             body = (
                 f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
                 f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
@@ -472,6 +484,48 @@ class Day:
         self.stats.add("pyspy_lines", len(lines))
         return t + len(lines) * 10
 
+    def request_line(self) -> None:
+        """One ``--log-requests --log-requests-level 2`` line of the decode engine's HTTP server (text
+        format, SGLang late 2025, the shape of sample_logs/): a ``Receive: obj=GenerateReqInput(…)`` of
+        a new request, or the ``Finish: obj=…, out={'text': …, 'output_ids': […], 'meta_info': {…}}``
+        of the oldest open one, about as many of each. While decode is wedged only ``Receive`` lines
+        come (those requests never finish: the restart drops them). An answer given while decode's
+        last batch line ran 17 or more requests carries DeepSeek tool-call markup as text 5 % of the
+        time; with fewer running, never."""
+        rng = self.rng
+        eng = self.decode
+        ts = self.stamp(self.t)
+        pending = self.open_requests
+        if not self.decode_up or not pending or (len(pending) < 256 and rng.random() < 0.5):
+            rid, room = self.rid(), self.room()
+            prompt = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(30, 90)))
+            tokens = len(prompt) // 4
+            obj = (
+                f"GenerateReqInput(text={prompt!r}, input_ids=None, sampling_params={{'temperature': 0.6, "
+                f"'max_new_tokens': {rng.choice((512, 1024, 2048))}}}, rid='{rid}', stream=False, "
+                f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={room})"
+            )
+            pending.append((self.t, rid, obj, tokens))
+            self.emit(eng.main, f"[{ts}] Receive: obj={obj}")
+            self.stats.add("request_receive")
+            return
+        arrived, rid, obj, tokens = pending.pop(0)
+        leak = self.decode_running >= 17 and rng.random() < 0.05
+        if leak:
+            text = rng.choice(_MARKUP).format(city=rng.choice(("Paris", "Osaka", "Lima")))
+            self.stats.add("request_markup")
+        else:
+            text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(15, 60)))
+        ids = ", ".join(str(rng.randrange(128000)) for _ in range(rng.randint(10, 40)))
+        out = (
+            f"{{'text': {text!r}, 'output_ids': [{ids}], 'meta_info': {{'id': '{rid}', "
+            f"'finish_reason': {{'type': 'stop', 'matched': 1}}, 'prompt_tokens': {tokens}, "
+            f"'completion_tokens': {len(text) // 4}, 'cached_tokens': 0, "
+            f"'e2e_latency': {(self.t - arrived) / 1e6:.6f}}}}}"
+        )
+        self.emit(eng.main, f"[{ts}] Finish: obj={obj}, out={out}")
+        self.stats.add("request_finish")
+
     def systemd_line(self, unit: str, text: str, t: int) -> None:
         self.emit(self.systemd, text, t, unit_field=unit)
         self.stats.add("systemd")
@@ -573,6 +627,8 @@ class Day:
         for name in ("decode", "prefill"):
             fresh = self._engine(name, 30001 if name == "decode" else 30000)
             setattr(self, name, fresh)
+            if name == "decode":
+                self.open_requests.clear()  # the old process's requests end with it, unanswered
             t += 90_000_000
             self.emit(fresh.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
             self.stats.add("other")
@@ -595,7 +651,7 @@ class Day:
             self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
         while self.written < self.n:
             before = self.written
-            if state == "before" and self.t >= middle:
+            if self.with_incident and state == "before" and self.t >= middle:
                 self.incident()
                 state = "wedged"
             elif state == "wedged" and self.t >= self.dumps_at:
@@ -608,6 +664,8 @@ class Day:
                 dump_times.pop(0)
                 eng = rng.choice((self.prefill, self.decode) if self.decode_up else (self.prefill,))
                 self.pyspy_dump(eng, rng.randrange(TP), "idle", self.t)
+            elif self.request_share and rng.random() < self.request_odds:
+                self.request_line()
             else:
                 x = rng.random()
                 if x < 0.42:
@@ -635,6 +693,19 @@ class Day:
             if self.blocks and not self.parts:
                 sink(self.take())
         sink(self.take())
+
+
+_WORDS = (
+    "the of and to in a is that for it as was with be by on not this are or from at which have an they you "
+    "were there been one all we their has would when if so no more out up into do any your what could other "
+    "weather flight hotel invoice order refund city date price ticket booking"
+).split()
+_MARKUP = (  # DeepSeek tool-call markup returned as text (research notes F19), as sample_logs/ has it
+    "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+    '```json\n{{"city": "{city}"}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" '
+    'string="true">{city}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+)
 
 
 def _needs_binary(text: str) -> bool:
@@ -773,6 +844,8 @@ def make_day(
     tz_hours: float = 0.0,
     check_json: bool = False,
     routine_dumps: int | None = None,
+    request_log: float = 0.0,
+    incident: bool = True,
     log=print,
 ) -> dict:
     """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
@@ -789,6 +862,11 @@ def make_day(
         check_json: compare ``day.json`` with one ``journalctl --directory`` run (slow).
         routine_dumps: ordinary py-spy dumps of one idle rank at random times of the day (default:
             one per 400,000 entries, at least one); some fall after the restart, by new pids.
+        request_log: share of the entries (0-1) that are ``--log-requests`` Receive/Finish lines of
+            the decode engine (``Day.request_line``); 0 (the default) writes none and leaves the day
+            byte for byte as without the option, so ingest figures stay comparable.
+        incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
+            rank, restart): a healthy day, on which no known bug family may match.
         log: called with one progress line per step.
 
     Raises:
@@ -801,7 +879,7 @@ def make_day(
         raise FileNotFoundError(
             f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
         )
-    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps)
+    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident)
     timings = {}
     began = time.monotonic()
     remote = None
@@ -851,6 +929,8 @@ def make_day(
         "machine_id": day.machine_id,
         "boot_id": day.boot_id,
         "shared_pid": shared_pid,
+        "request_log": request_log,
+        "with_incident": incident,
         "kinds": dict(sorted(day.stats.kinds.items())),
         "incident": day.stats.incident,
         "files": {p.name: p.stat().st_size for p in sorted(out.glob("day.*"))},
@@ -878,9 +958,26 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="ordinary py-spy dumps in the day (default: 1 per 400k entries)",
     )
+    ap.add_argument(
+        "--request-log",
+        type=float,
+        nargs="?",
+        const=0.02,
+        default=0.0,
+        metavar="SHARE",
+        help="add decode's --log-requests Receive/Finish lines as SHARE of the entries (0.02 when no "
+        "SHARE is given; default: none, the day as before)",
+    )
+    ap.add_argument(
+        "--no-incident",
+        action="store_true",
+        help="a healthy day: leave the incident out (default: in the middle)",
+    )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
+    if not 0.0 <= args.request_log < 1.0:
+        ap.error("--request-log SHARE must be in [0, 1)")
     start = datetime.fromisoformat(args.start)
     if start.tzinfo is None:
         start = start.replace(tzinfo=UTC)
@@ -895,6 +992,8 @@ def main(argv: list[str] | None = None) -> int:
         tz_hours=args.tz_hours,
         check_json=args.check_json,
         routine_dumps=args.routine_dumps,
+        request_log=args.request_log,
+        incident=not args.no_incident,
         log=lambda s: print(s, file=sys.stderr),
     )
     print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))

@@ -97,10 +97,44 @@ def _lit(text: str | None) -> str:
     return "NULL" if text is None or text == "" else "'" + text.replace("'", "''") + "'"
 
 
+def _body(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+
+
+def shared_views(families: dict[str, Family]) -> list[str]:
+    """The shipped saved queries (``queries/*.sql``) that two or more families read, directly or
+    through another saved query (``desync`` reads ``wedge``: F1, F2 and F15 all need ``wedge``),
+    each after the ones it reads. ``evidence_sql`` computes each once (a materialised CTE of the
+    view's name holding the shipped query's SQL) instead of once per family: a ``wedge`` is a pass
+    over a day's batch seconds. A saved query of the same name in another folder is not used there."""
+    texts = {p.stem: _body(p.read_text(encoding="utf-8")) for p in shipped_folder().parent.glob("*.sql")}
+    words = {n: re.compile(rf"\b{re.escape(n)}\b") for n in texts}
+
+    def reads(text: str) -> set[str]:
+        return {n for n, w in words.items() if w.search(text)}
+
+    closure: dict[str, set[str]] = {}
+
+    def deep(name: str, seen: frozenset = frozenset()) -> set[str]:
+        if name not in closure:
+            direct = reads(texts[name]) - {name} - seen
+            closure[name] = direct.union(*(deep(n, seen | {name}) for n in direct))
+        return closure[name]
+
+    count: dict[str, int] = {}
+    for fam in families.values():
+        direct = reads(_body(fam.sql))
+        for n in direct.union(*(deep(n) for n in direct)):
+            count[n] = count.get(n, 0) + 1
+    shared = [n for n, c in count.items() if c >= 2]
+    return sorted(shared, key=lambda n: (len(deep(n)), n))
+
+
 def evidence_sql(families: dict[str, Family]) -> str:
     """SQL of ``known_issue_evidence``: every family's evidence rows, each with the verdict of the
     configuration of its engine (host and role): ``applies``, ``against`` (known and not matching) or
-    ``unknown`` (no config row for that engine)."""
+    ``unknown`` (no config row for that engine). Saved queries several families read
+    (``shared_views``) are computed once, as materialised CTEs under their own names."""
     if not families:
         return (
             "SELECT NULL::VARCHAR AS family, NULL::BIGINT AS event_id, NULL::TIMESTAMPTZ AS ts, NULL::VARCHAR AS host,"
@@ -125,7 +159,19 @@ LEFT JOIN (
     FROM config GROUP BY role, host
 ) c ON c.role = e.role AND (e.host IS NULL OR c.host = e.host)"""
         )
-    return "\nUNION ALL\n".join(parts)
+    # each shared view's own SQL (not a reference to the view: a view's body would not see the CTEs
+    # before it, and desync would compute its wedge again)
+    folder = shipped_folder().parent
+    shared = [
+        (n, _body((folder / f"{n}.sql").read_text(encoding="utf-8")).strip().rstrip(";"))
+        for n in shared_views(families)
+    ]
+    head = (
+        "WITH " + ",\n".join(f"{n} AS MATERIALIZED (\n{body}\n)" for n, body in shared) + "\n"
+        if shared
+        else ""
+    )
+    return head + "\nUNION ALL\n".join(parts)
 
 
 def _version_key(expr: str) -> str:
@@ -212,8 +258,15 @@ HEADER_EVIDENCE = """-- question: Which rows are evidence of a known upstream bu
 --   config_verdict  applies, against (the engine's configuration rules the family out) or unknown
 --   config_values   the settings the family depends on, per engine process (origin in brackets)
 --   sglang_version  the engine's SGLang version where the data states it
--- parameters: none.
--- reading: one row per evidence row per family; known_issues sums it up.
+-- parameters:
+--   min_gap_s    wedge: a stop is a gap without batches of at least this many seconds (DOUBLE; default 60)
+--   gap_factor   wedge: and at least this many times the role's usual pause (DOUBLE; default 3)
+--   since        wedge: only batches at or after this time (TIMESTAMPTZ, UTC)
+--   until        wedge: only batches and records at or before this time (TIMESTAMPTZ, UTC)
+--   max_gap_s    stuck_ranks: same-fingerprint captures of a pid this close are no progress (DOUBLE; default 600)
+--   round_gap_s  stuck_ranks: captures of a role this close belong to one round (DOUBLE; default 30)
+-- reading: one row per evidence row per family; known_issues sums it up. The parameters are those of
+--   wedge and stuck_ranks, which it computes once for every family (with desync).
 """
 
 HEADER_MATCHES = """-- question: Which known upstream bug families does the evidence match, how strongly, and what is the

@@ -41,7 +41,8 @@ fin AS (
            e2e_latency_s, output_text IS NOT NULL AS text_logged, markup_leak, markup, source, source_pos,
            coalesce(host, '') AS h,
            -- (ts, event_id) packed as in wedge: every batch of the same µs counts as before the line
-           epoch_us(ts)::HUGEINT * 9007199254740992 + 9007199254740991 AS key
+           epoch_us(ts)::HUGEINT * 9007199254740992 + 9007199254740991 AS key,
+           epoch_us(ts) // 1000000 AS sec
     FROM request_log
     WHERE event = 'finished' AND ts IS NOT NULL
 ),
@@ -49,23 +50,51 @@ span AS (
     SELECT min(f.ts) - to_microseconds((max(p.max_age_s) * 1e6)::BIGINT) AS lo, max(f.ts) AS hi
     FROM fin AS f, params AS p
 ),
-b AS (
-    -- the batch lines the Finish lines need: their roles, their span (the bounds skip row groups)
+b AS NOT MATERIALIZED (
+    -- the batch lines the Finish lines need: their roles, their span (the bounds skip row groups);
+    -- read twice from Parquet rather than held in memory (materialising millions of rows cost more)
     SELECT coalesce(bt.host, '') AS h, bt.role, coalesce(bt.dp_rank, -1) AS dp, bt.ts, bt.event_id, bt.running_req,
-           epoch_us(bt.ts)::HUGEINT * 9007199254740992 + bt.event_id AS key
+           epoch_us(bt.ts)::HUGEINT * 9007199254740992 + bt.event_id AS key,
+           epoch_us(bt.ts) // 1000000 AS sec
     FROM batches AS bt
     WHERE bt.running_req IS NOT NULL
       AND bt.ts >= (SELECT lo FROM span) AND bt.ts <= (SELECT hi FROM span)
       AND bt.role IN (SELECT DISTINCT role FROM fin)
 ),
+b_sec AS (
+    -- each DP group's last batch of each second: a day of millions of batch lines becomes one row
+    -- per second, and no sort of every batch line is needed (an ASOF join over them took seconds)
+    SELECT h, role, dp, sec, max(key) AS key, arg_max(ts, key) AS ts, arg_max(event_id, key) AS event_id,
+           arg_max(running_req, key) AS running_req
+    FROM b GROUP BY h, role, dp, sec
+),
 fx AS (
     -- each Finish line once per DP group of its engine
-    SELECT f.event_id, f.ts, f.h, f.role, f.key, g.dp
-    FROM fin AS f JOIN (SELECT DISTINCT h, role, dp FROM b) AS g ON g.h = f.h AND g.role = f.role
+    SELECT f.event_id, f.ts, f.h, f.role, f.key, f.sec, g.dp
+    FROM fin AS f JOIN (SELECT DISTINCT h, role, dp FROM b_sec) AS g ON g.h = f.h AND g.role = f.role
+),
+same_sec AS (
+    -- the group's last batch at or before the line within the line's own second
+    SELECT fx.event_id, fx.dp, max(b.key) AS batch_key, arg_max(b.ts, b.key) AS batch_ts,
+           arg_max(b.event_id, b.key) AS batch_event_id, arg_max(b.running_req, b.key) AS running_req
+    FROM fx JOIN b ON b.h = fx.h AND b.role = fx.role AND b.dp = fx.dp AND b.sec = fx.sec AND b.key <= fx.key
+    GROUP BY fx.event_id, fx.dp
+),
+earlier AS (
+    -- else its last batch of an earlier second
+    SELECT fx.event_id, fx.dp, s.key AS batch_key, s.ts AS batch_ts, s.event_id AS batch_event_id, s.running_req
+    FROM fx ASOF JOIN b_sec AS s ON fx.h = s.h AND fx.role = s.role AND fx.dp = s.dp AND fx.sec > s.sec
 ),
 last_b AS (
-    SELECT fx.event_id, fx.ts, b.ts AS batch_ts, b.event_id AS batch_event_id, b.running_req, b.key AS batch_key
-    FROM fx ASOF JOIN b ON fx.h = b.h AND fx.role = b.role AND fx.dp = b.dp AND fx.key >= b.key
+    SELECT fx.event_id, fx.ts,
+           coalesce(m.batch_ts, e.batch_ts) AS batch_ts,
+           coalesce(m.batch_event_id, e.batch_event_id) AS batch_event_id,
+           CASE WHEN m.batch_key IS NOT NULL THEN m.running_req ELSE e.running_req END AS running_req,
+           coalesce(m.batch_key, e.batch_key) AS batch_key
+    FROM fx
+    LEFT JOIN same_sec AS m ON m.event_id = fx.event_id AND m.dp = fx.dp
+    LEFT JOIN earlier AS e ON e.event_id = fx.event_id AND e.dp = fx.dp
+    WHERE m.batch_key IS NOT NULL OR e.batch_key IS NOT NULL
 ),
 per AS (
     SELECT l.event_id,

@@ -17,6 +17,7 @@ import string
 import subprocess
 import tempfile
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,8 +45,8 @@ PORT = {"prefill": 30000, "decode": 30001}
 CMD = {
     "prefill": f"{VENV_PY} -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
     " --disaggregation-mode prefill --disaggregation-transfer-backend nixl --disaggregation-bootstrap-port 8998"
-    " --tp 4 --host 0.0.0.0 --port 30000 --enable-metrics --enable-metrics-for-all-schedulers"
-    " --soft-watchdog-timeout 300 --watchdog-timeout 3600",
+    " --tp 4 --host 0.0.0.0 --port 30000 --enable-hierarchical-cache --enable-metrics"
+    " --enable-metrics-for-all-schedulers --soft-watchdog-timeout 300 --watchdog-timeout 3600",
     "decode": f"{VENV_PY} -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
     " --disaggregation-mode decode --disaggregation-transfer-backend nixl --tp 4 --base-gpu-id 4"
     " --host 0.0.0.0 --port 30001 --enable-metrics --enable-metrics-for-all-schedulers"
@@ -54,6 +55,216 @@ CMD = {
     " --prefill http://127.0.0.1:30000 8998 --decode http://127.0.0.1:30001"
     " --host 0.0.0.0 --port 8000 --policy round_robin --health-check-interval-secs 10",
 }
+
+
+# ``server_args=ServerArgs(…)``: the fields, in order, of SGLang 0.5.8.post1's ServerArgs, as one real line
+# of that version prints them (tests/cases/server_args/02_*: a PD decode engine, DeepSeek-R1, mooncake,
+# TP=16 over 2 nodes; source in that file). ``server_args_line`` sets the values of our engines on it.
+# 0.5.8.post1 has every option the command lines above use (``--soft-watchdog-timeout`` came after 0.5.6).
+SERVER_ARGS_VERSION = "0.5.8.post1"
+SERVER_ARGS_0_5_8_POST1 = """
+model_path='/app/models/Deepseek-R1/', tokenizer_path='/app/models/Deepseek-R1/', tokenizer_mode='auto',
+tokenizer_worker_num=1, skip_tokenizer_init=False, load_format='auto', model_loader_extra_config='{}',
+trust_remote_code=True, context_length=None, is_embedding=False, enable_multimodal=None, revision=None,
+model_impl='auto', host='10.99.91.49', port=30001, fastapi_root_path='', grpc_mode=False,
+skip_server_warmup=False, warmups=None, nccl_port=None,
+checkpoint_engine_wait_weights_before_ready=False, dtype='auto', quantization=None,
+quantization_param_path=None, kv_cache_dtype='auto', enable_fp32_lm_head=False, modelopt_quant=None,
+modelopt_checkpoint_restore_path=None, modelopt_checkpoint_save_path=None, modelopt_export_path=None,
+quantize_and_serve=False, rl_quant_profile=None, mem_fraction_static=0.8, max_running_requests=128,
+max_queued_requests=None, max_total_tokens=None, chunked_prefill_size=8192,
+enable_dynamic_chunking=False, max_prefill_tokens=16384, prefill_max_requests=None,
+schedule_policy='fcfs', enable_priority_scheduling=False, abort_on_priority_when_disabled=False,
+schedule_low_priority_values_first=False, priority_scheduling_preemption_threshold=10,
+schedule_conservativeness=1.0, page_size=1, swa_full_tokens_ratio=0.8, disable_hybrid_swa_memory=False,
+radix_eviction_policy='lru', enable_prefill_delayer=False, prefill_delayer_max_delay_passes=30,
+prefill_delayer_token_usage_low_watermark=None, prefill_delayer_forward_passes_buckets=None,
+prefill_delayer_wait_seconds_buckets=None, device='cuda', tp_size=16, pp_size=1,
+pp_max_micro_batch_size=None, pp_async_batch_depth=0, stream_interval=1, stream_output=False,
+random_seed=741016548, constrained_json_whitespace_pattern=None,
+constrained_json_disable_any_whitespace=False, watchdog_timeout=300, soft_watchdog_timeout=None,
+dist_timeout=None, download_dir=None, model_checksum=None, base_gpu_id=0, gpu_id_step=1,
+sleep_on_idle=False, custom_sigquit_handler=None, log_level='info', log_level_http=None,
+log_requests=False, log_requests_level=2, log_requests_format='text', log_requests_target=None,
+uvicorn_access_log_exclude_prefixes=[], crash_dump_folder=None, show_time_cost=False,
+enable_metrics=False, enable_metrics_for_all_schedulers=False,
+tokenizer_metrics_custom_labels_header='x-custom-labels', tokenizer_metrics_allowed_custom_labels=None,
+bucket_time_to_first_token=None, bucket_inter_token_latency=None, bucket_e2e_request_latency=None,
+collect_tokens_histogram=False, prompt_tokens_buckets=None, generation_tokens_buckets=None,
+gc_warning_threshold_secs=0.0, decode_log_interval=40, enable_request_time_stats_logging=False,
+kv_events_config=None, enable_trace=False, otlp_traces_endpoint='localhost:4317',
+export_metrics_to_file=False, export_metrics_to_file_dir=None, api_key=None, admin_api_key=None,
+served_model_name='/app/models/Deepseek-R1/', weight_version='default', chat_template=None,
+hf_chat_template_name=None, completion_template=None, file_storage_path='sglang_storage',
+enable_cache_report=False, reasoning_parser=None, tool_call_parser=None, tool_server=None,
+sampling_defaults='model', dp_size=1, load_balance_method='round_robin',
+dist_init_addr='10.99.91.49:5000', nnodes=2, node_rank=0, json_model_override_args='{}',
+preferred_sampling_params=None, enable_lora=None, enable_lora_overlap_loading=None, max_lora_rank=None,
+lora_target_modules=None, lora_paths=None, max_loaded_loras=None, max_loras_per_batch=8,
+lora_eviction_policy='lru', lora_backend='csgmv', max_lora_chunk_size=16, attention_backend='fa3',
+decode_attention_backend=None, prefill_attention_backend=None, sampling_backend='flashinfer',
+grammar_backend='xgrammar', mm_attention_backend=None, fp8_gemm_runner_backend='auto',
+fp4_gemm_runner_backend='auto', nsa_prefill_backend='flashmla_sparse', nsa_decode_backend='fa3',
+disable_flashinfer_autotune=False, speculative_algorithm=None, speculative_draft_model_path=None,
+speculative_draft_model_revision=None, speculative_draft_load_format=None, speculative_num_steps=None,
+speculative_eagle_topk=None, speculative_num_draft_tokens=None, speculative_accept_threshold_single=1.0,
+speculative_accept_threshold_acc=1.0, speculative_token_map=None, speculative_attention_mode='prefill',
+speculative_draft_attention_backend=None, speculative_moe_runner_backend='auto',
+speculative_moe_a2a_backend=None, speculative_draft_model_quantization=None,
+speculative_ngram_min_match_window_size=1, speculative_ngram_max_match_window_size=12,
+speculative_ngram_min_bfs_breadth=1, speculative_ngram_max_bfs_breadth=10,
+speculative_ngram_match_type='BFS', speculative_ngram_branch_length=18,
+speculative_ngram_capacity=10000000, enable_multi_layer_eagle=False, ep_size=1, moe_a2a_backend='none',
+moe_runner_backend='auto', flashinfer_mxfp4_moe_precision='default',
+enable_flashinfer_allreduce_fusion=False, deepep_mode='auto', ep_num_redundant_experts=0,
+ep_dispatch_algorithm=None, init_expert_location='trivial', enable_eplb=False, eplb_algorithm='auto',
+eplb_rebalance_num_iterations=1000, eplb_rebalance_layers_per_chunk=None,
+eplb_min_rebalancing_utilization_threshold=1.0, expert_distribution_recorder_mode=None,
+expert_distribution_recorder_buffer_size=1000, enable_expert_distribution_metrics=False,
+deepep_config=None, moe_dense_tp_size=None, elastic_ep_backend=None, mooncake_ib_device=None,
+max_mamba_cache_size=None, mamba_ssm_dtype='float32', mamba_full_memory_ratio=0.9,
+mamba_scheduler_strategy='no_buffer', mamba_track_interval=256, enable_hierarchical_cache=False,
+hicache_ratio=2.0, hicache_size=0, hicache_write_policy='write_through', hicache_io_backend='kernel',
+hicache_mem_layout='layer_first', disable_hicache_numa_detect=False, hicache_storage_backend=None,
+hicache_storage_prefetch_policy='best_effort', hicache_storage_backend_extra_config=None,
+hierarchical_sparse_attention_extra_config=None, enable_lmcache=False, kt_weight_path=None,
+kt_method='AMXINT4', kt_cpuinfer=None, kt_threadpool_count=2, kt_num_gpu_experts=None,
+kt_max_deferred_experts_per_token=None, dllm_algorithm=None, dllm_algorithm_config=None,
+enable_double_sparsity=False, ds_channel_config_path=None, ds_heavy_channel_num=32,
+ds_heavy_token_num=256, ds_heavy_channel_type='qk', ds_sparse_decode_threshold=4096, cpu_offload_gb=0,
+offload_group_size=-1, offload_num_in_group=1, offload_prefetch_step=1, offload_mode='cpu',
+multi_item_scoring_delimiter=None, disable_radix_cache=True, cuda_graph_max_bs=512, cuda_graph_bs=[1, 2,
+4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
+184, 192, 200, 208, 216, 224, 232, 240, 248, 256, 272, 288, 304, 320, 336, 352, 368, 384, 400, 416, 432,
+448, 464, 480, 496, 512], disable_cuda_graph=False, disable_cuda_graph_padding=False,
+enable_profile_cuda_graph=False, enable_cudagraph_gc=False, enable_layerwise_nvtx_marker=False,
+enable_nccl_nvls=False, enable_symm_mem=False, disable_flashinfer_cutlass_moe_fp4_allgather=False,
+enable_tokenizer_batch_encode=False, disable_tokenizer_batch_decode=False,
+disable_outlines_disk_cache=False, disable_custom_all_reduce=False, enable_mscclpp=False,
+enable_torch_symm_mem=False, disable_overlap_schedule=False, enable_mixed_chunk=False,
+enable_dp_attention=False, enable_dp_lm_head=False, enable_two_batch_overlap=False,
+enable_single_batch_overlap=False, tbo_token_distribution_threshold=0.48, enable_torch_compile=False,
+enable_piecewise_cuda_graph=False, enable_torch_compile_debug_mode=False, torch_compile_max_bs=32,
+piecewise_cuda_graph_max_tokens=2048, piecewise_cuda_graph_tokens=[4, 8, 12, 16, 20, 24, 28, 32, 48, 64,
+80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 640,
+704, 768, 832, 896, 960, 1024, 1280, 1536, 1792, 2048], piecewise_cuda_graph_compiler='eager',
+torchao_config='', enable_nan_detection=False, enable_p2p_check=False,
+triton_attention_reduce_in_fp32=False, triton_attention_num_kv_splits=8,
+triton_attention_split_tile_size=None, num_continuous_decode_steps=1, delete_ckpt_after_loading=False,
+enable_memory_saver=False, enable_weights_cpu_backup=False, enable_draft_weights_cpu_backup=False,
+allow_auto_truncate=False, enable_custom_logit_processor=False, flashinfer_mla_disable_ragged=False,
+disable_shared_experts_fusion=False, disable_chunked_prefix_cache=False,
+disable_fast_image_processor=False, keep_mm_feature_on_device=False, enable_return_hidden_states=False,
+enable_return_routed_experts=False, scheduler_recv_interval=1, numa_node=None,
+enable_deterministic_inference=False, rl_on_policy_target=None, enable_attn_tp_input_scattered=False,
+enable_nsa_prefill_context_parallel=False, nsa_prefill_cp_mode='in-seq-split',
+enable_fused_qk_norm_rope=False, enable_precise_embedding_interpolation=False,
+enable_dynamic_batch_tokenizer=False, dynamic_batch_tokenizer_batch_size=32,
+dynamic_batch_tokenizer_batch_timeout=0.002, debug_tensor_dump_output_folder=None,
+debug_tensor_dump_layers=None, debug_tensor_dump_input_file=None, debug_tensor_dump_inject=False,
+disaggregation_mode='decode', disaggregation_transfer_backend='mooncake',
+disaggregation_bootstrap_port=8998, disaggregation_decode_tp=None, disaggregation_decode_dp=None,
+disaggregation_prefill_pp=1,
+disaggregation_ib_device='mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7',
+disaggregation_decode_enable_offload_kvcache=False, disaggregation_decode_enable_fake_auto=False,
+num_reserved_decode_tokens=512, disaggregation_decode_polling_interval=1, encoder_only=False,
+language_only=False, encoder_transfer_backend='zmq_to_scheduler', encoder_urls=[],
+custom_weight_loader=[], weight_loader_disable_mmap=False,
+remote_instance_weight_loader_seed_instance_ip=None,
+remote_instance_weight_loader_seed_instance_service_port=None,
+remote_instance_weight_loader_send_weights_group_ports=None,
+remote_instance_weight_loader_backend='nccl',
+remote_instance_weight_loader_start_seed_via_transfer_engine=False, enable_pdmux=False,
+pdmux_config_path=None, sm_group_num=8, mm_max_concurrent_calls=32, mm_per_request_timeout=10.0,
+enable_broadcast_mm_inputs_process=False, enable_prefix_mm_cache=False, mm_enable_dp_encoder=False,
+mm_process_config={}, limit_mm_data_per_request=None, decrypted_config_file=None,
+decrypted_draft_config_file=None, forward_hooks=None
+"""
+# Our engines' values: what the command lines set, and what SGLang resolves for them (a Llama-3.1-70B
+# engine on H100s: fa3 attention; prefill without CUDA graphs; decode's radix cache forced to a chunk cache;
+# the CUDA graph batch sizes decode's start-up captures).
+DECODE_GRAPH_BS = [1, 2, 4, 8] + list(range(16, 161, 8))
+SERVER_ARGS_VALUES = {
+    "model_path": "/models/Llama-3.1-70B-Instruct", "tokenizer_path": "/models/Llama-3.1-70B-Instruct",
+    "trust_remote_code": False, "host": "0.0.0.0", "mem_fraction_static": 0.853, "max_running_requests": None,
+    "tp_size": 4, "watchdog_timeout": 3600.0, "soft_watchdog_timeout": 300.0, "enable_metrics": True,
+    "enable_metrics_for_all_schedulers": True, "served_model_name": "/models/Llama-3.1-70B-Instruct",
+    "dist_init_addr": None, "nnodes": 1, "attention_backend": "fa3", "cuda_graph_max_bs": 160,
+    "cuda_graph_bs": DECODE_GRAPH_BS, "disable_overlap_schedule": False,
+    "disaggregation_transfer_backend": "nixl", "disaggregation_bootstrap_port": 8998,
+    "disaggregation_ib_device": None,
+}  # fmt: skip
+SERVER_ARGS_ROLE = {
+    "prefill": {
+        "port": 30000, "random_seed": 602375711, "base_gpu_id": 0, "log_requests": False,
+        "enable_hierarchical_cache": True, "disable_radix_cache": False, "disable_cuda_graph": True,
+        "disaggregation_mode": "prefill",
+    },
+    "decode": {
+        "port": 30001, "random_seed": 155012364, "base_gpu_id": 4, "log_requests": True,
+        "enable_hierarchical_cache": False, "disable_radix_cache": True, "disable_cuda_graph": False,
+        "disaggregation_mode": "decode",
+    },
+}  # fmt: skip
+
+
+def repr_fields(body: str) -> list[tuple[str, str]]:
+    """``[(field, value as printed)]`` of a dataclass repr's body ``a=1, b='x, y', c=[1, 2]``: split at
+    the commas outside brackets and quotes."""
+    out, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(body + ","):
+        if quote:
+            quote = "" if ch == quote and body[i - 1] != "\\" else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            key, _, value = body[start:i].strip().partition("=")
+            out.append((key, value))
+            start = i + 1
+    return out
+
+
+def server_args_line(role: str) -> str:
+    """The ``server_args=ServerArgs(…)`` message an engine's main process logs at start (SGLang 0.5.8.post1's
+    fields and order, our engines' values), without the ``[time]`` prefix."""
+    fields = repr_fields(" ".join(SERVER_ARGS_0_5_8_POST1.split("\n")).strip())
+    values = SERVER_ARGS_VALUES | SERVER_ARGS_ROLE[role]
+    assert set(values) <= {k for k, _ in fields}, set(values) - {k for k, _ in fields}
+    body = ", ".join(f"{k}={repr(values[k]) if k in values else v}" for k, v in fields)
+    return f"server_args=ServerArgs({body})"
+
+
+CONFIG_SHOWN = (  # the README's configuration columns
+    "tp_size", "disaggregation_mode", "disaggregation_transfer_backend", "disable_overlap_schedule",
+    "enable_hierarchical_cache", "watchdog_timeout", "soft_watchdog_timeout",
+)  # fmt: skip
+
+
+def cmdline_disagreements(role: str) -> list[str]:
+    """Options of ``CMD[role]`` whose value differs from the ``server_args`` line's (``--tp`` is argparse's
+    prefix of ``--tp-size``; a flag without a value is a ``store_true`` boolean); empty when they agree."""
+    printed = dict(repr_fields(server_args_line(role)[len("server_args=ServerArgs(") : -1]))
+    words = CMD[role].split()
+    out = []
+    for i, w in enumerate(words):
+        if not w.startswith("--"):
+            continue
+        name = {"tp": "tp_size"}.get(w[2:], w[2:].replace("-", "_"))
+        given = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else "True"
+        logged = printed[name].strip("'")
+        same = logged == given
+        if not same:
+            try:
+                same = float(logged) == float(given)
+            except ValueError:
+                pass
+        if not same:
+            out.append(f"{name}: command line {given}, server_args {logged}")
+    return out
 
 
 def at(hms: str) -> int:
@@ -89,6 +300,7 @@ def new_rid() -> str:
 
 
 BOOT = at("06:12:37.481516")  # realtime at monotonic zero
+QUIET = at("21:23:00")  # the data's first minutes: one client, one request at a time, until the load
 T0 = at("21:25:00")
 BURST_FIRST_ARRIVAL, BURST_LAST_ARRIVAL = at("21:34:38.850"), at("21:34:45.350")
 WEDGE = at("21:34:47.412318")  # the decode scheduler's last batch (TP0)
@@ -117,7 +329,7 @@ class Proc:
 class Req:
     """One client request through the router to prefill and decode."""
 
-    kind: str  # normal, burst, wedge, post
+    kind: str  # quiet, normal, burst, wedge, post
     a: int  # router receives it
     request_id: str
     rid_p: str
@@ -652,11 +864,18 @@ def health(main: Proc, start: int, stop: int, offset_ms: float, ports: list[int]
         t += 10_000_000 + ms(-2, 2)
 
 
+STARTUP_RNG = random.Random(SEED + 17)  # the server_args lines' own generator
+
+
 def startup(main: Proc, ranks: list[Proc], role: str, started: int) -> int:
     """What a (re)started engine prints until it serves; returns the time of 'fired up' (READY)."""
     t = started + ms(5800, 6400)
     if role == "prefill":
         sg(main, t, "Cuda graph is disabled for prefill server")
+    # then the resolved configuration, once, from the main process (entrypoints/engine.py); its own
+    # generator, so every other line keeps the time it had before this line was added
+    t_sa = t + ms(2, 9, STARTUP_RNG)
+    J.out(main, t_sa, f"[{stamp(t_sa)}] {server_args_line(role)}", STARTUP_RNG)
     t += ms(4500, 5200)
     kv_gb = (
         KV_POOL[role] * 80 * 2 * 128 * 2 / 2**30
@@ -997,8 +1216,59 @@ def incident() -> dict:
             router_finish(r, t + ms(0.05, 0.2), 502)
             ans["failed_502"] += 1
     unrelated()
-    ans["request_log"] = request_log(reqs)  # last, with its own generator: every line above stays as it was
+    # the quiet minutes before the load, and the request log, last and each with its own generators:
+    # every line above stays as it was
+    with own_generators(SEED + 19):
+        quiet = quiet_minutes()
+    receives, finishes = request_log(reqs)
+    with own_generators(SEED + 21):
+        q_receives, q_finishes = request_log(quiet)
+    ans["quiet"] = quiet
+    ans["request_log"] = request_truth(reqs + quiet, receives + q_receives, finishes + q_finishes)
     return ans | {"dumps": dumps}
+
+
+@contextmanager
+def own_generators(seed: int):
+    """Within the block, ``rng`` and ``RQ`` (the request log's generator) are fresh generators seeded from
+    ``seed``: lines written there take no number from the sequences the rest of the sample draws from."""
+    global rng, RQ
+    saved = rng, RQ
+    rng, RQ = random.Random(seed), random.Random(seed + 1)
+    try:
+        yield
+    finally:
+        rng, RQ = saved
+
+
+def quiet_minutes() -> list[Req]:
+    """The two minutes before the load (QUIET to T0): one client sends a request, waits for its answer
+    (60-240 tokens), thinks 1.5-6 s, sends the next; the router checks /health every 10 s as it does
+    later. Writes the router's, both engines' access and batch lines of these requests (their
+    ``--log-requests`` lines come with the others) and returns them; each runs alone on decode."""
+    quiet, a = [], QUIET + ms(4000, 9000)
+    while True:
+        r = make_req("quiet", a)
+        r.output = rng.randint(60, 240)
+        r.ready = r.a + ms(25, 90)
+        prefill_batches([r], QUIET, T0)
+        r.prefill_done = r.batch_end + ms(40, 160)
+        r.dec_start = r.prefill_done + ms(5, 25)
+        r.dec_end = r.dec_start + round(r.output / 15 * 1_000_000)
+        if r.dec_end > T0 - 4_000_000:
+            break
+        quiet.append(r)
+        a = r.dec_end + ms(1500, 6000)
+    for r in quiet:
+        router_start(r)
+        router_finish(r, r.dec_end + ms(0.4, 1.6), 200)
+        access(P_MAIN, r.prefill_done + ms(0.3, 1.2), r.port_p, "POST", "/generate", "200 OK")
+        access(D_MAIN, r.dec_end + ms(0.2, 0.9), r.port_d, "POST", "/generate", "200 OK")
+    log_prefill(quiet, [(r.batch_start, [r]) for r in quiet], P_TP)
+    log_decode(quiet, QUIET, T0 - 1_000_000, D_TP, None)
+    health(P_MAIN, QUIET, T0, 3517, [41872, 41874])
+    health(D_MAIN, QUIET, T0, 3519, [41880, 41884])
+    return quiet
 
 
 # ----------------------------------------------------------------------------- --log-requests (decode)
@@ -1081,13 +1351,14 @@ def running_at(batches: list[tuple[int, int]], t: int) -> int | None:
     return before[-1][1] if before and t - before[-1][0] <= 60_000_000 else None
 
 
-def request_log(reqs: list[Req]) -> dict:
+def request_log(reqs: list[Req]) -> tuple[int, list[tuple[int, Req, str]]]:
     """``--log-requests --log-requests-level 2`` lines of the decode engine's HTTP server: a ``Receive``
     for every request the router forwarded, a ``Finish`` for each answer decode returned. Under load
     (17 or more requests running, and a few at 13-16) some answers carry DeepSeek tool-call markup as
-    text; with fewer running, none. Returns the true answers, from the lines as written."""
+    text; with fewer running, none. Returns the number of ``Receive`` lines and (journal time, request,
+    returned text) of each ``Finish`` line."""
     batches = decode_running()
-    receives, finishes, leaks = 0, [], []
+    receives, finishes = 0, []
     for r in sorted(reqs, key=lambda x: x.a):
         main = D2_MAIN if r.kind == "post" else D_MAIN
         prompt = TOOLS + words(RQ.randint(900, 3600))
@@ -1121,9 +1392,14 @@ def request_log(reqs: list[Req]) -> dict:
         out = "{'text': " + logged(text) + f", 'output_ids': {ids}, 'meta_info': {logged(meta)}}}"
         at_t = J.out(main, t, f"[{stamp(t)}] Finish: obj={obj}, out={out}", RQ)[0]
         finishes.append((at_t, r, text))
-        if leak:
-            leaks.append((at_t, r.rid_d))
-    # the truth, from the lines as written: concurrency at each Finish line's own journal time
+    return receives, finishes
+
+
+def request_truth(reqs: list[Req], receives: int, finishes: list[tuple[int, Req, str]]) -> dict:
+    """The request log's true answers, from the lines as written: concurrency at each ``Finish`` line's
+    own journal time (the last decode batch line at or before it), answers and leaks per band, and why
+    each ``Receive`` without a ``Finish`` has none."""
+    batches = decode_running()
     bands = {"0-1": (0, 1), "2-4": (2, 4), "5-16": (5, 16), "17+": (17, 10**9)}
     per = {b: [0, 0] for b in bands}
     leak_rows = []
@@ -1135,7 +1411,18 @@ def request_log(reqs: list[Req]) -> dict:
         per[band][1] += leaked
         if leaked:
             leak_rows.append((at_t, r.rid_d, n, text))
-    return {"receives": receives, "finishes": len(finishes), "per_band": per, "leaks": sorted(leak_rows)}
+    answered = {r.rid_d for _, r, _ in finishes}
+    open_by = {"burst": 0, "wedge": 0, "post": 0}
+    for r in reqs:
+        if r.rid_d not in answered:
+            open_by["post" if r.kind == "post" else "burst" if r.kind == "burst" else "wedge"] += 1
+    return {
+        "receives": receives,
+        "finishes": len(finishes),
+        "per_band": per,
+        "leaks": sorted(leak_rows),
+        "open": open_by,
+    }
 
 
 # ----------------------------------------------------------------------------- outputs
@@ -1318,7 +1605,13 @@ def readme(
 ) -> str:
     """README.md: README.template.md filled with the true answers of this build."""
     pu, du, ru = "sglang-prefill.service", "sglang-decode.service", "sglang-router.service"
-    room, n_burst, rl = ans["room"], ans["n_burst"], ans["request_log"]
+    room, n_burst, rl, quiet = ans["room"], ans["n_burst"], ans["request_log"], ans["quiet"]
+    sa_lines = {
+        r: messages(f"sglang-{r}.service", contains="server_args=ServerArgs(") for r in ("prefill", "decode")
+    }
+    engine_entries = sorted(t for t, f in J.entries if f.get("_SYSTEMD_UNIT") in (pu, du, ru))
+    quiet_first = messages(ru, contains=quiet[0].request_id)[0][0]
+    quiet_last = messages(du, contains=f"'id': '{quiet[-1].rid_d}'")[0][0]
     disc = messages(contains="[http_server] Error: Request is disconnected")
     pboot, dxfer = (
         messages(pu, contains="Prefill bootstrap failed"),
@@ -1345,6 +1638,10 @@ def readme(
             "systemd's own messages: `init.scope`",
         ),
         ("clock", "UTC (SGLang's printed local time = UTC)"),
+        (
+            "first / last entry of the three SGLang units",
+            f"{when(engine_entries[0])} / {when(engine_entries[-1])}",
+        ),
     ]
     for role, (main, tps, main2, tps2) in engines.items():
         rows += [
@@ -1408,6 +1705,11 @@ def readme(
         (
             "new processes started (`Started ...`, decode / prefill)",
             f"{when(ans['started'][0])} / {when(ans['started'][1])}",
+        ),
+        (
+            "`server_args=ServerArgs(...)` (new main process, prefill / decode)",
+            f"{when(sa_lines['prefill'][0][0])} (pid `{P2_MAIN.pid}`) / {when(sa_lines['decode'][0][0])} "
+            f"(pid `{D2_MAIN.pid}`); one line each, none from the first processes",
         ),
         (
             "healthy (`The server is fired up and ready to roll!`, prefill / decode)",
@@ -1485,10 +1787,12 @@ def readme(
             f"| {q} | {a} |"
             for q, a in (
                 ("`Receive` lines (decode main process, pids 2842 and 918234)", rl["receives"]),
+                ("of them, in the quiet minutes (one at a time, all answered)", len(quiet)),
                 ("`Finish` lines", rl["finishes"]),
                 (
-                    "`Receive` without a `Finish` (aborted by the client, or caught in the wedge)",
-                    rl["receives"] - rl["finishes"],
+                    "`Receive` without a `Finish`",
+                    f"{rl['receives'] - rl['finishes']}: {rl['open']['burst']} aborted by their client, "
+                    f"{rl['open']['wedge']} caught in the wedge, {rl['open']['post']} still running when the data ends",
                 ),
                 ("answers with tool-call markup", len(rl["leaks"])),
                 (
@@ -1504,6 +1808,23 @@ def readme(
         "rl_bands": "\n".join(
             f"| {band} | {n} | {k} | {'-' if n == 0 else f'{k / n:.4f}'} |"
             for band, (n, k) in rl["per_band"].items()
+        ),
+        "quiet_n": len(quiet),
+        "quiet_first": iso(quiet_first),
+        "quiet_last": iso(quiet_last),
+        "sa_chars": len(sa_lines["prefill"][0][1]),
+        "sa_fields": len(repr_fields(SERVER_ARGS_0_5_8_POST1.replace("\n", " ").strip())),
+        "min_leak_running": min(n for _, _, n, _ in rl["leaks"]),
+        "config_rows": "\n".join(
+            f"| {role} | `{pid}` | {origin} | "
+            + " | ".join(str((SERVER_ARGS_VALUES | SERVER_ARGS_ROLE[role])[k]) for k in CONFIG_SHOWN)
+            + f" | {'; '.join(cmdline_disagreements(role)) or 'none'} |"
+            for role, pid, origin in (
+                ("prefill", P_MAIN.pid, "command line only"),
+                ("decode", D_MAIN.pid, "command line only"),
+                ("prefill", P2_MAIN.pid, "server_args line and command line"),
+                ("decode", D2_MAIN.pid, "server_args line and command line"),
+            )
         ),
         "dump_min": sizes[0],
         "dump_max": sizes[-1],

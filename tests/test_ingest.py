@@ -132,14 +132,15 @@ def test_a_journal_and_captures_of_it_are_read_once(tmp_path, sample_out):
     out = tmp_path / "out"
     result = ingest([SAMPLE / "journal", SAMPLE / "journal.export", SAMPLE / "journal.json"], out)
     journal, export, capture = result.reports
-    assert journal.records == events(sample_out).height == 5738
+    assert journal.records == events(sample_out).height == 5964
     assert export.records == capture.records == 0
-    # 5,942 entries: the 5,738 records before re-joining the lines of tracebacks and dumps
+    # 6,168 entries (README: the entries of the two engines, the router and init.scope): the 5,964
+    # records before re-joining the lines of tracebacks and dumps
     skipped = (
-        f"5,942 entries already read from {SAMPLE / 'journal'} (same time, boot, pid and message): skipped"
+        f"6,168 entries already read from {SAMPLE / 'journal'} (same time, boot, pid and message): skipped"
     )
     assert skipped in export.notes and skipped in capture.notes
-    assert events(out).height == 5738 and result.rows["batches"] == 2572
+    assert events(out).height == 5964 and result.rows["batches"] == 2724
     assert not any(r.unread for r in result.reports)
 
 
@@ -192,19 +193,19 @@ def test_a_plain_log_beside_the_journal_holding_its_lines_is_named(tmp_path):
     # be equal, so nothing is dropped, but the summary says the lines are counted twice.
     result = ingest([SAMPLE / "journal", SAMPLE / "router.log"], tmp_path / "out")
     journal, log = result.reports
-    assert log.records == 1081
+    assert log.records == 1097
     assert log.notes == [
-        f"1,081 of its lines are also in {SAMPLE / 'journal'}, word for word: the same lines counted twice? "
+        f"1,097 of its lines are also in {SAMPLE / 'journal'}, word for word: the same lines counted twice? "
         "give one of the two"
     ]
-    assert result.rows["events"] == 5738 + 1081
+    assert result.rows["events"] == 5964 + 1097
     # two copies of one log (a rotated copy beside it) are named the same way; a dump without a
     # time says what would place it
     (tmp_path / "router.log.1").write_bytes((SAMPLE / "router.log").read_bytes())
     dump = SAMPLE / "pyspy" / "decode_tp0_214010.txt"
     copies = ingest([SAMPLE / "router.log", tmp_path / "router.log.1", dump], tmp_path / "copies")
     assert copies.reports[1].notes == [
-        f"1,081 of its lines are also in {SAMPLE / 'router.log'}, word for word: the same lines counted twice? "
+        f"1,097 of its lines are also in {SAMPLE / 'router.log'}, word for word: the same lines counted twice? "
         "give one of the two"
     ]
     assert copies.reports[2].notes == [
@@ -233,7 +234,7 @@ def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
         f"skipped, not logs by their names (name a file to read it): {folder / 'NOTES.md'}, {folder / 'collect.py'}"
         in result.output
     )
-    assert events(tmp_path / "again").height == 1081  # router.log alone: no parquet bytes read as text
+    assert events(tmp_path / "again").height == 1097  # router.log alone: no parquet bytes read as text
     (folder / "router.log").unlink()
     nothing = CliRunner().invoke(app, ["ingest", str(folder), "-o", str(tmp_path / "nothing")])
     assert nothing.exit_code == 1
@@ -555,7 +556,7 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["ingest", str(SAMPLE / "journal.json"), "--append", "-o", str(out)])
     assert result.exit_code == 1, result.output
     assert (
-        f"{SAMPLE / 'journal.json'}: 5,731 of its first 5,942 entries are already in {out}" in result.output
+        f"{SAMPLE / 'journal.json'}: 5,957 of its first 6,168 entries are already in {out}" in result.output
     )
     assert "ingest the journal and its captures together, without --append" in result.output
     result = CliRunner().invoke(app, ["ingest", str(tmp_path / "link"), "--append", "-o", str(out)])
@@ -563,7 +564,7 @@ def test_append_of_a_capture_of_what_out_holds_is_refused(tmp_path):
         result.output
     )  # the same folder (device and inode), before any entry is read
     assert f"{tmp_path / 'link'}: already in {out} (the same file or folder" in result.output
-    assert events(out).height == 5738
+    assert events(out).height == 5964
     assert query(out, "abort_to_assert")["assert_count"].max() == 3
     # refused while journalctl still runs: the reason is the last line, with no traceback after it
     shutil.copytree(SAMPLE / "journal", tmp_path / "copy")  # another folder: known by its entries
@@ -584,10 +585,11 @@ def test_append_of_the_next_window_of_a_journal_is_accepted(tmp_path):
     out = tmp_path / "out"
     ingest([SAMPLE / "journal"], out, ReadOptions(until="2025-10-29 21:34"))
     ingest([SAMPLE / "journal"], out, ReadOptions(since="2025-10-29 21:34"), append=True)
-    assert events(out).height == 5738
+    assert events(out).height == 5964
     manifest = json.loads((out / "manifest.json").read_text())  # of both runs, not of the last one
-    assert manifest["rows"]["events"] == 5738 and manifest["rows"]["batches"] == 2572
-    assert manifest["time_span"] == ["2025-10-29 21:25:00.744060+00:00", "2025-10-29 21:42:59.474861+00:00"]
+    assert manifest["rows"]["events"] == 5964 and manifest["rows"]["batches"] == 2724
+    # README: first / last entry of the three SGLang units
+    assert manifest["time_span"] == ["2025-10-29 21:23:03.519711+00:00", "2025-10-29 21:42:59.474861+00:00"]
 
 
 def test_a_journal_file_of_any_name_is_read_before_captures(tmp_path):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
+from datetime import UTC, datetime
 
 import pytest
-from conftest import CASES, SAMPLE, need_journalctl
+from conftest import CASES, ROOT, SAMPLE, need_journalctl
 
 from logcorr import saved
-from logcorr.ingest import ingest
+from logcorr.ingest import NothingReadError, ingest
 from logcorr.parsers.server_args import parse_cmdline, parse_server_args
 from logcorr.readers import ReadOptions
 
@@ -94,20 +96,46 @@ def sample_out(tmp_path_factory):
     return out
 
 
+def _readme_config() -> dict[int, list[str]]:
+    """sample_logs/README.md's configuration table: main pid -> its cells."""
+    text = (SAMPLE / "README.md").read_text().split("### Configuration (`config`", 1)[1].split("###")[0]
+    rows = [[c.strip().strip("`") for c in line.strip("|").split("|")] for line in text.splitlines()]
+    return {int(r[1]): r for r in rows if len(r) == 11 and r[1].isdigit()}
+
+
 def test_sample_config_has_both_engines(sample_out):
-    cfg = saved.query(sample_out, "SELECT * FROM config ORDER BY role DESC")
-    rows = {r["role"]: r for r in cfg.iter_rows(named=True)}
-    assert set(rows) == {"prefill", "decode"}
-    for role, r in rows.items():
-        assert (r["tp_size"], r["disaggregation_mode"], r["disaggregation_transfer_backend"]) == (
-            4,
+    """The first processes (started before the data) from their command line; the restarted ones from
+    their server_args line (SGLang 0.5.8.post1's fields), which wins, with the command line beside it."""
+    want = _readme_config()
+    cfg = saved.query(sample_out, "SELECT * FROM config ORDER BY first_ts")
+    assert cfg["pid"].to_list() == [2841, 2842, 918234, 918233] and set(want) == set(cfg["pid"])
+    for r in cfg.iter_rows(named=True):
+        w = want[r["pid"]]
+        role = w[0]
+        assert (r["role"], r["tp_size"], r["disaggregation_mode"], r["disaggregation_transfer_backend"]) == (
             role,
-            "nixl",
+            int(w[3]),
+            w[4],
+            w[5],
         )
-        assert r["disable_overlap_schedule"] is False and r["origin"] == "cmdline"
-        assert "disable_overlap_schedule" in r["defaulted"] and r["watchdog_timeout"] == 3600.0
-        assert json.loads(r["settings"])["soft_watchdog_timeout"] == 300
-    assert (rows["prefill"]["pid"], rows["decode"]["pid"]) == (2841, 2842)
+        assert str(r["disable_overlap_schedule"]) == w[6] == "False"
+        assert str(r["enable_hierarchical_cache"]) == w[7] and r["watchdog_timeout"] == float(w[8])
+        settings = json.loads(r["settings"])
+        assert (
+            settings["soft_watchdog_timeout"] == float(w[9])
+            and r["disagreements"] is None
+            and w[10] == "none"
+        )
+        assert r["sglang_version"] is None  # no line states it
+        if w[2] == "command line only":
+            assert r["origin"] == "cmdline" and "disable_overlap_schedule" in r["defaulted"]
+        else:
+            assert r["origin"] == "server_args+cmdline" and r["defaulted"] is None
+            assert len(settings) == 325 and settings["disable_radix_cache"] is (role == "decode")
+            assert r["chunked_prefill_size"] == 8192 and r["cmdline"].endswith(
+                "--watchdog-timeout 3600"
+                + (" --log-requests --log-requests-level 2" if role == "decode" else "")
+            )
 
 
 def test_sample_known_issues_rank_the_race_and_the_overlap_desync_first(sample_out):
@@ -147,6 +175,101 @@ def test_sample_healthy_first_minutes_match_no_family(tmp_path):
     assert saved.query(out, "SELECT count(*) AS n FROM config")["n"][0] == 2
 
 
+def _make_day(out, **kw):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_day", ROOT / "bench" / "make_day.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_day", mod)  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod.make_day(30_000, out, journal=False, json_capture=False, log=lambda s: None, **kw)
+
+
+def test_synthetic_day_without_its_incident_matches_no_family(tmp_path):
+    """Issue 17, no false match: bench/make_day.py's day (30,000 entries: batch lines of 16 ranks,
+    access and /health lines, router lines, tracebacks of aborted requests, routine py-spy dumps of an
+    idle rank) with --no-incident matches no family; the same day with its incident matches the two
+    families it shows (the transfer_infos assertion on NIXL prefill; decode's TP group split under the
+    overlap loop), so the test can fail."""
+    healthy = _make_day(tmp_path / "healthy", incident=False)
+    assert healthy["incident"] == {} and healthy["entries"] == 30_000
+    ingest([tmp_path / "healthy" / "day.export"], tmp_path / "h")
+    assert saved.query(tmp_path / "h", "known_issue_evidence").height == 0
+    assert saved.query(tmp_path / "h", "known_issues").height == 0
+    _make_day(tmp_path / "incident")
+    ingest([tmp_path / "incident" / "day.export"], tmp_path / "i")
+    assert saved.query(tmp_path / "i", "known_issues")["family"].to_list() == ["F14", "F1"]
+
+
+# Every real case under tests/cases and the encoded families it shows. None shows one: the SGLang
+# cases are other families (sglang/20: F4, reduce-scatter hang; sglang/11: F6, #prealloc-req rising;
+# sglang/07: a PP prefill hang, F12's kind) or single records of normal operation and errors.
+REAL_CASES = {
+    "journal/systemd_journal-1.export": [],
+    "journal/velociraptor_2004.journal.xz": [],
+    "journal/velociraptor_2404.journal.xz": [],
+    "journal/velociraptor_system.journal.xz": None,  # truncated: journalctl refuses it, nothing is read
+    "pyspy/01_sglang_pp_gloo_waitRecv_native.txt": [],
+    "pyspy/02_pytorch_accelerate_deepspeed_backward.txt": [],
+    "pyspy/03_accelerate_all_gather_unnamed_threads.txt": [],
+    "pyspy/05_vllm_py314_thread_without_name.txt": [],
+    "pyspy/06_pyspy_json_locals.txt": [],
+    "real2/01_docker_compose_2p2d_mooncake_tcp.log": [],
+    "real2/02_router_pd_decode_500_mooncake_readbody.log": [],
+    "real2/03_decode_unknown_reason_other_rank_mooncake.log": [],  # no WaitingForInput timeout (F13)
+    "real2/04_prefill_scheduler_exception_check_status_truncated.log": [],  # cut before F8's exception
+    "real2/05_tsv_export_cp_pp_finish_abort_prefill_batches.log": [],
+    "real2/06_nixl_unexpected_transfer_worker_error_prefill_decode_pods.log": [],  # a RuntimeError, not F14's assert
+    "real2/07_smg_router_decode_prefill_blocks_mooncake_not_alive.log": [],
+    "real2/08_prefill_mooncake_session_not_alive_tp16_req_dump.log": [],
+    "real2/09_decode_failed_get_kvcache_midline_paste.log": [],
+    "real2/10_pyspy_megatron_grouped_threads_allreduce_recv.txt": [],  # Megatron, no SGLang event loop
+    "real2/11_nccl_watchdog_allreduce_seqnum1_multirank.log": [],
+    "real2/12_watchdog_dp4_tp4_midline_paste_pyspy_missing.log": [],
+    "real2/13_scheduler_debug_info_two_ranks_full_swa_pools.log": [],
+    "server_args/01_v0.2_issue1100_cut.log": [],
+    "server_args/02_v0.5.8.post1_pd_decode_mooncake.log": [],  # a configuration alone is no match
+    "server_args/03_2026-02_glm5_rocm_tp8.log": [],
+    "sglang/01_decode_transfer_failed_abortreq_tp.log": [],
+    "sglang/02_prefill_bootstrap_failed_tp_ep_and_router.log": [],
+    "sglang/04_watchdog_old_format_pyspy_missing.log": [],
+    "sglang/05_watchdog_dp_tp_multirank.log": [],
+    "sglang/06_pyspy_dump_docker_compose_prefix.log": [],
+    "sglang/07_pyspy_dump_pp_disagg_prefill_hang.log": [],
+    "sglang/09_pyspy_native_crashdump_main_process.log": [],
+    "sglang/10_old_prefill_batch_dot_unbootstrapped_fake_sender.log": [],
+    "sglang/11_prefill_batch_custom_logging_config.log": [],
+    "sglang/12_router_span_request_id_error.log": [],
+    "sglang/13_scheduler_exception_ms_timestamp_disagg_decode.log": [],
+    "sglang/15_npu_prefill_decode_batch_tp_ep.log": [],
+    "sglang/17_mooncake_bootstrap_aiohttp_access_old_prefill.log": [],
+    "sglang/18_http_server_client_disconnect.log": [],
+    "sglang/20_nccl_watchdog_dp_reduce_scatter_hang.log": [],  # F4, not encoded
+}
+
+
+def test_every_real_case_is_listed():
+    found = {
+        str(p.relative_to(CASES))
+        for p in CASES.rglob("*")
+        if p.is_file() and p.name != "README.md" and not p.name.startswith(".")
+    }
+    assert found == set(REAL_CASES)
+
+
+@pytest.mark.parametrize("case", sorted(REAL_CASES))
+def test_real_case_matches_the_families_it_shows(tmp_path, case):
+    if case.startswith("journal/") and case.endswith(".xz"):
+        need_journalctl()
+    out = tmp_path / "o"
+    if REAL_CASES[case] is None:
+        with pytest.raises(NothingReadError):
+            ingest([CASES / case], out, ReadOptions(all_units=True))
+        return
+    ingest([CASES / case], out, ReadOptions(all_units=True))
+    assert saved.query(out, "known_issues")["family"].to_list() == REAL_CASES[case]
+
+
 def test_real_cases_match_no_family(tmp_path):
     """No case under tests/cases shows any encoded family (06 has the transfer-worker line with a
     RuntimeError, not the assertion; 04 a traceback through the inflight queue cut before its exception)."""
@@ -158,3 +281,117 @@ def test_real_cases_match_no_family(tmp_path):
     assert sorted(cfg["tp_size"].to_list()) == [2, 8, 16]
     cut = cfg.filter(cfg["tp_size"] == 2).row(0, named=True)
     assert "line cut short" in cut["note"]
+
+
+def test_server_args_wins_over_the_command_line_and_a_disagreement_is_shown(tmp_path):
+    """A main process whose command line says ``--tp 8 --watchdog-timeout 600`` and whose server_args
+    line (the sample's, SGLang 0.5.8.post1 fields) says tp_size=4, watchdog_timeout=3600.0: the line's
+    values fill the typed columns, and both differences are named."""
+    line = next(
+        v
+        for v in (SAMPLE / "journal.export").read_text().split("\n")
+        if v.startswith("MESSAGE=") and "server_args=ServerArgs(" in v and "'decode'" in v
+    )[len("MESSAGE=") :]
+    cmd = (
+        "/opt/sglang/.venv/bin/python3 -m sglang.launch_server --model-path /models/Llama-3.1-70B-Instruct"
+        " --disaggregation-mode decode --disaggregation-transfer-backend nixl --tp 8 --watchdog-timeout 600"
+    )
+    entry = {
+        "__REALTIME_TIMESTAMP": "1761773000000000", "_HOSTNAME": "h1", "_BOOT_ID": "b" * 32,
+        "_SYSTEMD_UNIT": "sglang-decode.service", "_PID": "4242", "_CMDLINE": cmd, "MESSAGE": line,
+    }  # fmt: skip
+    cap = tmp_path / "cap.json"
+    cap.write_text(json.dumps(entry) + "\n")
+    out = tmp_path / "o"
+    ingest([cap], out)
+    r = saved.query(out, "SELECT * FROM config").row(0, named=True)
+    assert (r["pid"], r["origin"], r["tp_size"], r["watchdog_timeout"]) == (
+        4242,
+        "server_args+cmdline",
+        4,
+        3600.0,
+    )
+    assert (
+        r["disagreements"]
+        == "tp_size: server_args 4, cmdline 8; watchdog_timeout: server_args 3600.0, cmdline 600"
+    )
+    assert r["enable_hierarchical_cache"] is False and r["disaggregation_transfer_backend"] == "nixl"
+
+
+def _f5_capture(path, venv: str) -> None:
+    """A decode engine launched from a venv named by its SGLang version (as the real case
+    server_args/02 names its shell ``(sglang-0.5.8.post1)``): 12 client aborts, then decode batch lines
+    at token usage 0.97 (the sample's line shapes), as ``journalctl -o json`` entries."""
+    cmd = (
+        f"/opt/{venv}/bin/python3 -m sglang.launch_server --model-path /m --disaggregation-mode decode --tp 2"
+    )
+    base = int(datetime(2025, 10, 29, 21, 30, tzinfo=UTC).timestamp() * 1e6)
+    lines = []
+    for i in range(12):
+        lines.append((base + i * 400_000, 4100, cmd, "[2025-10-29 21:30:0{}] [http_server] Error: Request is "
+                      f"disconnected from the client side (type 3). Abort request obj.rid='{i:032x}'".format(i * 4 // 10)))  # fmt: skip
+    for k in range(6):
+        t = base + 10_000_000 + k * 2_000_000
+        for rank in (0, 1):
+            lines.append((t + rank * 500, 4101 + rank, f"sglang::scheduler_TP{rank}",
+                          f"[2025-10-29 21:30:{10 + 2 * k} TP{rank}] Decode batch, #running-req: 40, #token: 390000, "
+                          "token usage: 0.97, pre-allocated usage: 0.00, #prealloc-req: 3, #transfer-req: 0, "
+                          "#retracted-req: 0, cuda graph: True, gen throughput (token/s): 80.00, #queue-req: 9"))  # fmt: skip
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "__REALTIME_TIMESTAMP": str(t),
+                    "_HOSTNAME": "h1",
+                    "_BOOT_ID": "b" * 32,
+                    "_SYSTEMD_UNIT": "sglang-decode.service",
+                    "_PID": str(pid),
+                    "_CMDLINE": c,
+                    "MESSAGE": m,
+                }
+            )
+            + "\n"  # fmt: skip
+            for t, pid, c, m in lines
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("venv", "check"),
+    [
+        ("sglang-0.4.9.post4", "fixed in 0.4.9.post5; this engine runs 0.4.9.post4"),
+        ("sglang-0.5.2", "fixed in 0.4.9.post5; this engine runs 0.5.2, which has the fix: look again"),
+    ],
+)
+def test_version_check_of_a_family_with_a_fixed_release(tmp_path, venv, check):
+    """F5 (fixed in 0.4.9.post5 by #8352, per the research notes) on an engine whose version its
+    command line states: the known_issues row and the report say which release has the fix and what
+    this engine runs."""
+    from logcorr.report import report
+
+    _f5_capture(tmp_path / "cap.json", venv)
+    out = tmp_path / "o"
+    ingest([tmp_path / "cap.json"], out)
+    ki = saved.query(out, "known_issues")
+    assert ki["family"].to_list() == ["F5"]
+    row = ki.row(0, named=True)
+    assert (row["strength"], row["evidence_rows"], row["version_check"]) == ("signature+config", 12, check)
+    assert f"Fix: #8352 (v0.4.9.post5); #25561 (2026-05-18), #28022 (2026-06-12); {check}." in report(out)
+
+
+def test_scheduler_crash_line_is_f7_evidence(tmp_path):
+    """SGLang's SubprocessWatchdog line (#18582; the form #29144 quotes, pid elided) is parsed into
+    watchdogs (kind watchdog in events), where F7 now looks: the family matched no real line while it
+    searched events of kind 'other'."""
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "[2026-06-10 10:00:00] Subprocess scheduler_0 crashed with exit code -3. Triggering SIGQUIT for cleanup...\n"
+        "[2026-06-10 10:00:00] Subprocess scheduler_1 (pid=4243) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n"
+    )
+    out = tmp_path / "o"
+    ingest([log], out)
+    ki = saved.query(out, "known_issues")
+    assert ki["family"].to_list() == ["F7"] and ki["strength"].to_list() == ["signature"]
+    assert ki["evidence"][0].startswith(
+        "unknown scheduler subprocess crashed with exit code -3 [line 1] | unknown scheduler subprocess crashed with exit code -6 [line 2]"
+    )

@@ -248,7 +248,13 @@ def test_sample_leak_rate_per_band_is_the_readme_table(sample_out):
         n, k, r = want[row["band"]]
         assert (row["finished"], row["with_text"], row["leaks"]) == (n, n, k), row["band"]
         assert row["leak_rate"] == (None if r is None else pytest.approx(r, abs=5e-5)), row["band"]
-    assert rate.filter(pl.col("band") == "2-4")["leak_rate"][0] == 0.0  # the lowest band with answers
+    # issue 18: at 1 running request the rate is 0, over real answers (the quiet minutes' one-at-a-time
+    # requests), not an empty band
+    low = rate.filter(pl.col("band") == "0-1").row(0, named=True)
+    assert (low["finished"], low["leaks"], low["leak_rate"]) == (want["0-1"][0], 0, 0.0) and low[
+        "finished"
+    ] == 8
+    assert rate.filter(pl.col("band") == "2-4")["leak_rate"][0] == 0.0
     assert rate.filter(pl.col("band") == "17+")["leak_rate"][0] == pytest.approx(10 / 58)
 
 
@@ -264,11 +270,9 @@ def test_sample_receives_without_finish_and_counts(sample_out):
         " count(DISTINCT rid) FILTER (WHERE event = 'received' AND rid NOT IN"
         " (SELECT rid FROM request_log WHERE event = 'finished')) AS open FROM request_log",
     ).row(0, named=True)
-    assert counts["rec"] == int(answer("`Receive` lines (decode main process, pids 2842 and 918234)")) == 494
-    assert counts["fin"] == int(answer("`Finish` lines")) == 313
-    assert counts["open"] == int(
-        answer("`Receive` without a `Finish` (aborted by the client, or caught in the wedge)")
-    )
+    assert counts["rec"] == int(answer("`Receive` lines (decode main process, pids 2842 and 918234)")) == 502
+    assert counts["fin"] == int(answer("`Finish` lines")) == 321
+    assert counts["open"] == int(answer("`Receive` without a `Finish`").split(":")[0]) == 181
     # the room R's decode request was aborted: received, never finished
     r = saved.query(
         sample_out, "SELECT event FROM request_log WHERE rid = '541a919ceacb487a9390c077e63f2634'"
@@ -339,10 +343,10 @@ def test_sample_report_has_the_markup_section_from_the_rows(sample_out):
     section = text.split("## Answers with tool-call markup (markup_leaks, markup_leak_rate)", 1)[1].split(
         "## Evidence"
     )[0]
-    assert "decode on gpu-node-1: **12 of 313 answers**" in section
+    assert "decode on gpu-node-1: **12 of 321 answers**" in section
     assert "first 2025-10-29 21:27:17.744 UTC, last 2025-10-29 21:31:48.524 UTC" in section
     assert "markup deepseek_dsml (3), deepseek_tool_calls (9)" in section
-    assert "None with 2-4 requests running." in section
+    assert "None with 0-1 or 2-4 requests running." in section
     assert (
         "tool_call_parser, reasoning_parser, chat_template not named (cmdline); model /models/Llama-3.1-70B-Instruct"
         in section

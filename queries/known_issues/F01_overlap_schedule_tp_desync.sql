@@ -7,7 +7,7 @@
 -- config: NOT disable_overlap_schedule AND NOT coalesce(enable_dp_attention, false) AND coalesce(pp_size, 1) = 1
 -- shows: disable_overlap_schedule, enable_dp_attention, tp_size, pp_size
 -- fixed_in:
--- fix: none (the issue closed as inactive); #26380 (a WAR barrier for overlap buffer writes, 2026-05-26) is related, not named as the fix
+-- fix: not fixed upstream as of the notes (the issue closed as inactive); #26380 (a WAR barrier for overlap buffer writes, 2026-05-26) is related, not named as the fix
 -- workaround: run the engine with --disable-overlap-schedule ("reliably avoids the hang", sglang#26454)
 -- explains: the py-spy stacks of the engine's TP ranks, all under event_loop_overlap*, either wait together in result.copy_done.synchronize()/cuEventSynchronize (the stack #26454 reports) or split across collectives (a divergent TP group); #26454 shows the symmetric form, the split form is a wider reading of the same overlap-loop desync
 -- evidence: the last capture of each rank of a TP group that is divergent under an overlap event loop (saved query desync), or any main thread under event_loop_overlap* waiting in copy_done.synchronize / cuEventSynchronize

@@ -7,7 +7,7 @@
 -- config: enable_dp_attention AND NOT disable_overlap_schedule
 -- shows: enable_dp_attention, dp_size, disable_overlap_schedule
 -- fixed_in:
--- fix: #20853 (merged 2026-03-18; no release number mapped)
+-- fix: #20853 (merged 2026-03-18; the notes map no release to it)
 -- workaround: leave SGLANG_DISABLE_CONSECUTIVE_PREFILL_OVERLAP unset, or --disable-overlap-schedule; upgrade past #20853
 -- explains: one DP rank treats a batch as extend, another as decode, so they take different overlap branches and wait for each other in cuEventSynchronize
 -- evidence: the same stacks as F1 (ranks stalled under an overlap event loop); only the configuration tells F1 and F2 apart

@@ -7,7 +7,7 @@
 -- config: enable_dp_attention AND disaggregation_mode = 'decode'
 -- shows: enable_dp_attention, dp_size, disaggregation_mode
 -- fixed_in:
--- fix: #25404 (merged 2026-05-25)
+-- fix: #25404 (merged 2026-05-25; the notes map no release to it)
 -- workaround: upgrade past #25404
 -- explains: the idle rank iterates a None list of an IDLE batch, crashes, and never joins the MLP-sync all_gather the other DP ranks block in
 -- evidence: the TypeError traceback through prepare_mlp_sync_batch*

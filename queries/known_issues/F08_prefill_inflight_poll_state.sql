@@ -7,7 +7,7 @@
 -- config: disaggregation_mode = 'prefill'
 -- shows: disaggregation_mode, pp_size, disaggregation_transfer_backend
 -- fixed_in:
--- fix: #20686 (2026-03-16), #24967 (2026-05-12), #31075 (2026-07-13); #25063 names no fix
+-- fix: #20686 (2026-03-16), #24967 (2026-05-12), #31075 (2026-07-13), each changing the message (the notes map no release to them); #25063 names no fix
 -- workaround: none documented; upgrade
 -- explains: a request in the prefill inflight queue polls Bootstrapping (or another unexpected state) after its KV was sent; the scheduler dies or treats it as undone
 -- evidence: an AssertionError traceback through process_disagg_prefill_inflight_queue, or the "Unexpected polling state"/"Unexpected poll state" lines; a traceback cut before its exception is not evidence

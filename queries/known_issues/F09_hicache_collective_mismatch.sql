@@ -7,7 +7,7 @@
 -- config: enable_hierarchical_cache
 -- shows: enable_hierarchical_cache, hicache_storage_backend, tp_size
 -- fixed_in:
--- fix: #27489 (2026-06-08), #26923 (2026-06-22); prefetch variant open (#30760, #33029)
+-- fix: #27489 (2026-06-08), #26923 (2026-06-22) (the notes map no release to them); the prefetch variant not fixed upstream as of the notes (#30760, #33029 open)
 -- workaround: upgrade past #26923; none documented besides turning HiCache (or its storage backend) off
 -- explains: per-rank cache state differs, one rank skips or enters the HiCache all_reduce, and the ranks wait in different collectives on the same gloo group
 -- evidence: a main thread whose stack holds writing_check, loading_check, check_hicache_events, check_prefetch_progress or can_terminate_prefetch while it waits in a collective

@@ -7,7 +7,7 @@
 -- config: disaggregation_mode = 'decode'
 -- shows: disaggregation_mode, disaggregation_transfer_backend
 -- fixed_in:
--- fix: #29017 (router, 2026-07-03), #36612 (prefill→decode failure notice, 2026-08); NIXL #36108 open
+-- fix: shortened, not removed: #29017 (router, 2026-07-03), #36612 (prefill→decode failure notice, merged about 2026-08-30) (the notes map no release to them); NIXL #36108 open
 -- workaround: lower SGLANG_DISAGGREGATION_WAITING_TIMEOUT (default 300 s) on decode so slots of failed rooms come back sooner
 -- explains: decode never learns that prefill gave up on a room and keeps the slot until the waiting timeout: an abort storm becomes minutes of lost capacity
 -- evidence: decode transfer failures that name a timeout in KVPoll.WaitingForInput

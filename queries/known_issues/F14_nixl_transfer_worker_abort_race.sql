@@ -7,7 +7,7 @@
 -- config: disaggregation_transfer_backend = 'nixl'
 -- shows: disaggregation_transfer_backend, disaggregation_mode
 -- fixed_in:
--- fix: none merged for this race; related: #27011 (failure_exception clears the room), #30352 (Failed sticky), open #36707 (drop queued chunks of a failed room) and #36108 (notify decode)
+-- fix: not fixed upstream as of the notes (no upstream issue names this race); related: #27011 (failure_exception clears the room), #30352 (Failed sticky), open #36707 (drop queued chunks of a failed room) and #36108 (notify decode)
 -- workaround: no documented flag; fewer client aborts during transfers, and restart the engines when the assertion appears (decode waits SGLANG_DISAGGREGATION_WAITING_TIMEOUT, 300 s, for such a room)
 -- explains: a room aborted and cleaned up while a KV chunk for it was still queued: the worker passes the Failed check (the cleared room reads as WaitingForInput), hits the assertion on some TP ranks only, and the ranks' state for that room diverges
 -- evidence: the transfer_infos assertion records (transfer_errors.error_kind = assert_transfer_infos); a RuntimeError or any other exception after the same "Unexpected transfer worker error" line is not this family

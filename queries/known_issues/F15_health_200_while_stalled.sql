@@ -7,7 +7,7 @@
 -- config: true
 -- shows: disaggregation_mode, watchdog_timeout
 -- fixed_in:
--- fix: none; #35896 open
+-- fix: not fixed upstream as of the notes: #35896 (abort timed-out probes) open; #18582 (2026-03-29) stops a server whose scheduler died (F7), not one whose scheduler is wedged
 -- workaround: probe liveness with a real generation through the router (and alert on no batch progress), not /health
 -- explains: the liveness probe passed while the engine was wedged, so nothing restarted it
 -- evidence: a stop of one role with requests running (saved query wedge: running_req_at_stop > 0, stalled at least 60 s) during which /health answered only 200

@@ -7,11 +7,13 @@
 -- config: coalesce(model_path ILIKE '%deepseek%', false) OR coalesce(json_extract_string(settings, '$.tool_call_parser') ILIKE 'deepseek%', false)
 -- shows: model_path, sglang_version
 -- fixed_in:
--- fix: none merged; #40237 open
+-- fix: not fixed upstream as of the notes: #40237 open
 -- workaround: match --tool-call-parser to the model and its chat template (deepseekv31 for <｜tool▁calls▁begin｜>, deepseekv32 for <｜DSML｜function_calls>), and have clients parse markup left in content
 -- explains: answers whose tool calls reached clients as text
--- evidence: an answer in the engine's --log-requests Finish lines whose returned text holds tool-call markup (saved query markup_leaks)
+-- evidence: an answer in the engine's --log-requests Finish lines whose returned text holds tool-call markup
+--   (request_log; saved query markup_leaks adds the requests running at each, which costs a pass over
+--   the day's batch lines that the match does not need)
 SELECT event_id, ts, host, role, source, source_pos,
-       format('answer {} returned {} markup as text ({}) with {} requests running', rid, markup_leak, markup,
-              coalesce(CAST(running_req AS VARCHAR), '?')) AS what
-FROM markup_leaks
+       format('answer {} returned {} markup as text ({})', rid, markup_leak, markup) AS what
+FROM request_log
+WHERE event = 'finished' AND markup_leak IS NOT NULL

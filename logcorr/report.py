@@ -311,7 +311,9 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
     """The engine's tool-call/reasoning parser and chat template as its ``config`` rows state them."""
     if config.height == 0 or "settings" not in config.columns:
         return "cannot tell: no server_args line or command line in the data"
-    rows = config.filter((pl.col("role") == role) & (pl.col("host").is_null() | (pl.col("host") == host)))
+    rows = config.filter(
+        (pl.col("role") == role) & (pl.col("host").is_null() | pl.col("host").eq_missing(host))
+    )
     if rows.height == 0:
         return f"cannot tell: no server_args line or command line of the {role} engine"
     parts = []
@@ -320,8 +322,8 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
             settings = json.loads(r["settings"] or "{}")
         except ValueError:
             settings = {}
-        named = [f"{k}={settings[k]}" for k in PARSER_SETTINGS if settings.get(k) is not None]
-        unnamed = [k for k in PARSER_SETTINGS if settings.get(k) is None]
+        named = [f"{k}={settings[k]}" for k in PARSER_SETTINGS if k in settings]  # None: set to none
+        unnamed = [k for k in PARSER_SETTINGS if k not in settings]
         text = ", ".join(named)
         if unnamed:
             text += ("; " if text else "") + f"{', '.join(unnamed)} not named ({r['origin']})"

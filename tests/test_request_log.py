@@ -348,9 +348,10 @@ def test_sample_report_has_the_markup_section_from_the_rows(sample_out):
     assert "markup deepseek_dsml (3), deepseek_tool_calls (9)" in section
     assert "None with 0-1 or 2-4 requests running." in section
     assert (
-        "tool_call_parser, reasoning_parser, chat_template not named (cmdline); model /models/Llama-3.1-70B-Instruct"
-        in section
-    )
+        "pid 2842: tool_call_parser, reasoning_parser, chat_template not named (cmdline); model "
+        "/models/Llama-3.1-70B-Instruct; pid 918234: tool_call_parser=None, reasoning_parser=None, "
+        "chat_template=None; model /models/Llama-3.1-70B-Instruct" in section
+    )  # the first process's command line names none; the restarted one's server_args says None
     assert "Known issue F19" in section and "configuration against" in section  # a Llama engine: ruled out
     assert "| decode | 17+ | 58 | 58 | 10 | 0.172 |" in section
     assert "| 21:27:17.744 UTC | decode | 447e185e54944c4c9df82e6ddf9540c4 |" in section

@@ -76,8 +76,9 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
                 *keep, pl.lit("server_args").alias("kind"), body.filter(has_sa).alias("text")
             )
         )
-    # an Aho-Corasick pass first: the case-insensitive regex over every line of a day costs a second
-    maybe = body.str.contains_any(["sglang"], ascii_case_insensitive=True).fill_null(False)
+    # an ASCII case-insensitive pass first (a sixth of Aho-Corasick's case-insensitive mode): the
+    # Unicode case-insensitive regex over every line of a day costs a second
+    maybe = body.str.contains("(?i-u)sglang").fill_null(False)
     has_v = maybe & body.str.contains(_VERSION_HINT).fill_null(False) if maybe.any() else maybe
     if has_v.any():
         frames.append(

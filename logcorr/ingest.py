@@ -185,7 +185,8 @@ class _Enricher:
             old = self.process_roles.get((src, host, pid))
             one = len(shown_roles) == 1 and old in (None, shown_roles[0])
             self.process_roles[(src, host, pid)] = shown_roles[0] if one else ""
-        if not self.process_roles:
+        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
+        if not self.process_roles or not df.select(unknown.any()).item():
             return df
         known = pl.DataFrame(
             [(*k, r) for k, r in self.process_roles.items() if r],
@@ -193,11 +194,9 @@ class _Enricher:
             orient="row",
         )
         df = df.join(known, on=key, how="left", nulls_equal=True, maintain_order="left")
-        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
         return df.with_columns(
             pl.when(unknown).then(pl.col("_process_role")).otherwise(pl.col("role")).alias("role")
         ).drop("_process_role")
-        return df
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:

@@ -121,26 +121,28 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "level": level,
         }
     )
-    out = out.with_columns(base["body"].alias("_body")).with_columns(
-        _content_role(pl.col("_body")).alias("content_role")
-    )
+    out = out.with_columns(_content_role(kind, hit["content_role"], base["body"]).alias("content_role"))
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
-def _content_role(text: pl.Expr) -> pl.Expr:
-    """The role a record's own text implies, over ``content_role`` of its pattern: a batch line
-    without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role by
-    its event loop."""
-    by_frames = pl.coalesce(
-        [pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES]
-    )
-    return (
-        pl.when((pl.col("kind") == "batch") & ~text.str.contains(PD_BATCH_KEYS).fill_null(False))
-        .then(pl.lit("engine"))
-        .when(pl.col("kind") == "traceback")
-        .then(pl.coalesce(by_frames, pl.col("content_role")))
-        .otherwise(pl.col("content_role"))
-    )
+def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
+    """The role a record's own text implies, over ``role`` (``content_role`` of its pattern): a batch
+    line without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role
+    by its event loop. Each text is searched on the rows of its kind only."""
+    batch = (kind == "batch").fill_null(False)
+    if batch.any():
+        at = batch.arg_true()
+        pd = body.gather(at).str.contains_any(PD_BATCH_KEYS).fill_null(False)
+        role = role.scatter(at.filter(~pd), "engine")
+    tb = (kind == "traceback").fill_null(False)
+    if tb.any():
+        at = tb.arg_true()
+        text = body.gather(at)
+        by_frames = pl.select(
+            pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(name)) for name, rx in TRACEBACK_ROLES])
+        ).to_series()
+        role = role.scatter(at, pl.select(pl.coalesce(by_frames, role.gather(at))).to_series())
+    return role
 
 
 def batches(ev: pl.DataFrame) -> pl.DataFrame:

@@ -667,7 +667,9 @@ BACKENDS = [
 ]
 # Batch-line keys only a prefill-decode (PD) engine prints: a batch line without any of them comes
 # from a server that is not half of a PD pair (role ``engine``).
-PD_BATCH_KEYS = r"#(?:prealloc|inflight|bootstrap|unbootstrapped|transferring|transfer)-req:"
+PD_BATCH_KEYS = [
+    f"#{k}-req:" for k in ("prealloc", "inflight", "bootstrap", "unbootstrapped", "transferring", "transfer")
+]
 # The event loop a traceback runs in names the engine's role.
 TRACEBACK_ROLES = [
     ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),

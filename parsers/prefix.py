@@ -285,7 +285,9 @@ def _first_claim(frame: pl.DataFrame, headers: list[Header]) -> pl.DataFrame:
         "_i",
         first([pl.lit(h.name) for h in headers]).alias("header"),
         *[first([field(k, f) for k in range(len(headers))]).alias(f) for f in _FIELDS],
-        first([field(k, "_head") for k in range(len(headers))]).str.len_chars().alias("_cut"),
+        first([pl.col(f"h{k}").struct.field("_head") for k in range(len(headers))])
+        .str.len_chars()
+        .alias("_cut"),
     )
 
 

@@ -38,8 +38,10 @@ from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
     _PATTERN_TABLE,
     _PRINTED_LEVEL_HINT,
+    ABORT_FIELDS,
     ABORT_PATTERNS,
     ALL_PATTERNS,
+    ASSERTION_LINE,
     BACKENDS,
     BATCH_FIELD_BY_KEY,
     BATCH_FIELDS,
@@ -47,6 +49,8 @@ from logcorr.parsers.sglang_lines import (
     CAUSES,
     CLASSIFY,
     EXCEPTION_AFTER_FRAMES,
+    FIRST_LINE,
+    FRAME_LINE,
     GRAPH_KEY,
     MAX_BATCH_SHAPES,
     PATTERNS_BY_NAME,
@@ -55,9 +59,14 @@ from logcorr.parsers.sglang_lines import (
     PYSPY_FRAME_START,
     RID_REGEX,
     ROOM_REGEX,
+    TRACEBACK_FIELDS,
+    TRACEBACK_PATTERNS,
     TRACEBACK_ROLES,
+    TRACEBACK_TEXT,
+    TRANSFER_ERROR_FIELDS,
     TRANSFER_ERROR_PATTERNS,
     WATCHDOG_PATTERNS,
+    FieldRule,
     LinePattern,
 )
 from logcorr.schema import (
@@ -208,30 +217,20 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
-    df = pl.concat([df, rid_room], how="horizontal")
-    body = pl.col("body")
-    first = body.str.extract(r"^([^\n]*)", 1)
-    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
-    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
-    with_exc = first.str.extract_groups(
-        r"with exception:? (?:(?P<exc>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$"
-    )
-    pattern_reason = first.str.extract(r"(?:for room \d+|Transfer failed for room \d+): (.*)$", 1)
+    df = extract_fields(pl.concat([df, rid_room], how="horizontal"), TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
+    body, tb, exc_line = pl.col("body"), SCOPES["traceback"], SCOPES["exception_line"]
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in TRANSFER_ERROR_PATTERNS}, default=None, return_dtype=pl.String
     )
-    is_assert = tb.str.contains(r"assert [^\n]*transfer_infos") | (
-        exc_line.str.contains(r"^AssertionError\b") & tb.str.contains("transfer_infos", literal=True)
+    is_assert = tb.str.contains(_CAUSE_REGEX["assert_transfer_infos"]) | (
+        exc_line.str.contains(ASSERTION_LINE) & tb.str.contains("transfer_infos", literal=True)
     )
     error_kind = (
         pl.when((pl.col("pattern") == "transfer_worker_error") & is_assert.fill_null(False))
         .then(pl.lit("assert_transfer_infos"))
         .otherwise(subkind)
     )
-    cause = pl.coalesce(*[pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES])
-    rank = body.str.extract(r"\brank=(\d+)", 1).cast(pl.Int16, strict=False)
-    pp = body.str.extract(r"\bpp_rank=(\d+)", 1).cast(pl.Int16, strict=False)
-    state = body.str.extract(r"KVPoll\.(\w+)", 1)
+    state = pl.col("kv_poll_state")
     content_role = pl.coalesce(
         pl.col("content_role"),
         pl.when(state == "WaitingForInput")
@@ -239,31 +238,15 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         .when(state == "Bootstrapping")
         .then(pl.lit("prefill")),
     )
-    peer = pl.coalesce(
-        first.str.extract(r"kv chunk of \d+ to ([^\s,]+)", 1),
-        first.str.extract(r"bootstrap_addr: ([^)]*)\)", 1),
-        first.str.extract(r"remote mooncake session (\S+) is not alive", 1),
-    )
-    exc_type = exc_line.str.extract(r"^([\w.]+)(?::|$)", 1)
-    backend = pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS])
     df = df.with_columns(
         error_kind.alias("error_kind"),
-        backend.alias("backend"),
-        cause.alias("cause"),
-        state.alias("kv_poll_state"),
-        body.str.extract(r"timed out after ([\d.]+)s", 1).cast(pl.Float64, strict=False).alias("timeout_s"),
-        pl.coalesce(with_exc.struct.field("exc"), exc_type.str.extract(r"([^.]+)$", 1)).alias("exception"),
-        pl.coalesce(
-            pl.when(with_exc.struct.field("reason").str.len_chars() > 0).then(
-                with_exc.struct.field("reason")
-            ),
-            pattern_reason,
-            exc_line,
-        ).alias("reason"),
-        peer.alias("peer"),
+        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS]).alias(
+            "backend"
+        ),
+        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES]).alias(
+            "cause"
+        ),
         tb.alias("traceback"),
-        pl.coalesce(pl.col("tp_rank"), rank).alias("tp_rank"),
-        pl.coalesce(pl.col("pp_rank"), pp).alias("pp_rank"),
         _resolve_role(content_role).alias("role"),
     )
     return _conform(df, TRANSFER_ERRORS)
@@ -291,24 +274,16 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
         )
         if df.height:
             rid_room = _rid_room(df, pl.Series(["abort"] * df.height))
-            first = pl.col("body").str.extract(r"^([^\n]*)", 1)
-            where = first.str.extract(r"^Abort ([a-z][a-z ]*?) request\. ", 1)
+            df = pl.concat([df, rid_room], how="horizontal")
+            df = extract_fields(df, ABORT_PATTERNS + ABORT_FIELDS, ABORTS)
             subkind = pl.col("pattern").replace_strict(
                 {p.name: p.subkind for p in ABORT_PATTERNS}, default=None, return_dtype=pl.String
             )
-            kind = pl.coalesce(
-                subkind, pl.lit("abort_") + where.str.replace_all(" ", "_") + pl.lit("_request")
-            )
-            reason = pl.coalesce(
-                first.str.extract(r"(Request is disconnected from the client side(?: \(type \d+\))?)", 1),
-                first.str.extract(r"(not found[^\n]*)$", 1),
-                first,
-            )
+            where = pl.col("_where").str.replace_all(" ", "_")
             parts.append(
-                pl.concat([df, rid_room], how="horizontal").with_columns(
-                    kind.alias("abort_kind"),
+                df.with_columns(
+                    pl.coalesce(subkind, pl.lit("abort_") + where + pl.lit("_request")).alias("abort_kind"),
                     pl.lit(None, pl.String).alias("error_kind"),
-                    reason.alias("reason"),
                     _resolve_role(pl.col("content_role")).alias("role"),
                 )
             )
@@ -428,9 +403,6 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
 # string over 2048 characters as ``'head' ... 'tail'``). A quoted string is one token, so a key is only
 # found outside strings, and nested braces/brackets/parentheses (two levels) are skipped whole, so a
 # key is only found at the level asked for.
-_PYSPY_FAILED = ("pyspy_failed", "pyspy_failed_cmd")
-
-
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
 
@@ -450,45 +422,13 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema=WATCHDOGS.schema)
     rid_room = _rid_room(df, pl.Series(["watchdog"] * df.height))
-    body = pl.col("body")
-    wd = body.str.extract_groups(PATTERNS_BY_NAME["watchdog_timeout"].regex)
-    nccl = body.str.extract_groups(PATTERNS_BY_NAME["nccl_watchdog"].regex)
-    pyspy_failed = pl.struct(
-        [
-            pl.coalesce(
-                [body.str.extract_groups(PATTERNS_BY_NAME[n].regex).struct.field(f) for n in _PYSPY_FAILED]
-            ).alias(f)
-            for f in ("pid", "reason")
-        ]
+    df = extract_fields(
+        pl.concat([df, rid_room.select("rid")], how="horizontal"), WATCHDOG_PATTERNS, WATCHDOGS
     )
-    work = body.str.extract_groups(PATTERNS_BY_NAME["collective_work_state"].regex)
-    crashed = body.str.extract_groups(PATTERNS_BY_NAME["subprocess_crashed"].regex)
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in WATCHDOG_PATTERNS}, default=None, return_dtype=pl.String
     )
-    df = pl.concat([df, rid_room.select("rid")], how="horizontal").with_columns(
-        subkind.alias("watchdog_kind"),
-        pl.coalesce(
-            wd.struct.field("timeout").cast(pl.Float64, strict=False),
-            nccl.struct.field("timeout_ms").cast(pl.Float64, strict=False) / 1000.0,
-        ).alias("timeout_s"),
-        wd.struct.field("soft")
-        .replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
-        .alias("soft"),
-        pl.coalesce(pyspy_failed.struct.field("pid"), crashed.struct.field("pid"))
-        .cast(pl.Int32, strict=False)
-        .alias("target_pid"),
-        work.struct.field("enq").cast(pl.Int64, strict=False).alias("last_enqueued"),
-        work.struct.field("done").cast(pl.Int64, strict=False).alias("last_completed"),
-        crashed.struct.field("code").cast(pl.Int32, strict=False).alias("exit_code"),
-        nccl.struct.field("seq").cast(pl.Int64, strict=False).alias("nccl_seq"),
-        nccl.struct.field("op").alias("nccl_op"),
-        nccl.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
-        nccl.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
-        nccl.struct.field("ran_ms").cast(pl.Int64, strict=False).alias("ran_for_ms"),
-        pyspy_failed.struct.field("reason").alias("reason"),
-        _resolve_role(pl.lit(None, pl.String)).alias("role"),
-    )
+    df = df.with_columns(subkind.alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role"))
     return _conform(df, WATCHDOGS)
 
 
@@ -509,31 +449,16 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
-    body = pl.col("body")
-    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
-    frames = tb.str.extract_all(r'File "[^"\n]*", line \d+, in [^\n]+')
-    last = frames.list.last().str.extract_groups(
-        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)'
-    )
-    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
-    exc = exc_line.str.extract_groups(
-        r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$"
-    )
-    df = base.with_columns(
-        body.str.extract(r"(\w+) hit an exception", 1).alias("component"),
-        exc.struct.field("type").alias("exception"),
-        exc.struct.field("msg").alias("exc_message"),
-        last.struct.field("func").str.strip_chars().alias("function"),
-        last.struct.field("file").alias("file"),
-        last.struct.field("line").cast(pl.Int32, strict=False).alias("line"),
-        frames.list.len().cast(pl.Int32).alias("n_frames"),
-        tb.alias("traceback"),
-    )
+    df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
+    tb, exc_line = SCOPES["traceback"], SCOPES["exception_line"]
     # An exception line only counts when it follows the frames (not a frame's source line).
     df = df.with_columns(
+        pl.col("function").str.strip_chars(),
+        tb.str.extract_all(FRAME_LINE).list.len().cast(pl.Int32).alias("n_frames"),
+        tb.alias("traceback"),
         pl.when(pl.col("exception").is_not_null() & ~exc_line.str.starts_with(" "))
         .then(pl.col("exception"))
-        .alias("exception")
+        .alias("exception"),
     )
     return _conform(df, TRACEBACKS)
 
@@ -699,6 +624,55 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
     return pl.coalesce(
         g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"})
     )
+
+
+# =============================================================================================
+# Fields
+# =============================================================================================
+
+_TB = pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end()
+# Where a ``FieldRule`` searches, as expressions over ``body``.
+SCOPES = {
+    "body": pl.col("body"),
+    "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
+    "traceback": _TB,
+    "exception_line": _TB.str.extract(EXCEPTION_AFTER_FRAMES, 1),
+    "last_frame": _TB.str.extract_all(FRAME_LINE).list.last(),
+}
+_CAUSE_REGEX = {name: rx for name, rx, _ in CAUSES}
+_GROUP = re.compile(r"\(\?P<(\w+)>")
+
+
+def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table) -> pl.DataFrame:
+    """``df`` (with ``body``) with the columns the named groups of ``rules`` give, typed by ``table``'s
+    contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
+    (one ``extract_groups`` per rule, in its ``scope``: ``SCOPES``; a ``LinePattern`` searches the
+    body). A column ``df`` already has (a rank its header printed) keeps its value where it has one.
+    A group ``<name>_ms`` fills ``<name>_s`` in seconds; a group starting with ``_`` is kept as text
+    for the builder. Never raises on any text; a value that does not parse as its type is null."""
+    values: dict[str, list[pl.Expr]] = {}
+    for rule in rules:
+        groups = _GROUP.findall(rule.regex)
+        if not groups:
+            continue
+        found = SCOPES[getattr(rule, "scope", "body")].str.extract_groups(rule.regex)
+        for name in groups:
+            value = found.struct.field(name)
+            if getattr(rule, "nonempty", False):
+                value = pl.when(value.str.len_bytes() > 0).then(value)
+            column = name
+            if name.endswith("_ms") and name not in table.schema and f"{name[:-3]}_s" in table.schema:
+                column, value = f"{name[:-3]}_s", value.cast(pl.Float64, strict=False) / 1000.0
+            values.setdefault(column, []).append(_typed_field(value, table.schema.get(column, pl.String)))
+    return df.with_columns(
+        pl.coalesce([pl.col(c), *v] if c in df.columns else v).alias(c) for c, v in values.items()
+    )
+
+
+def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
+    if dtype == pl.Boolean:
+        return value.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+    return value if dtype == pl.String else value.cast(dtype, strict=False)
 
 
 # =============================================================================================

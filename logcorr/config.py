@@ -97,7 +97,7 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
 
 def unit_observations(found: list[dict], source: str) -> pl.DataFrame:
     """``OBS`` rows (kind ``cmdline``) of the launch command lines of a journal's units as
-    ``readers.unit_cmdlines`` found them: each with the first process that ran it (pid, boot, host,
+    ``logcorr.journal.unit_cmdlines`` found them: each with the first process that ran it (pid, boot, host,
     time of its first entry); the records of a journal carry no ``_CMDLINE`` themselves."""
     recs = [
         (

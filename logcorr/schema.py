@@ -134,7 +134,7 @@ SOURCES = Table(
 )
 
 # Batch-line fields: column → (type, meaning). The printed keys and their SGLang versions are in
-# ``parsers/sglang.py`` (``BATCH_FIELDS``); ``*_pct`` columns are printed with ``%``.
+# ``parsers/batch_lines.py`` (``BATCH_FIELDS``); ``*_pct`` columns are printed with ``%``.
 _I, _F = pl.Int64, pl.Float64
 BATCH_FIELD_COLUMNS = {
     "new_seq": C(_I, "#new-seq: sequences added by this prefill batch"),

@@ -5,13 +5,11 @@ keys. Each pattern carries the SGLang version (or date) that introduced its line
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from logcorr.parsers import router, systemd
-from logcorr.schema import BATCH_FIELD_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -900,59 +898,6 @@ TRACEBACK_ROLES = [
     ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
 ]
 
-# ---------------------------------------------------------------------------------------------
-# Batch fields: key as printed → (column, type). Type "int", "float", "pct" (a float printed with
-# "%", kept in percent), or "bool". Any "<device> graph: True|False" key becomes graph + graph_kind.
-
-
-@dataclass(frozen=True)
-class BatchField:
-    key: str
-    column: str
-    since: str
-
-    @property
-    def type(self) -> str:
-        """How the value is read: ``pct`` (printed with ``%``), ``int`` or ``float``, from the contract."""
-        if self.column.endswith("_pct"):
-            return "pct"
-        return "int" if BATCH_FIELD_COLUMNS[self.column].dtype == pl.Int64 else "float"
-
-
-F = BatchField
-BATCH_FIELDS = [
-    F("#new-seq", "new_seq", "v0.1 (2024)"),
-    F("#new-token", "new_token", "v0.1 (2024)"),
-    F("#cached-token", "cached_token", "v0.1 (2024)"),
-    F("cache hit rate", "cache_hit_rate_pct", "v0.1 (2024), gone ≈v0.4"),
-    F("token usage", "token_usage", "v0.2 (2024)"),
-    F("full token usage", "full_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("swa token usage", "swa_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("mamba usage", "mamba_usage", "≈v0.5.2 (2025-09, Mamba hybrid)"),
-    F("#token", "token", "v0.2 (2024)"),
-    F("#full token", "full_token", "≈v0.4.9 (2025-07)"),
-    F("#swa token", "swa_token", "≈v0.4.9 (2025-07)"),
-    F("mamba num", "mamba_num", "≈v0.5.2 (2025-09)"),
-    F("#running-req", "running_req", "v0.1 (2024)"),
-    F("#queue-req", "queue_req", "v0.1 (2024)"),
-    F("#pending-token", "pending_token", "≈2026"),
-    F("#prealloc-req", "prealloc_req", "≈v0.4.7 (2025-06)"),
-    F("#inflight-req", "inflight_req", "≈v0.4.7 (2025-06)"),
-    F("#bootstrap-req", "bootstrap_req", "≈2026"),
-    F("#unbootstrapped-req", "unbootstrapped_req", "≈v0.4.6 (2025-04)"),
-    F("#transferring-req", "transferring_req", "≈v0.4.6 (2025-04)"),
-    F("#transfer-req", "transfer_req", "≈v0.4.7 (2025-06)"),
-    F("#retracted-req", "retracted_req", "≈v0.4.9 (2025-07)"),
-    F("#optimistic-req", "optimistic_req", "≈2026"),
-    F("pre-allocated usage", "pre_allocated_usage", "≈v0.4.7 (2025-06)"),
-    F("accept len", "accept_len", "≈v0.4.1 (2025-01, speculative)"),
-    F("accept rate", "accept_rate", "≈v0.5.3 (2025-10)"),
-    F("gen throughput (token/s)", "gen_throughput", "v0.2 (2024)"),
-    F("input throughput (token/s)", "input_throughput", "≈v0.4.6 (2025-04)"),
-    F("fwd occupancy", "fwd_occupancy_pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
-]
-BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
-GRAPH_KEY = re.compile(r"^(\w+) graph$")
 CLASSIFY = {
     "kind": pl.String,
     "rid": pl.String,
@@ -960,4 +905,3 @@ CLASSIFY = {
     "content_role": pl.String,
     "level": pl.String,
 }
-MAX_BATCH_SHAPES = 32

@@ -47,7 +47,6 @@ FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
 RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
 DOCKER_LINE = r'^\{"log":\s*"'
 CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
-KUBECTL_PREFIX = r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "
 KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
 _DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"

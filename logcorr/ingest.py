@@ -67,10 +67,6 @@ class IngestResult:
     notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)
 
 
-def _empty_events() -> pl.DataFrame:
-    return pl.DataFrame(schema={**EVENTS.schema, "body": pl.String})
-
-
 def table_schemas() -> dict[str, dict]:
     """Schema of every table ingest writes, from the table contract (``logcorr.schema.TABLES``)."""
     return {name: table.schema for name, table in TABLES.items()}

@@ -74,9 +74,8 @@ _PROVENANCE = {
     "source": C(pl.String, "the input path (or the name given to a paste)"),
     "source_pos": C(pl.String, "where in the source: 'line N', a byte offset or a journal cursor"),
 }
-# polars types of the rank and provenance columns, for frames that are not tables.
+# polars types of the rank columns, for frames that are not tables.
 RANKS = {name: col.dtype for name, col in _RANKS.items()}
-PROVENANCE = {name: col.dtype for name, col in _PROVENANCE.items()}
 _EVENT_ID = C(pl.Int64, "events.event_id of the record this row comes from")
 _TS = C(UTC_US, "journald's receive time where there is one, else the printed time read as UTC (µs)")
 _HOST = C(pl.String, "host name (journald _HOSTNAME, else the ingest's origin)")

@@ -345,6 +345,48 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
 
     Never raises on any string input; nulls stay null.
     """
+    df, json_like = _headers_cut(text)
+    # uvicorn's level, alone or after an SGLang header (the body keeps it: it is the access line).
+    uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
+        pl.col("body").str.extract(_UVICORN, 1)
+    )
+    json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
+    month = pl.col("month").str.pad_start(2, "0")
+    date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
+    yearless = pl.col("header").is_in(list(YEARLESS))
+    md_time = pl.concat_str([month, pl.col("day")], separator="-")
+    df = df.with_columns(
+        pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
+        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
+        .alias("header"),
+        uv.alias("uv"),
+        pl.coalesce(_timestamp(date, pl.col("time")), json_ts).alias("dated_ts"),
+        pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
+    )  # fmt: skip
+    log_ts, still_yearless = _dated(df)
+    level = pl.coalesce(
+        pl.col("level").replace(_GLOG_LEVEL),
+        pl.col("uv"),
+        pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
+    )
+    rank = _ranks(df)
+    return df.select(
+        log_ts.alias("log_ts"),
+        level.alias("level"),
+        rank["DP"].alias("dp_rank"),
+        rank["PP"].alias("pp_rank"),
+        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
+        rank["EP"].alias("ep_rank"),
+        pl.col("pid").cast(pl.Int32, strict=False).alias("pid"),
+        pl.col("header"),
+        pl.col("body"),
+        still_yearless.alias("yearless"),
+    )
+
+
+def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
+    """``text`` (ANSI escapes removed) with ``src`` (a Ray prefix cut), the header claims (``_claims``),
+    ``body`` and the JSON keys ``js_ts``/``js_level``; and whether any row is a JSON line."""
     df = pl.DataFrame({"text": text.cast(pl.String)})
     ansi, json_like, ray_like = df.select(
         pl.col("text").str.contains("\x1b", literal=True).any(),
@@ -368,54 +410,27 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         _json_field("timestamp", json_like).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
     )
-    # uvicorn's level, alone or after an SGLang header (the body keeps it: it is the access line).
-    uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
-        pl.col("body").str.extract(_UVICORN, 1)
-    )
-    json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
-    month = pl.col("month").str.pad_start(2, "0")
-    date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
-    dated_ts = pl.coalesce(_timestamp(date, pl.col("time")), json_ts)
-    yearless = pl.col("header").is_in(list(YEARLESS))
-    md_time = pl.concat_str([month, pl.col("day")], separator="-")
-    df = df.with_columns(
-        pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
-        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
-        .alias("header"),
-        uv.alias("uv"),
-        dated_ts.alias("dated_ts"),
-        pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
-    )  # fmt: skip
-    if df.select(pl.col("yearless").is_not_null().any()).item():
-        known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
-        dated_yearless = date_yearless(pl.col("yearless"), known_year)
-        log_ts = pl.coalesce(pl.col("dated_ts"), dated_yearless)
-        still_yearless = pl.when(log_ts.is_null()).then(pl.col("yearless"))
-    else:
-        log_ts, still_yearless = pl.col("dated_ts"), pl.col("yearless")
-    level = pl.coalesce(
-        pl.col("level").replace(_GLOG_LEVEL),
-        pl.col("uv"),
-        pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
-    )
-    # a rank token no row prints is not searched for (most engines print TP and maybe EP only)
+    return df, json_like
+
+
+def _dated(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
+    """``log_ts`` and what stays ``yearless``: a row whose header prints no year takes the year of
+    the nearest dated row of the frame (before it, else after it)."""
+    if not df.select(pl.col("yearless").is_not_null().any()).item():
+        return pl.col("dated_ts"), pl.col("yearless")
+    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
+    log_ts = pl.coalesce(pl.col("dated_ts"), date_yearless(pl.col("yearless"), known_year))
+    return log_ts, pl.when(log_ts.is_null()).then(pl.col("yearless"))
+
+
+def _ranks(df: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Per rank token (DP, PP, TP, EP): its number in ``ranks`` (Int16); a token no row prints is not
+    searched for (most engines print TP and maybe EP only)."""
     printed = df.select(pl.col("ranks").str.contains(t, literal=True).any().alias(t) for t in _TOKENS).row(0)
-    rank = {
+    return {
         t: _rank(pl.col("ranks"), t) if seen else pl.lit(None, pl.Int16)
         for t, seen in zip(_TOKENS, printed, strict=True)
     }
-    return df.select(
-        log_ts.alias("log_ts"),
-        level.alias("level"),
-        rank["DP"].alias("dp_rank"),
-        rank["PP"].alias("pp_rank"),
-        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
-        rank["EP"].alias("ep_rank"),
-        pl.col("pid").cast(pl.Int32, strict=False).alias("pid"),
-        pl.col("header"),
-        pl.col("body"),
-        still_yearless.alias("yearless"),
-    )
 
 
 def date_yearless(md_time: pl.Expr, year: pl.Expr) -> pl.Expr:

@@ -102,8 +102,11 @@ def _starts(df: pl.DataFrame) -> pl.Series:
         previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     header = header.scatter(slow, h)
+    other = (~header).arg_true()  # most chunks: none (every line opens a record)
+    if other.len() == 0:
+        return header | piece
     blank = pl.repeat(False, df.height, eager=True).scatter(
-        slow, (lines.str.strip_chars().str.len_bytes() == 0).fill_null(False)
+        other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
     marks = df.select("key", header.alias("h"), blank.alias("b")).with_columns(
         pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),

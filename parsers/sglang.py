@@ -136,10 +136,9 @@ def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Serie
     line without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role
     by its event loop. Each text is searched on the rows of its kind only."""
     batch = (kind == "batch").fill_null(False)
-    if batch.any():
-        at = batch.arg_true()
-        pd = body.gather(at).str.contains_any(PD_BATCH_KEYS).fill_null(False)
-        role = role.scatter(at.filter(~pd), "engine")
+    if batch.any():  # (searched over every row: gathering the batch lines first copies them)
+        engine = batch & ~body.str.contains_any(PD_BATCH_KEYS).fill_null(False)
+        role = pl.select(pl.when(engine).then(pl.lit("engine")).otherwise(role)).to_series()
     tb = (kind == "traceback").fill_null(False)
     if tb.any():
         at = tb.arg_true()

@@ -47,7 +47,6 @@ FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
 RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
 DOCKER_LINE = r'^\{"log":\s*"'
 CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
-KUBECTL_PREFIX = r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "
 KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
 _DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
@@ -251,10 +250,10 @@ def _skip_pod(path: str, units: tuple[str, ...], all_units: bool, roles: tuple) 
         return None if _matches(names, units) else f"{path}: {what} is not among --unit {', '.join(units)}"
     if role_by_name(names, dict(roles)) or any(SGLANG_NAME.search(n) for n in names):
         return None
-    from logcorr import readers  # noqa: PLC0415  (readers imports this module)
+    from logcorr import inputs  # noqa: PLC0415  (inputs imports this module)
 
     try:
-        head = readers._head(Path(path), "gz" if path.endswith(".gz") else "?")
+        head = inputs._head(Path(path), "gz" if path.endswith(".gz") else "?")
     except OSError:
         return None
     text = head.decode("utf-8", errors="replace").replace("\\n", "\n")
@@ -387,7 +386,7 @@ def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.Da
 
 
 class PodChoice:
-    """Which containers of one input are read, and the role of each: as ``readers.CaptureUnits`` does
+    """Which containers of one input are read, and the role of each: as ``journal.CaptureUnits`` does
     for a journal's units. ``--unit`` names (globs) choose by pod, container, ``pod/container`` or
     compose service; ``--all-units`` reads every one; otherwise the containers whose names (role
     words, ``sglang``) or first lines (an SGLang header, ``server_args``, ``sglang_router``) look like

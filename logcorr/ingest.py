@@ -20,7 +20,8 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr import config, containers, database, readers, threads
+from logcorr import config, containers, database, journal, readers, threads
+from logcorr import inputs as input_files
 from logcorr import processes as process_rows
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
@@ -64,10 +65,6 @@ class IngestResult:
     seconds: float = 0.0
     lines: int = 0
     notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)
-
-
-def _empty_events() -> pl.DataFrame:
-    return pl.DataFrame(schema={**EVENTS.schema, "body": pl.String})
 
 
 def table_schemas() -> dict[str, dict]:
@@ -186,7 +183,8 @@ class _Enricher:
             old = self.process_roles.get((src, host, pid))
             one = len(shown_roles) == 1 and old in (None, shown_roles[0])
             self.process_roles[(src, host, pid)] = shown_roles[0] if one else ""
-        if not self.process_roles:
+        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
+        if not self.process_roles or not df.select(unknown.any()).item():
             return df
         known = pl.DataFrame(
             [(*k, r) for k, r in self.process_roles.items() if r],
@@ -194,11 +192,9 @@ class _Enricher:
             orient="row",
         )
         df = df.join(known, on=key, how="left", nulls_equal=True, maintain_order="left")
-        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
         return df.with_columns(
             pl.when(unknown).then(pl.col("_process_role")).otherwise(pl.col("role")).alias("role")
         ).drop("_process_role")
-        return df
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
@@ -282,20 +278,20 @@ def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
 
 def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path, seen):
     """Record chunks of one input; journald's formats without the entries an earlier input gave
-    (``seen``, a ``readers.SeenEntries``, or None when there is only one input)."""
+    (``seen``, a ``input_files.SeenEntries``, or None when there is only one input)."""
     if fmt in ("xz", "gz"):
-        unpacked, damaged = readers.unpack(path, scratch, fmt)
+        unpacked, damaged = input_files.unpack(path, scratch, fmt)
         inner = readers.sniff(unpacked)
         report.notes.append(f"unpacked {fmt}: {inner}")
         if damaged:
             report.errors.append(damaged)
         return _read(unpacked, inner, opts, report, scratch, seen)
     if fmt == "journal-dir" or fmt == "journal":
-        chunks = readers.read_journal(path, opts, report)
+        chunks = journal.read_journal(path, opts, report)
     elif fmt == "export":
-        chunks = _selected(readers.read_export_file(path, report), readers.CaptureUnits(opts), report)
+        chunks = _selected(readers.read_export_file(path, report), journal.CaptureUnits(opts), report)
     elif fmt == "json":
-        chunks = _selected(readers.read_text(path, fmt, report), readers.CaptureUnits(opts), report)
+        chunks = _selected(readers.read_text(path, fmt, report), journal.CaptureUnits(opts), report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
         chunks = containers.read(path, fmt, opts, report)
     else:
@@ -334,8 +330,8 @@ def _is_journal(path: Path, fmt: str) -> bool:
         return False
 
 
-def _selected(chunks, units: readers.CaptureUnits, report: SourceReport):
-    """The records of a journald capture's chosen units (see ``readers.CaptureUnits``)."""
+def _selected(chunks, units: journal.CaptureUnits, report: SourceReport):
+    """The records of a journald capture's chosen units (see ``journal.CaptureUnits``)."""
     report.unit_roles = units.roles  # type: ignore[attr-defined]  # filled as units appear
     for chunk in chunks:
         yield units.filter(chunk)
@@ -420,14 +416,16 @@ class _Run:
             _learn_processes(_previous_events(self.output.tmp), self.processes)
             in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
         # a journal and its capture: once (and not again what OUT holds, with --append)
-        self.seen = readers.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
+        self.seen = (
+            input_files.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
+        )
 
     def _find_inputs(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
         inputs: list[tuple[Path, str]] = []
         for given in paths:
             p = Path(given)
             try:
-                inputs += readers.discover(p, self.opts)
+                inputs += input_files.discover(p, self.opts)
             except InputError as e:
                 self.reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
         return _read_order(inputs)
@@ -486,7 +484,7 @@ class _Run:
                 self._write(report, ev, tables, unknown_in_dumps)
                 if progress and report.bytes > 64 << 20:
                     progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
-        except readers.AlreadyIngested as e:
+        except input_files.AlreadyIngested as e:
             raise OptionError(str(e)) from None
         except InputError as e:
             report.errors.append(str(e))
@@ -499,14 +497,14 @@ class _Run:
         """The input's ``SourceReport`` with its format found, or None when there is nothing to read
         (skipped by name, unreadable, empty: said in its report)."""
         if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-            why, pod = readers.not_a_log(given), containers.skip_pod(given, self.opts)
+            why, pod = input_files.not_a_log(given), containers.skip_pod(given, self.opts)
             fmt = "skipped-pod" if pod and not why else "skipped"
             self.reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
             return None
         path = given
         try:
             if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
-                path = readers.spool(given, scratch)
+                path = input_files.spool(given, scratch)
             fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
         except OSError as e:
             self.reports.append(
@@ -637,7 +635,7 @@ def time_window(
     since: str | None, until: str | None, *, journals_only: bool = False
 ) -> tuple[datetime | None, datetime | None] | None:
     """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
-    a journal, journalctl reads it a little wider: ``readers.journalctl_window``). Accepts ISO forms:
+    a journal, journalctl reads it a little wider: ``journal.journalctl_window``). Accepts ISO forms:
     ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
     naming the option for anything else, unless every input is a journal (``journals_only``):
     journalctl also takes its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
@@ -658,7 +656,7 @@ def time_window(
 
 
 def _parse_time(option: str, text: str) -> datetime:
-    t = readers.iso_utc(text)
+    t = journal.iso_utc(text)
     if t is None:
         raise OptionError(f"{option} {text!r}: use a time like '2025-10-29 21:30' (UTC, or with an offset)")
     return t
@@ -679,7 +677,7 @@ def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> 
 
 
 def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
-    return readers.in_window(window).fill_null(True)  # a record without a time cannot be outside
+    return input_files.in_window(window).fill_null(True)  # a record without a time cannot be outside
 
 
 def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):
@@ -771,7 +769,7 @@ def _previous_events(folder: Path) -> pl.DataFrame:
 
 
 def _previous_entry_keys(folder: Path) -> np.ndarray:
-    """Sorted ``readers.ENTRY_KEY`` of the single-line journal records of the events in ``folder``
+    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``
     (the OUT an ``--append`` adds to), computed as the files stream by."""
     files = list((folder / "events").glob("**/*.parquet"))
     if not files:
@@ -780,7 +778,7 @@ def _previous_entry_keys(folder: Path) -> np.ndarray:
     keys = (
         pl.scan_parquet(files, hive_partitioning=False, glob=False)
         .filter(journal_lines)
-        .select(readers.ENTRY_KEY)
+        .select(input_files.ENTRY_KEY)
         .collect(engine="streaming")
         .to_series()
     )
@@ -788,12 +786,12 @@ def _previous_entry_keys(folder: Path) -> np.ndarray:
 
 
 def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
-    """The default partition name of an ingest: the host(s) its data comes from (``readers.hosts_in``:
+    """The default partition name of an ingest: the host(s) its data comes from (``input_files.hosts_in``:
     journald's ``_HOSTNAME``), never the machine running the ingest (the laptop several nodes'
     journals are copied to). Several hosts: their names joined by ``+`` (the first three, then how
     many more). None named by the data: with ``--append``, the origin OUT has (dumps added to a
     node's output are that node's); else ``logs-<digest of the inputs' names>``."""
-    hosts = sorted(set().union(*(readers.hosts_in(p, fmt) for p, fmt in inputs if fmt != "skipped")))
+    hosts = sorted(set().union(*(input_files.hosts_in(p, fmt) for p, fmt in inputs if fmt != "skipped")))
     if hosts:
         return "+".join(hosts[:3]) + (f"+{len(hosts) - 3}-more" if len(hosts) > 3 else "")
     if append:
@@ -807,7 +805,7 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
 
 def _identity(path: Path) -> dict[str, object]:
     try:
-        return readers.identity(path)
+        return input_files.identity(path)
     except OSError:
         return {}
 

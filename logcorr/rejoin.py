@@ -88,25 +88,36 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     like a continuation (indented, part of a traceback, a py-spy thread header) opens a record of
     its own: a note, a fragment, a line of a process that prints no header. A blank line never
     opens a record; a piece of an over-long line always does."""
-    fast = df["message"].str.contains(SGLANG_START).fill_null(False)
-    rest = df.with_columns(pl.col("message").shift(1).over("key").alias("_prev"), fast.alias("_fast"))
-    slow = rest.filter(~pl.col("_fast")).select(
-        "seq", is_record_start(pl.col("message"), pl.col("_prev")).fill_null(True).alias("_h")
+    message = df["message"]
+    header = message.str.contains(SGLANG_START).fill_null(False)
+    piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
+    slow = (~header).arg_true()
+    if slow.len() == 0:
+        return header | piece
+    lines = message.gather(slow)
+    h = pl.select(is_record_start(pl.lit(lines)).fill_null(True)).to_series()
+    # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced)
+    maybe = lines.str.contains_any(["Process ", "\x1b"]).fill_null(False)  # (an escape may hide it)
+    if (h & maybe).any():
+        previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
+        h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
+    header = header.scatter(slow, h)
+    other = (~header).arg_true()  # most chunks: none (every line opens a record)
+    if other.len() == 0:
+        return header | piece
+    blank = pl.repeat(False, df.height, eager=True).scatter(
+        other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
-    header = fast.scatter((~fast).arg_true(), slow["_h"]) if slow.height else fast
-    blank = (df["message"].str.strip_chars().str.len_bytes() == 0).fill_null(False)
     marks = df.select("key", header.alias("h"), blank.alias("b")).with_columns(
         pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
         (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
     )
     loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header
     if not loose.any():
-        piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
         return header | piece
     idx = loose.arg_true()
-    shaped = df["message"].gather(idx).str.contains(CONTINUATION).fill_null(False)
+    shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
     opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
-    piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
     return header | piece | opens
 
 

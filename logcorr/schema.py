@@ -74,9 +74,8 @@ _PROVENANCE = {
     "source": C(pl.String, "the input path (or the name given to a paste)"),
     "source_pos": C(pl.String, "where in the source: 'line N', a byte offset or a journal cursor"),
 }
-# polars types of the rank and provenance columns, for frames that are not tables.
+# polars types of the rank columns, for frames that are not tables.
 RANKS = {name: col.dtype for name, col in _RANKS.items()}
-PROVENANCE = {name: col.dtype for name, col in _PROVENANCE.items()}
 _EVENT_ID = C(pl.Int64, "events.event_id of the record this row comes from")
 _TS = C(UTC_US, "journald's receive time where there is one, else the printed time read as UTC (µs)")
 _HOST = C(pl.String, "host name (journald _HOSTNAME, else the ingest's origin)")
@@ -134,7 +133,7 @@ SOURCES = Table(
 )
 
 # Batch-line fields: column → (type, meaning). The printed keys and their SGLang versions are in
-# ``parsers/sglang.py`` (``BATCH_FIELDS``); ``*_pct`` columns are printed with ``%``.
+# ``parsers/batch_lines.py`` (``BATCH_FIELDS``); ``*_pct`` columns are printed with ``%``.
 _I, _F = pl.Int64, pl.Float64
 BATCH_FIELD_COLUMNS = {
     "new_seq": C(_I, "#new-seq: sequences added by this prefill batch"),

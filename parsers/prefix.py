@@ -219,18 +219,110 @@ def _json_timestamp(value: pl.Expr) -> pl.Expr:
     return _timestamp(m.struct.field("date"), m.struct.field("time"))
 
 
+_TOKENS = ("DP", "PP", "TP", "EP")
+
+
 def _rank(tokens: pl.Expr, name: str) -> pl.Expr:
     return tokens.str.extract(rf"(?:^| ){name}(\d+)", 1).cast(pl.Int16, strict=False)
 
 
-def _field(name: str) -> pl.Expr:
-    """The first non-null value of group ``name`` over the families that have it (in table order)."""
-    parts = [
-        pl.col(f"h{i}").struct.field(name)
-        for i, h in enumerate(_HEADERS_WITH_FIELDS)
-        if f"<{name}>" in h.regex
-    ]
-    return pl.coalesce(parts) if parts else pl.lit(None, pl.String)
+# The header split tries SGLang's own family first, on every row: most lines of an engine carry it.
+# A family listed before it refines it (its header opens with SGLang's ``[time]`` without ranks, as
+# ``tests/test_prefix.py`` checks), so it is tried only on the rows SGLang claimed without ranks; the
+# families after it only on the rows nothing claimed yet, each on the rows the ones before it left.
+_SPLIT = [h for h in _HEADERS_WITH_FIELDS if h.name != "uvicorn"]
+_SGLANG_AT = next(i for i, h in enumerate(_SPLIT) if h.name == "sglang")
+REFINES_SGLANG = tuple(_SPLIT[:_SGLANG_AT])
+_FIELDS = ("date", "year", "month", "day", "time", "level", "ranks", "rank", "pid")
+_UVICORN = next(h.regex for h in HEADERS if h.name == "uvicorn")
+
+
+def _claimed(frame: pl.DataFrame, header: Header) -> pl.DataFrame:
+    """Rows of ``frame`` (``_i``, ``src``) whose line opens with ``header``: ``_i``, ``header``, every
+    field of ``_FIELDS`` (str, null where the family has none) and ``_cut`` (the header's length in
+    characters)."""
+    g = frame.select("_i", pl.col("src").str.extract_groups(f"^(?P<_head>{header.regex[1:]})").alias("g"))
+    hit = g.unnest("g").filter(pl.col("_head").is_not_null())
+    return hit.select(
+        "_i",
+        pl.lit(header.name).alias("header"),
+        *[pl.col(f) if f in hit.columns else pl.lit(None, pl.String).alias(f) for f in _FIELDS],
+        pl.col("_head").str.len_chars().alias("_cut"),
+    )
+
+
+def _first_claim(frame: pl.DataFrame, headers: list[Header]) -> pl.DataFrame:
+    """Like ``_claimed``, for the first of ``headers`` (in order) that each row of ``frame`` opens with;
+    rows none of them claims are left out. One pass of every family over the rows, run together; a
+    family no row opens with is left out first (most chunks hold one family or none here)."""
+    present = frame.select(
+        pl.col("src").str.contains(h.regex).any().alias(f"h{k}") for k, h in enumerate(headers)
+    )
+    headers = [h for h, seen in zip(headers, present.row(0), strict=True) if seen]
+    if len(headers) <= 1:
+        return _claimed(frame, headers[0]) if headers else _claimed(frame.clear(), _SPLIT[0])
+    g = frame.select(
+        "_i",
+        *[
+            pl.col("src").str.extract_groups(f"^(?P<_head>{h.regex[1:]})").alias(f"h{k}")
+            for k, h in enumerate(headers)
+        ],
+    )
+    hit = [pl.col(f"h{k}").struct.field("_head").is_not_null() for k in range(len(headers))]
+
+    def first(values: list[pl.Expr]) -> pl.Expr:
+        expr = pl.when(hit[0]).then(values[0])
+        for cond, value in zip(hit[1:], values[1:], strict=True):
+            expr = expr.when(cond).then(value)
+        return expr
+
+    def field(k: int, name: str) -> pl.Expr:
+        return (
+            pl.col(f"h{k}").struct.field(name) if f"<{name}>" in headers[k].regex else pl.lit(None, pl.String)
+        )
+
+    return g.filter(pl.any_horizontal(hit)).select(
+        "_i",
+        first([pl.lit(h.name) for h in headers]).alias("header"),
+        *[first([field(k, f) for k in range(len(headers))]).alias(f) for f in _FIELDS],
+        first([pl.col(f"h{k}").struct.field("_head") for k in range(len(headers))])
+        .str.len_chars()
+        .alias("_cut"),
+    )
+
+
+def _claims(src: pl.Series, open_to_all: pl.Series | None) -> pl.DataFrame:
+    """Per row of ``src``, in order: the header family that claims it (``header``, null for none),
+    its fields and ``_cut``. Rows where ``open_to_all`` is False (a Ray prefix was cut) may only be
+    claimed by SGLang's header or one that refines it."""
+    frame = pl.DataFrame([pl.int_range(src.len(), dtype=pl.UInt32, eager=True).alias("_i"), src.alias("src")])
+    sglang = _SPLIT[_SGLANG_AT]
+    g = frame.select(pl.col("src").str.extract_groups(f"^(?P<_head>{sglang.regex[1:]})").alias("g")).unnest(
+        "g"
+    )
+    mine = g["_head"].is_not_null()
+    out = g.select(
+        pl.when(pl.col("_head").is_not_null()).then(pl.lit(sglang.name)).alias("header"),
+        *[pl.col(f) if f in g.columns else pl.lit(None, pl.String).alias(f) for f in _FIELDS],
+        pl.col("_head").str.len_chars().alias("_cut"),
+    )
+    parts = []
+    if REFINES_SGLANG:
+        todo = frame.filter(mine & (g["ranks"] == ""))
+        for header in REFINES_SGLANG:
+            if todo.height == 0:
+                break
+            parts.append(_claimed(todo, header))
+            todo = todo.join(parts[-1].select("_i"), on="_i", how="anti")
+    todo = frame.filter(~mine if open_to_all is None else ~mine & open_to_all)
+    if todo.height:
+        parts.append(_first_claim(todo, _SPLIT[_SGLANG_AT + 1 :]))
+    parts = [p for p in parts if p.height]
+    if parts:
+        found = pl.concat(parts)
+        at = found["_i"]
+        out = out.with_columns(out[c].scatter(at, found[c]) for c in out.columns)
+    return out
 
 
 def split_prefix(text: pl.Series) -> pl.DataFrame:
@@ -253,97 +345,92 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
 
     Never raises on any string input; nulls stay null.
     """
-    df = pl.DataFrame({"text": text.cast(pl.String)})
-    if df.select(pl.col("text").str.contains("\x1b", literal=True).any()).item():
-        df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
-    json_like = df.select(pl.col("text").str.starts_with('{"').any()).item()
-    ray_like = df.select(pl.col("text").str.starts_with("(").any()).item()
-    head_src = pl.col("text").str.replace(RAY_PREFIX, "") if ray_like else pl.col("text")
-    df = df.with_columns(head_src.alias("src"))
-    # One anchored pass per family (an alternation of all of them defeats the regex engine's fast
-    # path; capturing the body with ``.*`` costs twenty times more), then one replace cuts the header.
-    head_only = "|".join(
-        f"(?:{_strip_groups(h.regex)})" for h in _HEADERS_WITH_FIELDS if h.name not in ("uvicorn",)
-    )
-    df = df.with_columns(
-        *[
-            pl.col("src").str.extract_groups(h.regex).alias(f"h{i}")
-            for i, h in enumerate(_HEADERS_WITH_FIELDS)
-        ],
-        pl.col("src").str.replace(f"^(?:{head_only})", "").alias("body"),
-        _json_field("timestamp", json_like).alias("js_ts"),
-        _json_field("level", json_like).alias("js_level"),
-    )
-    matched = [
-        (pl.col(f"h{i}").struct.field(next(iter(re.findall(r"\(\?P<(\w+)>", h.regex)))).is_not_null(), h.name)
-        for i, h in enumerate(_HEADERS_WITH_FIELDS)
-        if h.name != "uvicorn"
-    ]
-    header = pl.lit(None, pl.String)
-    for cond, name in reversed(matched):
-        header = pl.when(cond).then(pl.lit(name)).otherwise(header)
-    stripped = (pl.col("src") != pl.col("text")) if ray_like else pl.lit(False)
-    if ray_like:  # a Ray prefix before anything but a custom/SGLang header: no header at all
-        header = pl.when(stripped & ~header.is_in(["custom", "sglang"])).then(None).otherwise(header)
-    df = df.with_columns(header.alias("header"))
-    if ray_like:
-        keep = pl.col("header").is_not_null() | ~stripped
-        df = df.with_columns(pl.when(keep).then(pl.col("body")).otherwise(pl.col("text")).alias("body"))
+    df, json_like = _headers_cut(text)
     # uvicorn's level, alone or after an SGLang header (the body keeps it: it is the access line).
-    uv_index = next(i for i, h in enumerate(_HEADERS_WITH_FIELDS) if h.name == "uvicorn")
     uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
-        pl.col("body").str.extract(_HEADERS_WITH_FIELDS[uv_index].regex, 1)
+        pl.col("body").str.extract(_UVICORN, 1)
     )
-    own = pl.col("header").is_not_null()
-
-    def of_header(expr: pl.Expr) -> pl.Expr:
-        return pl.when(own).then(expr)
-
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
-    year = _field("year")
-    date = pl.coalesce(
-        _field("date"),
-        pl.concat_str([year, _field("month").str.pad_start(2, "0"), _field("day")], separator="-"),
-    )
-    dated_ts = pl.coalesce(of_header(_timestamp(date, _field("time"))), json_ts)
+    month = pl.col("month").str.pad_start(2, "0")
+    date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
     yearless = pl.col("header").is_in(list(YEARLESS))
-    md_time = pl.concat_str([_field("month").str.pad_start(2, "0"), _field("day")], separator="-")
+    md_time = pl.concat_str([month, pl.col("day")], separator="-")
     df = df.with_columns(
-        pl.when(own).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
+        pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
         .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
         .alias("header"),
         uv.alias("uv"),
-        dated_ts.alias("dated_ts"),
-        pl.when(yearless).then(pl.concat_str([md_time, _field("time")], separator=" ")).alias("yearless"),
+        pl.coalesce(_timestamp(date, pl.col("time")), json_ts).alias("dated_ts"),
+        pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
     )  # fmt: skip
-    if df.select(pl.col("yearless").is_not_null().any()).item():
-        known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
-        dated_yearless = date_yearless(pl.col("yearless"), known_year)
-        log_ts = pl.coalesce(pl.col("dated_ts"), dated_yearless)
-        still_yearless = pl.when(log_ts.is_null()).then(pl.col("yearless"))
-    else:
-        log_ts, still_yearless = pl.col("dated_ts"), pl.col("yearless")
-    letter = _field("level")
+    log_ts, still_yearless = _dated(df)
     level = pl.coalesce(
-        of_header(letter.replace(_GLOG_LEVEL)),
+        pl.col("level").replace(_GLOG_LEVEL),
         pl.col("uv"),
         pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
     )
-    ranks = _field("ranks")
+    rank = _ranks(df)
     return df.select(
         log_ts.alias("log_ts"),
         level.alias("level"),
-        _rank(ranks, "DP").alias("dp_rank"),
-        _rank(ranks, "PP").alias("pp_rank"),
-        pl.coalesce(_rank(ranks, "TP"), of_header(_field("rank")).cast(pl.Int16, strict=False)).alias(
-            "tp_rank"
-        ),
-        _rank(ranks, "EP").alias("ep_rank"),
-        of_header(_field("pid")).cast(pl.Int32, strict=False).alias("pid"),
+        rank["DP"].alias("dp_rank"),
+        rank["PP"].alias("pp_rank"),
+        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
+        rank["EP"].alias("ep_rank"),
+        pl.col("pid").cast(pl.Int32, strict=False).alias("pid"),
         pl.col("header"),
         pl.col("body"),
         still_yearless.alias("yearless"),
     )
+
+
+def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
+    """``text`` (ANSI escapes removed) with ``src`` (a Ray prefix cut), the header claims (``_claims``),
+    ``body`` and the JSON keys ``js_ts``/``js_level``; and whether any row is a JSON line."""
+    df = pl.DataFrame({"text": text.cast(pl.String)})
+    ansi, json_like, ray_like = df.select(
+        pl.col("text").str.contains("\x1b", literal=True).any(),
+        pl.col("text").str.starts_with('{"').any().alias("json"),
+        pl.col("text").str.starts_with("(").any().alias("ray"),
+    ).row(0)
+    if ansi:
+        df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
+        json_like, ray_like = df.select(
+            pl.col("text").str.starts_with('{"').any(), pl.col("text").str.starts_with("(").any().alias("ray")
+        ).row(0)
+    src = df.select(pl.col("text").str.replace(RAY_PREFIX, "")).to_series() if ray_like else df["text"]
+    stripped = (src != df["text"]).fill_null(False) if ray_like else None
+    claims = _claims(src, None if stripped is None else ~stripped)
+    df = pl.concat([df.with_columns(src.alias("src")), claims], how="horizontal")
+    # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole
+    body = pl.when(pl.col("_cut").is_not_null()).then(pl.col("src").str.slice(pl.col("_cut")))
+    body = body.otherwise(pl.col("text") if ray_like else pl.col("src"))
+    df = df.with_columns(
+        body.alias("body"),
+        _json_field("timestamp", json_like).alias("js_ts"),
+        _json_field("level", json_like).alias("js_level"),
+    )
+    return df, json_like
+
+
+def _dated(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
+    """``log_ts`` and what stays ``yearless``: a row whose header prints no year takes the year of
+    the nearest dated row of the frame (before it, else after it)."""
+    if not df.select(pl.col("yearless").is_not_null().any()).item():
+        return pl.col("dated_ts"), pl.col("yearless")
+    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
+    log_ts = pl.coalesce(pl.col("dated_ts"), date_yearless(pl.col("yearless"), known_year))
+    return log_ts, pl.when(log_ts.is_null()).then(pl.col("yearless"))
+
+
+def _ranks(df: pl.DataFrame) -> dict[str, pl.Expr]:
+    """Per rank token (DP, PP, TP, EP): its number in ``ranks`` (Int16); a token no row prints is not
+    searched for (most engines print TP and maybe EP only)."""
+    printed = df.select(pl.col("ranks").str.contains(t, literal=True).any().alias(t) for t in _TOKENS).row(0)
+    return {
+        t: _rank(pl.col("ranks"), t) if seen else pl.lit(None, pl.Int16)
+        for t, seen in zip(_TOKENS, printed, strict=True)
+    }
 
 
 def date_yearless(md_time: pl.Expr, year: pl.Expr) -> pl.Expr:

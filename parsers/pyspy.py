@@ -8,7 +8,7 @@ end mid-frame, and ``py-spy dump --json``. It is the mirror image of py-spy's ``
 small reader per element (process header, thread, frame, locals), over one pass of the lines.
 
 Line formats, each with the py-spy/SGLang version that prints it and a sample ``tests/test_pyspy.py``
-parses (the regexes are in ``LINE_FORMATS``):
+parses (the regexes are in ``pyspy_rules.LINE_FORMATS``):
 
 | format | sample | from |
 |---|---|---|
@@ -74,128 +74,11 @@ from logcorr.schema import STACKS as STACKS_TABLE
 from . import roles
 from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER
 from .pyspy_rules import LEVELS, match_backend, match_entry, match_event_loop, match_wait
+from .pyspy_rules import LINE_FORMATS as LINE_FORMATS
+from .pyspy_rules import LINE_KINDS as LINE_KINDS
 
 STACKS = STACKS_TABLE.schema
 CAPTURES = CAPTURES_TABLE.schema
-
-LINE_KINDS = (
-    "blank",
-    "marker",
-    "process",
-    "cmdline",
-    "python",
-    "parent",
-    "thread",
-    "frame",
-    "locals",
-    "json",
-    "elision",
-    "decoration",
-    "other",
-    "unparsed",
-)
-
-
-@dataclass(frozen=True)
-class LineFormat:
-    """One line shape: ``pattern`` (Python regex, ``re.match`` on the cleaned line), where it comes
-    from, and a sample line that must match (checked by the tests)."""
-
-    name: str
-    pattern: str
-    since: str
-    sample: str
-
-
-LINE_FORMATS: tuple[LineFormat, ...] = (
-    LineFormat(
-        "marker",
-        r".*?Pyspy dump for PID (?P<pid>\d+)(?: \((?P<cmd>[^)]*)\))?:\s*$",
-        "SGLang pyspy_dump_schedulers (log message; the rank prefix of the line is a hint)",
-        "[2026-07-14 08:34:44] Pyspy dump for PID 187 (py-spy dump --native --pid 187):",
-    ),
-    LineFormat(
-        "process",
-        r"\s*Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
-        "py-spy 0.1+",
-        "Process 309: sglang::scheduler_TP6",
-    ),
-    LineFormat(
-        "python",
-        r"\s*Python v(?P<version>\S+)(?: \((?P<exe>.*)\))?\s*$",
-        "py-spy 0.1+",
-        "Python v3.12.12 (/usr/bin/python3.12)",
-    ),
-    LineFormat(
-        "parent",
-        r"\s*Parent Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
-        "py-spy 0.3.12+ --subprocesses",
-        "Parent Process 12: python3 -m sglang.launch_server --disaggregation-mode decode",
-    ),
-    LineFormat(
-        "thread",
-        r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?"
-        r'(?:: "(?P<name>.*)")?\s*$',
-        "py-spy 0.1+ (name since 0.2.2; hex id on macOS)",
-        'Thread 12816 (idle): "Thread-10 (watchdog_thread)"',
-    ),
-    LineFormat(
-        "frame",
-        r"(?P<indent>\s*)(?P<function>\S(?:.*\S)?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)\s*$",
-        "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before)",
-        "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
-    ),
-    LineFormat(
-        "frame_cut",
-        r"(?P<indent>\s*)(?P<function>\S(?:.*?\S)?) \((?P<file>[\w./<>@+-]*)(?::(?P<line>\d*))?$",
-        "a frame line cut short by a paste",
-        "    all_reduce (torch/distributed/distributed_c1",
-    ),
-    LineFormat(
-        "elision",
-        r"\s*(?:\.{3,}|…|[\[(<]\s*(?:\.{3,}|…|snip|truncated|omitted|elided|skipped))",
-        "a user's cut inside a dump ('...', '…', '[... 20 frames ...]', '<snip>'): its stack is partial",
-        "    ...",
-    ),
-    LineFormat(
-        "locals_header",
-        r"(?P<indent>\s+)(?P<section>Arguments|Locals)::?\s*$",
-        "py-spy 0.2.2+ --locals ('::' until 0.3.8)",
-        "        Arguments:",
-    ),
-    LineFormat(
-        "local",
-        r"(?P<indent>\s+)(?P<name>[^\s:]+): ?(?P<repr>.*)$",
-        "py-spy 0.2.2+ --locals",
-        "            self: <sglang.srt.managers.scheduler.Scheduler object at 0x7f3a5c1e2d50>",
-    ),
-    LineFormat("json_start", r"\s*\[\s*(?:\{.*)?$", "py-spy 0.2+ dump --json", "["),
-    LineFormat(
-        "separator",
-        r"\s*(?:-{3,}|\*{3,}|_{3,})\s*$",
-        "py-spy 0.3.12+ --subprocesses; markdown rule",
-        "-" * 79,
-    ),
-    LineFormat("fence", r"\s*(?:```|~~~)", "markdown", "```text"),
-    LineFormat(
-        "heading",
-        r"\s*(?:#{1,6}(?:\s|$)|\*\*[^*].*\*\*:?\s*$|__[^_].*__:?\s*$)",
-        "markdown / case-file notes",
-        "**Decode TP2**",
-    ),
-    LineFormat(
-        "html",
-        r"\s*</?(?:details|summary|pre|code|br|p|div|b|strong)\b[^>]*>",
-        "GitHub issue HTML",
-        "<details>",
-    ),
-    LineFormat(
-        "command",
-        r"(?:.*\bpy-spy\s+(?:dump|record|top)\b|\s*(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::\S*)?\s*)?[$#%>❯]\s+\S)",
-        "shell prompt or a py-spy command line",
-        "root@node1:~# py-spy dump --native --pid 309",
-    ),
-)
 
 _RE = {f.name: re.compile(f.pattern) for f in LINE_FORMATS}
 _DECORATIONS = ("separator", "fence", "heading", "html", "command")
@@ -885,75 +768,16 @@ def parse_dump(
     for cap in reader.captures:
         if not cap.threads:
             continue
-        process_name = "\n".join(cap.cmd).strip() or None
-        pid = cap.pid if cap.pid is not None else cap.marker_pid
-        if pid is None:
-            pid = None if cap.another_process else _int_in(pid_hint, 32)
-        title = _TITLE.search(process_name or "")
-        ranks = _ranks_from_tokens(title.group(0).split("::", 1)[1]) if title else {}
-        ranks = ranks or cap.marker_ranks or hint
-        role_match = _ROLE.search(process_name or "") or _ROLE.search("\n".join(cap.parent_cmd))
-        role = role_match.group(1) if role_match else role_hint
+        pid, process_name, role, rank_values = _who(cap, pid_hint, hint, role_hint)
         if base_ts is not None:
             ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts and first_marker else base_ts
         else:
             ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
-        capture_id = _capture_id(source, source_pos, pid, index)
-        rank_values = tuple(ranks.get(c) for c in RANK_COLUMNS)
-        head = (capture_id, ts, host, pid, process_name, role, *rank_values)
+        head = (_capture_id(source, source_pos, pid, index), ts, host, pid, process_name, role, *rank_values)
         for thread in cap.threads:
-            c = classify_stack(thread.frames, thread.state)
-            partial = not thread.whole()
-            is_main = (thread.tid is not None and thread.tid == pid) or thread.name == "MainThread"
-            capture_rows.append(
-                (
-                    capture_id,
-                    index,
-                    ts,
-                    host,
-                    pid,
-                    process_name,
-                    role,
-                    cap.python_version,
-                    *rank_values,
-                    thread.tid,
-                    thread.name,
-                    thread.state,
-                    is_main,
-                    len(thread.frames),
-                    c.wait_class,
-                    c.backend,
-                    c.event_loop,
-                    c.wait_frame,
-                    c.innermost,
-                    c.fingerprint,
-                    partial,
-                    source,
-                    source_pos,
-                )
-            )
-            tail = (partial, source, source_pos)
-            if not thread.frames:
-                frame_rows.append(
-                    (*head, thread.tid, thread.name, thread.state, 0, None, None, None, None, None, *tail)
-                )
-            for depth, (function, file, line, native, locals_lines) in enumerate(thread.frames):
-                locals_text = "\n".join(locals_lines) if locals_lines else None
-                frame_rows.append(
-                    (
-                        *head,
-                        thread.tid,
-                        thread.name,
-                        thread.state,
-                        depth,
-                        function,
-                        file,
-                        line,
-                        native,
-                        locals_text,
-                        *tail,
-                    )
-                )
+            capture_row, rows = _thread_rows(thread, head, index, cap.python_version, (source, source_pos))
+            capture_rows.append(capture_row)
+            frame_rows.extend(rows)
         index += 1
 
     formats = {"json" if c.is_json else "text" for c in reader.captures if c.threads}
@@ -965,3 +789,67 @@ def parse_dump(
         line_kinds=kinds,
         format="+".join(sorted(formats, key=("text", "json").index)) or "none",
     )
+
+
+def _who(cap: _Capture, pid_hint, hint: dict, role_hint: str | None) -> tuple:
+    """A capture's pid (its ``Process`` line, else its marker's, else ``pid_hint`` unless the text
+    names another process), process name, role and rank values (in ``RANK_COLUMNS`` order): from the
+    process title, else the marker's rank prefix, else ``hint``."""
+    process_name = "\n".join(cap.cmd).strip() or None
+    pid = cap.pid if cap.pid is not None else cap.marker_pid
+    if pid is None:
+        pid = None if cap.another_process else _int_in(pid_hint, 32)
+    title = _TITLE.search(process_name or "")
+    ranks = _ranks_from_tokens(title.group(0).split("::", 1)[1]) if title else {}
+    ranks = ranks or cap.marker_ranks or hint
+    role_match = _ROLE.search(process_name or "") or _ROLE.search("\n".join(cap.parent_cmd))
+    role = role_match.group(1) if role_match else role_hint
+    return pid, process_name, role, tuple(ranks.get(c) for c in RANK_COLUMNS)
+
+
+def _thread_rows(thread: _Thread, head: tuple, index: int, python_version, where: tuple) -> tuple:
+    """One thread of a capture: its ``CAPTURES`` row and its ``STACKS`` rows (one per frame, or one
+    without a frame). ``head`` is (capture_id, ts, host, pid, process_name, role, *ranks); ``where``
+    (source, source_pos)."""
+    c = classify_stack(thread.frames, thread.state)
+    partial = not thread.whole()
+    pid = head[3]
+    is_main = (thread.tid is not None and thread.tid == pid) or thread.name == "MainThread"
+    capture_row = (
+        head[0],
+        index,
+        *head[1:6],
+        python_version,
+        *head[6:],
+        thread.tid,
+        thread.name,
+        thread.state,
+        is_main,
+        len(thread.frames),
+        c.wait_class,
+        c.backend,
+        c.event_loop,
+        c.wait_frame,
+        c.innermost,
+        c.fingerprint,
+        partial,
+        *where,
+    )
+    who = (*head, thread.tid, thread.name, thread.state)
+    if not thread.frames:
+        return capture_row, [(*who, 0, None, None, None, None, None, partial, *where)]
+    rows = [
+        (
+            *who,
+            depth,
+            function,
+            file,
+            line,
+            native,
+            "\n".join(locals_lines) if locals_lines else None,
+            partial,
+            *where,
+        )
+        for depth, (function, file, line, native, locals_lines) in enumerate(thread.frames)
+    ]
+    return capture_row, rows

@@ -24,6 +24,9 @@ How a thread is classified (``parsers.pyspy.classify_stack``):
 Whether a stack is whole (``parsers.pyspy``: ``partial`` is false) is also decided here: its base
 (outermost frame, native frames left aside when the stack has Python frames) must match an
 ``ENTRY_RULES`` row, where a thread or the interpreter starts running code.
+
+The line shapes of a dump as pasted (``LINE_FORMATS``: marker, process, thread, frame, …, each with a
+sample) are here too; ``parsers.pyspy`` reads each line as one of them.
 """
 
 from __future__ import annotations
@@ -407,3 +410,125 @@ def match_backend(function: str | None, file: str | None) -> str | None:
 def match_event_loop(function: str | None) -> bool:
     """Is this frame's function an SGLang scheduler event loop (``event_loop_*``)?"""
     return bool(function) and _EVENT_LOOP_RE.search(function) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# The line shapes of a dump as pasted (``pyspy.parse_dump`` reads each line as one of these).
+LINE_KINDS = (
+    "blank",
+    "marker",
+    "process",
+    "cmdline",
+    "python",
+    "parent",
+    "thread",
+    "frame",
+    "locals",
+    "json",
+    "elision",
+    "decoration",
+    "other",
+    "unparsed",
+)
+
+
+@dataclass(frozen=True)
+class LineFormat:
+    """One line shape: ``pattern`` (Python regex, ``re.match`` on the cleaned line), where it comes
+    from, and a sample line that must match (checked by the tests)."""
+
+    name: str
+    pattern: str
+    since: str
+    sample: str
+
+
+LINE_FORMATS: tuple[LineFormat, ...] = (
+    LineFormat(
+        "marker",
+        r".*?Pyspy dump for PID (?P<pid>\d+)(?: \((?P<cmd>[^)]*)\))?:\s*$",
+        "SGLang pyspy_dump_schedulers (log message; the rank prefix of the line is a hint)",
+        "[2026-07-14 08:34:44] Pyspy dump for PID 187 (py-spy dump --native --pid 187):",
+    ),
+    LineFormat(
+        "process",
+        r"\s*Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
+        "py-spy 0.1+",
+        "Process 309: sglang::scheduler_TP6",
+    ),
+    LineFormat(
+        "python",
+        r"\s*Python v(?P<version>\S+)(?: \((?P<exe>.*)\))?\s*$",
+        "py-spy 0.1+",
+        "Python v3.12.12 (/usr/bin/python3.12)",
+    ),
+    LineFormat(
+        "parent",
+        r"\s*Parent Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
+        "py-spy 0.3.12+ --subprocesses",
+        "Parent Process 12: python3 -m sglang.launch_server --disaggregation-mode decode",
+    ),
+    LineFormat(
+        "thread",
+        r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?"
+        r'(?:: "(?P<name>.*)")?\s*$',
+        "py-spy 0.1+ (name since 0.2.2; hex id on macOS)",
+        'Thread 12816 (idle): "Thread-10 (watchdog_thread)"',
+    ),
+    LineFormat(
+        "frame",
+        r"(?P<indent>\s*)(?P<function>\S(?:.*\S)?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)\s*$",
+        "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before)",
+        "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
+    ),
+    LineFormat(
+        "frame_cut",
+        r"(?P<indent>\s*)(?P<function>\S(?:.*?\S)?) \((?P<file>[\w./<>@+-]*)(?::(?P<line>\d*))?$",
+        "a frame line cut short by a paste",
+        "    all_reduce (torch/distributed/distributed_c1",
+    ),
+    LineFormat(
+        "elision",
+        r"\s*(?:\.{3,}|…|[\[(<]\s*(?:\.{3,}|…|snip|truncated|omitted|elided|skipped))",
+        "a user's cut inside a dump ('...', '…', '[... 20 frames ...]', '<snip>'): its stack is partial",
+        "    ...",
+    ),
+    LineFormat(
+        "locals_header",
+        r"(?P<indent>\s+)(?P<section>Arguments|Locals)::?\s*$",
+        "py-spy 0.2.2+ --locals ('::' until 0.3.8)",
+        "        Arguments:",
+    ),
+    LineFormat(
+        "local",
+        r"(?P<indent>\s+)(?P<name>[^\s:]+): ?(?P<repr>.*)$",
+        "py-spy 0.2.2+ --locals",
+        "            self: <sglang.srt.managers.scheduler.Scheduler object at 0x7f3a5c1e2d50>",
+    ),
+    LineFormat("json_start", r"\s*\[\s*(?:\{.*)?$", "py-spy 0.2+ dump --json", "["),
+    LineFormat(
+        "separator",
+        r"\s*(?:-{3,}|\*{3,}|_{3,})\s*$",
+        "py-spy 0.3.12+ --subprocesses; markdown rule",
+        "-" * 79,
+    ),
+    LineFormat("fence", r"\s*(?:```|~~~)", "markdown", "```text"),
+    LineFormat(
+        "heading",
+        r"\s*(?:#{1,6}(?:\s|$)|\*\*[^*].*\*\*:?\s*$|__[^_].*__:?\s*$)",
+        "markdown / case-file notes",
+        "**Decode TP2**",
+    ),
+    LineFormat(
+        "html",
+        r"\s*</?(?:details|summary|pre|code|br|p|div|b|strong)\b[^>]*>",
+        "GitHub issue HTML",
+        "<details>",
+    ),
+    LineFormat(
+        "command",
+        r"(?:.*\bpy-spy\s+(?:dump|record|top)\b|\s*(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::\S*)?\s*)?[$#%>❯]\s+\S)",
+        "shell prompt or a py-spy command line",
+        "root@node1:~# py-spy dump --native --pid 309",
+    ),
+)

@@ -118,6 +118,17 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         ``MARKUP_FAMILIES`` name or null), ``markup`` (the token as printed), ``format`` (``text`` or
         ``json``), ``level``, ``source``, ``source_pos``.
     """
+    base, kinds = _request_rows(ev)
+    if base.height == 0:
+        return pl.DataFrame(schema=REQUEST_LOG.schema)
+    if "rid" not in base.columns:
+        base = pl.concat([base, _rid_room(base, kinds)], how="horizontal")
+    return _conform(_returned_text_columns(base.with_columns(_logged_fields(kinds))), REQUEST_LOG)
+
+
+def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
+    """The ``--log-requests`` rows of ``ev`` (``_base`` columns, with its ``rid``/``bootstrap_room``
+    when it has them) and their kinds (``request_received``/``request_finished``)."""
     if "kind" in ev.columns:
         sub = ev.filter(pl.col("kind").is_in(["request_received", "request_finished"]))
         base = _base(sub)
@@ -132,10 +143,12 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         kinds = _recognise(base)["kind"] if base.height else pl.Series("kind", [], pl.String)
         keep = kinds.is_in(["request_received", "request_finished"]).fill_null(False)
         base, kinds = base.filter(keep), kinds.filter(keep)
-    if base.height == 0:
-        return pl.DataFrame(schema=REQUEST_LOG.schema)
-    if "rid" not in base.columns:
-        base = pl.concat([base, _rid_room(base, kinds)], how="horizontal")
+    return base, kinds
+
+
+def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
+    """The columns read from a request line's text (text form by key, JSON form by path): ``event``,
+    ``format``, finish reason, token counts, latency, ``rid``, and the raw ``_text``/``_message``."""
     body = pl.col("body")
     is_json = body.str.starts_with("{")
 
@@ -160,7 +173,7 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         return meta.str.extract(_key(key, rx), 1)
 
     flt = r"-?[0-9.]+(?:[eE][-+]?\d+)?"
-    df = base.with_columns(
+    return [
         event.alias("event"),
         pl.when(is_json).then(pl.lit("json")).otherwise(pl.lit("text")).alias("format"),
         pl.when(is_json)
@@ -198,7 +211,12 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
             pl.col("rid"),
             pl.when(~is_json).then(meta.str.extract(_key("id", _STR), 1).str.strip_chars("'\"")),
         ).alias("rid"),
-    )
+    ]
+
+
+def _returned_text_columns(df: pl.DataFrame) -> pl.DataFrame:
+    """``finish_message`` and ``_TEXT_COLUMNS`` from the raw ``_message``/``_text`` of the finished
+    requests (a few rows per chunk: read in Python, as repr or JSON strings)."""
     df = df.with_columns(
         pl.when(pl.col("event") != "finished").then(None).otherwise(pl.col("_text")).alias("_text")
     )
@@ -212,7 +230,7 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
             for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())
         ],
     )
-    return _conform(df, REQUEST_LOG)
+    return df
 
 
 _JSON_EVENTS = {

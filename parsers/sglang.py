@@ -18,46 +18,52 @@ How a record is recognised, vectorised over the whole column (PERF_NOTES.md):
    recognised by ``logcorr.parsers.router``.
 4. What nothing recognises is ``other``; nothing raises on any text.
 
-Batch lines (``Prefill batch`` / ``Decode batch``) are split into ``key: value`` pairs without a
-per-line Python loop: lines are grouped by their sequence of keys (their *shape*: one SGLang
-version and mode prints one shape), one anchored regex is built per shape from its first line and
-applied to every line left, and only lines of a rare shape (beyond ``MAX_BATCH_SHAPES``) go through
-a Python tokenizer. Known keys become typed columns (``BATCH_FIELDS``), every other key lands in
-``extra`` (JSON text), so no field is ever lost.
+Batch lines (``Prefill batch`` / ``Decode batch``) are split into typed fields by
+``logcorr.parsers.batch_lines`` (the keys as data, one regex per shape of line). The fields of the
+other tables come from the named groups of their patterns and ``FieldRule`` tables
+(``extract_fields``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 
 import polars as pl
 
 from logcorr.parsers import router
+from logcorr.parsers.batch_lines import BATCH_FIELD_BY_KEY as BATCH_FIELD_BY_KEY
+from logcorr.parsers.batch_lines import BATCH_FIELDS as BATCH_FIELDS
+from logcorr.parsers.batch_lines import GRAPH_KEY as GRAPH_KEY
+from logcorr.parsers.batch_lines import first_line, parse_batch_lines
 from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
     _PATTERN_TABLE,
     _PRINTED_LEVEL_HINT,
+    ABORT_FIELDS,
     ABORT_PATTERNS,
     ALL_PATTERNS,
+    ASSERTION_LINE,
     BACKENDS,
-    BATCH_FIELD_BY_KEY,
-    BATCH_FIELDS,
     BATCH_PATTERNS,
     CAUSES,
     CLASSIFY,
     EXCEPTION_AFTER_FRAMES,
-    GRAPH_KEY,
-    MAX_BATCH_SHAPES,
+    FIRST_LINE,
+    FRAME_LINE,
     PATTERNS_BY_NAME,
     PD_BATCH_KEYS,
     PRINTED_LEVEL,
     PYSPY_FRAME_START,
     RID_REGEX,
     ROOM_REGEX,
+    TRACEBACK_FIELDS,
+    TRACEBACK_PATTERNS,
     TRACEBACK_ROLES,
+    TRACEBACK_TEXT,
+    TRANSFER_ERROR_FIELDS,
     TRANSFER_ERROR_PATTERNS,
     WATCHDOG_PATTERNS,
+    FieldRule,
     LinePattern,
 )
 from logcorr.schema import (
@@ -123,26 +129,27 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "room_error": rid_room["room_error"],
         }
     )
-    out = out.with_columns(base["body"].alias("_body")).with_columns(
-        _content_role(pl.col("_body")).alias("content_role")
-    )
+    out = out.with_columns(_content_role(kind, hit["content_role"], base["body"]).alias("content_role"))
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
-def _content_role(text: pl.Expr) -> pl.Expr:
-    """The role a record's own text implies, over ``content_role`` of its pattern: a batch line
-    without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role by
-    its event loop."""
-    by_frames = pl.coalesce(
-        [pl.when(text.str.contains(rx)).then(pl.lit(role)) for role, rx in TRACEBACK_ROLES]
-    )
-    return (
-        pl.when((pl.col("kind") == "batch") & ~text.str.contains(PD_BATCH_KEYS).fill_null(False))
-        .then(pl.lit("engine"))
-        .when(pl.col("kind") == "traceback")
-        .then(pl.coalesce(by_frames, pl.col("content_role")))
-        .otherwise(pl.col("content_role"))
-    )
+def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
+    """The role a record's own text implies, over ``role`` (``content_role`` of its pattern): a batch
+    line without a PD key is an ``engine`` that is not half of a PD pair; a traceback names its role
+    by its event loop. Each text is searched on the rows of its kind only."""
+    batch = (kind == "batch").fill_null(False)
+    if batch.any():  # (searched over every row: gathering the batch lines first copies them)
+        engine = batch & ~body.str.contains_any(PD_BATCH_KEYS).fill_null(False)
+        role = pl.select(pl.when(engine).then(pl.lit("engine")).otherwise(role)).to_series()
+    tb = (kind == "traceback").fill_null(False)
+    if tb.any():
+        at = tb.arg_true()
+        text = body.gather(at)
+        by_frames = pl.select(
+            pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(name)) for name, rx in TRACEBACK_ROLES])
+        ).to_series()
+        role = role.scatter(at, pl.select(pl.coalesce(by_frames, role.gather(at))).to_series())
+    return role
 
 
 def batches(ev: pl.DataFrame) -> pl.DataFrame:
@@ -172,8 +179,8 @@ def batches(ev: pl.DataFrame) -> pl.DataFrame:
         base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
     if base.height == 0:
         return pl.DataFrame(schema=BATCHES.schema)
-    first = _first_line(base["body"])
-    parsed = _parse_batch_lines(first)
+    first = first_line(base["body"])
+    parsed = parse_batch_lines(first)
     df = pl.concat([base, parsed], how="horizontal").filter(pl.col("batch_type").is_not_null())
     df = df.with_columns(_resolve_role(pl.col("batch_type")).alias("role"))
     return _conform(df, BATCHES)
@@ -208,30 +215,20 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
-    df = pl.concat([df, rid_room], how="horizontal")
-    body = pl.col("body")
-    first = body.str.extract(r"^([^\n]*)", 1)
-    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
-    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
-    with_exc = first.str.extract_groups(
-        r"with exception:? (?:(?P<exc>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$"
-    )
-    pattern_reason = first.str.extract(r"(?:for room \d+|Transfer failed for room \d+): (.*)$", 1)
+    df = extract_fields(pl.concat([df, rid_room], how="horizontal"), TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
+    body, tb, exc_line = pl.col("body"), SCOPES["traceback"], SCOPES["exception_line"]
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in TRANSFER_ERROR_PATTERNS}, default=None, return_dtype=pl.String
     )
-    is_assert = tb.str.contains(r"assert [^\n]*transfer_infos") | (
-        exc_line.str.contains(r"^AssertionError\b") & tb.str.contains("transfer_infos", literal=True)
+    is_assert = tb.str.contains(_CAUSE_REGEX["assert_transfer_infos"]) | (
+        exc_line.str.contains(ASSERTION_LINE) & tb.str.contains("transfer_infos", literal=True)
     )
     error_kind = (
         pl.when((pl.col("pattern") == "transfer_worker_error") & is_assert.fill_null(False))
         .then(pl.lit("assert_transfer_infos"))
         .otherwise(subkind)
     )
-    cause = pl.coalesce(*[pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES])
-    rank = body.str.extract(r"\brank=(\d+)", 1).cast(pl.Int16, strict=False)
-    pp = body.str.extract(r"\bpp_rank=(\d+)", 1).cast(pl.Int16, strict=False)
-    state = body.str.extract(r"KVPoll\.(\w+)", 1)
+    state = pl.col("kv_poll_state")
     content_role = pl.coalesce(
         pl.col("content_role"),
         pl.when(state == "WaitingForInput")
@@ -239,31 +236,15 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         .when(state == "Bootstrapping")
         .then(pl.lit("prefill")),
     )
-    peer = pl.coalesce(
-        first.str.extract(r"kv chunk of \d+ to ([^\s,]+)", 1),
-        first.str.extract(r"bootstrap_addr: ([^)]*)\)", 1),
-        first.str.extract(r"remote mooncake session (\S+) is not alive", 1),
-    )
-    exc_type = exc_line.str.extract(r"^([\w.]+)(?::|$)", 1)
-    backend = pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS])
     df = df.with_columns(
         error_kind.alias("error_kind"),
-        backend.alias("backend"),
-        cause.alias("cause"),
-        state.alias("kv_poll_state"),
-        body.str.extract(r"timed out after ([\d.]+)s", 1).cast(pl.Float64, strict=False).alias("timeout_s"),
-        pl.coalesce(with_exc.struct.field("exc"), exc_type.str.extract(r"([^.]+)$", 1)).alias("exception"),
-        pl.coalesce(
-            pl.when(with_exc.struct.field("reason").str.len_chars() > 0).then(
-                with_exc.struct.field("reason")
-            ),
-            pattern_reason,
-            exc_line,
-        ).alias("reason"),
-        peer.alias("peer"),
+        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS]).alias(
+            "backend"
+        ),
+        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES]).alias(
+            "cause"
+        ),
         tb.alias("traceback"),
-        pl.coalesce(pl.col("tp_rank"), rank).alias("tp_rank"),
-        pl.coalesce(pl.col("pp_rank"), pp).alias("pp_rank"),
         _resolve_role(content_role).alias("role"),
     )
     return _conform(df, TRANSFER_ERRORS)
@@ -291,24 +272,16 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
         )
         if df.height:
             rid_room = _rid_room(df, pl.Series(["abort"] * df.height))
-            first = pl.col("body").str.extract(r"^([^\n]*)", 1)
-            where = first.str.extract(r"^Abort ([a-z][a-z ]*?) request\. ", 1)
+            df = pl.concat([df, rid_room], how="horizontal")
+            df = extract_fields(df, ABORT_PATTERNS + ABORT_FIELDS, ABORTS)
             subkind = pl.col("pattern").replace_strict(
                 {p.name: p.subkind for p in ABORT_PATTERNS}, default=None, return_dtype=pl.String
             )
-            kind = pl.coalesce(
-                subkind, pl.lit("abort_") + where.str.replace_all(" ", "_") + pl.lit("_request")
-            )
-            reason = pl.coalesce(
-                first.str.extract(r"(Request is disconnected from the client side(?: \(type \d+\))?)", 1),
-                first.str.extract(r"(not found[^\n]*)$", 1),
-                first,
-            )
+            where = pl.col("_where").str.replace_all(" ", "_")
             parts.append(
-                pl.concat([df, rid_room], how="horizontal").with_columns(
-                    kind.alias("abort_kind"),
+                df.with_columns(
+                    pl.coalesce(subkind, pl.lit("abort_") + where + pl.lit("_request")).alias("abort_kind"),
                     pl.lit(None, pl.String).alias("error_kind"),
-                    reason.alias("reason"),
                     _resolve_role(pl.col("content_role")).alias("role"),
                 )
             )
@@ -428,9 +401,6 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
 # string over 2048 characters as ``'head' ... 'tail'``). A quoted string is one token, so a key is only
 # found outside strings, and nested braces/brackets/parentheses (two levels) are skipped whole, so a
 # key is only found at the level asked for.
-_PYSPY_FAILED = ("pyspy_failed", "pyspy_failed_cmd")
-
-
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
 
@@ -450,45 +420,13 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema=WATCHDOGS.schema)
     rid_room = _rid_room(df, pl.Series(["watchdog"] * df.height))
-    body = pl.col("body")
-    wd = body.str.extract_groups(PATTERNS_BY_NAME["watchdog_timeout"].regex)
-    nccl = body.str.extract_groups(PATTERNS_BY_NAME["nccl_watchdog"].regex)
-    pyspy_failed = pl.struct(
-        [
-            pl.coalesce(
-                [body.str.extract_groups(PATTERNS_BY_NAME[n].regex).struct.field(f) for n in _PYSPY_FAILED]
-            ).alias(f)
-            for f in ("pid", "reason")
-        ]
+    df = extract_fields(
+        pl.concat([df, rid_room.select("rid")], how="horizontal"), WATCHDOG_PATTERNS, WATCHDOGS
     )
-    work = body.str.extract_groups(PATTERNS_BY_NAME["collective_work_state"].regex)
-    crashed = body.str.extract_groups(PATTERNS_BY_NAME["subprocess_crashed"].regex)
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in WATCHDOG_PATTERNS}, default=None, return_dtype=pl.String
     )
-    df = pl.concat([df, rid_room.select("rid")], how="horizontal").with_columns(
-        subkind.alias("watchdog_kind"),
-        pl.coalesce(
-            wd.struct.field("timeout").cast(pl.Float64, strict=False),
-            nccl.struct.field("timeout_ms").cast(pl.Float64, strict=False) / 1000.0,
-        ).alias("timeout_s"),
-        wd.struct.field("soft")
-        .replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
-        .alias("soft"),
-        pl.coalesce(pyspy_failed.struct.field("pid"), crashed.struct.field("pid"))
-        .cast(pl.Int32, strict=False)
-        .alias("target_pid"),
-        work.struct.field("enq").cast(pl.Int64, strict=False).alias("last_enqueued"),
-        work.struct.field("done").cast(pl.Int64, strict=False).alias("last_completed"),
-        crashed.struct.field("code").cast(pl.Int32, strict=False).alias("exit_code"),
-        nccl.struct.field("seq").cast(pl.Int64, strict=False).alias("nccl_seq"),
-        nccl.struct.field("op").alias("nccl_op"),
-        nccl.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
-        nccl.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
-        nccl.struct.field("ran_ms").cast(pl.Int64, strict=False).alias("ran_for_ms"),
-        pyspy_failed.struct.field("reason").alias("reason"),
-        _resolve_role(pl.lit(None, pl.String)).alias("role"),
-    )
+    df = df.with_columns(subkind.alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role"))
     return _conform(df, WATCHDOGS)
 
 
@@ -509,31 +447,16 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
-    body = pl.col("body")
-    tb = body.str.extract(r"(?s)(Traceback \(most recent call last\):.*)$", 1).str.strip_chars_end()
-    frames = tb.str.extract_all(r'File "[^"\n]*", line \d+, in [^\n]+')
-    last = frames.list.last().str.extract_groups(
-        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<func>[^\n]+)'
-    )
-    exc_line = tb.str.extract(EXCEPTION_AFTER_FRAMES, 1)
-    exc = exc_line.str.extract_groups(
-        r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<msg>.*))?$"
-    )
-    df = base.with_columns(
-        body.str.extract(r"(\w+) hit an exception", 1).alias("component"),
-        exc.struct.field("type").alias("exception"),
-        exc.struct.field("msg").alias("exc_message"),
-        last.struct.field("func").str.strip_chars().alias("function"),
-        last.struct.field("file").alias("file"),
-        last.struct.field("line").cast(pl.Int32, strict=False).alias("line"),
-        frames.list.len().cast(pl.Int32).alias("n_frames"),
-        tb.alias("traceback"),
-    )
+    df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
+    tb, exc_line = SCOPES["traceback"], SCOPES["exception_line"]
     # An exception line only counts when it follows the frames (not a frame's source line).
     df = df.with_columns(
+        pl.col("function").str.strip_chars(),
+        tb.str.extract_all(FRAME_LINE).list.len().cast(pl.Int32).alias("n_frames"),
+        tb.alias("traceback"),
         pl.when(pl.col("exception").is_not_null() & ~exc_line.str.starts_with(" "))
         .then(pl.col("exception"))
-        .alias("exception")
+        .alias("exception"),
     )
     return _conform(df, TRACEBACKS)
 
@@ -718,224 +641,52 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
 
 
 # =============================================================================================
-# Batches
+# Fields
 # =============================================================================================
 
-_HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
-_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
-# A value: printable ASCII but ",". Lines with other characters in a value take the slow path.
-_VALUE = r"[\x20-\x2b\x2d-\x7e]*"
-_LIST_VALUE = r"\[[\x20-\x5c\x5e-\x7e]*\]"
+_TB = pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end()
+# Where a ``FieldRule`` searches, as expressions over ``body``.
+SCOPES = {
+    "body": pl.col("body"),
+    "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
+    "traceback": _TB,
+    "exception_line": _TB.str.extract(EXCEPTION_AFTER_FRAMES, 1),
+    "last_frame": _TB.str.extract_all(FRAME_LINE).list.last(),
+}
+_CAUSE_REGEX = {name: rx for name, rx, _ in CAUSES}
+_GROUP = re.compile(r"\(\?P<(\w+)>")
 
 
-def _first_line(s: pl.Series) -> pl.Series:
-    s = s.fill_null("")
-    if s.str.contains("\n", literal=True).any():
-        s = s.str.replace(r"(?s)\n.*$", "")
-    return s
-
-
-def _split_items(rest: str) -> list[tuple[str, str | None]]:
-    """``key: value`` items of a batch line after its head, split on ``, `` outside brackets."""
-    items, depth, cur = [], 0, []
-    i = 0
-    while i < len(rest):
-        ch = rest[i]
-        if ch in "[({":
-            depth += 1
-        elif ch in "])}" and depth:
-            depth -= 1
-        if depth == 0 and rest.startswith(", ", i):
-            items.append("".join(cur))
-            cur = []
-            i += 2
+def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table) -> pl.DataFrame:
+    """``df`` (with ``body``) with the columns the named groups of ``rules`` give, typed by ``table``'s
+    contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
+    (one ``extract_groups`` per rule, in its ``scope``: ``SCOPES``; a ``LinePattern`` searches the
+    body). A column ``df`` already has (a rank its header printed) keeps its value where it has one.
+    A group ``<name>_ms`` fills ``<name>_s`` in seconds; a group starting with ``_`` is kept as text
+    for the builder. Never raises on any text; a value that does not parse as its type is null."""
+    values: dict[str, list[pl.Expr]] = {}
+    for rule in rules:
+        groups = _GROUP.findall(rule.regex)
+        if not groups:
             continue
-        cur.append(ch)
-        i += 1
-    items.append("".join(cur))
-    out = []
-    for j, raw in enumerate(items):
-        item = raw.strip() if j == len(items) - 1 else raw
-        if item in ("", ","):
-            continue
-        if j == len(items) - 1 and item.endswith(","):
-            item = item[:-1].rstrip()
-        key, sep, value = item.partition(": ")
-        if not sep and item.endswith(":"):
-            key, value, sep = item[:-1], "", ":"
-        out.append((key, value if sep else None))
-    return out
-
-
-def _parse_batch_py(line: str) -> dict:
-    """Slow path for one line of a rare shape: the same result as the vectorised path."""
-    m = _HEAD.match(line)
-    if not m:
-        return {}
-    row: dict = {"_bt": m.group(1), "_mixed": m.group(2), "_iter": m.group(3)}
-    seen: dict[str, int] = {}
-    for key, value in _split_items(line[m.end() :]):
-        seen[key] = seen.get(key, 0) + 1
-        name = key if seen[key] == 1 else f"{key}#{seen[key]}"
-        row["k:" + name] = value
-    return row
-
-
-def _shape_regex(line: str) -> tuple[str, str, list[str], dict[str, str]] | None:
-    """Regexes for every line of the same key sequence as ``line``: one that matches the whole
-    line (for a fast yes/no) and one without the end anchor (to capture, twice as fast), the keys
-    in order, and the head columns every such line shares (a head without ``(mixed …)`` or ``[N]``
-    is matched as the literal text it is: a fifth faster than capturing it); None when the line
-    cannot be described this way (a value holding ``, `` outside brackets, an item without ``: ``)."""
-    m = _HEAD.match(line)
-    if not m:
-        return None
-    head, fixed = _HEAD_RX, {}
-    if m.group(2) is None and m.group(3) is None:
-        head, fixed = "^" + _escape(m.group(0)), {"_bt": m.group(1)}
-    items = _split_items(line[m.end() :])
-    if not items or any(v is None for _, v in items):
-        return None
-    parts, keys, seen = [], [], {}
-    for i, (key, value) in enumerate(items):
-        if "\n" in key or ", " in key:
-            return None
-        if value.startswith("[") and value.endswith("]"):
-            vpat = _LIST_VALUE
-        elif ", " in value or "\n" in value:
-            return None
-        else:
-            vpat = _VALUE
-        parts.append(f"{_escape(key)}: (?P<v{i}>{vpat})")
-        seen[key] = seen.get(key, 0) + 1
-        keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
-    capture = head + ", ".join(parts)
-    return capture + r"(?:, ?|,)?$", capture, keys, fixed
-
-
-def _escape(text: str) -> str:
-    """A literal for the Rust regex engine: letters, digits, space and ``_`` as they are, anything
-    else as ``\\x{…}`` (Python's ``re.escape`` emits escapes Rust may refuse)."""
-    return "".join(c if c.isalnum() or c in " _" else f"\\x{{{ord(c):x}}}" for c in text)
-
-
-def _parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
-    """Vectorised batch-line parse; one output row per input line, in order (``batch_type`` null
-    when the line is not a batch line)."""
-    n = lines.len()
-    idx = pl.int_range(n, dtype=pl.UInt32, eager=True).alias("_i")
-    todo = pl.DataFrame([idx, lines.alias("line")])
-    groups = []
-    for _ in range(MAX_BATCH_SHAPES):
-        if todo.height == 0:
-            break
-        shape = _shape_regex(todo["line"][0])
-        if shape is None:
-            break
-        whole, capture, keys, fixed = shape
-        try:
-            ok = todo["line"].str.contains(whole).fill_null(False)
-            if not ok[0]:
-                break
-            hit = todo.filter(ok)
-            g = hit["line"].str.extract_groups(capture)
-        except pl.exceptions.PolarsError:  # a key the regex engine cannot take: slow path
-            break
-        matched = (
-            pl.DataFrame([hit["_i"], g])
-            .unnest(g.name)
-            .with_columns(pl.lit(v).alias(c) for c, v in fixed.items())
-        )
-        renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
-        groups.append(matched.rename(renames))
-        todo = todo.filter(~ok)
-    if todo.height:
-        rows = [_parse_batch_py(line or "") for line in todo["line"].to_list()]
-        slow = pl.DataFrame(rows, infer_schema_length=None) if any(rows) else pl.DataFrame()
-        slow = slow.with_columns(todo["_i"]) if slow.width else pl.DataFrame([todo["_i"]])
-        slow = slow.with_columns(pl.all().exclude("_i").cast(pl.String))
-        groups.append(slow)
-    if not groups:
-        groups = [pl.DataFrame([idx])]
-    # Typed per group (numbers move faster than their text); every line is in exactly one group, so
-    # sorting on the row number restores the input order.
-    typed = [
-        _type_batch_fields(
-            g.with_columns(
-                pl.lit(None, pl.String).alias(c) for c in ("_bt", "_mixed", "_iter") if c not in g.columns
-            )
-        )
-        for g in groups
-    ]
-    out = pl.concat(typed, how="diagonal_relaxed")
-    return out.sort("_i").drop("_i") if len(typed) > 1 else out.drop("_i")
-
-
-def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
-    """Raw ``k:<key>`` string columns → typed columns + ``extra`` (JSON text of unknown keys and of
-    known keys whose value does not parse)."""
-    key_cols = [c for c in raw.columns if c.startswith("k:")]
-    raw = raw.with_columns([pl.col(c).str.strip_chars() for c in key_cols])
-    typed_exprs, graph_vals, graph_kinds = [], [], []
-    checks: dict[str, pl.Expr] = {}  # key column → "a value is there but did not parse"
-    for col in key_cols:
-        key = col[2:]
-        field = BATCH_FIELD_BY_KEY.get(key)
-        gm = GRAPH_KEY.match(key)
-        present = pl.col(col).is_not_null() & (pl.col(col) != "")
-        if field is not None:
-            typed_exprs.append(_typed(pl.col(col), field.type).alias(field.column))
-            checks[col] = present & pl.col(field.column).is_null()
-        elif gm:
-            typed_exprs.append(_typed(pl.col(col), "bool").alias("g:" + col))
-            graph_vals.append(pl.col("g:" + col))
-            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
-            checks[col] = present & pl.col("g:" + col).is_null()
-        else:
-            checks[col] = pl.col(col).is_not_null()
-    df = raw.with_columns(typed_exprs)
-    # Only columns with something for extra build JSON (the common line has nothing for it).
-    flagged = df.select([e.any().alias(c) for c, e in checks.items()]).row(0, named=True) if checks else {}
-    entries = [pl.when(checks[c]).then(_json_entry(c[2:], pl.col(c))) for c, f in flagged.items() if f]
-    if df["_mixed"].is_not_null().any():
-        entries.append(_json_entry("mixed #running-req", pl.col("_mixed")))
-    out = [
-        pl.col("_i"),
-        pl.col("_bt").str.to_lowercase().alias("batch_type"),
-        pl.col("_iter").cast(pl.Int64, strict=False).alias("forward_iter"),
-        *[pl.col(f.column) for f in BATCH_FIELDS if f.column in df.columns],
-    ]
-    if graph_vals:
-        out.append(pl.coalesce(graph_vals).alias("graph"))
-        out.append(pl.coalesce(graph_kinds).alias("graph_kind"))
-    if entries:
-        joined = pl.concat_list(entries).list.drop_nulls()
-        out.append(
-            pl.when(joined.list.len() > 0)
-            .then(pl.lit("{") + joined.list.join(", ") + pl.lit("}"))
-            .alias("extra")
-        )
-    return df.select(out)
-
-
-def _typed(v: pl.Expr, kind: str) -> pl.Expr:
-    if kind == "int":
-        return v.cast(pl.Int64, strict=False)
-    if kind == "float":
-        return v.cast(pl.Float64, strict=False)
-    if kind == "pct":
-        return v.str.strip_suffix("%").str.strip_chars().cast(pl.Float64, strict=False)
-    return v.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
-
-
-def _json_entry(key: str, value: pl.Expr) -> pl.Expr:
-    esc = (
-        value.str.replace_all("\\", "\\\\", literal=True)
-        .str.replace_all('"', '\\"', literal=True)
-        .str.replace_all("\t", "\\t", literal=True)
-        .str.replace_all("\r", "\\r", literal=True)
+        found = SCOPES[getattr(rule, "scope", "body")].str.extract_groups(rule.regex)
+        for name in groups:
+            value = found.struct.field(name)
+            if getattr(rule, "nonempty", False):
+                value = pl.when(value.str.len_bytes() > 0).then(value)
+            column = name
+            if name.endswith("_ms") and name not in table.schema and f"{name[:-3]}_s" in table.schema:
+                column, value = f"{name[:-3]}_s", value.cast(pl.Float64, strict=False) / 1000.0
+            values.setdefault(column, []).append(_typed_field(value, table.schema.get(column, pl.String)))
+    return df.with_columns(
+        pl.coalesce([pl.col(c), *v] if c in df.columns else v).alias(c) for c, v in values.items()
     )
-    return pl.lit(json.dumps(key) + ': "') + esc + pl.lit('"')
+
+
+def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
+    if dtype == pl.Boolean:
+        return value.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
+    return value if dtype == pl.String else value.cast(dtype, strict=False)
 
 
 # =============================================================================================

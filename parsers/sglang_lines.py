@@ -5,23 +5,24 @@ keys. Each pattern carries the SGLang version (or date) that introduced its line
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from logcorr.parsers import router, systemd
-from logcorr.schema import BATCH_FIELD_COLUMNS
 
 
 @dataclass(frozen=True)
 class LinePattern:
     """One named line format.
 
-    ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax, named
-    groups) confirms the match, searched anywhere in the record unless it starts with ``^``.
-    ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine role the line
-    implies (issue item 8), or None.
+    ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax) confirms the
+    match, searched anywhere in the record unless it starts with ``^``. Its named groups are columns of
+    the table its kind fills, typed by the table contract (``sglang.extract_fields``; a group
+    ``<name>_ms`` fills ``<name>_s`` in seconds; a name starting with ``_`` is a part its builder
+    combines). ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine
+    role the line implies (issue item 8), or None; ``yields`` the columns the sample's row must hold
+    (checked by ``tests/test_sglang_parsers.py``).
     """
 
     name: str
@@ -32,6 +33,24 @@ class LinePattern:
     sample: str
     role: str | None = None
     subkind: str | None = None
+    yields: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of
+    the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``,
+    ``first_line``, ``traceback``, ``exception_line``, ``last_frame``: ``sglang.SCOPES``). Rules
+    are tried in table order, the first non-null value of a column wins (``nonempty``: an empty
+    capture counts as none). ``sample`` is a text of that scope and ``yields`` what it must give."""
+
+    name: str
+    regex: str
+    scope: str
+    since: str
+    sample: str
+    yields: dict
+    nonempty: bool = False
 
 
 P = LinePattern
@@ -41,31 +60,45 @@ TRANSFER_ERROR_PATTERNS = [
         "prefill_transfer_failed",
         "transfer_error",
         "Prefill transfer failed for request",
-        r"Prefill transfer failed for request rank=(?P<rank>\d+)",
+        r"Prefill transfer failed for request rank=(?:\d+)",
         "≈v0.4.6 (2025-04)",
         "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
         " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
         " Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
         "prefill",
         "prefill_transfer_failed",
+        yields={
+            "tp_rank": 4,
+            "error_kind": "prefill_transfer_failed",
+            "cause": "decode_dead",
+            "backend": "mooncake",
+            "exception": "KVTransferError",
+            "peer": "10.0.0.9:16324",
+        },
     ),
     P(
         "prefill_bootstrap_failed",
         "transfer_error",
         "Prefill bootstrap failed for request",
-        r"Prefill bootstrap failed for request rank=(?P<rank>\d+)",
+        r"Prefill bootstrap failed for request rank=(?:\d+)",
         "≈v0.4.10 (2025-08)",
         "[2025-08-31 07:26:45 TP0 EP0] Prefill bootstrap failed for request rank=0"
         " req.rid='60d582b2010846a8b337cf88963116e7' req.bootstrap_room=7561186998443553199 with exception"
         " KVTransferError(bootstrap_room=7561186998443553199): Aborted by AbortReq.",
         "prefill",
         "prefill_bootstrap_failed",
+        yields={
+            "tp_rank": 0,
+            "cause": "aborted",
+            "exception": "KVTransferError",
+            "reason": "Aborted by AbortReq.",
+        },
     ),
     P(
         "decode_transfer_failed",
         "transfer_error",
         "Decode transfer failed for request",
-        r"Decode transfer failed for request rank=(?P<rank>\d+)",
+        r"Decode transfer failed for request rank=(?:\d+)",
         "≈v0.4.6 (2025-04)",
         "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
         " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
@@ -77,18 +110,19 @@ TRANSFER_ERROR_PATTERNS = [
         "decode_handshake_failed",
         "transfer_error",
         "Decode handshake failed for request",
-        r"Decode handshake failed for request rank=(?P<rank>\d+)",
+        r"Decode handshake failed for request rank=(?:\d+)",
         "≈v0.4.6 (2025-04)",
         "[2026-03-01 10:00:00 TP0] Decode handshake failed for request rank=0 decode_req.req.rid='a1'"
         " decode_req.req.bootstrap_room=2335259855 with exception NIXL KVReceiver Exception",
         "decode",
         "decode_handshake_failed",
+        yields={"cause": "nixl_error", "backend": "nixl", "reason": "NIXL KVReceiver Exception"},
     ),
     P(
         "transfer_worker_error",
         "transfer_error",
         "Unexpected transfer worker error for room",
-        r"Unexpected transfer worker error for room (?P<room>-?\d+)",
+        r"Unexpected transfer worker error for room (?:-?\d+)",
         "≈v0.5.3 (2025-10, NIXL)",
         "[2026-07-21 08:06:26 TP1 EP1] Unexpected transfer worker error for room 5839938415251080346\n"
         "Traceback (most recent call last):\n"
@@ -97,22 +131,28 @@ TRANSFER_ERROR_PATTERNS = [
         "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
         "prefill",
         "transfer_worker_error",
+        yields={
+            "tp_rank": 1,
+            "exception": "nixlNotFoundError",
+            "reason": "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+        },
     ),
     P(
         "nixl_transport_error",
         "transfer_error",
         "NIXL transport error for room",
-        r"NIXL transport error for room (?P<room>-?\d+): (?P<reason>[^\n]*)",
+        r"NIXL transport error for room (?:-?\d+): (?:[^\n]*)",
         "≈v0.5.5 (2025-11)",
         "[2026-07-21 08:04:41 TP1 EP1] NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
         "prefill",
         "nixl_transport_error",
+        yields={"error_kind": "nixl_transport_error", "reason": "NIXL_ERR_REMOTE_DISCONNECT"},
     ),
     P(
         "transfer_failed_for_room",
         "transfer_error",
         "Transfer failed for room",
-        r"^Transfer failed for room (?P<room>-?\d+): (?P<reason>[^\n]*)",
+        r"^Transfer failed for room (?:-?\d+): (?:[^\n]*)",
         "≈2026 (NIXL staging; renamed transport error)",
         "[2026-09-01 10:00:00 TP2] Transfer failed for room 123: NIXL_ERR_REMOTE_DISCONNECT",
         "prefill",
@@ -122,11 +162,12 @@ TRANSFER_ERROR_PATTERNS = [
         "kv_poll_timeout",
         "transfer_error",
         "timed out after",
-        r"Request (?P<room>-?\d+) timed out after (?P<timeout>[\d.]+)s in KVPoll\.(?P<state>\w+)",
+        r"Request (?:-?\d+) timed out after (?:[\d.]+)s in KVPoll\.(?:\w+)",
         "≈v0.4.8 (2025-06)",
         "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
         None,
         "timeout",
+        yields={"error_kind": "timeout", "kv_poll_state": "Bootstrapping", "timeout_s": 120.0},
     ),
     P(
         "bootstrap_timeout_warning",
@@ -144,28 +185,30 @@ TRANSFER_ERROR_PATTERNS = [
         "send_kv_chunk_failed",
         "transfer_error",
         "Failed to send kv chunk of",
-        r"Failed to send kv chunk of (?P<room>-?\d+) to (?P<peer>[^\s,]+)",
+        r"Failed to send kv chunk of (?:-?\d+) to (?:[^\s,]+)",
         "≈v0.4.6 (2025-04, Mooncake)",
         "[2025-06-01 10:00:00 TP0] Failed to send kv chunk of 123 to 10.0.0.5:17001",
         "prefill",
         "send_kv_chunk_failed",
+        yields={"cause": "send_kv_chunk_failed", "peer": "10.0.0.5:17001"},
     ),
     P(
         "lost_connection",
         "transfer_error",
         "Lost connection with prefill instance",
-        r"Lost connection with prefill instance \(bootstrap_addr: (?P<peer>[^)]*)\)",
+        r"Lost connection with prefill instance \(bootstrap_addr: (?:[^)]*)\)",
         "≈v0.4.9 (2025-07)",
         "[2025-09-01 10:00:00 TP0] Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998),"
         " 3 requests affected",
         "decode",
         "lost_connection",
+        yields={"error_kind": "lost_connection", "peer": "10.0.0.7:8998"},
     ),
     P(
         "room_failed_prefill_down",
         "transfer_error",
         "be failed due to prefill down",
-        r"Let room (?P<room>-?\d+) be failed due to prefill down",
+        r"Let room (?:-?\d+) be failed due to prefill down",
         "≈v0.4.9 (2025-07)",
         "[2025-09-01 10:00:00 TP0] Let room 7561186998443553199 be failed due to prefill down",
         "decode",
@@ -190,12 +233,16 @@ ABORT_PATTERNS = [
         "client_disconnected",
         "abort",
         "Request is disconnected from the client side",
-        r"Request is disconnected from the client side(?: \(type (?P<dtype>\d+)\))?\. Abort request",
+        r"Request is disconnected from the client side(?: \(type \d+\))?\. Abort request",
         "≈v0.4.3 (2025-02)",
         "[http_server] Error: Request is disconnected from the client side (type 3)."
         " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
         None,
         "client_disconnected",
+        yields={
+            "abort_kind": "client_disconnected",
+            "reason": "Request is disconnected from the client side (type 3)",
+        },
     ),
     P(
         "http_client_disconnected",
@@ -223,11 +270,12 @@ ABORT_PATTERNS = [
         "scheduler_abort",
         "abort",
         " request. ",
-        r"^Abort (?P<where>[a-z][a-z ]*?) request\. ",
+        r"^Abort (?P<_where>[a-z][a-z ]*?) request\. ",
         "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
         "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
         None,
         None,
+        yields={"abort_kind": "abort_bootstrap_queue_request"},
     ),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
 ]
 
@@ -236,12 +284,13 @@ WATCHDOG_PATTERNS = [
         "watchdog_timeout",
         "watchdog",
         "atchdog timeout (",
-        r"(?P<component>Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout>[\d.]+)"
+        r"(?:Scheduler )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>[\d.]+)"
         r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)",
         "v0.3 (2024); soft flag ≈2026",
         "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
         None,
         "watchdog_timeout",
+        yields={"watchdog_kind": "watchdog_timeout", "timeout_s": 300.0},
     ),
     P(
         "scheduler_debug_info",
@@ -257,7 +306,7 @@ WATCHDOG_PATTERNS = [
         "watchdog_batch_info",
         "watchdog",
         "cur_batch.batch_size()=",
-        r"cur_batch\.batch_size\(\)=(?P<bs>\d+)",
+        r"cur_batch\.batch_size\(\)=\d+",
         "≈v0.4.4 (2025-03)",
         "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
         " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
@@ -268,27 +317,29 @@ WATCHDOG_PATTERNS = [
         "pyspy_failed",
         "watchdog",
         "Pyspy failed to dump PID",
-        r"Pyspy failed to dump PID (?P<pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?",
+        r"Pyspy failed to dump PID (?P<target_pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?",
         "≈v0.4.9 (2025-07)",
         "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
         None,
         "pyspy_failed",
+        yields={"target_pid": 171, "reason": "/bin/dash: 1: py-spy: not found"},
     ),
     P(
         "pyspy_failed_cmd",
         "watchdog",
         "Pyspy failed (",
-        r"Pyspy failed \([^\n]*?--pid (?P<pid>\d+)\)\.?(?: Error: (?P<reason>[^\n]*))?",
+        r"Pyspy failed \([^\n]*?--pid (?P<target_pid>\d+)\)\.?(?: Error: (?P<reason>[^\n]*))?",
         "≈2026 (pyspy_dump_schedulers: --native, then again without)",
         "[2026-09-22 01:05:16] Pyspy failed (py-spy dump --native --pid 82). Error: Error: Failed to copy Py_Version symbol",
         None,
         "pyspy_failed",
+        yields={"target_pid": 82, "reason": "Error: Failed to copy Py_Version symbol"},
     ),
     P(
         "pyspy_all_failed",
         "watchdog",
         "All pyspy dump attempts failed for PID",
-        r"All pyspy dump attempts failed for PID (?P<pid>\d+)",
+        r"All pyspy dump attempts failed for PID \d+",
         "≈2026",
         "[TP0] All pyspy dump attempts failed for PID 20955.",
         None,
@@ -318,30 +369,33 @@ WATCHDOG_PATTERNS = [
         "subprocess_crashed",
         "watchdog",
         "crashed with exit code",
-        r"Subprocess (?P<name>\w+)(?: \(pid=(?P<pid>\d+)\))? crashed with exit code (?P<code>-?\d+)",
+        r"Subprocess \w+(?: \(pid=(?P<target_pid>\d+)\))? crashed with exit code (?P<exit_code>-?\d+)",
         "≈v0.5.10 (2026-03, #18582 liveness monitor)",
         "[2026-04-01 10:00:00] Subprocess scheduler_0 (pid=4242) crashed with exit code -3. Triggering SIGQUIT for cleanup...",
         None,
         "subprocess_crashed",
+        yields={"target_pid": 4242, "exit_code": -3},
     ),
     P(
         "collective_work_state",
         "watchdog",
         "last enqueued",
-        r"last enqueued (?:NCCL |HCCL )?work: (?P<enq>-?\d+), last completed (?:NCCL |HCCL )?work: (?P<done>-?\d+)",
+        r"last enqueued (?:NCCL |HCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL |HCCL )?work: "
+        r"(?P<last_completed>-?\d+)",
         "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
         "[rank1]:[E1112 09:49:50.032579059 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an"
         " error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.",
         None,
         "collective_work_state",
+        yields={"last_enqueued": 1, "last_completed": -1},
     ),
     P(
         "nccl_watchdog",
         "watchdog",
         "Watchdog caught collective operation timeout",
-        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)\(SeqNum=(?P<nccl_seq>\d+), OpType=(?P<nccl_op>\w+)"
         r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
-        r"(?: ran for (?P<ran_ms>\d+) milliseconds)?",
+        r"(?: ran for (?P<ran_for_ms>\d+) milliseconds)?",
         "PyTorch 2.x ProcessGroupNCCL; WorkHCCL of torch_npu",
         "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group"
         " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
@@ -349,6 +403,14 @@ WATCHDOG_PATTERNS = [
         " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
         None,
         "nccl_watchdog",
+        yields={
+            "timeout_s": 600.0,
+            "nccl_seq": 432927,
+            "nccl_op": "_REDUCE_SCATTER_BASE",
+            "numel_in": 88080384,
+            "numel_out": 5505024,
+            "ran_for_ms": 600045,
+        },
     ),
 ]
 
@@ -364,6 +426,7 @@ TRACEBACK_PATTERNS = [
         "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
         None,
         "component_exception",
+        yields={"component": "Scheduler", "function": "process_decode_queue", "line": 1773, "n_frames": 1},
     ),
     P(
         "traceback",
@@ -375,6 +438,13 @@ TRACEBACK_PATTERNS = [
         '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
         None,
         "traceback",
+        yields={
+            "exception": "ValueError",
+            "exc_message": "bad",
+            "function": "f",
+            "file": "/x/scheduler.py",
+            "line": 10,
+        },
     ),
 ]
 
@@ -383,7 +453,7 @@ PYSPY_PATTERNS = [
         "pyspy_dump",
         "pyspy",
         "Pyspy dump for PID",
-        r"Pyspy dump for PID (?P<pid>\d+)",
+        r"Pyspy dump for PID \d+",
         "≈v0.5.4 (2025-10)",
         "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
         'Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): "MainThread"\n'
@@ -602,6 +672,158 @@ EXCEPTION_AFTER_FRAMES = (
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
+# The parts of a record fields are searched in (``FieldRule.scope``; ``sglang.SCOPES``): its first line,
+# its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
+FIRST_LINE = r"^([^\n]*)"
+TRACEBACK_TEXT = r"(?s)(Traceback \(most recent call last\):.*)$"
+FRAME_LINE = r'File "[^"\n]*", line \d+, in [^\n]+'
+ASSERTION_LINE = r"^AssertionError\b"
+
+R = FieldRule
+# transfer_errors: what a KV failure prints beside its pattern, in any of them (first rule wins).
+TRANSFER_ERROR_FIELDS = [
+    R(
+        "with_exception",
+        r"with exception:? (?:(?P<exception>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$",
+        "first_line",
+        "≈v0.4.6 (2025-04)",
+        "Prefill transfer failed for request rank=4 req.rid='af' req.bootstrap_room=1 with exception"
+        " KVTransferError(bootstrap_room=1): Decode instance could be dead",
+        {"exception": "KVTransferError", "reason": "Decode instance could be dead"},
+        nonempty=True,
+    ),
+    R(
+        "reason_after_room",
+        r"(?:for room \d+|Transfer failed for room \d+): (?P<reason>.*)$",
+        "first_line",
+        "≈v0.5.5 (2025-11, NIXL)",
+        "NIXL transport error for room 6555093254675405189: NIXL_ERR_REMOTE_DISCONNECT",
+        {"reason": "NIXL_ERR_REMOTE_DISCONNECT"},
+    ),
+    R(
+        "exception_type",
+        r"^(?:[\w.]*\.)?(?P<exception>\w+)(?::|$)",
+        "exception_line",
+        "Python",
+        "nixl_cu13._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND",
+        {"exception": "nixlNotFoundError"},
+    ),
+    R(
+        "exception_text",
+        r"^(?P<reason>.*)$",
+        "exception_line",
+        "Python",
+        "AssertionError: 42",
+        {"reason": "AssertionError: 42"},
+    ),
+    R(
+        "rank",
+        r"\brank=(?P<tp_rank>\d+)",
+        "body",
+        "≈v0.4.6 (2025-04)",
+        "failed for request rank=4",
+        {"tp_rank": 4},
+    ),
+    R(
+        "pp_rank",
+        r"\bpp_rank=(?P<pp_rank>\d+)",
+        "body",
+        "≈v0.4.9 (2025-07, pipeline parallel)",
+        "Failed to get kvcache from prefill instance, self.pp_rank=1",
+        {"pp_rank": 1},
+    ),
+    R(
+        "kv_poll_state",
+        r"KVPoll\.(?P<kv_poll_state>\w+)",
+        "body",
+        "≈v0.4.8 (2025-06)",
+        "Request 1 timed out after 120.0s in KVPoll.Bootstrapping",
+        {"kv_poll_state": "Bootstrapping"},
+    ),
+    R(
+        "timeout",
+        r"timed out after (?P<timeout_s>[\d.]+)s",
+        "body",
+        "≈v0.4.8 (2025-06)",
+        "Request 1 timed out after 120.0s in KVPoll.Bootstrapping",
+        {"timeout_s": 120.0},
+    ),
+    R(
+        "peer_kv_chunk",
+        r"kv chunk of \d+ to (?P<peer>[^\s,]+)",
+        "first_line",
+        "≈v0.4.6 (2025-04, Mooncake)",
+        "Failed to send kv chunk of 123 to 10.0.0.5:17001",
+        {"peer": "10.0.0.5:17001"},
+    ),
+    R(
+        "peer_bootstrap_addr",
+        r"bootstrap_addr: (?P<peer>[^)]*)\)",
+        "first_line",
+        "≈v0.4.9 (2025-07)",
+        "Lost connection with prefill instance (bootstrap_addr: 10.0.0.7:8998), 3 requests affected",
+        {"peer": "10.0.0.7:8998"},
+    ),
+    R(
+        "peer_mooncake_session",
+        r"remote mooncake session (?P<peer>\S+) is not alive",
+        "first_line",
+        "≈v0.4.6 (2025-04, Mooncake)",
+        "Decode instance could be dead, remote mooncake session 10.0.0.9:16324 is not alive",
+        {"peer": "10.0.0.9:16324"},
+    ),
+]
+# aborts: the line's own words (after ABORT_PATTERNS' own groups).
+ABORT_FIELDS = [
+    R(
+        "client_side",
+        r"(?P<reason>Request is disconnected from the client side(?: \(type \d+\))?)",
+        "first_line",
+        "≈v0.4.3 (2025-02)",
+        "[http_server] Error: Request is disconnected from the client side (type 3). Abort request obj.rid='6'",
+        {"reason": "Request is disconnected from the client side (type 3)"},
+    ),
+    R(
+        "not_found",
+        r"(?P<reason>not found[^\n]*)$",
+        "first_line",
+        "≈v0.5.4 (2025-10)",
+        "Abort request for rid=5e5d not found in rid_to_state; likely already finished/removed",
+        {"reason": "not found in rid_to_state; likely already finished/removed"},
+    ),
+    R(
+        "whole_line",
+        r"(?P<reason>.*)",
+        "first_line",
+        "any",
+        "Abort bootstrap queue request. req.rid='b9c8'",
+        {"reason": "Abort bootstrap queue request. req.rid='b9c8'"},
+    ),
+]
+# tracebacks: the innermost frame and the exception line (after TRACEBACK_PATTERNS' own groups).
+TRACEBACK_FIELDS = [
+    R(
+        "innermost_frame",
+        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<function>[^\n]+)',
+        "last_frame",
+        "Python",
+        'File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in pop',
+        {
+            "file": "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py",
+            "line": 1773,
+            "function": "pop",
+        },
+    ),
+    R(
+        "exception",
+        r"^(?P<exception>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Error\w*)?)(?::\s?(?P<exc_message>.*))?$",
+        "exception_line",
+        "Python",
+        "AssertionError: room 42 not in transfer_infos",
+        {"exception": "AssertionError", "exc_message": "room 42 not in transfer_infos"},
+    ),
+]
+
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
 PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*:\d+\)\s*(?:\n|$)"
 
@@ -670,66 +892,15 @@ BACKENDS = [
 ]
 # Batch-line keys only a prefill-decode (PD) engine prints: a batch line without any of them comes
 # from a server that is not half of a PD pair (role ``engine``).
-PD_BATCH_KEYS = r"#(?:prealloc|inflight|bootstrap|unbootstrapped|transferring|transfer)-req:"
+PD_BATCH_KEYS = [
+    f"#{k}-req:" for k in ("prealloc", "inflight", "bootstrap", "unbootstrapped", "transferring", "transfer")
+]
 # The event loop a traceback runs in names the engine's role.
 TRACEBACK_ROLES = [
     ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
     ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
 ]
 
-# ---------------------------------------------------------------------------------------------
-# Batch fields: key as printed → (column, type). Type "int", "float", "pct" (a float printed with
-# "%", kept in percent), or "bool". Any "<device> graph: True|False" key becomes graph + graph_kind.
-
-
-@dataclass(frozen=True)
-class BatchField:
-    key: str
-    column: str
-    since: str
-
-    @property
-    def type(self) -> str:
-        """How the value is read: ``pct`` (printed with ``%``), ``int`` or ``float``, from the contract."""
-        if self.column.endswith("_pct"):
-            return "pct"
-        return "int" if BATCH_FIELD_COLUMNS[self.column].dtype == pl.Int64 else "float"
-
-
-F = BatchField
-BATCH_FIELDS = [
-    F("#new-seq", "new_seq", "v0.1 (2024)"),
-    F("#new-token", "new_token", "v0.1 (2024)"),
-    F("#cached-token", "cached_token", "v0.1 (2024)"),
-    F("cache hit rate", "cache_hit_rate_pct", "v0.1 (2024), gone ≈v0.4"),
-    F("token usage", "token_usage", "v0.2 (2024)"),
-    F("full token usage", "full_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("swa token usage", "swa_token_usage", "≈v0.4.9 (2025-07, SWA hybrid)"),
-    F("mamba usage", "mamba_usage", "≈v0.5.2 (2025-09, Mamba hybrid)"),
-    F("#token", "token", "v0.2 (2024)"),
-    F("#full token", "full_token", "≈v0.4.9 (2025-07)"),
-    F("#swa token", "swa_token", "≈v0.4.9 (2025-07)"),
-    F("mamba num", "mamba_num", "≈v0.5.2 (2025-09)"),
-    F("#running-req", "running_req", "v0.1 (2024)"),
-    F("#queue-req", "queue_req", "v0.1 (2024)"),
-    F("#pending-token", "pending_token", "≈2026"),
-    F("#prealloc-req", "prealloc_req", "≈v0.4.7 (2025-06)"),
-    F("#inflight-req", "inflight_req", "≈v0.4.7 (2025-06)"),
-    F("#bootstrap-req", "bootstrap_req", "≈2026"),
-    F("#unbootstrapped-req", "unbootstrapped_req", "≈v0.4.6 (2025-04)"),
-    F("#transferring-req", "transferring_req", "≈v0.4.6 (2025-04)"),
-    F("#transfer-req", "transfer_req", "≈v0.4.7 (2025-06)"),
-    F("#retracted-req", "retracted_req", "≈v0.4.9 (2025-07)"),
-    F("#optimistic-req", "optimistic_req", "≈2026"),
-    F("pre-allocated usage", "pre_allocated_usage", "≈v0.4.7 (2025-06)"),
-    F("accept len", "accept_len", "≈v0.4.1 (2025-01, speculative)"),
-    F("accept rate", "accept_rate", "≈v0.5.3 (2025-10)"),
-    F("gen throughput (token/s)", "gen_throughput", "v0.2 (2024)"),
-    F("input throughput (token/s)", "input_throughput", "≈v0.4.6 (2025-04)"),
-    F("fwd occupancy", "fwd_occupancy_pct", "≈2026 (SGLANG_ENABLE_METRICS_DEVICE_TIMER)"),
-]
-BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
-GRAPH_KEY = re.compile(r"^(\w+) graph$")
 CLASSIFY = {
     "kind": pl.String,
     "rid": pl.String,
@@ -738,4 +909,3 @@ CLASSIFY = {
     "level": pl.String,
     "room_error": pl.String,
 }
-MAX_BATCH_SHAPES = 32

@@ -299,7 +299,7 @@ def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_pa
         "Process 3371 (python3) of user 998 dumped core.",
     ]
     runs = {"read through": ingest([journal], tmp_path / "through")}
-    monkeypatch.setattr(readers, "READ_THROUGH_SHARE", 1.01)  # now with journalctl --unit
+    monkeypatch.setattr("logcorr.journal.READ_THROUGH_SHARE", 1.01)  # journalctl --unit
     runs["unit matches"] = ingest([journal], tmp_path / "matched")
     runs["export capture"] = ingest([capture], tmp_path / "capture")
     for how, result in runs.items():

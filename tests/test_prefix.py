@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
-from logcorr.parsers.prefix import HEADERS, is_record_start, split_prefix
+from logcorr.parsers.prefix import HEADERS, REFINES_SGLANG, is_record_start, split_prefix
 from logcorr.schema import EVENTS
 
 CASES = Path(__file__).parent / "cases"
@@ -283,3 +283,32 @@ def test_split_prefix_and_records_never_raise(lines):
     assert df.height == len(lines)
     ev = records_from_text("\n".join(lines), "fuzz")
     assert ev.columns == [*EVENTS.schema, "header", "body"]
+
+
+def test_rows_of_several_header_families_in_one_frame_each_lose_their_own_header():
+    # SGLang's header is tried first; the other families run together on the rows it left
+    lines = [
+        "[2025-09-04 07:15:25 TP0] Decode batch, #running-req: 1",
+        "2025-09-04 07:15:26 ERROR http_request{method=POST}: failed",
+        "E0904 07:15:26.325699  5796 tcp_transport.cpp:172] Session::readBody failed",
+        "[2025-09-04 07:15:27][server.py:1][INFO]: custom",
+        "no header",
+    ]
+    df = split_prefix(pl.Series(lines))
+    assert df["header"].to_list() == ["sglang", "router", "glog", "custom", None]
+    assert df["body"].to_list() == [
+        "Decode batch, #running-req: 1",
+        "http_request{method=POST}: failed",
+        "Session::readBody failed",
+        "custom",
+        "no header",
+    ]
+
+
+def test_a_family_listed_before_sglang_refines_its_header_without_ranks():
+    # split_prefix tries such a family only on the rows SGLang's header claimed without ranks
+    sglang = next(h for h in HEADERS if h.name == "sglang")
+    for header in REFINES_SGLANG:
+        for sample, _ in header.samples:
+            m = re.match(sglang.regex, sample)
+            assert m and m.group("ranks") == "", (header.name, sample)

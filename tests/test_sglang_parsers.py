@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers import router, sglang, sglang_lines
-from logcorr.schema import KINDS
+from logcorr.schema import ABORTS, KINDS, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
 
 CASES = Path(__file__).parent / "cases"
 SAMPLE = Path(__file__).parents[1] / "sample_logs"
@@ -58,6 +58,56 @@ def test_every_pattern_sample_is_recognised(pattern):
     assert got["pattern"][0] == pattern.name
     assert kinds(ev) == [pattern.kind]
     assert pattern.since and pattern.anchor in ev["body"][0]
+
+
+# The table each kind of pattern fills, with its builder: a pattern's named groups are its columns.
+BUILDERS = {
+    "transfer_error": (sglang.transfer_errors, TRANSFER_ERRORS),
+    "abort": (sglang.aborts, ABORTS),
+    "watchdog": (sglang.watchdogs, WATCHDOGS),
+    "traceback": (sglang.tracebacks, TRACEBACKS),
+}
+FIELD_RULES = (
+    [(rule, TRANSFER_ERRORS) for rule in sglang_lines.TRANSFER_ERROR_FIELDS]
+    + [(rule, ABORTS) for rule in sglang_lines.ABORT_FIELDS]
+    + [(rule, TRACEBACKS) for rule in sglang_lines.TRACEBACK_FIELDS]
+)
+
+
+@pytest.mark.parametrize(
+    "pattern", [p for p in sglang_lines.ENGINE_PATTERNS if p.yields], ids=lambda p: p.name
+)
+def test_every_pattern_sample_yields_its_fields(pattern):
+    build, _ = BUILDERS[pattern.kind]
+    row = build(ev_of(pattern.sample)).row(0, named=True)
+    for column, value in pattern.yields.items():
+        assert row[column] == value, (pattern.name, column)
+
+
+@pytest.mark.parametrize("rule,table", FIELD_RULES, ids=lambda x: getattr(x, "name", ""))
+def test_every_field_rule_sample_yields_its_fields(rule, table):
+    scope = {"first_line": "body", "body": "body"}.get(rule.scope)
+    if scope is None:  # a traceback's part: put the sample where that scope finds it
+        text = 'Traceback (most recent call last):\n  File "/x.py", line 1, in f\n'
+        text += f"    {rule.sample}\n" if rule.scope == "last_frame" else f"    g()\n{rule.sample}"
+        if rule.scope == "last_frame":
+            text = text.replace('File "/x.py", line 1, in f\n    ', "")
+    else:
+        text = rule.sample
+    got = sglang.extract_fields(pl.DataFrame({"body": [text]}), [rule], table).row(0, named=True)
+    assert rule.since and rule.yields
+    for column, value in rule.yields.items():
+        assert got[column] == value, (rule.name, column, text)
+
+
+def test_every_named_group_is_a_column_of_its_table():
+    rules = [
+        (p, BUILDERS[p.kind][1]) for p in sglang_lines.ENGINE_PATTERNS if p.kind in BUILDERS
+    ] + FIELD_RULES
+    for rule, table in rules:
+        for name in re.findall(r"\(\?P<(\w+)>", rule.regex):
+            seconds = name.endswith("_ms") and f"{name[:-3]}_s" in table.schema
+            assert name in table.schema or name.startswith("_") or seconds, (rule.name, name)
 
 
 def test_anchors_are_not_substrings_of_each_other():

@@ -1,0 +1,371 @@
+"""What the inputs are: files found in folders (``discover``), compressed files unpacked or spooled
+(``unpack``, ``spool``), an input's identity and hosts, and the journal entries an earlier input of
+the same ingest (or OUT, with ``--append``) already holds (``SeenEntries``)."""
+
+from __future__ import annotations
+
+import hashlib
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from logcorr import containers
+from logcorr.journal import _journalctl
+from logcorr.parsers import journald
+from logcorr.readers import (
+    CHUNK_BYTES,
+    InputError,
+    ReadOptions,
+    SourceReport,
+    sniff,
+)
+
+MACHINE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+# Files a folder walk passes over: their names say they are no log (a file named itself is read).
+NOT_LOGS = frozenset(
+    ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
+    " .csv .png .jpg .jpeg .gif .svg .pdf .zip .tgz .tar.gz .whl .so .markdown".split()
+)
+
+
+def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, str]]:
+    """Expand one PATH argument into ``(path, format)`` inputs.
+
+    A folder holding ``*.journal`` files, directly or in machine-id subfolders as /var/log/journal
+    does, is one ``journal-dir`` input read by journalctl; every other file below PATH is sniffed on
+    its own (so a folder with a journal, captures and dumps side by side is read whole), but for
+    files whose suffix says they are no log (``NOT_LOGS``: documents, code, images, tables; format
+    ``skipped``), hidden files and folders (``.git``) and logcorr output folders (a ``manifest.json``
+    beside ``events/``) found inside, Docker's metadata files, and container logs of pods that do not
+    look like SGLang (``containers.skip_pod``, by ``opts``: ``/var/log/pods`` of a whole node). Links
+    to folders are followed (each folder once). A file named itself is always read.
+    Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
+    """
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        return [(path, "?")]
+    below = _walk(path)
+    journal_dirs = set()
+    for f in below:
+        if f.name.endswith((".journal", ".journal~")):
+            folder = f.parent
+            if MACHINE_ID.fullmatch(folder.name) and folder != path:
+                folder = folder.parent  # /var/log/journal/<machine-id>/system.journal
+            journal_dirs.add(folder)
+    outputs = {f.parent for f in below if f.name == "manifest.json" and (f.parent / "events").is_dir()}
+    if path in outputs:
+        raise InputError(f"{path}: a logcorr output folder, not logs (query it with -d {path})")
+    files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
+    if not journal_dirs and not files:
+        raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
+    opts = opts or ReadOptions()
+    found = [(p, "skipped" if not_a_log(p) or containers.skip_pod(p, opts) else "?") for p in files]
+    return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
+
+
+def not_a_log(path: Path) -> str | None:
+    """Why a folder walk passes over ``path`` (its name says it is no log, or it is a link to
+    nothing), or None when it is read."""
+    if not path.exists():
+        return f"{path}: a link to nothing"
+    suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
+    if suffix in NOT_LOGS:
+        return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"
+    return containers.not_a_log(path)
+
+
+def _walk(path: Path) -> list[Path]:
+    """Files below ``path`` but hidden ones (a name or folder starting with ``.``), following links
+    to folders; a folder reached twice (a link loop, two links to one place) is read once."""
+    files, visited = [], set()
+    for root, dirs, names in os.walk(path, followlinks=True):
+        real = os.path.realpath(root)
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files += [Path(root) / n for n in names if not n.startswith(".")]
+    return files
+
+
+# What SeenEntries knows a journal entry by: a 64-bit hash of its receive time, boot id, pid and message.
+ENTRY_KEY = pl.struct("ts", "boot_id", "pid", "message").hash()
+
+
+class AlreadyIngested(ValueError):
+    """An input to be added with ``--append`` holds journal entries OUT already has."""
+
+
+class SeenEntries:
+    """Records an earlier input of the same ingest already gave.
+
+    A journal folder given together with an ``-o export`` or ``-o json`` capture of it (or with the
+    export it was built from by systemd-journal-remote, or two captures of one journal) holds the
+    same entries twice: those are read once. An entry is known by its receive time
+    (``__REALTIME_TIMESTAMP``, µs), boot id, pid and ``MESSAGE``: fields every journald format
+    carries unchanged (cursors are not: a journal rebuilt by systemd-journal-remote numbers its
+    entries anew), and that two distinct entries cannot share, since journald stamps each entry as
+    it stores it. Records without a time (a line that was not a whole entry) are never dropped.
+
+    A plain log or a short capture holding the same lines as a journal (``router.log`` beside the
+    router unit's journal), or two copies of one log, cannot be matched entry for entry: two access
+    lines may be equal. Those are kept, and a note says how many lines (when at least 10 and a tenth
+    of the input) have the text of another input's lines.
+
+    With ``--append``, ``in_output`` gives the keys of the single-line journal records OUT already
+    holds (loaded when a journald input first needs them): an input holding any of them is refused
+    (``AlreadyIngested``), as its multi-line records could not be matched line by line.
+
+    Memory: 16 bytes per record (two 64-bit hashes).
+    """
+
+    def __init__(
+        self,
+        in_output: tuple[Path, Callable[[], np.ndarray]] | None = None,
+        window: tuple[datetime | None, datetime | None] | None = None,
+    ) -> None:
+        self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
+        self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
+        self.in_output = in_output
+        self.window = window
+        self._output_keys: np.ndarray | None = None
+
+    def unseen(
+        self, chunks: Iterable[pl.DataFrame], report: SourceReport, *, journald: bool
+    ) -> Iterator[pl.DataFrame]:
+        """``chunks`` (record frames of one input); for a journald format (``journald``: journal,
+        export, json) without the entries an earlier journald input gave. Notes on ``report`` say
+        how many were skipped, and how many of its lines have the text of another input's lines."""
+        earlier = {src: done for src, (_, done) in self.texts.items()}
+        entries, texts = [], []
+        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
+        try:
+            for recs in chunks:
+                seen = np.zeros(recs.height, dtype=bool)
+                if journald:
+                    timed = recs["ts"].is_not_null().to_numpy()
+                    keys = recs.select(ENTRY_KEY).to_series().to_numpy()
+                    self._refuse_if_in_output(keys[timed & self._in_window(recs)], report)
+                    for source, done in self.entries.items():
+                        found = timed & ~seen & _in_sorted(keys, done)
+                        dropped[source] += int(found.sum())
+                        seen |= found
+                    entries.append(keys[timed & ~seen])
+                text = recs["message"].hash().to_numpy()[~seen]
+                for source, done in earlier.items():
+                    same_text[source] += int(_in_sorted(text, done).sum())
+                texts.append(text)
+                yield recs.filter(pl.Series(~seen)) if seen.any() else recs
+        finally:
+            if hasattr(chunks, "close"):
+                chunks.close()  # a refusal stops the reader (and journalctl) now, not at exit
+        if journald:
+            self.entries[report.source] = _sorted(entries)
+        self.texts[report.source] = (journald, _sorted(texts))
+        for source, n in dropped.items():
+            if n:
+                report.notes.append(
+                    f"{n:,} entries already read from {source} (same time, boot, pid and message): skipped"
+                )
+        lines = sum(len(t) for t in texts)
+        for source, n in same_text.items():
+            if n >= max(10, lines // 10):  # a few equal lines (a blank one, a banner) are no copy
+                report.notes.append(
+                    f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
+                    "give one of the two"
+                )
+
+    def _in_window(self, recs: pl.DataFrame) -> np.ndarray:
+        """Entries inside ``--since/--until``: journalctl reads a minute wider, and those extra
+        entries (cut later, per record) may be what OUT already holds from the window before."""
+        if not self.window:
+            return np.ones(recs.height, dtype=bool)
+        return recs.select(in_window(self.window).fill_null(False)).to_series().to_numpy()
+
+    def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
+        if self.in_output is None:
+            return
+        out, load = self.in_output
+        if self._output_keys is None:
+            self._output_keys = load()
+        n = int(_in_sorted(keys, self._output_keys).sum())
+        if n:
+            raise AlreadyIngested(
+                f"{report.source}: {n:,} of its first {len(keys):,} entries are already in {out} (an earlier "
+                "ingest read them); --append would count them twice: ingest the journal and its captures "
+                "together, without --append"
+            )
+
+
+def in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
+    """Is ``ts`` inside ``(since, until)`` (either may be None: open)? Null where ``ts`` is null."""
+    since, until = window
+    inside = pl.lit(True)
+    if since:
+        inside = inside & (pl.col("ts") >= since)
+    if until:
+        inside = inside & (pl.col("ts") <= until)
+    return inside
+
+
+def _sorted(parts: list[np.ndarray]) -> np.ndarray:
+    return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+
+
+def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
+def spool(path: Path, into: Path) -> Path:
+    """Copy a stream that can be read only once (a named pipe, ``<(…)`` process substitution) into
+    the folder ``into``, so it can be sniffed and then read. Returns the copy's path."""
+    target = into / f"stream-{abs(hash(str(path)))}"
+    with open(path, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst, CHUNK_BYTES)
+    return target
+
+
+# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
+# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
+UNPACK_RATIO = 200
+
+
+UNPACK_FLOOR = 64 << 20
+
+
+_PIECE = 1 << 20
+
+
+def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
+    """What ``data`` unpacks to, in pieces of at most 1 MiB (a bomb never sits whole in memory)."""
+    if fmt == "gz":
+        while data:
+            yield d.decompress(data, _PIECE)
+            data = d.unconsumed_tail
+        return
+    yield d.decompress(data, max_length=_PIECE)
+    while not d.eof and not d.needs_input:
+        yield d.decompress(b"", max_length=_PIECE)
+
+
+def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
+    """Decompress an ``xz`` or ``gz`` file (a compressed journal, a rotated ``router.log.1.gz``;
+    concatenated streams too) into the folder ``into``, streaming, 1 MiB at a time. Returns the new
+    file's path, and an error text when the data ends early or is damaged part way (what came before
+    is kept, as for a cut log).
+
+    Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
+    ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
+    suffix, new = {"xz": (".xz", lzma.LZMADecompressor), "gz": (".gz", lambda: zlib.decompressobj(31))}[fmt]
+    target = into / (
+        path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
+    )
+    limit = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)
+    d, fed, error, written, bomb = new(), False, None, 0, False
+    with open(path, "rb") as src, open(target, "wb") as dst:
+        for read in iter(lambda: src.read(1 << 20), b""):
+            data = read
+            while data and error is None and not bomb:
+                try:
+                    for piece in _inflate(d, data, fmt):
+                        dst.write(piece)
+                        written += len(piece)
+                        if written > limit:
+                            bomb = True
+                            break
+                except (lzma.LZMAError, zlib.error) as e:
+                    error = str(e)
+                    break
+                fed, data = True, b""
+                if (
+                    d.eof and error is None
+                ):  # the next stream of a concatenated file, if any (not zero padding)
+                    d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
+            if error or bomb:
+                break
+    if bomb:
+        target.unlink()
+        raise InputError(
+            f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more than {limit:,} bytes): "
+            "a decompression bomb, not a log (unpack it yourself and name the file if it is one)"
+        )
+    if error is None and fed and not d.eof:
+        error = "the data ends early (cut short)"
+    size = target.stat().st_size
+    if error and size == 0:
+        raise InputError(f"{path}: not readable as {fmt}: {error}")
+    return target, f"{path}: unpacked {size:,} bytes, then: {error} (the rest is lost)" if error else None
+
+
+_HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')
+
+
+HEAD_BYTES = 1 << 16
+
+
+def _head(path: Path, fmt: str) -> bytes:
+    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
+    with open(path, "rb") as f:
+        if fmt not in ("xz", "gz"):
+            return f.read(HEAD_BYTES)
+        d = lzma.LZMADecompressor() if fmt == "xz" else zlib.decompressobj(31)
+        try:
+            return d.decompress(f.read(HEAD_BYTES), HEAD_BYTES)
+        except (lzma.LZMAError, zlib.error):
+            return b""
+
+
+def hosts_in(path: Path, fmt: str) -> set[str]:
+    """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
+    journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
+    binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
+    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read.
+    Never raises."""
+    try:
+        if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
+            return {h for h in _journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}
+        if not path.is_file():  # a pipe is read once, by the ingest
+            return set()
+        fmt = sniff(path) if fmt == "?" else fmt
+        head = _head(path, fmt)
+    except (OSError, InputError, subprocess.SubprocessError):
+        return set()
+    if fmt == "short":
+        short = re.compile(journald.SHORT_LINE)
+        lines = head.decode("utf-8", errors="replace").splitlines()[:200]
+        return {m["host"] for ln in lines if (m := short.match(ln))}
+    return {m.decode() for m in _HOST_IN_HEAD.findall(head)}
+
+
+def identity(path: Path) -> dict[str, object]:
+    """What an input is, whatever path names it: ``dev`` and ``ino`` of the file or folder, and for a
+    file ``digest``, a SHA-256 of its size and its first and last MiB (a copy of the file elsewhere
+    has the same digest; a log that grew since has another). ``--append`` refuses an input OUT holds
+    by either. Raises ``OSError``."""
+    st = path.stat()
+    ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
+    if path.is_file():
+        h = hashlib.sha256(str(st.st_size).encode())
+        with open(path, "rb") as f:
+            h.update(f.read(1 << 20))
+            if st.st_size > 2 << 20:
+                f.seek(-(1 << 20), os.SEEK_END)
+            h.update(f.read(1 << 20))
+        ident["digest"] = h.hexdigest()
+    return ident

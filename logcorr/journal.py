@@ -1,0 +1,384 @@
+"""Binary journals through ``journalctl``: the binary and its arguments, the ``--since/--until``
+window, which units are an SGLang engine or router (``select_units``, ``CaptureUnits``), their launch
+command lines, and ``read_journal`` (``journalctl -o export`` streamed through the export reader of
+``logcorr.readers``)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.parsers import journald
+from logcorr.parsers.roles import role_from_text
+from logcorr.parsers.server_args import LAUNCH
+from logcorr.readers import (
+    CHUNK_BYTES,
+    InputError,
+    ReadOptions,
+    SourceReport,
+    _export_chunks,
+)
+from logcorr.threads import ahead
+
+JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
+
+
+# A journal whose last UNIT_SAMPLE entries are at least READ_THROUGH_SHARE of the chosen units is read
+# without journalctl --unit matches (see read_journal).
+UNIT_SAMPLE = 5000
+
+
+READ_THROUGH_SHARE = 0.8
+
+
+# An ISO --since/--until window is read this much wider from a journal, then cut per record.
+WINDOW_MARGIN = timedelta(seconds=60)
+
+
+# A unit is an SGLang engine or router when its name, command line or process name says so.
+SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
+
+
+SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
+
+
+CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
+
+
+def journalctl_path() -> str:
+    """Path of journalctl, or raise ``InputError`` naming the formats that work without it."""
+    exe = shutil.which("journalctl")
+    if not exe:
+        raise InputError(
+            "journalctl not found: install systemd (Debian: apt-get install systemd) to read binary journals, "
+            f"or ingest a capture made on the host with {CAPTURE_FORMATS}"
+        )
+    return exe
+
+
+def _journal_args(path: Path) -> list[str]:
+    return ["--directory", str(path)] if path.is_dir() else ["--file", str(path)]
+
+
+def _journalctl(path: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [journalctl_path(), *_journal_args(path), *args],
+        check=False,
+        capture_output=True,
+        text=text,
+        errors="replace" if text else None,
+    )
+
+
+def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str], str]) -> str | None:
+    """The role of a unit that looks like an SGLang engine or router, else None: from ``--role``
+    (``overrides``), else the unit's name, else its ``_CMDLINE`` (``unknown`` when the command is
+    SGLang's but names no role), else its ``_COMM``. ``process_text(field)`` gives the field's values
+    for the unit as one text; it is asked only when the name does not decide."""
+    role = overrides.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+    if role:
+        return role
+    cmdlines = process_text("_CMDLINE")
+    if SGLANG_PROCESS.search(cmdlines):
+        return role_from_text(cmdlines) or "unknown"
+    return "unknown" if SGLANG_PROCESS.search(process_text("_COMM")) else None
+
+
+def _skipped_note(skipped: dict[str, int]) -> str:
+    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``."""
+    listed = ", ".join(f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items()))
+    return f"units skipped: {listed} (use --unit or --all-units to read them)"
+
+
+def _count_skipped(recs: pl.DataFrame, keep: pl.Expr, skipped: dict[str, int]) -> None:
+    for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
+        name = unit or "(no unit)"
+        skipped[name] = skipped.get(name, 0) + n
+
+
+def _chosen_note(roles: dict[str, str]) -> str:
+    return "units chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(roles.items()))
+
+
+NO_SGLANG_UNIT = "no unit looks like an SGLang engine or router"
+
+
+def select_units(
+    path: Path, opts: ReadOptions, report: SourceReport
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """Choose the units to read from a journal and the role of each.
+
+    Returns ``(units, roles, skipped)``. ``units`` empty means every entry. With ``opts.units`` those
+    are taken as given; with ``opts.all_units`` every entry; otherwise the units that look like SGLang
+    engines or routers by name, ``_CMDLINE`` or ``_COMM`` (``journalctl -F``), and every entry when
+    none does; ``skipped`` names the units left out then. The choice is written to ``report.notes``
+    (the skipped units by ``read_journal``, which may count their entries).
+    """
+    found = _journalctl(path, "-F", "_SYSTEMD_UNIT")
+    units = sorted(u for u in found.stdout.splitlines() if u)
+    roles: dict[str, str] = {}
+    for unit in units:
+        role = unit_role(
+            unit, opts.roles, lambda f, u=unit: _journalctl(path, f"_SYSTEMD_UNIT={u}", "-F", f).stdout
+        )
+        if role:
+            roles[unit] = role
+    if opts.units:
+        report.notes.append(f"units given: {', '.join(opts.units)}")
+        return list(opts.units), roles, []
+    if opts.all_units:
+        report.notes.append("--all-units: every entry, with or without a unit")
+        return [], roles, []
+    chosen = [u for u in units if u in roles]
+    if not chosen:
+        report.notes.append(f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry")
+        return [], roles, []
+    report.notes.append(_chosen_note({u: roles[u] for u in chosen}))
+    return chosen, roles, [u for u in units if u not in roles]
+
+
+def of_units(units: Iterable[str]) -> pl.Expr:
+    """True for the records ``journalctl --unit U`` gives for the units (systemd 252
+    ``add_matches_for_unit``): the unit's own entries (``_SYSTEMD_UNIT``), systemd's messages about
+    it (``UNIT``), its coredumps (``COREDUMP_UNIT``) and other daemons' messages about it
+    (``OBJECT_SYSTEMD_UNIT``); a superset, as the ``_PID=1``/``_UID=0`` conditions are not checked.
+    Needs the ``unit``, ``systemd_unit`` and ``about_unit`` columns of the journald parsers."""
+    wanted = list(units)
+    return pl.any_horizontal(
+        pl.col(c).is_in(wanted).fill_null(False) for c in ("unit", "systemd_unit", "about_unit")
+    )
+
+
+class CaptureUnits:
+    """Unit selection for a journald capture (``-o export`` or ``-o json`` file) as ``select_units``
+    makes it for a journal, decided while the capture streams by.
+
+    ``filter(recs)`` keeps the records of the chosen units: those given with ``--unit``; else every
+    record with ``--all-units``; else the units whose name, or the ``_CMDLINE``/``_COMM`` of their
+    entries, look like an SGLang engine or router (journald puts those fields on every entry of a
+    process, so a unit is known from its first entry). Records without a unit (the kernel) go with
+    the others skipped; a line that could not be read whole (``entry_error``) is always kept. When
+    the first chunk shows no such unit at all, every record is kept, as for a journal where no unit
+    looks like SGLang. Units are judged by ``unit_role``, as for a journal. ``notes()`` says what was chosen and skipped.
+    """
+
+    def __init__(self, opts: ReadOptions) -> None:
+        self.opts = opts
+        self.keep_all: bool | None = True if opts.all_units else None
+        self.roles: dict[str, str] = {}
+        self.skipped: dict[str, int] = {}
+
+    def filter(self, recs: pl.DataFrame) -> pl.DataFrame:
+        if self.keep_all or recs.height == 0:
+            return recs
+        if self.opts.units:
+            keep = of_units(self.opts.units)
+        else:
+            self._learn(recs)
+            if self.keep_all is None:  # the first chunk decides: does anything look like SGLang?
+                self.keep_all = not self.roles
+                if self.keep_all:
+                    return recs
+            keep = of_units(self.roles)
+        keep = keep | pl.col("entry_error").is_not_null()  # a broken line's unit is unknown: kept
+        _count_skipped(recs, keep, self.skipped)
+        return recs.filter(keep)
+
+    def _learn(self, recs: pl.DataFrame) -> None:
+        sglang = "(?i)" + SGLANG_PROCESS.pattern
+        seen = (
+            recs.filter(pl.col("unit").is_not_null() & ~pl.col("unit").is_in(list(self.roles)))
+            .group_by("unit")
+            .agg(  # per unit, its first SGLang-looking command line and command name, if any
+                pl.col(c).filter(pl.col(c).str.contains(sglang)).first().fill_null("").alias(c)
+                for c in ("cmdline", "comm")
+            )
+        )
+        for unit, cmdline, comm in seen.iter_rows():
+            text = {"_CMDLINE": cmdline, "_COMM": comm}
+            if role := unit_role(unit, self.opts.roles, text.__getitem__):
+                self.roles[unit] = role
+
+    def notes(self) -> list[str]:
+        """What ``filter`` chose and skipped, for the summary (``SourceReport.notes``)."""
+        if self.opts.all_units:
+            return ["--all-units: every entry, with or without a unit"]
+        if self.opts.units:
+            notes = [f"units given: {', '.join(self.opts.units)}"]
+        elif self.keep_all:
+            return [f"{NO_SGLANG_UNIT}: reading every entry"]
+        else:
+            notes = [_chosen_note(self.roles)]
+        if self.skipped:
+            notes.append(_skipped_note(self.skipped))
+        return notes
+
+
+def journalctl_time(text: str, widen: timedelta = timedelta(0)) -> str:
+    """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
+    meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
+    would read it in the machine's local zone), moved by ``widen``; anything else (``yesterday``,
+    ``-1h``) is passed as journalctl's own syntax (systemd.time(7))."""
+    t = iso_utc(text)
+    if t is None:
+        return text
+    t += widen
+    return t.strftime("%Y-%m-%d %H:%M:%S.%f UTC" if t.microsecond else "%Y-%m-%d %H:%M:%S UTC")
+
+
+def iso_utc(text: str) -> datetime | None:
+    """An ISO 8601 time as an aware UTC datetime (no offset: UTC), or None when it is not one."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def journalctl_window(since: str | None, until: str | None) -> list[str]:
+    """``--since/--until`` arguments for journalctl. When both given times are ISO times, the window
+    is widened by ``WINDOW_MARGIN`` on each side: journalctl cuts between entries, so a traceback or
+    dump that began just before ``--since`` would lose its first lines and one running past
+    ``--until`` its last; ingest keeps the records whose first line is inside the window, as for
+    every other input. journalctl's own forms are passed as they are (and cut as journalctl cuts)."""
+    given = [(flag, text) for flag, text in (("--since", since), ("--until", until)) if text]
+    margin = WINDOW_MARGIN if all(iso_utc(text) for _, text in given) else timedelta(0)
+    return [
+        arg
+        for flag, text in given
+        for arg in (flag, journalctl_time(text, margin if flag == "--until" else -margin))
+    ]
+
+
+def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
+    """Share of the chosen units' entries among the last ``UNIT_SAMPLE`` entries of the journal
+    (within ``--since/--until``): 0.0 when journalctl gives none."""
+    fields = "--output-fields=_SYSTEMD_UNIT,UNIT,COREDUMP_UNIT,OBJECT_SYSTEMD_UNIT"
+    args = ("-o", "export", "-a", "-n", str(UNIT_SAMPLE), fields, *window_args)
+    sample = _journalctl(path, *args, text=False).stdout
+    recs = journald.parse_export(sample, source=str(path)) if sample else None
+    if recs is None or recs.height == 0:
+        return 0.0
+    return float(recs.select(of_units(units).mean()).item())
+
+
+def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
+    """The SGLang launch command lines of a journal's ``units``, each with the first process that ran
+    it: ``[{"unit", "pid", "boot_id", "host", "ts" (µs), "cmdline"}]``. Entries read from a journal
+    leave ``_CMDLINE`` out (``JOURNAL_ONLY_FOR_UNITS``), so the ``config`` table gets them here:
+    ``journalctl -F _CMDLINE`` (journald's field index, no entry read), then per launch command the
+    first entry that carries it (``journalctl _CMDLINE=…``, stopped after one entry)."""
+    found = _journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
+    out = []
+    for cmd in (c for c in found if LAUNCH.search(c)):
+        proc = subprocess.Popen(
+            [
+                journalctl_path(),
+                *_journal_args(path),
+                f"_CMDLINE={cmd}",
+                "-o",
+                "export",
+                "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+        )
+        entry: dict[str, str] = {}
+        try:
+            for line in proc.stdout or ():
+                if not line.strip():
+                    break
+                k, _, v = line.rstrip("\n").partition("=")
+                entry[k] = v
+        finally:
+            proc.kill()
+            proc.wait()
+        if entry.get("_SYSTEMD_UNIT") in units:
+            out.append(
+                {
+                    "unit": entry["_SYSTEMD_UNIT"],
+                    "pid": int(entry["_PID"]) if entry.get("_PID", "").isdigit() else None,
+                    "boot_id": entry.get("_BOOT_ID"),
+                    "host": entry.get("_HOSTNAME"),
+                    "ts": int(entry["__REALTIME_TIMESTAMP"])
+                    if entry.get("__REALTIME_TIMESTAMP", "").isdigit()
+                    else None,
+                    "cmdline": cmd,
+                }
+            )
+    return out
+
+
+def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
+
+    Runs ``journalctl --directory|--file PATH -o export -a --output-fields=… [-u U…] [--since]
+    [--until]``, without the ``-u`` matches when the chosen units hold most entries (``of_units``
+    then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread; journalctl's complaints on stderr (a truncated or
+    corrupt file it skips) go to ``report.errors``. Raises ``InputError`` when journalctl is
+    missing or refuses the input and gave no entry.
+    """
+    units, roles, skipped_units = select_units(path, opts, report)
+    if roles:
+        report.notes.append("roles: " + ", ".join(f"{u}={r}" for u, r in sorted(roles.items())))
+    report.unit_roles = roles  # type: ignore[attr-defined]
+    report.unit_cmdlines = unit_cmdlines(path, [u for u in units or roles if roles.get(u) != "router"])  # type: ignore[attr-defined]
+    window_args = journalctl_window(opts.since, opts.until)
+    # journalctl reads a fifth slower with --unit matches than straight through: when nearly every
+    # entry is of the chosen units anyway, read straight through and choose the entries here. Units
+    # given by the user may be globs or slices: those stay journalctl's.
+    match = bool(opts.units) or (bool(units) and _unit_share(path, units, window_args) < READ_THROUGH_SHARE)
+    args = [journalctl_path(), *_journal_args(path), "-o", "export", "-a"]
+    # _CMDLINE, _COMM and SYSLOG_IDENTIFIER only serve choosing units (select_units asks for them
+    # once per unit): leaving them out of every entry spares journalctl and the parser a tenth
+    args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f not in JOURNAL_ONLY_FOR_UNITS))
+    if match:
+        for u in units:
+            args += ["--unit", u]
+    args += window_args
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        got, skipped = 0, {}
+        keep = of_units(units) | pl.col("entry_error").is_not_null()
+        try:
+            blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
+            for df in _export_chunks(blocks, report.source, report):
+                got += df.height
+                if units and not match:
+                    _count_skipped(df, keep, skipped)
+                    yield df.filter(keep)
+                else:
+                    yield df
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            rc = proc.wait()
+            stderr = ""
+            if not err.closed:  # closed when the interpreter tears down an abandoned reader
+                err.seek(0)
+                stderr = err.read().decode("utf-8", errors="replace").strip()
+    if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
+        raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
+    if units and not match:  # read straight through: the entries skipped are known and counted
+        if skipped:
+            report.notes.append(_skipped_note(skipped))
+    elif skipped_units:
+        report.notes.append(
+            "units skipped: " + ", ".join(skipped_units) + " (use --unit or --all-units to read them)"
+        )
+    for line in stderr.splitlines():
+        report.errors.append(f"journalctl: {line}")
+    if got == 0:
+        report.errors.append(
+            f"{report.source}: journalctl found no entries (units or --since/--until chosen?)"
+        )

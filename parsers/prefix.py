@@ -95,6 +95,17 @@ HEADERS = (
         (("2025-10-29 21:49:19 ERROR target: file.rs:142: msg", {"level": "ERROR"}),),
     ),
     H(
+        "router",
+        rf"^\[Router \([\w ]+\)\] (?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>TRACE|DEBUG|INFO|WARN|ERROR) - ",
+        "sgl-router 0.1.x (2025-03, Rust core under Python): [Router (Rust)] YYYY-MM-DD HH:MM:SS - LEVEL - msg",
+        (
+            (
+                "[Router (Rust)] 2025-03-08 02:33:09 - INFO - Worker http://0.0.0.0:31000 health check is pending",
+                {"level": "INFO"},
+            ),
+        ),
+    ),
+    H(
         "nccl",
         r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<rank>\d+)\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
         "NCCL_DEBUG output: host:pid:tid [localRank] NCCL INFO (local rank, stored as tp_rank)",
@@ -146,7 +157,7 @@ HEADERS = (
 # from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
 BODY_STARTS = (
-    r"^(?:Decode|Prefill) transfer failed for request",
+    r"^(?:Decode|Prefill) transfer failed(?: for request| \.\.\.| …)",
     r"^Unexpected transfer worker error for room",
     r"^Scheduler hit an exception:",
     r"^Process \d+: ",

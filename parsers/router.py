@@ -324,7 +324,11 @@ def _parse_router_text(df: pl.DataFrame) -> pl.DataFrame:
     first = pl.col("first")
     head = first.str.extract_groups(_ROUTER_TEXT_HEAD)
     msg = first.str.replace(_ROUTER_TEXT_HEAD_ONLY, "")
-    df = df.with_columns(head.alias("h"), msg.alias("message"))
+    # sgl-router 0.1.x names itself in its header ("[Router (Rust)] …"), not in a target
+    named = pl.col("message").str.starts_with("[Router (") if "message" in df.columns else pl.lit(False)
+    df = df.with_columns(named.fill_null(False).alias("_named")).with_columns(
+        head.alias("h"), msg.alias("message")
+    )
     spans = pl.col("h").struct.field("spans")
     target = pl.col("h").struct.field("target")
     df = df.with_columns(*_router_message_fields(pl.col("message")))
@@ -340,7 +344,9 @@ def _parse_router_text(df: pl.DataFrame) -> pl.DataFrame:
         spans.str.extract(r"\brequest_id=\"?([^\"\s}]+)", 1).alias("request_id"),
         target.alias("target"),
         pl.when(target.is_not_null()).then(pl.lit(ROUTER_TEXT.name)).alias("format"),
-        pl.when(target.str.contains(ROUTER_TARGET)).then(pl.lit("router")).alias("content_role"),
+        pl.when(target.str.contains(ROUTER_TARGET) | pl.col("_named"))
+        .then(pl.lit("router"))
+        .alias("content_role"),
         pl.when(target.is_not_null()).then(pl.col("message")).alias("message"),
     )
 

@@ -246,6 +246,11 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ),
         tb.alias("traceback"),
         _resolve_role(content_role).alias("role"),
+        # inside a JSON answer (a client's copy of the error) the reason ends with its string
+        pl.when(body.str.starts_with("{"))
+        .then(pl.col("reason").str.replace(r'"\s*[,}].*$', ""))
+        .otherwise(pl.col("reason"))
+        .alias("reason"),
     )
     return _conform(df, TRANSFER_ERRORS)
 
@@ -596,8 +601,15 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
     masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
 
+    # a JSON object read up to its last brace: a paste may go on after it (a shell prompt)
+    obj = pl.col("b").str.extract(r"(?s)^(\{.*\})", 1)
+
     def js(*paths: str) -> pl.Expr:
-        return pl.coalesce([pl.col("b").str.json_path_match(p) for p in paths])
+        return pl.coalesce([obj.str.json_path_match(p) for p in paths])
+
+    # an HTTP answer's error text names the room its transfer failed for (sglang#7338)
+    said = js("$.meta_info.finish_reason.message", "$.out.meta_info.finish_reason.message", "$.error.message")
+    said_room = said.str.extract_groups(ROOM_REGEX)
 
     g = masked.str.extract_groups(RID_REGEX)
     r = masked.str.extract_groups(ROOM_REGEX)
@@ -609,7 +621,12 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         .otherwise(text_rid)
         .alias("rid"),
         pl.when(pl.col("j"))
-        .then(js("$.obj.bootstrap_room", "$.bootstrap_room"))
+        .then(
+            pl.coalesce(
+                js("$.obj.bootstrap_room", "$.bootstrap_room"),
+                *[said_room.struct.field(f) for f in "abcde"],
+            )
+        )
         .otherwise(text_room)
         .alias("text"),
     ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("room"))

@@ -59,8 +59,9 @@ TRANSFER_ERROR_PATTERNS = [
     P(
         "prefill_transfer_failed",
         "transfer_error",
-        "Prefill transfer failed for request",
-        r"Prefill transfer failed for request rank=(?:\d+)",
+        "Prefill transfer failed",
+        # "Prefill transfer failed ... <exception>": the request elided by whoever pasted it (PR #25172)
+        r"Prefill transfer failed(?: for request rank=\d+| \.\.\.| …)",
         "≈v0.4.6 (2025-04)",
         "[2026-02-26 12:53:08 TP4] Prefill transfer failed for request rank=4 req.rid='af2f3f99db344fab9f0598c637f163fe'"
         " req.bootstrap_room=6989861766352545488 with exception KVTransferError(bootstrap_room=6989861766352545488):"
@@ -97,8 +98,9 @@ TRANSFER_ERROR_PATTERNS = [
     P(
         "decode_transfer_failed",
         "transfer_error",
-        "Decode transfer failed for request",
-        r"Decode transfer failed for request rank=(?:\d+)",
+        "Decode transfer failed",
+        # "Decode transfer failed ... <exception>": the request elided by whoever pasted it (PR #25172)
+        r"Decode transfer failed(?: for request rank=\d+| \.\.\.| …)",
         "≈v0.4.6 (2025-04)",
         "[2025-11-05 16:39:09 TP0] Decode transfer failed for request rank=0"
         " decode_req.req.rid='78fde411d57a4d7791b63963eac74968' decode_req.req.bootstrap_room=4793981895866140836"
@@ -380,6 +382,8 @@ WATCHDOG_PATTERNS = [
         "collective_work_state",
         "watchdog",
         "last enqueued",
+        # the failing work: "at work: N," (torch 2.4-2.7), "at work sequence id: N PG status:" (2.8)
+        r"(?:at work(?: sequence id)?: (?P<nccl_seq>\d+),? (?:PG status: )?)?"
         r"last enqueued (?:NCCL |HCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL |HCCL )?work: "
         r"(?P<last_completed>-?\d+)",
         "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
@@ -387,7 +391,7 @@ WATCHDOG_PATTERNS = [
         " error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.",
         None,
         "collective_work_state",
-        yields={"last_enqueued": 1, "last_completed": -1},
+        yields={"nccl_seq": 1, "last_enqueued": 1, "last_completed": -1},
     ),
     P(
         "nccl_watchdog",
@@ -411,6 +415,21 @@ WATCHDOG_PATTERNS = [
             "numel_out": 5505024,
             "ran_for_ms": 600045,
         },
+    ),
+    P(
+        "nccl_watchdog_wrapped",
+        "watchdog",
+        "Watchdog caught collective operation timeout",
+        # a terminal or a paste broke the line inside WorkNCCL(…): the kind stands, the fields are not guessed
+        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)?",
+        "PyTorch 2.x ProcessGroupNCCL, as pasted in sglang#3424",
+        "[rank1]:[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 1] Process group"
+        " watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S\n"
+        "eqNum=1522789, OpType=_ALLGATHER_BASE, NumelIn=298960, NumelOut=4783360, Timeout(ms)=600000) ran for 600003"
+        " milliseconds before timing out.",
+        None,
+        "nccl_watchdog",
+        yields={"nccl_seq": None, "timeout_s": None},
     ),
 ]
 

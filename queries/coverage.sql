@@ -96,7 +96,10 @@ role_rows AS (
                CASE WHEN ro.role = 'unknown' THEN 'no role: neither their unit, command line nor text names one' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
-               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN 'no /health lines' END,
+               CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN
+                   CASE WHEN hu.n > 0 THEN 'no /health lines of its own (' || hu.n || ' /health lines have no role: whose, the data cannot tell)'
+                        ELSE 'no /health lines' END
+               END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role = 'router' AND coalesce(q.n, 0) = 0 THEN 'no router request lines' END
            ), '') AS missing,
            NULL AS source,
@@ -107,6 +110,7 @@ role_rows AS (
     LEFT JOIN (SELECT role, sum(n) AS n FROM rank_captures GROUP BY role) AS c USING (role)
     LEFT JOIN (SELECT role, count(*) AS n FROM requests GROUP BY role) AS q USING (role)
     LEFT JOIN (SELECT role, count(*) AS n FROM requests WHERE path LIKE '/health%' GROUP BY role) AS h USING (role)
+    CROSS JOIN (SELECT count(*) AS n FROM requests WHERE path LIKE '/health%' AND role = 'unknown') AS hu
 ),
 source_rows AS (
     SELECT 'source' AS scope, NULL AS role, NULL AS host, NULL AS rank_label, NULL::SMALLINT AS tp_rank,

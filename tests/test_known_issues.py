@@ -379,19 +379,40 @@ def test_version_check_of_a_family_with_a_fixed_release(tmp_path, venv, check):
     assert f"Fix: #8352 (v0.4.9.post5); #25561 (2026-05-18), #28022 (2026-06-12); {check}." in report(out)
 
 
-def test_scheduler_crash_line_is_f7_evidence(tmp_path):
-    """SGLang's SubprocessWatchdog line (#18582; the form #29144 quotes, pid elided) is parsed into
-    watchdogs (kind watchdog in events), where F7 now looks: the family matched no real line while it
-    searched events of kind 'other'."""
+def test_a_scheduler_crash_line_alone_is_not_f7(tmp_path):
+    """SGLang's SubprocessWatchdog line (#18582; the form #29144 quotes, pid elided) says a scheduler
+    died and that SGLang noticed: the fix at work, not the zombie state F7 names. A real paste (PR
+    #25172: a Mooncake segfault, exit code -11) was called "an NCCL C++ abort while the HTTP server
+    stayed up" with nothing showing either."""
     log = tmp_path / "engine.log"
     log.write_text(
+        "[2026-05-14 16:49:46] Subprocess scheduler_0 (pid=922727) crashed with exit code -11.\n"
         "[2026-06-10 10:00:00] Subprocess scheduler_0 crashed with exit code -3. Triggering SIGQUIT for cleanup...\n"
-        "[2026-06-10 10:00:00] Subprocess scheduler_1 (pid=4243) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n"
+    )
+    out = tmp_path / "o"
+    ingest([log], out)
+    assert saved.query(out, "SELECT exit_code FROM watchdogs ORDER BY ts")["exit_code"].to_list() == [-11, -3]
+    assert saved.query(out, "known_issues").height == 0
+
+
+def test_scheduler_crash_then_health_200_is_f7(tmp_path):
+    """The zombie state: scheduler_1 dies, and the same engine's HTTP server goes on answering /health
+    with 200 for 25 s: F7, from the crash row, with the answers counted."""
+    health = [
+        f'[2026-06-10 10:00:{s:02d}] INFO:     127.0.0.1:5000{s % 10} - "GET /health HTTP/1.1" 200 OK'
+        for s in (5, 15, 25)
+    ]
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "[2026-06-10 10:00:00] Subprocess scheduler_1 (pid=4243) crashed with exit code -6.\n"
+        + "\n".join(health)
+        + "\n"
     )
     out = tmp_path / "o"
     ingest([log], out)
     ki = saved.query(out, "known_issues")
     assert ki["family"].to_list() == ["F7"] and ki["strength"].to_list() == ["signature"]
     assert ki["evidence"][0].startswith(
-        "unknown scheduler subprocess crashed with exit code -3 [line 1] | unknown scheduler subprocess crashed with exit code -6 [line 2]"
+        "unknown scheduler subprocess crashed with exit code -6; its HTTP server answered 2 request(s) with 200 "
+        "in the 25.0 s after it [line 1]"
     )

@@ -216,7 +216,7 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
     df = extract_fields(pl.concat([df, rid_room], how="horizontal"), TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
-    body, tb, exc_line = pl.col("body"), SCOPES["traceback"], SCOPES["exception_line"]
+    body, tb, exc_line = pl.col("body"), pl.col("_traceback"), pl.col("_exception_line")
     subkind = pl.col("pattern").replace_strict(
         {p.name: p.subkind for p in TRANSFER_ERROR_PATTERNS}, default=None, return_dtype=pl.String
     )
@@ -453,7 +453,7 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
-    tb, exc_line = SCOPES["traceback"], SCOPES["exception_line"]
+    tb, exc_line = pl.col("_traceback"), pl.col("_exception_line")
     # An exception line only counts when it follows the frames (not a frame's source line).
     df = df.with_columns(
         pl.col("function").str.strip_chars(),
@@ -661,34 +661,45 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
 # Fields
 # =============================================================================================
 
-_TB = pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end()
-# Where a ``FieldRule`` searches, as expressions over ``body``.
+# Where a ``FieldRule`` searches, as expressions: over ``body``, then over the record's traceback.
+# ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read them too).
 SCOPES = {
-    "body": pl.col("body"),
     "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
-    "traceback": _TB,
-    "exception_line": _TB.str.extract(EXCEPTION_AFTER_FRAMES, 1),
-    "last_frame": _TB.str.extract_all(FRAME_LINE).list.last(),
+    "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
+}
+_TB_SCOPES = {
+    "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
+    "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),
 }
 _CAUSE_REGEX = {name: rx for name, rx, _ in CAUSES}
 _GROUP = re.compile(r"\(\?P<(\w+)>")
 
 
-def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table) -> pl.DataFrame:
+def extract_fields(
+    df: pl.DataFrame, rules: list[LinePattern | FieldRule], table, scopes: tuple[str, ...] = ()
+) -> pl.DataFrame:
     """``df`` (with ``body``) with the columns the named groups of ``rules`` give, typed by ``table``'s
     contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
-    (one ``extract_groups`` per rule, in its ``scope``: ``SCOPES``; a ``LinePattern`` searches the
-    body). A column ``df`` already has (a rank its header printed) keeps its value where it has one.
-    A group ``<name>_ms`` fills ``<name>_s`` in seconds; a group starting with ``_`` is kept as text
-    for the builder. Never raises on any text; a value that does not parse as its type is null."""
+    (one ``extract_groups`` per rule, in its ``scope``: ``body``, ``first_line``, ``traceback``,
+    ``exception_line``, ``last_frame``; a ``LinePattern`` searches the body). A column ``df`` already
+    has (a rank its header printed) keeps its value where it has one. A group ``<name>_ms`` fills
+    ``<name>_s`` in seconds; a group starting with ``_`` is kept as text for the builder. Each scope
+    the rules or ``scopes`` name is kept as a column ``_<scope>``. Never raises on any text; a value
+    that does not parse as its type is null."""
+    wanted = {getattr(rule, "scope", "body") for rule in rules} | set(scopes)
+    if wanted & set(_TB_SCOPES):
+        wanted.add("traceback")
+    df = df.with_columns(expr.alias(f"_{name}") for name, expr in SCOPES.items() if name in wanted)
+    df = df.with_columns(expr.alias(f"_{name}") for name, expr in _TB_SCOPES.items() if name in wanted)
+    found = [(i, rule, _GROUP.findall(rule.regex)) for i, rule in enumerate(rules)]
+    found = [(i, rule, groups) for i, rule, groups in found if groups]
+    df = df.with_columns(
+        pl.col(_scope_column(rule)).str.extract_groups(rule.regex).alias(f"__rule{i}") for i, rule, _ in found
+    )
     values: dict[str, list[pl.Expr]] = {}
-    for rule in rules:
-        groups = _GROUP.findall(rule.regex)
-        if not groups:
-            continue
-        found = SCOPES[getattr(rule, "scope", "body")].str.extract_groups(rule.regex)
+    for i, rule, groups in found:
         for name in groups:
-            value = found.struct.field(name)
+            value = pl.col(f"__rule{i}").struct.field(name)
             if getattr(rule, "nonempty", False):
                 value = pl.when(value.str.len_bytes() > 0).then(value)
             column = name
@@ -697,7 +708,12 @@ def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table
             values.setdefault(column, []).append(_typed_field(value, table.schema.get(column, pl.String)))
     return df.with_columns(
         pl.coalesce([pl.col(c), *v] if c in df.columns else v).alias(c) for c, v in values.items()
-    )
+    ).drop(f"__rule{i}" for i, _, _ in found)
+
+
+def _scope_column(rule) -> str:
+    scope = getattr(rule, "scope", "body")
+    return "body" if scope == "body" else f"_{scope}"
 
 
 def _typed_field(value: pl.Expr, dtype) -> pl.Expr:

@@ -40,7 +40,7 @@ class LinePattern:
 class FieldRule:
     """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of
     the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``,
-    ``first_line``, ``traceback``, ``exception_line``, ``last_frame``: ``sglang.SCOPES``). Rules
+    ``first_line``, ``traceback``, ``exception_line``, ``last_frame``: ``sglang.extract_fields``). Rules
     are tried in table order, the first non-null value of a column wins (``nonempty``: an empty
     capture counts as none). ``sample`` is a text of that scope and ``yields`` what it must give."""
 
@@ -691,7 +691,7 @@ EXCEPTION_AFTER_FRAMES = (
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
-# The parts of a record fields are searched in (``FieldRule.scope``; ``sglang.SCOPES``): its first line,
+# The parts of a record fields are searched in (``FieldRule.scope``; ``sglang.extract_fields``): its first line,
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"
 TRACEBACK_TEXT = r"(?s)(Traceback \(most recent call last\):.*)$"

@@ -610,7 +610,11 @@ class _Run:
         manifest = _manifest(
             result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities
         )
-        output.commit(manifest, derive=database.write)  # with OUT/logcorr.duckdb and views.sql
+        output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
+            manifest,  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
+            derive=database.write,
+            provisional=lambda tmp: database.write(tmp, saved={}),
+        )
         return result
 
     def _result_notes(self) -> list[str]:

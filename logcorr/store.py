@@ -300,14 +300,20 @@ class Output:
         writer.close()
         return [self._part_path(table)]
 
-    def commit(self, manifest: dict, derive: Callable[[Path], object] | None = None) -> Path:
+    def commit(
+        self,
+        manifest: dict,
+        derive: Callable[[Path], object] | None = None,
+        provisional: Callable[[Path], object] | None = None,
+    ) -> Path:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json,
         build the derived files (``derive(OUT)``, e.g. ``database.write``) and put the new OUT in
         place of the old one. Returns OUT.
 
         Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
         and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``, or for a first OUT one
-        whose views read the new folder by its temporary name) before OUT becomes a
+        whose views read the new folder by its temporary name, made by ``provisional(tmp)``) before OUT
+        becomes a
         link to it, in one atomic exchange that sets the old folder aside; ``derive`` then writes the
         new DuckDB file through that link, and a second exchange makes OUT the folder itself. When
         anything fails before that (disk full while the DuckDB file is written, an interrupt), the
@@ -326,8 +332,8 @@ class Output:
             for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
                 with contextlib.suppress(FileNotFoundError):
                     os.link(self.out / name, self.tmp / name)
-        elif derive is not None:  # a first OUT: a DuckDB file reading the new folder by its own name,
-            derive(self.tmp)  # so a kill while the real one is written still leaves one that opens
+        elif provisional is not None:  # a first OUT: a DuckDB file reading the new folder by its own
+            provisional(self.tmp)  # name, so a kill while the real one is written leaves one that opens
             (self.tmp.parent / f".{self.tmp.name}.lock").unlink(missing_ok=True)
         link = self.out.parent / f".{self.out.name}.link-{os.getpid()}"
         link.unlink(missing_ok=True)

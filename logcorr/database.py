@@ -162,37 +162,7 @@ def _write(out: Path, saved, storage_version: str, embed: bool, started: float) 
             ).fetchone()[0]
         for sql in derived_view_sql(folders):
             con.execute(sql)
-        docs = []
-        for q in view_order(saved):
-            error = None
-            if q.name in folders:
-                error = f"a table named {q.name} exists"
-            else:
-                try:
-                    con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
-                    result.views.append(q.name)
-                except duckdb.Error as e:
-                    error = str(e).strip().splitlines()[0]
-            if error:
-                result.skipped[q.name] = error
-            docs.append(
-                (
-                    q.name,
-                    q.question,
-                    ", ".join(q.tables),
-                    "\n".join(f"{c}: {t}" for c, t in q.columns),
-                    "\n".join(f"{p}: {t}" for p, t in q.parameters),
-                    q.reading,
-                    error is None,
-                    error,
-                )
-            )
-        con.execute(
-            f'CREATE TABLE "{DOC_TABLE}" (name VARCHAR, question VARCHAR, tables VARCHAR, columns VARCHAR, '
-            "parameters VARCHAR, reading VARCHAR, view_created BOOLEAN, error VARCHAR)"
-        )
-        if docs:
-            con.executemany(f'INSERT INTO "{DOC_TABLE}" VALUES (?, ?, ?, ?, ?, ?, ?, ?)', docs)
+        _saved_views(con, saved, folders, result)
         con.execute("USE memory")
         con.execute("DETACH lc")
     except BaseException as e:
@@ -216,6 +186,42 @@ def _write(out: Path, saved, storage_version: str, embed: bool, started: float) 
         raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e.strerror or e}") from None
     result.seconds = time.monotonic() - started
     return result
+
+
+def _saved_views(con: duckdb.DuckDBPyConnection, saved: dict, folders: dict, result: DatabaseResult) -> None:
+    """Each saved query as a view of the attached file, and the ``saved_queries`` table documenting
+    them; a query that does not bind on these tables is named in ``result.skipped``."""
+    docs = []
+    for q in view_order(saved):
+        error = None
+        if q.name in folders:
+            error = f"a table named {q.name} exists"
+        else:
+            try:
+                con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
+                result.views.append(q.name)
+            except duckdb.Error as e:
+                error = str(e).strip().splitlines()[0]
+        if error:
+            result.skipped[q.name] = error
+        docs.append(
+            (
+                q.name,
+                q.question,
+                ", ".join(q.tables),
+                "\n".join(f"{c}: {t}" for c, t in q.columns),
+                "\n".join(f"{p}: {t}" for p, t in q.parameters),
+                q.reading,
+                error is None,
+                error,
+            )
+        )
+    con.execute(
+        f'CREATE TABLE "{DOC_TABLE}" (name VARCHAR, question VARCHAR, tables VARCHAR, columns VARCHAR, '
+        "parameters VARCHAR, reading VARCHAR, view_created BOOLEAN, error VARCHAR)"
+    )
+    if docs:
+        con.executemany(f'INSERT INTO "{DOC_TABLE}" VALUES (?, ?, ?, ?, ?, ?, ?, ?)', docs)
 
 
 def _refuse_overlapping_ids(con: duckdb.DuckDBPyConnection, events: Path) -> None:

@@ -147,14 +147,35 @@ def report(out: Path) -> str:
         FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
     """
     r = gather(Path(out))
-    chain, wedge, a2a = r["incident_chain"], r["wedge"], r["abort_to_assert"]
-    lbr, stuck, cov, units = r["last_batch_per_rank"], r["desync"], r["coverage"], r["unit_lifecycle"]
-    stops = _stops_of(wedge)
+    chain, a2a, stuck, cov = r["incident_chain"], r["abort_to_assert"], r["desync"], r["coverage"]
+    lines = _head(Path(out), cov) + [f"- {line}" for line in verdict(r)]
+    lines += known_issues.report_sections(r["known_issues"], r["config"])
+    lines += ["", "## Chain of events (incident_chain)", ""] + _chain(chain)
+    lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""] + _aborts(a2a)
+    lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
+    lines += _stops(r["wedge"], r["last_batch_per_rank"])
+    lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
+    lines += _waits(stuck)
+    if r["unit_lifecycle"].height:
+        lines += ["", "## What systemd said about each unit (unit_lifecycle)", ""] + _units(
+            r["unit_lifecycle"]
+        )
+    if r["markup_leaks"].height:
+        lines += ["", "## Answers with tool-call markup (markup_leaks, markup_leak_rate)", ""]
+        lines += _markup(r["markup_leaks"], r["markup_leak_rate"], r["config"], r["known_issues"], r["f19"])
+    lines += ["", "## Evidence", ""] + _evidence(chain, a2a)
+    lines += ["", "## What the data cannot say (coverage)", ""]
+    lines += _missing(cov, _stops_of(r["wedge"]), stuck, a2a)
+    return "\n".join(lines) + "\n"
+
+
+def _head(out: Path, cov: pl.DataFrame) -> list[str]:
+    """The title, the data's folder and span, and the verdict's heading."""
     span = [t for t in (cov["first_ts"].min(), cov["last_ts"].max()) if t is not None] if cov.height else []
-    lines = [
+    return [
         "# Incident report",
         "",
-        f"Data: `{Path(out)}`"
+        f"Data: `{out}`"
         + (f", {_t(span[0])} to {_t(span[1])}" if len(span) == 2 else "")
         + f". Written by logcorr {logcorr.__version__}. Every statement below is a row of a saved query;"
         " `logcorr query NAME -d OUT` shows the full rows.",
@@ -162,86 +183,79 @@ def report(out: Path) -> str:
         "## Verdict",
         "",
     ]
-    lines += [f"- {line}" for line in verdict(r)]
-    lines += known_issues.report_sections(r["known_issues"], r["config"])
-    lines += ["", "## Chain of events (incident_chain)", ""]
-    if chain.height:
-        lines += _table(
-            chain,
-            {
-                "step_no": "#",
-                "step": "step",
-                "ts": "time (UTC)",
-                "role": "role",
-                "ranks": "ranks",
-                "detail": "what",
-            },
-            {"ts": lambda v: _t(v, date=False)},
-        )
-    else:
-        lines.append(
+
+
+def _chain(chain: pl.DataFrame) -> list[str]:
+    """The incident_chain rows as a table, or why there are none."""
+    if not chain.height:
+        return [
             "No step of the chain has a row in this data (no abort burst with a room, no transfer_infos assertion,"
             " no stop in batch lines, no py-spy capture): see what the data cannot say below."
-        )
-    lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""]
-    lines += _aborts(a2a)
-    lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
-    lines += _stops(wedge, lbr)
-    lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
-    if stuck.height:
-        verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
-            pl.first("verdict"),
-            pl.first("groups"),
-            pl.first("round_ts"),
-            pl.first("round_end_ts"),
-            pl.first("round_basis"),
-            pl.first("rounds"),
-        )
-        for row in verdicts.iter_rows(named=True):
-            pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
-            role = row["role"] or "unknown role"
-            lines.append(f"- {role}{pp}: **{row['verdict']}**: {row['groups']} ({_round(row)})")
-        lines.append("")
-        lines += _table(
-            stuck,
-            {
-                "role": "role",
-                "rank_label": "rank",
-                "capture_ts": "captured (UTC)",
-                "wait_class": "waits in",
-                "backend": "backend",
-                "event_loop": "event loop",
-                "wait_label": "group",
-                "no_progress": "no progress",
-            },
-        )
-    else:
-        lines.append("No py-spy capture in the data: where each rank waited cannot be said.")
-    if units.height:
-        lines += ["", "## What systemd said about each unit (unit_lifecycle)", ""]
-        lines += _table(
-            units,
-            {
-                "unit": "unit",
-                "role": "role",
-                "starts": "starts",
-                "stops": "stops",
-                "exits": "exits",
-                "crashes": "crashes",
-                "restarts_scheduled": "restarts scheduled",
-                "max_restart_counter": "restart counter",
-                "last_exit_ts": "last exit (UTC)",
-                "last_exit": "how",
-            },
-        )
-    if r["markup_leaks"].height:
-        lines += ["", "## Answers with tool-call markup (markup_leaks, markup_leak_rate)", ""]
-        lines += _markup(r["markup_leaks"], r["markup_leak_rate"], r["config"], r["known_issues"], r["f19"])
-    lines += ["", "## Evidence", ""]
-    lines += _evidence(chain, a2a)
-    lines += ["", "## What the data cannot say (coverage)", ""]
-    lines += _missing(cov, stops, stuck, a2a)
-    return "\n".join(lines) + "\n"
+        ]
+    return _table(
+        chain,
+        {
+            "step_no": "#",
+            "step": "step",
+            "ts": "time (UTC)",
+            "role": "role",
+            "ranks": "ranks",
+            "detail": "what",
+        },
+        {"ts": lambda v: _t(v, date=False)},
+    )
+
+
+def _waits(stuck: pl.DataFrame) -> list[str]:
+    """Per engine (and PP stage) the desync verdict of its round of captures, then each rank's wait."""
+    if not stuck.height:
+        return ["No py-spy capture in the data: where each rank waited cannot be said."]
+    lines = []
+    verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
+        pl.first("verdict"),
+        pl.first("groups"),
+        pl.first("round_ts"),
+        pl.first("round_end_ts"),
+        pl.first("round_basis"),
+        pl.first("rounds"),
+    )
+    for row in verdicts.iter_rows(named=True):
+        pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
+        role = row["role"] or "unknown role"
+        lines.append(f"- {role}{pp}: **{row['verdict']}**: {row['groups']} ({_round(row)})")
+    lines.append("")
+    return lines + _table(
+        stuck,
+        {
+            "role": "role",
+            "rank_label": "rank",
+            "capture_ts": "captured (UTC)",
+            "wait_class": "waits in",
+            "backend": "backend",
+            "event_loop": "event loop",
+            "wait_label": "group",
+            "no_progress": "no progress",
+        },
+    )
+
+
+def _units(units: pl.DataFrame) -> list[str]:
+    """The unit_lifecycle rows as a table."""
+    return _table(
+        units,
+        {
+            "unit": "unit",
+            "role": "role",
+            "starts": "starts",
+            "stops": "stops",
+            "exits": "exits",
+            "crashes": "crashes",
+            "restarts_scheduled": "restarts scheduled",
+            "max_restart_counter": "restart counter",
+            "last_exit_ts": "last exit (UTC)",
+            "last_exit": "how",
+        },
+    )
 
 
 PARSER_SETTINGS = ("tool_call_parser", "reasoning_parser", "chat_template")
@@ -332,6 +346,16 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
 
 
 def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain: pl.DataFrame) -> list[str]:
+    """The verdict's lines: each stop, each engine's desync verdict, the trigger, the abort burst."""
+    lines = _stop_lines(stops) + _desync_lines(stuck) + _trigger_lines(a2a)
+    burst = chain.filter(pl.col("step") == "abort_burst")
+    for b in burst.iter_rows(named=True):
+        lines.append(f"- **Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
+    return lines
+
+
+def _stop_lines(stops: pl.DataFrame) -> list[str]:
+    """One line per stop (wedge row): its ranks, how long, the other role, /health, the restart."""
     lines: list[str] = []
     for s in stops.iter_rows(named=True):
         other = (
@@ -367,6 +391,12 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
             f"{s['running_req_at_stop'] or 0} requests running) for {_s(s['stalled_s'])}; {other}; {health}; "
             f"{restart}{resumed}."
         )
+    return lines
+
+
+def _desync_lines(stuck: pl.DataFrame) -> list[str]:
+    """Per engine, its ranks' desync verdict (divergent, lockstep, or cannot tell)."""
+    lines: list[str] = []
     if stuck.height:
         for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
             role = role_or_none or "unknown role (dumps whose process logged nothing else here)"
@@ -384,6 +414,12 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
                 lines.append(
                     f"- {role[0].upper() + role[1:]}: lockstep or desync cannot be told: {why} ({groups}; {when})."
                 )
+    return lines
+
+
+def _trigger_lines(a2a: pl.DataFrame) -> list[str]:
+    """The transfer_infos assertion per room with the aborts before it, or why none can be named."""
+    lines: list[str] = []
     asserted = a2a.filter(pl.col("asserted"))
     if asserted.height:
         for (room, role), grp in asserted.group_by("bootstrap_room", "assert_role", maintain_order=True):
@@ -411,9 +447,6 @@ def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain:
         )
     else:
         lines.append("- No transfer_infos assertion and no abort with a room in the data.")
-    burst = chain.filter(pl.col("step") == "abort_burst")
-    for b in burst.iter_rows(named=True):
-        lines.append(f"- **Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
     return lines
 
 

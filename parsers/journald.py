@@ -310,6 +310,14 @@ def parse_export(
         wide = wide.join(notes, on="entry", how="left", maintain_order="left")
     else:
         wide = wide.with_columns(pl.lit(None, pl.String).alias("damaged"))
+    return _export_records(wide, source, first_entry, errors, last_entry)
+
+
+def _export_records(
+    wide: pl.DataFrame, source: str, first_entry: int, errors: list[str], last_entry: int | None
+) -> pl.DataFrame:
+    """The record columns of ``parse_export``'s entries (one row each, a column per field): the
+    chunk's own ``errors`` are said on its last entry."""
     message = pl.col("MESSAGE")
     if wide.select(message.str.contains("[\x1b\r]").any()).item():
         message = clean_text(message)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
-from logcorr.parsers import router, sglang, sglang_lines
+from logcorr.parsers import router, sglang, sglang_fields, sglang_lines
 from logcorr.schema import ABORTS, KINDS, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
 
 CASES = Path(__file__).parent / "cases"
@@ -68,9 +68,9 @@ BUILDERS = {
     "traceback": (sglang.tracebacks, TRACEBACKS),
 }
 FIELD_RULES = (
-    [(rule, TRANSFER_ERRORS) for rule in sglang_lines.TRANSFER_ERROR_FIELDS]
-    + [(rule, ABORTS) for rule in sglang_lines.ABORT_FIELDS]
-    + [(rule, TRACEBACKS) for rule in sglang_lines.TRACEBACK_FIELDS]
+    [(rule, TRANSFER_ERRORS) for rule in sglang_fields.TRANSFER_ERROR_FIELDS]
+    + [(rule, ABORTS) for rule in sglang_fields.ABORT_FIELDS]
+    + [(rule, TRACEBACKS) for rule in sglang_fields.TRACEBACK_FIELDS]
 )
 
 

@@ -228,6 +228,29 @@ TRANSFER_ERROR_PATTERNS = [
         "decode",
         "transfer_done_signal_missing",
     ),
+    P(
+        "inflight_poll_state",
+        "transfer_error",
+        "in inflight queue",
+        # a WARNING from #20686 (2026-03-16) to #31075 (2026-07-13), a RuntimeError's text after it
+        r"[Uu]nexpected poll(?:ing)? state \S+ for (?:rid|req) \S+ in inflight queue",
+        "2026-03 (#20686); RuntimeError from 2026-07 (#31075)",
+        "[2026-04-01 10:00:00 TP0] Unexpected polling state 1 for rid 0a1b2c in inflight queue; treating as undone",
+        "prefill",
+        "inflight_poll_state",
+        yields={"error_kind": "inflight_poll_state"},
+    ),
+    P(
+        "consensus_poll_state",
+        "transfer_error",
+        "from consensus; treating as undone",
+        r"PP rank \d+: unexpected poll state \S+ for rid \S+ from consensus; treating as undone",
+        "2026-03 (#20686) to 2026-05 (#24967)",
+        "[2026-04-01 10:00:00 PP1 TP0] PP rank 1: unexpected poll state 1 for rid 0a1b2c from consensus; treating as undone",
+        "prefill",
+        "inflight_poll_state",
+        yields={"error_kind": "inflight_poll_state"},
+    ),
 ]
 
 ABORT_PATTERNS = [

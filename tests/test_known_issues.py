@@ -416,3 +416,28 @@ def test_scheduler_crash_then_health_200_is_f7(tmp_path):
         "unknown scheduler subprocess crashed with exit code -6; its HTTP server answered 2 request(s) with 200 "
         "in the 25.0 s after it [line 1]"
     )
+
+
+def test_f8_from_its_warnings_and_its_runtime_error(tmp_path):
+    """F8's three wordings (research notes, #20686 / #24967 / #31075): the warnings are transfer errors
+    of kind inflight_poll_state (a small table for known_issues to read, not every message of a day),
+    the RuntimeError a traceback through process_disagg_prefill_inflight_queue."""
+    log = tmp_path / "prefill.log"
+    log.write_text(
+        "[2026-04-01 10:00:00 TP0] Unexpected polling state 1 for rid 0a1b2c3d in inflight queue; treating as undone\n"
+        "[2026-04-01 10:00:01 PP1 TP0] PP rank 1: unexpected poll state 1 for rid 0a1b2c3e from consensus; treating as undone\n"
+        "[2026-08-01 10:00:02 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/prefill.py", line 500, in process_disagg_prefill_inflight_queue\n'
+        '    raise RuntimeError(f"Unexpected poll state {poll} for req {req.rid} in inflight queue")\n'
+        "RuntimeError: Unexpected poll state 1 for req 0a1b2c3f in inflight queue\n"
+    )
+    out = tmp_path / "o"
+    ingest([log], out)
+    te = saved.query(out, "SELECT role, pp_rank, tp_rank, error_kind FROM transfer_errors ORDER BY ts")
+    assert te.rows() == [
+        ("prefill", None, 0, "inflight_poll_state"),
+        ("prefill", 1, 0, "inflight_poll_state"),
+    ]
+    ki = saved.query(out, "known_issues")
+    assert ki["family"].to_list() == ["F8"] and ki["evidence_rows"].to_list() == [3]
+    assert "prefill TP1: RuntimeError in process_disagg_prefill_inflight_queue" in ki["evidence"][0]

@@ -15,7 +15,13 @@ SELECT event_id, ts, host, role, source, source_pos, format('{} TP{}: AssertionE
 FROM tracebacks
 WHERE exception = 'AssertionError' AND traceback LIKE '%process_disagg_prefill_inflight_queue%'
 UNION ALL
-SELECT event_id, ts, host, role, source, source_pos, left(message, 200)
-FROM events
-WHERE kind = 'other' AND (message LIKE '%Unexpected polling state%in inflight queue%'
-                          OR message LIKE '%Unexpected poll state%in inflight queue%')
+-- the warnings are transfer errors of their own kind (parsers/sglang_lines.py): a small table, not a
+-- scan of every message of the day
+SELECT event_id, ts, host, role, source, source_pos,
+       format('{} TP{}: unexpected KV poll state of a request in the inflight queue', role, tp_rank)
+FROM transfer_errors
+WHERE error_kind = 'inflight_poll_state'
+UNION ALL
+SELECT event_id, ts, host, role, source, source_pos, format('{} TP{}: {} in {}', role, tp_rank, exception, function)
+FROM tracebacks
+WHERE exception = 'RuntimeError' AND traceback LIKE '%nexpected poll state%in inflight queue%'

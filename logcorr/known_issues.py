@@ -326,11 +326,15 @@ def report_sections(matches, config) -> list[str]:
         if flag and roles:
             now = f"run {' and '.join(roles)} with `{flag}`. {now}"
         issue = re.search(r"sglang#\d+", m["title"] or "") or re.search(r"sglang#\d+", m["workaround"] or "")
+        check = m["version_check"] or ""  # without a fixed release it repeats the fix text in brackets
+        check = (
+            "no release with a fix is known" if check.startswith("no release with a fix is known") else check
+        )
         out += [
             f"**{m['rank']}. {m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows"
             f"{', ' + issue.group(0) if issue else ''}). "
             f"What matches: {m['evidence']}. Configuration: {m['config_check']} (needs {m['needs']}). "
-            f"What to do now: {now} Fix: {m['fix']}; {m['version_check']}. Links: {m['links']}.",
+            f"What to do now: {now} Fix: {m['fix']}; {check}. Links: {m['links']}.",
             "",
         ]
     out += ["## Configuration (config)", ""]

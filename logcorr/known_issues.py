@@ -154,7 +154,8 @@ def evidence_sql(families: dict[str, Family]) -> str:
 FROM ({fam.sql}) e
 LEFT JOIN (
     SELECT role, host, count(*) AS n, bool_or(coalesce(({fam.meta.get("config") or "false"}), false)) AS ok,
-           string_agg(DISTINCT role || ' (' || origin || '): ' || {values}, '; ') AS config_values,
+           string_agg(DISTINCT role || ' (' || origin || '): ' || {values}, '; '
+                      ORDER BY role || ' (' || origin || '): ' || {values}) AS config_values,
            max(sglang_version) AS sglang_version
     FROM config GROUP BY role, host
 ) c ON c.role = e.role AND (e.host IS NULL OR c.host = e.host)"""
@@ -219,7 +220,7 @@ per AS (
            min(ts) AS first_ts,
            list(event_id ORDER BY ts, event_id) FILTER (WHERE event_id IS NOT NULL) AS event_ids,
            string_agg(what || ' [' || {SHORT_POSITION_SQL} || ']', ' | ' ORDER BY ts, event_id) AS evidence,
-           string_agg(DISTINCT config_values, '; ') AS config_values,
+           string_agg(DISTINCT config_values, '; ' ORDER BY config_values) AS config_values,
            max(sglang_version) AS sglang_version
     FROM ev GROUP BY family
 )

@@ -139,4 +139,4 @@ FROM labelled AS r
 LEFT JOIN verdicts AS v ON v.role IS NOT DISTINCT FROM r.role AND v.pp_rank IS NOT DISTINCT FROM r.pp_rank
 LEFT JOIN (SELECT capture_id, any_value(source) AS source, any_value(source_pos) AS source_pos
            FROM captures GROUP BY capture_id) AS c ON c.capture_id = r.capture_id
-ORDER BY r.role = 'decode', r.role, r.pp_rank, r.host, r.dp_rank, r.tp_rank, r.ep_rank, r.pid
+ORDER BY r.role = 'decode', r.role, r.pp_rank, r.host, r.dp_rank, r.tp_rank, r.ep_rank, r.pid, r.rank_label, r.capture_id

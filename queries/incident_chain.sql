@@ -91,7 +91,7 @@ burst AS (
 stuck AS (
     SELECT role, min(verdict) AS verdict, min(groups) AS groups,
            min(capture_ts) AS first_ts, max(capture_ts) AS last_ts,
-           string_agg(rank_label, ',' ORDER BY pp_rank, tp_rank) AS ranks,
+           string_agg(rank_label, ',' ORDER BY pp_rank, tp_rank, rank_label, capture_id) AS ranks,
            count(*) AS n_ranks,
            arg_max(capture_id, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS capture_id,
            arg_max(source, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS source,

@@ -5,22 +5,9 @@ files of several dumps, ``--subprocesses`` output, pastes with shell prompts, ma
 ``**headings**``, ``docker compose logs`` / ``kubectl --prefix`` prefixes, ANSI colours, SGLang's
 watchdog output (``Pyspy dump for PID N:`` inside a log record), fragments that start mid-thread or
 end mid-frame, and ``py-spy dump --json``. It is the mirror image of py-spy's ``src/dump.rs``: one
-small reader per element (process header, thread, frame, locals), over one pass of the lines.
-
-Line formats, each with the py-spy/SGLang version that prints it and a sample ``tests/test_pyspy.py``
-parses (the regexes are in ``pyspy_rules.LINE_FORMATS``):
-
-| format | sample | from |
-|---|---|---|
-| ``marker`` | ``[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:`` | SGLang ``pyspy_dump_schedulers``; ``… PID N (py-spy dump --native --pid N):`` since the native retry (2026) |
-| ``process`` | ``Process 309: sglang::scheduler_TP6`` | py-spy 0.1+; the command line may span lines (arguments with newlines) up to the ``Python`` line |
-| ``python`` | ``Python v3.12.3 (/usr/bin/python3.12)`` | py-spy 0.1+ |
-| ``parent`` | ``Parent Process 12: python -m sglang.launch_server …`` | py-spy 0.3.12+ ``--subprocesses`` |
-| ``thread`` | ``Thread 309 (active): "MainThread"`` | py-spy 0.1+ (no name: 0.1–0.2.1, or a thread unknown to ``threading``; hex id on macOS; ``(gil)`` from ``print_trace``) |
-| ``frame`` | ``    _apply (penaltylib/min_new_tokens.py:78)`` | py-spy 0.1+; ``\\t `` indent until 0.2.1; ``func (file)`` without line for native frames and ``--nolineno``; ``0xADDR (lib)`` with ``--native`` |
-| ``locals`` | ``        Arguments:`` / ``            self: <Scheduler at 0x7f…>`` | py-spy 0.2.2+ ``--locals`` (``Arguments::`` with a doubled colon until 0.3.8) |
-| ``separator`` | ``-------…`` | py-spy 0.3.12+ ``--subprocesses`` between processes |
-| ``json`` | ``[`` ``{ "pid": …, "thread_id": …, "frames": [ … ] }`` | py-spy 0.2+ ``dump --json``: keys optional (``pid``/``thread_name``/``process_info`` 0.3+, ``is_entry`` 0.3.x+, ``is_shim_entry`` 0.4.1+) |
+small reader per element (process header, thread, frame, locals), over one pass of the lines. The
+line formats (marker, process, python, parent, thread, frame, locals, separator, json), each with
+the py-spy/SGLang version that prints it and a sample, are ``pyspy_rules.LINE_FORMATS``.
 
 Every line of the input gets one kind (``DumpResult.line_kinds``, aligned with ``text.splitlines()``):
 ``blank``, ``marker``, ``process``, ``cmdline`` (continuation of a process command line),
@@ -58,27 +45,26 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import polars as pl
 
-from logcorr.schema import CAPTURES as CAPTURES_TABLE
-from logcorr.schema import RANK_COLUMNS
-from logcorr.schema import STACKS as STACKS_TABLE
+from logcorr import schema
 
 from . import roles
 from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER
-from .pyspy_rules import LEVELS, match_backend, match_entry, match_event_loop, match_wait
-from .pyspy_rules import LINE_FORMATS as LINE_FORMATS
+from .pyspy_rules import LEVELS, LINE_FORMATS, match_backend, match_entry, match_event_loop, match_wait
 from .pyspy_rules import LINE_KINDS as LINE_KINDS
 
-STACKS = STACKS_TABLE.schema
-CAPTURES = CAPTURES_TABLE.schema
+STACKS = schema.STACKS.schema
+CAPTURES = schema.CAPTURES.schema
 
 _RE = {f.name: re.compile(f.pattern) for f in LINE_FORMATS}
 _DECORATIONS = ("separator", "fence", "heading", "html", "command")
@@ -103,26 +89,20 @@ class PyspyError(ValueError):
 
 @dataclass
 class DumpResult:
-    """What ``parse_dump`` found.
-
-    ``frames``: ``stacks`` rows (schema ``STACKS``). ``captures``: one row per capture × thread
-    (schema ``CAPTURES``). ``unparsed_lines``: raw lines of unknown shape inside a dump.
-    ``other_lines``: raw non-blank lines outside any dump that are not decorations (log records
-    around an embedded dump, prose). ``line_kinds``: one of ``LINE_KINDS`` per line of
-    ``text.splitlines()``. ``format``: ``text``, ``json``, ``text+json`` or ``none``.
-    """
+    """What ``parse_dump`` found: ``frames`` (schema ``STACKS``), ``captures`` (schema ``CAPTURES``),
+    the raw ``unparsed_lines`` and ``other_lines`` and the ``line_kinds`` (see the module doc), and
+    ``format``: ``text``, ``json``, ``text+json`` or ``none``."""
 
     frames: pl.DataFrame
     captures: pl.DataFrame
     unparsed_lines: list[str]
-    other_lines: list[str] = field(default_factory=list)
-    line_kinds: list[str] = field(default_factory=list)
-    format: str = "none"
+    other_lines: list[str]
+    line_kinds: list[str]
+    format: str
 
 
-@dataclass
-class Classification:
-    """The wait of one thread: see ``parsers/pyspy_rules.py`` for the rules."""
+class Classification(NamedTuple):
+    """The wait of one thread (see ``parsers/pyspy_rules.py`` for the rules), in ``CAPTURES`` order."""
 
     wait_class: str | None
     backend: str | None
@@ -153,7 +133,7 @@ def _thread_id(text) -> int | None:
         return None
     if 1 << 63 <= number < 1 << 64:
         number -= 1 << 64
-    return number if -(1 << 63) <= number < 1 << 63 else None
+    return _int_in(number, 64)
 
 
 def _is_native(function: str, file: str | None, line: int | None) -> bool | None:
@@ -169,9 +149,7 @@ def _is_native(function: str, file: str | None, line: int | None) -> bool | None
 
 
 def _frame_text(function: str | None, file: str | None, line: int | None) -> str | None:
-    if function is None:
-        return None
-    if file is None:
+    if function is None or file is None:
         return function
     return f"{function} ({file}:{line})" if line is not None else f"{function} ({file})"
 
@@ -192,21 +170,19 @@ def _as_utc(value) -> datetime | None:
 
 
 def _log_time(date: str, time: str) -> datetime | None:
-    clock, _, frac = time.replace(",", ".").partition(".")
+    """SGLang's header time (``prefix.SGLANG_HEADER``: ``HH:MM:SS`` with ``.`` or ``,`` and any
+    fraction, cut to µs), naive."""
     try:
-        stamp = datetime.fromisoformat(f"{date} {clock}")
+        return datetime.fromisoformat(f"{date} {time}")
     except ValueError:
         return None
-    micros = int((frac + "000000")[:6]) if frac.isdigit() else 0
-    return stamp.replace(microsecond=micros)
 
 
 def _ranks_from_tokens(text: str) -> dict[str, int]:
     ranks: dict[str, int] = {}
     for token, number in _TITLE_RANK.findall(text):
-        column = {"DP": "dp_rank", "PP": "pp_rank", "TP": "tp_rank", "EP": "ep_rank"}.get(token)
-        value = _int_in(number, 16)
-        if column and value is not None:
+        column, value = f"{token.lower()}_rank", _int_in(number, 16)
+        if column in schema.RANK_COLUMNS and value is not None:
             ranks[column] = value
     return ranks
 
@@ -220,6 +196,10 @@ def _clean(line: str) -> str:
     return _LINE_PREFIXES.sub("", line, count=1).rstrip("\r")
 
 
+def _hash16(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 # --- classification ------------------------------------------------------------------------------
 
 
@@ -229,12 +209,9 @@ def fingerprint(frames: Sequence[tuple]) -> str:
     Line numbers are left out and hex addresses in function names become ``0x?``, so one code path
     in two processes (different ASLR bases) hashes alike. An empty stack hashes to ``e3b0c44298fc1c14``.
     """
-    text = "\n".join(
-        f"{_ADDRESS.sub('0x?', frame[0] or '')}\x1f{frame[1] or ''}"
-        for frame in frames
-        if frame[0] is not None
+    return _hash16(
+        "\n".join(f"{_ADDRESS.sub('0x?', f[0] or '')}\x1f{f[1] or ''}" for f in frames if f[0] is not None)
     )
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def classify_stack(frames: Sequence[tuple], state: str | None = None) -> Classification:
@@ -248,33 +225,23 @@ def classify_stack(frames: Sequence[tuple], state: str | None = None) -> Classif
     Returns:
         A ``Classification``: ``wait_class`` (one of ``pyspy_rules.WAIT_CLASSES``; when no rule
         matches, ``idle`` if py-spy called the thread idle, else ``running``; null for an empty
-        stack), ``backend`` (``nccl``/``gloo``/``hccl`` or
-        null), ``event_loop`` (SGLang ``event_loop_*`` function or null), ``wait_frame`` and
-        ``innermost`` as ``"func (file:line)"``, ``fingerprint``.
+        stack), ``backend`` (``nccl``/``gloo``/``hccl`` or null), ``event_loop`` (SGLang
+        ``event_loop_*`` function or null), ``wait_frame`` and ``innermost`` as ``"func (file:line)"``,
+        ``fingerprint``.
     """
     real = [f for f in frames if f[0] is not None]
-    best: dict[str, tuple] = {}  # level → (rule, index) of its innermost match
-    backend = event_loop = None
-    rules = []
-    for index, frame in enumerate(real):
-        function, file = frame[0], frame[1]
-        rule = match_wait(function, file)
-        rules.append(rule)
-        if rule is not None and rule.level not in best:
-            best[rule.level] = (rule, index)
-        if backend is None:
-            backend = match_backend(function, file)
-        if event_loop is None and match_event_loop(function):
-            event_loop = function
+    rules = [match_wait(f[0], f[1]) for f in real]
+    backend = next((b for f in real if (b := match_backend(f[0], f[1]))), None)
+    event_loop = next((f[0] for f in real if match_event_loop(f[0])), None)
+    # the class: the innermost match of the strongest level; wait_frame: innermost frame of that class
+    best = min((r for r in rules if r is not None), key=lambda r: LEVELS.index(r.level), default=None)
     wait_class = wait_frame = None
-    if real:
+    if best is not None:
+        wait_class = best.wait_class
+        frame = next(f for f, r in zip(real, rules, strict=True) if r and r.wait_class == wait_class)
+        wait_frame = _frame_text(*frame[:3])
+    elif real:
         wait_class = "idle" if state == "idle" else "running"
-        for level in LEVELS:
-            if level in best:
-                wait_class = best[level][0].wait_class
-                index = next(i for i, r in enumerate(rules) if r is not None and r.wait_class == wait_class)
-                wait_frame = _frame_text(*real[index][:3])
-                break
     innermost = _frame_text(*real[0][:3]) if real else None
     return Classification(wait_class, backend, event_loop, wait_frame, innermost, fingerprint(real))
 
@@ -292,10 +259,8 @@ class _Thread:
     def whole(self) -> bool:
         """Not cut, and the base is a thread or interpreter entry (``pyspy_rules.ENTRY_RULES``).
         An empty stack (py-spy prints threads running no Python code so) is whole."""
-        if self.partial:
-            return False
-        if not self.frames:
-            return True
+        if self.partial or not self.frames:
+            return not self.partial
         python = [f for f in self.frames if f[3] is not True]
         base = python[-1] if python else self.frames[-1]
         return match_entry(base[0], base[1], native=not python) is not None
@@ -303,14 +268,13 @@ class _Thread:
 
 class _Capture:
     def __init__(self):
-        self.pid = self.marker_pid = self.parent_pid = None
+        self.pid = self.marker_pid = self.python_version = None
         self.cmd: list[str] = []
         self.parent_cmd: list[str] = []
-        self.python_version = None
         self.marker_ts: datetime | None = None
         self.marker_ranks: dict[str, int] = {}
         self.threads: list[_Thread] = []
-        self.has_process = self.has_python = self.from_marker = self.is_json = False
+        self.has_process = self.has_python = self.is_json = False
         self.another_process = False  # opened by a second MainThread: pid_hint is not its pid
 
 
@@ -340,25 +304,24 @@ class _Reader:
         return self.cap
 
     def ensure_capture(self) -> _Capture:
-        if self.cap is None:
-            self.open()  # a dump that starts after its header: its pid is unknown
-        return self.cap
+        return self.cap or self.open()  # no capture open: a dump that starts after its header, pid unknown
 
     def run(self):
-        i, n = 0, len(self.lines)
-        while i < n:
-            if self.kinds[i] is None:
-                i = self.line(i)
-            else:
-                i += 1
+        for i, line in enumerate(self.lines):
+            if self.kinds[i] is not None:  # read with an earlier line (command line, JSON)
+                continue
+            if not line.strip():
+                self.kinds[i], self.after_break = "blank", True
+                continue
+            self.kinds[i] = self.last_kind = self.classify_line(i, line)
+            self.after_break = self.last_kind == "decoration"
         self.share_grouped()
         return self
 
     def share_grouped(self):
-        """The grouped form: headers in a row without frames, then one stack, each header naming
-        the same thread (``"MainThread"`` of several processes): every header gets the stack. Headers
-        without a name or with another name keep their empty stacks (py-spy prints a thread running
-        no Python code so, e.g. ``Thread 4076 (idle)``)."""
+        """The grouped form (see the module doc): a header without frames followed by headers
+        without frames and then a stack gets that stack when it names the same thread; headers
+        without a name or with another name keep their empty stacks."""
         threads = [t for cap in self.captures for t in cap.threads]
         for thread in reversed(threads):  # the stack travels back along a run of headers
             nxt = thread.shares_next
@@ -368,19 +331,6 @@ class _Reader:
                 continue
             thread.frames = [list(frame) for frame in nxt.frames]
             thread.partial, thread.elided = nxt.partial, nxt.elided
-
-    def line(self, i: int) -> int:
-        """Read line ``i``; return the index of the next unread line."""
-        line = self.lines[i]
-        if not line.strip():
-            self.kinds[i] = "blank"
-            self.after_break = True
-            return i + 1
-        kind = self.classify_line(i, line)
-        self.kinds[i] = self.kinds[i] or kind
-        self.after_break = kind in ("decoration",)
-        self.last_kind = kind
-        return i + 1
 
     def classify_line(self, i: int, line: str) -> str:
         if "Pyspy dump for PID" in line and (m := _RE["marker"].match(line)):
@@ -400,14 +350,13 @@ class _Reader:
             return self.thread_header(m)
         if self.cap is not None and _RE["elision"].match(line):
             return self.elision()
-        if self.thread is not None and self.thread.frames and (m := _RE["locals_header"].match(line)):
-            if _indent(line) > self.frame_indent:
-                self.in_locals = True
-                self.thread.frames[-1][4] = (self.thread.frames[-1][4] or []) + [
-                    line.strip().rstrip(":") + ":"
-                ]
-                return "locals"
-        if self.in_locals and _indent(line) > self.frame_indent and (m := _RE["local"].match(line)):
+        deeper = _indent(line) > self.frame_indent
+        if self.thread is not None and self.thread.frames and deeper and _RE["locals_header"].match(line):
+            self.in_locals = True
+            frame = self.thread.frames[-1]
+            frame[4] = (frame[4] or []) + [line.strip().rstrip(":") + ":"]
+            return "locals"
+        if self.in_locals and deeper and (m := _RE["local"].match(line)):
             self.thread.frames[-1][4].append(f"{m['name']}: {m['repr']}")
             return "locals"
         if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
@@ -439,19 +388,23 @@ class _Reader:
     # elements
     def marker(self, line: str, m: re.Match) -> str:
         cap = self.open()
-        cap.from_marker = True
         cap.marker_pid = _int_in(m["pid"], 32)
-        body = _RAY_PREFIX.sub("", line, count=1)
-        if h := _SGLANG_HEADER.match(body):
+        if h := _SGLANG_HEADER.match(_RAY_PREFIX.sub("", line, count=1)):
             cap.marker_ts = _log_time(h["date"], h["time"])
             cap.marker_ranks = _ranks_from_tokens(h["ranks"])
         return "marker"
 
-    def process(self, i: int, m: re.Match) -> str:
+    def header_capture(self, process: bool) -> _Capture:
+        """The capture a ``Process`` (``process``) or ``Python`` line belongs to: the open one unless
+        it already has that line (or a later one), a thread or JSON; else a new one."""
         cap = self.cap
-        if cap is None or cap.has_process or cap.has_python or cap.threads or cap.is_json:
+        if cap is None or (process and cap.has_process) or cap.has_python or cap.threads or cap.is_json:
             cap = self.open()
         self.thread, self.in_locals = None, False
+        return cap
+
+    def process(self, i: int, m: re.Match) -> str:
+        cap = self.header_capture(process=True)
         cap.has_process = True
         cap.pid = _int_in(m["pid"], 32)
         cap.cmd = [m["cmd"] or ""]
@@ -473,35 +426,30 @@ class _Reader:
         return None
 
     def python(self, m: re.Match) -> str:
-        cap = self.cap
-        if cap is None or cap.has_python or cap.threads or cap.is_json:
-            cap = self.open()
-        self.thread, self.in_locals = None, False
+        cap = self.header_capture(process=False)
         cap.has_python = True
         cap.python_version = m["version"]
         return "python"
 
     def parent(self, i: int, m: re.Match) -> str:
         cap = self.ensure_capture()
-        cap.parent_pid = _int_in(m["pid"], 32)
         cap.parent_cmd = [m["cmd"] or ""]
-        j = i + 1
-        while j < min(len(self.lines), i + 1 + _LOOKAHEAD) and self.lines[j].strip():
+        for j in range(i + 1, min(len(self.lines), i + 1 + _LOOKAHEAD)):
             line = self.lines[j]
-            if any(_RE[name].match(line) for name in ("thread", "process", "python", "frame")):
+            if not line.strip() or any(
+                _RE[name].match(line) for name in ("thread", "process", "python", "frame")
+            ):
                 break
             self.kinds[j] = "cmdline"
             cap.parent_cmd.append(line)
-            j += 1
         return "parent"
 
     def thread_header(self, m: re.Match) -> str:
         cap = self.ensure_capture()
         state = {"gil": "active+gil"}.get(m["state"], m["state"])
         thread = _Thread(_thread_id(m["tid"]), m["name"], state)
-        previous = self.thread
-        if previous is not None and not previous.frames and self.last_kind == "thread":
-            previous.shares_next = thread  # maybe the grouped form: see share_grouped
+        if self.last_kind == "thread" and not self.thread.frames:
+            self.thread.shares_next = thread  # maybe the grouped form: see share_grouped
         other_main = any(t.name == "MainThread" and t.tid != thread.tid for t in cap.threads)
         if thread.name == "MainThread" and other_main:
             cap = self.open()  # a process has one main thread: this is another process, header not shown
@@ -522,31 +470,24 @@ class _Reader:
         self.in_locals = False
         return "elision"
 
-    def orphan_thread(self) -> _Thread:
-        cap = self.ensure_capture()
-        self.thread = _Thread(None, None, None, partial=True)
-        cap.threads.append(self.thread)
-        return self.thread
-
     def frame(self, m: re.Match) -> str:
-        thread = self.thread or self.orphan_thread()
-        if not thread.frames:
+        if self.thread is None:  # frames before any Thread line: a paste that starts mid-thread
+            cap = self.ensure_capture()
+            self.thread = _Thread(None, None, None, partial=True)
+            cap.threads.append(self.thread)
+        if not self.thread.frames:
             self.frame_indent = len(m["indent"])
-        line = _int_in(m["line"], 32) if m["line"] else None
-        file = m["file"]
-        thread.partial = thread.partial or thread.elided
-        thread.frames.append([m["function"], file, line, _is_native(m["function"], file, line), None])
-        self.in_locals = False
-        return "frame"
+        return self.add_frame(m["function"], m["file"], _int_in(m["line"], 32), self.thread.elided)
 
     def cut_frame(self, line: str) -> str:
+        """The last line of a block, cut short: a frame as far as it can be read."""
         if m := _RE["frame_cut"].match(line):
-            function, file = m["function"], m["file"] or None
-            number = _int_in(m["line"], 32) if m["line"] else None
-        else:
-            function, file, number = line.strip(), None, None
-        self.thread.frames.append([function, file, number, _is_native(function, file, number), None])
-        self.thread.partial = True
+            return self.add_frame(m["function"], m["file"] or None, _int_in(m["line"], 32), True)
+        return self.add_frame(line.strip(), None, None, True)
+
+    def add_frame(self, function: str, file: str | None, line: int | None, partial: bool) -> str:
+        self.thread.frames.append([function, file, line, _is_native(function, file, line), None])
+        self.thread.partial = self.thread.partial or partial
         self.in_locals = False
         return "frame"
 
@@ -561,26 +502,18 @@ class _Reader:
         elif not first.replace(" ", "").startswith(("[{", "[]")):
             return False
         end, snapshots, complete = self.scan_json(i)
-        value, used = None, 0
+        value = None  # the text starts with "[": a list when it parses
         if complete:
-            try:
+            with contextlib.suppress(ValueError):
                 value, used = json.loads("\n".join(self.lines[i:end])), end - i
-            except ValueError:
-                value = None
         if value is None:
             value, used = self.repair_json(i, end, snapshots)
-        threads = [t for t in value if _is_json_thread(t)] if isinstance(value, list) else []
-        if _is_json_thread(value):
-            threads = [value]
-        if value is None or (not threads and value != []):
-            for j in range(i, end):
-                self.kinds[j] = "unparsed"
+        threads = [t for t in value if _is_json_thread(t)] if value is not None else []
+        if value is None or (value and not threads):
+            self.kinds[i:end] = ["unparsed"] * (end - i)
             self.close()
             return True
-        for j in range(i, i + used):
-            self.kinds[j] = "json"
-        for j in range(i + used, end):
-            self.kinds[j] = "unparsed"
+        self.kinds[i:end] = ["json"] * used + ["unparsed"] * (end - i - used)
         self.json_captures(threads, partial=not complete or used < end - i)
         return True
 
@@ -624,8 +557,8 @@ class _Reader:
         """Parse the longest prefix of a cut JSON dump that closes cleanly (at most 64 tries)."""
         tries = 0
         for k in range(end - 1, i - 1, -1):
-            stack = snapshots[k - i] if k - i < len(snapshots) else None
-            if stack is None or not stack:
+            stack = snapshots[k - i]
+            if not stack:
                 continue
             tries += 1
             if tries > 64:
@@ -644,8 +577,8 @@ class _Reader:
         self.close()
         cap = None
         for obj in threads:
-            pid = _int_in(obj.get("pid"), 32)
             info = obj.get("process_info") if isinstance(obj.get("process_info"), dict) else {}
+            pid = _int_in(obj.get("pid"), 32)
             if pid is None:
                 pid = _int_in(info.get("pid"), 32)
             if cap is None or pid != cap.pid:
@@ -654,19 +587,15 @@ class _Reader:
                 if isinstance(info.get("command_line"), str):
                     cap.cmd = [info["command_line"]]
                 parent = info.get("parent")
-                if isinstance(parent, dict):
-                    cap.parent_pid = _int_in(parent.get("pid"), 32)
-                    if isinstance(parent.get("command_line"), str):
-                        cap.parent_cmd = [parent["command_line"]]
+                if isinstance(parent, dict) and isinstance(parent.get("command_line"), str):
+                    cap.parent_cmd = [parent["command_line"]]
             tid = obj.get("os_thread_id")
             tid = _thread_id(tid if tid is not None else obj.get("thread_id"))
             name = obj.get("thread_name") if isinstance(obj.get("thread_name"), str) else None
             active, gil = bool(obj.get("active")), bool(obj.get("owns_gil"))
             thread = _Thread(tid, name, "active+gil" if active and gil else "active" if active else "idle")
             frames = obj.get("frames") if isinstance(obj.get("frames"), list) else []
-            for frame in frames:
-                if isinstance(frame, dict) and "name" in frame:
-                    thread.frames.append(_json_frame(frame))
+            thread.frames = [_json_frame(f) for f in frames if isinstance(f, dict) and "name" in f]
             cap.threads.append(thread)
         if partial and cap is not None:
             cap.threads[-1].partial = True  # the JSON was cut: after (or inside) its last thread
@@ -682,31 +611,22 @@ def _json_frame(frame: dict) -> list:
     file = frame.get("short_filename") or frame.get("filename")
     file = file if isinstance(file, str) else None
     line = _int_in(frame.get("line"), 32) or None
-    if "module" in frame:
-        native = frame.get("module") is not None
-    else:
-        native = _is_native(function, file, line)
+    native = frame["module"] is not None if "module" in frame else _is_native(function, file, line)
     locals_lines = None
     if isinstance(frame.get("locals"), list) and frame["locals"]:
-        locals_lines, shown = [], set()
+        locals_lines = []
         for local in frame["locals"]:
             if not isinstance(local, dict):
                 continue
             section = "Arguments:" if local.get("arg") else "Locals:"
-            if section not in shown:
+            if section not in locals_lines:  # a local's line is never bare "Locals:" (it has ": ")
                 locals_lines.append(section)
-                shown.add(section)
             repr_ = local.get("repr")
             locals_lines.append(f"{local.get('name')}: {repr_ if isinstance(repr_, str) else '?'}")
     return [function, file, line, native, locals_lines]
 
 
 # --- rows ------------------------------------------------------------------------------------------
-
-
-def _capture_id(source: str, source_pos: str, pid, index: int) -> str:
-    key = f"{source}\x1f{source_pos}\x1f{pid}\x1f{index}"
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def parse_dump(
@@ -755,38 +675,35 @@ def parse_dump(
     """
     base_ts = _as_utc(capture_ts)
     hint = dict(ranks_hint or {})
-    unknown = sorted(set(hint) - set(RANK_COLUMNS))
+    unknown = sorted(set(hint) - set(schema.RANK_COLUMNS))
     if unknown:
-        raise PyspyError(f"ranks_hint keys {unknown} are not ranks; use {list(RANK_COLUMNS)}")
+        raise PyspyError(f"ranks_hint keys {unknown} are not ranks; use {list(schema.RANK_COLUMNS)}")
     reader = _Reader(text if isinstance(text, str) else "" if text is None else str(text)).run()
-    kinds = [k or "unparsed" for k in reader.kinds]
     first_marker = next((c.marker_ts for c in reader.captures if c.marker_ts is not None), None)
 
     frame_rows: list[tuple] = []
     capture_rows: list[tuple] = []
-    index = 0
-    for cap in reader.captures:
-        if not cap.threads:
-            continue
+    captures = [cap for cap in reader.captures if cap.threads]
+    for index, cap in enumerate(captures):
         pid, process_name, role, rank_values = _who(cap, pid_hint, hint, role_hint)
         if base_ts is not None:
             ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts and first_marker else base_ts
         else:
             ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
-        head = (_capture_id(source, source_pos, pid, index), ts, host, pid, process_name, role, *rank_values)
+        capture_id = _hash16(f"{source}\x1f{source_pos}\x1f{pid}\x1f{index}")
+        head = (capture_id, ts, host, pid, process_name, role, *rank_values)
         for thread in cap.threads:
             capture_row, rows = _thread_rows(thread, head, index, cap.python_version, (source, source_pos))
             capture_rows.append(capture_row)
             frame_rows.extend(rows)
-        index += 1
 
-    formats = {"json" if c.is_json else "text" for c in reader.captures if c.threads}
+    formats = {"json" if c.is_json else "text" for c in captures}
     return DumpResult(
         frames=pl.DataFrame(frame_rows, schema=STACKS, orient="row"),
         captures=pl.DataFrame(capture_rows, schema=CAPTURES, orient="row"),
-        unparsed_lines=[reader.raw[i] for i, k in enumerate(kinds) if k == "unparsed"],
-        other_lines=[reader.raw[i] for i, k in enumerate(kinds) if k == "other"],
-        line_kinds=kinds,
+        unparsed_lines=[reader.raw[i] for i, k in enumerate(reader.kinds) if k == "unparsed"],
+        other_lines=[reader.raw[i] for i, k in enumerate(reader.kinds) if k == "other"],
+        line_kinds=reader.kinds,
         format="+".join(sorted(formats, key=("text", "json").index)) or "none",
     )
 
@@ -804,52 +721,32 @@ def _who(cap: _Capture, pid_hint, hint: dict, role_hint: str | None) -> tuple:
     ranks = ranks or cap.marker_ranks or hint
     role_match = _ROLE.search(process_name or "") or _ROLE.search("\n".join(cap.parent_cmd))
     role = role_match.group(1) if role_match else role_hint
-    return pid, process_name, role, tuple(ranks.get(c) for c in RANK_COLUMNS)
+    return pid, process_name, role, tuple(ranks.get(c) for c in schema.RANK_COLUMNS)
 
 
 def _thread_rows(thread: _Thread, head: tuple, index: int, python_version, where: tuple) -> tuple:
     """One thread of a capture: its ``CAPTURES`` row and its ``STACKS`` rows (one per frame, or one
     without a frame). ``head`` is (capture_id, ts, host, pid, process_name, role, *ranks); ``where``
     (source, source_pos)."""
-    c = classify_stack(thread.frames, thread.state)
     partial = not thread.whole()
-    pid = head[3]
-    is_main = (thread.tid is not None and thread.tid == pid) or thread.name == "MainThread"
+    is_main = (thread.tid is not None and thread.tid == head[3]) or thread.name == "MainThread"
+    who = (thread.tid, thread.name, thread.state)
+    c = classify_stack(thread.frames, thread.state)
     capture_row = (
         head[0],
         index,
         *head[1:6],
         python_version,
         *head[6:],
-        thread.tid,
-        thread.name,
-        thread.state,
+        *who,
         is_main,
         len(thread.frames),
-        c.wait_class,
-        c.backend,
-        c.event_loop,
-        c.wait_frame,
-        c.innermost,
-        c.fingerprint,
+        *c,
         partial,
         *where,
     )
-    who = (*head, thread.tid, thread.name, thread.state)
-    if not thread.frames:
-        return capture_row, [(*who, 0, None, None, None, None, None, partial, *where)]
     rows = [
-        (
-            *who,
-            depth,
-            function,
-            file,
-            line,
-            native,
-            "\n".join(locals_lines) if locals_lines else None,
-            partial,
-            *where,
-        )
-        for depth, (function, file, line, native, locals_lines) in enumerate(thread.frames)
+        (*head, *who, depth, *frame[:4], "\n".join(frame[4]) if frame[4] else None, partial, *where)
+        for depth, frame in enumerate(thread.frames or [[None] * 5])  # a thread without frames: one row
     ]
     return capture_row, rows

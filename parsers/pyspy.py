@@ -9,13 +9,9 @@ small reader per element (process header, thread, frame, locals), over one pass 
 line formats (marker, process, python, parent, thread, frame, locals, separator, json), each with
 the py-spy/SGLang version that prints it and a sample, are ``pyspy_rules.LINE_FORMATS``.
 
-Every line of the input gets one kind (``DumpResult.line_kinds``, aligned with ``text.splitlines()``):
-``blank``, ``marker``, ``process``, ``cmdline`` (continuation of a process command line),
-``python``, ``parent``, ``thread``, ``frame``, ``locals``, ``json``, ``elision`` (a user's ``...``
-inside a dump), ``decoration`` (prompt,
-``py-spy`` command line, fence, heading, HTML tag, separator), ``other`` (text outside any dump, such
-as the log records around an embedded dump: kept in ``DumpResult.other_lines``) or ``unparsed`` (a
-line of unknown shape inside a dump: kept in ``DumpResult.unparsed_lines``). Nothing is dropped.
+Every line of the input gets one kind of ``pyspy_rules.LINE_KINDS`` (``DumpResult.line_kinds``,
+aligned with ``text.splitlines()``); ``other`` lines are kept in ``DumpResult.other_lines`` and
+``unparsed`` ones in ``DumpResult.unparsed_lines``. Nothing is dropped.
 
 Choices worth knowing:
 
@@ -143,9 +139,7 @@ def _is_native(function: str, file: str | None, line: int | None) -> bool | None
         return True if "::" in function else None
     if file.endswith((".py", ".pyw", ".pyx", ".pyi")) or (file.startswith("<") and file.endswith(">")):
         return False
-    if line is not None:
-        return bool(_C_SOURCE.search(file))
-    return True
+    return line is None or bool(_C_SOURCE.search(file))
 
 
 def _frame_text(function: str | None, file: str | None, line: int | None) -> str | None:
@@ -192,8 +186,7 @@ def _indent(line: str) -> int:
 
 
 def _clean(line: str) -> str:
-    line = _ANSI.sub("", line)
-    return _LINE_PREFIXES.sub("", line, count=1).rstrip("\r")
+    return _LINE_PREFIXES.sub("", _ANSI.sub("", line), count=1).rstrip("\r")
 
 
 def _hash16(text: str) -> str:
@@ -319,9 +312,8 @@ class _Reader:
         return self
 
     def share_grouped(self):
-        """The grouped form (see the module doc): a header without frames followed by headers
-        without frames and then a stack gets that stack when it names the same thread; headers
-        without a name or with another name keep their empty stacks."""
+        """The grouped form (see the module doc): a run of headers without frames takes the stack
+        after it, each header that names the same thread."""
         threads = [t for cap in self.captures for t in cap.threads]
         for thread in reversed(threads):  # the stack travels back along a run of headers
             nxt = thread.shares_next
@@ -493,7 +485,9 @@ class _Reader:
 
     # JSON
     def json_block(self, i: int) -> bool:
-        """Read a ``py-spy dump --json`` list starting at line ``i``; False when it is not one."""
+        """Read a ``py-spy dump --json`` list starting at line ``i``; False when it is not one. Its keys
+        are optional (``pid``/``thread_name``/``process_info`` 0.3+, ``is_entry`` 0.3.x+,
+        ``is_shim_entry`` 0.4.1+)."""
         first = self.lines[i].strip()
         if first == "[":
             nxt = next((ln.strip() for ln in self.lines[i + 1 : i + 3] if ln.strip()), "")
@@ -686,10 +680,11 @@ def parse_dump(
     captures = [cap for cap in reader.captures if cap.threads]
     for index, cap in enumerate(captures):
         pid, process_name, role, rank_values = _who(cap, pid_hint, hint, role_hint)
-        if base_ts is not None:
-            ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts and first_marker else base_ts
-        else:
-            ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
+        ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
+        if (
+            base_ts is not None
+        ):  # the first dated marker is pinned to it (first_marker is set when marker_ts is)
+            ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts else base_ts
         capture_id = _hash16(f"{source}\x1f{source_pos}\x1f{pid}\x1f{index}")
         head = (capture_id, ts, host, pid, process_name, role, *rank_values)
         for thread in cap.threads:

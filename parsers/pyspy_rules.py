@@ -52,7 +52,6 @@ WAIT_CLASSES = (
     "idle",
     "running",
 )
-BACKENDS = ("nccl", "gloo", "hccl")
 
 
 @dataclass(frozen=True)
@@ -68,9 +67,9 @@ class WaitRule:
     level: str
     wait_class: str
     function: str
-    file: str | None
     sample: tuple[str, str]
     origin: str
+    file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "broadcast",
         r"^(?:broadcast_pyobj|recv_requests)$",
-        None,
         ("recv_requests", "managers/scheduler.py"),
         "SGLang Scheduler.recv_requests → utils broadcast_pyobj over the TP CPU group (all versions)",
     ),
@@ -103,7 +101,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "all_reduce",
         r"(?i)all_?reduce",
-        None,
         ("c10d::ProcessGroupNCCL::allreduce", "libtorch_cuda.so"),
         "torch.distributed.all_reduce, SGLang parallel_state/pynccl/custom_all_reduce, ncclAllReduce",
     ),
@@ -112,7 +109,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "reduce_scatter",
         r"(?i)reduce_?scatter",
-        None,
         ("_reduce_scatter_base", "torch/distributed/distributed_c10d.py"),
         "torch reduce_scatter(_tensor), _reduce_scatter_base, ncclReduceScatter",
     ),
@@ -121,7 +117,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "all_gather",
         r"(?i)all_?gather",
-        None,
         ("all_gather_into_tensor", "torch/distributed/distributed_c10d.py"),
         "torch all_gather, all_gather_into_tensor, _all_gather_base, all_gather_object, ncclAllGather",
     ),
@@ -130,7 +125,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "all_to_all",
         r"(?i)all_?to_?all",
-        None,
         ("all_to_all_single", "torch/distributed/distributed_c10d.py"),
         "torch all_to_all(_single), ncclAllToAll (MoE expert parallel)",
     ),
@@ -139,7 +133,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "broadcast",
         r"(?i)broadcast(?!_to\b|_tensors\b|_shapes\b)|bcast",
-        None,
         ("broadcast", "torch/distributed/distributed_c10d.py"),
         "torch broadcast, broadcast_object_list, gloo::broadcast, ncclBroadcast/ncclBcast",
     ),
@@ -148,7 +141,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "barrier",
         r"(?i)barrier",
-        None,
         ("monitored_barrier", "torch/distributed/distributed_c10d.py"),
         "torch barrier, monitored_barrier, ProcessGroup*::barrier",
     ),
@@ -157,16 +149,15 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "recv",
         r"^(?:recv|irecv|recv_object|recv_object_list|recv_tensor_dict|_recv_object)$",
-        _DIST_FILE,
         ("recv_tensor_dict", "distributed/parallel_state.py"),
         "torch.distributed recv/irecv, SGLang GroupCoordinator.recv_object/recv_tensor_dict (PP)",
+        file=_DIST_FILE,
     ),
     WaitRule(
         "p2p_recv_native",
         "collective",
         "recv",
         r"RecvWork|ncclRecv|recvAnysource",
-        None,
         ("c10d::ProcessGroupGloo::RecvWork::wait", "libtorch_cpu.so"),
         "c10d ProcessGroupGloo::RecvWork::wait, ncclRecv (py-spy --native)",
     ),
@@ -175,16 +166,15 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "collective",
         "send",
         r"^(?:send|isend|send_object|send_object_list|send_tensor_dict|_send_object)$",
-        _DIST_FILE,
         ("send", "torch/distributed/distributed_c10d.py"),
         "torch.distributed send/isend, SGLang GroupCoordinator.send_object/send_tensor_dict (PP)",
+        file=_DIST_FILE,
     ),
     WaitRule(
         "p2p_send_native",
         "collective",
         "send",
         r"SendWork|ncclSend",
-        None,
         ("c10d::ProcessGroupGloo::SendWork::wait", "libtorch_cpu.so"),
         "c10d ProcessGroupGloo::SendWork::wait, ncclSend (py-spy --native)",
     ),
@@ -194,7 +184,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "transport",
         "recv",
         r"waitRecv",
-        None,
         ("gloo::transport::tcp::UnboundBuffer::waitRecv", "libtorch_cpu.so"),
         "gloo transport (inside every gloo collective and recv; py-spy --native)",
     ),
@@ -203,7 +192,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "transport",
         "send",
         r"waitSend",
-        None,
         ("gloo::transport::tcp::UnboundBuffer::waitSend", "libtorch_cpu.so"),
         "gloo transport (py-spy --native)",
     ),
@@ -213,16 +201,15 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "device",
         "cuda_sync",
         r"^synchronize$",
-        r"(?i)torch|cuda|npu",
         ("synchronize", "torch/cuda/__init__.py"),
         "torch.cuda.synchronize, Stream/Event.synchronize, torch_npu",
+        file=r"(?i)torch|cuda|npu",
     ),
     WaitRule(
         "driver_synchronize",
         "device",
         "cuda_sync",
         r"^cu(?:da)?(?:Event|Stream|Device|Ctx)Synchronize|^aclrtSynchronize|_local_scalar_dense",
-        None,
         ("cuEventSynchronize", "libcuda.so.1"),
         "CUDA driver/runtime sync, .item() (_local_scalar_dense), Ascend aclrtSynchronize* (--native)",
     ),
@@ -232,16 +219,15 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "wait",
         "zmq_poll",
         r"^(?:poll|_poll|select|recv\w*)$",
-        r"(?:^|/)zmq/",
         ("recv_pyobj", "zmq/sugar/socket.py"),
         "pyzmq Socket.recv*/Poller.poll",
+        file=r"(?:^|/)zmq/",
     ),
     WaitRule(
         "zmq_native",
         "wait",
         "zmq_poll",
         r"^zmq_poll|^zmq_msg_recv|^zmq_recv|^zmq::.*(?:poll|wait)",
-        None,
         ("zmq_poll", "libzmq.so.5"),
         "libzmq (py-spy --native)",
     ),
@@ -250,10 +236,10 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "wait",
         "queue_wait",
         r"^(?:get|wait|join|acquire|_wait_for_tstate_lock|_shutdown|result|recv|_recv|_recv_bytes|poll)$",
-        r"(?:^|/)(?:queue\.py|threading\.py|multiprocessing/(?:queues|connection|synchronize)\.py"
-        r"|concurrent/futures/_base\.py)$",
         ("get", "queue.py"),
         "queue.Queue.get, threading waits/joins, multiprocessing queues and pipes, Future.result",
+        file=r"(?:^|/)(?:queue\.py|threading\.py|multiprocessing/(?:queues|connection|synchronize)\.py"
+        r"|concurrent/futures/_base\.py)$",
     ),
     WaitRule(
         "queue_native",
@@ -261,7 +247,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "queue_wait",
         r"^(?:PyThread_acquire_lock(?:_timed)?|pthread_cond_(?:timed)?wait|sem_(?:timed|clock)?wait"
         r"|__futex_abstimed_wait\w*|futex_wait\w*)$",
-        None,
         ("PyThread_acquire_lock_timed", "python3.12"),
         "CPython lock acquire, pthread condition/semaphore waits (py-spy --native)",
     ),
@@ -270,7 +255,6 @@ WAIT_RULES: tuple[WaitRule, ...] = (
         "wait",
         "sleep",
         r"^(?:sleep|_sleep|time_sleep|pysleep|clock_nanosleep|nanosleep|usleep)$",
-        None,
         ("clock_nanosleep", "libc.so.6"),
         "time.sleep (native frames), asyncio.sleep",
     ),
@@ -317,57 +301,63 @@ class EntryRule:
 
     name: str
     function: str
-    file: str | None
-    native: bool
     sample: tuple[str, str]
     origin: str
+    file: str | None = None
+    native: bool = False
 
 
 ENTRY_RULES: tuple[EntryRule, ...] = (
     EntryRule(
         "module",
         r"^<module>$",
-        None,
-        False,
         ("<module>", "pretrain_gpt.py"),
         "top level of a script, of python -c (<string>), of a multiprocessing spawn child (<string>:1)",
     ),
     EntryRule(
         "threading",
         r"^_bootstrap$",
-        r"(?:^|/)threading\.py$",
-        False,
         ("_bootstrap", "threading.py"),
         "threading.Thread: _bootstrap → _bootstrap_inner → run (every Python 3)",
+        file=r"(?:^|/)threading\.py$",
     ),
     EntryRule(
         "runpy",
         r"^_run_module_as_main$",
-        r"runpy",
-        False,
         ("_run_module_as_main", "<frozen runpy>"),
         "python -m (runpy.py before 3.11, <frozen runpy> since)",
+        file=r"runpy",
     ),
     EntryRule(
         "native_start",
         r"^(?:clone3?|start_thread|_start|__libc_start_main|__libc_start_call_main|main"
         r"|Py_BytesMain|Py_RunMain|pythread_wrapper|thread_run)$",
-        None,
-        True,
         ("start_thread", "libc.so.6"),
         "libc thread/process start, CPython's main and thread trampolines (py-spy --native)",
+        native=True,
     ),
 )
 
 EVENT_LOOP = r"^event_loop_\w+$"
 EVENT_LOOP_SAMPLE = "event_loop_overlap_disagg_decode"
 
-_COMPILED_WAIT = [
-    (rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in WAIT_RULES
-]
-_COMPILED_ENTRY = [
-    (rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in ENTRY_RULES
-]
+
+def _compiled(rules) -> list[tuple]:
+    return [(rule, re.compile(rule.function), re.compile(rule.file) if rule.file else None) for rule in rules]
+
+
+def _first(compiled: list[tuple], function: str | None, file: str | None):
+    """The first rule (table order) whose regexes find ``function`` and ``file`` (no file regex: any)."""
+    if not function:
+        return None
+    for rule, fn_re, file_re in compiled:
+        if fn_re.search(function) and (file_re is None or (file and file_re.search(file))):
+            return rule
+    return None
+
+
+_COMPILED_WAIT = _compiled(WAIT_RULES)
+_COMPILED_ENTRY = _compiled(ENTRY_RULES)
 _COMPILED_BACKEND = [(rule, re.compile(rule.pattern)) for rule in BACKEND_RULES]
 _EVENT_LOOP_RE = re.compile(EVENT_LOOP)
 
@@ -375,25 +365,13 @@ _EVENT_LOOP_RE = re.compile(EVENT_LOOP)
 @lru_cache(maxsize=1 << 16)
 def match_wait(function: str | None, file: str | None) -> WaitRule | None:
     """The first rule of ``WAIT_RULES`` (table order) matching one frame, or None."""
-    if not function:
-        return None
-    for rule, fn_re, file_re in _COMPILED_WAIT:
-        if fn_re.search(function) and (file_re is None or (file is not None and file_re.search(file))):
-            return rule
-    return None
+    return _first(_COMPILED_WAIT, function, file)
 
 
 @lru_cache(maxsize=1 << 16)
 def match_entry(function: str | None, file: str | None, native: bool = False) -> EntryRule | None:
     """The ``ENTRY_RULES`` row (of the Python or the ``native`` kind) matching one frame, or None."""
-    if not function:
-        return None
-    for rule, fn_re, file_re in _COMPILED_ENTRY:
-        if rule.native != native or not fn_re.search(function):
-            continue
-        if file_re is None or (file and file_re.search(file)):
-            return rule
-    return None
+    return _first([c for c in _COMPILED_ENTRY if c[0].native == native], function, file)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -414,22 +392,22 @@ def match_event_loop(function: str | None) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # The line shapes of a dump as pasted (``pyspy.parse_dump`` reads each line as one of these).
-LINE_KINDS = (
-    "blank",
-    "marker",
-    "process",
-    "cmdline",
-    "python",
-    "parent",
-    "thread",
-    "frame",
-    "locals",
-    "json",
-    "elision",
-    "decoration",
-    "other",
-    "unparsed",
-)
+LINE_KINDS = {  # kind of a line → what it is
+    "blank": "an empty line (once ANSI codes and a compose/kubectl prefix are gone)",
+    "marker": "SGLang's 'Pyspy dump for PID N:' log line",
+    "process": "py-spy's 'Process N: command line'",
+    "cmdline": "continuation of a process (or parent process) command line",
+    "python": "py-spy's 'Python vX.Y.Z (exe)'",
+    "parent": "py-spy's 'Parent Process N: command line' (--subprocesses)",
+    "thread": "a thread header",
+    "frame": "a frame, or a last line cut short",
+    "locals": "an Arguments:/Locals: header or a local (--locals)",
+    "json": "part of a py-spy dump --json list",
+    "elision": "a user's '...' inside a dump",
+    "decoration": "prompt, py-spy command line, fence, heading, HTML tag, separator",
+    "other": "text outside any dump, such as the log records around an embedded dump",
+    "unparsed": "a line of unknown shape inside a dump",
+}
 
 
 @dataclass(frozen=True)
@@ -447,13 +425,14 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "marker",
         r".*?Pyspy dump for PID (?P<pid>\d+)(?: \((?P<cmd>[^)]*)\))?:\s*$",
-        "SGLang pyspy_dump_schedulers (log message; the rank prefix of the line is a hint)",
+        "SGLang pyspy_dump_schedulers (log message; the rank prefix of the line is a hint); the"
+        " '(py-spy dump --native --pid N)' part since its native retry (2026)",
         "[2026-07-14 08:34:44] Pyspy dump for PID 187 (py-spy dump --native --pid 187):",
     ),
     LineFormat(
         "process",
         r"\s*Process (?P<pid>\d+):(?: (?P<cmd>.*))?$",
-        "py-spy 0.1+",
+        "py-spy 0.1+; the command line may span lines (arguments with newlines) up to the Python line",
         "Process 309: sglang::scheduler_TP6",
     ),
     LineFormat(
@@ -472,13 +451,15 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "thread",
         r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?"
         r'(?:: "(?P<name>.*)")?\s*$',
-        "py-spy 0.1+ (name since 0.2.2; hex id on macOS)",
+        "py-spy 0.1+ (name since 0.2.2, none for a thread unknown to threading; hex id on macOS;"
+        " '(gil)' from print_trace)",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"',
     ),
     LineFormat(
         "frame",
         r"(?P<indent>\s*)(?P<function>\S(?:.*\S)?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)\s*$",
-        "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before)",
+        "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before); 'func (file)' without a line for native"
+        " frames and --nolineno; '0xADDR (lib)' with --native",
         "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
     ),
     LineFormat(

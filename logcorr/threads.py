@@ -7,6 +7,7 @@ runs truly in parallel with the next one.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -34,11 +35,9 @@ def ahead(items: Iterable[T], depth: int = 2, name: str = "logcorr-ahead") -> It
 
     def put(item: object) -> bool:
         while not stop.is_set():
-            try:
+            with contextlib.suppress(queue.Full):
                 q.put(item, timeout=0.1)
                 return True
-            except queue.Full:
-                continue
         return False
 
     def pump() -> None:
@@ -52,9 +51,7 @@ def ahead(items: Iterable[T], depth: int = 2, name: str = "logcorr-ahead") -> It
         except BaseException as e:  # handed to the consumer, raised there
             put(_Failed(e))
         finally:
-            close = getattr(it, "close", None)
-            if close:
-                close()
+            getattr(it, "close", lambda: None)()
 
     thread = threading.Thread(target=pump, name=name, daemon=True)
     thread.start()

@@ -34,8 +34,6 @@ Choices worth knowing:
   whole. A missing ``Process`` line does not make a stack partial; it leaves ``pid`` null.
 - ``pid`` comes from the ``Process`` line, else the SGLang marker, else ``pid_hint``; never from a
   thread id (equal to the pid only for the main thread, only on Linux).
-- ``wait_class`` of a thread py-spy printed ``idle`` is never ``running`` (``idle`` when no wait
-  rule matches).
 - A capture without any thread yields no rows (its lines are still counted).
 """
 
@@ -679,18 +677,22 @@ def parse_dump(
     capture_rows: list[tuple] = []
     captures = [cap for cap in reader.captures if cap.threads]
     for index, cap in enumerate(captures):
-        pid, process_name, role, rank_values = _who(cap, pid_hint, hint, role_hint)
+        pid, process_name, role, ranks = _who(cap, pid_hint, hint, role_hint)
         ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
-        if (
-            base_ts is not None
-        ):  # the first dated marker is pinned to it (first_marker is set when marker_ts is)
+        if base_ts is not None:
             ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts else base_ts
         capture_id = _hash16(f"{source}\x1f{source_pos}\x1f{pid}\x1f{index}")
-        head = (capture_id, ts, host, pid, process_name, role, *rank_values)
-        for thread in cap.threads:
-            capture_row, rows = _thread_rows(thread, head, index, cap.python_version, (source, source_pos))
-            capture_rows.append(capture_row)
-            frame_rows.extend(rows)
+        head = (capture_id, ts, host, pid, process_name, role)
+        for t in cap.threads:
+            thread, tail = (t.tid, t.name, t.state), (not t.whole(), source, source_pos)
+            is_main = (t.tid is not None and t.tid == pid) or t.name == "MainThread"
+            c = classify_stack(t.frames, t.state)
+            row = (capture_id, index, *head[1:], cap.python_version, *ranks, *thread, is_main, len(t.frames))
+            capture_rows.append((*row, *c, *tail))
+            frame_rows.extend(
+                (*head, *ranks, *thread, depth, *f[:4], "\n".join(f[4]) if f[4] else None, *tail)
+                for depth, f in enumerate(t.frames or [[None] * 5])  # a thread without frames: one row
+            )
 
     formats = {"json" if c.is_json else "text" for c in captures}
     return DumpResult(
@@ -717,31 +719,3 @@ def _who(cap: _Capture, pid_hint, hint: dict, role_hint: str | None) -> tuple:
     role_match = _ROLE.search(process_name or "") or _ROLE.search("\n".join(cap.parent_cmd))
     role = role_match.group(1) if role_match else role_hint
     return pid, process_name, role, tuple(ranks.get(c) for c in schema.RANK_COLUMNS)
-
-
-def _thread_rows(thread: _Thread, head: tuple, index: int, python_version, where: tuple) -> tuple:
-    """One thread of a capture: its ``CAPTURES`` row and its ``STACKS`` rows (one per frame, or one
-    without a frame). ``head`` is (capture_id, ts, host, pid, process_name, role, *ranks); ``where``
-    (source, source_pos)."""
-    partial = not thread.whole()
-    is_main = (thread.tid is not None and thread.tid == head[3]) or thread.name == "MainThread"
-    who = (thread.tid, thread.name, thread.state)
-    c = classify_stack(thread.frames, thread.state)
-    capture_row = (
-        head[0],
-        index,
-        *head[1:6],
-        python_version,
-        *head[6:],
-        *who,
-        is_main,
-        len(thread.frames),
-        *c,
-        partial,
-        *where,
-    )
-    rows = [
-        (*head, *who, depth, *frame[:4], "\n".join(frame[4]) if frame[4] else None, partial, *where)
-        for depth, frame in enumerate(thread.frames or [[None] * 5])  # a thread without frames: one row
-    ]
-    return capture_row, rows

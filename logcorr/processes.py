@@ -64,15 +64,12 @@ GROUP BY role, sec, sec_ts
 def _summary(table: schema.Table, view: str, files: list[Path], sql: str, memory_limit: str) -> pl.DataFrame:
     if not files:
         return pl.DataFrame(schema=table.schema)
-    con = duckdb.connect()
-    try:
+    with duckdb.connect() as con:
         con.execute("SET TimeZone = 'UTC'")
         con.execute(f"SET memory_limit = '{memory_limit}'")
         names = ", ".join("'" + glob_escape(f).replace("'", "''") + "'" for f in files)  # paths, not globs
         con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{names}], hive_partitioning = false)")
         return con.sql(sql).pl().cast(table.schema)  # type: ignore[arg-type]
-    finally:
-        con.close()
 
 
 def batch_seconds(files: list[Path], memory_limit: str = "512MB") -> pl.DataFrame:

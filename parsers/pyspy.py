@@ -248,8 +248,7 @@ class _Thread:
         self.shares_next: _Thread | None = None  # grouped form: the next header, whose stack it shares
 
     def whole(self) -> bool:
-        """Not cut, and the base is a thread or interpreter entry (``pyspy_rules.ENTRY_RULES``).
-        An empty stack (py-spy prints threads running no Python code so) is whole."""
+        """Not cut, and the base is a thread or interpreter entry (or no frame: see the module doc)."""
         if self.partial or not self.frames:
             return not self.partial
         python = [f for f in self.frames if f[3] is not True]
@@ -351,11 +350,10 @@ class _Reader:
             return "locals"
         if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
             return self.frame(m)
-        for name in _DECORATIONS:
-            if _RE[name].match(line):
-                if name == "separator":
-                    self.close()
-                return "decoration"
+        if any(_RE[name].match(line) for name in _DECORATIONS):
+            if _RE["separator"].match(line):  # between the processes of --subprocesses output
+                self.close()
+            return "decoration"
         if self.thread is not None and _indent(line) > 0 and self.is_last_of_block(i):
             return self.cut_frame(line)
         if self.cap is not None and not self.after_break:
@@ -398,8 +396,7 @@ class _Reader:
         cap.has_process = True
         cap.pid = _int_in(m["pid"], 32)
         cap.cmd = [m["cmd"] or ""]
-        end = self.find_python(i)
-        for j in range(i + 1, end or i + 1):
+        for j in range(i + 1, self.find_python(i) or i + 1):
             self.kinds[j] = "cmdline"
             cap.cmd.append(self.lines[j])
         return "process"
@@ -407,8 +404,7 @@ class _Reader:
     def find_python(self, i: int) -> int | None:
         """A command line with newlines runs on until the ``Python v`` line (looked for in the next
         ``_LOOKAHEAD`` lines, never past another dump header)."""
-        for j in range(i + 1, min(len(self.lines), i + 1 + _LOOKAHEAD)):
-            line = self.lines[j]
+        for j, line in enumerate(self.lines[i + 1 : i + 1 + _LOOKAHEAD], i + 1):
             if _RE["python"].match(line):
                 return j
             if _RE["thread"].match(line) or _RE["process"].match(line) or "Pyspy dump for PID" in line:
@@ -424,8 +420,7 @@ class _Reader:
     def parent(self, i: int, m: re.Match) -> str:
         cap = self.ensure_capture()
         cap.parent_cmd = [m["cmd"] or ""]
-        for j in range(i + 1, min(len(self.lines), i + 1 + _LOOKAHEAD)):
-            line = self.lines[j]
+        for j, line in enumerate(self.lines[i + 1 : i + 1 + _LOOKAHEAD], i + 1):
             if not line.strip() or any(
                 _RE[name].match(line) for name in ("thread", "process", "python", "frame")
             ):
@@ -516,20 +511,15 @@ class _Reader:
         stack: list[str] = []
         in_str = escape = False
         snapshots: list[str | None] = []
-        j = i
-        while j < len(self.lines):
+        for j in range(i, len(self.lines)):
             line = self.lines[j]
             stripped = line.strip()
             if j > i and not in_str and stripped and stripped[0] not in _JSON_FIRST:
                 return j, snapshots, False
             for ch in line:
-                if in_str:
-                    if escape:
-                        escape = False
-                    elif ch == "\\":
-                        escape = True
-                    elif ch == '"':
-                        in_str = False
+                if in_str:  # a quote ends the string unless escaped; a backslash escapes the next char
+                    in_str = escape or ch != '"'
+                    escape = not escape and ch == "\\"
                 elif ch == '"':
                     in_str = True
                 elif ch in "[{":
@@ -540,29 +530,19 @@ class _Reader:
                     else:
                         return j + 1, snapshots + [None], False
             snapshots.append(None if in_str else "".join(stack))
-            j += 1
             if not stack and not in_str:
-                return j, snapshots, True
-        return j, snapshots, False
+                return j + 1, snapshots, True
+        return len(self.lines), snapshots, False
 
     def repair_json(self, i: int, end: int, snapshots: list) -> tuple:
         """Parse the longest prefix of a cut JSON dump that closes cleanly (at most 64 tries)."""
-        tries = 0
-        for k in range(end - 1, i - 1, -1):
-            stack = snapshots[k - i]
-            if not stack:
-                continue
-            tries += 1
-            if tries > 64:
-                break
+        for k in [k for k in range(end - 1, i - 1, -1) if snapshots[k - i]][:64]:
             head = "\n".join(self.lines[i : k + 1]).rstrip().rstrip(",")
             if head.endswith(":"):
                 continue
-            closers = "".join("]" if ch == "[" else "}" for ch in reversed(stack))
-            try:
+            closers = "".join("]" if ch == "[" else "}" for ch in reversed(snapshots[k - i]))
+            with contextlib.suppress(ValueError):
                 return json.loads(head + closers), k + 1 - i
-            except ValueError:
-                continue
         return None, 0
 
     def json_captures(self, threads: list[dict], partial: bool):
@@ -571,8 +551,7 @@ class _Reader:
         for obj in threads:
             info = obj.get("process_info") if isinstance(obj.get("process_info"), dict) else {}
             pid = _int_in(obj.get("pid"), 32)
-            if pid is None:
-                pid = _int_in(info.get("pid"), 32)
+            pid = pid if pid is not None else _int_in(info.get("pid"), 32)
             if cap is None or pid != cap.pid:
                 cap = self.open()
                 cap.is_json, cap.has_process, cap.pid = True, True, pid
@@ -673,8 +652,7 @@ def parse_dump(
     reader = _Reader(text if isinstance(text, str) else "" if text is None else str(text)).run()
     first_marker = next((c.marker_ts for c in reader.captures if c.marker_ts is not None), None)
 
-    frame_rows: list[tuple] = []
-    capture_rows: list[tuple] = []
+    frame_rows, capture_rows = [], []
     captures = [cap for cap in reader.captures if cap.threads]
     for index, cap in enumerate(captures):
         pid, process_name, role, ranks = _who(cap, pid_hint, hint, role_hint)

@@ -378,9 +378,7 @@ def match_entry(function: str | None, file: str | None, native: bool = False) ->
 def match_backend(function: str | None, file: str | None) -> str | None:
     """The backend one frame shows (``nccl``, ``gloo``, ``hccl``), or None."""
     for rule, pat in _COMPILED_BACKEND:
-        if function and pat.search(function):
-            return rule.backend
-        if not rule.function_only and file and pat.search(file):
+        if (function and pat.search(function)) or (not rule.function_only and file and pat.search(file)):
             return rule.backend
     return None
 
@@ -390,9 +388,8 @@ def match_event_loop(function: str | None) -> bool:
     return bool(function) and _EVENT_LOOP_RE.search(function) is not None
 
 
-# ---------------------------------------------------------------------------------------------
-# The line shapes of a dump as pasted (``pyspy.parse_dump`` reads each line as one of these).
-LINE_KINDS = {  # kind of a line → what it is
+# What ``pyspy.parse_dump`` reads each line as (``DumpResult.line_kinds``) → what such a line is.
+LINE_KINDS = {
     "blank": "an empty line (once ANSI codes and a compose/kubectl prefix are gone)",
     "marker": "SGLang's 'Pyspy dump for PID N:' log line",
     "process": "py-spy's 'Process N: command line'",

@@ -358,14 +358,3 @@ def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:
         pl.when(last & cut_time).then(None).otherwise(pl.col("ts")).alias("ts"),
     )
 
-
-# Names that moved to logcorr.journal and logcorr.inputs stay importable from here (they import this
-# module, so they are looked up on first use).
-def __getattr__(name: str):
-    if not name.startswith("__"):  # (the import system asks for __path__ and the like)
-        from logcorr import inputs, journal  # noqa: PLC0415
-
-        for module in (journal, inputs):
-            if hasattr(module, name):
-                return getattr(module, name)
-    raise AttributeError(f"module 'logcorr.readers' has no attribute {name!r}")

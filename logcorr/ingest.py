@@ -399,7 +399,7 @@ class _Run:
         self.window = self._window()
         self.origin = origin or _origin(self.inputs, out, append)
         self.selection = _selection(opts)
-        self.identities = {p: _identity(p) for p, fmt in self.inputs if fmt != "skipped"}
+        self.identities = {p: input_files.identity(p) for p, fmt in self.inputs if fmt != "skipped"}
         run_tag = _run_tag(self.origin, self.selection, self.identities)
         self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
         self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
@@ -410,7 +410,6 @@ class _Run:
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
-        self.first_ts = self.last_ts = None
         in_output = None
         if append and self.prev:  # dumps added now find the ranks their pids logged with before
             _learn_processes(_previous_events(self.output.tmp), self.processes)
@@ -430,17 +429,27 @@ class _Run:
                 self.reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
         return _read_order(inputs)
 
-    def _window(self):
+    def _window(self) -> tuple[datetime | None, datetime | None] | None:
+        """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
+        a journal, journalctl reads it a little wider: ``journal.journalctl_window``). ISO forms:
+        ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
+        naming the option for anything else, unless every input is a journal: journalctl also takes
+        its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
         opts = self.opts
+        if not opts.since and not opts.until:
+            return None
         others = [str(p) for p, fmt in self.inputs if fmt != "skipped" and not _is_journal(p, fmt)]
         try:
-            window = time_window(opts.since, opts.until, journals_only=not others)
+            bounds = (("--since", opts.since), ("--until", opts.until))
+            window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
         except OptionError as e:
+            if not others:
+                return None
             raise OptionError(
                 f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
                 f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
             ) from None
-        if window and window[0] and window[1] and window[1] < window[0]:
+        if window[0] and window[1] and window[1] < window[0]:
             raise OptionError(
                 f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
             )
@@ -469,7 +478,6 @@ class _Run:
             return
         path, fmt = report.path, report.format  # type: ignore[attr-defined]
         forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
-        report.first_ts = report.last_ts = None  # type: ignore[attr-defined]
         try:
             # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
             # classifying; building the tables; writing them (here).
@@ -545,17 +553,14 @@ class _Run:
             report.errors.append(f"{report.source} at {pos}: {err}")
         if errs.height > 5:
             report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
-        lo, hi = ev["ts"].min(), ev["ts"].max()
-        first, last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
-        report.first_ts = lo if first is None or (lo is not None and lo < first) else first  # type: ignore[attr-defined]
-        report.last_ts = hi if last is None or (hi is not None and hi > last) else last  # type: ignore[attr-defined]
+        span = [t for t in (report.first_ts, report.last_ts, ev["ts"].min(), ev["ts"].max()) if t is not None]
+        report.first_ts, report.last_ts = (min(span), max(span)) if span else (None, None)
         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
             self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
 
     def _notes(self, report: SourceReport, forced: str | None) -> None:
-        """What to know about how one input was read, and the span of the whole ingest."""
+        """What to know about how one input was read."""
         window, captured_at = self.window, self.captured_at
-        src_first, src_last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
         if forced and not report.records and window and captured_at and not _inside(captured_at, window):
             report.notes.append(
                 f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
@@ -565,14 +570,10 @@ class _Run:
                 f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
                 "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
             )
-        if forced and report.records and src_first is None:
+        if forced and report.records and report.first_ts is None:
             report.notes.append(
                 "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
             )
-        for t in (src_first, src_last):
-            if t is not None:
-                self.first_ts = t if self.first_ts is None or t < self.first_ts else self.first_ts
-                self.last_ts = t if self.last_ts is None or t > self.last_ts else self.last_ts
 
     def finish(self) -> IngestResult:
         """The tables summed up at the end, the result and its notes; OUT committed."""
@@ -595,27 +596,44 @@ class _Run:
         output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
         output.write("sources", _sources_frame(reports))
         output.write("config", config.rows(self.config_seen))
+        span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
+        first, last = min(span, default=None), max(span, default=None)
         result = IngestResult(
-            self.out,
-            reports,
-            dict(output.rows),
-            first_ts=self.first_ts,
-            last_ts=self.last_ts,
-            lines=self.lines,
+            self.out, reports, dict(output.rows), first_ts=first, last_ts=last, lines=self.lines
         )
         for (role, kind), n in sorted(self.counts.items()):
             result.by_role_kind.setdefault(role, {})[kind] = n
         result.notes += self._result_notes()
         result.seconds = time.monotonic() - self.started
-        manifest = _manifest(
-            result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities
-        )
         output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
-            manifest,  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
+            self._manifest(result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
             derive=database.write,
             provisional=lambda tmp: database.write(tmp, saved={}),
         )
         return result
+
+    def _manifest(self, result: IngestResult) -> dict:
+        prev = self.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
+        idents = {str(p): i for p, i in self.identities.items()}
+        inputs = prev.get("inputs", []) + [
+            {"source": r.source, "identity": idents.get(r.source, {}), "selection": self.selection}
+            | {k: getattr(r, k) for k in ("format", "records", "unparsed", "errors", "notes")}
+            for r in result.reports
+        ]
+        rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
+        ends = [
+            str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None
+        ]
+        return {
+            "logcorr_version": logcorr.__version__,
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "inputs": inputs,
+            "rows": rows,
+            "time_span": [min(ends), max(ends)] if ends else [None, None],
+            "origin": self.origin,
+            "next_event_id": {**prev.get("next_event_id", {}), self.origin: self.enrich.next_id},
+            "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
+        }
 
     def _result_notes(self) -> list[str]:
         notes = []
@@ -633,30 +651,6 @@ class _Run:
                 "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
             )
         return notes
-
-
-def time_window(
-    since: str | None, until: str | None, *, journals_only: bool = False
-) -> tuple[datetime | None, datetime | None] | None:
-    """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
-    a journal, journalctl reads it a little wider: ``journal.journalctl_window``). Accepts ISO forms:
-    ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
-    naming the option for anything else, unless every input is a journal (``journals_only``):
-    journalctl also takes its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
-    if not since and not until:
-        return None
-    bounds = []
-    for name, text in (("--since", since), ("--until", until)):
-        if not text:
-            bounds.append(None)
-            continue
-        try:
-            bounds.append(_parse_time(name, text))
-        except OptionError:
-            if journals_only:
-                return None
-            raise
-    return bounds[0], bounds[1]
 
 
 def _parse_time(option: str, text: str) -> datetime:
@@ -678,10 +672,6 @@ def _compact(df: pl.DataFrame) -> pl.DataFrame:
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     since, until = window
     return (since is None or when >= since) and (until is None or when <= until)
-
-
-def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
-    return input_files.in_window(window).fill_null(True)  # a record without a time cannot be outside
 
 
 def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):
@@ -707,7 +697,8 @@ def _tables(classified: Generator, window, processes: dict, captured_at: datetim
     process across chunks, written at the end)."""
     try:
         for chunk in classified:
-            ev = chunk.filter(_in_window(window)) if window else chunk
+            # a record without a time cannot be outside
+            ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
             if window and captured_at is not None and not _inside(captured_at, window):
                 # a bare dump's time is --captured-at: outside the window, it is left out too
                 ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
@@ -742,8 +733,8 @@ def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
                 "bytes": [r.bytes for r in reports],
                 "records": [r.records for r in reports],
                 "unparsed": [r.unparsed for r in reports],
-                "first_ts": [getattr(r, "first_ts", None) for r in reports],
-                "last_ts": [getattr(r, "last_ts", None) for r in reports],
+                "first_ts": [r.first_ts for r in reports],
+                "last_ts": [r.last_ts for r in reports],
                 "errors": ["\n".join(r.errors) or None for r in reports],
                 "notes": ["\n".join(r.notes) or None for r in reports],
             },
@@ -807,13 +798,6 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
     return f"logs-{hashlib.sha256(names.encode()).hexdigest()[:8]}"
 
 
-def _identity(path: Path) -> dict[str, object]:
-    try:
-        return input_files.identity(path)
-    except OSError:
-        return {}
-
-
 def _run_tag(origin: str, selection: str, identities: dict[Path, dict]) -> str:
     """8 hex digits naming what one ingest read (origin, selection, each input's identity): the
     ``part-<n>-<tag>.parquet`` of two outputs differ unless they read the same data."""
@@ -836,40 +820,3 @@ def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> lis
                 again.append(str(path))
                 break
     return again
-
-
-def _manifest(
-    result: IngestResult,
-    prev: dict | None,
-    origin: str,
-    next_event_id: int,
-    selection: str,
-    identities: dict[Path, dict] | None = None,
-) -> dict:
-    idents = {str(p): i for p, i in (identities or {}).items()}
-    inputs = (prev or {}).get("inputs", []) + [
-        {
-            "source": r.source,
-            "identity": idents.get(r.source, {}),
-            "selection": selection,
-            "format": r.format,
-            "records": r.records,
-            "unparsed": r.unparsed,
-            "errors": r.errors,
-            "notes": r.notes,
-        }
-        for r in result.reports
-    ]
-    prev = prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
-    rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
-    ends = [str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None]
-    return {
-        "logcorr_version": logcorr.__version__,
-        "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "inputs": inputs,
-        "rows": rows,
-        "time_span": [min(ends), max(ends)] if ends else [None, None],
-        "origin": origin,
-        "next_event_id": {**prev.get("next_event_id", {}), origin: next_event_id},
-        "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
-    }

@@ -357,15 +357,18 @@ def identity(path: Path) -> dict[str, object]:
     """What an input is, whatever path names it: ``dev`` and ``ino`` of the file or folder, and for a
     file ``digest``, a SHA-256 of its size and its first and last MiB (a copy of the file elsewhere
     has the same digest; a log that grew since has another). ``--append`` refuses an input OUT holds
-    by either. Raises ``OSError``."""
-    st = path.stat()
-    ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
-    if path.is_file():
-        h = hashlib.sha256(str(st.st_size).encode())
-        with open(path, "rb") as f:
-            h.update(f.read(1 << 20))
-            if st.st_size > 2 << 20:
-                f.seek(-(1 << 20), os.SEEK_END)
-            h.update(f.read(1 << 20))
-        ident["digest"] = h.hexdigest()
+    by either. ``{}`` when it cannot be read (the ingest says why)."""
+    try:
+        st = path.stat()
+        ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
+        if path.is_file():
+            h = hashlib.sha256(str(st.st_size).encode())
+            with open(path, "rb") as f:
+                h.update(f.read(1 << 20))
+                if st.st_size > 2 << 20:
+                    f.seek(-(1 << 20), os.SEEK_END)
+                h.update(f.read(1 << 20))
+            ident["digest"] = h.hexdigest()
+    except OSError:
+        return {}
     return ident

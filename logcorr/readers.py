@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -61,6 +62,8 @@ class SourceReport:
     notes: list[str] = field(default_factory=list)
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
+    first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
+    last_ts: datetime | None = None
 
 
 @dataclass
@@ -357,4 +360,3 @@ def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:
         pl.when(last).then(error).otherwise(pl.col("entry_error")).alias("entry_error"),
         pl.when(last & cut_time).then(None).otherwise(pl.col("ts")).alias("ts"),
     )
-

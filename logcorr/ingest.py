@@ -286,12 +286,12 @@ def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch
         if damaged:
             report.errors.append(damaged)
         return _read(unpacked, inner, opts, report, scratch, seen)
-    if fmt == "journal-dir" or fmt == "journal":
+    if fmt in ("journal-dir", "journal"):
         chunks = journal.read_journal(path, opts, report)
     elif fmt == "export":
-        chunks = _selected(readers.read_export_file(path, report), journal.CaptureUnits(opts), report)
+        chunks = journal.CaptureUnits(opts).read(readers.read_export_file(path, report), report)
     elif fmt == "json":
-        chunks = _selected(readers.read_text(path, fmt, report), journal.CaptureUnits(opts), report)
+        chunks = journal.CaptureUnits(opts).read(readers.read_text(path, fmt, report), report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
         chunks = containers.read(path, fmt, opts, report)
     else:
@@ -328,14 +328,6 @@ def _is_journal(path: Path, fmt: str) -> bool:
         return path.is_file() and readers.sniff(path) == "journal"
     except OSError:
         return False
-
-
-def _selected(chunks, units: journal.CaptureUnits, report: SourceReport):
-    """The records of a journald capture's chosen units (see ``journal.CaptureUnits``)."""
-    report.unit_roles = units.roles  # type: ignore[attr-defined]  # filled as units appear
-    for chunk in chunks:
-        yield units.filter(chunk)
-    report.notes += units.notes()
 
 
 def ingest(

@@ -21,17 +21,9 @@ import polars as pl
 from logcorr import containers
 from logcorr.journal import _journalctl
 from logcorr.parsers import journald
-from logcorr.readers import (
-    CHUNK_BYTES,
-    InputError,
-    ReadOptions,
-    SourceReport,
-    sniff,
-)
+from logcorr.readers import CHUNK_BYTES, InputError, ReadOptions, SourceReport, sniff
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
-
-
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
 NOT_LOGS = frozenset(
     ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
@@ -244,11 +236,7 @@ def spool(path: Path, into: Path) -> Path:
 # Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
 # journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
 UNPACK_RATIO = 200
-
-
 UNPACK_FLOOR = 64 << 20
-
-
 _PIECE = 1 << 20
 
 
@@ -314,8 +302,6 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
 
 _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')
-
-
 HEAD_BYTES = 1 << 16
 
 

@@ -28,20 +28,10 @@ from logcorr.parsers.prefix import HEADER_START
 from logcorr.schema import UTC_US
 
 CHUNK_BYTES = 16 << 20
-
-
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
-
-
 LINE_PIECE = "a line over {mib} MiB, kept in pieces: this is one"
-
-
 JOURNAL_MAGIC = b"LPKSHHRH"
-
-
 XZ_MAGIC = b"\xfd7zXZ\x00"
-
-
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -199,20 +189,10 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 # `**`, their closing pair), a log platform's `<epoch-ms>\t<ISO>\t` export envelope, a `docker compose
 # logs` service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)`.
 MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*)(?P<c>\S)"
-
-
 MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
-
-
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
-
-
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
-
-
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
-
-
 WORKER_PREFIX = r"^\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) (?P<rest>.*)$"
 
 

@@ -238,6 +238,7 @@ def spool(path: Path, into: Path) -> Path:
 UNPACK_RATIO = 200
 UNPACK_FLOOR = 64 << 20
 _PIECE = 1 << 20
+_DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
 
 
 def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
@@ -260,39 +261,35 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
     Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
     ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
-    suffix, new = {"xz": (".xz", lzma.LZMADecompressor), "gz": (".gz", lambda: zlib.decompressobj(31))}[fmt]
+    new, suffix = _DECOMPRESSOR[fmt], "." + fmt
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
     limit = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)
-    d, fed, error, written, bomb = new(), False, None, 0, False
+    d, fed, error, written = new(), False, None, 0
     with open(path, "rb") as src, open(target, "wb") as dst:
-        for read in iter(lambda: src.read(1 << 20), b""):
-            data = read
-            while data and error is None and not bomb:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            data = block
+            while data:
                 try:
                     for piece in _inflate(d, data, fmt):
                         dst.write(piece)
                         written += len(piece)
                         if written > limit:
-                            bomb = True
-                            break
+                            target.unlink()
+                            raise InputError(
+                                f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
+                                f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
+                                "and name the file if it is one)"
+                            )
                 except (lzma.LZMAError, zlib.error) as e:
                     error = str(e)
                     break
                 fed, data = True, b""
-                if (
-                    d.eof and error is None
-                ):  # the next stream of a concatenated file, if any (not zero padding)
+                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
                     d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
-            if error or bomb:
+            if error:
                 break
-    if bomb:
-        target.unlink()
-        raise InputError(
-            f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more than {limit:,} bytes): "
-            "a decompression bomb, not a log (unpack it yourself and name the file if it is one)"
-        )
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size
@@ -310,9 +307,8 @@ def _head(path: Path, fmt: str) -> bytes:
     with open(path, "rb") as f:
         if fmt not in ("xz", "gz"):
             return f.read(HEAD_BYTES)
-        d = lzma.LZMADecompressor() if fmt == "xz" else zlib.decompressobj(31)
         try:
-            return d.decompress(f.read(HEAD_BYTES), HEAD_BYTES)
+            return _DECOMPRESSOR[fmt]().decompress(f.read(HEAD_BYTES), HEAD_BYTES)
         except (lzma.LZMAError, zlib.error):
             return b""
 

@@ -404,7 +404,10 @@ class _Run:
         self.lines = 0
         in_output = None
         if append and self.prev:  # dumps added now find the ranks their pids logged with before
-            _learn_processes(_previous_events(self.output.tmp), self.processes)
+            ranked = _previous_events(self.output.tmp).select("host", "pid", "role", *RANKS)
+            _learn_processes(
+                ranked.filter(pl.col("tp_rank").is_not_null()).unique().collect(), self.processes
+            )
             in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
         # a journal and its capture: once (and not again what OUT holds, with --append)
         self.seen = (
@@ -717,23 +720,10 @@ def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
 
 
 def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
-    return conform(
-        pl.DataFrame(
-            {
-                "source": [r.source for r in reports],
-                "format": [r.format for r in reports],
-                "bytes": [r.bytes for r in reports],
-                "records": [r.records for r in reports],
-                "unparsed": [r.unparsed for r in reports],
-                "first_ts": [r.first_ts for r in reports],
-                "last_ts": [r.last_ts for r in reports],
-                "errors": ["\n".join(r.errors) or None for r in reports],
-                "notes": ["\n".join(r.notes) or None for r in reports],
-            },
-            strict=False,
-        ),
-        SOURCES,
-    )
+    columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
+    values = {c: [getattr(r, c) for r in reports] for c in columns}
+    texts = {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+    return conform(pl.DataFrame(values | texts, strict=False), SOURCES)
 
 
 def _selection(opts: ReadOptions) -> str:
@@ -741,35 +731,20 @@ def _selection(opts: ReadOptions) -> str:
     return f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
 
 
-def _previous_events(folder: Path) -> pl.DataFrame:
+def _previous_events(folder: Path) -> pl.LazyFrame:
+    """The events in ``folder`` (the OUT an ``--append`` adds to), its files as they are now."""
     files = list((folder / "events").glob("**/*.parquet"))
     if not files:
-        return pl.DataFrame(schema=EVENTS.schema)
-    cols = ["host", "pid", "role", *RANKS]
-    return (
-        pl.scan_parquet(files, hive_partitioning=False, glob=False)
-        .select(cols)
-        .filter(pl.col("tp_rank").is_not_null())
-        .unique()
-        .collect()
-    )
+        return pl.LazyFrame(schema=EVENTS.schema)
+    return pl.scan_parquet(files, hive_partitioning=False, glob=False)
 
 
 def _previous_entry_keys(folder: Path) -> np.ndarray:
-    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``
-    (the OUT an ``--append`` adds to), computed as the files stream by."""
-    files = list((folder / "events").glob("**/*.parquet"))
-    if not files:
-        return np.empty(0, np.uint64)
+    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``,
+    computed as the files stream by."""
     journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
-    keys = (
-        pl.scan_parquet(files, hive_partitioning=False, glob=False)
-        .filter(journal_lines)
-        .select(input_files.ENTRY_KEY)
-        .collect(engine="streaming")
-        .to_series()
-    )
-    return np.sort(keys.to_numpy())
+    keys = _previous_events(folder).filter(journal_lines).select(input_files.ENTRY_KEY)
+    return np.sort(keys.collect(engine="streaming").to_series().to_numpy())
 
 
 def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:

@@ -404,10 +404,8 @@ class _Run:
         self.lines = 0
         in_output = None
         if append and self.prev:  # dumps added now find the ranks their pids logged with before
-            ranked = _previous_events(self.output.tmp).select("host", "pid", "role", *RANKS)
-            _learn_processes(
-                ranked.filter(pl.col("tp_rank").is_not_null()).unique().collect(), self.processes
-            )
+            ranked = _previous_events(self.output.tmp).filter(pl.col("tp_rank").is_not_null())
+            _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
             in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
         # a journal and its capture: once (and not again what OUT holds, with --append)
         self.seen = (

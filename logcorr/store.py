@@ -27,14 +27,9 @@ from typing import IO
 import polars as pl
 import pyarrow.parquet as pq
 
-from logcorr import schema
 from logcorr.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
-# The tables an ingest writes (DESIGN.md "Tables"; ``ingest.table_schemas()`` gives their columns, and a
-# test keeps the two equal). Only folders of OUT with these names become views: a folder name is data
-# (copied in from another host's output), never SQL.
-TABLES = tuple(schema.TABLES)  # the folders of OUT that are tables: the contract's, no other
 
 
 def glob_escape(path: str | Path) -> str:

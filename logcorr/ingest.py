@@ -130,10 +130,10 @@ class _Enricher:
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
             pl.coalesce("pid", "header_pid").alias("pid"),
-            pl.lit(None, pl.String).alias("role"),
+            pl.lit("unknown").alias("role"),  # classify's view; the role is worked out below
         ).drop("header_pid")
         self.next_id += df.height
-        parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))
+        parsed = sglang.classify(df)
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
         # systemd's message about a unit names it: a text capture's record has only the syslog ident
         lifecycle = parsed["kind"] == "lifecycle"

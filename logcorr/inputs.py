@@ -130,7 +130,7 @@ class SeenEntries:
         window: tuple[datetime | None, datetime | None] | None = None,
     ) -> None:
         self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
-        self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
+        self.texts: dict[str, np.ndarray] = {}  # input → sorted hashes of its messages
         self.in_output = in_output
         self.window = window
         self._output_keys: np.ndarray | None = None
@@ -141,9 +141,8 @@ class SeenEntries:
         """``chunks`` (record frames of one input); for a journald format (``journald``: journal,
         export, json) without the entries an earlier journald input gave. Notes on ``report`` say
         how many were skipped, and how many of its lines have the text of another input's lines."""
-        earlier = {src: done for src, (_, done) in self.texts.items()}
         entries, texts = [], []
-        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
+        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(self.texts, 0)
         try:
             for recs in chunks:
                 seen = np.zeros(recs.height, dtype=bool)
@@ -157,7 +156,7 @@ class SeenEntries:
                         seen |= found
                     entries.append(keys[timed & ~seen])
                 text = recs["message"].hash().to_numpy()[~seen]
-                for source, done in earlier.items():
+                for source, done in self.texts.items():
                     same_text[source] += int(_in_sorted(text, done).sum())
                 texts.append(text)
                 yield recs.filter(pl.Series(~seen)) if seen.any() else recs
@@ -166,7 +165,7 @@ class SeenEntries:
                 chunks.close()  # a refusal stops the reader (and journalctl) now, not at exit
         if journald:
             self.entries[report.source] = _sorted(entries)
-        self.texts[report.source] = (journald, _sorted(texts))
+        self.texts[report.source] = _sorted(texts)
         for source, n in dropped.items():
             if n:
                 report.notes.append(

@@ -25,7 +25,7 @@ import polars as pl
 from logcorr import containers
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
-from logcorr.schema import UTC_US
+from logcorr.schema import UTC_US, conform
 
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
@@ -253,22 +253,16 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         pl.coalesce(pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
-    return frame.with_row_index("n", offset=first).select(
-        pl.col("ts"),
-        pl.lit(None, pl.String).alias("host"),
-        pl.lit(None, pl.String).alias("boot_id"),
+    frame = frame.with_row_index("n", offset=first).with_columns(
         pl.col("svc").alias("unit"),
-        pl.col("pid"),
         pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
         pl.concat_str([pl.lit(source), pl.col("svc"), pl.col("pid")], separator="|", ignore_nulls=True).alias(
             "stream"
         ),
-        pl.lit(None, pl.String).alias("cmdline"),
-        pl.lit(None, pl.String).alias("comm"),
-        pl.lit(None, pl.String).alias("entry_error"),
     )
+    return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
 
 
 def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:

@@ -477,10 +477,7 @@ class _Run:
             parsed = threads.ahead(
                 _read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read"
             )
-            records = _records(parsed, Rejoiner(join_all=forced is not None), self.enrich, report, forced)
-            built = _tables(
-                threads.ahead(records), self.window, self.processes, self.captured_at, self.config_seen
-            )
+            built = self._tables(threads.ahead(self._records(parsed, report, forced)))
             for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                 self._write(report, ev, tables, unknown_in_dumps)
                 if progress and report.bytes > 64 << 20:
@@ -493,6 +490,44 @@ class _Run:
         if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
             self.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
         self._notes(report, forced)
+
+    def _records(self, chunks: Generator, report: SourceReport, forced: str | None) -> Generator:
+        """Re-joined, classified records of one input's chunks (one frame per chunk)."""
+        rejoin = Rejoiner(join_all=forced is not None)
+
+        def joined():
+            for chunk in chunks:
+                yield rejoin.feed(chunk)
+            yield rejoin.finish()
+
+        try:
+            for recs in joined():
+                if recs.height:
+                    yield self.enrich(recs, getattr(report, "unit_roles", {}), forced)
+        finally:
+            chunks.close()  # stops the reading stage (and journalctl) when this one stops early
+
+    def _tables(self, classified: Generator) -> Generator:
+        """Per chunk of events: the chunk (narrowed to the window, dumps' own rows filled in), its rows
+        of every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown
+        shape. Keeps the chunk's ``config.observations`` (the ``config`` table is one row per process
+        across chunks, written at the end)."""
+        window, captured_at = self.window, self.captured_at
+        try:
+            for chunk in classified:
+                # a record without a time cannot be outside
+                ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
+                if window and captured_at is not None and not _inside(captured_at, window):
+                    # a bare dump's time is --captured-at: outside the window, it is left out too
+                    ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
+                _learn_processes(ev, self.processes)
+                ev, tables, unknown_in_dumps = _stacks(ev, self.processes, captured_at)
+                for name, build in TABLE_BUILDERS.items():
+                    tables[name] = [build(ev)]
+                self.config_seen.append(_compact(config.observations(ev)))
+                yield ev, tables, unknown_in_dumps
+        finally:
+            classified.close()  # stops the stage before (and journalctl) when this one stops early
 
     def _open(self, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
         """The input's ``SourceReport`` with its format found, or None when there is nothing to read
@@ -665,44 +700,6 @@ def _compact(df: pl.DataFrame) -> pl.DataFrame:
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     since, until = window
     return (since is None or when >= since) and (until is None or when <= until)
-
-
-def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):
-    """Re-joined, classified records of one input's chunks (one frame per chunk)."""
-
-    def joined():
-        for chunk in chunks:
-            yield rejoin.feed(chunk)
-        yield rejoin.finish()
-
-    try:
-        for recs in joined():
-            if recs.height:
-                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
-    finally:
-        chunks.close()  # stops the reading stage (and journalctl) when this one stops early
-
-
-def _tables(classified: Generator, window, processes: dict, captured_at: datetime | None, config_seen: list):
-    """Per chunk of events: the chunk (narrowed to ``window``, dumps' own rows filled in), its rows of
-    every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape.
-    Appends the chunk's ``config.observations`` to ``config_seen`` (the ``config`` table is one row per
-    process across chunks, written at the end)."""
-    try:
-        for chunk in classified:
-            # a record without a time cannot be outside
-            ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
-            if window and captured_at is not None and not _inside(captured_at, window):
-                # a bare dump's time is --captured-at: outside the window, it is left out too
-                ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
-            _learn_processes(ev, processes)
-            ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
-            for name, build in TABLE_BUILDERS.items():
-                tables[name] = [build(ev)]
-            config_seen.append(_compact(config.observations(ev)))
-            yield ev, tables, unknown_in_dumps
-    finally:
-        classified.close()  # stops the stage before (and journalctl) when this one stops early
 
 
 def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:

@@ -76,10 +76,14 @@ def _skipped_note(skipped: dict[str, int]) -> str:
     return f"units skipped: {listed} (use --unit or --all-units to read them)"
 
 
-def _count_skipped(recs: pl.DataFrame, keep: pl.Expr, skipped: dict[str, int]) -> None:
+def _kept(recs: pl.DataFrame, units: Iterable[str], skipped: dict[str, int]) -> pl.DataFrame:
+    """The records of ``units`` (``of_units``) and those that could not be read whole (their unit is
+    unknown); the others counted per unit in ``skipped``."""
+    keep = of_units(units) | pl.col("entry_error").is_not_null()
     for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
         name = unit or "(no unit)"
         skipped[name] = skipped.get(name, 0) + n
+    return recs.filter(keep)
 
 
 def _chosen_note(roles: dict[str, str]) -> str:
@@ -172,18 +176,13 @@ class CaptureUnits:
     def _filter(self, recs: pl.DataFrame) -> pl.DataFrame:
         if self.keep_all or recs.height == 0:
             return recs
-        if self.opts.units:
-            keep = of_units(self.opts.units)
-        else:
+        if not self.opts.units:
             self._learn(recs)
             if self.keep_all is None:  # the first chunk decides: does anything look like SGLang?
                 self.keep_all = not self.roles
                 if self.keep_all:
                     return recs
-            keep = of_units(self.roles)
-        keep = keep | pl.col("entry_error").is_not_null()  # a broken line's unit is unknown: kept
-        _count_skipped(recs, keep, self.skipped)
-        return recs.filter(keep)
+        return _kept(recs, self.opts.units or self.roles, self.skipped)
 
     def _learn(self, recs: pl.DataFrame) -> None:
         sglang = "(?i)" + SGLANG_PROCESS.pattern
@@ -313,16 +312,11 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
         got, skipped = 0, {}
-        keep = of_units(units) | pl.col("entry_error").is_not_null()
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in _export_chunks(blocks, report.source, report):
                 got += df.height
-                if units and not match:
-                    _count_skipped(df, keep, skipped)
-                    yield df.filter(keep)
-                else:
-                    yield df
+                yield _kept(df, units, skipped) if units and not match else df
         finally:
             if proc.poll() is None:
                 proc.kill()

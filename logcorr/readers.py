@@ -30,9 +30,7 @@ from logcorr.schema import UTC_US, conform
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
 LINE_PIECE = "a line over {mib} MiB, kept in pieces: this is one"
-JOURNAL_MAGIC = b"LPKSHHRH"
-XZ_MAGIC = b"\xfd7zXZ\x00"
-GZIP_MAGIC = b"\x1f\x8b"
+MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 
 
 class InputError(Exception):
@@ -85,12 +83,8 @@ def sniff_bytes(head: bytes) -> str:
     head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
     if not head.strip():
         return "empty"
-    if head.startswith(JOURNAL_MAGIC):
-        return "journal"
-    if head.startswith(XZ_MAGIC):
-        return "xz"
-    if head.startswith(GZIP_MAGIC):
-        return "gz"
+    if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
+        return fmt
     text = head.decode("utf-8", errors="replace")
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
     if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):

@@ -200,18 +200,6 @@ class CaptureUnits:
                 self.roles[unit] = role
 
 
-def journalctl_time(text: str, widen: timedelta = timedelta(0)) -> str:
-    """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
-    meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
-    would read it in the machine's local zone), moved by ``widen``; anything else (``yesterday``,
-    ``-1h``) is passed as journalctl's own syntax (systemd.time(7))."""
-    t = iso_utc(text)
-    if t is None:
-        return text
-    t += widen
-    return t.strftime("%Y-%m-%d %H:%M:%S.%f UTC" if t.microsecond else "%Y-%m-%d %H:%M:%S UTC")
-
-
 def iso_utc(text: str) -> datetime | None:
     """An ISO 8601 time as an aware UTC datetime (no offset: UTC), or None when it is not one."""
     try:
@@ -222,18 +210,22 @@ def iso_utc(text: str) -> datetime | None:
 
 
 def journalctl_window(since: str | None, until: str | None) -> list[str]:
-    """``--since/--until`` arguments for journalctl. When both given times are ISO times, the window
-    is widened by ``WINDOW_MARGIN`` on each side: journalctl cuts between entries, so a traceback or
-    dump that began just before ``--since`` would lose its first lines and one running past
-    ``--until`` its last; ingest keeps the records whose first line is inside the window, as for
-    every other input. journalctl's own forms are passed as they are (and cut as journalctl cuts)."""
-    given = [(flag, text) for flag, text in (("--since", since), ("--until", until)) if text]
-    margin = WINDOW_MARGIN if all(iso_utc(text) for _, text in given) else timedelta(0)
-    return [
-        arg
-        for flag, text in given
-        for arg in (flag, journalctl_time(text, margin if flag == "--until" else -margin))
-    ]
+    """``--since/--until`` arguments for journalctl. An ISO time (``2025-10-29 21:30``, offset
+    optional) is meant as UTC, like for every other input, so it is passed with an explicit ``UTC``
+    (journalctl would read it in the machine's local zone); anything else (``yesterday``, ``-1h``)
+    is passed as journalctl's own syntax (systemd.time(7)), and cut as journalctl cuts. When both
+    given times are ISO times, the window is widened by ``WINDOW_MARGIN`` on each side: journalctl
+    cuts between entries, so a traceback or dump that began just before ``--since`` would lose its
+    first lines and one running past ``--until`` its last; ingest keeps the records whose first line
+    is inside the window, as for every other input."""
+    given = [(flag, text, iso_utc(text)) for flag, text in (("--since", since), ("--until", until)) if text]
+    margin = WINDOW_MARGIN if all(t for _, _, t in given) else timedelta(0)
+    args = []
+    for flag, text, t in given:
+        moved = t and t + (margin if flag == "--until" else -margin)
+        form = "%Y-%m-%d %H:%M:%S.%f UTC" if moved and moved.microsecond else "%Y-%m-%d %H:%M:%S UTC"
+        args += [flag, moved.strftime(form) if moved else text]
+    return args
 
 
 def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:

@@ -29,7 +29,7 @@ from logcorr.schema import UTC_US, conform
 
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
-LINE_PIECE = "a line over {mib} MiB, kept in pieces: this is one"
+LINE_PIECE = f"a line over {MAX_LINE_BYTES >> 20} MiB, kept in pieces: this is one"  # its entry_error
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 
 
@@ -114,16 +114,15 @@ def _char_boundary(data: bytes, at: int) -> int:
     return at or len(data)
 
 
-def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int, bool]]:
+def _lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
     """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
     byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
     pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory."""
-    line_no = first_line
+    line_no = 1
     with open(path, "rb") as f:
-        rest = f.read(3)
-        rest = rest.removeprefix(b"\xef\xbb\xbf")
+        rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
         while True:
             block = f.read(CHUNK_BYTES)
             data = rest + block
@@ -160,8 +159,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    compose = None
-    pieces = 0
+    compose, pieces = None, 0
     for lines, first, piece in _lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
@@ -169,9 +167,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
         records = text_records(lines, fmt, report.source, first, compose=bool(compose))
         if piece:
             pieces += 1
-            records = records.with_columns(
-                pl.lit(LINE_PIECE.format(mib=MAX_LINE_BYTES >> 20)).alias("entry_error")
-            )
+            records = records.with_columns(pl.lit(LINE_PIECE).alias("entry_error"))
         yield records
     if pieces:
         report.notes.append(

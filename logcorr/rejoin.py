@@ -25,6 +25,7 @@ import polars as pl
 
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import CONTINUATION, SGLANG_START, is_record_start
+from logcorr.readers import LINE_PIECE
 
 SETTLE_US = 5_000_000
 
@@ -80,7 +81,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     # SGLang's own header, which most lines of an engine's journal carry, opens a record: the full
     # rule (every header family, known bodies, continuation shapes) runs on the others only
     header = message.str.contains(SGLANG_START).fill_null(False)
-    piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
+    piece = df["entry_error"].str.starts_with(LINE_PIECE).fill_null(False)
     slow = (~header).arg_true()
     if slow.len() == 0:
         return header | piece

@@ -219,7 +219,14 @@ class Output:
         self._lock.__enter__()
         try:
             _remove_stale(out)
-            self._check(out)
+            if out.exists() and not out.is_dir():
+                raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
+            if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
+                raise OutputError(
+                    f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
+                )
+            if not os.access(out.parent, os.W_OK):
+                raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
             if append and out.exists():
                 # Parquet parts are never modified once written: hard links cost nothing. The manifest is
                 # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
@@ -239,17 +246,6 @@ class Output:
             self.abort()
             raise
         self.part = self._next_part()
-
-    @staticmethod
-    def _check(out: Path) -> None:
-        if out.exists() and not out.is_dir():
-            raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
-        if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
-            raise OutputError(
-                f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
-            )
-        if not os.access(out.parent, os.W_OK):
-            raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
 
     def _part_path(self, table: str) -> Path:
         return self.tmp / table / self.partition / f"part-{self.part}{self.run}.parquet"
@@ -308,12 +304,11 @@ class Output:
         Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
         and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``, or for a first OUT one
         whose views read the new folder by its temporary name, made by ``provisional(tmp)``) before OUT
-        becomes a
-        link to it, in one atomic exchange that sets the old folder aside; ``derive`` then writes the
-        new DuckDB file through that link, and a second exchange makes OUT the folder itself. When
-        anything fails before that (disk full while the DuckDB file is written, an interrupt), the
-        old OUT is put back as it was and the error raised. A run killed half way is finished or
-        undone by the next one (``_remove_stale``)."""
+        becomes a link to it, in one atomic exchange that sets the old folder aside; ``derive`` then
+        writes the new DuckDB file through that link, and a second exchange makes OUT the folder
+        itself. When anything fails before that (disk full while the DuckDB file is written, an
+        interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
+        finished or undone by the next one (``_remove_stale``)."""
         for table, columns in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
                 self._part_path(table).parent.mkdir(parents=True, exist_ok=True)

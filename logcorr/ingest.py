@@ -383,20 +383,37 @@ class _Run:
     def __init__(
         self, paths: Iterable[Path], out: Path, opts: ReadOptions, *, append: bool, captured_at, origin
     ) -> None:
-        self.out, self.opts, self.append = out, opts, append
+        self.out, self.opts = out, opts
         self.captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
         self.started = time.monotonic()
         self.reports: list[SourceReport] = []
         self.inputs, self.repeats = self._find_inputs(paths)
         self.window = self._window()
+        since, until = self.window or (None, None)
+        at = self.captured_at  # a bare dump's time: when it is outside --since/--until, so are the dumps
+        self.dumps_outside = at is not None and not (since or at) <= at <= (until or at)
         self.origin = origin or _origin(self.inputs, out, append)
-        self.selection = _selection(opts)
+        # what of an input was read: the same path read with other units or times is another input
+        self.selection = (
+            f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
+        )
         self.identities = {p: input_files.identity(p) for p, fmt in self.inputs if fmt != "skipped"}
-        run_tag = _run_tag(self.origin, self.selection, self.identities)
+        # 8 hex digits naming what this ingest read: the part-<n>-<tag>.parquet of two outputs differ
+        # unless they read the same data
+        idents = sorted(json.dumps(i, sort_keys=True) for i in self.identities.values())
+        run_tag = hashlib.sha256(json.dumps([self.origin, self.selection, idents]).encode()).hexdigest()[:8]
         self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
         self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
         self.prev = self.output.previous_manifest()
-        self._refuse_inputs_out_has()
+        if append and self.prev and (again := _already_in(self.prev, self.identities, self.selection)):
+            self.output.abort()
+            raise OptionError(
+                f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
+                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
+            )
+        if self.prev:
+            next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
+            self.enrich.next_id = max(self.enrich.next_id, next_id)
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
@@ -448,20 +465,6 @@ class _Run:
             )
         return window
 
-    def _refuse_inputs_out_has(self) -> None:
-        if self.append and self.prev:
-            again = _already_in(self.prev, self.identities, self.selection)
-            if again:
-                self.output.abort()
-                raise OptionError(
-                    f"{', '.join(again)}: already in {self.out} (the same file or folder, by its identity or "
-                    "content, whatever path names it); --append would count it twice (drop --append to replace OUT)"
-                )
-        if self.prev:
-            self.enrich.next_id = max(
-                self.enrich.next_id, int(self.prev.get("next_event_id", {}).get(self.origin, 0))
-            )
-
     def read(
         self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
     ) -> None:
@@ -512,16 +515,15 @@ class _Run:
         of every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown
         shape. Keeps the chunk's ``config.observations`` (the ``config`` table is one row per process
         across chunks, written at the end)."""
-        window, captured_at = self.window, self.captured_at
+        window = self.window
         try:
             for chunk in classified:
                 # a record without a time cannot be outside
                 ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
-                if window and captured_at is not None and not _inside(captured_at, window):
-                    # a bare dump's time is --captured-at: outside the window, it is left out too
+                if self.dumps_outside:
                     ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
                 _learn_processes(ev, self.processes)
-                ev, tables, unknown_in_dumps = _stacks(ev, self.processes, captured_at)
+                ev, tables, unknown_in_dumps = _stacks(ev, self.processes, self.captured_at)
                 for name, build in TABLE_BUILDERS.items():
                     tables[name] = [build(ev)]
                 self.config_seen.append(_compact(config.observations(ev)))
@@ -588,10 +590,9 @@ class _Run:
 
     def _notes(self, report: SourceReport, forced: str | None) -> None:
         """What to know about how one input was read."""
-        window, captured_at = self.window, self.captured_at
-        if forced and not report.records and window and captured_at and not _inside(captured_at, window):
+        if forced and not report.records and self.dumps_outside:
             report.notes.append(
-                f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
+                f"left out: --captured-at {self.captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
             )
         if report.zoneless:
             report.notes.append(
@@ -697,11 +698,6 @@ def _compact(df: pl.DataFrame) -> pl.DataFrame:
     return pl.from_arrow(df.to_arrow(compat_level=pl.CompatLevel.oldest()))  # type: ignore[return-value]
 
 
-def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
-    since, until = window
-    return (since is None or when >= since) and (until is None or when <= until)
-
-
 def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
     """Remember the role and ranks each (host, pid) logged with, for dumps of that pid that carry no
     rank of their own (a bare py-spy file). Also keyed by (None, pid) when the pid is unambiguous, for
@@ -719,11 +715,6 @@ def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
     values = {c: [getattr(r, c) for r in reports] for c in columns}
     texts = {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
     return conform(pl.DataFrame(values | texts, strict=False), SOURCES)
-
-
-def _selection(opts: ReadOptions) -> str:
-    """What of an input was read: the same path read with other units or times is another input."""
-    return f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
 
 
 def _previous_events(folder: Path) -> pl.LazyFrame:
@@ -758,13 +749,6 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
                 return str(prev["origin"])
     names = "\n".join(sorted(p.name for p, _ in inputs))
     return f"logs-{hashlib.sha256(names.encode()).hexdigest()[:8]}"
-
-
-def _run_tag(origin: str, selection: str, identities: dict[Path, dict]) -> str:
-    """8 hex digits naming what one ingest read (origin, selection, each input's identity): the
-    ``part-<n>-<tag>.parquet`` of two outputs differ unless they read the same data."""
-    text = json.dumps([origin, selection, sorted(json.dumps(i, sort_keys=True) for i in identities.values())])
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> list[str]:

@@ -11,7 +11,7 @@ import json
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -276,31 +276,6 @@ def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
     )
 
 
-def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path, seen):
-    """Record chunks of one input; journald's formats without the entries an earlier input gave
-    (``seen``, a ``input_files.SeenEntries``, or None when there is only one input)."""
-    if fmt in ("xz", "gz"):
-        unpacked, damaged = input_files.unpack(path, scratch, fmt)
-        inner = readers.sniff(unpacked)
-        report.notes.append(f"unpacked {fmt}: {inner}")
-        if damaged:
-            report.errors.append(damaged)
-        return _read(unpacked, inner, opts, report, scratch, seen)
-    if fmt in ("journal-dir", "journal"):
-        chunks = journal.read_journal(path, opts, report)
-    elif fmt == "export":
-        chunks = journal.CaptureUnits(opts).read(readers.read_export_file(path, report), report)
-    elif fmt == "json":
-        chunks = journal.CaptureUnits(opts).read(readers.read_text(path, fmt, report), report)
-    elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
-        chunks = containers.read(path, fmt, opts, report)
-    else:
-        chunks = readers.read_text(path, fmt, report)
-    if seen is None or fmt in ("pyspy", "pyspy-json"):
-        return chunks
-    return seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
-
-
 def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
     """The inputs in reading order: journals first (the fullest record of a host: a capture given
     with its journal then adds only the entries the journal lacks, and a traceback or dump the two
@@ -477,9 +452,7 @@ class _Run:
         try:
             # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
             # classifying; building the tables; writing them (here).
-            parsed = threads.ahead(
-                _read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read"
-            )
+            parsed = threads.ahead(self._read(path, fmt, report, scratch), name="logcorr-read")
             built = self._tables(threads.ahead(self._records(parsed, report, forced)))
             for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                 self._write(report, ev, tables, unknown_in_dumps)
@@ -493,6 +466,30 @@ class _Run:
         if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
             self.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
         self._notes(report, forced)
+
+    def _read(self, path: Path, fmt: str, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:
+        """Record chunks of one input; journald's formats without the entries an earlier input gave
+        (``self.seen``, None when there is only one input)."""
+        if fmt in ("xz", "gz"):
+            unpacked, damaged = input_files.unpack(path, scratch, fmt)
+            inner = readers.sniff(unpacked)
+            report.notes.append(f"unpacked {fmt}: {inner}")
+            if damaged:
+                report.errors.append(damaged)
+            return self._read(unpacked, inner, report, scratch)
+        if fmt in ("journal-dir", "journal"):
+            chunks = journal.read_journal(path, self.opts, report)
+        elif fmt == "export":
+            chunks = journal.CaptureUnits(self.opts).read(readers.read_export_file(path, report), report)
+        elif fmt == "json":
+            chunks = journal.CaptureUnits(self.opts).read(readers.read_text(path, fmt, report), report)
+        elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
+            chunks = containers.read(path, fmt, self.opts, report)
+        else:
+            chunks = readers.read_text(path, fmt, report)
+        if self.seen is None or fmt in ("pyspy", "pyspy-json"):
+            return chunks
+        return self.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
 
     def _records(self, chunks: Generator, report: SourceReport, forced: str | None) -> Generator:
         """Re-joined, classified records of one input's chunks (one frame per chunk)."""
@@ -579,8 +576,8 @@ class _Run:
         errs = ev.filter(
             pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(readers.LINE_PIECE)
         )  # pieces of an over-long line are said once, in the input's notes
-        for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
-            report.errors.append(f"{report.source} at {pos}: {err}")
+        shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
+        report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]
         if errs.height > 5:
             report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
         span = [t for t in (report.first_ts, report.last_ts, ev["ts"].min(), ev["ts"].max()) if t is not None]

@@ -195,13 +195,13 @@ class Output:
         out: Path,
         schemas: dict[str, dict],
         *,
-        origin: str | None = None,
+        origin: str = "unknown",
         append: bool = False,
         run: str = "",
     ) -> None:
         self.out = out
         self.schemas = schemas
-        self.partition = f"origin={safe_name(origin or 'unknown')}"
+        self.partition = f"origin={safe_name(origin)}"
         self.run = f"-{safe_name(run)}" if run else ""
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}

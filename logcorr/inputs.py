@@ -149,7 +149,7 @@ class SeenEntries:
                 if journald:
                     timed = recs["ts"].is_not_null().to_numpy()
                     keys = recs.select(ENTRY_KEY).to_series().to_numpy()
-                    self._refuse_if_in_output(keys[timed & self._in_window(recs)], report)
+                    self._refuse_if_in_output(recs, keys[timed], report)
                     for source, done in self.entries.items():
                         found = timed & ~seen & _in_sorted(keys, done)
                         dropped[source] += int(found.sum())
@@ -179,16 +179,15 @@ class SeenEntries:
                     "give one of the two"
                 )
 
-    def _in_window(self, recs: pl.DataFrame) -> np.ndarray:
-        """Entries inside ``--since/--until``: journalctl reads a minute wider, and those extra
-        entries (cut later, per record) may be what OUT already holds from the window before."""
-        if not self.window:
-            return np.ones(recs.height, dtype=bool)
-        return recs.select(in_window(self.window).fill_null(False)).to_series().to_numpy()
-
-    def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
+    def _refuse_if_in_output(self, recs: pl.DataFrame, keys: np.ndarray, report: SourceReport) -> None:
+        """Raise ``AlreadyIngested`` when OUT holds any of ``keys`` (of the timed ``recs``) inside
+        ``--since/--until``: journalctl reads a minute wider, and those extra entries (cut later, per
+        record) may be what OUT already holds from the window before."""
         if self.in_output is None:
             return
+        if self.window:
+            timed = recs.filter(pl.col("ts").is_not_null())
+            keys = keys[timed.select(in_window(self.window).fill_null(False)).to_series().to_numpy()]
         out, load = self.in_output
         if self._output_keys is None:
             self._output_keys = load()
@@ -301,17 +300,6 @@ _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9
 HEAD_BYTES = 1 << 16
 
 
-def _head(path: Path, fmt: str) -> bytes:
-    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
-    with open(path, "rb") as f:
-        if fmt not in ("xz", "gz"):
-            return f.read(HEAD_BYTES)
-        try:
-            return _DECOMPRESSOR[fmt]().decompress(f.read(HEAD_BYTES), HEAD_BYTES)
-        except (lzma.LZMAError, zlib.error):
-            return b""
-
-
 def hosts_in(path: Path, fmt: str) -> set[str]:
     """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
     journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
@@ -324,8 +312,11 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
         if not path.is_file():  # a pipe is read once, by the ingest
             return set()
         fmt = sniff(path) if fmt == "?" else fmt
-        head = _head(path, fmt)
-    except (OSError, InputError, subprocess.SubprocessError):
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+        if fmt in _DECOMPRESSOR:  # the first HEAD_BYTES of what it unpacks to
+            head = _DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES)
+    except (OSError, InputError, subprocess.SubprocessError, lzma.LZMAError, zlib.error):
         return set()
     if fmt == "short":
         short = re.compile(journald.SHORT_LINE)

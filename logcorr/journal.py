@@ -70,10 +70,12 @@ def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str]
     return "unknown" if SGLANG_PROCESS.search(process_text("_COMM")) else None
 
 
-def _skipped_note(skipped: dict[str, int]) -> str:
-    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``."""
-    listed = ", ".join(f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items()))
-    return f"units skipped: {listed} (use --unit or --all-units to read them)"
+def _skipped_note(skipped: dict[str, int] | list[str]) -> str:
+    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``; a list
+    of units names them without counts (journalctl left their entries out)."""
+    if isinstance(skipped, dict):
+        skipped = [f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items())]
+    return f"units skipped: {', '.join(skipped)} (use --unit or --all-units to read them)"
 
 
 def _kept(recs: pl.DataFrame, units: Iterable[str], skipped: dict[str, int]) -> pl.DataFrame:
@@ -319,13 +321,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
                 stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
-    if units and not match:  # read straight through: the entries skipped are known and counted
-        if skipped:
-            report.notes.append(_skipped_note(skipped))
-    elif skipped_units:
-        report.notes.append(
-            "units skipped: " + ", ".join(skipped_units) + " (use --unit or --all-units to read them)"
-        )
+    # read straight through, the entries skipped are known and counted
+    if not_read := skipped if units and not match else skipped_units:
+        report.notes.append(_skipped_note(not_read))
     report.errors += [f"journalctl: {line}" for line in stderr.splitlines()]
     if got == 0:
         report.errors.append(

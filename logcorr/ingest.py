@@ -198,15 +198,12 @@ class _Enricher:
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
-    """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory.
-
-    The same reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file
-    holding ``text``, without writing tables: the ``events`` columns (``event_id`` from 0, ``ts`` the
-    printed time read as UTC, ``role`` from content) plus ``header`` and ``body`` (the header split
-    of ``parsers.prefix.split_prefix``), one row per logical record. A text ``readers.sniff_bytes``
-    calls a bare py-spy dump is one ``pyspy`` record, as at ingest (its stacks are parsed at ingest).
-    Never raises on any text.
-    """
+    """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory: the same
+    reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
+    without writing tables. Returns the ``events`` columns (``event_id`` from 0, ``ts`` the printed
+    time read as UTC, ``role`` from content) plus ``header`` and ``body`` (``parsers.prefix.split_prefix``),
+    one row per logical record; a bare py-spy dump (``readers.sniff_bytes``) is one ``pyspy`` record,
+    as at ingest (its stacks are parsed at ingest). Never raises on any text."""
     data = text.encode("utf-8", errors="replace")
     fmt = readers.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
@@ -362,7 +359,13 @@ class _Run:
         self.captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
         self.started = time.monotonic()
         self.reports: list[SourceReport] = []
-        self.inputs, self.repeats = self._find_inputs(paths)
+        inputs: list[tuple[Path, str]] = []
+        for given in map(Path, paths):
+            try:
+                inputs += input_files.discover(given, opts)
+            except InputError as e:
+                self.reports.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
+        self.inputs, self.repeats = _read_order(inputs)
         self.window = self._window()
         since, until = self.window or (None, None)
         at = self.captured_at  # a bare dump's time: when it is outside --since/--until, so are the dumps
@@ -379,23 +382,23 @@ class _Run:
         run_tag = hashlib.sha256(json.dumps([self.origin, self.selection, idents]).encode()).hexdigest()[:8]
         self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
         self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
-        self.prev = self.output.previous_manifest()
-        if append and self.prev and (again := _already_in(self.prev, self.identities, self.selection)):
-            self.output.abort()
-            raise OptionError(
-                f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
-                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
-            )
-        if self.prev:
-            next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
-            self.enrich.next_id = max(self.enrich.next_id, next_id)
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
+        self.prev = self.output.previous_manifest()  # only with --append: the OUT added to
         in_output = None
-        if append and self.prev:  # dumps added now find the ranks their pids logged with before
+        if self.prev:
+            if again := _already_in(self.prev, self.identities, self.selection):
+                self.output.abort()
+                raise OptionError(
+                    f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
+                    "whatever path names it); --append would count it twice (drop --append to replace OUT)"
+                )
+            next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
+            self.enrich.next_id = max(self.enrich.next_id, next_id)
+            # dumps added now find the ranks their pids logged with before
             ranked = _previous_events(self.output.tmp).filter(pl.col("tp_rank").is_not_null())
             _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
             in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
@@ -403,16 +406,6 @@ class _Run:
         self.seen = (
             input_files.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
         )
-
-    def _find_inputs(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
-        inputs: list[tuple[Path, str]] = []
-        for given in paths:
-            p = Path(given)
-            try:
-                inputs += input_files.discover(p, self.opts)
-            except InputError as e:
-                self.reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
-        return _read_order(inputs)
 
     def _window(self) -> tuple[datetime | None, datetime | None] | None:
         """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for

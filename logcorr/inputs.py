@@ -300,6 +300,16 @@ _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9
 HEAD_BYTES = 1 << 16
 
 
+def _head(path: Path, fmt: str) -> bytes:
+    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+    try:
+        return _DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES) if fmt in _DECOMPRESSOR else head
+    except (lzma.LZMAError, zlib.error):
+        return b""
+
+
 def hosts_in(path: Path, fmt: str) -> set[str]:
     """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
     journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
@@ -312,11 +322,8 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
         if not path.is_file():  # a pipe is read once, by the ingest
             return set()
         fmt = sniff(path) if fmt == "?" else fmt
-        with open(path, "rb") as f:
-            head = f.read(HEAD_BYTES)
-        if fmt in _DECOMPRESSOR:  # the first HEAD_BYTES of what it unpacks to
-            head = _DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES)
-    except (OSError, InputError, subprocess.SubprocessError, lzma.LZMAError, zlib.error):
+        head = _head(path, fmt)
+    except (OSError, InputError, subprocess.SubprocessError):
         return set()
     if fmt == "short":
         short = re.compile(journald.SHORT_LINE)

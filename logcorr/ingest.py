@@ -27,7 +27,7 @@ from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang,
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
-from logcorr.schema import EVENTS, RANKS, SOURCES, TABLES, UTC_US, conform
+from logcorr.schema import EVENTS, RANKS, TABLES, UTC_US
 from logcorr.store import Output
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
@@ -79,22 +79,17 @@ def first_event_id(origin: str) -> int:
     return (zlib.crc32(origin.encode()) & 0x1FFF) << 40
 
 
-def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
-    """A record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
-    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``)."""
+def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
+    """Each record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
+    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``). Worked out once per
+    distinct (unit, cmdline): a chunk holds a handful of them and a million rows."""
     unit = pl.col("unit").fill_null("")
     by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
-    return pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
-
-
-def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
-    """``_role_expr`` per row of ``recs``, worked out once per distinct (unit, cmdline): a chunk holds a
-    handful of them and a million rows."""
+    role = pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
     keys = recs.select("unit", "cmdline")
-    distinct = keys.unique().with_columns(_role_expr(unit_roles).alias("role"))
-    return keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")[
-        "role"
-    ]
+    distinct = keys.unique().with_columns(role.alias("role"))
+    joined = keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")
+    return joined["role"]
 
 
 class _Enricher:
@@ -613,7 +608,10 @@ class _Run:
         output.write("aborts", sglang.rooms_of_aborts(self.held["aborts"], rooms))
         output.write("processes", process_rows.from_events(output.finish("events")))
         output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
-        output.write("sources", _sources_frame(reports))
+        columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
+        sources = {c: [getattr(r, c) for r in reports] for c in columns}
+        sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+        output.write("sources", pl.DataFrame(sources, strict=False))
         output.write("config", config.rows(self.config_seen))
         span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
         first, last = min(span, default=None), max(span, default=None)
@@ -698,13 +696,6 @@ def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
         if processes.setdefault((row["host"], row["pid"]), info) is info:
             other = processes.get((None, row["pid"]))
             processes[(None, row["pid"])] = info if other is None else {}  # {}: two hosts, same pid
-
-
-def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
-    columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
-    values = {c: [getattr(r, c) for r in reports] for c in columns}
-    texts = {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
-    return conform(pl.DataFrame(values | texts, strict=False), SOURCES)
 
 
 def _previous_events(folder: Path) -> pl.LazyFrame:

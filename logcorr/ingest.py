@@ -737,13 +737,11 @@ def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> lis
     or the same content digest, whatever path names them now (or the same path, for a manifest
     written before identities were kept)."""
     done = [i for i in prev.get("inputs", []) if i.get("selection", "") == selection]
-    again = []
-    for path, ident in identities.items():
-        for i in done:
-            was = i.get("identity") or {}
-            same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
-            same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
-            if same_file or same_data or (not was and i.get("source") == str(path)):
-                again.append(str(path))
-                break
-    return again
+
+    def same(path: Path, ident: dict, i: dict) -> bool:
+        was = i.get("identity") or {}
+        same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
+        same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
+        return bool(same_file or same_data or (not was and i.get("source") == str(path)))
+
+    return [str(p) for p, ident in identities.items() if any(same(p, ident, i) for i in done)]

@@ -215,8 +215,8 @@ class Output:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"{out}: cannot make its folder {out.parent}: {e.strerror or e}") from None
-        self._lock = locked(out)
-        self._lock.__enter__()
+        self._lock = contextlib.ExitStack()  # closed (once) by commit or abort
+        self._lock.enter_context(locked(out))
         try:
             _remove_stale(out)
             if out.exists() and not out.is_dir():
@@ -350,7 +350,7 @@ class Output:
         self.tmp.unlink()
         if had_old:
             shutil.rmtree(link, ignore_errors=True)
-        self._release()
+        self._lock.close()
         return self.out
 
     def abort(self) -> None:
@@ -361,9 +361,4 @@ class Output:
         self._writers.clear()
         if not self._committed and self.tmp.is_dir() and not self.tmp.is_symlink():
             shutil.rmtree(self.tmp, ignore_errors=True)
-        self._release()
-
-    def _release(self) -> None:
-        lock, self._lock = getattr(self, "_lock", None), None
-        if lock is not None:
-            lock.__exit__(None, None, None)
+        self._lock.close()

@@ -11,7 +11,7 @@ import json
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +27,7 @@ from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang,
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.readers import InputError, ReadOptions, SourceReport
 from logcorr.rejoin import Rejoiner
-from logcorr.schema import EVENTS, RANKS, SOURCES, TABLES, UTC_US, conform
+from logcorr.schema import EVENTS, RANKS, TABLES, UTC_US
 from logcorr.store import Output
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
@@ -79,22 +79,17 @@ def first_event_id(origin: str) -> int:
     return (zlib.crc32(origin.encode()) & 0x1FFF) << 40
 
 
-def _role_expr(unit_roles: dict[str, str]) -> pl.Expr:
-    """A record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
-    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``)."""
+def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
+    """Each record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
+    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``). Worked out once per
+    distinct (unit, cmdline): a chunk holds a handful of them and a million rows."""
     unit = pl.col("unit").fill_null("")
     by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
-    return pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
-
-
-def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
-    """``_role_expr`` per row of ``recs``, worked out once per distinct (unit, cmdline): a chunk holds a
-    handful of them and a million rows."""
+    role = pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
     keys = recs.select("unit", "cmdline")
-    distinct = keys.unique().with_columns(_role_expr(unit_roles).alias("role"))
-    return keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")[
-        "role"
-    ]
+    distinct = keys.unique().with_columns(role.alias("role"))
+    joined = keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")
+    return joined["role"]
 
 
 class _Enricher:
@@ -130,10 +125,10 @@ class _Enricher:
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
             pl.coalesce("pid", "header_pid").alias("pid"),
-            pl.lit(None, pl.String).alias("role"),
+            pl.lit("unknown").alias("role"),  # classify's view; the role is worked out below
         ).drop("header_pid")
         self.next_id += df.height
-        parsed = sglang.classify(df.with_columns(pl.col("role").fill_null("unknown")))
+        parsed = sglang.classify(df)
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
         # systemd's message about a unit names it: a text capture's record has only the syslog ident
         lifecycle = parsed["kind"] == "lifecycle"
@@ -198,15 +193,12 @@ class _Enricher:
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
-    """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory.
-
-    The same reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file
-    holding ``text``, without writing tables: the ``events`` columns (``event_id`` from 0, ``ts`` the
-    printed time read as UTC, ``role`` from content) plus ``header`` and ``body`` (the header split
-    of ``parsers.prefix.split_prefix``), one row per logical record. A text ``readers.sniff_bytes``
-    calls a bare py-spy dump is one ``pyspy`` record, as at ingest (its stacks are parsed at ingest).
-    Never raises on any text.
-    """
+    """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory: the same
+    reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
+    without writing tables. Returns the ``events`` columns (``event_id`` from 0, ``ts`` the printed
+    time read as UTC, ``role`` from content) plus ``header`` and ``body`` (``parsers.prefix.split_prefix``),
+    one row per logical record; a bare py-spy dump (``readers.sniff_bytes``) is one ``pyspy`` record,
+    as at ingest (its stacks are parsed at ingest). Never raises on any text."""
     data = text.encode("utf-8", errors="replace")
     fmt = readers.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
@@ -276,31 +268,6 @@ def _fill_process(df: pl.DataFrame, pid: int, known: dict) -> pl.DataFrame:
     )
 
 
-def _read(path: Path, fmt: str, opts: ReadOptions, report: SourceReport, scratch: Path, seen):
-    """Record chunks of one input; journald's formats without the entries an earlier input gave
-    (``seen``, a ``input_files.SeenEntries``, or None when there is only one input)."""
-    if fmt in ("xz", "gz"):
-        unpacked, damaged = input_files.unpack(path, scratch, fmt)
-        inner = readers.sniff(unpacked)
-        report.notes.append(f"unpacked {fmt}: {inner}")
-        if damaged:
-            report.errors.append(damaged)
-        return _read(unpacked, inner, opts, report, scratch, seen)
-    if fmt == "journal-dir" or fmt == "journal":
-        chunks = journal.read_journal(path, opts, report)
-    elif fmt == "export":
-        chunks = _selected(readers.read_export_file(path, report), journal.CaptureUnits(opts), report)
-    elif fmt == "json":
-        chunks = _selected(readers.read_text(path, fmt, report), journal.CaptureUnits(opts), report)
-    elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
-        chunks = containers.read(path, fmt, opts, report)
-    else:
-        chunks = readers.read_text(path, fmt, report)
-    if seen is None or fmt in ("pyspy", "pyspy-json"):
-        return chunks
-    return seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
-
-
 def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
     """The inputs in reading order: journals first (the fullest record of a host: a capture given
     with its journal then adds only the entries the journal lacks, and a traceback or dump the two
@@ -328,14 +295,6 @@ def _is_journal(path: Path, fmt: str) -> bool:
         return path.is_file() and readers.sniff(path) == "journal"
     except OSError:
         return False
-
-
-def _selected(chunks, units: journal.CaptureUnits, report: SourceReport):
-    """The records of a journald capture's chosen units (see ``journal.CaptureUnits``)."""
-    report.unit_roles = units.roles  # type: ignore[attr-defined]  # filled as units appear
-    for chunk in chunks:
-        yield units.filter(chunk)
-    report.notes += units.notes()
 
 
 def ingest(
@@ -391,74 +350,83 @@ class _Run:
     def __init__(
         self, paths: Iterable[Path], out: Path, opts: ReadOptions, *, append: bool, captured_at, origin
     ) -> None:
-        self.out, self.opts, self.append = out, opts, append
+        self.out, self.opts = out, opts
         self.captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
         self.started = time.monotonic()
         self.reports: list[SourceReport] = []
-        self.inputs, self.repeats = self._find_inputs(paths)
+        inputs: list[tuple[Path, str]] = []
+        for given in map(Path, paths):
+            try:
+                inputs += input_files.discover(given, opts)
+            except InputError as e:
+                self.reports.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
+        self.inputs, self.repeats = _read_order(inputs)
         self.window = self._window()
+        since, until = self.window or (None, None)
+        at = self.captured_at  # a bare dump's time: when it is outside --since/--until, so are the dumps
+        self.dumps_outside = at is not None and not (since or at) <= at <= (until or at)
         self.origin = origin or _origin(self.inputs, out, append)
-        self.selection = _selection(opts)
-        self.identities = {p: _identity(p) for p, fmt in self.inputs if fmt != "skipped"}
-        run_tag = _run_tag(self.origin, self.selection, self.identities)
+        # what of an input was read: the same path read with other units or times is another input
+        self.selection = (
+            f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
+        )
+        self.identities = {p: input_files.identity(p) for p, fmt in self.inputs if fmt != "skipped"}
+        # 8 hex digits naming what this ingest read: the part-<n>-<tag>.parquet of two outputs differ
+        # unless they read the same data
+        idents = sorted(json.dumps(i, sort_keys=True) for i in self.identities.values())
+        run_tag = hashlib.sha256(json.dumps([self.origin, self.selection, idents]).encode()).hexdigest()[:8]
         self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
         self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
-        self.prev = self.output.previous_manifest()
-        self._refuse_inputs_out_has()
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
-        self.first_ts = self.last_ts = None
+        self.prev = self.output.previous_manifest()  # only with --append: the OUT added to
         in_output = None
-        if append and self.prev:  # dumps added now find the ranks their pids logged with before
-            _learn_processes(_previous_events(self.output.tmp), self.processes)
+        if self.prev:
+            if again := _already_in(self.prev, self.identities, self.selection):
+                self.output.abort()
+                raise OptionError(
+                    f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
+                    "whatever path names it); --append would count it twice (drop --append to replace OUT)"
+                )
+            next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
+            self.enrich.next_id = max(self.enrich.next_id, next_id)
+            # dumps added now find the ranks their pids logged with before
+            ranked = _previous_events(self.output.tmp).filter(pl.col("tp_rank").is_not_null())
+            _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
             in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
         # a journal and its capture: once (and not again what OUT holds, with --append)
         self.seen = (
             input_files.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
         )
 
-    def _find_inputs(self, paths: Iterable[Path]) -> tuple[list[tuple[Path, str]], dict[Path, int]]:
-        inputs: list[tuple[Path, str]] = []
-        for given in paths:
-            p = Path(given)
-            try:
-                inputs += input_files.discover(p, self.opts)
-            except InputError as e:
-                self.reports.append(SourceReport(str(p), "missing", errors=[str(e)], unread=True))
-        return _read_order(inputs)
-
-    def _window(self):
+    def _window(self) -> tuple[datetime | None, datetime | None] | None:
+        """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
+        a journal, journalctl reads it a little wider: ``journal.journalctl_window``). ISO forms:
+        ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
+        naming the option for anything else, unless every input is a journal: journalctl also takes
+        its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
         opts = self.opts
+        if not opts.since and not opts.until:
+            return None
         others = [str(p) for p, fmt in self.inputs if fmt != "skipped" and not _is_journal(p, fmt)]
         try:
-            window = time_window(opts.since, opts.until, journals_only=not others)
+            bounds = (("--since", opts.since), ("--until", opts.until))
+            window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
         except OptionError as e:
+            if not others:
+                return None
             raise OptionError(
                 f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
                 f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
             ) from None
-        if window and window[0] and window[1] and window[1] < window[0]:
+        if window[0] and window[1] and window[1] < window[0]:
             raise OptionError(
                 f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
             )
         return window
-
-    def _refuse_inputs_out_has(self) -> None:
-        if self.append and self.prev:
-            again = _already_in(self.prev, self.identities, self.selection)
-            if again:
-                self.output.abort()
-                raise OptionError(
-                    f"{', '.join(again)}: already in {self.out} (the same file or folder, by its identity or "
-                    "content, whatever path names it); --append would count it twice (drop --append to replace OUT)"
-                )
-        if self.prev:
-            self.enrich.next_id = max(
-                self.enrich.next_id, int(self.prev.get("next_event_id", {}).get(self.origin, 0))
-            )
 
     def read(
         self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
@@ -469,17 +437,11 @@ class _Run:
             return
         path, fmt = report.path, report.format  # type: ignore[attr-defined]
         forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
-        report.first_ts = report.last_ts = None  # type: ignore[attr-defined]
         try:
             # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
             # classifying; building the tables; writing them (here).
-            parsed = threads.ahead(
-                _read(path, fmt, self.opts, report, scratch, self.seen), name="logcorr-read"
-            )
-            records = _records(parsed, Rejoiner(join_all=forced is not None), self.enrich, report, forced)
-            built = _tables(
-                threads.ahead(records), self.window, self.processes, self.captured_at, self.config_seen
-            )
+            parsed = threads.ahead(self._read(path, fmt, report, scratch), name="logcorr-read")
+            built = self._tables(threads.ahead(self._records(parsed, report, forced)))
             for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
                 self._write(report, ev, tables, unknown_in_dumps)
                 if progress and report.bytes > 64 << 20:
@@ -492,6 +454,67 @@ class _Run:
         if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
             self.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
         self._notes(report, forced)
+
+    def _read(self, path: Path, fmt: str, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:
+        """Record chunks of one input; journald's formats without the entries an earlier input gave
+        (``self.seen``, None when there is only one input)."""
+        if fmt in ("xz", "gz"):
+            unpacked, damaged = input_files.unpack(path, scratch, fmt)
+            inner = readers.sniff(unpacked)
+            report.notes.append(f"unpacked {fmt}: {inner}")
+            if damaged:
+                report.errors.append(damaged)
+            return self._read(unpacked, inner, report, scratch)
+        if fmt in ("journal-dir", "journal"):
+            chunks = journal.read_journal(path, self.opts, report)
+        elif fmt == "export":
+            chunks = journal.CaptureUnits(self.opts).read(readers.read_export_file(path, report), report)
+        elif fmt == "json":
+            chunks = journal.CaptureUnits(self.opts).read(readers.read_text(path, fmt, report), report)
+        elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
+            chunks = containers.read(path, fmt, self.opts, report)
+        else:
+            chunks = readers.read_text(path, fmt, report)
+        if self.seen is None or fmt in ("pyspy", "pyspy-json"):
+            return chunks
+        return self.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
+
+    def _records(self, chunks: Generator, report: SourceReport, forced: str | None) -> Generator:
+        """Re-joined, classified records of one input's chunks (one frame per chunk)."""
+        rejoin = Rejoiner(join_all=forced is not None)
+
+        def joined():
+            for chunk in chunks:
+                yield rejoin.feed(chunk)
+            yield rejoin.finish()
+
+        try:
+            for recs in joined():
+                if recs.height:
+                    yield self.enrich(recs, getattr(report, "unit_roles", {}), forced)
+        finally:
+            chunks.close()  # stops the reading stage (and journalctl) when this one stops early
+
+    def _tables(self, classified: Generator) -> Generator:
+        """Per chunk of events: the chunk (narrowed to the window, dumps' own rows filled in), its rows
+        of every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown
+        shape. Keeps the chunk's ``config.observations`` (the ``config`` table is one row per process
+        across chunks, written at the end)."""
+        window = self.window
+        try:
+            for chunk in classified:
+                # a record without a time cannot be outside
+                ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
+                if self.dumps_outside:
+                    ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
+                _learn_processes(ev, self.processes)
+                ev, tables, unknown_in_dumps = _stacks(ev, self.processes, self.captured_at)
+                for name, build in TABLE_BUILDERS.items():
+                    tables[name] = [build(ev)]
+                self.config_seen.append(_compact(config.observations(ev)))
+                yield ev, tables, unknown_in_dumps
+        finally:
+            classified.close()  # stops the stage before (and journalctl) when this one stops early
 
     def _open(self, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
         """The input's ``SourceReport`` with its format found, or None when there is nothing to read
@@ -539,40 +562,32 @@ class _Run:
             & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
         ).height
         errs = ev.filter(
-            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with("a line over")
+            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(readers.LINE_PIECE)
         )  # pieces of an over-long line are said once, in the input's notes
-        for pos, err in errs.select("source_pos", "entry_error").head(5).iter_rows():
-            report.errors.append(f"{report.source} at {pos}: {err}")
+        shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
+        report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]
         if errs.height > 5:
             report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
-        lo, hi = ev["ts"].min(), ev["ts"].max()
-        first, last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
-        report.first_ts = lo if first is None or (lo is not None and lo < first) else first  # type: ignore[attr-defined]
-        report.last_ts = hi if last is None or (hi is not None and hi > last) else last  # type: ignore[attr-defined]
+        span = [t for t in (report.first_ts, report.last_ts, ev["ts"].min(), ev["ts"].max()) if t is not None]
+        report.first_ts, report.last_ts = (min(span), max(span)) if span else (None, None)
         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
             self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
 
     def _notes(self, report: SourceReport, forced: str | None) -> None:
-        """What to know about how one input was read, and the span of the whole ingest."""
-        window, captured_at = self.window, self.captured_at
-        src_first, src_last = report.first_ts, report.last_ts  # type: ignore[attr-defined]
-        if forced and not report.records and window and captured_at and not _inside(captured_at, window):
+        """What to know about how one input was read."""
+        if forced and not report.records and self.dumps_outside:
             report.notes.append(
-                f"left out: --captured-at {captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
+                f"left out: --captured-at {self.captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
             )
         if report.zoneless:
             report.notes.append(
                 f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
                 "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
             )
-        if forced and report.records and src_first is None:
+        if forced and report.records and report.first_ts is None:
             report.notes.append(
                 "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
             )
-        for t in (src_first, src_last):
-            if t is not None:
-                self.first_ts = t if self.first_ts is None or t < self.first_ts else self.first_ts
-                self.last_ts = t if self.last_ts is None or t > self.last_ts else self.last_ts
 
     def finish(self) -> IngestResult:
         """The tables summed up at the end, the result and its notes; OUT committed."""
@@ -593,29 +608,49 @@ class _Run:
         output.write("aborts", sglang.rooms_of_aborts(self.held["aborts"], rooms))
         output.write("processes", process_rows.from_events(output.finish("events")))
         output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
-        output.write("sources", _sources_frame(reports))
+        columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
+        sources = {c: [getattr(r, c) for r in reports] for c in columns}
+        sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+        output.write("sources", pl.DataFrame(sources, strict=False))
         output.write("config", config.rows(self.config_seen))
+        span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
+        first, last = min(span, default=None), max(span, default=None)
         result = IngestResult(
-            self.out,
-            reports,
-            dict(output.rows),
-            first_ts=self.first_ts,
-            last_ts=self.last_ts,
-            lines=self.lines,
+            self.out, reports, dict(output.rows), first_ts=first, last_ts=last, lines=self.lines
         )
         for (role, kind), n in sorted(self.counts.items()):
             result.by_role_kind.setdefault(role, {})[kind] = n
         result.notes += self._result_notes()
         result.seconds = time.monotonic() - self.started
-        manifest = _manifest(
-            result, self.prev, self.origin, self.enrich.next_id, self.selection, self.identities
-        )
         output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
-            manifest,  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
+            self._manifest(result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
             derive=database.write,
             provisional=lambda tmp: database.write(tmp, saved={}),
         )
         return result
+
+    def _manifest(self, result: IngestResult) -> dict:
+        prev = self.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
+        idents = {str(p): i for p, i in self.identities.items()}
+        inputs = prev.get("inputs", []) + [
+            {"source": r.source, "identity": idents.get(r.source, {}), "selection": self.selection}
+            | {k: getattr(r, k) for k in ("format", "records", "unparsed", "errors", "notes")}
+            for r in result.reports
+        ]
+        rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
+        ends = [
+            str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None
+        ]
+        return {
+            "logcorr_version": logcorr.__version__,
+            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "inputs": inputs,
+            "rows": rows,
+            "time_span": [min(ends), max(ends)] if ends else [None, None],
+            "origin": self.origin,
+            "next_event_id": {**prev.get("next_event_id", {}), self.origin: self.enrich.next_id},
+            "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
+        }
 
     def _result_notes(self) -> list[str]:
         notes = []
@@ -635,30 +670,6 @@ class _Run:
         return notes
 
 
-def time_window(
-    since: str | None, until: str | None, *, journals_only: bool = False
-) -> tuple[datetime | None, datetime | None] | None:
-    """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
-    a journal, journalctl reads it a little wider: ``journal.journalctl_window``). Accepts ISO forms:
-    ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
-    naming the option for anything else, unless every input is a journal (``journals_only``):
-    journalctl also takes its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
-    if not since and not until:
-        return None
-    bounds = []
-    for name, text in (("--since", since), ("--until", until)):
-        if not text:
-            bounds.append(None)
-            continue
-        try:
-            bounds.append(_parse_time(name, text))
-        except OptionError:
-            if journals_only:
-                return None
-            raise
-    return bounds[0], bounds[1]
-
-
 def _parse_time(option: str, text: str) -> datetime:
     t = journal.iso_utc(text)
     if t is None:
@@ -675,52 +686,6 @@ def _compact(df: pl.DataFrame) -> pl.DataFrame:
     return pl.from_arrow(df.to_arrow(compat_level=pl.CompatLevel.oldest()))  # type: ignore[return-value]
 
 
-def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
-    since, until = window
-    return (since is None or when >= since) and (until is None or when <= until)
-
-
-def _in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
-    return input_files.in_window(window).fill_null(True)  # a record without a time cannot be outside
-
-
-def _records(chunks, rejoin: Rejoiner, enrich: _Enricher, report: SourceReport, forced: str | None):
-    """Re-joined, classified records of one input's chunks (one frame per chunk)."""
-
-    def joined():
-        for chunk in chunks:
-            yield rejoin.feed(chunk)
-        yield rejoin.finish()
-
-    try:
-        for recs in joined():
-            if recs.height:
-                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
-    finally:
-        chunks.close()  # stops the reading stage (and journalctl) when this one stops early
-
-
-def _tables(classified: Generator, window, processes: dict, captured_at: datetime | None, config_seen: list):
-    """Per chunk of events: the chunk (narrowed to ``window``, dumps' own rows filled in), its rows of
-    every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown shape.
-    Appends the chunk's ``config.observations`` to ``config_seen`` (the ``config`` table is one row per
-    process across chunks, written at the end)."""
-    try:
-        for chunk in classified:
-            ev = chunk.filter(_in_window(window)) if window else chunk
-            if window and captured_at is not None and not _inside(captured_at, window):
-                # a bare dump's time is --captured-at: outside the window, it is left out too
-                ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
-            _learn_processes(ev, processes)
-            ev, tables, unknown_in_dumps = _stacks(ev, processes, captured_at)
-            for name, build in TABLE_BUILDERS.items():
-                tables[name] = [build(ev)]
-            config_seen.append(_compact(config.observations(ev)))
-            yield ev, tables, unknown_in_dumps
-    finally:
-        classified.close()  # stops the stage before (and journalctl) when this one stops early
-
-
 def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
     """Remember the role and ranks each (host, pid) logged with, for dumps of that pid that carry no
     rank of their own (a bare py-spy file). Also keyed by (None, pid) when the pid is unambiguous, for
@@ -733,60 +698,20 @@ def _learn_processes(ev: pl.DataFrame, processes: dict) -> None:
             processes[(None, row["pid"])] = info if other is None else {}  # {}: two hosts, same pid
 
 
-def _sources_frame(reports: list[SourceReport]) -> pl.DataFrame:
-    return conform(
-        pl.DataFrame(
-            {
-                "source": [r.source for r in reports],
-                "format": [r.format for r in reports],
-                "bytes": [r.bytes for r in reports],
-                "records": [r.records for r in reports],
-                "unparsed": [r.unparsed for r in reports],
-                "first_ts": [getattr(r, "first_ts", None) for r in reports],
-                "last_ts": [getattr(r, "last_ts", None) for r in reports],
-                "errors": ["\n".join(r.errors) or None for r in reports],
-                "notes": ["\n".join(r.notes) or None for r in reports],
-            },
-            strict=False,
-        ),
-        SOURCES,
-    )
-
-
-def _selection(opts: ReadOptions) -> str:
-    """What of an input was read: the same path read with other units or times is another input."""
-    return f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
-
-
-def _previous_events(folder: Path) -> pl.DataFrame:
+def _previous_events(folder: Path) -> pl.LazyFrame:
+    """The events in ``folder`` (the OUT an ``--append`` adds to), its files as they are now."""
     files = list((folder / "events").glob("**/*.parquet"))
     if not files:
-        return pl.DataFrame(schema=EVENTS.schema)
-    cols = ["host", "pid", "role", *RANKS]
-    return (
-        pl.scan_parquet(files, hive_partitioning=False, glob=False)
-        .select(cols)
-        .filter(pl.col("tp_rank").is_not_null())
-        .unique()
-        .collect()
-    )
+        return pl.LazyFrame(schema=EVENTS.schema)
+    return pl.scan_parquet(files, hive_partitioning=False, glob=False)
 
 
 def _previous_entry_keys(folder: Path) -> np.ndarray:
-    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``
-    (the OUT an ``--append`` adds to), computed as the files stream by."""
-    files = list((folder / "events").glob("**/*.parquet"))
-    if not files:
-        return np.empty(0, np.uint64)
+    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``,
+    computed as the files stream by."""
     journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
-    keys = (
-        pl.scan_parquet(files, hive_partitioning=False, glob=False)
-        .filter(journal_lines)
-        .select(input_files.ENTRY_KEY)
-        .collect(engine="streaming")
-        .to_series()
-    )
-    return np.sort(keys.to_numpy())
+    keys = _previous_events(folder).filter(journal_lines).select(input_files.ENTRY_KEY)
+    return np.sort(keys.collect(engine="streaming").to_series().to_numpy())
 
 
 def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
@@ -807,69 +732,16 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
     return f"logs-{hashlib.sha256(names.encode()).hexdigest()[:8]}"
 
 
-def _identity(path: Path) -> dict[str, object]:
-    try:
-        return input_files.identity(path)
-    except OSError:
-        return {}
-
-
-def _run_tag(origin: str, selection: str, identities: dict[Path, dict]) -> str:
-    """8 hex digits naming what one ingest read (origin, selection, each input's identity): the
-    ``part-<n>-<tag>.parquet`` of two outputs differ unless they read the same data."""
-    text = json.dumps([origin, selection, sorted(json.dumps(i, sort_keys=True) for i in identities.values())])
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
-
-
 def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> list[str]:
     """The inputs OUT's manifest already lists with the same selection: the same device and inode,
     or the same content digest, whatever path names them now (or the same path, for a manifest
     written before identities were kept)."""
     done = [i for i in prev.get("inputs", []) if i.get("selection", "") == selection]
-    again = []
-    for path, ident in identities.items():
-        for i in done:
-            was = i.get("identity") or {}
-            same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
-            same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
-            if same_file or same_data or (not was and i.get("source") == str(path)):
-                again.append(str(path))
-                break
-    return again
 
+    def same(path: Path, ident: dict, i: dict) -> bool:
+        was = i.get("identity") or {}
+        same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
+        same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
+        return bool(same_file or same_data or (not was and i.get("source") == str(path)))
 
-def _manifest(
-    result: IngestResult,
-    prev: dict | None,
-    origin: str,
-    next_event_id: int,
-    selection: str,
-    identities: dict[Path, dict] | None = None,
-) -> dict:
-    idents = {str(p): i for p, i in (identities or {}).items()}
-    inputs = (prev or {}).get("inputs", []) + [
-        {
-            "source": r.source,
-            "identity": idents.get(r.source, {}),
-            "selection": selection,
-            "format": r.format,
-            "records": r.records,
-            "unparsed": r.unparsed,
-            "errors": r.errors,
-            "notes": r.notes,
-        }
-        for r in result.reports
-    ]
-    prev = prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
-    rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
-    ends = [str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None]
-    return {
-        "logcorr_version": logcorr.__version__,
-        "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "inputs": inputs,
-        "rows": rows,
-        "time_span": [min(ends), max(ends)] if ends else [None, None],
-        "origin": origin,
-        "next_event_id": {**prev.get("next_event_id", {}), origin: next_event_id},
-        "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
-    }
+    return [str(p) for p, ident in identities.items() if any(same(p, ident, i) for i in done)]

@@ -21,17 +21,9 @@ import polars as pl
 from logcorr import containers
 from logcorr.journal import _journalctl
 from logcorr.parsers import journald
-from logcorr.readers import (
-    CHUNK_BYTES,
-    InputError,
-    ReadOptions,
-    SourceReport,
-    sniff,
-)
+from logcorr.readers import CHUNK_BYTES, InputError, ReadOptions, SourceReport, sniff
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
-
-
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
 NOT_LOGS = frozenset(
     ".md .rst .html .htm .css .js .py .pyc .ipynb .sh .toml .yaml .yml .ini .cfg .sql .parquet .duckdb"
@@ -138,7 +130,7 @@ class SeenEntries:
         window: tuple[datetime | None, datetime | None] | None = None,
     ) -> None:
         self.entries: dict[str, np.ndarray] = {}  # journald input → sorted hashes of (ts, boot, pid, message)
-        self.texts: dict[str, tuple[bool, np.ndarray]] = {}  # input → (journald?, sorted message hashes)
+        self.texts: dict[str, np.ndarray] = {}  # input → sorted hashes of its messages
         self.in_output = in_output
         self.window = window
         self._output_keys: np.ndarray | None = None
@@ -149,23 +141,22 @@ class SeenEntries:
         """``chunks`` (record frames of one input); for a journald format (``journald``: journal,
         export, json) without the entries an earlier journald input gave. Notes on ``report`` say
         how many were skipped, and how many of its lines have the text of another input's lines."""
-        earlier = {src: done for src, (_, done) in self.texts.items()}
         entries, texts = [], []
-        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(earlier, 0)
+        dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(self.texts, 0)
         try:
             for recs in chunks:
                 seen = np.zeros(recs.height, dtype=bool)
                 if journald:
                     timed = recs["ts"].is_not_null().to_numpy()
                     keys = recs.select(ENTRY_KEY).to_series().to_numpy()
-                    self._refuse_if_in_output(keys[timed & self._in_window(recs)], report)
+                    self._refuse_if_in_output(recs, keys[timed], report)
                     for source, done in self.entries.items():
                         found = timed & ~seen & _in_sorted(keys, done)
                         dropped[source] += int(found.sum())
                         seen |= found
                     entries.append(keys[timed & ~seen])
                 text = recs["message"].hash().to_numpy()[~seen]
-                for source, done in earlier.items():
+                for source, done in self.texts.items():
                     same_text[source] += int(_in_sorted(text, done).sum())
                 texts.append(text)
                 yield recs.filter(pl.Series(~seen)) if seen.any() else recs
@@ -174,7 +165,7 @@ class SeenEntries:
                 chunks.close()  # a refusal stops the reader (and journalctl) now, not at exit
         if journald:
             self.entries[report.source] = _sorted(entries)
-        self.texts[report.source] = (journald, _sorted(texts))
+        self.texts[report.source] = _sorted(texts)
         for source, n in dropped.items():
             if n:
                 report.notes.append(
@@ -188,16 +179,15 @@ class SeenEntries:
                     "give one of the two"
                 )
 
-    def _in_window(self, recs: pl.DataFrame) -> np.ndarray:
-        """Entries inside ``--since/--until``: journalctl reads a minute wider, and those extra
-        entries (cut later, per record) may be what OUT already holds from the window before."""
-        if not self.window:
-            return np.ones(recs.height, dtype=bool)
-        return recs.select(in_window(self.window).fill_null(False)).to_series().to_numpy()
-
-    def _refuse_if_in_output(self, keys: np.ndarray, report: SourceReport) -> None:
+    def _refuse_if_in_output(self, recs: pl.DataFrame, keys: np.ndarray, report: SourceReport) -> None:
+        """Raise ``AlreadyIngested`` when OUT holds any of ``keys`` (of the timed ``recs``) inside
+        ``--since/--until``: journalctl reads a minute wider, and those extra entries (cut later, per
+        record) may be what OUT already holds from the window before."""
         if self.in_output is None:
             return
+        if self.window:
+            timed = recs.filter(pl.col("ts").is_not_null())
+            keys = keys[timed.select(in_window(self.window).fill_null(False)).to_series().to_numpy()]
         out, load = self.in_output
         if self._output_keys is None:
             self._output_keys = load()
@@ -244,12 +234,9 @@ def spool(path: Path, into: Path) -> Path:
 # Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
 # journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
 UNPACK_RATIO = 200
-
-
 UNPACK_FLOOR = 64 << 20
-
-
 _PIECE = 1 << 20
+_DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
 
 
 def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
@@ -272,39 +259,35 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
     Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
     ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
-    suffix, new = {"xz": (".xz", lzma.LZMADecompressor), "gz": (".gz", lambda: zlib.decompressobj(31))}[fmt]
+    new, suffix = _DECOMPRESSOR[fmt], "." + fmt
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
     limit = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)
-    d, fed, error, written, bomb = new(), False, None, 0, False
+    d, fed, error, written = new(), False, None, 0
     with open(path, "rb") as src, open(target, "wb") as dst:
-        for read in iter(lambda: src.read(1 << 20), b""):
-            data = read
-            while data and error is None and not bomb:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            data = block
+            while data:
                 try:
                     for piece in _inflate(d, data, fmt):
                         dst.write(piece)
                         written += len(piece)
                         if written > limit:
-                            bomb = True
-                            break
+                            target.unlink()
+                            raise InputError(
+                                f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
+                                f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
+                                "and name the file if it is one)"
+                            )
                 except (lzma.LZMAError, zlib.error) as e:
                     error = str(e)
                     break
                 fed, data = True, b""
-                if (
-                    d.eof and error is None
-                ):  # the next stream of a concatenated file, if any (not zero padding)
+                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
                     d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
-            if error or bomb:
+            if error:
                 break
-    if bomb:
-        target.unlink()
-        raise InputError(
-            f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more than {limit:,} bytes): "
-            "a decompression bomb, not a log (unpack it yourself and name the file if it is one)"
-        )
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size
@@ -314,21 +297,17 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
 
 _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')
-
-
 HEAD_BYTES = 1 << 16
 
 
 def _head(path: Path, fmt: str) -> bytes:
     """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
     with open(path, "rb") as f:
-        if fmt not in ("xz", "gz"):
-            return f.read(HEAD_BYTES)
-        d = lzma.LZMADecompressor() if fmt == "xz" else zlib.decompressobj(31)
-        try:
-            return d.decompress(f.read(HEAD_BYTES), HEAD_BYTES)
-        except (lzma.LZMAError, zlib.error):
-            return b""
+        head = f.read(HEAD_BYTES)
+    try:
+        return _DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES) if fmt in _DECOMPRESSOR else head
+    except (lzma.LZMAError, zlib.error):
+        return b""
 
 
 def hosts_in(path: Path, fmt: str) -> set[str]:
@@ -357,15 +336,18 @@ def identity(path: Path) -> dict[str, object]:
     """What an input is, whatever path names it: ``dev`` and ``ino`` of the file or folder, and for a
     file ``digest``, a SHA-256 of its size and its first and last MiB (a copy of the file elsewhere
     has the same digest; a log that grew since has another). ``--append`` refuses an input OUT holds
-    by either. Raises ``OSError``."""
-    st = path.stat()
-    ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
-    if path.is_file():
-        h = hashlib.sha256(str(st.st_size).encode())
-        with open(path, "rb") as f:
-            h.update(f.read(1 << 20))
-            if st.st_size > 2 << 20:
-                f.seek(-(1 << 20), os.SEEK_END)
-            h.update(f.read(1 << 20))
-        ident["digest"] = h.hexdigest()
+    by either. ``{}`` when it cannot be read (the ingest says why)."""
+    try:
+        st = path.stat()
+        ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
+        if path.is_file():
+            h = hashlib.sha256(str(st.st_size).encode())
+            with open(path, "rb") as f:
+                h.update(f.read(1 << 20))
+                if st.st_size > 2 << 20:
+                    f.seek(-(1 << 20), os.SEEK_END)
+                h.update(f.read(1 << 20))
+            ident["digest"] = h.hexdigest()
+    except OSError:
+        return {}
     return ident

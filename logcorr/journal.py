@@ -18,58 +18,37 @@ import polars as pl
 from logcorr.parsers import journald
 from logcorr.parsers.roles import role_from_text
 from logcorr.parsers.server_args import LAUNCH
-from logcorr.readers import (
-    CHUNK_BYTES,
-    InputError,
-    ReadOptions,
-    SourceReport,
-    _export_chunks,
-)
+from logcorr.readers import CHUNK_BYTES, InputError, ReadOptions, SourceReport, _export_chunks
 from logcorr.threads import ahead
 
 JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
-
-
 # A journal whose last UNIT_SAMPLE entries are at least READ_THROUGH_SHARE of the chosen units is read
 # without journalctl --unit matches (see read_journal).
 UNIT_SAMPLE = 5000
-
-
 READ_THROUGH_SHARE = 0.8
-
-
 # An ISO --since/--until window is read this much wider from a journal, then cut per record.
 WINDOW_MARGIN = timedelta(seconds=60)
-
-
 # A unit is an SGLang engine or router when its name, command line or process name says so.
 SGLANG_UNIT = re.compile(r"sglang|sgl[-_]|prefill|decode|router|model[-_]gateway|\bsmg\b", re.IGNORECASE)
-
-
 SGLANG_PROCESS = re.compile(r"sglang|sgl_router|sgl-router|sgl-model-gateway|\bsmg\b", re.IGNORECASE)
 
 
-CAPTURE_FORMATS = "journalctl -o export, -o json, -o short-iso, -o short-iso-precise, -o short-unix"
-
-
-def journalctl_path() -> str:
-    """Path of journalctl, or raise ``InputError`` naming the formats that work without it."""
+def _command(path: Path, *args: str) -> list[str]:
+    """journalctl reading the journal folder or file ``path``, with ``args``. Raises ``InputError``
+    when there is no journalctl, naming the capture formats that work without it."""
     exe = shutil.which("journalctl")
     if not exe:
         raise InputError(
             "journalctl not found: install systemd (Debian: apt-get install systemd) to read binary journals, "
-            f"or ingest a capture made on the host with {CAPTURE_FORMATS}"
+            "or ingest a capture made on the host with journalctl -o export, -o json, -o short-iso, "
+            "-o short-iso-precise, -o short-unix"
         )
-    return exe
-
-
-def _journal_args(path: Path) -> list[str]:
-    return ["--directory", str(path)] if path.is_dir() else ["--file", str(path)]
+    return [exe, "--directory" if path.is_dir() else "--file", str(path), *args]
 
 
 def _journalctl(path: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [journalctl_path(), *_journal_args(path), *args],
+        _command(path, *args),
         check=False,
         capture_output=True,
         text=text,
@@ -91,16 +70,22 @@ def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str]
     return "unknown" if SGLANG_PROCESS.search(process_text("_COMM")) else None
 
 
-def _skipped_note(skipped: dict[str, int]) -> str:
-    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``."""
-    listed = ", ".join(f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items()))
-    return f"units skipped: {listed} (use --unit or --all-units to read them)"
+def _skipped_note(skipped: dict[str, int] | list[str]) -> str:
+    """``units skipped: cron.service (6 entries), … (use --unit or --all-units to read them)``; a list
+    of units names them without counts (journalctl left their entries out)."""
+    if isinstance(skipped, dict):
+        skipped = [f"{u} ({n:,} entr{'y' if n == 1 else 'ies'})" for u, n in sorted(skipped.items())]
+    return f"units skipped: {', '.join(skipped)} (use --unit or --all-units to read them)"
 
 
-def _count_skipped(recs: pl.DataFrame, keep: pl.Expr, skipped: dict[str, int]) -> None:
+def _kept(recs: pl.DataFrame, units: Iterable[str], skipped: dict[str, int]) -> pl.DataFrame:
+    """The records of ``units`` (``of_units``) and those that could not be read whole (their unit is
+    unknown); the others counted per unit in ``skipped``."""
+    keep = of_units(units) | pl.col("entry_error").is_not_null()
     for unit, n in recs.filter(~keep).group_by("unit").len().iter_rows():
         name = unit or "(no unit)"
         skipped[name] = skipped.get(name, 0) + n
+    return recs.filter(keep)
 
 
 def _chosen_note(roles: dict[str, str]) -> str:
@@ -160,13 +145,14 @@ class CaptureUnits:
     """Unit selection for a journald capture (``-o export`` or ``-o json`` file) as ``select_units``
     makes it for a journal, decided while the capture streams by.
 
-    ``filter(recs)`` keeps the records of the chosen units: those given with ``--unit``; else every
-    record with ``--all-units``; else the units whose name, or the ``_CMDLINE``/``_COMM`` of their
-    entries, look like an SGLang engine or router (journald puts those fields on every entry of a
-    process, so a unit is known from its first entry). Records without a unit (the kernel) go with
+    ``read(chunks, report)`` keeps the records of the chosen units: those given with ``--unit``; else
+    every record with ``--all-units``; else the units whose name, or the ``_CMDLINE``/``_COMM`` of
+    their entries, look like an SGLang engine or router (journald puts those fields on every entry of
+    a process, so a unit is known from its first entry). Records without a unit (the kernel) go with
     the others skipped; a line that could not be read whole (``entry_error``) is always kept. When
     the first chunk shows no such unit at all, every record is kept, as for a journal where no unit
-    looks like SGLang. Units are judged by ``unit_role``, as for a journal. ``notes()`` says what was chosen and skipped.
+    looks like SGLang. Units are judged by ``unit_role``, as for a journal. At the end, notes on
+    ``report`` say what was chosen and skipped; ``report.unit_roles`` is filled as units appear.
     """
 
     def __init__(self, opts: ReadOptions) -> None:
@@ -175,21 +161,30 @@ class CaptureUnits:
         self.roles: dict[str, str] = {}
         self.skipped: dict[str, int] = {}
 
-    def filter(self, recs: pl.DataFrame) -> pl.DataFrame:
+    def read(self, chunks: Iterable[pl.DataFrame], report: SourceReport) -> Iterator[pl.DataFrame]:
+        report.unit_roles = self.roles  # type: ignore[attr-defined]
+        for recs in chunks:
+            yield self._filter(recs)
+        if self.opts.all_units:
+            note = "--all-units: every entry, with or without a unit"
+        elif self.opts.units:
+            note = f"units given: {', '.join(self.opts.units)}"
+        elif self.keep_all:
+            note = f"{NO_SGLANG_UNIT}: reading every entry"
+        else:
+            note = _chosen_note(self.roles)
+        report.notes += [note, _skipped_note(self.skipped)] if self.skipped else [note]
+
+    def _filter(self, recs: pl.DataFrame) -> pl.DataFrame:
         if self.keep_all or recs.height == 0:
             return recs
-        if self.opts.units:
-            keep = of_units(self.opts.units)
-        else:
+        if not self.opts.units:
             self._learn(recs)
             if self.keep_all is None:  # the first chunk decides: does anything look like SGLang?
                 self.keep_all = not self.roles
                 if self.keep_all:
                     return recs
-            keep = of_units(self.roles)
-        keep = keep | pl.col("entry_error").is_not_null()  # a broken line's unit is unknown: kept
-        _count_skipped(recs, keep, self.skipped)
-        return recs.filter(keep)
+        return _kept(recs, self.opts.units or self.roles, self.skipped)
 
     def _learn(self, recs: pl.DataFrame) -> None:
         sglang = "(?i)" + SGLANG_PROCESS.pattern
@@ -206,32 +201,6 @@ class CaptureUnits:
             if role := unit_role(unit, self.opts.roles, text.__getitem__):
                 self.roles[unit] = role
 
-    def notes(self) -> list[str]:
-        """What ``filter`` chose and skipped, for the summary (``SourceReport.notes``)."""
-        if self.opts.all_units:
-            return ["--all-units: every entry, with or without a unit"]
-        if self.opts.units:
-            notes = [f"units given: {', '.join(self.opts.units)}"]
-        elif self.keep_all:
-            return [f"{NO_SGLANG_UNIT}: reading every entry"]
-        else:
-            notes = [_chosen_note(self.roles)]
-        if self.skipped:
-            notes.append(_skipped_note(self.skipped))
-        return notes
-
-
-def journalctl_time(text: str, widen: timedelta = timedelta(0)) -> str:
-    """``--since/--until`` for journalctl: an ISO time (``2025-10-29 21:30``, offset optional) is
-    meant as UTC, like for every other input, so it is passed with an explicit ``UTC`` (journalctl
-    would read it in the machine's local zone), moved by ``widen``; anything else (``yesterday``,
-    ``-1h``) is passed as journalctl's own syntax (systemd.time(7))."""
-    t = iso_utc(text)
-    if t is None:
-        return text
-    t += widen
-    return t.strftime("%Y-%m-%d %H:%M:%S.%f UTC" if t.microsecond else "%Y-%m-%d %H:%M:%S UTC")
-
 
 def iso_utc(text: str) -> datetime | None:
     """An ISO 8601 time as an aware UTC datetime (no offset: UTC), or None when it is not one."""
@@ -243,18 +212,22 @@ def iso_utc(text: str) -> datetime | None:
 
 
 def journalctl_window(since: str | None, until: str | None) -> list[str]:
-    """``--since/--until`` arguments for journalctl. When both given times are ISO times, the window
-    is widened by ``WINDOW_MARGIN`` on each side: journalctl cuts between entries, so a traceback or
-    dump that began just before ``--since`` would lose its first lines and one running past
-    ``--until`` its last; ingest keeps the records whose first line is inside the window, as for
-    every other input. journalctl's own forms are passed as they are (and cut as journalctl cuts)."""
-    given = [(flag, text) for flag, text in (("--since", since), ("--until", until)) if text]
-    margin = WINDOW_MARGIN if all(iso_utc(text) for _, text in given) else timedelta(0)
-    return [
-        arg
-        for flag, text in given
-        for arg in (flag, journalctl_time(text, margin if flag == "--until" else -margin))
-    ]
+    """``--since/--until`` arguments for journalctl. An ISO time (``2025-10-29 21:30``, offset
+    optional) is meant as UTC, like for every other input, so it is passed with an explicit ``UTC``
+    (journalctl would read it in the machine's local zone); anything else (``yesterday``, ``-1h``)
+    is passed as journalctl's own syntax (systemd.time(7)), and cut as journalctl cuts. When both
+    given times are ISO times, the window is widened by ``WINDOW_MARGIN`` on each side: journalctl
+    cuts between entries, so a traceback or dump that began just before ``--since`` would lose its
+    first lines and one running past ``--until`` its last; ingest keeps the records whose first line
+    is inside the window, as for every other input."""
+    given = [(flag, text, iso_utc(text)) for flag, text in (("--since", since), ("--until", until)) if text]
+    margin = WINDOW_MARGIN if all(t for _, _, t in given) else timedelta(0)
+    args = []
+    for flag, text, t in given:
+        moved = t and t + (margin if flag == "--until" else -margin)
+        form = "%Y-%m-%d %H:%M:%S.%f UTC" if moved and moved.microsecond else "%Y-%m-%d %H:%M:%S UTC"
+        args += [flag, moved.strftime(form) if moved else text]
+    return args
 
 
 def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
@@ -276,17 +249,10 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     ``journalctl -F _CMDLINE`` (journald's field index, no entry read), then per launch command the
     first entry that carries it (``journalctl _CMDLINE=…``, stopped after one entry)."""
     found = _journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
-    out = []
+    out, fields = [], "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME"
     for cmd in (c for c in found if LAUNCH.search(c)):
         proc = subprocess.Popen(
-            [
-                journalctl_path(),
-                *_journal_args(path),
-                f"_CMDLINE={cmd}",
-                "-o",
-                "export",
-                "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME",
-            ],
+            _command(path, f"_CMDLINE={cmd}", "-o", "export", fields),
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -303,18 +269,12 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
             proc.kill()
             proc.wait()
         if entry.get("_SYSTEMD_UNIT") in units:
-            out.append(
-                {
-                    "unit": entry["_SYSTEMD_UNIT"],
-                    "pid": int(entry["_PID"]) if entry.get("_PID", "").isdigit() else None,
-                    "boot_id": entry.get("_BOOT_ID"),
-                    "host": entry.get("_HOSTNAME"),
-                    "ts": int(entry["__REALTIME_TIMESTAMP"])
-                    if entry.get("__REALTIME_TIMESTAMP", "").isdigit()
-                    else None,
-                    "cmdline": cmd,
-                }
+            pid, ts = (
+                int(v) if (v := entry.get(k, "")).isdigit() else None
+                for k in ("_PID", "__REALTIME_TIMESTAMP")
             )
+            unit, boot_id, host = entry["_SYSTEMD_UNIT"], entry.get("_BOOT_ID"), entry.get("_HOSTNAME")
+            out.append({"unit": unit, "pid": pid, "boot_id": boot_id, "host": host, "ts": ts, "cmdline": cmd})
     return out
 
 
@@ -323,9 +283,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
 
     Runs ``journalctl --directory|--file PATH -o export -a --output-fields=… [-u U…] [--since]
     [--until]``, without the ``-u`` matches when the chosen units hold most entries (``of_units``
-    then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread; journalctl's complaints on stderr (a truncated or
-    corrupt file it skips) go to ``report.errors``. Raises ``InputError`` when journalctl is
-    missing or refuses the input and gave no entry.
+    then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread;
+    journalctl's complaints on stderr (a truncated or corrupt file it skips) go to ``report.errors``.
+    Raises ``InputError`` when journalctl is missing or refuses the input and gave no entry.
     """
     units, roles, skipped_units = select_units(path, opts, report)
     if roles:
@@ -337,28 +297,20 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     # entry is of the chosen units anyway, read straight through and choose the entries here. Units
     # given by the user may be globs or slices: those stay journalctl's.
     match = bool(opts.units) or (bool(units) and _unit_share(path, units, window_args) < READ_THROUGH_SHARE)
-    args = [journalctl_path(), *_journal_args(path), "-o", "export", "-a"]
     # _CMDLINE, _COMM and SYSLOG_IDENTIFIER only serve choosing units (select_units asks for them
     # once per unit): leaving them out of every entry spares journalctl and the parser a tenth
-    args.append("--output-fields=" + ",".join(f for f in journald.FIELDS if f not in JOURNAL_ONLY_FOR_UNITS))
-    if match:
-        for u in units:
-            args += ["--unit", u]
-    args += window_args
+    fields = "--output-fields=" + ",".join(f for f in journald.FIELDS if f not in JOURNAL_ONLY_FOR_UNITS)
+    unit_args = [a for u in units for a in ("--unit", u)] if match else []
+    args = _command(path, "-o", "export", "-a", fields, *unit_args, *window_args)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
         got, skipped = 0, {}
-        keep = of_units(units) | pl.col("entry_error").is_not_null()
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in _export_chunks(blocks, report.source, report):
                 got += df.height
-                if units and not match:
-                    _count_skipped(df, keep, skipped)
-                    yield df.filter(keep)
-                else:
-                    yield df
+                yield _kept(df, units, skipped) if units and not match else df
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -369,15 +321,10 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
                 stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
-    if units and not match:  # read straight through: the entries skipped are known and counted
-        if skipped:
-            report.notes.append(_skipped_note(skipped))
-    elif skipped_units:
-        report.notes.append(
-            "units skipped: " + ", ".join(skipped_units) + " (use --unit or --all-units to read them)"
-        )
-    for line in stderr.splitlines():
-        report.errors.append(f"journalctl: {line}")
+    # read straight through, the entries skipped are known and counted
+    if not_read := skipped if units and not match else skipped_units:
+        report.notes.append(_skipped_note(not_read))
+    report.errors += [f"journalctl: {line}" for line in stderr.splitlines()]
     if got == 0:
         report.errors.append(
             f"{report.source}: journalctl found no entries (units or --since/--until chosen?)"

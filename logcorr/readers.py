@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -24,24 +25,12 @@ import polars as pl
 from logcorr import containers
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
-from logcorr.schema import UTC_US
+from logcorr.schema import UTC_US, conform
 
 CHUNK_BYTES = 16 << 20
-
-
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
-
-
-LINE_PIECE = "a line over {mib} MiB, kept in pieces: this is one"
-
-
-JOURNAL_MAGIC = b"LPKSHHRH"
-
-
-XZ_MAGIC = b"\xfd7zXZ\x00"
-
-
-GZIP_MAGIC = b"\x1f\x8b"
+LINE_PIECE = f"a line over {MAX_LINE_BYTES >> 20} MiB, kept in pieces: this is one"  # its entry_error
+MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 
 
 class InputError(Exception):
@@ -61,6 +50,8 @@ class SourceReport:
     notes: list[str] = field(default_factory=list)
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
+    first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
+    last_ts: datetime | None = None
 
 
 @dataclass
@@ -92,12 +83,8 @@ def sniff_bytes(head: bytes) -> str:
     head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
     if not head.strip():
         return "empty"
-    if head.startswith(JOURNAL_MAGIC):
-        return "journal"
-    if head.startswith(XZ_MAGIC):
-        return "xz"
-    if head.startswith(GZIP_MAGIC):
-        return "gz"
+    if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
+        return fmt
     text = head.decode("utf-8", errors="replace")
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
     if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):
@@ -127,16 +114,15 @@ def _char_boundary(data: bytes, at: int) -> int:
     return at or len(data)
 
 
-def _lines_chunks(path: Path, first_line: int = 1) -> Iterator[tuple[pl.Series, int, bool]]:
+def _lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
     """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
     byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
     pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory."""
-    line_no = first_line
+    line_no = 1
     with open(path, "rb") as f:
-        rest = f.read(3)
-        rest = rest.removeprefix(b"\xef\xbb\xbf")
+        rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
         while True:
             block = f.read(CHUNK_BYTES)
             data = rest + block
@@ -173,8 +159,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    compose = None
-    pieces = 0
+    compose, pieces = None, 0
     for lines, first, piece in _lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
@@ -182,9 +167,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
         records = text_records(lines, fmt, report.source, first, compose=bool(compose))
         if piece:
             pieces += 1
-            records = records.with_columns(
-                pl.lit(LINE_PIECE.format(mib=MAX_LINE_BYTES >> 20)).alias("entry_error")
-            )
+            records = records.with_columns(pl.lit(LINE_PIECE).alias("entry_error"))
         yield records
     if pieces:
         report.notes.append(
@@ -196,20 +179,10 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 # `**`, their closing pair), a log platform's `<epoch-ms>\t<ISO>\t` export envelope, a `docker compose
 # logs` service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)`.
 MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*)(?P<c>\S)"
-
-
 MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
-
-
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
-
-
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
-
-
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
-
-
 WORKER_PREFIX = r"^\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) (?P<rest>.*)$"
 
 
@@ -270,22 +243,16 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         pl.coalesce(pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
-    return frame.with_row_index("n", offset=first).select(
-        pl.col("ts"),
-        pl.lit(None, pl.String).alias("host"),
-        pl.lit(None, pl.String).alias("boot_id"),
+    frame = frame.with_row_index("n", offset=first).with_columns(
         pl.col("svc").alias("unit"),
-        pl.col("pid"),
         pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
         pl.concat_str([pl.lit(source), pl.col("svc"), pl.col("pid")], separator="|", ignore_nulls=True).alias(
             "stream"
         ),
-        pl.lit(None, pl.String).alias("cmdline"),
-        pl.lit(None, pl.String).alias("comm"),
-        pl.lit(None, pl.String).alias("entry_error"),
     )
+    return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
 
 
 def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
@@ -357,15 +324,3 @@ def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:
         pl.when(last).then(error).otherwise(pl.col("entry_error")).alias("entry_error"),
         pl.when(last & cut_time).then(None).otherwise(pl.col("ts")).alias("ts"),
     )
-
-
-# Names that moved to logcorr.journal and logcorr.inputs stay importable from here (they import this
-# module, so they are looked up on first use).
-def __getattr__(name: str):
-    if not name.startswith("__"):  # (the import system asks for __path__ and the like)
-        from logcorr import inputs, journal  # noqa: PLC0415
-
-        for module in (journal, inputs):
-            if hasattr(module, name):
-                return getattr(module, name)
-    raise AttributeError(f"module 'logcorr.readers' has no attribute {name!r}")

@@ -25,6 +25,7 @@ import polars as pl
 
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import CONTINUATION, SGLANG_START, is_record_start
+from logcorr.readers import LINE_PIECE
 
 SETTLE_US = 5_000_000
 
@@ -57,40 +58,30 @@ class Rejoiner:
             df = df.with_columns(_starts(df).alias("_start"))
             starts = pl.col("_start")
         df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
-        if final:
-            closed = df
-            self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
-        else:
+        first_open = None
+        if not final:
             newest = df["ts"].max()
             open_rec = pl.col("rec") == pl.col("rec").max().over("key")
             if newest is not None:
                 quiet = (pl.lit(newest) - pl.col("ts").max().over("key")).dt.total_microseconds() >= SETTLE_US
                 open_rec = open_rec & ~quiet.fill_null(False)
             first_open = df.filter(open_rec)["seq"].min()
-            if first_open is None:
-                closed = df
-                self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
-            else:
-                held = pl.col("seq").min().over("key", "rec") >= first_open
-                self._pending = df.filter(held).select(list(RECORD_COLUMNS))
-                closed = df.filter(~held)
-        return _records(closed)
-
-
-# SGLang's own header (``prefix.SGLANG_START``), which most lines of an engine's journal carry: such
-# a line opens a record, and the full rule (every header family, known bodies, continuation shapes)
-# runs on the others only.
+        if first_open is None:
+            self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
+            return _records(df)
+        held = pl.col("seq").min().over("key", "rec") >= first_open
+        self._pending = df.filter(held).select(list(RECORD_COLUMNS))
+        return _records(df.filter(~held))
 
 
 def _starts(df: pl.DataFrame) -> pl.Series:
-    """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record?
-    Before the first record start of a stream, and after a blank line, a line that is not shaped
-    like a continuation (indented, part of a traceback, a py-spy thread header) opens a record of
-    its own: a note, a fragment, a line of a process that prints no header. A blank line never
-    opens a record; a piece of an over-long line always does."""
+    """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record
+    (the rule of the module docstring)? A piece of an over-long line always does."""
     message = df["message"]
+    # SGLang's own header, which most lines of an engine's journal carry, opens a record: the full
+    # rule (every header family, known bodies, continuation shapes) runs on the others only
     header = message.str.contains(SGLANG_START).fill_null(False)
-    piece = df["entry_error"].str.starts_with("a line over").fill_null(False)
+    piece = df["entry_error"].str.starts_with(LINE_PIECE).fill_null(False)
     slow = (~header).arg_true()
     if slow.len() == 0:
         return header | piece

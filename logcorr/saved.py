@@ -335,7 +335,7 @@ def _strip_comments(sql: str) -> str:
 def table_folders(out: Path) -> dict[str, Path]:
     """``{table: folder}`` for every folder of OUT holding Parquet parts (``OUT/<table>/**/*.parquet``:
     one ``origin=NAME`` partition per host whose output was placed here). Only the names of the
-    table contract (``store.TABLES``) count: any other folder is passed over, so a folder name copied
+    table contract (``schema.TABLES``) count: any other folder is passed over, so a folder name copied
     in from elsewhere never reaches SQL. Raises ``FileNotFoundError``
     when OUT does not exist or holds neither tables nor a manifest (not an ingest output)."""
     if out.is_file():

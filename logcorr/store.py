@@ -27,14 +27,9 @@ from typing import IO
 import polars as pl
 import pyarrow.parquet as pq
 
-from logcorr import schema
 from logcorr.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
-# The tables an ingest writes (DESIGN.md "Tables"; ``ingest.table_schemas()`` gives their columns, and a
-# test keeps the two equal). Only folders of OUT with these names become views: a folder name is data
-# (copied in from another host's output), never SQL.
-TABLES = tuple(schema.TABLES)  # the folders of OUT that are tables: the contract's, no other
 
 
 def glob_escape(path: str | Path) -> str:
@@ -200,13 +195,13 @@ class Output:
         out: Path,
         schemas: dict[str, dict],
         *,
-        origin: str | None = None,
+        origin: str = "unknown",
         append: bool = False,
         run: str = "",
     ) -> None:
         self.out = out
         self.schemas = schemas
-        self.partition = f"origin={safe_name(origin or 'unknown')}"
+        self.partition = f"origin={safe_name(origin)}"
         self.run = f"-{safe_name(run)}" if run else ""
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self._writers: dict[str, pq.ParquetWriter] = {}
@@ -220,11 +215,18 @@ class Output:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"{out}: cannot make its folder {out.parent}: {e.strerror or e}") from None
-        self._lock = locked(out)
-        self._lock.__enter__()
+        self._lock = contextlib.ExitStack()  # closed (once) by commit or abort
+        self._lock.enter_context(locked(out))
         try:
             _remove_stale(out)
-            self._check(out)
+            if out.exists() and not out.is_dir():
+                raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
+            if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
+                raise OutputError(
+                    f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
+                )
+            if not os.access(out.parent, os.W_OK):
+                raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
             if append and out.exists():
                 # Parquet parts are never modified once written: hard links cost nothing. The manifest is
                 # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
@@ -244,17 +246,6 @@ class Output:
             self.abort()
             raise
         self.part = self._next_part()
-
-    @staticmethod
-    def _check(out: Path) -> None:
-        if out.exists() and not out.is_dir():
-            raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
-        if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
-            raise OutputError(
-                f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
-            )
-        if not os.access(out.parent, os.W_OK):
-            raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
 
     def _part_path(self, table: str) -> Path:
         return self.tmp / table / self.partition / f"part-{self.part}{self.run}.parquet"
@@ -313,12 +304,11 @@ class Output:
         Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
         and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``, or for a first OUT one
         whose views read the new folder by its temporary name, made by ``provisional(tmp)``) before OUT
-        becomes a
-        link to it, in one atomic exchange that sets the old folder aside; ``derive`` then writes the
-        new DuckDB file through that link, and a second exchange makes OUT the folder itself. When
-        anything fails before that (disk full while the DuckDB file is written, an interrupt), the
-        old OUT is put back as it was and the error raised. A run killed half way is finished or
-        undone by the next one (``_remove_stale``)."""
+        becomes a link to it, in one atomic exchange that sets the old folder aside; ``derive`` then
+        writes the new DuckDB file through that link, and a second exchange makes OUT the folder
+        itself. When anything fails before that (disk full while the DuckDB file is written, an
+        interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
+        finished or undone by the next one (``_remove_stale``)."""
         for table, columns in self.schemas.items():
             if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
                 self._part_path(table).parent.mkdir(parents=True, exist_ok=True)
@@ -360,7 +350,7 @@ class Output:
         self.tmp.unlink()
         if had_old:
             shutil.rmtree(link, ignore_errors=True)
-        self._release()
+        self._lock.close()
         return self.out
 
     def abort(self) -> None:
@@ -371,9 +361,4 @@ class Output:
         self._writers.clear()
         if not self._committed and self.tmp.is_dir() and not self.tmp.is_symlink():
             shutil.rmtree(self.tmp, ignore_errors=True)
-        self._release()
-
-    def _release(self) -> None:
-        lock, self._lock = getattr(self, "_lock", None), None
-        if lock is not None:
-            lock.__exit__(None, None, None)
+        self._lock.close()

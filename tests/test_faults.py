@@ -18,7 +18,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from logcorr import database, saved, store
+from logcorr import database, saved, schema, store
 from logcorr.ingest import ingest, table_schemas
 
 LOG = [
@@ -66,7 +66,7 @@ HOSTILE_FOLDER = """x" AS SELECT 42 AS v; COPY (SELECT 1) TO 'pwned.csv'; CREATE
 
 
 def test_table_names_are_the_contract():
-    assert set(store.TABLES) == set(table_schemas())
+    assert set(schema.TABLES) == set(table_schemas())
 
 
 def test_a_hostile_folder_name_in_out_runs_no_sql(tmp_path: Path):

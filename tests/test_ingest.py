@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 from logcorr import readers
 from logcorr.cli import app
 from logcorr.ingest import NothingReadError, first_event_id, ingest
+from logcorr.inputs import discover
+from logcorr.journal import _unit_share, journalctl_window
 from logcorr.readers import ReadOptions
 from logcorr.saved import query
 from tests.conftest import SAMPLE, need_cases, need_journalctl
@@ -222,7 +224,7 @@ def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
     )
     (folder / "collect.py").write_text("print('hello')\n")
     ingest([folder / "router.log"], folder / "out")  # an earlier ingest's output inside the folder
-    found = dict(readers.discover(folder))
+    found = dict(discover(folder))
     assert found == {
         folder / "NOTES.md": "skipped",
         folder / "collect.py": "skipped",
@@ -245,7 +247,7 @@ def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
     named = ingest([folder / "NOTES.md"], tmp_path / "named")  # a file named itself is read
     assert named.rows["batches"] == 1
     with pytest.raises(readers.InputError, match="a logcorr output folder, not logs"):
-        readers.discover(folder / "out")
+        discover(folder / "out")
 
 
 JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
@@ -293,7 +295,7 @@ def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_pa
         check=True,
         capture_output=True,
     )
-    assert readers._unit_share(journal, [decode], []) == pytest.approx(62 / 63)  # read straight through
+    assert _unit_share(journal, [decode], []) == pytest.approx(62 / 63)  # read straight through
     kept = [
         "sglang-decode.service: Main process exited, code=dumped, status=6/ABRT",
         "Process 3371 (python3) of user 998 dumped core.",
@@ -485,8 +487,6 @@ def test_outputs_of_two_hosts_combine_in_one_folder(tmp_path):
 
 
 def test_a_folder_with_a_journal_and_other_files_is_read_whole():
-    from logcorr.readers import discover
-
     found = dict(discover(SAMPLE))
     assert found[SAMPLE / "journal"] == "journal-dir"  # the machine-id folder's parent, as /var/log/journal
     assert found[SAMPLE / "router.log"] == "?"
@@ -691,11 +691,11 @@ def test_a_window_cuts_journals_and_captures_alike_per_record(tmp_path):
     assert not journal["message"].str.starts_with("AssertionError").any()
     dump = journal.row(-1, named=True)  # its head at 21:39:47.533588, the rest after --until: whole
     assert dump["kind"] == "pyspy" and dump["n_lines"] > 20 and "Thread 3371 (idle)" in dump["message"]
-    assert readers.journalctl_window("2025-10-29 21:34:43.504245", None) == [
+    assert journalctl_window("2025-10-29 21:34:43.504245", None) == [
         "--since",
         "2025-10-29 21:33:43.504245 UTC",
     ]
-    assert readers.journalctl_window("yesterday", "2025-10-29 21:35") == [
+    assert journalctl_window("yesterday", "2025-10-29 21:35") == [
         "--since",
         "yesterday",
         "--until",

@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 
 from logcorr import readers
+from logcorr.journal import read_journal
 from logcorr.parsers.journald import parse_export, parse_json_lines, parse_short_lines
-from logcorr.readers import InputError, ReadOptions, SourceReport, read_journal, sniff
+from logcorr.readers import InputError, ReadOptions, SourceReport, sniff
 from tests.conftest import need_journalctl
 
 

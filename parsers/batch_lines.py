@@ -73,24 +73,14 @@ BATCH_FIELDS = [
 
 
 BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
-
-
 GRAPH_KEY = re.compile(r"^(\w+) graph$")
-
-
 MAX_BATCH_SHAPES = 32
 
-
-_HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
-
-
-_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
-
-
+# The head of a batch line, for Python (the rare shapes) and Rust (one regex per shape) alike.
+_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>\d+)\))?(?: \[(?P<_iter>\d+)\])?[.,] ?"
+_HEAD = re.compile(_HEAD_RX)
 # A value: printable ASCII but ",". Lines with other characters in a value take the slow path.
 _VALUE = r"[\x20-\x2b\x2d-\x7e]*"
-
-
 _LIST_VALUE = r"\[[\x20-\x5c\x5e-\x7e]*\]"
 
 
@@ -139,7 +129,7 @@ def _parse_batch_py(line: str) -> dict:
     m = _HEAD.match(line)
     if not m:
         return {}
-    row: dict = {"_bt": m.group(1), "_mixed": m.group(2), "_iter": m.group(3)}
+    row = m.groupdict()
     seen: dict[str, int] = {}
     for key, value in _split_items(line[m.end() :]):
         seen[key] = seen.get(key, 0) + 1

@@ -241,20 +241,16 @@ def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
     typed_exprs, graph_vals, graph_kinds = [], [], []
     checks: dict[str, pl.Expr] = {}  # key column → "a value is there but did not parse"
     for col in key_cols:
-        key = col[2:]
-        field = BATCH_FIELD_BY_KEY.get(key)
-        gm = GRAPH_KEY.match(key)
-        present = pl.col(col).is_not_null() & (pl.col(col) != "")
-        if field is not None:
-            typed_exprs.append(_typed(pl.col(col), field.type).alias(field.column))
-            checks[col] = present & pl.col(field.column).is_null()
-        elif gm:
-            typed_exprs.append(_typed(pl.col(col), "bool").alias("g:" + col))
-            graph_vals.append(pl.col("g:" + col))
-            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
-            checks[col] = present & pl.col("g:" + col).is_null()
-        else:
+        field, gm = BATCH_FIELD_BY_KEY.get(col[2:]), GRAPH_KEY.match(col[2:])
+        if field is None and gm is None:
             checks[col] = pl.col(col).is_not_null()
+            continue
+        typed = field.column if field else "g:" + col
+        typed_exprs.append(_typed(pl.col(col), field.type if field else "bool").alias(typed))
+        checks[col] = pl.col(col).is_not_null() & (pl.col(col) != "") & pl.col(typed).is_null()
+        if field is None:
+            graph_vals.append(pl.col(typed))
+            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
     df = raw.with_columns(typed_exprs)
     # Only columns with something for extra build JSON (the common line has nothing for it).
     flagged = df.select([e.any().alias(c) for c, e in checks.items()]).row(0, named=True) if checks else {}

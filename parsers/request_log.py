@@ -175,14 +175,13 @@ def _returned_text_columns(df: pl.DataFrame) -> pl.DataFrame:
     texts, messages, formats = df["_text"].to_list(), df["_message"].to_list(), df["format"].to_list()
     rows = [_returned_text(t, f) for t, f in zip(texts, formats, strict=True)]
     msgs = [_py_str(m) if f == "text" else m for m, f in zip(messages, formats, strict=True)]
-    df = df.with_columns(
+    return df.with_columns(
         pl.Series("finish_message", msgs, pl.String),
         *[
             pl.Series(name, [r[i] for r in rows], dtype)
             for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())
         ],
     )
-    return df
 
 
 _JSON_EVENTS = {

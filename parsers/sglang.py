@@ -321,28 +321,18 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
     if {"rid", "bootstrap_room"} <= set(ev.columns):
-        named = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        df = (
-            _base(named)
-            .with_columns(
-                named["rid"].cast(pl.String).alias("rid"),
-                named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
-            )
-            .filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        ev = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = _base(ev).with_columns(
+            ev["rid"].cast(pl.String).alias("rid"),
+            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
         )
-        unknown = (df["role"].is_null() | (df["role"] == "unknown")).any()
-        if unknown and "content_role" not in df.columns:  # the text may say the role
-            df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     else:
-        base = _base(ev)
-        if base.height == 0:
-            return pl.DataFrame(schema=ROOMS.schema)
-        c = classify(base)
-        df = base.with_columns(
-            c["rid"].alias("rid"),
-            c["bootstrap_room"].alias("bootstrap_room"),
-            _resolve_role(c["content_role"]).alias("role"),
-        ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = _base(ev)
+        c = classify(df)
+        df = df.with_columns(c["rid"], c["bootstrap_room"])
+    df = df.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+    if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
+        df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     if df.height == 0:
         return pl.DataFrame(schema=ROOMS.schema)
     out = (
@@ -524,13 +514,11 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
     value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
     are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``)."""
-    n = df.height
-    rid = pl.Series("rid", [None] * n, dtype=pl.String)
-    room = pl.Series("bootstrap_room", [None] * n, dtype=pl.Int64)
-    error = pl.Series("room_error", [None] * n, dtype=pl.String)
+    none = pl.DataFrame(schema={"rid": pl.String, "bootstrap_room": pl.Int64, "room_error": pl.String})
+    none = none.clear(df.height)
     look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
     if not look.any():
-        return pl.DataFrame([rid, room, error])
+        return none
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
@@ -538,7 +526,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
     ).fill_null(False)
     if not cand.any():
-        return pl.DataFrame([rid, room, error])
+        return none
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
     masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
 
@@ -570,25 +558,18 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         )
         .otherwise(text_room)
         .alias("text"),
-    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("room"))
+    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("bootstrap_room"))
     out = out.with_columns(  # SGLang's rooms are 63-bit: a wider number is kept as text, said, not stored
-        pl.when(pl.col("text").is_not_null() & pl.col("room").is_null())
+        pl.when(pl.col("text").is_not_null() & pl.col("bootstrap_room").is_null())
         .then(
             pl.format(
                 "bootstrap room {} is outside the signed 64-bit range: record kept, its room left empty",
                 pl.col("text"),
             )
         )
-        .alias("error")
+        .alias("room_error")
     )
-    where = pos.filter(cand)
-    return pl.DataFrame(
-        [
-            rid.scatter(where, out["rid"]),
-            room.scatter(where, out["room"]),
-            error.scatter(where, out["error"]),
-        ]
-    )
+    return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
 
 
 def _printed_level(body: pl.Expr) -> pl.Expr:

@@ -1,5 +1,6 @@
 """``--log-requests`` lines (``Receive: obj=…``, ``Receive OpenAI:``, ``Finish: obj=…, out={…}`` and
-their JSON form) → the ``request_log`` table, and the tool-call markup a returned text may leak."""
+their JSON form) → the ``request_log`` table, and the tool-call markup a returned text may leak. The
+fields are data (``REQUEST_LOG_FIELDS``, ``REQUEST_LOG_JSON`` in ``parsers/sglang_fields.py``)."""
 
 from __future__ import annotations
 

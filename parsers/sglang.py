@@ -463,17 +463,13 @@ def _finish_kinds(
 ) -> pl.DataFrame:
     """Router rows and access lines get request/health/other from the router module; a record that
     starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
-    kind = out["kind"]
-    role = out["content_role"]
+    kind, role = out["kind"], out["content_role"]
     # Access lines and mini_lb lines confirmed by an anchor: request or health by path.
-    access = (kind == "request").fill_null(False)
-    todo = access | router_rows
+    todo = (kind == "request").fill_null(False) | router_rows
     if todo.any():
-        sub = base.filter(todo)
-        rk = router.kinds(sub)
-        positions = todo.arg_true()
-        kind = kind.scatter(positions, rk["kind"])
-        role = role.scatter(positions, rk["content_role"])
+        rk = router.kinds(base.filter(todo))
+        kind = kind.scatter(todo.arg_true(), rk["kind"])
+        role = role.scatter(todo.arg_true(), rk["content_role"])
     none = kind.is_null()
     if none.any():
         starts_like_dump = frame["body"].str.contains(PYSPY_FRAME_START).fill_null(False)

@@ -73,24 +73,14 @@ BATCH_FIELDS = [
 
 
 BATCH_FIELD_BY_KEY = {f.key: f for f in BATCH_FIELDS}
-
-
 GRAPH_KEY = re.compile(r"^(\w+) graph$")
-
-
 MAX_BATCH_SHAPES = 32
 
-
-_HEAD = re.compile(r"^(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ?")
-
-
-_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>[0-9]+)\))?(?: \[(?P<_iter>[0-9]+)\])?[.,] ?"
-
-
+# The head of a batch line, for Python (the rare shapes) and Rust (one regex per shape) alike.
+_HEAD_RX = r"^(?P<_bt>Prefill|Decode) batch(?:\(mixed #running-req: (?P<_mixed>\d+)\))?(?: \[(?P<_iter>\d+)\])?[.,] ?"
+_HEAD = re.compile(_HEAD_RX)
 # A value: printable ASCII but ",". Lines with other characters in a value take the slow path.
 _VALUE = r"[\x20-\x2b\x2d-\x7e]*"
-
-
 _LIST_VALUE = r"\[[\x20-\x5c\x5e-\x7e]*\]"
 
 
@@ -139,7 +129,7 @@ def _parse_batch_py(line: str) -> dict:
     m = _HEAD.match(line)
     if not m:
         return {}
-    row: dict = {"_bt": m.group(1), "_mixed": m.group(2), "_iter": m.group(3)}
+    row = m.groupdict()
     seen: dict[str, int] = {}
     for key, value in _split_items(line[m.end() :]):
         seen[key] = seen.get(key, 0) + 1
@@ -251,20 +241,16 @@ def _type_batch_fields(raw: pl.DataFrame) -> pl.DataFrame:
     typed_exprs, graph_vals, graph_kinds = [], [], []
     checks: dict[str, pl.Expr] = {}  # key column → "a value is there but did not parse"
     for col in key_cols:
-        key = col[2:]
-        field = BATCH_FIELD_BY_KEY.get(key)
-        gm = GRAPH_KEY.match(key)
-        present = pl.col(col).is_not_null() & (pl.col(col) != "")
-        if field is not None:
-            typed_exprs.append(_typed(pl.col(col), field.type).alias(field.column))
-            checks[col] = present & pl.col(field.column).is_null()
-        elif gm:
-            typed_exprs.append(_typed(pl.col(col), "bool").alias("g:" + col))
-            graph_vals.append(pl.col("g:" + col))
-            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
-            checks[col] = present & pl.col("g:" + col).is_null()
-        else:
+        field, gm = BATCH_FIELD_BY_KEY.get(col[2:]), GRAPH_KEY.match(col[2:])
+        if field is None and gm is None:
             checks[col] = pl.col(col).is_not_null()
+            continue
+        typed = field.column if field else "g:" + col
+        typed_exprs.append(_typed(pl.col(col), field.type if field else "bool").alias(typed))
+        checks[col] = pl.col(col).is_not_null() & (pl.col(col) != "") & pl.col(typed).is_null()
+        if field is None:
+            graph_vals.append(pl.col(typed))
+            graph_kinds.append(pl.when(pl.col(col).is_not_null()).then(pl.lit(gm.group(1))))
     df = raw.with_columns(typed_exprs)
     # Only columns with something for extra build JSON (the common line has nothing for it).
     flagged = df.select([e.any().alias(c) for c, e in checks.items()]).row(0, named=True) if checks else {}

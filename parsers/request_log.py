@@ -1,5 +1,6 @@
 """``--log-requests`` lines (``Receive: obj=…``, ``Receive OpenAI:``, ``Finish: obj=…, out={…}`` and
-their JSON form) → the ``request_log`` table, and the tool-call markup a returned text may leak."""
+their JSON form) → the ``request_log`` table, and the tool-call markup a returned text may leak. The
+fields are data (``REQUEST_LOG_FIELDS``, ``REQUEST_LOG_JSON`` in ``parsers/sglang_fields.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logcorr.parsers.sglang import _base, _conform, _recognise, _rid_room
+from logcorr.parsers.sglang import _base, _conform, _recognise, _rid_room, extract_fields
+from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON
 from logcorr.schema import REQUEST_LOG
 
 
@@ -50,29 +52,13 @@ def find_markup(text: str | None) -> tuple[str | None, str | None]:
     (``MARKUP_FAMILIES``), or ``(None, None)``: no markup, or no text at all."""
     if not text:
         return None, None
-    best = None
-    for name, rx in _MARKUP_RX:
-        m = rx.search(text)
-        if m and (best is None or m.start() < best[0]):
-            best = (m.start(), name, m.group(0))
-    return (best[1], best[2]) if best else (None, None)
+    found = [(m.start(), name, m.group(0)) for name, rx in _MARKUP_RX if (m := rx.search(text))]
+    return min(found, key=lambda f: f[0])[1:] if found else (None, None)
 
 
-_STR = r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
-_FLAT = rf"""[^'"{{}}()\[\]]|{_STR}"""
-_NEST1 = rf"""[{{(\[](?:{_FLAT})*[}})\]]"""
-_NEST2 = rf"""[{{(\[](?:{_FLAT}|{_NEST1})*[}})\]]"""
-_TOKEN = rf"""(?:{_FLAT}|{_NEST2})"""
-_TEXT_VALUE = rf"""(?:{_STR})(?: \.\.\. (?:{_STR}))?"""
-_OUT_PART = rf"""(?s)Finish: obj=(?:[^'"]|{_STR})*?, out=(\{{.*)$"""
-_CUT_PARTS = re.compile(rf"""^({_STR}) \.\.\. ({_STR})$""", re.S)
+_CUT_PARTS = re.compile(rf"""^({PY_STR}) \.\.\. ({PY_STR})$""", re.S)
 REQUEST_TEXT_CHARS = 400  # request_log.output_text keeps this many characters
 _JSON_CUT = 2048  # SGLang's level-2 limit: a longer string is logged as head (1024) + "..." + tail (1024)
-
-
-def _key(key: str, value: str) -> str:
-    """A regex over a dict's text (from its ``{``) whose group 1 is the value of ``'key'`` at its top level."""
-    return rf"""(?s)^\{{(?:(?:{_TOKEN})*?, )??'{re.escape(key)}': ({value})"""
 
 
 def _py_str(token: str | None) -> str | None:
@@ -123,7 +109,9 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=REQUEST_LOG.schema)
     if "rid" not in base.columns:
         base = pl.concat([base, _rid_room(base, kinds)], how="horizontal")
-    return _conform(_returned_text_columns(base.with_columns(_logged_fields(kinds))), REQUEST_LOG)
+    df = extract_fields(base, REQUEST_LOG_FIELDS, REQUEST_LOG)
+    df = df.with_columns(pl.col("finish_type", "_id").str.strip_chars("'\""))
+    return _conform(_returned_text_columns(df.with_columns(_logged_fields(kinds))), REQUEST_LOG)
 
 
 def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
@@ -147,15 +135,11 @@ def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
 
 
 def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
-    """The columns read from a request line's text (text form by key, JSON form by path): ``event``,
-    ``format``, finish reason, token counts, latency, ``rid``, and the raw ``_text``/``_message``."""
+    """``event``, ``format`` and ``rid`` of each request line, and for a JSON line the fields
+    ``REQUEST_LOG_FIELDS`` read from the text form, by their ``REQUEST_LOG_JSON`` paths."""
     body = pl.col("body")
     is_json = body.str.starts_with("{")
-
-    def js(path: str) -> pl.Expr:
-        return body.str.json_path_match(path)
-
-    json_event = js("$.event")
+    json_event = body.str.json_path_match("$.event")
     event = (
         pl.when(is_json)
         .then(json_event.replace_strict(_JSON_EVENTS, default=None, return_dtype=pl.String))
@@ -165,51 +149,20 @@ def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
         .then(pl.lit("received"))
         .otherwise(pl.lit("finished"))
     )
-    out = body.str.extract(_OUT_PART, 1)
-    meta = out.str.extract(_key("meta_info", _NEST2), 1)
-    reason = meta.str.extract(_key("finish_reason", rf"{_NEST1}|None"), 1)
-
-    def num(key: str, rx: str = r"-?\d+") -> pl.Expr:
-        return meta.str.extract(_key(key, rx), 1)
-
-    flt = r"-?[0-9.]+(?:[eE][-+]?\d+)?"
     return [
         event.alias("event"),
         pl.when(is_json).then(pl.lit("json")).otherwise(pl.lit("text")).alias("format"),
-        pl.when(is_json)
-        .then(js("$.out.meta_info.finish_reason.type"))
-        .otherwise(reason.str.extract(_key("type", _STR), 1).str.strip_chars("'\""))
-        .alias("finish_type"),
-        pl.when(is_json)
-        .then(js("$.out.meta_info.finish_reason.message"))
-        .otherwise(reason.str.extract(_key("message", _STR), 1))
-        .alias("_message"),
-        pl.when(is_json)
-        .then(js("$.out.meta_info.finish_reason.status_code"))
-        .otherwise(reason.str.extract(_key("status_code", r"\d+"), 1))
-        .cast(pl.Int32, strict=False)
-        .alias("status_code"),
         *[
             pl.when(is_json)
-            .then(js(f"$.out.meta_info.{k}"))
-            .otherwise(num(k))
-            .cast(pl.Int64, strict=False)
-            .alias(k)
-            for k in ("prompt_tokens", "completion_tokens", "cached_tokens")
+            .then(body.str.json_path_match(path).cast(REQUEST_LOG.schema.get(c, pl.String), strict=False))
+            .otherwise(pl.col(c))
+            .alias(c)
+            for c, path in REQUEST_LOG_JSON.items()
         ],
-        pl.when(is_json)
-        .then(js("$.out.meta_info.e2e_latency"))
-        .otherwise(num("e2e_latency", flt))
-        .cast(pl.Float64, strict=False)
-        .alias("e2e_latency_s"),
-        pl.when(is_json)
-        .then(js("$.out.text"))
-        .otherwise(out.str.extract(_key("text", _TEXT_VALUE), 1))
-        .alias("_text"),
         pl.coalesce(
-            pl.when(is_json).then(js("$.rid")),
+            pl.when(is_json).then(body.str.json_path_match("$.rid")),
             pl.col("rid"),
-            pl.when(~is_json).then(meta.str.extract(_key("id", _STR), 1).str.strip_chars("'\"")),
+            pl.when(~is_json).then(pl.col("_id")),
         ).alias("rid"),
     ]
 
@@ -223,14 +176,13 @@ def _returned_text_columns(df: pl.DataFrame) -> pl.DataFrame:
     texts, messages, formats = df["_text"].to_list(), df["_message"].to_list(), df["format"].to_list()
     rows = [_returned_text(t, f) for t, f in zip(texts, formats, strict=True)]
     msgs = [_py_str(m) if f == "text" else m for m, f in zip(messages, formats, strict=True)]
-    df = df.with_columns(
+    return df.with_columns(
         pl.Series("finish_message", msgs, pl.String),
         *[
             pl.Series(name, [r[i] for r in rows], dtype)
             for i, (name, dtype) in enumerate(_TEXT_COLUMNS.items())
         ],
     )
-    return df
 
 
 _JSON_EVENTS = {

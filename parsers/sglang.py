@@ -1,10 +1,9 @@
 """SGLang engine lines → typed rows: what each record means (``classify``) and the tables built from
 it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs`` and ``tracebacks``).
 
-Line formats are data (lnav style): each family below is a table of named patterns, each with the
-SGLang version (or date) that introduced the line and a sample record that
-``tests/test_sglang_parsers.py`` parses. Versions marked ``≈`` are dated from bug reports rather
-than from a release note.
+Line formats are data (lnav style): the pattern tables of ``parsers/sglang_lines.py`` and the field
+rules of ``parsers/sglang_fields.py``, each with the SGLang version (or date; ``≈``: dated from bug
+reports, not from a release note) that introduced its line and a sample that the tests parse.
 
 How a record is recognised, vectorised over the whole column (PERF_NOTES.md):
 
@@ -18,10 +17,8 @@ How a record is recognised, vectorised over the whole column (PERF_NOTES.md):
    recognised by ``logcorr.parsers.router``.
 4. What nothing recognises is ``other``; nothing raises on any text.
 
-Batch lines (``Prefill batch`` / ``Decode batch``) are split into typed fields by
-``logcorr.parsers.batch_lines`` (the keys as data, one regex per shape of line). The fields of the
-other tables come from the named groups of their patterns and ``FieldRule`` tables
-(``extract_fields``).
+Batch lines are split into typed fields by ``logcorr.parsers.batch_lines`` (one regex per shape of
+line); the other tables' fields come from their patterns' named groups and rules (``extract_fields``).
 """
 
 from __future__ import annotations
@@ -39,8 +36,11 @@ from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
     EXCEPTION_AFTER_FRAMES,
+    FINISH_REASON,
     FIRST_LINE,
     FRAME_LINE,
+    META_INFO,
+    REQUEST_OUT,
     TRACEBACK_FIELDS,
     TRACEBACK_TEXT,
     TRANSFER_ERROR_FIELDS,
@@ -79,10 +79,6 @@ from logcorr.schema import (
     WATCHDOGS,
     conform,
 )
-
-# Columns every table copies from ``ev`` (DESIGN.md: provenance on every row).
-BASE = {name: EVENTS.schema[name] for name in ("event_id", "ts", "host", "role", "pid", *RANK_COLUMNS)}
-
 
 # =============================================================================================
 # Public functions
@@ -126,12 +122,11 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "kind": kind,
             "rid": rid_room["rid"],
             "bootstrap_room": rid_room["bootstrap_room"],
-            "content_role": hit["content_role"],
+            "content_role": _content_role(kind, hit["content_role"], base["body"]),
             "level": level,
             "room_error": rid_room["room_error"],
         }
     )
-    out = out.with_columns(_content_role(kind, hit["content_role"], base["body"]).alias("content_role"))
     return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
 
 
@@ -147,9 +142,7 @@ def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Serie
     if tb.any():
         at = tb.arg_true()
         text = body.gather(at)
-        by_frames = pl.select(
-            pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(name)) for name, rx in TRACEBACK_ROLES])
-        ).to_series()
+        by_frames = pl.select(_first_named(text, TRACEBACK_ROLES)).to_series()
         role = role.scatter(at, pl.select(pl.coalesce(by_frames, role.gather(at))).to_series())
     return role
 
@@ -181,8 +174,7 @@ def batches(ev: pl.DataFrame) -> pl.DataFrame:
         base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
     if base.height == 0:
         return pl.DataFrame(schema=BATCHES.schema)
-    first = first_line(base["body"])
-    parsed = parse_batch_lines(first)
+    parsed = parse_batch_lines(first_line(base["body"]))
     df = pl.concat([base, parsed], how="horizontal").filter(pl.col("batch_type").is_not_null())
     df = df.with_columns(_resolve_role(pl.col("batch_type")).alias("role"))
     return _conform(df, BATCHES)
@@ -207,45 +199,25 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``level``, ``source``, ``source_pos``. ``tp_rank``/``pp_rank`` fall back to the ``rank=N``
         and ``self.pp_rank=N`` the line prints when the header had none.
     """
-    base = _select_kind(ev, "transfer_error")
-    if base.height == 0:
+    df = _family(ev, "transfer_error", TRANSFER_ERROR_PATTERNS, TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
+    if df is None:
         return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
-    hit = _recognise(base, TRANSFER_ERROR_PATTERNS)
-    df = pl.concat([base, hit.select("pattern", "content_role")], how="horizontal").filter(
-        pl.col("pattern").is_not_null()
-    )
-    if df.height == 0:
-        return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
-    rid_room = _rid_room(df, pl.Series(["transfer_error"] * df.height))
-    df = extract_fields(pl.concat([df, rid_room], how="horizontal"), TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
     body, tb, exc_line = pl.col("body"), pl.col("_traceback"), pl.col("_exception_line")
-    subkind = pl.col("pattern").replace_strict(
-        {p.name: p.subkind for p in TRANSFER_ERROR_PATTERNS}, default=None, return_dtype=pl.String
-    )
     is_assert = tb.str.contains(_CAUSE_REGEX["assert_transfer_infos"]) | (
         exc_line.str.contains(ASSERTION_LINE) & tb.str.contains("transfer_infos", literal=True)
     )
     error_kind = (
         pl.when((pl.col("pattern") == "transfer_worker_error") & is_assert.fill_null(False))
         .then(pl.lit("assert_transfer_infos"))
-        .otherwise(subkind)
+        .otherwise(pl.col("_subkind"))
     )
-    state = pl.col("kv_poll_state")
-    content_role = pl.coalesce(
-        pl.col("content_role"),
-        pl.when(state == "WaitingForInput")
-        .then(pl.lit("decode"))
-        .when(state == "Bootstrapping")
-        .then(pl.lit("prefill")),
-    )
+    by_state = {"WaitingForInput": "decode", "Bootstrapping": "prefill"}
+    state_role = pl.col("kv_poll_state").replace_strict(by_state, default=None, return_dtype=pl.String)
+    content_role = pl.coalesce(pl.col("content_role"), state_role)
     df = df.with_columns(
         error_kind.alias("error_kind"),
-        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in BACKENDS]).alias(
-            "backend"
-        ),
-        pl.coalesce([pl.when(body.str.contains(rx)).then(pl.lit(name)) for name, rx, _ in CAUSES]).alias(
-            "cause"
-        ),
+        _first_named(body, BACKENDS).alias("backend"),
+        _first_named(body, CAUSES).alias("cause"),
         tb.alias("traceback"),
         _resolve_role(content_role).alias("role"),
         # inside a JSON answer (a client's copy of the error) the reason ends with its string
@@ -270,30 +242,17 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
         ``transfer_aborted``), ``error_kind`` (for ``transfer_aborted``: which failure, as in
         ``transfer_errors``), ``reason`` (the line's own words), ``level``, ``source``, ``source_pos``.
     """
-    base = _select_kind(ev, "abort")
     parts = []
-    if base.height:
-        hit = _recognise(base, ABORT_PATTERNS)
-        df = pl.concat([base, hit.select("pattern", "content_role")], how="horizontal").filter(
-            pl.col("pattern").is_not_null()
+    df = _family(ev, "abort", ABORT_PATTERNS, ABORT_PATTERNS + ABORT_FIELDS, ABORTS)
+    if df is not None:
+        where = pl.col("_where").str.replace_all(" ", "_")
+        parts.append(
+            df.with_columns(
+                pl.coalesce("_subkind", pl.lit("abort_") + where + pl.lit("_request")).alias("abort_kind"),
+                _resolve_role(pl.col("content_role")).alias("role"),
+            )
         )
-        if df.height:
-            rid_room = _rid_room(df, pl.Series(["abort"] * df.height))
-            df = pl.concat([df, rid_room], how="horizontal")
-            df = extract_fields(df, ABORT_PATTERNS + ABORT_FIELDS, ABORTS)
-            subkind = pl.col("pattern").replace_strict(
-                {p.name: p.subkind for p in ABORT_PATTERNS}, default=None, return_dtype=pl.String
-            )
-            where = pl.col("_where").str.replace_all(" ", "_")
-            parts.append(
-                df.with_columns(
-                    pl.coalesce(subkind, pl.lit("abort_") + where + pl.lit("_request")).alias("abort_kind"),
-                    pl.lit(None, pl.String).alias("error_kind"),
-                    _resolve_role(pl.col("content_role")).alias("role"),
-                )
-            )
-    te = transfer_errors(ev)
-    te = te.filter(pl.col("cause") == "aborted")
+    te = transfer_errors(ev).filter(pl.col("cause") == "aborted")
     if te.height:
         parts.append(
             te.with_columns(
@@ -322,9 +281,7 @@ def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:
             pl.col("first_ts").min(),
             pl.col("last_ts").max(),
             pl.col("n_events").sum(),
-            pl.col("event_id").first(),
-            pl.col("source").first(),
-            pl.col("source_pos").first(),
+            pl.col("event_id", "source", "source_pos").first(),
         )
         .select(list(ROOMS.schema))
     )
@@ -364,28 +321,18 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
     if {"rid", "bootstrap_room"} <= set(ev.columns):
-        named = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        df = (
-            _base(named)
-            .with_columns(
-                named["rid"].cast(pl.String).alias("rid"),
-                named["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
-            )
-            .filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        ev = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = _base(ev).with_columns(
+            ev["rid"].cast(pl.String).alias("rid"),
+            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
         )
-        unknown = (df["role"].is_null() | (df["role"] == "unknown")).any()
-        if unknown and "content_role" not in df.columns:  # the text may say the role
-            df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     else:
-        base = _base(ev)
-        if base.height == 0:
-            return pl.DataFrame(schema=ROOMS.schema)
-        c = classify(base)
-        df = base.with_columns(
-            c["rid"].alias("rid"),
-            c["bootstrap_room"].alias("bootstrap_room"),
-            _resolve_role(c["content_role"]).alias("role"),
-        ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+        df = _base(ev)
+        c = classify(df)
+        df = df.with_columns(c["rid"], c["bootstrap_room"])
+    df = df.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+    if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
+        df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     if df.height == 0:
         return pl.DataFrame(schema=ROOMS.schema)
     out = (
@@ -395,19 +342,12 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
             pl.col("ts").min().alias("first_ts"),
             pl.col("ts").max().alias("last_ts"),
             pl.len().cast(pl.Int64).alias("n_events"),
-            pl.col("event_id").first(),
-            pl.col("source").first(),
-            pl.col("source_pos").first(),
+            pl.col("event_id", "source", "source_pos").first(),
         )
     )
     return _conform(out, ROOMS)
 
 
-# --log-requests lines, read by key over SGLang's Python repr (``_dataclass_to_string_truncated``:
-# dataclasses as ``Name(f=v, …)``, dicts as ``{'k': v, …}``, strings as ``repr`` and, at level 2, a
-# string over 2048 characters as ``'head' ... 'tail'``). A quoted string is one token, so a key is only
-# found outside strings, and nested braces/brackets/parentheses (two levels) are skipped whole, so a
-# key is only found at the level asked for.
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
 
@@ -419,21 +359,12 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
         ``WorkNCCL(…)`` fields), ``rid`` (first rid of the batch a watchdog printed), ``reason``
         (the error text of a failed py-spy), ``level``, ``source``, ``source_pos``.
     """
-    base = _select_kind(ev, "watchdog")
-    if base.height == 0:
+    df = _family(ev, "watchdog", WATCHDOG_PATTERNS, WATCHDOG_PATTERNS, WATCHDOGS)
+    if df is None:
         return pl.DataFrame(schema=WATCHDOGS.schema)
-    hit = _recognise(base, WATCHDOG_PATTERNS)
-    df = pl.concat([base, hit.select("pattern")], how="horizontal").filter(pl.col("pattern").is_not_null())
-    if df.height == 0:
-        return pl.DataFrame(schema=WATCHDOGS.schema)
-    rid_room = _rid_room(df, pl.Series(["watchdog"] * df.height))
-    df = extract_fields(
-        pl.concat([df, rid_room.select("rid")], how="horizontal"), WATCHDOG_PATTERNS, WATCHDOGS
+    df = df.with_columns(
+        pl.col("_subkind").alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role")
     )
-    subkind = pl.col("pattern").replace_strict(
-        {p.name: p.subkind for p in WATCHDOG_PATTERNS}, default=None, return_dtype=pl.String
-    )
-    df = df.with_columns(subkind.alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role"))
     return _conform(df, WATCHDOGS)
 
 
@@ -447,11 +378,13 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
     """
-    texts = [c for c in ("body", "message") if c in ev.columns]
-    if texts:  # filter before _base copies every column
-        ev = ev.filter(pl.coalesce(texts).str.contains("Traceback (most recent call last)", literal=True))
-    base = _base(ev)
-    base = base.filter(pl.col("body").str.contains("Traceback (most recent call last)", literal=True))
+    texts = [c for c in ("body", "message") if c in ev.columns]  # (the ``body`` of ``_base``)
+    if not texts:
+        return pl.DataFrame(schema=TRACEBACKS.schema)
+    # filtered before _base copies every column
+    base = _base(
+        ev.filter(pl.coalesce(texts).str.contains("Traceback (most recent call last)", literal=True))
+    )
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
@@ -479,29 +412,19 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
     n = base.height
     idx = pl.int_range(n, dtype=pl.UInt32, eager=True).alias("_i")
     frame = pl.DataFrame([idx, base["body"].fill_null("")])
-    names = {p.name for p in patterns} if patterns is not None else None
     anchors = list(dict.fromkeys(p.anchor for p in (patterns or ALL_PATTERNS)))
-    table = _PATTERN_TABLE if names is None else _PATTERN_TABLE.filter(pl.col("pattern").is_in(list(names)))
-
-    router_rows = pl.Series("r", [False] * n) if names is not None else router.is_router_line(base)
+    table = _PATTERN_TABLE
+    if patterns is not None:
+        table = table.filter(pl.col("pattern").is_in([p.name for p in patterns]))
+    router_rows = pl.Series("r", [False] * n) if patterns is not None else router.is_router_line(base)
     # Fast path for the bulk of a journal: a body that starts with a batch head or is a whole
     # uvicorn access line has its leftmost anchor at the start, so it needs no anchor search.
-    fast = []
+    found = []
     todo = ~router_rows
-    for pattern in (BATCH_PATTERNS if names is None else []) + (
-        [PATTERNS_BY_NAME["uvicorn_access"]] if names is None else []
-    ):
-        if pattern.kind == "batch":
-            hit = (
-                todo
-                & frame["body"].str.starts_with(pattern.anchor)
-                & frame["body"].str.contains(pattern.regex)
-            )
-        else:
-            hit = todo & frame["body"].str.contains(pattern.regex)
-        hit = hit.fill_null(False)
+    for pattern in [*BATCH_PATTERNS, PATTERNS_BY_NAME["uvicorn_access"]] if patterns is None else []:
+        hit = (todo & frame["body"].str.contains(pattern.regex)).fill_null(False)
         if hit.any():
-            fast.append(frame.filter(hit).select("_i", pl.lit(pattern.name).alias("pattern")))
+            found.append(frame.filter(hit).select("_i", pl.lit(pattern.name).alias("pattern")))
             todo = todo & ~hit
     pairs = (
         frame.filter(todo)
@@ -511,27 +434,18 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         .with_row_index("_p")
         .join(table, on="anchor", how="inner")
     )
-    confirmed = []
-    for name, sub in pairs.partition_by("pattern", as_dict=True).items():
-        pattern = PATTERNS_BY_NAME[name[0]]
-        bodies = frame["body"].gather(sub["_i"])
-        ok = bodies.str.contains(pattern.regex).fill_null(False)
-        confirmed.append(sub.filter(ok))
-    best = (
-        [
-            pl.concat(confirmed)
-            .sort(["_i", "_p", "prio"])
-            .unique("_i", keep="first", maintain_order=True)
-            .select("_i", "pattern")
-        ]
-        if confirmed
-        else []
-    )
-    best = (
-        pl.concat(fast + best)
-        if fast or best
-        else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
-    )
+    confirmed = [
+        sub.filter(
+            frame["body"].gather(sub["_i"]).str.contains(PATTERNS_BY_NAME[name].regex).fill_null(False)
+        )
+        for (name,), sub in pairs.partition_by("pattern", as_dict=True).items()
+    ]
+    if confirmed:
+        leftmost = (
+            pl.concat(confirmed).sort(["_i", "_p", "prio"]).unique("_i", keep="first", maintain_order=True)
+        )
+        found.append(leftmost.select("_i", "pattern"))
+    best = pl.concat(found) if found else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
     kind_of = {p.name: p.kind for p in ALL_PATTERNS}
     role_of = {p.name: p.role for p in ALL_PATTERNS}
@@ -539,7 +453,7 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         pl.col("pattern").replace_strict(kind_of, default=None, return_dtype=pl.String).alias("kind"),
         pl.col("pattern").replace_strict(role_of, default=None, return_dtype=pl.String).alias("content_role"),
     )
-    if names is None:
+    if patterns is None:
         out = _finish_kinds(out, base, router_rows, frame)
     return out
 
@@ -549,17 +463,13 @@ def _finish_kinds(
 ) -> pl.DataFrame:
     """Router rows and access lines get request/health/other from the router module; a record that
     starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
-    kind = out["kind"]
-    role = out["content_role"]
+    kind, role = out["kind"], out["content_role"]
     # Access lines and mini_lb lines confirmed by an anchor: request or health by path.
-    access = (kind == "request").fill_null(False)
-    todo = access | router_rows
+    todo = (kind == "request").fill_null(False) | router_rows
     if todo.any():
-        sub = base.filter(todo)
-        rk = router.kinds(sub)
-        positions = todo.arg_true()
-        kind = kind.scatter(positions, rk["kind"])
-        role = role.scatter(positions, rk["content_role"])
+        rk = router.kinds(base.filter(todo))
+        kind = kind.scatter(todo.arg_true(), rk["kind"])
+        role = role.scatter(todo.arg_true(), rk["content_role"])
     none = kind.is_null()
     if none.any():
         starts_like_dump = frame["body"].str.contains(PYSPY_FRAME_START).fill_null(False)
@@ -570,14 +480,29 @@ def _finish_kinds(
     return out.with_columns(kind.alias("kind"), role.alias("content_role"))
 
 
-def _select_kind(ev: pl.DataFrame, kind: str) -> pl.DataFrame:
-    """Rows of ``ev`` of one kind: by its ``kind`` column when it has one, else by ``classify``."""
+def _family(
+    ev: pl.DataFrame, kind: str, patterns: list[LinePattern], rules: list, table
+) -> pl.DataFrame | None:
+    """The records of ``ev`` of one ``kind`` (by its ``kind`` column when it has one, else by
+    ``classify``) that one of ``patterns`` confirms, with ``pattern``, its ``content_role`` and
+    ``_subkind``, ``rid``/``bootstrap_room``/``room_error`` and the fields of ``rules``
+    (``extract_fields``); None when there are none."""
     if "kind" in ev.columns:
-        return _base(ev.filter(pl.col("kind") == kind))
-    base = _base(ev)
+        base = _base(ev.filter(pl.col("kind") == kind))
+    else:
+        base = _base(ev)
+        base = base.filter(_recognise(base)["kind"] == kind) if base.height else base
     if base.height == 0:
-        return base
-    return base.filter(_recognise(base)["kind"] == kind)
+        return None
+    hit = _recognise(base, patterns).select("pattern", "content_role")
+    df = pl.concat([base, hit], how="horizontal").filter(pl.col("pattern").is_not_null())
+    if df.height == 0:
+        return None
+    df = pl.concat([df, _rid_room(df, pl.Series([kind] * df.height))], how="horizontal")
+    subkind = {p.name: p.subkind for p in patterns}
+    return extract_fields(df, rules, table).with_columns(
+        pl.col("pattern").replace_strict(subkind, default=None, return_dtype=pl.String).alias("_subkind")
+    )
 
 
 def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
@@ -585,13 +510,11 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
     value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
     are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``)."""
-    n = df.height
-    rid = pl.Series("rid", [None] * n, dtype=pl.String)
-    room = pl.Series("bootstrap_room", [None] * n, dtype=pl.Int64)
-    error = pl.Series("room_error", [None] * n, dtype=pl.String)
+    none = pl.DataFrame(schema={"rid": pl.String, "bootstrap_room": pl.Int64, "room_error": pl.String})
+    none = none.clear(df.height)
     look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
     if not look.any():
-        return pl.DataFrame([rid, room, error])
+        return none
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
@@ -599,7 +522,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
     ).fill_null(False)
     if not cand.any():
-        return pl.DataFrame([rid, room, error])
+        return none
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
     masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
 
@@ -631,25 +554,18 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         )
         .otherwise(text_room)
         .alias("text"),
-    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("room"))
+    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("bootstrap_room"))
     out = out.with_columns(  # SGLang's rooms are 63-bit: a wider number is kept as text, said, not stored
-        pl.when(pl.col("text").is_not_null() & pl.col("room").is_null())
+        pl.when(pl.col("text").is_not_null() & pl.col("bootstrap_room").is_null())
         .then(
             pl.format(
                 "bootstrap room {} is outside the signed 64-bit range: record kept, its room left empty",
                 pl.col("text"),
             )
         )
-        .alias("error")
+        .alias("room_error")
     )
-    where = pos.filter(cand)
-    return pl.DataFrame(
-        [
-            rid.scatter(where, out["rid"]),
-            room.scatter(where, out["room"]),
-            error.scatter(where, out["error"]),
-        ]
-    )
+    return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
 
 
 def _printed_level(body: pl.Expr) -> pl.Expr:
@@ -663,36 +579,38 @@ def _printed_level(body: pl.Expr) -> pl.Expr:
 # Fields
 # =============================================================================================
 
-# Where a ``FieldRule`` searches, as expressions: over ``body``, then over the record's traceback.
-# ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read them too).
+# Where a ``FieldRule`` searches, as expressions over ``body`` or over the scope they are cut from
+# (``_<scope>``). ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read
+# them too).
 SCOPES = {
     "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
     "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
-}
-_TB_SCOPES = {
     "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
     "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),
+    "request_out": pl.col("body").str.extract(REQUEST_OUT, 1),
+    "meta_info": pl.col("_request_out").str.extract(META_INFO, 1),
+    "finish_reason": pl.col("_meta_info").str.extract(FINISH_REASON, 1),
 }
+_PARENT = {name: e.meta.root_names()[0][1:] for name, e in SCOPES.items() if e.meta.root_names() != ["body"]}
 _CAUSE_REGEX = {name: rx for name, rx, _ in CAUSES}
 _GROUP = re.compile(r"\(\?P<(\w+)>")
 
 
-def extract_fields(
-    df: pl.DataFrame, rules: list[LinePattern | FieldRule], table, scopes: tuple[str, ...] = ()
-) -> pl.DataFrame:
+def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table) -> pl.DataFrame:
     """``df`` (with ``body``) with the columns the named groups of ``rules`` give, typed by ``table``'s
     contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
-    (one ``extract_groups`` per rule, in its ``scope``: ``body``, ``first_line``, ``traceback``,
-    ``exception_line``, ``last_frame``; a ``LinePattern`` searches the body). A column ``df`` already
-    has (a rank its header printed) keeps its value where it has one. A group ``<name>_ms`` fills
-    ``<name>_s`` in seconds; a group starting with ``_`` is kept as text for the builder. Each scope
-    the rules or ``scopes`` name is kept as a column ``_<scope>``. Never raises on any text; a value
-    that does not parse as its type is null."""
-    wanted = {getattr(rule, "scope", "body") for rule in rules} | set(scopes)
-    if wanted & set(_TB_SCOPES):
-        wanted.add("traceback")
-    df = df.with_columns(expr.alias(f"_{name}") for name, expr in SCOPES.items() if name in wanted)
-    df = df.with_columns(expr.alias(f"_{name}") for name, expr in _TB_SCOPES.items() if name in wanted)
+    (one ``extract_groups`` per rule, in its ``scope``: ``body`` or one of ``SCOPES``; a
+    ``LinePattern`` searches the body). A column ``df`` already has (a rank its header printed) keeps
+    its value where it has one. A group ``<name>_ms`` fills ``<name>_s`` in seconds; a group starting
+    with ``_`` is kept as text for the builder. Each scope the rules name is kept as a column
+    ``_<scope>``. Never raises on any text; a value that does not parse as its type is null."""
+    wanted = {getattr(rule, "scope", "body") for rule in rules}
+    for name in reversed(SCOPES):  # a scope's parent comes before it
+        if name in wanted and name in _PARENT:
+            wanted.add(_PARENT[name])
+    for name, expr in SCOPES.items():
+        if name in wanted:
+            df = df.with_columns(expr.alias(f"_{name}"))
     found = [(i, rule, _GROUP.findall(rule.regex)) for i, rule in enumerate(rules)]
     found = [(i, rule, groups) for i, rule, groups in found if groups]
     df = df.with_columns(
@@ -728,34 +646,33 @@ def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
 # Frame helpers
 # =============================================================================================
 
+# The columns the parsers read from ``ev``; the first ones every table copies (DESIGN.md: provenance
+# on every row).
 _EV_DEFAULTS = {
-    **BASE,
-    "boot_id": pl.String,
-    "level": pl.String,
-    "body": pl.String,
-    "message": pl.String,
-    "header": pl.String,
-    "kind": pl.String,
-    "source": pl.String,
-    "source_pos": pl.String,
+    **{name: EVENTS.schema[name] for name in ("event_id", "ts", "host", "role", "pid", *RANK_COLUMNS)},
+    **dict.fromkeys(
+        ("boot_id", "level", "body", "message", "header", "kind", "source", "source_pos"), pl.String
+    ),
 }
 
 
 def _base(ev: pl.DataFrame) -> pl.DataFrame:
     """``ev`` with every column the parsers read (missing ones null), body/message never null."""
-    cols = []
-    for name, dtype in _EV_DEFAULTS.items():
-        if name in ev.columns:
-            cols.append(pl.col(name).cast(dtype, strict=False))
-        elif name == "kind":
-            continue
-        else:
-            cols.append(pl.lit(None, dtype).alias(name))
+    cols = [
+        pl.col(name).cast(dtype, strict=False) if name in ev.columns else pl.lit(None, dtype).alias(name)
+        for name, dtype in _EV_DEFAULTS.items()
+        if name in ev.columns or name != "kind"
+    ]
     df = ev.select(cols)
     return df.with_columns(
         pl.coalesce(pl.col("body"), pl.col("message"), pl.lit("")).alias("body"),
         pl.coalesce(pl.col("message"), pl.col("body"), pl.lit("")).alias("message"),
     )
+
+
+def _first_named(text: pl.Expr | pl.Series, named: list[tuple]) -> pl.Expr:
+    """The name of the first ``(name, regex, …)`` entry whose regex ``text`` holds, or null."""
+    return pl.coalesce([pl.when(text.str.contains(rx)).then(pl.lit(name)) for name, rx, *_ in named])
 
 
 def _resolve_role(content_role: pl.Expr) -> pl.Expr:

@@ -1,9 +1,11 @@
-"""The fields SGLang's KV-failure, abort and traceback records print beside their patterns, as data
-(``FieldRule``: a named group per column, the part of the record it is searched in, a version and a
-sample with the values it must yield, checked by ``tests/test_sglang_parsers.py``); the patterns
-themselves are in ``parsers/sglang_lines.py``, and ``parsers/sglang.extract_fields`` applies both."""
+"""The fields SGLang's KV-failure, abort, traceback and ``--log-requests`` records print beside their
+patterns, as data (``FieldRule``: a named group per column, the part of the record it is searched in, a
+version and a sample with the values it must yield, checked by ``tests/test_sglang_parsers.py``); the
+patterns themselves are in ``parsers/sglang_lines.py``, and ``parsers/sglang.extract_fields`` applies both."""
 
 from __future__ import annotations
+
+import re
 
 from logcorr.parsers.sglang_lines import FieldRule
 
@@ -165,3 +167,64 @@ TRACEBACK_FIELDS = [
         {"exception": "AssertionError", "exc_message": "room 42 not in transfer_infos"},
     ),
 ]
+
+
+# --log-requests lines, read by key over SGLang's Python repr (``_dataclass_to_string_truncated``:
+# dataclasses as ``Name(f=v, …)``, dicts as ``{'k': v, …}``, strings as ``repr`` and, at level 2, a
+# string over 2048 characters as ``'head' ... 'tail'``). A quoted string is one token, so a key is only
+# found outside strings, and nested braces/brackets/parentheses (two levels) are skipped whole, so a
+# key is only found at the level asked for.
+PY_STR = r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
+_FLAT = rf"""[^'"{{}}()\[\]]|{PY_STR}"""
+_NEST1 = rf"""[{{(\[](?:{_FLAT})*[}})\]]"""
+_NEST2 = rf"""[{{(\[](?:{_FLAT}|{_NEST1})*[}})\]]"""
+_TOKEN = rf"""(?:{_FLAT}|{_NEST2})"""
+
+
+def _key(key: str, value: str, group: str) -> str:
+    """A regex over a dict's text (from its ``{``) whose group ``group`` is the value of ``'key'`` at its
+    top level."""
+    return rf"""(?s)^\{{(?:(?:{_TOKEN})*?, )??'{re.escape(key)}': (?P<{group}>{value})"""
+
+
+# The dicts of a ``Finish`` line (``FieldRule.scope``; ``sglang.extract_fields``): its ``out={…}``, that
+# dict's ``meta_info`` and its ``finish_reason`` (a dict or None); group 1 is the dict's text.
+REQUEST_OUT = rf"""(?s)Finish: obj=(?:[^'"]|{PY_STR})*?, out=(\{{.*)$"""
+META_INFO = _key("meta_info", _NEST2, "meta_info")
+FINISH_REASON = _key("finish_reason", rf"{_NEST1}|None", "finish_reason")
+
+# A level-2 Finish line (tests/test_request_log.py's, with the finish reason of the real2 case 05).
+FINISH_SAMPLE = (
+    "[2025-10-29 21:30:02] Finish: obj=GenerateReqInput(text='Hi', rid='r1', bootstrap_room=7), out={'text':"
+    " 'The weather is fine.', 'meta_info': {'id': 'r1', 'finish_reason': {'type': 'abort', 'message':"
+    " 'Request running timeout reached.', 'status_code': 503, 'err_type': None}, 'prompt_tokens': 12,"
+    " 'completion_tokens': 5, 'cached_tokens': 0, 'e2e_latency': 0.42}}"
+)
+# request_log, text form (v0.3 onwards, tokenizer_manager.py, since 2025-12-24 utils/request_logger.py):
+# column (``_…``: decoded by ``request_log``), key, regex of its value, the dict it is a key of, and
+# what FINISH_SAMPLE yields (repr tokens: ``request_log`` strips the quotes of ``finish_type``/``_id``).
+_REQUEST_FIELDS = [
+    ("finish_type", "type", PY_STR, "finish_reason", "'abort'"),
+    ("_message", "message", PY_STR, "finish_reason", "'Request running timeout reached.'"),
+    ("status_code", "status_code", r"\d+", "finish_reason", 503),
+    ("prompt_tokens", "prompt_tokens", r"-?\d+", "meta_info", 12),
+    ("completion_tokens", "completion_tokens", r"-?\d+", "meta_info", 5),
+    ("cached_tokens", "cached_tokens", r"-?\d+", "meta_info", 0),
+    ("e2e_latency_s", "e2e_latency", r"-?[0-9.]+(?:[eE][-+]?\d+)?", "meta_info", 0.42),
+    ("_text", "text", rf"(?:{PY_STR})(?: \.\.\. (?:{PY_STR}))?", "request_out", "'The weather is fine.'"),
+    ("_id", "id", PY_STR, "meta_info", "'r1'"),
+]
+REQUEST_LOG_FIELDS = [
+    R(column, _key(key, value, column), scope, "v0.3 (2024, --log-requests)", FINISH_SAMPLE, {column: want})
+    for column, key, value, scope, want in _REQUEST_FIELDS
+]
+# The same fields in the JSON form (``--log-requests-format json``, since 2025-12-24), where those dicts
+# are objects; ``request_log`` reads a JSON line's rid from its own ``$.rid``.
+_JSON_DICTS = {
+    "request_out": "$.out",
+    "meta_info": "$.out.meta_info",
+    "finish_reason": "$.out.meta_info.finish_reason",
+}
+REQUEST_LOG_JSON = {
+    column: f"{_JSON_DICTS[scope]}.{key}" for column, key, _, scope, _ in _REQUEST_FIELDS if column != "_id"
+}

@@ -5,6 +5,8 @@ keys. Each pattern carries the SGLang version (or date) that introduced its line
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -39,10 +41,10 @@ class LinePattern:
 @dataclass(frozen=True)
 class FieldRule:
     """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of
-    the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``,
-    ``first_line``, ``traceback``, ``exception_line``, ``last_frame``: ``sglang.extract_fields``). Rules
-    are tried in table order, the first non-null value of a column wins (``nonempty``: an empty
-    capture counts as none). ``sample`` is a text of that scope and ``yields`` what it must give."""
+    the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body`` or one of
+    ``sglang.SCOPES``). Rules are tried in table order, the first non-null value of a column wins
+    (``nonempty``: an empty capture counts as none). ``sample`` is a text of that scope (a whole record
+    for the scopes of a ``Finish`` line) and ``yields`` what it must give."""
 
     name: str
     regex: str
@@ -167,8 +169,7 @@ TRANSFER_ERROR_PATTERNS = [
         r"Request (?:-?\d+) timed out after (?:[\d.]+)s in KVPoll\.(?:\w+)",
         "≈v0.4.8 (2025-06)",
         "[2025-09-01 10:00:00 TP0] Request 8053843183886796622 timed out after 120.0s in KVPoll.Bootstrapping",
-        None,
-        "timeout",
+        subkind="timeout",
         yields={"error_kind": "timeout", "kv_poll_state": "Bootstrapping", "timeout_s": 120.0},
     ),
     P(
@@ -262,8 +263,7 @@ ABORT_PATTERNS = [
         "≈v0.4.3 (2025-02)",
         "[http_server] Error: Request is disconnected from the client side (type 3)."
         " Abort request obj.rid='61165a643f00435ca1112901a78071f7'",
-        None,
-        "client_disconnected",
+        subkind="client_disconnected",
         yields={
             "abort_kind": "client_disconnected",
             "reason": "Request is disconnected from the client side (type 3)",
@@ -277,8 +277,7 @@ ABORT_PATTERNS = [
         "≈v0.5.6 (2025-12)",
         "[2026-01-10 10:00:00] [http_server] Client disconnected: Request is disconnected from the client side"
         " (type 1). Abort request obj.rid='0d1c'",
-        None,
-        "client_disconnected",
+        subkind="client_disconnected",
     ),
     P(
         "abort_request_not_found",
@@ -288,8 +287,7 @@ ABORT_PATTERNS = [
         "≈v0.5.4 (2025-10)",
         "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
         " likely already finished/removed",
-        None,
-        "abort_request_not_found",
+        subkind="abort_request_not_found",
     ),
     P(
         "scheduler_abort",
@@ -298,8 +296,6 @@ ABORT_PATTERNS = [
         r"^Abort (?P<_where>[a-z][a-z ]*?) request\. ",
         "≈v0.3 (2024); disagg queues ≈v0.4.7 (2025-06)",
         "[2025-09-01 10:00:00 TP0] Abort bootstrap queue request. req.rid='b9c8'",
-        None,
-        None,
         yields={"abort_kind": "abort_bootstrap_queue_request"},
     ),  # abort_kind is "abort_" + where + "_request", e.g. abort_queued_request
 ]
@@ -313,8 +309,7 @@ WATCHDOG_PATTERNS = [
         r"(?:, (?:self\.)?soft=(?P<soft>\w+))?\)",
         "v0.3 (2024); soft flag ≈2026",
         "[2025-08-02 19:24:30 TP3] Watchdog timeout (self.watchdog_timeout=300)",
-        None,
-        "watchdog_timeout",
+        subkind="watchdog_timeout",
         yields={"watchdog_kind": "watchdog_timeout", "timeout_s": 300.0},
     ),
     P(
@@ -324,8 +319,7 @@ WATCHDOG_PATTERNS = [
         r"Scheduler debug info",
         "≈2026",
         "[2026-05-01 10:00:00 TP0] Scheduler debug info: self.cur_batch=None",
-        None,
-        "debug_info",
+        subkind="debug_info",
     ),
     P(
         "watchdog_batch_info",
@@ -335,8 +329,7 @@ WATCHDOG_PATTERNS = [
         "≈v0.4.4 (2025-03)",
         "[2025-07-11 17:40:14 DP0 TP2] self.cur_batch.batch_size()=1, self.cur_batch.reqs=[Req(rid=8159_6b91,"
         " input_ids=[0, 671])], self.token_to_kv_pool_allocator.available_size()=656177, ",
-        None,
-        "debug_info",
+        subkind="debug_info",
     ),
     P(
         "pyspy_failed",
@@ -345,8 +338,7 @@ WATCHDOG_PATTERNS = [
         r"Pyspy failed to dump PID (?P<target_pid>\d+)\.?(?: Error: (?P<reason>[^\n]*))?",
         "≈v0.4.9 (2025-07)",
         "[2025-08-02 06:06:21 TP2] Pyspy failed to dump PID 171. Error: /bin/dash: 1: py-spy: not found",
-        None,
-        "pyspy_failed",
+        subkind="pyspy_failed",
         yields={"target_pid": 171, "reason": "/bin/dash: 1: py-spy: not found"},
     ),
     P(
@@ -356,8 +348,7 @@ WATCHDOG_PATTERNS = [
         r"Pyspy failed \([^\n]*?--pid (?P<target_pid>\d+)\)\.?(?: Error: (?P<reason>[^\n]*))?",
         "≈2026 (pyspy_dump_schedulers: --native, then again without)",
         "[2026-09-22 01:05:16] Pyspy failed (py-spy dump --native --pid 82). Error: Error: Failed to copy Py_Version symbol",
-        None,
-        "pyspy_failed",
+        subkind="pyspy_failed",
         yields={"target_pid": 82, "reason": "Error: Failed to copy Py_Version symbol"},
     ),
     P(
@@ -367,8 +358,7 @@ WATCHDOG_PATTERNS = [
         r"All pyspy dump attempts failed for PID \d+",
         "≈2026",
         "[TP0] All pyspy dump attempts failed for PID 20955.",
-        None,
-        "pyspy_failed",
+        subkind="pyspy_failed",
     ),
     P(
         "sigquit",
@@ -377,8 +367,7 @@ WATCHDOG_PATTERNS = [
         r"Received sigquit from a child process",
         "v0.3 (2024)",
         "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
-        None,
-        "sigquit",
+        subkind="sigquit",
     ),
     P(
         "sigquit_received",
@@ -387,8 +376,7 @@ WATCHDOG_PATTERNS = [
         r"SIGQUIT received\.",
         "≈2026",
         "[2026-09-22 01:05:21] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
-        None,
-        "sigquit",
+        subkind="sigquit",
     ),
     P(
         "subprocess_crashed",
@@ -397,8 +385,7 @@ WATCHDOG_PATTERNS = [
         r"Subprocess \w+(?: \(pid=(?P<target_pid>\d+)\))? crashed with exit code (?P<exit_code>-?\d+)",
         "≈v0.5.10 (2026-03, #18582 liveness monitor)",
         "[2026-04-01 10:00:00] Subprocess scheduler_0 (pid=4242) crashed with exit code -3. Triggering SIGQUIT for cleanup...",
-        None,
-        "subprocess_crashed",
+        subkind="subprocess_crashed",
         yields={"target_pid": 4242, "exit_code": -3},
     ),
     P(
@@ -412,8 +399,7 @@ WATCHDOG_PATTERNS = [
         "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
         "[rank1]:[E1112 09:49:50.032579059 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an"
         " error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.",
-        None,
-        "collective_work_state",
+        subkind="collective_work_state",
         yields={"nccl_seq": 1, "last_enqueued": 1, "last_completed": -1},
     ),
     P(
@@ -428,8 +414,7 @@ WATCHDOG_PATTERNS = [
         " watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout:"
         " WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024,"
         " Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
-        None,
-        "nccl_watchdog",
+        subkind="nccl_watchdog",
         yields={
             "timeout_s": 600.0,
             "nccl_seq": 432927,
@@ -450,8 +435,7 @@ WATCHDOG_PATTERNS = [
         " watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S\n"
         "eqNum=1522789, OpType=_ALLGATHER_BASE, NumelIn=298960, NumelOut=4783360, Timeout(ms)=600000) ran for 600003"
         " milliseconds before timing out.",
-        None,
-        "nccl_watchdog",
+        subkind="nccl_watchdog",
         yields={"nccl_seq": None, "timeout_s": None},
     ),
 ]
@@ -466,8 +450,7 @@ TRACEBACK_PATTERNS = [
         "[2026-05-27 23:38:59.096 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
         '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue\n'
         "    req_conns, _ = self.disagg_decode_prealloc_queue.pop_preallocated()",
-        None,
-        "component_exception",
+        subkind="component_exception",
         yields={"component": "Scheduler", "function": "process_decode_queue", "line": 1773, "n_frames": 1},
     ),
     P(
@@ -478,8 +461,7 @@ TRACEBACK_PATTERNS = [
         "Python",
         "[2025-09-01 10:00:00 TP0] Traceback (most recent call last):\n"
         '  File "/x/scheduler.py", line 10, in f\n    g()\nValueError: bad',
-        None,
-        "traceback",
+        subkind="traceback",
         yields={
             "exception": "ValueError",
             "exc_message": "bad",
@@ -500,8 +482,7 @@ PYSPY_PATTERNS = [
         "[2025-10-29 11:25:58 TP6] Pyspy dump for PID 309:\nProcess 309: sglang::scheduler_TP6\n"
         'Python v3.12.12 (/usr/bin/python3.12)\n\nThread 309 (active): "MainThread"\n'
         "    _apply (penaltylib/min_new_tokens.py:78)",
-        None,
-        "pyspy_dump",
+        subkind="pyspy_dump",
     ),
     P(
         "pyspy_process",
@@ -511,8 +492,7 @@ PYSPY_PATTERNS = [
         "py-spy 0.3",
         "Process 3438121: sglang::scheduler_DP1_TP1_EP1_PP0\nPython v3.12.11 (/usr/bin/python3.12)\n\n"
         'Thread 3438121 (idle): "MainThread"\n    send (torch/distributed/distributed_c10d.py:2487)',
-        None,
-        "pyspy_dump",
+        subkind="pyspy_dump",
     ),
     P(
         "pyspy_thread",
@@ -521,11 +501,22 @@ PYSPY_PATTERNS = [
         r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)",
         "py-spy 0.3",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"\n    select (selectors.py:415)',
-        None,
-        "pyspy_fragment",
+        subkind="pyspy_fragment",
     ),
 ]
 
+
+def _json_forms(name: str, kind: str, event: str, since: str, sample: str, **kw) -> list[LinePattern]:
+    """A ``--log-requests-format json`` line with this ``"event"``, and the same line without spaces
+    (``<name>_compact``: a log shipper re-encoding it)."""
+    compact = json.dumps(json.loads(sample), separators=(",", ":"))
+    return [
+        P(name, kind, f'"event": "{event}"', f'"event": "{re.escape(event)}"', since, sample, **kw),
+        P(f"{name}_compact", kind, f'"event":"{event}"', f'"event":"{re.escape(event)}"', _COMPACT, compact),
+    ]
+
+
+_COMPACT = "JSON without spaces (a log shipper re-encoding)"
 REQUEST_LOG_PATTERNS = [
     P(
         "receive",
@@ -536,8 +527,11 @@ REQUEST_LOG_PATTERNS = [
         "[2025-09-01 10:00:00] Receive: obj=GenerateReqInput(text='Hi', sampling_params={'max_new_tokens': 8},"
         " rid='5b02aee35dae49aba98a333ce89964e6', return_logprob=False, bootstrap_host='10.0.0.7',"
         " bootstrap_port=8998, bootstrap_room=1788380104266545413)",
-        None,
-        None,
+        yields={
+            "event": "received",
+            "rid": "5b02aee35dae49aba98a333ce89964e6",
+            "bootstrap_room": 1788380104266545413,
+        },
     ),
     P(
         "finish",
@@ -549,8 +543,7 @@ REQUEST_LOG_PATTERNS = [
         " bootstrap_room=1788380104266545413), out={'text': '!', 'meta_info': {'id':"
         " '5b02aee35dae49aba98a333ce89964e6', 'finish_reason': {'type': 'length', 'length': 8},"
         " 'prompt_tokens': 2, 'completion_tokens': 8, 'e2e_latency': 0.21}}",
-        None,
-        None,
+        yields={"event": "finished", "finish_type": "length", "completion_tokens": 8, "output_text": "!"},
     ),
     P(
         "receive_openai",
@@ -560,71 +553,32 @@ REQUEST_LOG_PATTERNS = [
         "≈2025-12 (serving_base.log_openai_received_request, --log-requests-level 2 and up)",
         "[2026-01-10 10:00:00] Receive OpenAI: obj={'model': 'default', 'messages': [{'role': 'user', 'content':"
         " 'Hi'}], 'rid': 'c0ffee'}",
-        None,
-        None,
+        yields={"event": "received_openai", "rid": "c0ffee"},
     ),
-    P(
+    *_json_forms(
         "json_received",
         "request_received",
-        '"event": "request.received"',
-        r'"event": "request\.received"',
+        "request.received",
         "≈v0.5.5 (2025-11, --log-requests-format json)",
         '{"timestamp": "2025-12-01T10:00:00.123456", "event": "request.received", "rid": "c0ffee",'
         ' "obj": {"text": "Hi", "rid": "c0ffee", "bootstrap_room": 42}}',
-        None,
-        None,
     ),
-    P(
-        "json_received_compact",
-        "request_received",
-        '"event":"request.received"',
-        r'"event":"request\.received"',
-        "JSON without spaces (a log shipper re-encoding)",
-        '{"timestamp":"2025-12-01T10:00:00","event":"request.received","rid":"c0ffee","obj":{"bootstrap_room":42}}',
-        None,
-        None,
-    ),
-    P(
+    *_json_forms(
         "json_received_openai",
         "request_received",
-        '"event": "request.received.openai"',
-        r'"event": "request\.received\.openai"',
+        "request.received.openai",
         "≈2025-12 (--log-requests-format json, level 2 and up)",
         '{"timestamp": "2026-01-10T10:00:00.1", "event": "request.received.openai", "rid": "c0ffee",'
         ' "obj": {"model": "default", "rid": "c0ffee"}}',
-        None,
-        None,
     ),
-    P(
-        "json_received_openai_compact",
-        "request_received",
-        '"event":"request.received.openai"',
-        r'"event":"request\.received\.openai"',
-        "JSON without spaces (a log shipper re-encoding)",
-        '{"timestamp":"2026-01-10T10:00:00","event":"request.received.openai","rid":"c0ffee","obj":{}}',
-        None,
-        None,
-    ),
-    P(
+    *_json_forms(
         "json_finished",
         "request_finished",
-        '"event": "request.finished"',
-        r'"event": "request\.finished"',
+        "request.finished",
         "≈v0.5.5 (2025-11, --log-requests-format json)",
         '{"timestamp": "2025-12-01T10:00:01.5", "event": "request.finished", "rid": "c0ffee",'
         ' "obj": {"rid": "c0ffee", "bootstrap_room": 42}, "out": {"meta_info": {"id": "c0ffee"}}}',
-        None,
-        None,
-    ),
-    P(
-        "json_finished_compact",
-        "request_finished",
-        '"event":"request.finished"',
-        r'"event":"request\.finished"',
-        "JSON without spaces (a log shipper re-encoding)",
-        '{"timestamp":"2025-12-01T10:00:01","event":"request.finished","rid":"c0ffee","obj":{"bootstrap_room":42}}',
-        None,
-        None,
+        yields={"event": "finished", "format": "json", "rid": "c0ffee", "bootstrap_room": 42},
     ),
 ]
 
@@ -638,8 +592,7 @@ HEALTH_PATTERNS = [
         "≈v0.4.3 (2025-02)",
         "[2025-09-01 10:00:00] Health check failed. Server couldn't get a response from detokenizer for last 20"
         " seconds. tic start time: 10:00:00. last_heartbeat time: 09:59:40",
-        None,
-        "health_check_failed",
+        subkind="health_check_failed",
     ),
 ]
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
-from logcorr.parsers import router, sglang, sglang_fields, sglang_lines
-from logcorr.schema import ABORTS, KINDS, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
+from logcorr.parsers import request_log, router, sglang, sglang_fields, sglang_lines
+from logcorr.schema import ABORTS, KINDS, REQUEST_LOG, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
 
 CASES = Path(__file__).parent / "cases"
 SAMPLE = Path(__file__).parents[1] / "sample_logs"
@@ -66,11 +66,14 @@ BUILDERS = {
     "abort": (sglang.aborts, ABORTS),
     "watchdog": (sglang.watchdogs, WATCHDOGS),
     "traceback": (sglang.tracebacks, TRACEBACKS),
+    "request_received": (request_log.request_log, REQUEST_LOG),
+    "request_finished": (request_log.request_log, REQUEST_LOG),
 }
 FIELD_RULES = (
     [(rule, TRANSFER_ERRORS) for rule in sglang_fields.TRANSFER_ERROR_FIELDS]
     + [(rule, ABORTS) for rule in sglang_fields.ABORT_FIELDS]
     + [(rule, TRACEBACKS) for rule in sglang_fields.TRACEBACK_FIELDS]
+    + [(rule, REQUEST_LOG) for rule in sglang_fields.REQUEST_LOG_FIELDS]
 )
 
 
@@ -86,8 +89,7 @@ def test_every_pattern_sample_yields_its_fields(pattern):
 
 @pytest.mark.parametrize("rule,table", FIELD_RULES, ids=lambda x: getattr(x, "name", ""))
 def test_every_field_rule_sample_yields_its_fields(rule, table):
-    scope = {"first_line": "body", "body": "body"}.get(rule.scope)
-    if scope is None:  # a traceback's part: put the sample where that scope finds it
+    if rule.scope in ("exception_line", "last_frame"):  # a traceback's part: put the sample where it is found
         text = 'Traceback (most recent call last):\n  File "/x.py", line 1, in f\n'
         text += f"    {rule.sample}\n" if rule.scope == "last_frame" else f"    g()\n{rule.sample}"
         if rule.scope == "last_frame":

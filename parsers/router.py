@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logcorr.parsers.batch_lines import first_line
-from logcorr.parsers.prefix import HEADERS
+from logcorr.parsers.prefix import HEADERS, strip_groups
 from logcorr.schema import EVENTS
 from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
@@ -120,12 +120,7 @@ ROUTER_FORMATS = [ROUTER_TEXT, ROUTER_JSON]
 # The router text head without the message (capturing a whole message is slow); the message is
 # what a replace of the head leaves.
 _ROUTER_TEXT_HEAD = ROUTER_TEXT.regex.replace("(?P<msg>[^\\n]*)", "")
-_ROUTER_TEXT_HEAD_ONLY = (
-    _ROUTER_TEXT_HEAD.replace("(?P<spans>", "(?:")
-    .replace("(?P<target>", "(?:")
-    .replace("(?P<file>", "(?:")
-    .replace("(?P<line>", "(?:")
-)
+_ROUTER_TEXT_HEAD_ONLY = strip_groups(_ROUTER_TEXT_HEAD)
 
 F = FieldRule
 # The span of a text line (a spans sample from sample_logs/router.log); status before the message's.

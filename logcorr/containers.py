@@ -105,14 +105,14 @@ def sniff_lines(lines: list[str]) -> str | None:
     if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
         return "docker-json"
     if share(r"^\s*\{") >= half:
-        wrapped = pl.lit(False)
-        for key in ("line", "log"):
-            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").is_not_null()
-        for key in ("message", "msg"):
-            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").str.contains(
-                HEADER_START
-            ).fill_null(False)
-        if int(s.to_frame().select(wrapped.fill_null(False)).to_series().sum()) >= half:
+        line, log, message, msg = (pl.col("l").str.json_path_match(f"$.{k}") for k in LINE_KEYS)
+        wrapped = pl.any_horizontal(
+            line.is_not_null(),
+            log.is_not_null(),
+            message.str.contains(HEADER_START),
+            msg.str.contains(HEADER_START),
+        )
+        if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
             return "log-export"
         return None
     if share(CRI_LINE) >= half:

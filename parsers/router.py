@@ -31,10 +31,11 @@ from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
 @dataclass(frozen=True)
 class RequestFormat:
-    """One named request-line format: ``regex`` (Rust syntax, named groups) over the record body
-    (text after the header); ``anchor`` a literal every match contains (None: recognised by its
-    header instead); ``role`` the role the line implies, or None; ``yields`` the ``requests`` columns
-    the sample's row must hold (``tests/test_router_parser.py``)."""
+    """One named request-line format: ``regex`` (Rust syntax) over the record body (text after the
+    header), its named groups ``requests`` columns (``_``: a part the parser combines; an access
+    line's other groups are not kept); ``anchor`` a literal every match contains (None: recognised by
+    its header instead); ``role`` the role the line implies, or None; ``yields`` the ``requests``
+    columns the sample's row must hold (``tests/test_router_parser.py``)."""
 
     name: str
     anchor: str | None
@@ -84,7 +85,8 @@ AIOHTTP = R(
 MINI_LB = R(
     "mini_lb_register",
     "Registered ",
-    r"^Registered (?P<worker_role>prefill|decode|encode) server: (?P<url>\S+?)(?: with bootstrap port: (?P<port>\S+))?(?:$|\n)",
+    r"^Registered (?P<_role>prefill|decode|encode) server: (?P<_url>\S+?)"
+    r"(?: with bootstrap port: (?P<bootstrap_port>\S+))?(?:$|\n)",
     "sglang.srt.disaggregation.mini_lb ≈v0.4.6 (2025-04)",
     "[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998",
     "router",
@@ -373,7 +375,7 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
     return keep.join(parsed, on="_i", how="left", maintain_order="left")
 
 
-def _fields(df: pl.DataFrame, rules: list[FieldRule]) -> pl.DataFrame:
+def _fields(df: pl.DataFrame, rules: list[FieldRule] | list[RequestFormat]) -> pl.DataFrame:
     from logcorr.parsers.sglang import extract_fields  # noqa: PLC0415  (sglang imports this module)
 
     return extract_fields(df, rules, REQUESTS_TABLE)
@@ -431,34 +433,19 @@ def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _parse_access(df: pl.DataFrame) -> pl.DataFrame:
-    """uvicorn, then aiohttp on what is left, then mini_lb registration."""
-    out = []
-    for fmt in ACCESS_FORMATS:
-        if df.height == 0:
-            break
-        g = df["first"].str.extract_groups(fmt.regex)
-        key = "url" if fmt is MINI_LB else "method"
-        ok = g.struct.field(key).is_not_null()
-        hit = df.filter(ok).with_columns(g.filter(ok).alias("g"))
-        df = df.filter(~ok)
-        if hit.height == 0:
-            continue
-        f = pl.col("g").struct.field
-        if fmt is MINI_LB:
-            role = f("worker_role")
-            hit = hit.with_columns(
-                pl.when(role == "prefill").then(f("url")).alias("prefill_url"),
-                pl.when(role == "decode").then(f("url")).alias("decode_url"),
-                f("port").alias("bootstrap_port"),
-                pl.col("first").alias("message"),
-                pl.lit("router").alias("content_role"),
-            )
-        else:
-            hit = hit.with_columns(
-                f("method"), f("path"), f("status"), f("client"), pl.lit(None, pl.String).alias("message")
-            )
-        out.append(hit.with_columns(pl.lit(fmt.name).alias("format")).drop("g"))
-    return pl.concat(out, how="diagonal_relaxed") if out else pl.DataFrame(schema={"_i": pl.UInt32})
+    """uvicorn, aiohttp and mini_lb registration lines (no line is of two of them), on their first line."""
+    if df.height == 0:
+        return pl.DataFrame(schema={"_i": pl.UInt32})
+    first = pl.col("first")
+    fmt = pl.coalesce([pl.when(first.str.contains(f.regex)).then(pl.lit(f.name)) for f in ACCESS_FORMATS])
+    df = _fields(df.with_columns(first.alias("body"), fmt.alias("format")), ACCESS_FORMATS)
+    registered = pl.col("format") == MINI_LB.name
+    return df.with_columns(
+        pl.when(pl.col("_role") == "prefill").then(pl.col("_url")).alias("prefill_url"),
+        pl.when(pl.col("_role") == "decode").then(pl.col("_url")).alias("decode_url"),
+        pl.when(registered).then(first).alias("message"),
+        pl.when(registered).then(pl.lit("router")).alias("content_role"),
+    )
 
 
 def _latency_ms(value: pl.Expr) -> pl.Expr:

@@ -41,6 +41,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 
 FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
 
@@ -82,8 +83,7 @@ SGLANG_TEXT = (
     r"|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: DP\d+)?(?: PP\d+)?(?: TP\d+)"
 )
 MODE_TEXT = r"""disaggregation[-_]mode['"]?[=: ]+['"]?(prefill|decode)"""
-ROUTER_TEXT = r"(?i)sglang_router|sgl[-_]router|model[-_]gateway|\bsmg\b|mini_lb"
-ROLE_WORDS = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
+ROUTER_TEXT = "(?i)" + ROUTER_PROCESS
 
 
 def sniff_lines(lines: list[str]) -> str | None:
@@ -105,14 +105,14 @@ def sniff_lines(lines: list[str]) -> str | None:
     if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
         return "docker-json"
     if share(r"^\s*\{") >= half:
-        wrapped = pl.lit(False)
-        for key in ("line", "log"):
-            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").is_not_null()
-        for key in ("message", "msg"):
-            wrapped = wrapped | pl.col("l").str.json_path_match(f"$.{key}").str.contains(
-                HEADER_START
-            ).fill_null(False)
-        if int(s.to_frame().select(wrapped.fill_null(False)).to_series().sum()) >= half:
+        line, log, message, msg = (pl.col("l").str.json_path_match(f"$.{k}") for k in LINE_KEYS)
+        wrapped = pl.any_horizontal(
+            line.is_not_null(),
+            log.is_not_null(),
+            message.str.contains(HEADER_START),
+            msg.str.contains(HEADER_START),
+        )
+        if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
             return "log-export"
         return None
     if share(CRI_LINE) >= half:
@@ -219,13 +219,8 @@ def role_by_name(names: tuple[str, ...], overrides: dict[str, str]) -> str | Non
     for n in names:
         if n in overrides:
             return overrides[n]
-    for n in names:
-        if SGLANG_NAME.search(n):
-            low = n.lower()
-            for word, role in ROLE_WORDS:
-                if word in low:
-                    return role
-    return None
+    words = (role for n in names if SGLANG_NAME.search(n) for word, role in NAME_WORDS if word in n.lower())
+    return next(words, None)
 
 
 def skip_pod(path: Path, opts) -> str | None:
@@ -306,50 +301,40 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
     (the log line, without the final newline of a whole Docker line). A line not of the format is
     kept whole as ``text``. Vectorised; never raises."""
     df = pl.DataFrame({"raw": lines.cast(pl.String).fill_null("")})
-    none = pl.lit(None, pl.String)
+    raw = pl.col("raw")
     if fmt == "docker-json":
-        log = pl.col("raw").str.json_path_match("$.log")
-        df = df.with_columns(log.alias("log"))
-        return df.select(
-            _time(pl.col("raw").str.json_path_match("$.time")).alias("ts"),
-            pl.col("raw").str.json_path_match("$.stream").alias("fd"),
-            (pl.col("log").is_not_null() & ~pl.col("log").str.ends_with("\n")).alias("partial"),
-            none.alias("pod"),
-            none.alias("container"),
-            none.alias("namespace"),
-            none.alias("node"),
-            pl.coalesce(pl.col("log").str.strip_suffix("\n"), pl.col("raw")).alias("text"),
-        )
-    if fmt == "log-export":
-        text = pl.coalesce([pl.col("raw").str.json_path_match(f"$.{k}") for k in LINE_KEYS])
-        return df.select(
-            _any_time(_first_path(TIME_KEYS)).alias("ts"),
-            pl.col("raw").str.json_path_match("$.stream").alias("fd"),
-            pl.lit(False).alias("partial"),
-            _first_path(POD_PATHS).alias("pod"),
-            _first_path(CONTAINER_PATHS).alias("container"),
-            _first_path(NAMESPACE_PATHS).alias("namespace"),
-            _first_path(NODE_PATHS).alias("node"),
-            pl.coalesce(text.str.strip_suffix("\n"), pl.col("raw")).alias("text"),
-        )
-    pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
-    df = df.with_columns(pl.col("raw").str.extract_groups(pattern).alias("m"))
-    field = pl.col("m").struct.field
-    has = {
-        "cri": ("time", "fd", "tag", "text"),
-        "kubectl": ("pod", "container", "time", "text"),
-        "stern": ("pod", "container", "time", "text"),
-    }[fmt]
-    get = {k: (field(k) if k in has else none) for k in ("time", "fd", "tag", "pod", "container", "text")}
+        df = df.with_columns(raw.str.json_path_match("$.log").alias("log"))
+        log = pl.col("log")
+        cols = {
+            "ts": _time(raw.str.json_path_match("$.time")),
+            "fd": raw.str.json_path_match("$.stream"),
+            "partial": log.is_not_null() & ~log.str.ends_with("\n"),
+            "text": log.str.strip_suffix("\n"),
+        }
+    elif fmt == "log-export":
+        cols = {
+            "ts": _any_time(_first_path(TIME_KEYS)),
+            "fd": raw.str.json_path_match("$.stream"),
+            "pod": _first_path(POD_PATHS),
+            "container": _first_path(CONTAINER_PATHS),
+            "namespace": _first_path(NAMESPACE_PATHS),
+            "node": _first_path(NODE_PATHS),
+            "text": _first_path(LINE_KEYS).str.strip_suffix("\n"),
+        }
+    else:
+        pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
+        df = df.with_columns(raw.str.extract_groups(pattern).alias("m"))
+        cols = {k: pl.col("m").struct.field(k) for k in re.findall(r"\(\?P<(\w+)>", pattern)}
+        cols["ts"] = _time(cols.pop("time"))
+        if "tag" in cols:
+            cols["partial"] = (cols.pop("tag") == "P").fill_null(False)
+    none = pl.lit(None, pl.String)
     return df.select(
-        _time(get["time"]).alias("ts"),
-        get["fd"].alias("fd"),
-        (get["tag"] == "P").fill_null(False).alias("partial"),
-        get["pod"].alias("pod"),
-        get["container"].alias("container"),
-        none.alias("namespace"),
-        none.alias("node"),
-        pl.coalesce(get["text"], pl.col("raw")).alias("text"),
+        cols["ts"].alias("ts"),
+        cols.get("fd", none).alias("fd"),
+        cols.get("partial", pl.lit(False)).alias("partial"),
+        *[cols.get(c, none).alias(c) for c in ("pod", "container", "namespace", "node")],
+        pl.coalesce(cols["text"], raw).alias("text"),
     )
 
 
@@ -416,10 +401,7 @@ class PodChoice:
             names = tuple(listed or (unit,))
             role = role_by_name(names, self.opts.roles)
             looks = bool(role) or bool(sglang) or any(SGLANG_NAME.search(n) for n in names)
-            if self.opts.units:
-                take = _matches(names, self.opts.units)
-            else:
-                take = looks
+            take = _matches(names, self.opts.units) if self.opts.units else looks
             self.decided[unit] = take
             if take or self.opts.all_units:
                 self.roles[unit] = role or mode or ("router" if router else None) or "unknown"

@@ -38,10 +38,6 @@ MAX_FIELD_BYTES = 768 << 20
 _FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
 
 RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
-# Only in the export and json parsers' output, for choosing entries as ``journalctl --unit`` does
-# (re-joining drops them): the other fields that name a unit, ``_SYSTEMD_UNIT`` and
-# ``COREDUMP_UNIT`` else ``OBJECT_SYSTEMD_UNIT``.
-UNIT_FIELDS = {"systemd_unit": pl.String, "about_unit": pl.String}
 
 
 class CutInsideBinaryField(ValueError):
@@ -270,7 +266,8 @@ def parse_export(
         fields: journal fields to read into columns (``FIELDS`` by default).
 
     Returns:
-        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA`` + ``UNIT_FIELDS``: ``ts`` from
+        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA`` + ``systemd_unit`` and
+        ``about_unit`` (``_entry_columns``): ``ts`` from
         ``__REALTIME_TIMESTAMP`` (µs, UTC), ``host`` from ``_HOSTNAME``, ``unit`` from
         ``UNIT`` (the unit systemd's own messages are about, e.g. "Stopping …") else
         ``_SYSTEMD_UNIT``, ``message`` from ``MESSAGE`` (repeated fields joined by a
@@ -321,7 +318,30 @@ def _export_records(
     message = pl.col("MESSAGE")
     if wide.select(message.str.contains("[\x1b\r]").any()).item():
         message = clean_text(message)
-    out = wide.select(
+    entry_error = pl.concat_str(
+        [
+            pl.col("damaged"),
+            realtime_error(pl.col("__REALTIME_TIMESTAMP")),
+            pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"])).then(
+                pl.lit("; ".join(errors) if errors else None, pl.String)
+            ),
+        ],
+        separator="; ",
+        ignore_nulls=True,
+    ).replace("", None)
+    entry_n = pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry)
+    source_pos = pl.coalesce("__CURSOR", entry_n)
+    return wide.select(_entry_columns(message, source, source_pos, pl.lit(None, pl.String), entry_error))
+
+
+def _entry_columns(
+    message: pl.Expr, source: str, source_pos: pl.Expr, own_stream: pl.Expr, entry_error: pl.Expr
+) -> list[pl.Expr]:
+    """The record columns of journal entries (export or json) from their field columns, and the
+    fields that name a unit for choosing entries as ``journalctl --unit`` does (re-joining drops
+    them): ``systemd_unit`` (``_SYSTEMD_UNIT``), ``about_unit`` (``COREDUMP_UNIT`` else
+    ``OBJECT_SYSTEMD_UNIT``). ``own_stream``, where not null, is appended to an entry's ``stream``."""
+    return [
         realtime(pl.col("__REALTIME_TIMESTAMP")).alias("ts"),
         pl.col("_HOSTNAME").alias("host"),
         pl.col("_BOOT_ID").alias("boot_id"),
@@ -329,32 +349,18 @@ def _export_records(
         pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
         message.alias("message"),
         pl.lit(source).alias("source"),
-        pl.when(pl.col("__CURSOR").is_not_null())
-        .then(pl.col("__CURSOR"))
-        .otherwise(pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry))
-        .alias("source_pos"),
+        source_pos.alias("source_pos"),
         pl.concat_str(
-            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT")], separator="/", ignore_nulls=True
+            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT"), own_stream],
+            separator="/",
+            ignore_nulls=True,
         ).alias("stream"),
         pl.col("_CMDLINE").alias("cmdline"),
         pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.concat_str(
-            [
-                pl.col("damaged"),
-                realtime_error(pl.col("__REALTIME_TIMESTAMP")),
-                pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"])).then(
-                    pl.lit("; ".join(errors) if errors else None, pl.String)
-                ),
-            ],
-            separator="; ",
-            ignore_nulls=True,
-        )
-        .replace("", None)
-        .alias("entry_error"),
+        entry_error.alias("entry_error"),
         pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
         pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
-    )
-    return out
+    ]
 
 
 def _render_without_message(
@@ -457,34 +463,17 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
         (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
     )
     return df.select(
-        realtime(pl.col("__REALTIME_TIMESTAMP")).alias("ts"),
-        pl.col("_HOSTNAME").alias("host"),
-        pl.col("_BOOT_ID").alias("boot_id"),
-        pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
-        pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
-        clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))).alias("message"),
-        pl.lit(source).alias("source"),
-        pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))).alias("source_pos"),
-        pl.concat_str(
-            [
-                pl.col("_BOOT_ID"),
-                pl.col("_PID"),
-                pl.col("_SYSTEMD_UNIT"),
-                # a MESSAGE that is a JSON object or number (never journalctl's own output, but log
-                # platforms write them) is no line of a process's stdout: a stream, so a record, of its own
-                pl.when(line.str.contains(_MESSAGE_NOT_TEXT)).then(pl.format("entry {}", pl.col("n"))),
-            ],
-            separator="/",
-            ignore_nulls=True,
-        ).alias("stream"),
-        pl.col("_CMDLINE").alias("cmdline"),
-        pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        pl.when(pl.col("broken"))
-        .then(pl.lit("not a whole JSON object"))
-        .otherwise(realtime_error(pl.col("__REALTIME_TIMESTAMP")))
-        .alias("entry_error"),
-        pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
-        pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
+        _entry_columns(
+            clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))),
+            source,
+            pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))),
+            # a MESSAGE that is a JSON object or number (never journalctl's own output, but log
+            # platforms write them) is no line of a process's stdout: a stream, so a record, of its own
+            pl.when(line.str.contains(_MESSAGE_NOT_TEXT)).then(pl.format("entry {}", pl.col("n"))),
+            pl.when(pl.col("broken"))
+            .then(pl.lit("not a whole JSON object"))
+            .otherwise(realtime_error(pl.col("__REALTIME_TIMESTAMP"))),
+        )
     )
 
 
@@ -525,11 +514,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         .alias("text")
     )
     grouped = df.group_by("entry", maintain_order=True).agg(
-        pl.col("n").first(),
-        pl.col("time").first(),
-        pl.col("host").first(),
-        pl.col("ident").first(),
-        pl.col("pid").first(),
+        pl.col("n", "time", "host", "ident", "pid").first(),
         pl.col("line").first().alias("raw"),
         pl.col("text").fill_null(pl.col("line")).str.join("\n"),
     )

@@ -176,16 +176,17 @@ CONTINUATION = (
 )
 
 
-def _strip_groups(regex: str) -> str:
+def strip_groups(regex: str) -> str:
+    """``regex`` with its named groups made non-capturing (a match test, or one to join with others)."""
     return re.sub(r"\(\?P<\w+>", "(?:", regex)
 
 
-HEADER_START = "|".join(f"(?:{_strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
+HEADER_START = "|".join(f"(?:{strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
 HEADER_START = rf"^(?:{RAY_PREFIX[1:]})?(?:{HEADER_START})"
 _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
 SGLANG_HEADER = next(h.regex for h in HEADERS if h.name == "sglang") + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
-SGLANG_START = _strip_groups(next(h.regex for h in HEADERS if h.name == "sglang"))
+SGLANG_START = strip_groups(next(h.regex for h in HEADERS if h.name == "sglang"))
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 YEARLESS = tuple(
     sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
@@ -231,10 +232,6 @@ def _json_timestamp(value: pl.Expr) -> pl.Expr:
 
 
 _TOKENS = ("DP", "PP", "TP", "EP")
-
-
-def _rank(tokens: pl.Expr, name: str) -> pl.Expr:
-    return tokens.str.extract(rf"(?:^| ){name}(\d+)", 1).cast(pl.Int16, strict=False)
 
 
 # The header split tries SGLang's own family first, on every row: most lines of an engine carry it.
@@ -399,16 +396,11 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
     """``text`` (ANSI escapes removed) with ``src`` (a Ray prefix cut), the header claims (``_claims``),
     ``body`` and the JSON keys ``js_ts``/``js_level``; and whether any row is a JSON line."""
     df = pl.DataFrame({"text": text.cast(pl.String)})
-    ansi, json_like, ray_like = df.select(
-        pl.col("text").str.contains("\x1b", literal=True).any(),
-        pl.col("text").str.starts_with('{"').any().alias("json"),
-        pl.col("text").str.starts_with("(").any().alias("ray"),
-    ).row(0)
-    if ansi:
+    if df["text"].str.contains("\x1b", literal=True).any():
         df = df.with_columns(pl.col("text").str.replace_all(ANSI_ESCAPE, ""))
-        json_like, ray_like = df.select(
-            pl.col("text").str.starts_with('{"').any(), pl.col("text").str.starts_with("(").any().alias("ray")
-        ).row(0)
+    json_like, ray_like = df.select(
+        pl.col("text").str.starts_with('{"').any(), pl.col("text").str.starts_with("(").any().alias("ray")
+    ).row(0)
     src = df.select(pl.col("text").str.replace(RAY_PREFIX, "")).to_series() if ray_like else df["text"]
     stripped = (src != df["text"]).fill_null(False) if ray_like else None
     claims = _claims(src, None if stripped is None else ~stripped)
@@ -439,7 +431,9 @@ def _ranks(df: pl.DataFrame) -> dict[str, pl.Expr]:
     searched for (most engines print TP and maybe EP only)."""
     printed = df.select(pl.col("ranks").str.contains(t, literal=True).any().alias(t) for t in _TOKENS).row(0)
     return {
-        t: _rank(pl.col("ranks"), t) if seen else pl.lit(None, pl.Int16)
+        t: pl.col("ranks").str.extract(rf"(?:^| ){t}(\d+)", 1).cast(pl.Int16, strict=False)
+        if seen
+        else pl.lit(None, pl.Int16)
         for t, seen in zip(_TOKENS, printed, strict=True)
     }
 

@@ -10,7 +10,8 @@ Formats (data, lnav style; each has the version that introduced it and a sample 
 - ``ROUTER_FORMATS``: sgl-router / sgl-model-gateway (``smg``) lines, Rust ``tracing`` fmt (UTC time,
   level right-aligned to 5 characters, span fields such as ``http_request{method=… uri=…
   request_id="…" status_code=… latency=…}``, target, ``file.rs:line``) and the same in JSON mode.
-- ``PD_MESSAGES``: the PD-router messages that name the prefill/decode pair of a request.
+- ``SPAN_FIELDS`` and ``MESSAGE_FIELDS``: the fields a router line's span and its message print (the
+  PD pair of a request, its rid and room, its status), applied by ``sglang.extract_fields``.
 
 Span ``latency`` is printed as a Rust ``Duration`` (``"12.3ms"``, sgl-router 2025) or as an integer
 number of microseconds (sgl-model-gateway 2026); both become ``latency_ms``.
@@ -18,19 +19,23 @@ number of microseconds (sgl-model-gateway 2026); both become ``latency_ms``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
+from logcorr.parsers.batch_lines import first_line
+from logcorr.parsers.prefix import HEADERS, strip_groups
 from logcorr.schema import EVENTS
 from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
 
 @dataclass(frozen=True)
 class RequestFormat:
-    """One named request-line format: ``regex`` (Rust syntax, named groups) over the record body
-    (text after the header); ``anchor`` a literal every match contains (None: recognised by its
-    header instead); ``role`` the role the line implies, or None."""
+    """One named request-line format: ``regex`` (Rust syntax) over the record body (text after the
+    header), its named groups ``requests`` columns (``_``: a part the parser combines; an access
+    line's other groups are not kept); ``anchor`` a literal every match contains (None: recognised by
+    its header instead); ``role`` the role the line implies, or None; ``yields`` the ``requests``
+    columns the sample's row must hold (``tests/test_router_parser.py``)."""
 
     name: str
     anchor: str | None
@@ -38,6 +43,23 @@ class RequestFormat:
     since: str
     sample: str
     role: str | None = None
+    yields: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """A field router lines print, in the shape of ``sglang_lines.FieldRule`` (which cannot be imported
+    here: ``sglang_lines`` imports this module), applied by ``sglang.extract_fields``: ``regex``'s named
+    groups are ``requests`` columns (``_latency``: the span's raw value, for ``_latency_ms``), searched
+    in ``scope`` of a router line (``spans`` and ``message``: the columns ``_spans`` and ``_message``
+    the parsers below add); the first rule with a value wins. ``yields``: what ``sample`` gives."""
+
+    name: str
+    regex: str
+    scope: str
+    since: str
+    sample: str
+    yields: dict
 
 
 R = RequestFormat
@@ -48,6 +70,7 @@ UVICORN = R(
     r' (?P<proto>HTTP/[\d.]+)" (?P<status>\d{3})\b',
     "uvicorn (SGLang http_server since v0.1, 2024)",
     '[2025-11-05 16:38:04] INFO:     127.0.0.1:32770 - "GET /health HTTP/1.1" 200 OK',
+    yields={"client": "127.0.0.1:32770", "method": "GET", "path": "/health", "status": 200},
 )
 AIOHTTP = R(
     "aiohttp_access",
@@ -57,14 +80,17 @@ AIOHTTP = R(
     "aiohttp default access format (Mooncake bootstrap / mini_lb, ≈v0.4.5 2025-04)",
     '[2025-04-14 03:56:41] 10.0.3.5 [14/Apr/2025:03:56:41 +0000] "GET /metadata?key=mooncake%2Fram HTTP/1.1"'
     ' 404 185 "-" "-"',
+    yields={"client": "10.0.3.5", "path": "/metadata?key=mooncake%2Fram", "status": 404},
 )
 MINI_LB = R(
     "mini_lb_register",
     "Registered ",
-    r"^Registered (?P<worker_role>prefill|decode|encode) server: (?P<url>\S+?)(?: with bootstrap port: (?P<port>\S+))?(?:$|\n)",
+    r"^Registered (?P<_role>prefill|decode|encode) server: (?P<_url>\S+?)"
+    r"(?: with bootstrap port: (?P<bootstrap_port>\S+))?(?:$|\n)",
     "sglang.srt.disaggregation.mini_lb ≈v0.4.6 (2025-04)",
     "[2025-05-01 10:00:00] Registered prefill server: http://10.0.0.7:30000 with bootstrap port: 8998",
     "router",
+    yields={"prefill_url": "http://10.0.0.7:30000", "bootstrap_port": 8998, "role": "router"},
 )
 ACCESS_FORMATS = [UVICORN, AIOHTTP, MINI_LB]
 
@@ -78,6 +104,7 @@ ROUTER_TEXT = R(
     ' request_id="chatcmpl-Wly2zVLtUcyK1Vg13jmipvFZ" status_code=500 latency=1254651}: smg::response:'
     " /home/runner/work/sglang/sglang/src/middleware.rs:349: request failed with server error",
     "router",
+    yields={"target": "smg::response", "message": "request failed with server error", "latency_ms": 1254.651},
 )
 ROUTER_JSON = R(
     "router_json",
@@ -89,69 +116,130 @@ ROUTER_JSON = R(
     '"span":{"latency":"1.5ms","method":"POST","request_id":"gnt-abc","status_code":200,"uri":"/generate",'
     '"version":"HTTP/1.1","name":"http_request"}}',
     "router",
+    yields={"method": "POST", "path": "/generate", "status": 200, "latency_ms": 1.5, "request_id": "gnt-abc"},
 )
 ROUTER_FORMATS = [ROUTER_TEXT, ROUTER_JSON]
 # The router text head without the message (capturing a whole message is slow); the message is
 # what a replace of the head leaves.
 _ROUTER_TEXT_HEAD = ROUTER_TEXT.regex.replace("(?P<msg>[^\\n]*)", "")
-_ROUTER_TEXT_HEAD_ONLY = (
-    _ROUTER_TEXT_HEAD.replace("(?P<spans>", "(?:")
-    .replace("(?P<target>", "(?:")
-    .replace("(?P<file>", "(?:")
-    .replace("(?P<line>", "(?:")
-)
+_ROUTER_TEXT_HEAD_ONLY = strip_groups(_ROUTER_TEXT_HEAD)
 
-# Router messages naming a PD pair (the prefill/decode URL columns are filled from them).
-PD_MESSAGES = [
-    (
-        "prefill_failed_abort_decode",
-        "Prefill failed, aborting paired decode request decode_url=http://10.0.0.8:30001 prefill_url=http://10.0.0.7:30000",
-        "≈2026 (smg)",
+F = FieldRule
+# The span of a text line (a spans sample from sample_logs/router.log); status before the message's.
+_SPANS = (
+    'http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-Hw2QDuBtaYlH1sx4r6tE47KS"'
+    ' status_code=200 latency="9.441684526s"}'
+)
+_SGL_ROUTER = "sgl-router ≈v0.1.5 (2025-06)"
+SPAN_FIELDS = [
+    F("method", r"\bmethod=(?P<method>[A-Z]+)", "spans", _SGL_ROUTER, _SPANS, {"method": "POST"}),
+    F("uri", r"\buri=(?P<path>[^\s}]+)", "spans", _SGL_ROUTER, _SPANS, {"path": "/generate"}),
+    F("status_code", r"\bstatus_code=(?P<status>[0-9]+)", "spans", _SGL_ROUTER, _SPANS, {"status": 200}),
+    F(
+        "status",
+        r"\bstatus=(?P<status>[0-9]{3})\b",
+        "spans",
+        "sgl-router ≈v0.1.9",
+        "http_request{method=POST uri=/v1/completions version=HTTP/1.1 request_id=cmpl-hvNcVSx9FaPb13dmSHtom1fF"
+        " status=500 Internal Server Error latency=2.041450065s}",
+        {"status": 500},
     ),
-    (
-        "decode_error_status",
-        "Decode server returned error status decode_url=http://10.99.91.49:30001 status=500 Internal Server Error",
-        "≈v0.2 sgl-router (2025-09)",
+    F(
+        "latency",
+        r"\blatency=(?P<_latency>\"?[0-9.]+(?:ns|µs|us|ms|s)?\"?)",
+        "spans",
+        "sgl-router 2025 (Duration), sgl-model-gateway 2026 (µs)",
+        _SPANS,
+        {"_latency": '"9.441684526s"'},
     ),
-    (
-        "decode_stream_error",
-        "Stream error from decode server http://10.0.0.50:30000: error decoding response body",
-        "sgl-router 2025",
+    F(
+        "request_id",
+        r"\brequest_id=\"?(?P<request_id>[^\"\s}]+)",
+        "spans",
+        _SGL_ROUTER,
+        _SPANS,
+        {"request_id": "gnt-Hw2QDuBtaYlH1sx4r6tE47KS"},
     ),
-    (
-        "pd_sent",
-        "Sending concurrent requests prefill_url=http://10.0.0.7:30000 decode_url=http://10.0.0.8:30001",
+]
+
+
+def _url_after(role: str) -> str:
+    # "Prefill server http://…: …": the URL without the punctuation after it
+    return (
+        rf"(?i)\b{role} (?:server|worker|instance)s? (?P<{role}_url>https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"
+    )
+
+
+# The router messages that name a request's PD pair, rid, room or status (these samples are also
+# parsed as whole router lines by tests/test_router_parser.py).
+MESSAGE_FIELDS = [
+    F(
+        "rid",
+        r"\brid=['\"]?(?P<rid>[\w.:-]+)",
+        "message",
+        "smg ≈2026",
+        "Request rid=ab12 aborted",
+        {"rid": "ab12"},
+    ),
+    F(
+        "bootstrap_room",
+        r"bootstrap_room[\"']?[=:] ?(?P<bootstrap_room>[0-9]+)",
+        "message",
+        "smg ≈2026",
+        "Injected bootstrap_room=4793981895866140836",
+        {"bootstrap_room": 4793981895866140836},
+    ),
+    F(
+        "prefill_url_key",
+        r"\bprefill_url=\"?(?P<prefill_url>[^\s\",}]+)",
+        "message",
         "smg events (DEBUG, INFO with OTEL)",
+        "Sending concurrent requests prefill_url=http://10.0.0.7:30000 decode_url=http://10.0.0.8:30001",
+        {"prefill_url": "http://10.0.0.7:30000", "decode_url": "http://10.0.0.8:30001"},
+    ),
+    F(
+        "prefill_url_words",
+        _url_after("prefill"),
+        "message",
+        "sgl-router 2025 (pd_router.rs)",
+        "Prefill server http://10.0.0.7:30000 failed (non-critical): error sending request",
+        {"prefill_url": "http://10.0.0.7:30000"},
+    ),
+    F(
+        "decode_url_key",
+        r"\bdecode_url=\"?(?P<decode_url>[^\s\",}]+)",
+        "message",
+        "≈2026 (smg)",
+        "Prefill failed, aborting paired decode request decode_url=http://10.0.0.8:30001 prefill_url=http://10.0.0.7:30000",
+        {"decode_url": "http://10.0.0.8:30001", "prefill_url": "http://10.0.0.7:30000"},
+    ),
+    F(
+        "decode_url_words",
+        _url_after("decode"),
+        "message",
+        "sgl-router 2025",
+        "Stream error from decode server http://10.0.0.50:30000: error decoding response body",
+        {"decode_url": "http://10.0.0.50:30000"},
+    ),
+    F(
+        "status",
+        r"\bstatus=(?P<status>[0-9]{3})\b",
+        "message",
+        "≈v0.2 sgl-router (2025-09)",
+        "Decode server returned error status decode_url=http://10.99.91.49:30001 status=500 Internal Server Error",
+        {"decode_url": "http://10.99.91.49:30001", "status": 500},
     ),
 ]
 
 ROUTER_TARGET = r"^(?:sglang_router_rs|sglang_router|sgl_router|smg|sgl_model_gateway)\b"
-ROUTER_HEADER_LINE = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s"
+ROUTER_HEADER_LINE = next(h.regex for h in HEADERS if h.name == "router")
 
-# Every field a request line may yield: the ``requests`` columns it fills, and the role its content names.
+# Every field a request line may yield (the ``requests`` columns from ``method`` to ``format``), and
+# the role its content names.
 REQUESTS = REQUESTS_TABLE.schema
-_PARSED = {
-    **{
-        c: REQUESTS_TABLE.schema[c]
-        for c in (
-            "method",
-            "path",
-            "status",
-            "latency_ms",
-            "request_id",
-            "rid",
-            "bootstrap_room",
-            "prefill_url",
-            "decode_url",
-            "bootstrap_port",
-            "client",
-            "target",
-            "message",
-            "format",
-        )
-    },
-    "content_role": pl.String,
-}
+_COLUMNS = list(REQUESTS)
+_PARSED = {c: REQUESTS[c] for c in _COLUMNS[_COLUMNS.index("method") : _COLUMNS.index("format") + 1]}
+_PARSED["content_role"] = pl.String
 # The ``ev`` input this module reads: ``events`` columns plus the header split.
 _EV = {
     **{c: EVENTS.schema[c] for c in ("event_id", "ts", "host", "role", "pid", "level")},
@@ -159,8 +247,6 @@ _EV = {
     "body": pl.String,
     **{c: EVENTS.schema[c] for c in ("message", "source", "source_pos")},
 }
-
-_URL = r"(https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"
 _HEALTH_ACCESS = (
     r'^(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s+)?\S+ - "[A-Z]+ /health|^\S+ \[[^\]\n]+\] "[A-Z]+ /health'
 )
@@ -223,12 +309,7 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
             pl.col("content_role"),
         )
         pos = router_rows.arg_true()
-        out = pl.DataFrame(
-            {
-                "kind": out["kind"].scatter(pos, sub["kind"]),
-                "content_role": out["content_role"].scatter(pos, sub["content_role"]),
-            }
-        )
+        out = out.with_columns(out[c].scatter(pos, sub[c]) for c in out.columns)
     return out
 
 
@@ -270,7 +351,7 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
 def _parse(df: pl.DataFrame) -> pl.DataFrame:
     """Every request field (``_PARSED``) for every row of ``df`` (which has ``_i``), in order; null
     where no format matched. Each format runs only on the rows that can be of it."""
-    df = df.with_columns(_first_line(df["body"]).alias("first"))
+    df = df.with_columns(first_line(df["body"]).alias("first"))
     router_rows = is_router_line(df)
     is_json = router_rows & df["first"].str.starts_with("{").fill_null(False)
     parts = [
@@ -294,60 +375,33 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
     return keep.join(parsed, on="_i", how="left", maintain_order="left")
 
 
-def _first_line(body: pl.Series) -> pl.Series:
-    body = body.fill_null("")
-    if body.str.contains("\n", literal=True).any():
-        return body.str.replace(r"\n(?s:.*)$", "")
-    return body
+def _fields(df: pl.DataFrame, rules: list[FieldRule] | list[RequestFormat]) -> pl.DataFrame:
+    from logcorr.parsers.sglang import extract_fields  # noqa: PLC0415  (sglang imports this module)
 
-
-def _router_message_fields(msg: pl.Expr) -> list[pl.Expr]:
-    """Fields a router event message may name: status, rid, room, the PD pair."""
-    return [
-        msg.str.extract(r"\brid=['\"]?([\w.:-]+)", 1).alias("rid"),
-        msg.str.extract(r"bootstrap_room[\"']?[=:] ?([0-9]+)", 1).alias("bootstrap_room"),
-        pl.coalesce(
-            msg.str.extract(r"\bprefill_url=\"?([^\s\",}]+)", 1),
-            msg.str.extract(r"(?i)\bprefill (?:server|worker|instance)s? " + _URL, 1),
-        ).alias("prefill_url"),
-        pl.coalesce(
-            msg.str.extract(r"\bdecode_url=\"?([^\s\",}]+)", 1),
-            msg.str.extract(r"(?i)\bdecode (?:server|worker|instance)s? " + _URL, 1),
-        ).alias("decode_url"),
-        msg.str.extract(r"\bstatus=([0-9]{3})\b", 1).alias("msg_status"),
-    ]
+    return extract_fields(df, rules, REQUESTS_TABLE)
 
 
 def _parse_router_text(df: pl.DataFrame) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema={"_i": pl.UInt32})
     first = pl.col("first")
-    head = first.str.extract_groups(_ROUTER_TEXT_HEAD)
-    msg = first.str.replace(_ROUTER_TEXT_HEAD_ONLY, "")
     # sgl-router 0.1.x names itself in its header ("[Router (Rust)] …"), not in a target
-    named = pl.col("message").str.starts_with("[Router (") if "message" in df.columns else pl.lit(False)
-    df = df.with_columns(named.fill_null(False).alias("_named")).with_columns(
-        head.alias("h"), msg.alias("message")
+    named = pl.col("message").str.starts_with("[Router (").fill_null(False)
+    head = first.str.extract_groups(_ROUTER_TEXT_HEAD)
+    df = df.with_columns(
+        named.alias("_named"),
+        head.struct.field("spans").alias("_spans"),
+        head.struct.field("target").alias("target"),
+        first.str.replace(_ROUTER_TEXT_HEAD_ONLY, "").alias("_message"),
     )
-    spans = pl.col("h").struct.field("spans")
-    target = pl.col("h").struct.field("target")
-    df = df.with_columns(*_router_message_fields(pl.col("message")))
-    return df.with_columns(
-        spans.str.extract(r"\bmethod=([A-Z]+)", 1).alias("method"),
-        spans.str.extract(r"\buri=([^\s}]+)", 1).alias("path"),
-        pl.coalesce(
-            spans.str.extract(r"\bstatus_code=([0-9]+)", 1),
-            spans.str.extract(r"\bstatus=([0-9]{3})\b", 1),  # sgl-router ≈v0.1.9: status=500 Internal …
-            pl.col("msg_status"),
-        ).alias("status"),
-        _latency_ms(spans.str.extract(r"\blatency=(\"?[0-9.]+(?:ns|µs|us|ms|s)?\"?)", 1)).alias("latency_ms"),
-        spans.str.extract(r"\brequest_id=\"?([^\"\s}]+)", 1).alias("request_id"),
-        target.alias("target"),
+    target = pl.col("target")
+    return _fields(df, SPAN_FIELDS + MESSAGE_FIELDS).with_columns(
+        _latency_ms(pl.col("_latency")).alias("latency_ms"),
         pl.when(target.is_not_null()).then(pl.lit(ROUTER_TEXT.name)).alias("format"),
         pl.when(target.str.contains(ROUTER_TARGET) | pl.col("_named"))
         .then(pl.lit("router"))
         .alias("content_role"),
-        pl.when(target.is_not_null()).then(pl.col("message")).alias("message"),
+        pl.when(target.is_not_null()).then(pl.col("_message")).alias("message"),
     )
 
 
@@ -359,73 +413,49 @@ def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
     def js(*paths: str) -> pl.Expr:
         return pl.coalesce([first.str.json_path_match(p) for p in paths])
 
-    df = df.with_columns(js("$.message", "$.fields.message").alias("message"), js("$.target").alias("target"))
-    df = df.with_columns(*_router_message_fields(pl.col("message")))
-    return df.with_columns(
+    # the JSON keys first; the message's own words fill what they leave null
+    df = df.with_columns(
+        js("$.message", "$.fields.message").alias("_message"),
+        js("$.target").alias("target"),
         js("$.span.method", "$.method").alias("method"),
         js("$.span.uri", "$.uri").alias("path"),
-        pl.coalesce(js("$.span.status_code", "$.status_code", "$.status"), pl.col("msg_status")).alias(
-            "status"
-        ),
+        js("$.span.status_code", "$.status_code", "$.status").alias("status"),
         _latency_ms(js("$.span.latency", "$.latency")).alias("latency_ms"),
         js("$.span.request_id", "$.request_id").alias("request_id"),
-        pl.coalesce(js("$.prefill_url", "$.fields.prefill_url"), pl.col("prefill_url")).alias("prefill_url"),
-        pl.coalesce(js("$.decode_url", "$.fields.decode_url"), pl.col("decode_url")).alias("decode_url"),
+        js("$.prefill_url", "$.fields.prefill_url").alias("prefill_url"),
+        js("$.decode_url", "$.fields.decode_url").alias("decode_url"),
+    )
+    return _fields(df, MESSAGE_FIELDS).with_columns(
+        pl.col("_message").alias("message"),
         pl.lit(ROUTER_JSON.name).alias("format"),
         pl.when(pl.col("target").str.contains(ROUTER_TARGET)).then(pl.lit("router")).alias("content_role"),
     )
 
 
 def _parse_access(df: pl.DataFrame) -> pl.DataFrame:
-    """uvicorn, then aiohttp on what is left, then mini_lb registration."""
-    out = []
-    for fmt in ACCESS_FORMATS:
-        if df.height == 0:
-            break
-        g = df["first"].str.extract_groups(fmt.regex)
-        key = "url" if fmt is MINI_LB else "method"
-        ok = g.struct.field(key).is_not_null()
-        hit = df.filter(ok).with_columns(g.filter(ok).alias("g"))
-        df = df.filter(~ok)
-        if hit.height == 0:
-            continue
-        f = pl.col("g").struct.field
-        if fmt is MINI_LB:
-            role = f("worker_role")
-            hit = hit.with_columns(
-                pl.when(role == "prefill").then(f("url")).alias("prefill_url"),
-                pl.when(role == "decode").then(f("url")).alias("decode_url"),
-                f("port").alias("bootstrap_port"),
-                pl.col("first").alias("message"),
-                pl.lit("router").alias("content_role"),
-            )
-        else:
-            hit = hit.with_columns(
-                f("method"), f("path"), f("status"), f("client"), pl.lit(None, pl.String).alias("message")
-            )
-        out.append(hit.with_columns(pl.lit(fmt.name).alias("format")).drop("g"))
-    return pl.concat(out, how="diagonal_relaxed") if out else pl.DataFrame(schema={"_i": pl.UInt32})
+    """uvicorn, aiohttp and mini_lb registration lines (no line is of two of them), on their first line."""
+    if df.height == 0:
+        return pl.DataFrame(schema={"_i": pl.UInt32})
+    first = pl.col("first")
+    fmt = pl.coalesce([pl.when(first.str.contains(f.regex)).then(pl.lit(f.name)) for f in ACCESS_FORMATS])
+    df = _fields(df.with_columns(first.alias("body"), fmt.alias("format")), ACCESS_FORMATS)
+    registered = pl.col("format") == MINI_LB.name
+    return df.with_columns(
+        pl.when(pl.col("_role") == "prefill").then(pl.col("_url")).alias("prefill_url"),
+        pl.when(pl.col("_role") == "decode").then(pl.col("_url")).alias("decode_url"),
+        pl.when(registered).then(first).alias("message"),
+        pl.when(registered).then(pl.lit("router")).alias("content_role"),
+    )
 
 
 def _latency_ms(value: pl.Expr) -> pl.Expr:
     """``"12.3ms"``/``"1.2s"``/``"850µs"``/``"900ns"`` (Rust Duration Debug) or a bare integer of
     microseconds (sgl-model-gateway) → milliseconds."""
-    v = value.str.strip_chars('"')
-    g = v.str.extract_groups(r"^(?P<num>[\d.]+)(?P<unit>ns|µs|us|ms|s)?$")
-    num = g.struct.field("num").cast(pl.Float64, strict=False)
-    unit = g.struct.field("unit")
-    factor = (
-        pl.when(unit == "s")
-        .then(1000.0)
-        .when(unit == "ms")
-        .then(1.0)
-        .when(unit.is_in(["µs", "us"]))
-        .then(1e-3)
-        .when(unit == "ns")
-        .then(1e-6)
-        .otherwise(1e-3)
+    g = value.str.strip_chars('"').str.extract_groups(r"^(?P<num>[\d.]+)(?P<unit>ns|µs|us|ms|s)?$")
+    factor = g.struct.field("unit").replace_strict(
+        {"s": 1000.0, "ms": 1.0, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}, default=1e-3, return_dtype=pl.Float64
     )
-    return num * factor
+    return g.struct.field("num").cast(pl.Float64, strict=False) * factor
 
 
 def _base(ev: pl.DataFrame) -> pl.DataFrame:

@@ -38,6 +38,8 @@ ALIASES = {
     "nccl-init-addr": "dist_init_addr",
     "model": "model_path",
 }
+# What argparse resolves a flag against: ``--<field>`` (``_`` → ``-``) for every field, and the aliases.
+OPTIONS = {name.replace("_", "-"): name for name in FIELD_KINDS} | ALIASES
 # The entry points a launch command runs (CUR and older): what follows them are SGLang's options.
 LAUNCH = re.compile(
     r"(?:^|\s)(?:-m\s+sglang\.launch_server|\S*sglang/launch_server\.py|\S*sglang\s+serve)(?:\s|$)"
@@ -83,10 +85,8 @@ class _Reader:
         c = self.peek()
         if c in "'\"":
             return self.string()
-        if c == "[":
-            return self.sequence("]")
-        if c == "(":
-            return self.sequence(")")
+        if c in "[(":
+            return self.sequence("]" if c == "[" else ")")
         if c == "{":
             return self.mapping()
         if c == "<":  # <Enum.NAME: 1>, <object at 0x…>
@@ -257,17 +257,10 @@ def _convert(value: str, kind: str | None):
         if re.fullmatch(r"-?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?", value):
             return float(value)
         return value
-    if kind == "int":
-        try:
-            return int(value)
-        except ValueError:
-            return value
-    if kind == "float":
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
+    try:
+        return {"int": int, "float": float}.get(kind, str)(value)
+    except ValueError:
+        return value
 
 
 def _resolve(flag: str, options: dict[str, str]) -> tuple[str | None, list[str]]:
@@ -280,12 +273,6 @@ def _resolve(flag: str, options: dict[str, str]) -> tuple[str | None, list[str]]
     if len(hits) == 1 or (hits and len(fields) == 1):
         return options[hits[0]], []
     return None, hits
-
-
-def _options() -> dict[str, str]:
-    opts = {name.replace("_", "-"): name for name in FIELD_KINDS}
-    opts.update(ALIASES)
-    return opts
 
 
 def parse_cmdline(text: str) -> Parsed:
@@ -310,7 +297,6 @@ def parse_cmdline(text: str) -> Parsed:
         out.notes.append("not an SGLang launch command")
         return out
     tokens = text[m.end() :].split()
-    options = _options()
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -318,7 +304,7 @@ def parse_cmdline(text: str) -> Parsed:
         if not tok.startswith("--") or tok == "--":
             continue  # a stray value (or a short option SGLang does not declare)
         flag, eq, inline = tok[2:].partition("=")
-        name, ambiguous = _resolve(flag, options)
+        name, ambiguous = _resolve(flag, OPTIONS)
         kind = FIELD_KINDS.get(name) if name else None
         if name is None:
             out.complete = False
@@ -333,10 +319,8 @@ def parse_cmdline(text: str) -> Parsed:
             while i < len(tokens) and not (tokens[i].startswith("--") or re.match(r"-[A-Za-z]", tokens[i])):
                 values.append(tokens[i])
                 i += 1
-        if kind == "bool" and not eq:
-            out.fields[name] = True
-        elif kind == "bool":
-            out.fields[name] = inline.lower() in ("1", "true", "yes")
+        if kind == "bool":
+            out.fields[name] = not eq or inline.lower() in ("1", "true", "yes")
         elif not values:
             out.fields[name] = True  # a flag of an option the list does not know
         elif len(values) == 1 and kind != "list":

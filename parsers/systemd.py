@@ -118,17 +118,11 @@ SERVER_MESSAGES = [
     ),
 ]
 MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES
-ANCHORS = [m.anchor for m in MESSAGES]
 # The unit a message names, where it names one (group 1).
 NAMED_UNIT = (
     rf"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) )?{_UNIT.replace('(?P<unit>', '(')}(?::| - )"
 )
 _SIZE = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def events_of(body: pl.Expr) -> pl.Expr:
-    """The ``lifecycle.event`` a record's body is (first matching shape), else null."""
-    return pl.coalesce([pl.when(body.str.contains(m.regex)).then(pl.lit(m.event)) for m in MESSAGES])
 
 
 def _seconds(text: pl.Expr) -> pl.Expr:
@@ -162,18 +156,16 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
     if ev.height == 0:
         return pl.DataFrame(schema=LIFECYCLE.schema)
     body = pl.col("body").fill_null("")
-    event = events_of(body)
-    fields = {}
-    for m in UNIT_MESSAGES:
-        fields[m.event] = body.str.extract_groups(m.regex)
+    event = pl.coalesce([pl.when(body.str.contains(m.regex)).then(pl.lit(m.event)) for m in MESSAGES])
 
-    def field(name: str) -> pl.Expr:
-        parts = [
-            g.struct.field(name)
-            for m, g in zip(UNIT_MESSAGES, fields.values(), strict=True)
-            if f"<{name}>" in m.regex
-        ]
-        return pl.coalesce(parts)
+    def field(name: str) -> pl.Expr:  # the first message shape that names it
+        return pl.coalesce(
+            [
+                body.str.extract_groups(m.regex).struct.field(name)
+                for m in UNIT_MESSAGES
+                if f"<{name}>" in m.regex
+            ]
+        )
 
     memory = field("memory").str.extract_groups(r"^(?P<n>[\d.]+)(?P<u>[KMGT]?)")
     df = ev.with_columns(

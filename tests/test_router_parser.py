@@ -3,6 +3,7 @@ sgl-router and sgl-model-gateway latency forms, JSON mode, mini_lb registration,
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers import router, sglang
+from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
 CASES = Path(__file__).parent / "cases"
 
@@ -39,18 +41,38 @@ def one(text: str, role: str = "unknown") -> dict:
 def test_every_format_sample_parses(fmt):
     row = one(fmt.sample)
     assert row["format"] == fmt.name and fmt.since
+    for column, value in fmt.yields.items():
+        assert row[column] == pytest.approx(value) if isinstance(value, float) else row[column] == value, (
+            column
+        )
     kind = sglang.classify(ev_of(fmt.sample))["kind"][0]
     assert kind in ("request", "health")
 
 
-@pytest.mark.parametrize("name,msg,since", router.PD_MESSAGES, ids=lambda x: x if isinstance(x, str) else "")
-def test_pd_messages_name_the_pair(name, msg, since):
+@pytest.mark.parametrize("rule", router.SPAN_FIELDS + router.MESSAGE_FIELDS, ids=lambda r: r.name)
+def test_every_field_rule_sample_yields_its_fields(rule):
+    frame = pl.DataFrame({"body": [""], f"_{rule.scope}": [rule.sample]})
+    got = sglang.extract_fields(frame, [rule], REQUESTS_TABLE).row(0, named=True)
+    assert rule.since and rule.yields and rule.scope in ("spans", "message")
+    for column, value in rule.yields.items():
+        if column in re.findall(r"\(\?P<(\w+)>", rule.regex):
+            assert got[column] == value, (rule.name, column)
+
+
+# The router messages that name a request's PD pair (the prefill/decode URL columns are filled from them).
+PD_MESSAGES = [r for r in router.MESSAGE_FIELDS if {"prefill_url", "decode_url"} & set(r.yields)]
+
+
+@pytest.mark.parametrize("rule", PD_MESSAGES, ids=lambda r: r.name)
+def test_pd_messages_name_the_pair(rule):
     row = one(
-        f"2026-02-26 13:00:12 ERROR smg::routers::http::pd_router: src/routers/http/pd_router.rs:590: {msg}"
+        f"2026-02-26 13:00:12 ERROR smg::routers::http::pd_router: src/routers/http/pd_router.rs:590: {rule.sample}"
     )
     urls = {u for u in (row["prefill_url"], row["decode_url"]) if u}
-    assert urls and all(u.startswith("http://10.") and not u.endswith(":") for u in urls), name
+    assert urls and all(u.startswith("http://10.") and not u.endswith(":") for u in urls), rule.name
     assert row["role"] == "router"
+    for column, value in rule.yields.items():  # a whole line yields every field its message names
+        assert row[column] == value, (rule.name, column)
 
 
 def test_uvicorn_access_with_and_without_header():

@@ -45,8 +45,9 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.store import write_atomic
-from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
 from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
+from logcorr.timeline.loading import load
+from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
 from logcorr.timeline.tables import _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
@@ -140,19 +141,11 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
     if r.is_empty():
         return
     r = r.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane").sort("lane", "ts")
-    fields = [
-        c
-        for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
-        if c in r.columns and r[c].null_count() < r.height
-    ]
-    name = (
-        pl.when(pl.col("kind") == "request")
-        .then(pl.lit("router requests"))
-        .otherwise(batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches"))
-    )
+    # max_running_req … mean_gen_throughput: the first word of the page's label
+    fields = [(c, f"{label.split()[0]}_{c}") for c, label in RUN_LOAD if r[c].null_count() < r.height]
     iso = "%Y-%m-%dT%H:%M:%S%.6fZ"
     event = pl.struct(
-        name.alias("name"),
+        run_name().alias("name"),
         pl.lit("run").alias("cat"),
         pl.lit("X").alias("ph"),
         _us().alias("ts"),
@@ -165,7 +158,7 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
             pl.col("end").dt.strftime(iso).alias("last_line"),
             pl.col("typical_s").alias("usual_interval_s"),
             pl.lit(RUN_LASTS).alias("lasts"),
-            *[pl.col(c).alias(f"max_{c}" if "throughput" not in c else f"mean_{c}") for c in fields],
+            *[pl.col(c).alias(arg) for c, arg in fields],
             pl.col("first_event_id"),
             pl.col("last_event_id"),
             pl.col("source"),

@@ -78,10 +78,6 @@ def _col_sql(cols: dict, name: str, sql_type: str) -> str:
     return f'"{name}"' if name in cols else f'CAST(NULL AS {sql_type}) AS "{name}"'
 
 
-# A router request line failed: status ≥ 400, else its level (own, or its event's) says so.
-_ROUTER_ERROR_SQL = "coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)"
-
-
 def _activity_sql(out: Path, since, until) -> str:
     """One row per batch line and per router request line that did not fail, in the window: the
     lane key, ``kind`` (batch or request), pid, µs, event_id, and the load fields."""
@@ -108,7 +104,8 @@ def _activity_sql(out: Path, since, until) -> str:
                     WHERE role = 'router' AND status IS NULL AND level IS NULL))
         ) AS ev ON q.status IS NULL AND ev.event_id = q.event_id
         WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, "q.ts")}
-          AND NOT {_ROUTER_ERROR_SQL}
+          -- not failed: status ≥ 400, else its level (own, or its event's) says so
+          AND NOT coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)
     """
 
 

@@ -154,6 +154,26 @@ def batch_name(batch_type: pl.Expr) -> pl.Expr:
     )
 
 
+# What a run (``Swimlanes.runs``) shows of the load its lines report: column, label (the maximum; the
+# mean of a throughput). The page's hover and the trace's args name the same ones.
+RUN_LOAD = (
+    ("running_req", "max #running-req"),
+    ("queue_req", "max #queue-req"),
+    ("token_usage", "max token usage"),
+    ("gen_throughput", "mean gen throughput (token/s)"),
+    ("input_throughput", "mean input throughput (token/s)"),
+)
+
+
+def run_name() -> pl.Expr:
+    """What a run of ``Swimlanes.runs`` is a run of: ``router requests``, ``Prefill batches`` …"""
+    return (
+        pl.when(pl.col("kind") == "request")
+        .then(pl.lit("router requests"))
+        .otherwise(batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches"))
+    )
+
+
 def _span(a: datetime, b: datetime) -> str:
     s = int(round((b - a).total_seconds()))
     h, rem = divmod(s, 3600)

@@ -21,6 +21,7 @@ from logcorr.timeline.model import (
     ROLE_LIGHT,
     ROLE_ORDER,
     RUN_GAP_FACTOR,
+    RUN_LOAD,
     RUN_MIN_GAP_S,
     Swimlanes,
     _bin_label,
@@ -30,6 +31,7 @@ from logcorr.timeline.model import (
     batch_name,
     brief,
     esc,
+    run_name,
 )
 
 
@@ -145,49 +147,36 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
     (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
     runs = sw.runs.join(_label_of(sw), on="lane")
+    load = [
+        pl.when(pl.col(c).is_not_null()).then(pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)))
+        for c, label in RUN_LOAD
+    ]
+    hover = pl.concat_str(
+        [
+            pl.lit("<b>"),
+            _esc_expr(pl.col("lane_label")),
+            pl.lit(" · a run of "),
+            pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+            pl.lit(" "),
+            _esc_expr(run_name().str.to_lowercase()),
+            pl.lit("</b><br>"),
+            pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
+            pl.lit(" → "),
+            pl.col("end").dt.strftime("%H:%M:%S%.3f"),
+            pl.lit(" UTC (last line) · pid "),
+            pl.col("pid").cast(pl.String).fill_null("?"),
+            pl.lit("<br>usual interval "),
+            pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
+            pl.lit(" s; a run ends at a gap of more than "),
+            pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
+            pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
+        ]
+    )
     traces = []
     for role in ROLE_ORDER:
         mine = runs.filter(pl.col("role") == role).sort("lane", "ts")
         if mine.is_empty():
             continue
-        what = (
-            pl.when(pl.col("kind") == "request")
-            .then(pl.lit("router requests"))
-            .otherwise(batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches"))
-        )
-        load = [
-            pl.when(pl.col(c).is_not_null()).then(
-                pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String))
-            )
-            for c, label in (
-                ("running_req", "max #running-req"),
-                ("queue_req", "max #queue-req"),
-                ("token_usage", "max token usage"),
-                ("gen_throughput", "mean gen throughput (token/s)"),
-                ("input_throughput", "mean input throughput (token/s)"),
-            )
-        ]
-        hover = pl.concat_str(
-            [
-                pl.lit("<b>"),
-                _esc_expr(pl.col("lane_label")),
-                pl.lit(" · a run of "),
-                pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
-                pl.lit(" "),
-                _esc_expr(what),
-                pl.lit("</b><br>"),
-                pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
-                pl.lit(" → "),
-                pl.col("end").dt.strftime("%H:%M:%S%.3f"),
-                pl.lit(" UTC (last line) · pid "),
-                pl.col("pid").cast(pl.String).fill_null("?"),
-                pl.lit("<br>usual interval "),
-                pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
-                pl.lit(" s; a run ends at a gap of more than "),
-                pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
-                pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
-            ]
-        )
         start = _ms(mine["ts"])
         traces.append(
             dict(

@@ -14,9 +14,8 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
     interval, with the lines, the exact first and last line and the load maxima in ``args``; a day of
     millions of lines is a few hundred slices, so the file opens at once at any day size;
   - with ``detail`` (or a window of at most ``MAX_LINES`` lines; ``detail`` on more than
-    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, as before: a
-    batch line marks progress, not a measured span: an event starts at the line's time and lasts until
-    the rank's next batch line, at most the rank's median interval between batch lines;
+    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, from the line's time until the rank's
+    next batch line, at most the rank's median interval between batch lines;
 
   either way a stall shows as a gap and the events of one thread never overlap, and each slice's
   ``args.lasts`` says how long it is drawn ("until the rank's next batch line, capped at
@@ -48,7 +47,7 @@ from logcorr.store import write_atomic
 from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
 from logcorr.timeline.loading import load
 from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
-from logcorr.timeline.tables import _scan
+from logcorr.timeline.tables import REQUEST_FIELDS, _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
@@ -209,17 +208,18 @@ _COUNTERS = (
 )
 
 
-def _instant(name: str, cat: str, ts_us: int, pid: int, tid: int, args: dict) -> dict:
-    # A room is a 63-bit integer: as a JSON number a JavaScript viewer would round it.
-    args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items() if v is not None}
-    return dict(name=name, cat=cat, ph="i", s="t", ts=ts_us, pid=pid, tid=tid, args=args)
-
-
 def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    where = dict((lane, (pid, tid)) for lane, pid, tid in lanes.select("lane", "pid", "tid").iter_rows())
+    """The marks, failed router requests and py-spy captures as thread-scoped instant events."""
+    where = {lane: (pid, tid) for lane, pid, tid in lanes.select("lane", "pid", "tid").iter_rows()}
+
+    def instant(name: str, cat: str, r: dict, args: dict) -> dict:
+        # A room is a 63-bit integer: as a JSON number a JavaScript viewer would round it.
+        args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items() if v is not None}
+        pid, tid = where[r["lane"]]
+        return dict(name=name, cat=cat, ph="i", s="t", ts=_epoch_us(r["ts"]), pid=pid, tid=tid, args=args)
+
     events = []
     for r in sw.marks.iter_rows(named=True):
-        pid, tid = where[r["lane"]]
         args = dict(
             rid=r.get("rid"),
             bootstrap_room=r.get("bootstrap_room"),
@@ -229,30 +229,13 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
             source=r.get("source"),
             source_pos=r.get("source_pos"),
         )
-        events.append(_instant(MARK_STYLE[r["kind"]][0], r["kind"], _epoch_us(r["ts"]), pid, tid, args))
+        events.append(instant(MARK_STYLE[r["kind"]][0], r["kind"], r, args))
     for r in sw.requests.filter(pl.col("error")).iter_rows(named=True):
-        pid, tid = where[r["lane"]]
-        args = {
-            k: r.get(k)
-            for k in (
-                "method",
-                "path",
-                "status",
-                "latency_ms",
-                "request_id",
-                "rid",
-                "bootstrap_room",
-                "prefill_url",
-                "decode_url",
-                "event_id",
-                "source",
-                "source_pos",
-            )
-        }
-        args["message"] = r.get("body")
-        events.append(_instant("router request failed", "request_error", _epoch_us(r["ts"]), pid, tid, args))
+        args = {k: r.get(k) for k in (*REQUEST_FIELDS, "event_id", "source", "source_pos")}
+        events.append(
+            instant("router request failed", "request_error", r, {**args, "message": r.get("body")})
+        )
     for r in sw.captures.iter_rows(named=True):
-        pid, tid = where[r["lane"]]
         args = dict(
             wait_class=r["wait_class"],
             backend=r["backend"],
@@ -265,7 +248,7 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
             source=r["source"],
             source_pos=r["source_pos"],
         )
-        events.append(_instant(f"py-spy: {r['label']}", "pyspy", _epoch_us(r["ts"]), pid, tid, args))
+        events.append(instant(f"py-spy: {r['label']}", "pyspy", r, args))
     return events
 
 

@@ -15,7 +15,7 @@ import polars as pl
 
 from logcorr import saved
 from logcorr.parsers.prefix import split_prefix
-from logcorr.schema import EVENTS, RANKS, UTC_US
+from logcorr.schema import EVENTS, RANKS, REQUESTS, UTC_US
 from logcorr.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
 
 # --------------------------------------------------------------------------------------------- reading
@@ -295,6 +295,20 @@ def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
     ).unique("event_id")
 
 
+# the fields of a router request line (``requests`` table) the page's hover and the trace's args show
+REQUEST_FIELDS = (
+    "method",
+    "path",
+    "status",
+    "latency_ms",
+    "request_id",
+    "rid",
+    "bootstrap_room",
+    "prefill_url",
+    "decode_url",
+)
+
+
 def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
     """Router requests (role router); the engines' own access lines are drawn only as /health.
     ``errors_only``: only the failed ones (the others are drawn as runs)."""
@@ -303,15 +317,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
         "host": pl.String,
         "role": pl.String,
         **_PROV,
-        "method": pl.String,
-        "path": pl.String,
-        "status": pl.Int32,
-        "latency_ms": pl.Float64,
-        "request_id": pl.String,
-        "rid": pl.String,
-        "bootstrap_room": pl.Int64,
-        "prefill_url": pl.String,
-        "decode_url": pl.String,
+        **{c: REQUESTS.schema[c] for c in REQUEST_FIELDS},
         "level": pl.String,
     }
     lf = _in_window(_scan(out, "requests", schema), since, until).filter(pl.col("role") == "router")

@@ -170,8 +170,6 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         pl.concat_str([pl.col("abort_kind"), pl.col("reason")], separator=": ", ignore_nulls=True).alias(
             "detail"
         ),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     ).drop("abort_kind", "reason")
     terr = _scan(
         out,
@@ -188,8 +186,6 @@ def _load_marks(out, since, until) -> pl.DataFrame:
             separator=": ",
             ignore_nulls=True,
         ).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     ).drop("error_kind", "kv_poll_state", "reason")
     # A KV transfer failed because its request was aborted ("Aborted by AbortReq.") is in both tables:
     # draw it once, as the abort (its hover names the transfer); the assertion is always drawn.
@@ -267,7 +263,6 @@ def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
         *[c for c in common if c not in ("rid", "bootstrap_room")],
         pl.lit("lifecycle").alias("kind"),
         pl.concat_str([pl.col("event"), pl.col("unit")], separator=": ", ignore_nulls=True).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
         pl.col("message"),
     )
 
@@ -290,8 +285,6 @@ def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
         pl.lit(None, pl.String).alias("source_pos"),
         pl.lit("ready").alias("kind"),
         pl.lit("server ready").alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     ).unique("event_id")
 
 
@@ -542,9 +535,7 @@ def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
         pl.col("markup_leak").is_not_null()
     )
     if leaks.select(pl.len()).collect().item() == 0:
-        return leaks.drop("markup_leak", "markup").with_columns(
-            pl.lit(None, pl.String).alias(c) for c in ("kind", "detail", "level", "message")
-        )
+        return leaks.drop("markup_leak", "markup")
     running = saved.query(out, "markup_leaks").select("event_id", pl.col("running_req").cast(pl.Int64)).lazy()
     return leaks.join(running, on="event_id", how="left").select(
         *common,
@@ -556,6 +547,4 @@ def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
                 pl.col("running_req").cast(pl.String).fill_null("?"),
             ]
         ).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     )

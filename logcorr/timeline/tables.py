@@ -115,16 +115,14 @@ def _in_window(lf: pl.LazyFrame, since: datetime | None, until: datetime | None)
 _EV = EVENTS.schema
 _LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
 _PROV = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
-_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "pid", "level", "message", "source", "source_pos")}
+_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "level", "message", "source", "source_pos")}
 
 
 def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     """Fill host, level, message and provenance of typed rows from their ``events`` row."""
     ev = _scan(out, "events", _EVENT_JOIN).rename({c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"})
     have = lf.collect_schema()
-    lf = lf.with_columns(
-        [pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have and c != "pid"]
-    )
+    lf = lf.with_columns([pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have])
     lf = lf.collect().lazy()  # the typed rows are few (marks, requests): their ids filter the scan
     ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
     lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
@@ -132,11 +130,8 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     ev = ev.filter(pl.col("event_id").is_between(lo, hi)).filter(pl.col("event_id").is_in(ids.implode()))
     lf = lf.join(ev.collect().lazy(), on="event_id", how="left")
     return lf.with_columns(
-        *[
-            pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
-            for c in ("host", "source", "source_pos", "level", "message")
-        ],
-        pl.col("ev_pid").alias("pid"),
+        pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
+        for c in ("host", "source", "source_pos", "level", "message")
     ).drop([f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"])
 
 
@@ -200,7 +195,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     typed = pl.concat(
         [aborts, terr, _leak_marks(out, common), _ready_marks(out, common)], how="diagonal_relaxed"
     )
-    typed = _with_event_fields(out, _in_window(typed, since, until)).drop("pid")
+    typed = _with_event_fields(out, _in_window(typed, since, until))
     ev = _scan(
         out,
         "events",
@@ -322,9 +317,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
                 & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"]))
             )
         )
-    lf = (
-        _with_event_fields(out, lf).drop("pid").with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
-    )
+    lf = _with_event_fields(out, lf).with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
     df = lf.filter(pl.col("ts").is_not_null()).collect()
     error = (pl.col("status") >= 400).fill_null(
         pl.col("level").is_in(["ERROR", "WARNING", "WARN"]).fill_null(False)

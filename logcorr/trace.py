@@ -102,6 +102,20 @@ RUN_LASTS = "from the run's first batch line to its last plus the rank's median 
 _NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
 
 
+def _complete(name: pl.Expr, cat: str, dur: pl.Expr, *args: pl.Expr) -> pl.Expr:
+    """Each row as the JSON text of a complete event (``ph: X``) on its pid and tid, from ``ts``."""
+    return pl.struct(
+        name.alias("name"),
+        pl.lit(cat).alias("cat"),
+        pl.lit("X").alias("ph"),
+        _us().alias("ts"),
+        dur.alias("dur"),
+        pl.col("pid"),
+        pl.col("tid"),
+        pl.struct(*args).alias("args"),
+    ).struct.json_encode()
+
+
 def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
     """JSON texts of the batches, one per batch (complete events, non-overlapping per thread), as
     Series of at most ``rows`` texts: encoded a slice at a time while the file is written."""
@@ -115,22 +129,16 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
         c for c in b.columns if c not in _NOT_ARGS | {"gap", "typical"} and b[c].null_count() < b.height
     ]
     b = b.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane")
-    event = pl.struct(
-        batch_name(pl.col("batch_type")).alias("name"),
-        pl.lit("batch").alias("cat"),
-        pl.lit("X").alias("ph"),
-        _us().alias("ts"),
-        dur.cast(pl.Int64).alias("dur"),
-        pl.col("pid"),
-        pl.col("tid"),
-        pl.struct(
-            *[pl.col(c) for c in fields],
-            pl.lit(BATCH_LASTS).alias("lasts"),
-            (pl.col("typical") / 1000).round(3).alias("median_interval_ms"),
-        ).alias("args"),
+    event = _complete(
+        batch_name(pl.col("batch_type")),
+        "batch",
+        dur.cast(pl.Int64),
+        *[pl.col(c) for c in fields],
+        pl.lit(BATCH_LASTS).alias("lasts"),
+        (pl.col("typical") / 1000).round(3).alias("median_interval_ms"),
     )
     for part in b.iter_slices(rows):
-        yield part.select(event.struct.json_encode()).to_series()
+        yield part.select(event).to_series()
 
 
 def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
@@ -143,27 +151,21 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
     # max_running_req … mean_gen_throughput: the first word of the page's label
     fields = [(c, f"{label.split()[0]}_{c}") for c, label in RUN_LOAD if r[c].null_count() < r.height]
     iso = "%Y-%m-%dT%H:%M:%S%.6fZ"
-    event = pl.struct(
-        run_name().alias("name"),
-        pl.lit("run").alias("cat"),
-        pl.lit("X").alias("ph"),
-        _us().alias("ts"),
-        (_us("until") - _us()).clip(lower_bound=0).alias("dur"),
-        pl.col("pid"),
-        pl.col("tid"),
-        pl.struct(
-            pl.col("lines"),
-            pl.col("ts").dt.strftime(iso).alias("first_line"),
-            pl.col("end").dt.strftime(iso).alias("last_line"),
-            pl.col("typical_s").alias("usual_interval_s"),
-            pl.lit(RUN_LASTS).alias("lasts"),
-            *[pl.col(c).alias(arg) for c, arg in fields],
-            pl.col("first_event_id"),
-            pl.col("last_event_id"),
-            pl.col("source"),
-        ).alias("args"),
+    event = _complete(
+        run_name(),
+        "run",
+        (_us("until") - _us()).clip(lower_bound=0),
+        pl.col("lines"),
+        pl.col("ts").dt.strftime(iso).alias("first_line"),
+        pl.col("end").dt.strftime(iso).alias("last_line"),
+        pl.col("typical_s").alias("usual_interval_s"),
+        pl.lit(RUN_LASTS).alias("lasts"),
+        *[pl.col(c).alias(arg) for c, arg in fields],
+        pl.col("first_event_id"),
+        pl.col("last_event_id"),
+        pl.col("source"),
     )
-    yield r.select(event.struct.json_encode()).to_series()
+    yield r.select(event).to_series()
 
 
 def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
@@ -191,12 +193,10 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
         rows = per.select("pid", "us", c).drop_nulls(c)
         if c == "lines":
             rows = pl.concat([rows, after], how="vertical_relaxed").sort("pid", "us")
-        for pid, us, v in rows.iter_rows():
-            events.append(
-                dict(
-                    name=name, cat="load", ph="C", ts=us, pid=pid, tid=0, args=dict(value=round(float(v), 4))
-                )
-            )
+        events += [
+            dict(name=name, cat="load", ph="C", ts=us, pid=pid, tid=0, args=dict(value=round(float(v), 4)))
+            for pid, us, v in rows.iter_rows()
+        ]
     return events
 
 

@@ -188,7 +188,7 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     ).select("pid", (pl.col("us") + bucket_us).alias("us"), pl.lit(0.0).alias("lines"))
     events = []
     for name, c in _COUNTERS:
-        if c not in per.columns or per[c].null_count() == per.height:
+        if per[c].null_count() == per.height:
             continue
         rows = per.select("pid", "us", c).drop_nulls(c)
         if c == "lines":

@@ -414,9 +414,9 @@ PANEL_PX, PANEL_GAP_PX, LANE_PX = 78, 34, 34
 
 def figure(sw: Swimlanes) -> tuple[dict, dict]:
     """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
-    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``runs`` (how many),
-    ``counts``, ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the whole
-    span), ``counters`` (the counters panel is drawn).
+    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``counts`` (lanes,
+    batches, runs …), ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the
+    whole span), ``counters`` (the counters panel is drawn).
 
     Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
     throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
@@ -425,12 +425,9 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))
-    data = _activity_traces(sw, binned)
-    data += _marker_traces(sw, bin_s)
-    traces, labels = _capture_traces(sw)
-    data += traces
+    captures, labels = _capture_traces(sw)
     load = counter_traces(sw, _ms)
-    data += load
+    data = _activity_traces(sw, binned) + _marker_traces(sw, bin_s) + captures + load
     n = sw.lanes.height
     x_range, full, framed = _x_ranges(sw, span_s)
     shapes, notes = _wedge_shapes(sw, x_range)
@@ -467,7 +464,6 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     )
     if panels:
         layout.update(_panel_axes(plot_px))
-    facts = dict(x_range=x_range, framed=framed, counters=panels)
     counts = {
         "lanes": n,
         "batches": sw.batches.height if sw.detail else sw.totals.get("batches", 0),
@@ -478,9 +474,11 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         "captures": sw.captures.height,
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
-    return dict(data=data, layout=layout), dict(
-        binned=binned, bin_seconds=bin_s if binned else None, counts=counts, **facts
+    bin_seconds = bin_s if binned else None
+    facts = dict(
+        binned=binned, bin_seconds=bin_seconds, counts=counts, x_range=x_range, framed=framed, counters=panels
     )
+    return dict(data=data, layout=layout), facts
 
 
 def _x_axis(x_range: list | None, full: list | None, panels: bool) -> dict:

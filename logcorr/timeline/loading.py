@@ -97,16 +97,15 @@ def load(
         _nothing_to_draw(out, filters)
     frames["load"] = activity["load"].with_columns(pl.lit(None, pl.String).alias("source"))
     lanes, placed = _assign_lanes(frames, role)
-    stamps = [df["ts"] for name, df in placed.items() if df.height and name != "load"]
-    stamps += [placed["runs"]["end"]] if placed["runs"].height else []
+    first, last = _bounds([df for name, df in placed.items() if name != "load"], placed["runs"])
     placed["captures"] = _group_fingerprints(placed["captures"])
     placed["load"] = placed["load"].drop("source")
     sw = Swimlanes(
         out=out,
         lanes=lanes,
         **placed,
-        first=t0 or (min(s.min() for s in stamps) if stamps else None),
-        last=t1 or (max(s.max() for s in stamps) if stamps else None),
+        first=t0 or first,
+        last=t1 or last,
         sources=_sources(out),
         filters=filters,
         notes=notes,
@@ -189,17 +188,12 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
             )
         if requests is None:
             requests = _load_requests(out, t0, t1, errors_only=not detail)
-        batches = _load_batches(out, t0, t1) if detail else _load_batches(out, t0, t1, empty=True)
+        batches = _load_batches(out, t0, t1, empty=not detail)
         runs = _load_runs(con, out, t0, t1)
         last_batches = _load_last_batches(con, t0, t1)
         clock_notes = _clock_notes(con, t0, t1)
-        stamps = [df["ts"] for df in (marks, requests, batches, runs, last_batches) if df.height]
-        stamps += [runs["end"]] if runs.height else []
-        span_s = (
-            ((t1 or max(x.max() for x in stamps)) - (t0 or min(x.min() for x in stamps))).total_seconds()
-            if stamps
-            else 1.0
-        )
+        first, last = _bounds([marks, requests, batches, runs, last_batches], runs)
+        span_s = ((t1 or last) - (t0 or first)).total_seconds() if first else 1.0
         bucket_s = _bin_seconds(max(span_s, 1.0))
         load_ = _load_load(con, out, t0, t1, bucket_s)
     finally:
@@ -216,6 +210,12 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
         bucket_s=bucket_s,
         load=load_,
     )
+
+
+def _bounds(frames: list[pl.DataFrame], runs: pl.DataFrame) -> tuple[datetime | None, datetime | None]:
+    """The first ``ts`` and the last ``ts`` or run ``end`` of ``frames`` (None without a row)."""
+    stamps = [df["ts"] for df in frames if df.height] + ([runs["end"]] if runs.height else [])
+    return (min(s.min() for s in stamps), max(s.max() for s in stamps)) if stamps else (None, None)
 
 
 def _nothing_to_draw(out: Path, filters: list[str]) -> None:

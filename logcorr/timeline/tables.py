@@ -386,34 +386,18 @@ def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataF
         "line": pl.Int32,
     }
     keys = captures.select("capture_id", "thread_id").lazy()
-    frames = (
+    parts = [pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1), pl.col("line").cast(pl.String)]
+    loc = pl.concat_str(parts, separator=":", ignore_nulls=True)  # dir/file.py:123
+    frame = pl.concat_str([pl.col("function").fill_null("?"), pl.format(" ({})", loc)], ignore_nulls=True)
+    return (
         _scan(out, "stacks", schema)
         .filter(pl.col("depth") < n)
         .join(keys, on=["capture_id", "thread_id"], how="semi")
         .sort("depth")
-        .with_columns(
-            pl.concat_str(
-                [
-                    pl.col("function").fill_null("?"),
-                    pl.format(
-                        " ({})",
-                        pl.concat_str(
-                            [
-                                pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1),
-                                pl.col("line").cast(pl.String),
-                            ],
-                            separator=":",
-                            ignore_nulls=True,
-                        ),
-                    ),
-                ],
-                ignore_nulls=True,
-            ).alias("frame")
-        )
         .group_by("capture_id", "thread_id")
-        .agg(pl.col("frame").str.join("\n").alias("frames"))
+        .agg(frame.str.join("\n").alias("frames"))
+        .collect()
     )
-    return frames.collect()
 
 
 def _sources(out: Path) -> list[tuple[str, str, int]]:

@@ -256,18 +256,18 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
 MAX_FLOW_ROOMS = 5_000
 
 
-def _flow_events(sw: Swimlanes, lanes: pl.DataFrame, max_rooms: int = MAX_FLOW_ROOMS) -> list[dict]:
+def _flow_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     """Flow events (``ph`` s, t, f; ``id`` the room as a string, ``cat`` room) linking each bootstrap
     room's instants in time order across prefill, decode and the router: the marks that name the
     room, or a rid the ``rooms`` table pairs with it, and router requests that name it. A room whose
-    instants all sit on one thread is not linked; at most ``max_rooms`` rooms, those with the most
+    instants all sit on one thread is not linked; at most ``MAX_FLOW_ROOMS`` rooms, those with the most
     threads first. Each step has the ts, pid and tid of its instant (``bp: e``: bound to it)."""
     rows = _room_rows(sw)
     if rows.is_empty():
         return []
     rows = rows.join(lanes.select("lane", "pid", "tid"), on="lane").with_columns(_us().alias("us"))
     threads = rows.group_by("room").agg(pl.struct("pid", "tid").n_unique().alias("n"), pl.col("us").min())
-    keep = threads.filter(pl.col("n") > 1).sort(["n", "us"], descending=[True, False]).head(max_rooms)
+    keep = threads.filter(pl.col("n") > 1).sort(["n", "us"], descending=[True, False]).head(MAX_FLOW_ROOMS)
     rows = rows.join(keep.select("room"), on="room").sort("room", "us", "pid", "tid")
     events = []
     for (room,), steps in rows.group_by("room", maintain_order=True):
@@ -306,9 +306,9 @@ def _wedge_events(sw: Swimlanes, lanes: pl.DataFrame, procs: pl.DataFrame) -> li
     tid = int(lanes["tid"].max() or 0) + 1
     for w in sw.wedges:
         end = w.resumed or sw.last
+        if end is None:
+            continue
         for pid, host in procs.filter(pl.col("role") == w.role).select("pid", "host").iter_rows():
-            if end is None or not lanes.filter(pl.col("pid") == pid).height:
-                continue
             events.append(dict(name="thread_name", ph="M", pid=pid, tid=tid, args=dict(name="wedge")))
             events.append(dict(name="thread_sort_index", ph="M", pid=pid, tid=tid, args=dict(sort_index=-1)))
             events.append(
@@ -345,7 +345,7 @@ def _write(sw: Swimlanes, out: Path, path: Path, events: list[dict], batches) ->
     """Write the trace file (atomically: a fresh O_EXCL name beside ``path``, no planted link followed):
     ``events`` one per line, then the slices ``batches`` yields as Series of JSON texts. Returns how
     many slices were written."""
-    written = [0]
+    written = 0
     other = {
         "generator": "logcorr export --format chrome-trace",
         "source": str(Path(out)),
@@ -356,20 +356,18 @@ def _write(sw: Swimlanes, out: Path, path: Path, events: list[dict], batches) ->
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(f) -> None:
+        nonlocal written
         f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
-        first = True
-        for e in events:
-            f.write(("" if first else ",\n") + json.dumps(e, default=str))
-            first = False
+        for i, e in enumerate(events):  # streamed: a day's instants and counters are many
+            f.write((",\n" if i else "") + json.dumps(e, default=str))
         for chunk in batches:
             if chunk.len():
-                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
-                first = False
-                written[0] += chunk.len()
+                f.write(("" if written == 0 and not events else ",\n") + chunk.str.join(",\n").item())
+                written += chunk.len()
         f.write("\n]}\n")
 
     write_atomic(path, write)
-    return written[0]
+    return written
 
 
 def export_chrome_trace(
@@ -393,15 +391,11 @@ def export_chrome_trace(
 
     Returns:
         Counts of what was written: ``{"processes", "threads", "batches", "runs", "counters",
-        "instants", "flows", "bytes", "detail"}`` (``flows``: flow steps linking a room's instants) (``batches``: per-line slices, 0 without detail; ``detail``:
-        whether they were written).
+        "instants", "flows", "bytes", "detail"}`` (``flows``: flow steps linking a room's instants;
+        ``batches``: per-line slices, 0 without detail; ``detail``: whether they were written).
 
     Raises:
         TimelineError: OUT is not a logcorr folder, or an option is invalid.
-
-    Example:
-        >>> export_chrome_trace(Path("logcorr-out"), Path("trace.json"))  # doctest: +SKIP
-        {'processes': 3, 'threads': 12, 'batches': 2572, 'instants': 545, 'bytes': 1234567}
     """
     sw = load(
         out,

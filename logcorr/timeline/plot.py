@@ -131,10 +131,7 @@ def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
     rows = []
     for i in range(0, len(fields), per_line):
         parts = [
-            pl.when(pl.col(c).is_not_null()).then(
-                pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String)))
-            )
-            for c in fields[i : i + per_line]
+            pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String))) for c in fields[i : i + per_line]
         ]
         row = pl.concat_str(parts, separator=" · ", ignore_nulls=True)
         rows.append(pl.when(row != "").then(row))
@@ -147,10 +144,8 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
     (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
     runs = sw.runs.join(_label_of(sw), on="lane")
-    load = [
-        pl.when(pl.col(c).is_not_null()).then(pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)))
-        for c, label in RUN_LOAD
-    ]
+    # pl.format is null where its value is: concat_str leaves the field out
+    load = [pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)) for c, label in RUN_LOAD]
     hover = pl.concat_str(
         [
             pl.lit("<b>"),

@@ -351,10 +351,7 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
     undated = lf.filter(pl.col("ts").is_null()).select(pl.col("capture_id").n_unique()).collect().item()
     df = _in_window(lf, since, until).filter(pl.col("ts").is_not_null()).collect()
     if df.is_empty():
-        empty = df.with_columns(
-            pl.lit(None, pl.String).alias("label"), pl.lit(None, pl.String).alias("frames")
-        )
-        return empty, undated
+        return df.with_columns(pl.lit(None, pl.String).alias(c) for c in ("label", "frames")), undated
     main = pl.col("is_main").fill_null(pl.col("thread_name") == "MainThread").fill_null(False)
     waiting = pl.col("wait_class").is_not_null() & ~pl.col("wait_class").is_in(["running", "idle"])
     df = (
@@ -365,10 +362,7 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
         .sort("ts")
     )
     label = pl.concat_str(
-        [
-            pl.col("wait_class").fill_null("unclassified"),
-            pl.when(pl.col("backend").is_not_null()).then(pl.format(" ({})", pl.col("backend"))),
-        ],
+        [pl.col("wait_class").fill_null("unclassified"), pl.format(" ({})", pl.col("backend"))],
         ignore_nulls=True,
     )
     df = df.with_columns(label.alias("label"))
@@ -409,7 +403,7 @@ def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
     """``decode TP2`` (DP/PP/EP where present), ``decode (no rank)`` for an engine's lines without a
     rank prefix; the host in front when there are several; the file for lines without a host."""
     ranks = pl.concat_str(
-        [pl.when(pl.col(c).is_not_null()).then(pl.format(f"{tok}{{}}", pl.col(c))) for c, tok in RANK_TOKENS],
+        [pl.format(f"{tok}{{}}", pl.col(c)) for c, tok in RANK_TOKENS],
         separator=" ",
         ignore_nulls=True,
     )

@@ -169,11 +169,9 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
 
 
 def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    """Counter tracks per engine (trace process) from ``Swimlanes.load``, summed as ``engine_load``
-    does (a DP group once, DP groups added up): a point per bucket for ``batch lines/s`` (0 at the first
-    bucket without a line, so a stall reads as one) and for each request counter, token usage and
-    throughput the batch lines report. A request counter holds its last value through a stall (the
-    requests are still there; no line says otherwise)."""
+    """The counter tracks of the module docstring, per engine (trace process). ``batch lines/s`` is 0
+    at the first bucket without a line, so a stall reads as one; a request counter holds its last value
+    through a stall (the requests are still there; no line says otherwise)."""
     if sw.load.is_empty() or not sw.bucket_s:
         return []
     bucket_us = int(sw.bucket_s * 1e6)
@@ -257,9 +255,7 @@ MAX_FLOW_ROOMS = 5_000
 
 
 def _flow_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    """Flow events (``ph`` s, t, f; ``id`` the room as a string, ``cat`` room) linking each bootstrap
-    room's instants in time order across prefill, decode and the router: the marks that name the
-    room, or a rid the ``rooms`` table pairs with it, and router requests that name it. A room whose
+    """The flow events of the module docstring over the instants ``_room_rows`` finds. A room whose
     instants all sit on one thread is not linked; at most ``MAX_FLOW_ROOMS`` rooms, those with the most
     threads first. Each step has the ts, pid and tid of its instant (``bp: e``: bound to it)."""
     rows = _room_rows(sw)

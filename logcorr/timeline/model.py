@@ -201,10 +201,7 @@ def brief(text: str | None, lines: int = 6, width: int = 160) -> str:
 
 
 def _bin_seconds(span_s: float) -> float:
-    for b in NICE_BINS_S:
-        if span_s / b <= MAX_BINS:
-            return b
-    return NICE_BINS_S[-1]
+    return next((b for b in NICE_BINS_S if span_s / b <= MAX_BINS), NICE_BINS_S[-1])
 
 
 def _bin_label(bin_s: float) -> str:

@@ -73,10 +73,8 @@ def _sources_text(sources: list[tuple[str, str, int]]) -> str:
     parts = []
     for (folder, fmt), items in groups.items():
         n = sum(k for _, k in items)
-        if len(items) == 1:
-            parts.append(f"{esc(items[0][0])} [{esc(fmt)}, {n:,} records]")
-        else:
-            parts.append(f"{len(items)} {esc(fmt)} files in {esc(folder)}/ [{n:,} records]")
+        several = f"{len(items)} {esc(fmt)} files in {esc(folder)}/ [{n:,} records]"
+        parts.append(f"{esc(items[0][0])} [{esc(fmt)}, {n:,} records]" if len(items) == 1 else several)
     return "; ".join(parts)
 
 
@@ -183,13 +181,12 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
         div_id="logcorr-timeline",
     )
     scripts = re.findall(r"<script[^>]*>(.*?)</script>", plot, flags=re.S)
-    title = _title(sw)
     verdict = [_markdown_line(v) for v in sw.verdict] or [
         "No wedge, assertion or py-spy capture found in this window."
     ]
     page = _PAGE.format(
         csp=_csp(scripts),
-        title=esc(title),
+        title=esc(_title(sw)),
         verdict='<div class="verdict">' + "".join(f"<p>{v}</p>" for v in verdict) + "</div>",
         facts="\n".join(_facts(sw, facts)),
         plot=plot,

@@ -17,9 +17,8 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
     ``MAX_DETAIL_LINES`` is refused), one slice per batch line, from the line's time until the rank's
     next batch line, at most the rank's median interval between batch lines;
 
-  either way a stall shows as a gap and the events of one thread never overlap, and each slice's
-  ``args.lasts`` says how long it is drawn ("until the rank's next batch line, capped at
-  median_interval_ms": a batch line is an instant of progress, not a measured span);
+  either way a stall shows as a gap, the events of one thread never overlap, and each slice's
+  ``args.lasts`` says how long it is drawn (a batch line is an instant of progress, not a span);
 - load as counter tracks (``ph: "C"``) per engine, one point per time bucket (``Swimlanes.load``,
   binned in DuckDB): ``batch lines/s`` (all ranks; 0 where no line came), and summed over DP groups
   (a DP group's ranks log the same batch: its maximum counts once) ``#running-req``, ``#queue-req``,

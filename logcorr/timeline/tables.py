@@ -156,15 +156,18 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     return lf.filter(pl.col("ts").is_not_null()).collect()
 
 
+def _detail(*cols: str) -> pl.Expr:
+    """A mark's ``detail``: the non-null ``cols`` joined with ": "."""
+    return pl.concat_str([pl.col(c) for c in cols], separator=": ", ignore_nulls=True).alias("detail")
+
+
 def _load_marks(out, since, until) -> pl.DataFrame:
     """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
     common = {"ts": UTC_US, **_LANE, **_PROV, "rid": pl.String, "bootstrap_room": pl.Int64}
     aborts = _scan(out, "aborts", {**common, "abort_kind": pl.String, "reason": pl.String})
     aborts = aborts.with_columns(
         pl.lit("abort").alias("kind"),
-        pl.concat_str([pl.col("abort_kind"), pl.col("reason")], separator=": ", ignore_nulls=True).alias(
-            "detail"
-        ),
+        _detail("abort_kind", "reason"),
     ).drop("abort_kind", "reason")
     terr = _scan(
         out,
@@ -176,11 +179,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .then(pl.lit("assertion"))
         .otherwise(pl.lit("transfer_error"))
         .alias("kind"),
-        pl.concat_str(
-            [pl.col("error_kind"), pl.col("kv_poll_state"), pl.col("reason")],
-            separator=": ",
-            ignore_nulls=True,
-        ).alias("detail"),
+        _detail("error_kind", "kv_poll_state", "reason"),
     ).drop("error_kind", "kv_poll_state", "reason")
     # A KV transfer failed because its request was aborted ("Aborted by AbortReq.") is in both tables:
     # draw it once, as the abort (its hover names the transfer); the assertion is always drawn.
@@ -257,7 +256,7 @@ def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
     return rows.select(
         *[c for c in common if c not in ("rid", "bootstrap_room")],
         pl.lit("lifecycle").alias("kind"),
-        pl.concat_str([pl.col("event"), pl.col("unit")], separator=": ", ignore_nulls=True).alias("detail"),
+        _detail("event", "unit"),
         pl.col("message"),
     )
 
@@ -472,9 +471,7 @@ def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, p
         .collect()["rid"]
         .to_list()
     )
-    mine = (pl.col("bootstrap_room") == room).fill_null(False) | pl.col("rid").is_in(list(rids)).fill_null(
-        False
-    )
+    mine = ((pl.col("bootstrap_room") == room) | pl.col("rid").is_in(list(rids))).fill_null(False)
     return marks.filter(mine), requests.filter(mine), rids
 
 

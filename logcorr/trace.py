@@ -14,13 +14,11 @@ Layout, from the same ``Swimlanes`` the HTML timeline draws (``timeline.load``):
     interval, with the lines, the exact first and last line and the load maxima in ``args``; a day of
     millions of lines is a few hundred slices, so the file opens at once at any day size;
   - with ``detail`` (or a window of at most ``MAX_LINES`` lines; ``detail`` on more than
-    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, as before: a
-    batch line marks progress, not a measured span: an event starts at the line's time and lasts until
-    the rank's next batch line, at most the rank's median interval between batch lines;
+    ``MAX_DETAIL_LINES`` is refused), one slice per batch line, from the line's time until the rank's
+    next batch line, at most the rank's median interval between batch lines;
 
-  either way a stall shows as a gap and the events of one thread never overlap, and each slice's
-  ``args.lasts`` says how long it is drawn ("until the rank's next batch line, capped at
-  median_interval_ms": a batch line is an instant of progress, not a measured span);
+  either way a stall shows as a gap, the events of one thread never overlap, and each slice's
+  ``args.lasts`` says how long it is drawn (a batch line is an instant of progress, not a span);
 - load as counter tracks (``ph: "C"``) per engine, one point per time bucket (``Swimlanes.load``,
   binned in DuckDB): ``batch lines/s`` (all ranks; 0 where no line came), and summed over DP groups
   (a DP group's ranks log the same batch: its maximum counts once) ``#running-req``, ``#queue-req``,
@@ -45,9 +43,10 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.store import write_atomic
-from logcorr.timeline import MARK_STYLE, ROLE_ORDER, Swimlanes, batch_name, load
 from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
-from logcorr.timeline.tables import _scan
+from logcorr.timeline.loading import load
+from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
+from logcorr.timeline.tables import REQUEST_FIELDS, _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
@@ -102,6 +101,20 @@ RUN_LASTS = "from the run's first batch line to its last plus the rank's median 
 _NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
 
 
+def _complete(name: pl.Expr, cat: str, dur: pl.Expr, *args: pl.Expr) -> pl.Expr:
+    """Each row as the JSON text of a complete event (``ph: X``) on its pid and tid, from ``ts``."""
+    return pl.struct(
+        name.alias("name"),
+        pl.lit(cat).alias("cat"),
+        pl.lit("X").alias("ph"),
+        _us().alias("ts"),
+        dur.alias("dur"),
+        pl.col("pid"),
+        pl.col("tid"),
+        pl.struct(*args).alias("args"),
+    ).struct.json_encode()
+
+
 def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
     """JSON texts of the batches, one per batch (complete events, non-overlapping per thread), as
     Series of at most ``rows`` texts: encoded a slice at a time while the file is written."""
@@ -115,22 +128,16 @@ def _batch_events(sw: Swimlanes, lanes: pl.DataFrame, rows: int = 50_000):
         c for c in b.columns if c not in _NOT_ARGS | {"gap", "typical"} and b[c].null_count() < b.height
     ]
     b = b.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane")
-    event = pl.struct(
-        batch_name(pl.col("batch_type")).alias("name"),
-        pl.lit("batch").alias("cat"),
-        pl.lit("X").alias("ph"),
-        _us().alias("ts"),
-        dur.cast(pl.Int64).alias("dur"),
-        pl.col("pid"),
-        pl.col("tid"),
-        pl.struct(
-            *[pl.col(c) for c in fields],
-            pl.lit(BATCH_LASTS).alias("lasts"),
-            (pl.col("typical") / 1000).round(3).alias("median_interval_ms"),
-        ).alias("args"),
+    event = _complete(
+        batch_name(pl.col("batch_type")),
+        "batch",
+        dur.cast(pl.Int64),
+        *[pl.col(c) for c in fields],
+        pl.lit(BATCH_LASTS).alias("lasts"),
+        (pl.col("typical") / 1000).round(3).alias("median_interval_ms"),
     )
     for part in b.iter_slices(rows):
-        yield part.select(event.struct.json_encode()).to_series()
+        yield part.select(event).to_series()
 
 
 def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
@@ -140,46 +147,30 @@ def _run_events(sw: Swimlanes, lanes: pl.DataFrame):
     if r.is_empty():
         return
     r = r.drop("pid").join(lanes.select("lane", "pid", "tid"), on="lane").sort("lane", "ts")
-    fields = [
-        c
-        for c in ("running_req", "queue_req", "token_usage", "gen_throughput", "input_throughput")
-        if c in r.columns and r[c].null_count() < r.height
-    ]
-    name = (
-        pl.when(pl.col("kind") == "request")
-        .then(pl.lit("router requests"))
-        .otherwise(batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches"))
-    )
+    # max_running_req … mean_gen_throughput: the first word of the page's label
+    fields = [(c, f"{label.split()[0]}_{c}") for c, label in RUN_LOAD if r[c].null_count() < r.height]
     iso = "%Y-%m-%dT%H:%M:%S%.6fZ"
-    event = pl.struct(
-        name.alias("name"),
-        pl.lit("run").alias("cat"),
-        pl.lit("X").alias("ph"),
-        _us().alias("ts"),
-        (_us("until") - _us()).clip(lower_bound=0).alias("dur"),
-        pl.col("pid"),
-        pl.col("tid"),
-        pl.struct(
-            pl.col("lines"),
-            pl.col("ts").dt.strftime(iso).alias("first_line"),
-            pl.col("end").dt.strftime(iso).alias("last_line"),
-            pl.col("typical_s").alias("usual_interval_s"),
-            pl.lit(RUN_LASTS).alias("lasts"),
-            *[pl.col(c).alias(f"max_{c}" if "throughput" not in c else f"mean_{c}") for c in fields],
-            pl.col("first_event_id"),
-            pl.col("last_event_id"),
-            pl.col("source"),
-        ).alias("args"),
+    event = _complete(
+        run_name(),
+        "run",
+        (_us("until") - _us()).clip(lower_bound=0),
+        pl.col("lines"),
+        pl.col("ts").dt.strftime(iso).alias("first_line"),
+        pl.col("end").dt.strftime(iso).alias("last_line"),
+        pl.col("typical_s").alias("usual_interval_s"),
+        pl.lit(RUN_LASTS).alias("lasts"),
+        *[pl.col(c).alias(arg) for c, arg in fields],
+        pl.col("first_event_id"),
+        pl.col("last_event_id"),
+        pl.col("source"),
     )
-    yield r.select(event.struct.json_encode()).to_series()
+    yield r.select(event).to_series()
 
 
 def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    """Counter tracks per engine (trace process) from ``Swimlanes.load``, summed as ``engine_load``
-    does (a DP group once, DP groups added up): a point per bucket for ``batch lines/s`` (0 at the first
-    bucket without a line, so a stall reads as one) and for each request counter, token usage and
-    throughput the batch lines report. A request counter holds its last value through a stall (the
-    requests are still there; no line says otherwise)."""
+    """The counter tracks of the module docstring, per engine (trace process). ``batch lines/s`` is 0
+    at the first bucket without a line, so a stall reads as one; a request counter holds its last value
+    through a stall (the requests are still there; no line says otherwise)."""
     if sw.load.is_empty() or not sw.bucket_s:
         return []
     bucket_us = int(sw.bucket_s * 1e6)
@@ -194,17 +185,15 @@ def _counter_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     ).select("pid", (pl.col("us") + bucket_us).alias("us"), pl.lit(0.0).alias("lines"))
     events = []
     for name, c in _COUNTERS:
-        if c not in per.columns or per[c].null_count() == per.height:
+        if per[c].null_count() == per.height:
             continue
         rows = per.select("pid", "us", c).drop_nulls(c)
         if c == "lines":
             rows = pl.concat([rows, after], how="vertical_relaxed").sort("pid", "us")
-        for pid, us, v in rows.iter_rows():
-            events.append(
-                dict(
-                    name=name, cat="load", ph="C", ts=us, pid=pid, tid=0, args=dict(value=round(float(v), 4))
-                )
-            )
+        events += [
+            dict(name=name, cat="load", ph="C", ts=us, pid=pid, tid=0, args=dict(value=round(float(v), 4)))
+            for pid, us, v in rows.iter_rows()
+        ]
     return events
 
 
@@ -216,17 +205,18 @@ _COUNTERS = (
 )
 
 
-def _instant(name: str, cat: str, ts_us: int, pid: int, tid: int, args: dict) -> dict:
-    # A room is a 63-bit integer: as a JSON number a JavaScript viewer would round it.
-    args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items() if v is not None}
-    return dict(name=name, cat=cat, ph="i", s="t", ts=ts_us, pid=pid, tid=tid, args=args)
-
-
 def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
-    where = dict((lane, (pid, tid)) for lane, pid, tid in lanes.select("lane", "pid", "tid").iter_rows())
+    """The marks, failed router requests and py-spy captures as thread-scoped instant events."""
+    where = {lane: (pid, tid) for lane, pid, tid in lanes.select("lane", "pid", "tid").iter_rows()}
+
+    def instant(name: str, cat: str, r: dict, args: dict) -> dict:
+        # A room is a 63-bit integer: as a JSON number a JavaScript viewer would round it.
+        args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items() if v is not None}
+        pid, tid = where[r["lane"]]
+        return dict(name=name, cat=cat, ph="i", s="t", ts=_epoch_us(r["ts"]), pid=pid, tid=tid, args=args)
+
     events = []
     for r in sw.marks.iter_rows(named=True):
-        pid, tid = where[r["lane"]]
         args = dict(
             rid=r.get("rid"),
             bootstrap_room=r.get("bootstrap_room"),
@@ -236,30 +226,13 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
             source=r.get("source"),
             source_pos=r.get("source_pos"),
         )
-        events.append(_instant(MARK_STYLE[r["kind"]][0], r["kind"], _epoch_us(r["ts"]), pid, tid, args))
+        events.append(instant(MARK_STYLE[r["kind"]][0], r["kind"], r, args))
     for r in sw.requests.filter(pl.col("error")).iter_rows(named=True):
-        pid, tid = where[r["lane"]]
-        args = {
-            k: r.get(k)
-            for k in (
-                "method",
-                "path",
-                "status",
-                "latency_ms",
-                "request_id",
-                "rid",
-                "bootstrap_room",
-                "prefill_url",
-                "decode_url",
-                "event_id",
-                "source",
-                "source_pos",
-            )
-        }
-        args["message"] = r.get("body")
-        events.append(_instant("router request failed", "request_error", _epoch_us(r["ts"]), pid, tid, args))
+        args = {k: r.get(k) for k in (*REQUEST_FIELDS, "event_id", "source", "source_pos")}
+        events.append(
+            instant("router request failed", "request_error", r, {**args, "message": r.get("body")})
+        )
     for r in sw.captures.iter_rows(named=True):
-        pid, tid = where[r["lane"]]
         args = dict(
             wait_class=r["wait_class"],
             backend=r["backend"],
@@ -272,7 +245,7 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
             source=r["source"],
             source_pos=r["source_pos"],
         )
-        events.append(_instant(f"py-spy: {r['label']}", "pyspy", _epoch_us(r["ts"]), pid, tid, args))
+        events.append(instant(f"py-spy: {r['label']}", "pyspy", r, args))
     return events
 
 
@@ -280,18 +253,16 @@ def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
 MAX_FLOW_ROOMS = 5_000
 
 
-def _flow_events(sw: Swimlanes, lanes: pl.DataFrame, max_rooms: int = MAX_FLOW_ROOMS) -> list[dict]:
-    """Flow events (``ph`` s, t, f; ``id`` the room as a string, ``cat`` room) linking each bootstrap
-    room's instants in time order across prefill, decode and the router: the marks that name the
-    room, or a rid the ``rooms`` table pairs with it, and router requests that name it. A room whose
-    instants all sit on one thread is not linked; at most ``max_rooms`` rooms, those with the most
+def _flow_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
+    """The flow events of the module docstring over the instants ``_room_rows`` finds. A room whose
+    instants all sit on one thread is not linked; at most ``MAX_FLOW_ROOMS`` rooms, those with the most
     threads first. Each step has the ts, pid and tid of its instant (``bp: e``: bound to it)."""
     rows = _room_rows(sw)
     if rows.is_empty():
         return []
     rows = rows.join(lanes.select("lane", "pid", "tid"), on="lane").with_columns(_us().alias("us"))
     threads = rows.group_by("room").agg(pl.struct("pid", "tid").n_unique().alias("n"), pl.col("us").min())
-    keep = threads.filter(pl.col("n") > 1).sort(["n", "us"], descending=[True, False]).head(max_rooms)
+    keep = threads.filter(pl.col("n") > 1).sort(["n", "us"], descending=[True, False]).head(MAX_FLOW_ROOMS)
     rows = rows.join(keep.select("room"), on="room").sort("room", "us", "pid", "tid")
     events = []
     for (room,), steps in rows.group_by("room", maintain_order=True):
@@ -330,9 +301,9 @@ def _wedge_events(sw: Swimlanes, lanes: pl.DataFrame, procs: pl.DataFrame) -> li
     tid = int(lanes["tid"].max() or 0) + 1
     for w in sw.wedges:
         end = w.resumed or sw.last
+        if end is None:
+            continue
         for pid, host in procs.filter(pl.col("role") == w.role).select("pid", "host").iter_rows():
-            if end is None or not lanes.filter(pl.col("pid") == pid).height:
-                continue
             events.append(dict(name="thread_name", ph="M", pid=pid, tid=tid, args=dict(name="wedge")))
             events.append(dict(name="thread_sort_index", ph="M", pid=pid, tid=tid, args=dict(sort_index=-1)))
             events.append(
@@ -369,7 +340,7 @@ def _write(sw: Swimlanes, out: Path, path: Path, events: list[dict], batches) ->
     """Write the trace file (atomically: a fresh O_EXCL name beside ``path``, no planted link followed):
     ``events`` one per line, then the slices ``batches`` yields as Series of JSON texts. Returns how
     many slices were written."""
-    written = [0]
+    written = 0
     other = {
         "generator": "logcorr export --format chrome-trace",
         "source": str(Path(out)),
@@ -380,20 +351,18 @@ def _write(sw: Swimlanes, out: Path, path: Path, events: list[dict], batches) ->
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(f) -> None:
+        nonlocal written
         f.write('{"displayTimeUnit": "ms", "otherData": ' + json.dumps(other) + ',\n"traceEvents": [\n')
-        first = True
-        for e in events:
-            f.write(("" if first else ",\n") + json.dumps(e, default=str))
-            first = False
+        for i, e in enumerate(events):  # streamed: a day's instants and counters are many
+            f.write((",\n" if i else "") + json.dumps(e, default=str))
         for chunk in batches:
             if chunk.len():
-                f.write(("" if first else ",\n") + chunk.str.join(",\n").item())
-                first = False
-                written[0] += chunk.len()
+                f.write(("" if written == 0 and not events else ",\n") + chunk.str.join(",\n").item())
+                written += chunk.len()
         f.write("\n]}\n")
 
     write_atomic(path, write)
-    return written[0]
+    return written
 
 
 def export_chrome_trace(
@@ -417,15 +386,11 @@ def export_chrome_trace(
 
     Returns:
         Counts of what was written: ``{"processes", "threads", "batches", "runs", "counters",
-        "instants", "flows", "bytes", "detail"}`` (``flows``: flow steps linking a room's instants) (``batches``: per-line slices, 0 without detail; ``detail``:
-        whether they were written).
+        "instants", "flows", "bytes", "detail"}`` (``flows``: flow steps linking a room's instants;
+        ``batches``: per-line slices, 0 without detail; ``detail``: whether they were written).
 
     Raises:
         TimelineError: OUT is not a logcorr folder, or an option is invalid.
-
-    Example:
-        >>> export_chrome_trace(Path("logcorr-out"), Path("trace.json"))  # doctest: +SKIP
-        {'processes': 3, 'threads': 12, 'batches': 2572, 'instants': 545, 'bytes': 1234567}
     """
     sw = load(
         out,

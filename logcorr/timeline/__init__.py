@@ -13,7 +13,7 @@ Three steps, each usable alone:
 
 The package, by concern: ``model`` (the dataclasses, limits, styles and text helpers), ``tables``
 (polars reads of the Parquet tables), ``duck`` (the DuckDB aggregations that keep a day's batch lines
-out of Python), ``loading`` (``load``, ``wedges``, ``verdict``), ``plot`` (``figure``) and ``page``
+out of Python), ``loading`` (``load``, ``wedges``), ``plot`` (``figure``) and ``page``
 (``render``, ``timeline``).
 
 The page makes no network request: plotly.js is inlined, MathJax is not loaded, and a
@@ -27,39 +27,19 @@ so ``<script>`` in a message shows as text and runs nothing.
 
 from __future__ import annotations
 
-from logcorr.timeline.loading import load, verdict, wedges
-from logcorr.timeline.model import (
-    MARK_STYLE,
-    MAX_ACTIVITY_MARKS,
-    ROLE_ORDER,
-    Swimlanes,
-    TimelineError,
-    TimelineInfo,
-    Wedge,
-    batch_name,
-    brief,
-    esc,
-)
+from logcorr.timeline.loading import load, wedges
+from logcorr.timeline.model import Swimlanes, TimelineError, TimelineInfo, Wedge
 from logcorr.timeline.page import render, timeline
 from logcorr.timeline.plot import _mark_hover, figure  # noqa: F401 — _mark_hover: tests/test_request_log.py
-from logcorr.timeline.tables import parse_time
 
 __all__ = [
-    "MARK_STYLE",
-    "MAX_ACTIVITY_MARKS",
-    "ROLE_ORDER",
     "Swimlanes",
     "TimelineError",
     "TimelineInfo",
     "Wedge",
-    "batch_name",
-    "brief",
-    "esc",
     "figure",
     "load",
-    "parse_time",
     "render",
     "timeline",
-    "verdict",
     "wedges",
 ]

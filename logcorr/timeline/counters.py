@@ -36,7 +36,7 @@ def engine_load(load: pl.DataFrame, lanes: pl.DataFrame, by: tuple[str, ...] = (
     throughput summed over DP groups (a group's maximum over its ranks), ``token_usage`` the maximum
     of all ranks (a fraction of the KV pool, 0-1), ``groups`` (DP groups that logged in the bucket).
     Empty when the window holds no batch line."""
-    cols = [c for c, _ in (*REQUEST_COUNTERS, *RATES) if c in load.columns]
+    cols = [c for c, _ in (*REQUEST_COUNTERS, *RATES)]
     if load.is_empty():
         return pl.DataFrame(
             schema={**{k: lanes.schema[k] for k in by}, "ts": load.schema.get("ts", pl.Datetime)}
@@ -54,9 +54,7 @@ def engine_load(load: pl.DataFrame, lanes: pl.DataFrame, by: tuple[str, ...] = (
     per_group = keyed.group_by(group).agg(
         pl.col("lines").sum(),
         *[pl.col(c).max() for c in cols],
-        pl.col("token_usage").max()
-        if "token_usage" in keyed.columns
-        else pl.lit(None, pl.Float64).alias("token_usage"),
+        pl.col("token_usage").max(),
     )
     return (
         per_group.group_by([*by, "ts"])
@@ -92,13 +90,13 @@ def counter_traces(sw: Swimlanes, ms) -> list[dict]:
     per_role = engine_load(sw.load, sw.lanes)
     traces = []
     for role in ROLE_ORDER:
-        df = per_role.filter(pl.col("role") == role) if "role" in per_role.columns else per_role.head(0)
+        df = per_role.filter(pl.col("role") == role)
         if df.is_empty():
             continue
         df = _with_breaks(df, sw.bucket_s or 1.0)
         hover = _hover(df, role, sw.bucket_s or 1.0)
         for col, label in REQUEST_COUNTERS + RATES:
-            if col not in df.columns or not (df[col].fill_null(0) > 0).any():
+            if not (df[col].fill_null(0) > 0).any():
                 continue
             rate = col in dict(RATES)
             # one hover per bucket and role carries every counter: the role's first line holds it
@@ -124,11 +122,7 @@ def counter_traces(sw: Swimlanes, ms) -> list[dict]:
 
 def _hover(df: pl.DataFrame, role: str, bucket_s: float) -> list[str]:
     """One hover text per bucket: every counter of the role in it."""
-    fields = [
-        (c, label)
-        for c, label in (*REQUEST_COUNTERS, ("token_usage", "token usage"), *RATES)
-        if c in df.columns
-    ]
+    fields = (*REQUEST_COUNTERS, ("token_usage", "token usage"), *RATES)
     out = []
     for r in df.iter_rows(named=True):
         if r.get("lines") is None:

@@ -15,6 +15,7 @@ import polars as pl
 
 from logcorr import saved
 from logcorr.schema import RANKS, UTC_US
+from logcorr.timeline.counters import RATES, REQUEST_COUNTERS
 from logcorr.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
 from logcorr.timeline.tables import _LANE, _columns
 
@@ -36,13 +37,6 @@ def _load_last_batches(con, since, until) -> pl.DataFrame:
         + _window_sql(since, until)
     ).pl()
     return _typed(df, {"ts": UTC_US, **_LANE, "pid": pl.Int32, "batch_type": pl.String, "source": pl.String})
-
-
-# -------------------------------------------------------------------- batches in bounded memory
-#
-# A day holds millions of batch lines; only what is drawn leaves DuckDB. The window (--since,
-# --until) is a WHERE on ``ts`` that the Parquet scan turns into row-group pruning; runs, load and
-# the last batches are GROUP BYs; per-line rows are read only when the window holds few enough.
 
 
 def _duck(out: Path):
@@ -84,11 +78,6 @@ def _col_sql(cols: dict, name: str, sql_type: str) -> str:
     return f'"{name}"' if name in cols else f'CAST(NULL AS {sql_type}) AS "{name}"'
 
 
-def _router_error_sql() -> str:
-    """A router request line failed: status ≥ 400, else its level (own, or its event's) says so."""
-    return "coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)"
-
-
 def _activity_sql(out: Path, since, until) -> str:
     """One row per batch line and per router request line that did not fail, in the window: the
     lane key, ``kind`` (batch or request), pid, µs, event_id, and the load fields."""
@@ -115,20 +104,16 @@ def _activity_sql(out: Path, since, until) -> str:
                     WHERE role = 'router' AND status IS NULL AND level IS NULL))
         ) AS ev ON q.status IS NULL AND ev.event_id = q.event_id
         WHERE q.role = 'router' AND q.ts IS NOT NULL AND {_window_sql(since, until, "q.ts")}
-          AND NOT {_router_error_sql()}
+          -- not failed: status ≥ 400, else its level (own, or its event's) says so
+          AND NOT coalesce(q.status >= 400, coalesce(q.level, ev.level) IN ('ERROR', 'WARNING', 'WARN'), false)
     """
 
 
 # batch fields summed up per run and per load bucket: (column, DuckDB type)
 _LOAD_FIELDS = (
-    ("running_req", "BIGINT"),
-    ("queue_req", "BIGINT"),
-    ("prealloc_req", "BIGINT"),
-    ("inflight_req", "BIGINT"),
-    ("transfer_req", "BIGINT"),
+    *[(c, "BIGINT") for c, _ in REQUEST_COUNTERS],
     ("token_usage", "DOUBLE"),
-    ("gen_throughput", "DOUBLE"),
-    ("input_throughput", "DOUBLE"),
+    *[(c, "DOUBLE") for c, _ in RATES],
 )
 
 

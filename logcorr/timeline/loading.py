@@ -97,27 +97,19 @@ def load(
         _nothing_to_draw(out, filters)
     frames["load"] = activity["load"].with_columns(pl.lit(None, pl.String).alias("source"))
     lanes, placed = _assign_lanes(frames, role)
-    stamps = [df["ts"] for name, df in placed.items() if df.height and name != "load"]
-    stamps += [placed["runs"]["end"]] if placed["runs"].height else []
+    first, last = _bounds([df for name, df in placed.items() if name != "load"], placed["runs"])
+    placed["captures"] = _group_fingerprints(placed["captures"])
+    placed["load"] = placed["load"].drop("source")
     sw = Swimlanes(
         out=out,
         lanes=lanes,
-        batches=placed["batches"],
-        last_batches=placed["last_batches"],
-        marks=placed["marks"],
-        captures=_group_fingerprints(placed["captures"]),
-        requests=placed["requests"],
-        first=t0 or (min(s.min() for s in stamps) if stamps else None),
-        last=t1 or (max(s.max() for s in stamps) if stamps else None),
+        **placed,
+        first=t0 or first,
+        last=t1 or last,
         sources=_sources(out),
-        clock_notes=activity["clock_notes"],
         filters=filters,
         notes=notes,
-        runs=placed["runs"],
-        load=placed["load"].drop("source"),
-        bucket_s=activity["bucket_s"],
-        detail=activity["detail"],
-        totals=activity["totals"],
+        **{k: activity[k] for k in ("clock_notes", "bucket_s", "detail", "totals")},
     )
     sw.wedges, notes = wedges(out)
     sw.notes += notes
@@ -137,8 +129,7 @@ def _window(out: Path, since, until, role: str | None) -> tuple[datetime | None,
         raise TimelineError(f"--role {role!r}: expected one of {', '.join(ROLE_ORDER)}")
     day = None
     if isinstance(since, str) or isinstance(until, str):
-        first = _scan(out, "events", {"ts": UTC_US}).select(pl.col("ts").min()).collect().item()
-        day = first
+        day = _scan(out, "events", {"ts": UTC_US}).select(pl.col("ts").min()).collect().item()
     t0, t1 = parse_time(since, day=day), parse_time(until, day=day)
     if t0 is not None and t1 is not None and t1 <= t0:
         raise TimelineError(f"--until {until} is not after --since {since}")
@@ -197,17 +188,12 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
             )
         if requests is None:
             requests = _load_requests(out, t0, t1, errors_only=not detail)
-        batches = _load_batches(out, t0, t1) if detail else _load_batches(out, t0, t1, empty=True)
+        batches = _load_batches(out, t0, t1, empty=not detail)
         runs = _load_runs(con, out, t0, t1)
         last_batches = _load_last_batches(con, t0, t1)
         clock_notes = _clock_notes(con, t0, t1)
-        stamps = [df["ts"] for df in (marks, requests, batches, runs, last_batches) if df.height]
-        stamps += [runs["end"]] if runs.height else []
-        span_s = (
-            ((t1 or max(x.max() for x in stamps)) - (t0 or min(x.min() for x in stamps))).total_seconds()
-            if stamps
-            else 1.0
-        )
+        first, last = _bounds([marks, requests, batches, runs, last_batches], runs)
+        span_s = ((t1 or last) - (t0 or first)).total_seconds() if first else 1.0
         bucket_s = _bin_seconds(max(span_s, 1.0))
         load_ = _load_load(con, out, t0, t1, bucket_s)
     finally:
@@ -226,6 +212,12 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
     )
 
 
+def _bounds(frames: list[pl.DataFrame], runs: pl.DataFrame) -> tuple[datetime | None, datetime | None]:
+    """The first ``ts`` and the last ``ts`` or run ``end`` of ``frames`` (None without a row)."""
+    stamps = [df["ts"] for df in frames if df.height] + ([runs["end"]] if runs.height else [])
+    return (min(s.min() for s in stamps), max(s.max() for s in stamps)) if stamps else (None, None)
+
+
 def _nothing_to_draw(out: Path, filters: list[str]) -> None:
     """Raise the ``TimelineError`` that says why nothing is drawn (and the data's span, if known)."""
     if not filters:  # e.g. bare py-spy files ingested without --captured-at
@@ -238,6 +230,10 @@ def _nothing_to_draw(out: Path, filters: list[str]) -> None:
     raise TimelineError(f"nothing to draw with {', '.join(filters)}{span}")
 
 
+# a row of the ``wedge`` query that is shaded and framed (an idle gap is not)
+_STOPPED = pl.col("verdict").str.contains(r"^(wedged|stalled)")
+
+
 def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
     """The wedged or stalled spans, from the saved ``wedge`` query (rows whose verdict says
     ``wedged`` or ``stalled``; an idle gap is not shaded). Returns the spans and, when the query
@@ -247,8 +243,7 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
     except (saved.QueryError, FileNotFoundError) as e:
         return [], [f"no wedge shading: {e}"]
     found = []
-    stops = rows.filter(pl.col("verdict").str.contains(r"^(wedged|stalled)"))
-    for r in stops.iter_rows(named=True):
+    for r in rows.filter(_STOPPED).iter_rows(named=True):
         end, by = r["restart_ts"], "restart"
         if end is None:
             end, by = r["resumed_ts"], "next batch" if r["resumed_ts"] is not None else "end of data"
@@ -268,15 +263,10 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
     return found, []
 
 
-def verdict(out: Path) -> list[str]:
-    """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text), so the
-    page and the report say the same. A failing query gives one line saying so; the drawing goes on."""
-    return findings(out)[0]
-
-
 def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
-    """The report's verdict (see ``verdict``) and the incident to open the page on, from the same
-    rows (``report.gather``): from the chain's first step before the first wedge (abort burst,
+    """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text, so the
+    page and the report say the same; when the report fails, one line saying so and the drawing goes
+    on) and the incident to open the page on, from the same rows (``report.gather``): from the chain's first step before the first wedge (abort burst,
     ``transfer_infos`` assertion, within ``FOCUS_LOOKBACK`` of the stop) or the stop itself, to the
     restart or the next batch (else the end of the data). ``None`` when no row says wedged or stalled
     or the report fails. Times are aware UTC datetimes."""
@@ -299,7 +289,7 @@ def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime] | None:
     wedge = rows.get("wedge")
     if wedge is None or wedge.is_empty():
         return None
-    stops = wedge.filter(pl.col("verdict").str.contains(r"^(wedged|stalled)")).sort("stopped_ts")
+    stops = wedge.filter(_STOPPED).sort("stopped_ts")
     if stops.is_empty():
         return None
     w = stops.row(0, named=True)

@@ -154,6 +154,26 @@ def batch_name(batch_type: pl.Expr) -> pl.Expr:
     )
 
 
+# What a run (``Swimlanes.runs``) shows of the load its lines report: column, label (the maximum; the
+# mean of a throughput). The page's hover and the trace's args name the same ones.
+RUN_LOAD = (
+    ("running_req", "max #running-req"),
+    ("queue_req", "max #queue-req"),
+    ("token_usage", "max token usage"),
+    ("gen_throughput", "mean gen throughput (token/s)"),
+    ("input_throughput", "mean input throughput (token/s)"),
+)
+
+
+def run_name() -> pl.Expr:
+    """What a run of ``Swimlanes.runs`` is a run of: ``router requests``, ``Prefill batches`` …"""
+    return (
+        pl.when(pl.col("kind") == "request")
+        .then(pl.lit("router requests"))
+        .otherwise(batch_name(pl.col("batch_type")).str.replace(r"batch$", "batches"))
+    )
+
+
 def _span(a: datetime, b: datetime) -> str:
     s = int(round((b - a).total_seconds()))
     h, rem = divmod(s, 3600)
@@ -167,13 +187,8 @@ def esc(text: object) -> str:
 
 
 def _esc_expr(expr: pl.Expr) -> pl.Expr:
-    return (
-        expr.str.replace_all("&", "&amp;", literal=True)
-        .str.replace_all("<", "&lt;", literal=True)
-        .str.replace_all(">", "&gt;", literal=True)
-        .str.replace_all('"', "&quot;", literal=True)
-        .str.replace_all("'", "&#x27;", literal=True)
-    )
+    """``esc`` for a polars string expression (one pass, so an escape is never escaped again)."""
+    return expr.str.replace_many(["&", "<", ">", '"', "'"], ["&amp;", "&lt;", "&gt;", "&quot;", "&#x27;"])
 
 
 def brief(text: str | None, lines: int = 6, width: int = 160) -> str:
@@ -186,10 +201,7 @@ def brief(text: str | None, lines: int = 6, width: int = 160) -> str:
 
 
 def _bin_seconds(span_s: float) -> float:
-    for b in NICE_BINS_S:
-        if span_s / b <= MAX_BINS:
-            return b
-    return NICE_BINS_S[-1]
+    return next((b for b in NICE_BINS_S if span_s / b <= MAX_BINS), NICE_BINS_S[-1])
 
 
 def _bin_label(bin_s: float) -> str:

@@ -73,10 +73,8 @@ def _sources_text(sources: list[tuple[str, str, int]]) -> str:
     parts = []
     for (folder, fmt), items in groups.items():
         n = sum(k for _, k in items)
-        if len(items) == 1:
-            parts.append(f"{esc(items[0][0])} [{esc(fmt)}, {n:,} records]")
-        else:
-            parts.append(f"{len(items)} {esc(fmt)} files in {esc(folder)}/ [{n:,} records]")
+        several = f"{len(items)} {esc(fmt)} files in {esc(folder)}/ [{n:,} records]"
+        parts.append(f"{esc(items[0][0])} [{esc(fmt)}, {n:,} records]" if len(items) == 1 else several)
     return "; ".join(parts)
 
 
@@ -183,16 +181,13 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
         div_id="logcorr-timeline",
     )
     scripts = re.findall(r"<script[^>]*>(.*?)</script>", plot, flags=re.S)
-    title = _title(sw)
-    verdict_html = (
-        '<div class="verdict">' + "".join(f"<p>{_markdown_line(v)}</p>" for v in sw.verdict) + "</div>"
-        if sw.verdict
-        else '<div class="verdict"><p>No wedge, assertion or py-spy capture found in this window.</p></div>'
-    )
+    verdict = [_markdown_line(v) for v in sw.verdict] or [
+        "No wedge, assertion or py-spy capture found in this window."
+    ]
     page = _PAGE.format(
         csp=_csp(scripts),
-        title=esc(title),
-        verdict=verdict_html,
+        title=esc(_title(sw)),
+        verdict='<div class="verdict">' + "".join(f"<p>{v}</p>" for v in verdict) + "</div>",
         facts="\n".join(_facts(sw, facts)),
         plot=plot,
     )
@@ -233,9 +228,8 @@ def timeline(
     page, facts = render(sw)
     html_path = Path(html_path)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(
-        html_path, lambda f: f.write(page)
-    )  # a fresh O_EXCL name beside it: no planted link followed
+    # a fresh O_EXCL name beside it: no planted link followed
+    write_atomic(html_path, lambda f: f.write(page))
     return TimelineInfo(
         html=html_path,
         bytes=html_path.stat().st_size,

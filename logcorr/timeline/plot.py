@@ -21,6 +21,7 @@ from logcorr.timeline.model import (
     ROLE_LIGHT,
     ROLE_ORDER,
     RUN_GAP_FACTOR,
+    RUN_LOAD,
     RUN_MIN_GAP_S,
     Swimlanes,
     _bin_label,
@@ -30,6 +31,7 @@ from logcorr.timeline.model import (
     batch_name,
     brief,
     esc,
+    run_name,
 )
 
 
@@ -39,23 +41,25 @@ def _ms(ts: pl.Series):
     return (ts.dt.epoch("us") / 1000).to_numpy()
 
 
-def _time_fmt(sw: Swimlanes) -> str:
-    multi_day = sw.first is not None and sw.last is not None and sw.first.date() != sw.last.date()
-    return "%Y-%m-%d %H:%M:%S%.3f" if multi_day else "%H:%M:%S%.3f"
-
-
 def _label_of(sw: Swimlanes) -> pl.DataFrame:
     return sw.lanes.select("lane", pl.col("label").alias("lane_label"))
 
 
-def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[dict]:
-    fmt = _time_fmt(sw)
+def _markers(name: str, x, y, hover: list[str], marker: dict) -> dict:
+    """A plotly scatter of markers, a hover text each."""
+    return dict(
+        type="scatter", mode="markers", name=name, x=x, y=y, hovertext=hover, hoverinfo="text", marker=marker
+    )
+
+
+def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
     traces = []
-    b = sw.batches
     if binned:
         traces += _run_traces(sw)
     else:
-        b = b.join(_label_of(sw), on="lane")
+        multi_day = sw.first and sw.last and sw.first.date() != sw.last.date()
+        fmt = "%Y-%m-%d %H:%M:%S%.3f" if multi_day else "%H:%M:%S%.3f"
+        b = sw.batches.join(_label_of(sw), on="lane")
         fields = [c for c in b.columns if c not in _BATCH_NOT_SHOWN]
         for role in ROLE_ORDER:
             mine = b.filter(pl.col("role") == role)
@@ -73,39 +77,34 @@ def _activity_traces(sw: Swimlanes, binned: bool, bin_s: float | None) -> list[d
                 ]
             )
             traces.append(
-                dict(
-                    type="scatter",
-                    mode="markers",
-                    name=f"{role} batch",
-                    x=_ms(mine["ts"]),
-                    y=mine["lane"].to_numpy(),
-                    hovertext=mine.select(hover).to_series().to_list(),
-                    hoverinfo="text",
-                    marker=dict(symbol="line-ns-open", size=13, color=ROLE_COLOR[role], line=dict(width=1.2)),
+                _markers(
+                    f"{role} batch",
+                    _ms(mine["ts"]),
+                    mine["lane"].to_numpy(),
+                    mine.select(hover).to_series().to_list(),
+                    dict(symbol="line-ns-open", size=13, color=ROLE_COLOR[role], line=dict(width=1.2)),
                 )
             )
         reqs = sw.requests.filter(~pl.col("error"))
         if reqs.height:
-            traces.append(_mark_trace(sw, reqs, "request", _request_hover(sw, reqs)))
+            traces.append(_mark_trace(reqs, "request", _request_hover(sw, reqs)))
     last = sw.last_batches.join(_label_of(sw), on="lane").sort("lane", "ts")
     if last.height:
+        hover = [
+            f"<b>last batch of {esc(lbl)}</b>"
+            + (f" (pid {pid})" if pid is not None else "")
+            + f"<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
+            for lbl, t, pid, bt in last.select(
+                "lane_label", "ts", "pid", batch_name(pl.col("batch_type"))
+            ).iter_rows()
+        ]
         traces.append(
-            dict(
-                type="scatter",
-                mode="markers",
-                name="last batch of a rank's process",
-                x=_ms(last["ts"]),
-                y=last["lane"].to_numpy(),
-                hovertext=[
-                    f"<b>last batch of {esc(lbl)}</b>"
-                    + (f" (pid {pid})" if pid is not None else "")
-                    + f"<br>{t:%Y-%m-%d %H:%M:%S.%f} UTC<br>{esc(bt)}"
-                    for lbl, t, pid, bt in last.select(
-                        "lane_label", "ts", "pid", batch_name(pl.col("batch_type"))
-                    ).iter_rows()
-                ],
-                hoverinfo="text",
-                marker=dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
+            _markers(
+                "last batch of a rank's process",
+                _ms(last["ts"]),
+                last["lane"].to_numpy(),
+                hover,
+                dict(symbol="diamond", size=10, color="#111111", line=dict(width=1, color="white")),
             )
         )
     return traces
@@ -132,10 +131,7 @@ def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
     rows = []
     for i in range(0, len(fields), per_line):
         parts = [
-            pl.when(pl.col(c).is_not_null()).then(
-                pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String)))
-            )
-            for c in fields[i : i + per_line]
+            pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String))) for c in fields[i : i + per_line]
         ]
         row = pl.concat_str(parts, separator=" · ", ignore_nulls=True)
         rows.append(pl.when(row != "").then(row))
@@ -148,49 +144,34 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
     (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
     runs = sw.runs.join(_label_of(sw), on="lane")
+    # pl.format is null where its value is: concat_str leaves the field out
+    load = [pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)) for c, label in RUN_LOAD]
+    hover = pl.concat_str(
+        [
+            pl.lit("<b>"),
+            _esc_expr(pl.col("lane_label")),
+            pl.lit(" · a run of "),
+            pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
+            pl.lit(" "),
+            _esc_expr(run_name().str.to_lowercase()),
+            pl.lit("</b><br>"),
+            pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
+            pl.lit(" → "),
+            pl.col("end").dt.strftime("%H:%M:%S%.3f"),
+            pl.lit(" UTC (last line) · pid "),
+            pl.col("pid").cast(pl.String).fill_null("?"),
+            pl.lit("<br>usual interval "),
+            pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
+            pl.lit(" s; a run ends at a gap of more than "),
+            pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
+            pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
+        ]
+    )
     traces = []
     for role in ROLE_ORDER:
         mine = runs.filter(pl.col("role") == role).sort("lane", "ts")
         if mine.is_empty():
             continue
-        what = (
-            pl.when(pl.col("kind") == "request")
-            .then(pl.lit("router requests"))
-            .otherwise(batch_name(pl.col("batch_type")).str.to_lowercase().str.replace(r"batch$", "batches"))
-        )
-        load = [
-            pl.when(pl.col(c).is_not_null()).then(
-                pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String))
-            )
-            for c, label in (
-                ("running_req", "max #running-req"),
-                ("queue_req", "max #queue-req"),
-                ("token_usage", "max token usage"),
-                ("gen_throughput", "mean gen throughput (token/s)"),
-                ("input_throughput", "mean input throughput (token/s)"),
-            )
-        ]
-        hover = pl.concat_str(
-            [
-                pl.lit("<b>"),
-                _esc_expr(pl.col("lane_label")),
-                pl.lit(" · a run of "),
-                pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
-                pl.lit(" "),
-                _esc_expr(what),
-                pl.lit("</b><br>"),
-                pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
-                pl.lit(" → "),
-                pl.col("end").dt.strftime("%H:%M:%S%.3f"),
-                pl.lit(" UTC (last line) · pid "),
-                pl.col("pid").cast(pl.String).fill_null("?"),
-                pl.lit("<br>usual interval "),
-                pl.col("typical_s").round(3).cast(pl.String).fill_null("?"),
-                pl.lit(" s; a run ends at a gap of more than "),
-                pl.lit(f"{RUN_GAP_FACTOR}× that (at least {RUN_MIN_GAP_S:g} s) or a new process<br>"),
-                pl.concat_str(load, separator=" · ", ignore_nulls=True).fill_null(""),
-            ]
-        )
         start = _ms(mine["ts"])
         traces.append(
             dict(
@@ -250,18 +231,10 @@ def _request_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
     return out
 
 
-def _mark_trace(sw: Swimlanes, df: pl.DataFrame, kind: str, hover: list[str]) -> dict:
+def _mark_trace(df: pl.DataFrame, kind: str, hover: list[str]) -> dict:
     name, symbol, color, size, dy = MARK_STYLE[kind]
-    return dict(
-        type="scatter",
-        mode="markers",
-        name=name,
-        x=_ms(df["ts"]),
-        y=(df["lane"] + dy).to_numpy(),
-        hovertext=hover,
-        hoverinfo="text",
-        marker=dict(symbol=symbol, size=size, color=color, line=dict(width=1.5, color=color)),
-    )
+    marker = dict(symbol=symbol, size=size, color=color, line=dict(width=1.5, color=color))
+    return _markers(name, _ms(df["ts"]), (df["lane"] + dy).to_numpy(), hover, marker)
 
 
 def _merged(df: pl.DataFrame, bin_s: float) -> pl.DataFrame:
@@ -292,13 +265,13 @@ def _marker_traces(sw: Swimlanes, bin_s: float) -> list[dict]:
 
 def _thinned(sw, df, kind, bin_s, hover_fn) -> dict:
     if df.height <= MAX_MARKS_PER_KIND:
-        return _mark_trace(sw, df, kind, hover_fn(sw, df))
+        return _mark_trace(df, kind, hover_fn(sw, df))
     merged = _merged(df, bin_s)
     hover = [
         f"<b>{n:,} × {esc(MARK_STYLE[kind][0])}</b> until {t:%H:%M:%S} UTC; the first:<br>{h}"
         for n, t, h in zip(merged["n"], merged["ts_last"], hover_fn(sw, merged), strict=True)
     ]
-    trace = _mark_trace(sw, merged, kind, hover)
+    trace = _mark_trace(merged, kind, hover)
     trace["name"] += f" (merged per {_bin_label(bin_s)})"
     return trace
 
@@ -334,15 +307,12 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
         # loops) read alike otherwise
         roles = ",".join(sorted({labels[lane].split(" ")[0] for lane in g["lane"].unique().to_list()}))
         traces.append(
-            dict(
-                type="scatter",
-                mode="markers",
-                name=f"py-spy stack {esc(group)}: {esc(g['label'][0])}, {esc(roles)} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
-                x=_ms(g["ts"]),
-                y=(g["lane"] + CAPTURE_DY).to_numpy(),
-                hovertext=hover,
-                hoverinfo="text",
-                marker=dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
+            _markers(
+                f"py-spy stack {esc(group)}: {esc(g['label'][0])}, {esc(roles)} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
+                _ms(g["ts"]),
+                (g["lane"] + CAPTURE_DY).to_numpy(),
+                hover,
+                dict(symbol="square", size=11, color=color, line=dict(width=1, color="#222")),
             )
         )
         for lane, label in (
@@ -382,14 +352,11 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
             continue
         x0ms, x1ms = w.stopped.timestamp() * 1000, x1.timestamp() * 1000
         shapes.append(
-            dict(
-                type="rect",
-                xref="x",
-                yref="y",
-                x0=x0ms,
-                x1=x1ms,
-                y0=min(lanes) - 0.5,
-                y1=max(lanes) + 0.5,
+            _shape(
+                "rect",
+                "x",
+                (x0ms, x1ms),
+                (min(lanes) - 0.5, max(lanes) + 0.5),
                 fillcolor="rgba(214,39,40,0.12)",
                 line=dict(color="rgba(214,39,40,0.7)", width=1, dash="dot"),
                 layer="below",
@@ -416,40 +383,23 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
     return shapes, notes
 
 
+def _shape(kind: str, xref: str, x: tuple, y: tuple, **style) -> dict:
+    """A layout shape (``rect`` or ``line``) from ``x`` to ``y`` on the lanes' axis."""
+    return dict(type=kind, xref=xref, yref="y", x0=x[0], x1=x[1], y0=y[0], y1=y[1], **style)
+
+
 def _lane_bands(sw: Swimlanes) -> list[dict]:
-    """Light bands per role group and a line between lanes, so a reader's eye follows a lane."""
-    shapes = []
-    for lane in sw.lanes["lane"].to_list():
-        if lane % 2 == 0:
-            shapes.append(
-                dict(
-                    type="rect",
-                    xref="paper",
-                    yref="y",
-                    x0=0,
-                    x1=1,
-                    y0=lane - 0.5,
-                    y1=lane + 0.5,
-                    fillcolor="rgba(0,0,0,0.035)",
-                    line=dict(width=0),
-                    layer="below",
-                )
-            )
+    """A light band on every other lane and a line between role groups, so a reader's eye follows a lane."""
+    band = dict(fillcolor="rgba(0,0,0,0.035)", line=dict(width=0), layer="below")
+    shapes = [
+        _shape("rect", "paper", (0, 1), (n - 0.5, n + 0.5), **band) for n in sw.lanes["lane"] if n % 2 == 0
+    ]
     roles = sw.lanes["role"].to_list()
-    for lane in range(1, len(roles)):
-        if roles[lane] != roles[lane - 1]:
-            shapes.append(
-                dict(
-                    type="line",
-                    xref="paper",
-                    yref="y",
-                    x0=0,
-                    x1=1,
-                    y0=lane - 0.5,
-                    y1=lane - 0.5,
-                    line=dict(color="#555", width=1.2),
-                )
-            )
+    shapes += [
+        _shape("line", "paper", (0, 1), (n - 0.5, n - 0.5), line=dict(color="#555", width=1.2))
+        for n in range(1, len(roles))
+        if roles[n] != roles[n - 1]
+    ]
     return shapes
 
 
@@ -459,9 +409,9 @@ PANEL_PX, PANEL_GAP_PX, LANE_PX = 78, 34, 34
 
 def figure(sw: Swimlanes) -> tuple[dict, dict]:
     """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
-    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``runs`` (how many),
-    ``counts``, ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the whole
-    span), ``counters`` (the counters panel is drawn).
+    drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``counts`` (lanes,
+    batches, runs …), ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the
+    whole span), ``counters`` (the counters panel is drawn).
 
     Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
     throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
@@ -470,12 +420,9 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))
-    data = _activity_traces(sw, binned, bin_s if binned else None)
-    data += _marker_traces(sw, bin_s)
-    traces, labels = _capture_traces(sw)
-    data += traces
+    captures, labels = _capture_traces(sw)
     load = counter_traces(sw, _ms)
-    data += load
+    data = _activity_traces(sw, binned) + _marker_traces(sw, bin_s) + captures + load
     n = sw.lanes.height
     x_range, full, framed = _x_ranges(sw, span_s)
     shapes, notes = _wedge_shapes(sw, x_range)
@@ -512,7 +459,6 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     )
     if panels:
         layout.update(_panel_axes(plot_px))
-    facts = dict(x_range=x_range, framed=framed, counters=panels)
     counts = {
         "lanes": n,
         "batches": sw.batches.height if sw.detail else sw.totals.get("batches", 0),
@@ -523,9 +469,11 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         "captures": sw.captures.height,
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
-    return dict(data=data, layout=layout), dict(
-        binned=binned, bin_seconds=bin_s if binned else None, counts=counts, **facts
+    bin_seconds = bin_s if binned else None
+    facts = dict(
+        binned=binned, bin_seconds=bin_seconds, counts=counts, x_range=x_range, framed=framed, counters=panels
     )
+    return dict(data=data, layout=layout), facts
 
 
 def _x_axis(x_range: list | None, full: list | None, panels: bool) -> dict:
@@ -606,15 +554,13 @@ def _restart_lines(sw: Swimlanes) -> list[dict]:
         for lane, ts in rows.select("lane", "ts").iter_rows():
             role = sw.lanes["role"][lane]
             lanes = sw.lanes.filter(pl.col("role") == role)["lane"]
+            x = ts.timestamp() * 1000
             shapes.append(
-                dict(
-                    type="line",
-                    xref="x",
-                    yref="y",
-                    x0=ts.timestamp() * 1000,
-                    x1=ts.timestamp() * 1000,
-                    y0=lanes.min() - 0.5,
-                    y1=lanes.max() + 0.5,
+                _shape(
+                    "line",
+                    "x",
+                    (x, x),
+                    (lanes.min() - 0.5, lanes.max() + 0.5),
                     line=dict(color=color, width=1.5, dash="dot"),
                     layer="below",
                 )

@@ -15,7 +15,7 @@ import polars as pl
 
 from logcorr import saved
 from logcorr.parsers.prefix import split_prefix
-from logcorr.schema import EVENTS, RANKS, UTC_US
+from logcorr.schema import EVENTS, RANKS, REQUESTS, UTC_US
 from logcorr.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
 
 # --------------------------------------------------------------------------------------------- reading
@@ -115,16 +115,14 @@ def _in_window(lf: pl.LazyFrame, since: datetime | None, until: datetime | None)
 _EV = EVENTS.schema
 _LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
 _PROV = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
-_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "pid", "level", "message", "source", "source_pos")}
+_EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "level", "message", "source", "source_pos")}
 
 
 def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     """Fill host, level, message and provenance of typed rows from their ``events`` row."""
     ev = _scan(out, "events", _EVENT_JOIN).rename({c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"})
     have = lf.collect_schema()
-    lf = lf.with_columns(
-        [pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have and c != "pid"]
-    )
+    lf = lf.with_columns([pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have])
     lf = lf.collect().lazy()  # the typed rows are few (marks, requests): their ids filter the scan
     ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
     lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
@@ -132,11 +130,8 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     ev = ev.filter(pl.col("event_id").is_between(lo, hi)).filter(pl.col("event_id").is_in(ids.implode()))
     lf = lf.join(ev.collect().lazy(), on="event_id", how="left")
     return lf.with_columns(
-        *[
-            pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
-            for c in ("host", "source", "source_pos", "level", "message")
-        ],
-        pl.col("ev_pid").alias("pid"),
+        pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
+        for c in ("host", "source", "source_pos", "level", "message")
     ).drop([f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"])
 
 
@@ -161,17 +156,18 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     return lf.filter(pl.col("ts").is_not_null()).collect()
 
 
+def _detail(*cols: str) -> pl.Expr:
+    """A mark's ``detail``: the non-null ``cols`` joined with ": "."""
+    return pl.concat_str([pl.col(c) for c in cols], separator=": ", ignore_nulls=True).alias("detail")
+
+
 def _load_marks(out, since, until) -> pl.DataFrame:
     """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
     common = {"ts": UTC_US, **_LANE, **_PROV, "rid": pl.String, "bootstrap_room": pl.Int64}
     aborts = _scan(out, "aborts", {**common, "abort_kind": pl.String, "reason": pl.String})
     aborts = aborts.with_columns(
         pl.lit("abort").alias("kind"),
-        pl.concat_str([pl.col("abort_kind"), pl.col("reason")], separator=": ", ignore_nulls=True).alias(
-            "detail"
-        ),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
+        _detail("abort_kind", "reason"),
     ).drop("abort_kind", "reason")
     terr = _scan(
         out,
@@ -183,13 +179,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .then(pl.lit("assertion"))
         .otherwise(pl.lit("transfer_error"))
         .alias("kind"),
-        pl.concat_str(
-            [pl.col("error_kind"), pl.col("kv_poll_state"), pl.col("reason")],
-            separator=": ",
-            ignore_nulls=True,
-        ).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
+        _detail("error_kind", "kv_poll_state", "reason"),
     ).drop("error_kind", "kv_poll_state", "reason")
     # A KV transfer failed because its request was aborted ("Aborted by AbortReq.") is in both tables:
     # draw it once, as the abort (its hover names the transfer); the assertion is always drawn.
@@ -204,7 +194,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     typed = pl.concat(
         [aborts, terr, _leak_marks(out, common), _ready_marks(out, common)], how="diagonal_relaxed"
     )
-    typed = _with_event_fields(out, _in_window(typed, since, until)).drop("pid")
+    typed = _with_event_fields(out, _in_window(typed, since, until))
     ev = _scan(
         out,
         "events",
@@ -266,8 +256,7 @@ def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
     return rows.select(
         *[c for c in common if c not in ("rid", "bootstrap_room")],
         pl.lit("lifecycle").alias("kind"),
-        pl.concat_str([pl.col("event"), pl.col("unit")], separator=": ", ignore_nulls=True).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
+        _detail("event", "unit"),
         pl.col("message"),
     )
 
@@ -290,9 +279,21 @@ def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
         pl.lit(None, pl.String).alias("source_pos"),
         pl.lit("ready").alias("kind"),
         pl.lit("server ready").alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     ).unique("event_id")
+
+
+# the fields of a router request line (``requests`` table) the page's hover and the trace's args show
+REQUEST_FIELDS = (
+    "method",
+    "path",
+    "status",
+    "latency_ms",
+    "request_id",
+    "rid",
+    "bootstrap_room",
+    "prefill_url",
+    "decode_url",
+)
 
 
 def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
@@ -303,15 +304,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
         "host": pl.String,
         "role": pl.String,
         **_PROV,
-        "method": pl.String,
-        "path": pl.String,
-        "status": pl.Int32,
-        "latency_ms": pl.Float64,
-        "request_id": pl.String,
-        "rid": pl.String,
-        "bootstrap_room": pl.Int64,
-        "prefill_url": pl.String,
-        "decode_url": pl.String,
+        **{c: REQUESTS.schema[c] for c in REQUEST_FIELDS},
         "level": pl.String,
     }
     lf = _in_window(_scan(out, "requests", schema), since, until).filter(pl.col("role") == "router")
@@ -323,9 +316,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
                 & (pl.col("level").is_null() | pl.col("level").is_in(["ERROR", "WARNING", "WARN"]))
             )
         )
-    lf = (
-        _with_event_fields(out, lf).drop("pid").with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
-    )
+    lf = _with_event_fields(out, lf).with_columns([pl.lit(None, pl.Int16).alias(c) for c in RANKS])
     df = lf.filter(pl.col("ts").is_not_null()).collect()
     error = (pl.col("status") >= 400).fill_null(
         pl.col("level").is_in(["ERROR", "WARNING", "WARN"]).fill_null(False)
@@ -359,10 +350,7 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
     undated = lf.filter(pl.col("ts").is_null()).select(pl.col("capture_id").n_unique()).collect().item()
     df = _in_window(lf, since, until).filter(pl.col("ts").is_not_null()).collect()
     if df.is_empty():
-        empty = df.with_columns(
-            pl.lit(None, pl.String).alias("label"), pl.lit(None, pl.String).alias("frames")
-        )
-        return empty, undated
+        return df.with_columns(pl.lit(None, pl.String).alias(c) for c in ("label", "frames")), undated
     main = pl.col("is_main").fill_null(pl.col("thread_name") == "MainThread").fill_null(False)
     waiting = pl.col("wait_class").is_not_null() & ~pl.col("wait_class").is_in(["running", "idle"])
     df = (
@@ -373,10 +361,7 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
         .sort("ts")
     )
     label = pl.concat_str(
-        [
-            pl.col("wait_class").fill_null("unclassified"),
-            pl.when(pl.col("backend").is_not_null()).then(pl.format(" ({})", pl.col("backend"))),
-        ],
+        [pl.col("wait_class").fill_null("unclassified"), pl.format(" ({})", pl.col("backend"))],
         ignore_nulls=True,
     )
     df = df.with_columns(label.alias("label"))
@@ -394,34 +379,18 @@ def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataF
         "line": pl.Int32,
     }
     keys = captures.select("capture_id", "thread_id").lazy()
-    frames = (
+    parts = [pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1), pl.col("line").cast(pl.String)]
+    loc = pl.concat_str(parts, separator=":", ignore_nulls=True)  # dir/file.py:123
+    frame = pl.concat_str([pl.col("function").fill_null("?"), pl.format(" ({})", loc)], ignore_nulls=True)
+    return (
         _scan(out, "stacks", schema)
         .filter(pl.col("depth") < n)
         .join(keys, on=["capture_id", "thread_id"], how="semi")
         .sort("depth")
-        .with_columns(
-            pl.concat_str(
-                [
-                    pl.col("function").fill_null("?"),
-                    pl.format(
-                        " ({})",
-                        pl.concat_str(
-                            [
-                                pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1),
-                                pl.col("line").cast(pl.String),
-                            ],
-                            separator=":",
-                            ignore_nulls=True,
-                        ),
-                    ),
-                ],
-                ignore_nulls=True,
-            ).alias("frame")
-        )
         .group_by("capture_id", "thread_id")
-        .agg(pl.col("frame").str.join("\n").alias("frames"))
+        .agg(frame.str.join("\n").alias("frames"))
+        .collect()
     )
-    return frames.collect()
 
 
 def _sources(out: Path) -> list[tuple[str, str, int]]:
@@ -433,7 +402,7 @@ def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
     """``decode TP2`` (DP/PP/EP where present), ``decode (no rank)`` for an engine's lines without a
     rank prefix; the host in front when there are several; the file for lines without a host."""
     ranks = pl.concat_str(
-        [pl.when(pl.col(c).is_not_null()).then(pl.format(f"{tok}{{}}", pl.col(c))) for c, tok in RANK_TOKENS],
+        [pl.format(f"{tok}{{}}", pl.col(c)) for c, tok in RANK_TOKENS],
         separator=" ",
         ignore_nulls=True,
     )
@@ -502,9 +471,7 @@ def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, p
         .collect()["rid"]
         .to_list()
     )
-    mine = (pl.col("bootstrap_room") == room).fill_null(False) | pl.col("rid").is_in(list(rids)).fill_null(
-        False
-    )
+    mine = ((pl.col("bootstrap_room") == room) | pl.col("rid").is_in(list(rids))).fill_null(False)
     return marks.filter(mine), requests.filter(mine), rids
 
 
@@ -536,9 +503,7 @@ def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
         pl.col("markup_leak").is_not_null()
     )
     if leaks.select(pl.len()).collect().item() == 0:
-        return leaks.drop("markup_leak", "markup").with_columns(
-            pl.lit(None, pl.String).alias(c) for c in ("kind", "detail", "level", "message")
-        )
+        return leaks.drop("markup_leak", "markup")
     running = saved.query(out, "markup_leaks").select("event_id", pl.col("running_req").cast(pl.Int64)).lazy()
     return leaks.join(running, on="event_id", how="left").select(
         *common,
@@ -550,6 +515,4 @@ def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
                 pl.col("running_req").cast(pl.String).fill_null("?"),
             ]
         ).alias("detail"),
-        pl.lit(None, pl.String).alias("level"),
-        pl.lit(None, pl.String).alias("message"),
     )

@@ -28,6 +28,7 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = Path("logcorr-out")
+OutDir = Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")]
 
 
 def _version(value: bool) -> None:
@@ -149,9 +150,7 @@ def _run_ingest(paths: list[Path], out: Path, opts: ReadOptions, **kw) -> None:
             result = run(paths, out, opts, progress=progress, **kw)
         finally:
             progress.done()  # the progress line is cleared before any message or the summary
-    except NothingReadError as e:
-        _fail(str(e))
-    except (OutputError, OptionError) as e:
+    except (NothingReadError, OutputError, OptionError) as e:
         _fail(str(e))
     except DatabaseError as e:
         _fail(f"{e}; {out} left as it was")
@@ -262,9 +261,7 @@ def query(
     name_or_sql: Annotated[
         str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
     ] = None,
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     fmt: Annotated[
         str,
         typer.Option(
@@ -310,9 +307,7 @@ def query(
 
 @app.command()
 def report(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
     ] = None,
@@ -342,9 +337,7 @@ def report(
 
 @app.command()
 def timeline(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
         "timeline.html"
     ),
@@ -383,9 +376,7 @@ def export(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
     ] = "chrome-trace",
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
@@ -422,9 +413,7 @@ def export(
 
 @app.command()
 def database(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     embed: Annotated[
         bool,
         typer.Option(
@@ -449,9 +438,7 @@ def database(
 @app.command()
 def show(
     event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""

@@ -203,16 +203,14 @@ def _row(g: dict) -> tuple:
         elif not _same(settings[k], v):
             disagree.append(f"{k}: server_args {settings[k]!r}, cmdline {v!r}")
     typed, defaulted = {}, []
+    # only a command line (or a cut server_args line): SGLang's default where it is version-independent
+    use_defaults = from_sa is None or (not from_sa.complete and from_cm)
     for name, (dtype, default) in TYPED.items():
         if name in settings:
             typed[name] = _typed(settings[name], dtype)
-        elif from_sa is None or (not from_sa.complete and name not in from_sa.fields and from_cm):
-            # only a command line (or a cut line): SGLang's default where it is version-independent
-            if default is not None:
-                typed[name] = default
-                defaulted.append(name)
-            else:
-                typed[name] = None
+        elif use_defaults and default is not None:
+            typed[name] = default
+            defaulted.append(name)
         else:
             typed[name] = None
     if "disable_overlap_schedule" in defaulted and (typed.get("pp_size") or 1) > 1:
@@ -221,12 +219,8 @@ def _row(g: dict) -> tuple:
     mode = typed.get("disaggregation_mode")
     if role in (None, "unknown") and mode:
         role = mode if mode in ("prefill", "decode") else "engine"
-    version = None
-    for rec in (g.get("version"), cm_rec):
-        m = VERSION.search(rec["text"] or "") if rec else None
-        if m:
-            version = m.group(1)
-            break
+    found = (VERSION.search(rec["text"] or "") for rec in (g.get("version"), cm_rec) if rec)
+    version = next((m.group(1) for m in found if m), None)
     origin = "+".join(k for k in ("server_args", "cmdline") if k in g)
     return (
         first["host"],

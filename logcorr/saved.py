@@ -36,7 +36,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from importlib import resources
@@ -103,7 +103,6 @@ class SavedQuery:
     parameters: tuple[tuple[str, str], ...] = ()
     reading: str = ""
     path: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> list[str]:
@@ -311,17 +310,11 @@ def all_parameters(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
 
 def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
     """Saved queries ordered so that one using another's view comes after it (by name mention)."""
-    names = set(saved)
-    deps = {
-        n: {m for m in names if m != n and re.search(rf"\b{re.escape(m)}\b", _strip_comments(q.sql))}
-        for n, q in saved.items()
-    }
+    pending = {n: set(uses(q, saved)) for n, q in saved.items()}
     ordered: list[str] = []
-    pending = dict(deps)
     while pending:
-        ready = sorted(n for n, d in pending.items() if d <= set(ordered))
-        if not ready:  # a cycle: keep file order, the views will report the error
-            ready = sorted(pending)
+        # none ready: a cycle; keep file order, the views will report the error
+        ready = sorted(n for n, d in pending.items() if d <= set(ordered)) or sorted(pending)
         for n in ready:
             ordered.append(n)
             pending.pop(n)
@@ -635,18 +628,18 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
         lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
         lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]
         return "\n".join(lines)
+    count = f"({len(rows)} row{'s' if len(rows) != 1 else ''})"
     if fmt == "vertical":
         if not rows:
             return "(no rows)"
         name_width = max(len(c) for c in cols)
-        blocks = []
+        out = []
         for i, r in enumerate(cells, 1):
-            block = [f"-[ row {i} ]" + "-" * 20]
-            block += [
+            out.append(f"-[ row {i} ]" + "-" * 20)
+            out += [
                 f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)
             ]
-            blocks.append("\n".join(block))
-        return "\n".join(blocks) + f"\n({len(rows)} row{'s' if len(rows) != 1 else ''})"
+        return "\n".join([*out, count])
     if fmt == "table":
         if not rows:
             return "  ".join(cols) + "\n(no rows)"
@@ -659,10 +652,7 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
                 (v.rjust(w) if num else v.ljust(w)) for v, w, num in zip(values, widths, numeric, strict=True)
             ).rstrip()
 
-        out = [line(cols), "  ".join("-" * w for w in widths)]
-        out += [line(r) for r in flat]
-        out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-        return "\n".join(out)
+        return "\n".join([line(cols), "  ".join("-" * w for w in widths), *(line(r) for r in flat), count])
     raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 

@@ -85,7 +85,8 @@ _LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null whe
 _ROOM = C(pl.Int64, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
 _RID = C(pl.String, "SGLang request id (rid)")
 # Columns every parsed event table copies from ``events``, and the ones it ends with.
-_BASE = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID, **_RANKS}
+_IDS = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID}
+_BASE = {**_IDS, **_RANKS}
 _TAIL = {"level": _LEVEL, **_PROVENANCE}
 
 
@@ -235,11 +236,7 @@ REQUESTS = Table(
     "one HTTP request line: router span/summary, uvicorn or aiohttp access line",
     ("event_id",),
     {
-        "event_id": _EVENT_ID,
-        "ts": _TS,
-        "host": _HOST,
-        "role": _ROLE,
-        "pid": _PID,
+        **_IDS,
         "method": C(pl.String, "HTTP method"),
         "path": C(pl.String, "request path (/generate, /v1/chat/completions, /health …)"),
         "status": C(pl.Int32, "HTTP status code"),
@@ -612,16 +609,6 @@ SHORT_POSITION_SQL = (
 )
 
 
-def schema_of(table: str | Table) -> dict[str, pl.DataType]:
-    """``{column: polars type}`` of a table of the contract. Raises ``KeyError`` for an unknown name."""
-    return (table if isinstance(table, Table) else TABLES[table]).schema
-
-
-def empty(table: str | Table) -> pl.DataFrame:
-    """A frame with no rows and exactly the table's columns."""
-    return pl.DataFrame(schema=schema_of(table))
-
-
 def conform(df: pl.DataFrame, schema: dict | str | Table, *, strict: bool = True) -> pl.DataFrame:
     """Return ``df`` with exactly the columns of ``schema`` (a dict, a table name or a ``Table``), in
     order, cast to their types.
@@ -631,7 +618,7 @@ def conform(df: pl.DataFrame, schema: dict | str | Table, *, strict: bool = True
     ``strict=False`` such a value becomes null instead.
     """
     if not isinstance(schema, dict):
-        schema = schema_of(schema)
+        schema = (schema if isinstance(schema, Table) else TABLES[schema]).schema
     if df.width == 0:  # literals alone would make one row
         return pl.DataFrame(schema=schema)
     return df.select(

@@ -125,29 +125,22 @@ def ingest(
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
-        import logcorr.database  # noqa: F401
-        import logcorr.ingest  # noqa: F401
+        from logcorr.database import DatabaseError
+        from logcorr.ingest import NothingReadError, OptionError
+        from logcorr.ingest import ingest as run
+        from logcorr.store import OutputError
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
 
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
-    _run_ingest(paths, out, opts, append=append, captured_at=captured_at, origin=origin)
-
-
-def _run_ingest(paths: list[Path], out: Path, opts: ReadOptions, **kw) -> None:
-    """Run one ingest with a progress line; print its summary, or fail with the message and exit
-    status ``ingest``'s help names."""
-    from logcorr.database import DatabaseError
-    from logcorr.ingest import NothingReadError, OptionError
-    from logcorr.ingest import ingest as run
-    from logcorr.store import OutputError
-
     progress = Progress()
     try:
         try:
-            result = run(paths, out, opts, progress=progress, **kw)
+            result = run(
+                paths, out, opts, progress=progress, append=append, captured_at=captured_at, origin=origin
+            )
         finally:
             progress.done()  # the progress line is cleared before any message or the summary
     except (NothingReadError, OutputError, OptionError) as e:

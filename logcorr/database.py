@@ -143,13 +143,7 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         con.execute("USE lc")
         for table, folder in folders.items():
             glob = parquet_glob(folder)
-            if embed:
-                con.execute(
-                    f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
-                    "union_by_name = true, hive_partitioning = false)"
-                )
-            else:
-                con.execute(parquet_view_sql(table, glob))
+            con.execute(parquet_view_sql(table, glob, "CREATE TABLE" if embed else "CREATE OR REPLACE VIEW"))
             # the row count from the Parquet footers: no data read
             result.tables[table] = con.execute(
                 f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"

@@ -147,13 +147,10 @@ def parse_saved(text: str, name: str, path: str | None = None) -> SavedQuery:
         and ``problems()`` reports it.
     """
     header: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
+    for stripped in (line.strip() for line in text.splitlines()):
         if stripped.startswith("--"):
             header.append(stripped[2:])
-        elif stripped == "" and not header:
-            continue
-        else:
+        elif stripped or header:  # blank lines before the header are skipped
             break
     sections: dict[str, list[str]] = {}
     inline: set[str] = set()  # sections whose text starts on the key line: lists, not entry lines
@@ -164,9 +161,9 @@ def parse_saved(text: str, name: str, path: str | None = None) -> SavedQuery:
         key = SECTION_ALIASES.get(match["key"].strip().lower()) if match else None
         if key:
             current = key
-            sections[current] = [match["rest"]] if match["rest"].strip() else []
+            sections[key] = [match["rest"]] if match["rest"].strip() else []
             if match["rest"].strip():
-                inline.add(current)
+                inline.add(key)
         elif current is not None:
             sections[current].append(line)
     text_of = {k: _join(v) for k, v in sections.items()}
@@ -232,12 +229,9 @@ def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
     * a comma-separated list starting on the section line itself: ``-- Columns: a, b (what b is), c.``
     """
     if inline:
-        out = []
-        for item in _top_level_items(_first_sentence(_join(lines))):
-            m = re.match(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(.*)$", item, re.S)
-            if m:
-                out.append((m[1], m[2].strip().strip("()").strip()))
-        return tuple(out)
+        items = _top_level_items(_first_sentence(_join(lines)))
+        found = (re.match(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(.*)$", item, re.S) for item in items)
+        return tuple((m[1], m[2].strip().strip("()").strip()) for m in found if m)
     items: list[list[str]] = []
     indent = None
     for line in lines:
@@ -364,12 +358,12 @@ def parquet_glob(folder: Path | str) -> str:
     return glob_escape(folder) + "/**/*.parquet"
 
 
-def parquet_view_sql(table: str, glob: str) -> str:
+def parquet_view_sql(table: str, glob: str, create: str = "CREATE OR REPLACE VIEW") -> str:
     """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
     relative to the working directory of whoever runs it; see ``parquet_glob``), the name quoted
-    as an identifier and the glob as a literal."""
+    as an identifier and the glob as a literal; ``create="CREATE TABLE"`` copies the rows instead."""
     return (
-        f"CREATE OR REPLACE VIEW {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
+        f"{create} {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
         "union_by_name = true, hive_partitioning = false)"
     )
 

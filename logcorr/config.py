@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import server_args as sa
-from logcorr.schema import CONFIG
+from logcorr.schema import CONFIG, EVENTS
 
 # The typed columns: field → (polars type, SGLang's default when a command line does not name it;
 # None = unknown without a server_args line, e.g. resolved at start-up).
@@ -40,13 +40,7 @@ TYPED = {
     "model_path": (pl.String, None),
 }
 OBS = {
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    "ts": CONFIG.columns["first_ts"].dtype,
-    "event_id": pl.Int64,
+    **{c: EVENTS.schema[c] for c in ("host", "boot_id", "unit", "role", "pid", "ts", "event_id")},
     "kind": pl.String,  # server_args, cmdline, version
     "text": pl.String,
     "source": pl.String,
@@ -66,24 +60,19 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
     (process, SGLang launch command line), and lines stating an SGLang version. Columns ``OBS``."""
     if ev.height == 0:
         return pl.DataFrame(schema=OBS)
-    keep = ["host", "boot_id", "unit", "role", "pid", "ts", "event_id", "source", "source_pos"]
+    keep = [c for c in OBS if c not in ("kind", "text")]
     body = ev["body"] if "body" in ev.columns else ev["message"]
     frames = []
     has_sa = body.str.contains(sa.MARKER, literal=True).fill_null(False)
-    if has_sa.any():
-        frames.append(
-            ev.filter(has_sa).select(
-                *keep, pl.lit("server_args").alias("kind"), body.filter(has_sa).alias("text")
-            )
-        )
     # an ASCII case-insensitive pass first (a sixth of Aho-Corasick's case-insensitive mode): the
     # Unicode case-insensitive regex over every line of a day costs a second
     maybe = body.str.contains("(?i-u)sglang").fill_null(False)
     has_v = maybe & body.str.contains(_VERSION_HINT).fill_null(False) if maybe.any() else maybe
-    if has_v.any():
-        frames.append(
-            ev.filter(has_v).select(*keep, pl.lit("version").alias("kind"), body.filter(has_v).alias("text"))
-        )
+    for kind, hit in (("server_args", has_sa), ("version", has_v)):
+        if hit.any():
+            frames.append(
+                ev.filter(hit).select(*keep, pl.lit(kind).alias("kind"), body.filter(hit).alias("text"))
+            )
     if "cmdline" in ev.columns:
         cm = ev.filter(pl.col("cmdline").is_not_null())
         if cm.height:

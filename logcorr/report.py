@@ -110,9 +110,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
 
 
 def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
-    return wedge.filter(
-        pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
-    )
+    return wedge.filter(pl.col("verdict").str.contains("^(?:wedged|stalled)"))
 
 
 def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
@@ -309,7 +307,7 @@ def _markup(
 
 def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
     """The engine's tool-call/reasoning parser and chat template as its ``config`` rows state them."""
-    if config.height == 0 or "settings" not in config.columns:
+    if config.height == 0:
         return "cannot tell: no server_args line or command line in the data"
     rows = config.filter(
         (pl.col("role") == role) & (pl.col("host").is_null() | pl.col("host").eq_missing(host))

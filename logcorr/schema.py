@@ -114,6 +114,9 @@ EVENTS = Table(
     },
 )
 
+# The columns that name an engine process, as in ``events``.
+_PROCESS = {c: EVENTS.columns[c] for c in ("host", "boot_id", "unit", "role", "pid")}
+
 SOURCES = Table(
     "sources",
     "one input as read",
@@ -391,36 +394,28 @@ LIFECYCLE = Table(
     },
 )
 
-_CAPTURE_ID = C(pl.String, "one py-spy dump of one process")
-_CAPTURE_TS = C(UTC_US, "when the dump was taken (its log line's time, or --captured-at)")
-_PROCESS_NAME = C(pl.String, "process title py-spy printed (sglang::scheduler_TP3 …)")
-_THREAD_ID = C(pl.Int64, "thread id as py-spy printed it")
-_THREAD_NAME = C(pl.String, "thread name (MainThread …); null when none")
-_THREAD_STATE = C(pl.String, "active, idle, … as py-spy printed it")
-_PARTIAL = C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)")
-
 STACKS = Table(
     "stacks",
     "one frame of one thread of one py-spy dump",
     ("capture_id", "thread_id", "depth"),
     {
-        "capture_id": _CAPTURE_ID,
-        "capture_ts": _CAPTURE_TS,
+        "capture_id": C(pl.String, "one py-spy dump of one process"),
+        "capture_ts": C(UTC_US, "when the dump was taken (its log line's time, or --captured-at)"),
         "host": _HOST,
         "pid": _PID,
-        "process_name": _PROCESS_NAME,
+        "process_name": C(pl.String, "process title py-spy printed (sglang::scheduler_TP3 …)"),
         "role": _ROLE,
         **_RANKS,
-        "thread_id": _THREAD_ID,
-        "thread_name": _THREAD_NAME,
-        "thread_state": _THREAD_STATE,
+        "thread_id": C(pl.Int64, "thread id as py-spy printed it"),
+        "thread_name": C(pl.String, "thread name (MainThread …); null when none"),
+        "thread_state": C(pl.String, "active, idle, … as py-spy printed it"),
         "depth": C(pl.Int32, "0 = innermost frame"),
         "function": C(pl.String, "function name"),
         "file": C(pl.String, "file as printed"),
         "line": C(pl.Int32, "line number"),
         "is_native": C(pl.Boolean, "a native frame (py-spy --native, '0x… (lib.so)')"),
         "locals": C(pl.String, "the frame's locals (py-spy --locals), JSON"),
-        "partial": _PARTIAL,
+        "partial": C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)"),
         **_PROVENANCE,
     },
 )
@@ -430,18 +425,12 @@ CAPTURES = Table(
     "one dumped thread of one py-spy dump, classified",
     ("capture_id", "thread_id"),
     {
-        "capture_id": _CAPTURE_ID,
+        "capture_id": STACKS.columns["capture_id"],
         "capture_seq": C(pl.Int32, "order of the dump within its source"),
-        "capture_ts": _CAPTURE_TS,
-        "host": _HOST,
-        "pid": _PID,
-        "process_name": _PROCESS_NAME,
-        "role": _ROLE,
+        **{c: STACKS.columns[c] for c in ("capture_ts", "host", "pid", "process_name", "role")},
         "python_version": C(pl.String, "Python version py-spy printed"),
         **_RANKS,
-        "thread_id": _THREAD_ID,
-        "thread_name": _THREAD_NAME,
-        "thread_state": _THREAD_STATE,
+        **{c: STACKS.columns[c] for c in ("thread_id", "thread_name", "thread_state")},
         "is_main": C(pl.Boolean, "the main thread"),
         "n_frames": C(pl.Int32, "frames with a function"),
         "wait_class": C(pl.String, "where it waits: all_reduce, broadcast, recv, barrier, running, idle, …"),
@@ -450,7 +439,7 @@ CAPTURES = Table(
         "wait_frame": C(pl.String, "the frame that decides wait_class, 'func (file:line)'"),
         "innermost": C(pl.String, "innermost frame, 'func (file:line)'"),
         "fingerprint": C(pl.String, "hash of the stack's functions: equal stacks, equal fingerprints"),
-        "partial": _PARTIAL,
+        "partial": STACKS.columns["partial"],
         **_PROVENANCE,
     },
 )
@@ -460,11 +449,7 @@ PROCESSES = Table(
     "one process's records of one ingest, summed up (group again by the key after --append)",
     ("host", "boot_id", "unit", "role", "pid", *RANK_COLUMNS, "source"),
     {
-        "host": _HOST,
-        "boot_id": EVENTS.columns["boot_id"],
-        "unit": EVENTS.columns["unit"],
-        "role": _ROLE,
-        "pid": _PID,
+        **_PROCESS,
         **_RANKS,
         "records": C(pl.Int64, "records (sum = count(*) of events)"),
         "first_ts": C(UTC_US, "first record's time"),
@@ -498,11 +483,7 @@ CONFIG = Table(
     "one engine process's configuration: its server_args=ServerArgs(…) line and/or its launch command line",
     ("host", "boot_id", "unit", "pid", "event_id"),
     {
-        "host": _HOST,
-        "boot_id": EVENTS.columns["boot_id"],
-        "unit": EVENTS.columns["unit"],
-        "role": _ROLE,
-        "pid": _PID,
+        **_PROCESS,
         "first_ts": C(
             UTC_US, "time of the server_args line, else of the process's first record with its command line"
         ),

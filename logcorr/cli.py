@@ -28,6 +28,7 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = Path("logcorr-out")
+OutDir = Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")]
 
 
 def _version(value: bool) -> None:
@@ -124,34 +125,25 @@ def ingest(
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
-        import logcorr.database  # noqa: F401
-        import logcorr.ingest  # noqa: F401
+        from logcorr.database import DatabaseError
+        from logcorr.ingest import NothingReadError, OptionError
+        from logcorr.ingest import ingest as run
+        from logcorr.store import OutputError
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
 
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
-    _run_ingest(paths, out, opts, append=append, captured_at=captured_at, origin=origin)
-
-
-def _run_ingest(paths: list[Path], out: Path, opts: ReadOptions, **kw) -> None:
-    """Run one ingest with a progress line; print its summary, or fail with the message and exit
-    status ``ingest``'s help names."""
-    from logcorr.database import DatabaseError
-    from logcorr.ingest import NothingReadError, OptionError
-    from logcorr.ingest import ingest as run
-    from logcorr.store import OutputError
-
     progress = Progress()
     try:
         try:
-            result = run(paths, out, opts, progress=progress, **kw)
+            result = run(
+                paths, out, opts, progress=progress, append=append, captured_at=captured_at, origin=origin
+            )
         finally:
             progress.done()  # the progress line is cleared before any message or the summary
-    except NothingReadError as e:
-        _fail(str(e))
-    except (OutputError, OptionError) as e:
+    except (NothingReadError, OutputError, OptionError) as e:
         _fail(str(e))
     except DatabaseError as e:
         _fail(f"{e}; {out} left as it was")
@@ -262,9 +254,7 @@ def query(
     name_or_sql: Annotated[
         str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
     ] = None,
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     fmt: Annotated[
         str,
         typer.Option(
@@ -310,9 +300,7 @@ def query(
 
 @app.command()
 def report(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
     ] = None,
@@ -342,9 +330,7 @@ def report(
 
 @app.command()
 def timeline(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
         "timeline.html"
     ),
@@ -383,9 +369,7 @@ def export(
     fmt: Annotated[
         str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
     ] = "chrome-trace",
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
     since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
     until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
@@ -422,9 +406,7 @@ def export(
 
 @app.command()
 def database(
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     embed: Annotated[
         bool,
         typer.Option(
@@ -449,9 +431,7 @@ def database(
 @app.command()
 def show(
     event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
-    out: Annotated[
-        Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")
-    ] = DEFAULT_OUT,
+    out: OutDir = DEFAULT_OUT,
     context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""

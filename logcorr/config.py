@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import server_args as sa
-from logcorr.schema import CONFIG
+from logcorr.schema import CONFIG, EVENTS
 
 # The typed columns: field → (polars type, SGLang's default when a command line does not name it;
 # None = unknown without a server_args line, e.g. resolved at start-up).
@@ -40,13 +40,7 @@ TYPED = {
     "model_path": (pl.String, None),
 }
 OBS = {
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "role": pl.String,
-    "pid": pl.Int32,
-    "ts": CONFIG.columns["first_ts"].dtype,
-    "event_id": pl.Int64,
+    **{c: EVENTS.schema[c] for c in ("host", "boot_id", "unit", "role", "pid", "ts", "event_id")},
     "kind": pl.String,  # server_args, cmdline, version
     "text": pl.String,
     "source": pl.String,
@@ -66,24 +60,19 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
     (process, SGLang launch command line), and lines stating an SGLang version. Columns ``OBS``."""
     if ev.height == 0:
         return pl.DataFrame(schema=OBS)
-    keep = ["host", "boot_id", "unit", "role", "pid", "ts", "event_id", "source", "source_pos"]
+    keep = [c for c in OBS if c not in ("kind", "text")]
     body = ev["body"] if "body" in ev.columns else ev["message"]
     frames = []
     has_sa = body.str.contains(sa.MARKER, literal=True).fill_null(False)
-    if has_sa.any():
-        frames.append(
-            ev.filter(has_sa).select(
-                *keep, pl.lit("server_args").alias("kind"), body.filter(has_sa).alias("text")
-            )
-        )
     # an ASCII case-insensitive pass first (a sixth of Aho-Corasick's case-insensitive mode): the
     # Unicode case-insensitive regex over every line of a day costs a second
     maybe = body.str.contains("(?i-u)sglang").fill_null(False)
     has_v = maybe & body.str.contains(_VERSION_HINT).fill_null(False) if maybe.any() else maybe
-    if has_v.any():
-        frames.append(
-            ev.filter(has_v).select(*keep, pl.lit("version").alias("kind"), body.filter(has_v).alias("text"))
-        )
+    for kind, hit in (("server_args", has_sa), ("version", has_v)):
+        if hit.any():
+            frames.append(
+                ev.filter(hit).select(*keep, pl.lit(kind).alias("kind"), body.filter(hit).alias("text"))
+            )
     if "cmdline" in ev.columns:
         cm = ev.filter(pl.col("cmdline").is_not_null())
         if cm.height:
@@ -203,16 +192,14 @@ def _row(g: dict) -> tuple:
         elif not _same(settings[k], v):
             disagree.append(f"{k}: server_args {settings[k]!r}, cmdline {v!r}")
     typed, defaulted = {}, []
+    # only a command line (or a cut server_args line): SGLang's default where it is version-independent
+    use_defaults = from_sa is None or (not from_sa.complete and from_cm)
     for name, (dtype, default) in TYPED.items():
         if name in settings:
             typed[name] = _typed(settings[name], dtype)
-        elif from_sa is None or (not from_sa.complete and name not in from_sa.fields and from_cm):
-            # only a command line (or a cut line): SGLang's default where it is version-independent
-            if default is not None:
-                typed[name] = default
-                defaulted.append(name)
-            else:
-                typed[name] = None
+        elif use_defaults and default is not None:
+            typed[name] = default
+            defaulted.append(name)
         else:
             typed[name] = None
     if "disable_overlap_schedule" in defaulted and (typed.get("pp_size") or 1) > 1:
@@ -221,12 +208,8 @@ def _row(g: dict) -> tuple:
     mode = typed.get("disaggregation_mode")
     if role in (None, "unknown") and mode:
         role = mode if mode in ("prefill", "decode") else "engine"
-    version = None
-    for rec in (g.get("version"), cm_rec):
-        m = VERSION.search(rec["text"] or "") if rec else None
-        if m:
-            version = m.group(1)
-            break
+    found = (VERSION.search(rec["text"] or "") for rec in (g.get("version"), cm_rec) if rec)
+    version = next((m.group(1) for m in found if m), None)
     origin = "+".join(k for k in ("server_args", "cmdline") if k in g)
     return (
         first["host"],

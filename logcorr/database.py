@@ -47,8 +47,6 @@ DB_NAME = "logcorr.duckdb"
 VIEWS_NAME = "views.sql"
 STORAGE_VERSION = "v1.0.0"
 DOC_TABLE = "saved_queries"
-
-
 MEMORY_LIMIT = "512MB"
 
 
@@ -73,7 +71,6 @@ def write(
     out: Path,
     *,
     saved: dict[str, SavedQuery] | None = None,
-    storage_version: str = STORAGE_VERSION,
     embed: bool = False,
 ) -> DatabaseResult:
     """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
@@ -81,7 +78,6 @@ def write(
     Args:
         out: an ingest output folder (``OUT/<table>/**/*.parquet``).
         saved: the saved queries to add as views (default: ``saved.load_saved()``).
-        storage_version: DuckDB ``STORAGE_VERSION`` of the file (``"v1.0.0"`` opens in DuckDB ≥ 0.10).
         embed: copy the tables into the file instead of views over OUT's Parquet files.
 
     Returns:
@@ -98,7 +94,7 @@ def write(
     out = given.parent.resolve() / given.name  # OUT itself unresolved: it may be a link during a swap
     table_folders(out)  # FileNotFoundError before any lock file is made beside a wrong -d
     with store.locked(out):
-        return _write(out, saved, storage_version, embed, started)
+        return _write(out, saved, embed, started)
 
 
 def points_elsewhere(out: Path) -> str | None:
@@ -118,9 +114,7 @@ def points_elsewhere(out: Path) -> str | None:
             con.close()
     except duckdb.Error:
         return None
-    if not row or "read_parquet(" not in (row[0][0] or ""):
-        return None
-    m = re.search(r"read_parquet\('([^']*)/events/", row[0][0])
+    m = re.search(r"read_parquet\('([^']*)/events/", row[0][0] or "") if row else None
     if not m:
         return None
     named = m.group(1).replace("[[]", "[").replace("[]]", "]").replace("[*]", "*").replace("[?]", "?")
@@ -128,7 +122,7 @@ def points_elsewhere(out: Path) -> str | None:
     return None if named == here or Path(named) == Path(out).resolve() else named
 
 
-def _write(out: Path, saved, storage_version: str, embed: bool, started: float) -> DatabaseResult:
+def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
     folders = table_folders(out)
     saved = saved_queries.load_saved() if saved is None else saved
     target = out / DB_NAME
@@ -144,18 +138,12 @@ def _write(out: Path, saved, storage_version: str, embed: bool, started: float) 
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     try:
         con.execute(
-            f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(storage_version)})"
+            f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(STORAGE_VERSION)})"
         )
         con.execute("USE lc")
         for table, folder in folders.items():
             glob = parquet_glob(folder)
-            if embed:
-                con.execute(
-                    f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
-                    "union_by_name = true, hive_partitioning = false)"
-                )
-            else:
-                con.execute(parquet_view_sql(table, glob))
+            con.execute(parquet_view_sql(table, glob, "CREATE TABLE" if embed else "CREATE OR REPLACE VIEW"))
             # the row count from the Parquet footers: no data read
             result.tables[table] = con.execute(
                 f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"
@@ -262,15 +250,12 @@ def views_sql(
         "SET TimeZone = 'UTC';",
         "",
     ]
-    for table in folders:
-        lines.append(parquet_view_sql(table, parquet_glob(table)) + ";")
+    lines += [parquet_view_sql(table, parquet_glob(table)) + ";" for table in folders]
     lines += [sql + ";" for sql in derived_view_sql(folders)]
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]
         if q.name in skipped:
-            lines.append(f"-- not created here: {skipped[q.name]}")
-            lines += [f"-- {line}" for line in q.body().splitlines()]
-            continue
-        lines.append(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS")
-        lines.append(q.body() + ";")
+            lines += [f"-- not created here: {skipped[q.name]}", *(f"-- {x}" for x in q.body().splitlines())]
+        else:
+            lines += [f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS", q.body() + ";"]
     return "\n".join(lines) + "\n"

@@ -39,17 +39,9 @@ class Family:
     meta: dict[str, str] = field(default_factory=dict)
     path: str | None = None
 
-    def problems(self) -> list[str]:
-        """What the file lacks: id, title, config, workaround or an evidence SELECT."""
-        missing = [k for k in ("id", "title", "config", "workaround") if not self.meta.get(k)]
-        out = [f"{self.path or self.id}: no '-- {k}:' line" for k in missing]
-        if not re.search(r"(?is)\bselect\b", self.sql):
-            out.append(f"{self.path or self.id}: no evidence SELECT")
-        return out
-
 
 def parse_family(text: str, path: str | None = None) -> Family:
-    """A family file → ``Family``. Never raises: missing keys stay empty (``problems()`` names them)."""
+    """A family file → ``Family``. Never raises: missing keys stay empty."""
     meta: dict[str, str] = {}
     key = None
     body: list[str] = []
@@ -101,10 +93,10 @@ def _body(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
 
 
-def shared_views(families: dict[str, Family]) -> list[str]:
-    """The shipped saved queries (``queries/*.sql``) that two or more families read, directly or
-    through another saved query (``desync`` reads ``wedge``: F1, F2 and F15 all need ``wedge``),
-    each after the ones it reads. ``evidence_sql`` computes each once (a materialised CTE of the
+def shared_views(families: dict[str, Family]) -> list[tuple[str, str]]:
+    """``(name, SQL)`` of the shipped saved queries (``queries/*.sql``) that two or more families read,
+    directly or through another saved query (``desync`` reads ``wedge``: F1, F2 and F15 all need
+    ``wedge``), each after the ones it reads; the SQL without comment lines. ``evidence_sql`` computes each once (a materialised CTE of the
     view's name holding the shipped query's SQL) instead of once per family: a ``wedge`` is a pass
     over a day's batch seconds. A saved query of the same name in another folder is not used there."""
     texts = {p.stem: _body(p.read_text(encoding="utf-8")) for p in shipped_folder().parent.glob("*.sql")}
@@ -126,8 +118,8 @@ def shared_views(families: dict[str, Family]) -> list[str]:
         direct = reads(_body(fam.sql))
         for n in direct.union(*(deep(n) for n in direct)):
             count[n] = count.get(n, 0) + 1
-    shared = [n for n, c in count.items() if c >= 2]
-    return sorted(shared, key=lambda n: (len(deep(n)), n))
+    shared = sorted((n for n, c in count.items() if c >= 2), key=lambda n: (len(deep(n)), n))
+    return [(n, texts[n].strip().rstrip(";")) for n in shared]
 
 
 def evidence_sql(families: dict[str, Family]) -> str:
@@ -162,11 +154,7 @@ LEFT JOIN (
         )
     # each shared view's own SQL (not a reference to the view: a view's body would not see the CTEs
     # before it, and desync would compute its wedge again)
-    folder = shipped_folder().parent
-    shared = [
-        (n, _body((folder / f"{n}.sql").read_text(encoding="utf-8")).strip().rstrip(";"))
-        for n in shared_views(families)
-    ]
+    shared = shared_views(families)
     head = (
         "WITH " + ",\n".join(f"{n} AS MATERIALIZED (\n{body}\n)" for n, body in shared) + "\n"
         if shared
@@ -183,31 +171,16 @@ def _version_key(expr: str) -> str:
     )
 
 
+_META_KEYS = ("id", "title", "weight", "links", "needs", "fixed_in", "fix", "workaround", "explains")
+
+
 def known_issues_sql(families: dict[str, Family]) -> str:
     """SQL of ``known_issues``: one row per family with evidence whose configuration is not known to
     rule it out, ranked: ``signature+config`` before ``signature`` (configuration unknown), then by the
     family's weight, then by its first evidence."""
-    meta_rows = (
-        ",\n".join(
-            "("
-            + ", ".join(
-                _lit(fam.meta.get(k))
-                for k in (
-                    "id",
-                    "title",
-                    "weight",
-                    "links",
-                    "needs",
-                    "fixed_in",
-                    "fix",
-                    "workaround",
-                    "explains",
-                )
-            )
-            + ")"
-            for fam in families.values()
-        )
-        or "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+    meta_rows = ",\n".join(  # no family: one row of NULLs
+        "(" + ", ".join(_lit(fam.meta.get(k)) for k in _META_KEYS) + ")"
+        for fam in families.values() or [Family("", "")]
     )
     return f"""WITH meta(family, title, weight, links, needs, fixed_in, fix, workaround, explains) AS (VALUES
 {meta_rows}),
@@ -305,11 +278,6 @@ def saved_queries(families: dict[str, Family] | None = None) -> dict[str, str]:
     }
 
 
-def _first_flag(workaround: str | None) -> str | None:
-    m = re.search(r"--[a-z][a-z0-9-]+", workaround or "")
-    return m.group(0) if m else None
-
-
 def report_sections(matches, config) -> list[str]:
     """Markdown lines of the report's "Known upstream issues" and "Configuration" sections.
 
@@ -321,16 +289,14 @@ def report_sections(matches, config) -> list[str]:
     if matches.height == 0:
         out.append("No known family has evidence rows here (a configuration alone is never a match).")
     for m in matches.iter_rows(named=True):
-        roles = sorted({r for r in re.findall(r"\b(prefill|decode)\b", m["evidence"] or "")})
-        flag = _first_flag(m["workaround"])
+        roles = sorted(set(re.findall(r"\b(prefill|decode)\b", m["evidence"] or "")))
         now = m["workaround"] or ""
+        flag = re.search(r"--[a-z][a-z0-9-]+", now)
         if flag and roles:
-            now = f"run {' and '.join(roles)} with `{flag}`. {now}"
+            now = f"run {' and '.join(roles)} with `{flag.group(0)}`. {now}"
         issue = re.search(r"sglang#\d+", m["title"] or "") or re.search(r"sglang#\d+", m["workaround"] or "")
         check = m["version_check"] or ""  # without a fixed release it repeats the fix text in brackets
-        check = (
-            "no release with a fix is known" if check.startswith("no release with a fix is known") else check
-        )
+        check = check.partition(" (")[0] if check.startswith("no release with a fix is known") else check
         out += [
             f"**{m['rank']}. {m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows"
             f"{', ' + issue.group(0) if issue else ''}). "
@@ -353,7 +319,7 @@ def report_sections(matches, config) -> list[str]:
     out.append("|---|" + "---|" * len(heads))
     for c in cols:
         vals = ["" if v is None else str(v) for v in config[c].to_list()]
-        mark = "**" if len({v for v in vals}) > 1 else ""
+        mark = "**" if len(set(vals)) > 1 else ""
         out.append(f"| {mark}{c}{mark} | " + " | ".join(vals) + " |")
     for r in config.iter_rows(named=True):
         extra = [x for x in (r["defaulted"] and f"SGLang defaults (not on the command line): {r['defaulted']}",
@@ -361,6 +327,4 @@ def report_sections(matches, config) -> list[str]:
                              r["note"]) if x]  # fmt: skip
         if extra:
             out.append(f"- {r['role']} pid {r['pid']}: " + "; ".join(extra))
-    out.append("")
-    out.append("Settings that differ between the engines are in bold.")
-    return out
+    return [*out, "", "Settings that differ between the engines are in bold."]

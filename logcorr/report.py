@@ -56,10 +56,6 @@ def _md(text: object, width: int = 240) -> str:
     return s.replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _ranks(labels: list[str] | None) -> str:
-    return ", ".join(labels or []) or "?"
-
-
 def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -> list[str]:
     """A Markdown table of ``df``'s ``columns`` (``{column: header}``), values passed through ``fmt``."""
     fmt = fmt or {}
@@ -114,9 +110,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
 
 
 def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
-    return wedge.filter(
-        pl.col("verdict").str.starts_with("wedged") | pl.col("verdict").str.starts_with("stalled")
-    )
+    return wedge.filter(pl.col("verdict").str.contains("^(?:wedged|stalled)"))
 
 
 def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
@@ -128,8 +122,10 @@ def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
     lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
         r["unit_lifecycle"]
     )
-    lines += _verdict(stops, r["desync"], r["abort_to_assert"], r["incident_chain"])
-    return [line.removeprefix("- ") for line in lines]
+    lines += _stop_lines(stops) + _desync_lines(r["desync"]) + _trigger_lines(r["abort_to_assert"])
+    for b in r["incident_chain"].filter(pl.col("step") == "abort_burst").iter_rows(named=True):
+        lines.append(f"**Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
+    return lines
 
 
 def report(out: Path) -> str:
@@ -211,15 +207,7 @@ def _waits(stuck: pl.DataFrame) -> list[str]:
     if not stuck.height:
         return ["No py-spy capture in the data: where each rank waited cannot be said."]
     lines = []
-    verdicts = stuck.group_by("role", "pp_rank", maintain_order=True).agg(
-        pl.first("verdict"),
-        pl.first("groups"),
-        pl.first("round_ts"),
-        pl.first("round_end_ts"),
-        pl.first("round_basis"),
-        pl.first("rounds"),
-    )
-    for row in verdicts.iter_rows(named=True):
+    for row in stuck.unique(["role", "pp_rank"], keep="first", maintain_order=True).iter_rows(named=True):
         pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
         role = row["role"] or "unknown role"
         lines.append(f"- {role}{pp}: **{row['verdict']}**: {row['groups']} ({_round(row)})")
@@ -283,11 +271,7 @@ def _markup(
         if quiet:
             out.append(f"  None with {' or '.join(quiet)} requests running.")
         out.append(f"  Parser configuration: {_parsers(config, host, role)}.")
-    known = (
-        matches.filter(pl.col("family") == "F19")
-        if matches.height and "family" in matches.columns
-        else matches
-    )
+    known = matches.filter(pl.col("family") == "F19") if matches.height else matches
     if known.height:
         m = known.row(0, named=True)
         out.append(
@@ -323,7 +307,7 @@ def _markup(
 
 def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
     """The engine's tool-call/reasoning parser and chat template as its ``config`` rows state them."""
-    if config.height == 0 or "settings" not in config.columns:
+    if config.height == 0:
         return "cannot tell: no server_args line or command line in the data"
     rows = config.filter(
         (pl.col("role") == role) & (pl.col("host").is_null() | pl.col("host").eq_missing(host))
@@ -343,15 +327,6 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
             text += ("; " if text else "") + f"{', '.join(unnamed)} not named ({r['origin']})"
         parts.append(f"pid {r['pid']}: {text}; model {r['model_path'] or '?'}")
     return "; ".join(parts)
-
-
-def _verdict(stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame, chain: pl.DataFrame) -> list[str]:
-    """The verdict's lines: each stop, each engine's desync verdict, the trigger, the abort burst."""
-    lines = _stop_lines(stops) + _desync_lines(stuck) + _trigger_lines(a2a)
-    burst = chain.filter(pl.col("step") == "abort_burst")
-    for b in burst.iter_rows(named=True):
-        lines.append(f"- **Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
-    return lines
 
 
 def _stop_lines(stops: pl.DataFrame) -> list[str]:
@@ -385,8 +360,8 @@ def _stop_lines(stops: pl.DataFrame) -> list[str]:
                 f', ready again ("fired up and ready to roll") at {_t(s["ready_ts"], date=False)}' + resumed
             )
         lines.append(
-            f"- **{s['role'].capitalize()} {s['verdict'].split(':')[0]}** at {_t(s['first_rank_stopped_ts'])}: "
-            f"no batch after it on any of its {s['ranks_stopped']} ranks ({_ranks(s['rank_labels'])}; the last of "
+            f"**{s['role'].capitalize()} {s['verdict'].split(':')[0]}** at {_t(s['first_rank_stopped_ts'])}: "
+            f"no batch after it on any of its {s['ranks_stopped']} ranks ({', '.join(s['rank_labels'] or []) or '?'}; the last of "
             f"them at {_t(s['stopped_ts'], date=False)}, "
             f"{s['running_req_at_stop'] or 0} requests running) for {_s(s['stalled_s'])}; {other}; {health}; "
             f"{restart}{resumed}."
@@ -397,23 +372,20 @@ def _stop_lines(stops: pl.DataFrame) -> list[str]:
 def _desync_lines(stuck: pl.DataFrame) -> list[str]:
     """Per engine, its ranks' desync verdict (divergent, lockstep, or cannot tell)."""
     lines: list[str] = []
-    if stuck.height:
-        for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
-            role = role_or_none or "unknown role (dumps whose process logged nothing else here)"
-            verdicts = sorted(set(grp["verdict"].drop_nulls()))
-            groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
-            when = _round(grp.row(0, named=True))
-            if "divergent" in verdicts:
-                lines.append(
-                    f"- **TP desync in {role}**: its ranks wait in different places: {groups} ({when})."
-                )
-            elif verdicts == ["lockstep"]:
-                lines.append(f"- {role[0].upper() + role[1:]} ranks are in lockstep: {groups} ({when}).")
-            else:  # "cannot tell: one rank captured" / "no rank captured" (lockstep needs two ranks)
-                why = "; ".join(v.removeprefix("cannot tell: ") for v in verdicts if v != "lockstep")
-                lines.append(
-                    f"- {role[0].upper() + role[1:]}: lockstep or desync cannot be told: {why} ({groups}; {when})."
-                )
+    for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
+        role = role_or_none or "unknown role (dumps whose process logged nothing else here)"
+        verdicts = sorted(set(grp["verdict"].drop_nulls()))
+        groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
+        when = _round(grp.row(0, named=True))
+        if "divergent" in verdicts:
+            lines.append(f"**TP desync in {role}**: its ranks wait in different places: {groups} ({when}).")
+        elif verdicts == ["lockstep"]:
+            lines.append(f"{role[0].upper() + role[1:]} ranks are in lockstep: {groups} ({when}).")
+        else:  # "cannot tell: one rank captured" / "no rank captured" (lockstep needs two ranks)
+            why = "; ".join(v.removeprefix("cannot tell: ") for v in verdicts if v != "lockstep")
+            lines.append(
+                f"{role[0].upper() + role[1:]}: lockstep or desync cannot be told: {why} ({groups}; {when})."
+            )
     return lines
 
 
@@ -437,16 +409,16 @@ def _trigger_lines(a2a: pl.DataFrame) -> list[str]:
             else:
                 cause = "no abort of this room came before it"
             lines.append(
-                f"- **Trigger**: room {room}: `assert room in self.transfer_infos` on {role} {ranks} at "
+                f"**Trigger**: room {room}: `assert room in self.transfer_infos` on {role} {ranks} at "
                 f"{_t(first['assert_first_ts'])}; {cause}."
             )
     elif a2a.height:
         lines.append(
-            "- No transfer_infos assertion in the data; "
+            "No transfer_infos assertion in the data; "
             f"{a2a['bootstrap_room'].n_unique()} room(s) were aborted (see below): the trigger cannot be named."
         )
     else:
-        lines.append("- No transfer_infos assertion and no abort with a room in the data.")
+        lines.append("No transfer_infos assertion and no abort with a room in the data.")
     return lines
 
 
@@ -465,13 +437,13 @@ def _wedge_verdict(stops: pl.DataFrame, cov: pl.DataFrame, lbr: pl.DataFrame) ->
         if row["batches"]:
             last = lbr.filter(pl.col("role") == role)["last_batch_ts"].max() if lbr.height else None
             lines.append(
-                f"- {label}: its {row['batches']:,} batch line(s) show no stop longer than the wedge query's gap"
+                f"{label}: its {row['batches']:,} batch line(s) show no stop longer than the wedge query's gap"
                 f" (min_gap_s); whether it advanced after its last one ({_t(last)}) the data cannot tell."
             )
         elif row["events"]:
-            lines.append(f"- {label}: cannot tell whether it wedged: no batch lines of {role} in the data.")
+            lines.append(f"{label}: cannot tell whether it wedged: no batch lines of {role} in the data.")
     if not lines and not stopped:
-        lines.append("- Cannot tell whether an engine wedged: no batch lines of any engine in the data.")
+        lines.append("Cannot tell whether an engine wedged: no batch lines of any engine in the data.")
     return lines
 
 
@@ -489,7 +461,7 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
             if u["restarts_scheduled"]
             else ""
         )
-        lines.append(f"- **{u['unit']}** ({u['role']}): {how}, {u['crashes']} crash(es) in all{again}.")
+        lines.append(f"**{u['unit']}** ({u['role']}): {how}, {u['crashes']} crash(es) in all{again}.")
     return lines
 
 

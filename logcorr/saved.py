@@ -36,7 +36,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from importlib import resources
@@ -103,7 +103,6 @@ class SavedQuery:
     parameters: tuple[tuple[str, str], ...] = ()
     reading: str = ""
     path: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> list[str]:
@@ -148,13 +147,10 @@ def parse_saved(text: str, name: str, path: str | None = None) -> SavedQuery:
         and ``problems()`` reports it.
     """
     header: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
+    for stripped in (line.strip() for line in text.splitlines()):
         if stripped.startswith("--"):
             header.append(stripped[2:])
-        elif stripped == "" and not header:
-            continue
-        else:
+        elif stripped or header:  # blank lines before the header are skipped
             break
     sections: dict[str, list[str]] = {}
     inline: set[str] = set()  # sections whose text starts on the key line: lists, not entry lines
@@ -165,9 +161,9 @@ def parse_saved(text: str, name: str, path: str | None = None) -> SavedQuery:
         key = SECTION_ALIASES.get(match["key"].strip().lower()) if match else None
         if key:
             current = key
-            sections[current] = [match["rest"]] if match["rest"].strip() else []
+            sections[key] = [match["rest"]] if match["rest"].strip() else []
             if match["rest"].strip():
-                inline.add(current)
+                inline.add(key)
         elif current is not None:
             sections[current].append(line)
     text_of = {k: _join(v) for k, v in sections.items()}
@@ -233,12 +229,9 @@ def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
     * a comma-separated list starting on the section line itself: ``-- Columns: a, b (what b is), c.``
     """
     if inline:
-        out = []
-        for item in _top_level_items(_first_sentence(_join(lines))):
-            m = re.match(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(.*)$", item, re.S)
-            if m:
-                out.append((m[1], m[2].strip().strip("()").strip()))
-        return tuple(out)
+        items = _top_level_items(_first_sentence(_join(lines)))
+        found = (re.match(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s*(.*)$", item, re.S) for item in items)
+        return tuple((m[1], m[2].strip().strip("()").strip()) for m in found if m)
     items: list[list[str]] = []
     indent = None
     for line in lines:
@@ -311,17 +304,11 @@ def all_parameters(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
 
 def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
     """Saved queries ordered so that one using another's view comes after it (by name mention)."""
-    names = set(saved)
-    deps = {
-        n: {m for m in names if m != n and re.search(rf"\b{re.escape(m)}\b", _strip_comments(q.sql))}
-        for n, q in saved.items()
-    }
+    pending = {n: set(uses(q, saved)) for n, q in saved.items()}
     ordered: list[str] = []
-    pending = dict(deps)
     while pending:
-        ready = sorted(n for n, d in pending.items() if d <= set(ordered))
-        if not ready:  # a cycle: keep file order, the views will report the error
-            ready = sorted(pending)
+        # none ready: a cycle; keep file order, the views will report the error
+        ready = sorted(n for n, d in pending.items() if d <= set(ordered)) or sorted(pending)
         for n in ready:
             ordered.append(n)
             pending.pop(n)
@@ -371,12 +358,12 @@ def parquet_glob(folder: Path | str) -> str:
     return glob_escape(folder) + "/**/*.parquet"
 
 
-def parquet_view_sql(table: str, glob: str) -> str:
+def parquet_view_sql(table: str, glob: str, create: str = "CREATE OR REPLACE VIEW") -> str:
     """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
     relative to the working directory of whoever runs it; see ``parquet_glob``), the name quoted
-    as an identifier and the glob as a literal."""
+    as an identifier and the glob as a literal; ``create="CREATE TABLE"`` copies the rows instead."""
     return (
-        f"CREATE OR REPLACE VIEW {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
+        f"{create} {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
         "union_by_name = true, hive_partitioning = false)"
     )
 
@@ -635,18 +622,18 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
         lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
         lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]
         return "\n".join(lines)
+    count = f"({len(rows)} row{'s' if len(rows) != 1 else ''})"
     if fmt == "vertical":
         if not rows:
             return "(no rows)"
         name_width = max(len(c) for c in cols)
-        blocks = []
+        out = []
         for i, r in enumerate(cells, 1):
-            block = [f"-[ row {i} ]" + "-" * 20]
-            block += [
+            out.append(f"-[ row {i} ]" + "-" * 20)
+            out += [
                 f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)
             ]
-            blocks.append("\n".join(block))
-        return "\n".join(blocks) + f"\n({len(rows)} row{'s' if len(rows) != 1 else ''})"
+        return "\n".join([*out, count])
     if fmt == "table":
         if not rows:
             return "  ".join(cols) + "\n(no rows)"
@@ -659,10 +646,7 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
                 (v.rjust(w) if num else v.ljust(w)) for v, w, num in zip(values, widths, numeric, strict=True)
             ).rstrip()
 
-        out = [line(cols), "  ".join("-" * w for w in widths)]
-        out += [line(r) for r in flat]
-        out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-        return "\n".join(out)
+        return "\n".join([line(cols), "  ".join("-" * w for w in widths), *(line(r) for r in flat), count])
     raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 

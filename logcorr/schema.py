@@ -85,7 +85,8 @@ _LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null whe
 _ROOM = C(pl.Int64, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
 _RID = C(pl.String, "SGLang request id (rid)")
 # Columns every parsed event table copies from ``events``, and the ones it ends with.
-_BASE = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID, **_RANKS}
+_IDS = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID}
+_BASE = {**_IDS, **_RANKS}
 _TAIL = {"level": _LEVEL, **_PROVENANCE}
 
 
@@ -112,6 +113,9 @@ EVENTS = Table(
         **_PROVENANCE,
     },
 )
+
+# The columns that name an engine process, as in ``events``.
+_PROCESS = {c: EVENTS.columns[c] for c in ("host", "boot_id", "unit", "role", "pid")}
 
 SOURCES = Table(
     "sources",
@@ -235,11 +239,7 @@ REQUESTS = Table(
     "one HTTP request line: router span/summary, uvicorn or aiohttp access line",
     ("event_id",),
     {
-        "event_id": _EVENT_ID,
-        "ts": _TS,
-        "host": _HOST,
-        "role": _ROLE,
-        "pid": _PID,
+        **_IDS,
         "method": C(pl.String, "HTTP method"),
         "path": C(pl.String, "request path (/generate, /v1/chat/completions, /health …)"),
         "status": C(pl.Int32, "HTTP status code"),
@@ -394,36 +394,28 @@ LIFECYCLE = Table(
     },
 )
 
-_CAPTURE_ID = C(pl.String, "one py-spy dump of one process")
-_CAPTURE_TS = C(UTC_US, "when the dump was taken (its log line's time, or --captured-at)")
-_PROCESS_NAME = C(pl.String, "process title py-spy printed (sglang::scheduler_TP3 …)")
-_THREAD_ID = C(pl.Int64, "thread id as py-spy printed it")
-_THREAD_NAME = C(pl.String, "thread name (MainThread …); null when none")
-_THREAD_STATE = C(pl.String, "active, idle, … as py-spy printed it")
-_PARTIAL = C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)")
-
 STACKS = Table(
     "stacks",
     "one frame of one thread of one py-spy dump",
     ("capture_id", "thread_id", "depth"),
     {
-        "capture_id": _CAPTURE_ID,
-        "capture_ts": _CAPTURE_TS,
+        "capture_id": C(pl.String, "one py-spy dump of one process"),
+        "capture_ts": C(UTC_US, "when the dump was taken (its log line's time, or --captured-at)"),
         "host": _HOST,
         "pid": _PID,
-        "process_name": _PROCESS_NAME,
+        "process_name": C(pl.String, "process title py-spy printed (sglang::scheduler_TP3 …)"),
         "role": _ROLE,
         **_RANKS,
-        "thread_id": _THREAD_ID,
-        "thread_name": _THREAD_NAME,
-        "thread_state": _THREAD_STATE,
+        "thread_id": C(pl.Int64, "thread id as py-spy printed it"),
+        "thread_name": C(pl.String, "thread name (MainThread …); null when none"),
+        "thread_state": C(pl.String, "active, idle, … as py-spy printed it"),
         "depth": C(pl.Int32, "0 = innermost frame"),
         "function": C(pl.String, "function name"),
         "file": C(pl.String, "file as printed"),
         "line": C(pl.Int32, "line number"),
         "is_native": C(pl.Boolean, "a native frame (py-spy --native, '0x… (lib.so)')"),
         "locals": C(pl.String, "the frame's locals (py-spy --locals), JSON"),
-        "partial": _PARTIAL,
+        "partial": C(pl.Boolean, "the stack is cut short (no thread-entry frame at its base, or elided)"),
         **_PROVENANCE,
     },
 )
@@ -433,18 +425,12 @@ CAPTURES = Table(
     "one dumped thread of one py-spy dump, classified",
     ("capture_id", "thread_id"),
     {
-        "capture_id": _CAPTURE_ID,
+        "capture_id": STACKS.columns["capture_id"],
         "capture_seq": C(pl.Int32, "order of the dump within its source"),
-        "capture_ts": _CAPTURE_TS,
-        "host": _HOST,
-        "pid": _PID,
-        "process_name": _PROCESS_NAME,
-        "role": _ROLE,
+        **{c: STACKS.columns[c] for c in ("capture_ts", "host", "pid", "process_name", "role")},
         "python_version": C(pl.String, "Python version py-spy printed"),
         **_RANKS,
-        "thread_id": _THREAD_ID,
-        "thread_name": _THREAD_NAME,
-        "thread_state": _THREAD_STATE,
+        **{c: STACKS.columns[c] for c in ("thread_id", "thread_name", "thread_state")},
         "is_main": C(pl.Boolean, "the main thread"),
         "n_frames": C(pl.Int32, "frames with a function"),
         "wait_class": C(pl.String, "where it waits: all_reduce, broadcast, recv, barrier, running, idle, …"),
@@ -453,7 +439,7 @@ CAPTURES = Table(
         "wait_frame": C(pl.String, "the frame that decides wait_class, 'func (file:line)'"),
         "innermost": C(pl.String, "innermost frame, 'func (file:line)'"),
         "fingerprint": C(pl.String, "hash of the stack's functions: equal stacks, equal fingerprints"),
-        "partial": _PARTIAL,
+        "partial": STACKS.columns["partial"],
         **_PROVENANCE,
     },
 )
@@ -463,11 +449,7 @@ PROCESSES = Table(
     "one process's records of one ingest, summed up (group again by the key after --append)",
     ("host", "boot_id", "unit", "role", "pid", *RANK_COLUMNS, "source"),
     {
-        "host": _HOST,
-        "boot_id": EVENTS.columns["boot_id"],
-        "unit": EVENTS.columns["unit"],
-        "role": _ROLE,
-        "pid": _PID,
+        **_PROCESS,
         **_RANKS,
         "records": C(pl.Int64, "records (sum = count(*) of events)"),
         "first_ts": C(UTC_US, "first record's time"),
@@ -501,11 +483,7 @@ CONFIG = Table(
     "one engine process's configuration: its server_args=ServerArgs(…) line and/or its launch command line",
     ("host", "boot_id", "unit", "pid", "event_id"),
     {
-        "host": _HOST,
-        "boot_id": EVENTS.columns["boot_id"],
-        "unit": EVENTS.columns["unit"],
-        "role": _ROLE,
-        "pid": _PID,
+        **_PROCESS,
         "first_ts": C(
             UTC_US, "time of the server_args line, else of the process's first record with its command line"
         ),
@@ -612,16 +590,6 @@ SHORT_POSITION_SQL = (
 )
 
 
-def schema_of(table: str | Table) -> dict[str, pl.DataType]:
-    """``{column: polars type}`` of a table of the contract. Raises ``KeyError`` for an unknown name."""
-    return (table if isinstance(table, Table) else TABLES[table]).schema
-
-
-def empty(table: str | Table) -> pl.DataFrame:
-    """A frame with no rows and exactly the table's columns."""
-    return pl.DataFrame(schema=schema_of(table))
-
-
 def conform(df: pl.DataFrame, schema: dict | str | Table, *, strict: bool = True) -> pl.DataFrame:
     """Return ``df`` with exactly the columns of ``schema`` (a dict, a table name or a ``Table``), in
     order, cast to their types.
@@ -631,7 +599,7 @@ def conform(df: pl.DataFrame, schema: dict | str | Table, *, strict: bool = True
     ``strict=False`` such a value becomes null instead.
     """
     if not isinstance(schema, dict):
-        schema = schema_of(schema)
+        schema = (schema if isinstance(schema, Table) else TABLES[schema]).schema
     if df.width == 0:  # literals alone would make one row
         return pl.DataFrame(schema=schema)
     return df.select(

@@ -25,6 +25,7 @@ import polars as pl
 
 from logcorr.parsers.batch_lines import first_line
 from logcorr.parsers.prefix import HEADERS, strip_groups
+from logcorr.parsers.rules import FieldRule
 from logcorr.schema import EVENTS
 from logcorr.schema import REQUESTS as REQUESTS_TABLE
 
@@ -44,22 +45,6 @@ class RequestFormat:
     sample: str
     role: str | None = None
     yields: dict = field(default_factory=dict, compare=False, hash=False)
-
-
-@dataclass(frozen=True)
-class FieldRule:
-    """A field router lines print, in the shape of ``sglang_lines.FieldRule`` (which cannot be imported
-    here: ``sglang_lines`` imports this module), applied by ``sglang.extract_fields``: ``regex``'s named
-    groups are ``requests`` columns (``_latency``: the span's raw value, for ``_latency_ms``), searched
-    in ``scope`` of a router line (``spans`` and ``message``: the columns ``_spans`` and ``_message``
-    the parsers below add); the first rule with a value wins. ``yields``: what ``sample`` gives."""
-
-    name: str
-    regex: str
-    scope: str
-    since: str
-    sample: str
-    yields: dict
 
 
 R = RequestFormat

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from logcorr.parsers.sglang_lines import FieldRule
+from logcorr.parsers.rules import FieldRule
 
 # The exception line of a traceback: the first unindented line after its last frame (lines may follow
 # it: a second log line glued on, a chained exception); null when the excerpt is cut before it.

@@ -7,53 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 import polars as pl
 
 from logcorr.parsers import router, systemd
-
-
-@dataclass(frozen=True)
-class LinePattern:
-    """One named line format.
-
-    ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax) confirms the
-    match, searched anywhere in the record unless it starts with ``^``. Its named groups are columns of
-    the table its kind fills, typed by the table contract (``sglang.extract_fields``; a group
-    ``<name>_ms`` fills ``<name>_s`` in seconds; a name starting with ``_`` is a part its builder
-    combines). ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine
-    role the line implies (issue item 8), or None; ``yields`` the columns the sample's row must hold
-    (checked by ``tests/test_sglang_parsers.py``).
-    """
-
-    name: str
-    kind: str
-    anchor: str
-    regex: str
-    since: str
-    sample: str
-    role: str | None = None
-    subkind: str | None = None
-    yields: dict = field(default_factory=dict, compare=False, hash=False)
-
-
-@dataclass(frozen=True)
-class FieldRule:
-    """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of
-    the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body`` or one of
-    ``sglang.SCOPES``). Rules are tried in table order, the first non-null value of a column wins
-    (``nonempty``: an empty capture counts as none). ``sample`` is a text of that scope (a whole record
-    for the scopes of a ``Finish`` line) and ``yields`` what it must give."""
-
-    name: str
-    regex: str
-    scope: str
-    since: str
-    sample: str
-    yields: dict
-    nonempty: bool = False
-
+from logcorr.parsers.rules import FieldRule as FieldRule
+from logcorr.parsers.rules import LinePattern as LinePattern
 
 P = LinePattern
 

@@ -34,11 +34,12 @@ class LinePattern:
 
 @dataclass(frozen=True)
 class FieldRule:
-    """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of
-    the family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``, one of
-    ``sglang.SCOPES``, or a column ``_<scope>`` its parser added: the router's ``spans`` and ``message``). Rules are tried in table order, the first non-null value of a column wins
-    (``nonempty``: an empty capture counts as none). ``sample`` is a text of that scope (a whole record
-    for the scopes of a ``Finish`` line) and ``yields`` what it must give."""
+    """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of the
+    family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``, one of
+    ``sglang.SCOPES``, or a column ``_<scope>`` its parser added: the router's ``spans`` and ``message``).
+    Rules are tried in table order, the first non-null value of a column wins (``nonempty``: an empty
+    capture counts as none). ``sample`` is a text of that scope (a whole record for the scopes of a
+    ``Finish`` line) and ``yields`` what it must give."""
 
     name: str
     regex: str

@@ -394,9 +394,11 @@ class _Run:
             next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
             self.enrich.next_id = max(self.enrich.next_id, next_id)
             # dumps added now find the ranks their pids logged with before
-            ranked = _previous_events(self.output.tmp).filter(pl.col("tp_rank").is_not_null())
+            # its files listed now: the part files this run writes are not what OUT held
+            previous = _previous_events(self.output.tmp)
+            ranked = previous.filter(pl.col("tp_rank").is_not_null())
             _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
-            in_output = (out, lambda: _previous_entry_keys(self.output.tmp))
+            in_output = (out, lambda: _previous_entry_keys(previous))
         # a journal and its capture: once (and not again what OUT holds, with --append)
         self.seen = (
             input_files.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
@@ -706,11 +708,11 @@ def _previous_events(folder: Path) -> pl.LazyFrame:
     return pl.scan_parquet(files, hive_partitioning=False, glob=False)
 
 
-def _previous_entry_keys(folder: Path) -> np.ndarray:
-    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of the events in ``folder``,
+def _previous_entry_keys(events: pl.LazyFrame) -> np.ndarray:
+    """Sorted ``input_files.ENTRY_KEY`` of the single-line journal records of ``events`` (``_previous_events``),
     computed as the files stream by."""
     journal_lines = (pl.col("n_lines") == 1) & pl.col("boot_id").is_not_null() & pl.col("ts").is_not_null()
-    keys = _previous_events(folder).filter(journal_lines).select(input_files.ENTRY_KEY)
+    keys = events.filter(journal_lines).select(input_files.ENTRY_KEY)
     return np.sort(keys.collect(engine="streaming").to_series().to_numpy())
 
 

@@ -720,3 +720,22 @@ def test_progress_in_a_log_is_rate_limited_and_on_a_terminal_rewritten(capsys, m
     term("b")
     term.done()
     assert capsys.readouterr().err == "\r\x1b[K  … a\r\x1b[K  … b\r\x1b[K"
+
+
+def test_append_of_a_plain_log_and_a_capture_reads_only_what_out_held(tmp_path):
+    # the capture's entries were compared with OUT's events folder as it was while being written,
+    # half a part file of the plain log in it: polars failed with "must end with PAR1"
+    out = tmp_path / "out"
+    ingest([SAMPLE / "router.log"], out)
+    plain = tmp_path / "prefill.log"
+    plain.write_text(
+        "[2025-10-29 21:40:00 TP0] Prefill batch. #new-seq: 1, #new-token: 10, #cached-token: 0,"
+        " token usage: 0.00, #running-req: 0, #queue-req: 0\n"
+    )
+    result = CliRunner().invoke(
+        app, ["ingest", "--append", str(plain), str(SAMPLE / "journal.json"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert events(out).height == 1097 + 1 + 5964  # each alone: 1,097 and 5,964
+    result = CliRunner().invoke(app, ["ingest", "--append", str(SAMPLE / "journal.export"), "-o", str(out)])
+    assert result.exit_code == 1 and "entries are already in" in result.output

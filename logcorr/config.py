@@ -146,7 +146,7 @@ def rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
     cm_of_unit = {
         u: obs.filter((pl.col("kind") == "cmdline") & (pl.col("unit") == u)).row(0, named=True)
         for u, t in by_unit.items()
-        if len(t) == 1
+        if len(t) == 1 and u is not None  # processes outside any unit share no command line
     }
     for r in obs.iter_rows(named=True):
         key = (r["host"], r["boot_id"], r["unit"], r["pid"])

@@ -318,6 +318,27 @@ def test_server_args_wins_over_the_command_line_and_a_disagreement_is_shown(tmp_
     assert r["enable_hierarchical_cache"] is False and r["disaggregation_transfer_backend"] == "nixl"
 
 
+def test_a_command_line_outside_any_unit_is_read(tmp_path):
+    # a journal entry with _CMDLINE and no _SYSTEMD_UNIT (a server started by hand): ingest failed
+    # with "index 0 is out of bounds" looking for that unit's one command line
+    cmd = "/opt/sglang/.venv/bin/python3 -m sglang.launch_server --model-path /m --disaggregation-mode decode --tp 8"
+    entry = {
+        "__REALTIME_TIMESTAMP": "1761773000000000", "_HOSTNAME": "h1", "_BOOT_ID": "b" * 32,
+        "_PID": "4242", "_CMDLINE": cmd, "MESSAGE": "[2025-10-29 21:23:20] INFO: starting",
+    }  # fmt: skip
+    cap = tmp_path / "cap.json"
+    cap.write_text(json.dumps(entry) + "\n")
+    ingest([cap], tmp_path / "o")
+    r = saved.query(tmp_path / "o", "SELECT * FROM config").row(0, named=True)
+    assert (r["pid"], r["unit"], r["origin"], r["tp_size"], r["disaggregation_mode"]) == (
+        4242,
+        None,
+        "cmdline",
+        8,
+        "decode",
+    )
+
+
 def _f5_capture(path, venv: str) -> None:
     """A decode engine launched from a venv named by its SGLang version (as the real case
     server_args/02 names its shell ``(sglang-0.5.8.post1)``): 12 client aborts, then decode batch lines

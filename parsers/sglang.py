@@ -32,6 +32,7 @@ from logcorr.parsers.batch_lines import BATCH_FIELD_BY_KEY as BATCH_FIELD_BY_KEY
 from logcorr.parsers.batch_lines import BATCH_FIELDS as BATCH_FIELDS
 from logcorr.parsers.batch_lines import GRAPH_KEY as GRAPH_KEY
 from logcorr.parsers.batch_lines import first_line, parse_batch_lines
+from logcorr.parsers.rules import FieldRule, LinePattern
 from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
@@ -48,7 +49,6 @@ from logcorr.parsers.sglang_fields import (
 from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
     _PATTERN_TABLE,
-    _PRINTED_LEVEL_HINT,
     ABORT_PATTERNS,
     ALL_PATTERNS,
     BACKENDS,
@@ -65,8 +65,6 @@ from logcorr.parsers.sglang_lines import (
     TRACEBACK_ROLES,
     TRANSFER_ERROR_PATTERNS,
     WATCHDOG_PATTERNS,
-    FieldRule,
-    LinePattern,
 )
 from logcorr.schema import (
     ABORTS,
@@ -113,9 +111,10 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
     kind = hit["kind"]
     rid_room = _rid_room(base, kind)
     level = base["level"]
-    printed = (level.is_null() & base["body"].str.contains(_PRINTED_LEVEL_HINT)).fill_null(False)
+    printed = (level.is_null() & base["body"].str.contains(PRINTED_LEVEL)).fill_null(False)
     if printed.any():
-        found = base.filter(printed).select(_printed_level(pl.col("body"))).to_series()
+        g = base["body"].filter(printed).str.extract_groups(PRINTED_LEVEL).struct
+        found = g.field("a").fill_null(g.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
         level = level.scatter(printed.arg_true(), found)
     out = pl.DataFrame(
         {
@@ -127,7 +126,7 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
             "room_error": rid_room["room_error"],
         }
     )
-    return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
+    return out.cast(CLASSIFY)
 
 
 def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
@@ -320,17 +319,11 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         unknown, else the role the line implies), ``host``, ``first_ts``/``last_ts`` (UTC),
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
-    if {"rid", "bootstrap_room"} <= set(ev.columns):
-        ev = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        df = _base(ev).with_columns(
-            ev["rid"].cast(pl.String).alias("rid"),
-            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
-        )
-    else:
-        df = _base(ev)
-        c = classify(df)
-        df = df.with_columns(c["rid"], c["bootstrap_room"])
-    df = df.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+    df = _base(ev)
+    named = ev if {"rid", "bootstrap_room"} <= set(ev.columns) else classify(df)
+    df = df.with_columns(
+        named["rid"].cast(pl.String), named["bootstrap_room"].cast(pl.Int64, strict=False)
+    ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
         df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
     if df.height == 0:
@@ -446,13 +439,8 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         )
         found.append(leftmost.select("_i", "pattern"))
     best = pl.concat(found) if found else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    best = best.join(_PATTERN_TABLE.select("pattern", "kind", "content_role"), on="pattern")
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
-    kind_of = {p.name: p.kind for p in ALL_PATTERNS}
-    role_of = {p.name: p.role for p in ALL_PATTERNS}
-    out = out.with_columns(
-        pl.col("pattern").replace_strict(kind_of, default=None, return_dtype=pl.String).alias("kind"),
-        pl.col("pattern").replace_strict(role_of, default=None, return_dtype=pl.String).alias("content_role"),
-    )
     if patterns is None:
         out = _finish_kinds(out, base, router_rows, frame)
     return out
@@ -470,13 +458,8 @@ def _finish_kinds(
         rk = router.kinds(base.filter(todo))
         kind = kind.scatter(todo.arg_true(), rk["kind"])
         role = role.scatter(todo.arg_true(), rk["content_role"])
-    none = kind.is_null()
-    if none.any():
-        starts_like_dump = frame["body"].str.contains(PYSPY_FRAME_START).fill_null(False)
-        kind = pl.select(
-            pl.when(none & starts_like_dump).then(pl.lit("pyspy")).otherwise(kind).alias("kind")
-        ).to_series()
-    kind = kind.fill_null("other")
+    starts_like_dump = kind.is_null() & frame["body"].str.contains(PYSPY_FRAME_START)
+    kind = kind.scatter(starts_like_dump.arg_true(), "pyspy").fill_null("other")
     return out.with_columns(kind.alias("kind"), role.alias("content_role"))
 
 
@@ -566,13 +549,6 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         .alias("room_error")
     )
     return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
-
-
-def _printed_level(body: pl.Expr) -> pl.Expr:
-    g = body.str.extract_groups(PRINTED_LEVEL)
-    return pl.coalesce(
-        g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"})
-    )
 
 
 # =============================================================================================

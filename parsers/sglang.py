@@ -116,17 +116,8 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         g = base["body"].filter(printed).str.extract_groups(PRINTED_LEVEL).struct
         found = g.field("a").fill_null(g.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
         level = level.scatter(printed.arg_true(), found)
-    out = pl.DataFrame(
-        {
-            "kind": kind,
-            "rid": rid_room["rid"],
-            "bootstrap_room": rid_room["bootstrap_room"],
-            "content_role": _content_role(kind, hit["content_role"], base["body"]),
-            "level": level,
-            "room_error": rid_room["room_error"],
-        }
-    )
-    return out.cast(CLASSIFY)
+    role = _content_role(kind, hit["content_role"], base["body"]).alias("content_role")
+    return rid_room.with_columns(kind, role, level).select(pl.col(c).cast(t) for c, t in CLASSIFY.items())
 
 
 def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
@@ -274,7 +265,7 @@ def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.DataFrame(schema=ROOMS.schema)
     return (
         pl.concat(frames)
-        .sort("event_id")
+        .sort("event_id", maintain_order=True)
         .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
         .agg(
             pl.col("first_ts").min(),
@@ -326,19 +317,8 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
         df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
-    if df.height == 0:
-        return pl.DataFrame(schema=ROOMS.schema)
-    out = (
-        df.sort("event_id", maintain_order=True)
-        .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
-        .agg(
-            pl.col("ts").min().alias("first_ts"),
-            pl.col("ts").max().alias("last_ts"),
-            pl.len().cast(pl.Int64).alias("n_events"),
-            pl.col("event_id", "source", "source_pos").first(),
-        )
-    )
-    return _conform(out, ROOMS)
+    one = df.with_columns(first_ts=pl.col("ts"), last_ts=pl.col("ts"), n_events=pl.lit(1, pl.Int64))
+    return merge_rooms([_conform(one, ROOMS)])
 
 
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
@@ -371,13 +351,9 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
     """
-    texts = [c for c in ("body", "message") if c in ev.columns]  # (the ``body`` of ``_base``)
-    if not texts:
-        return pl.DataFrame(schema=TRACEBACKS.schema)
-    # filtered before _base copies every column
-    base = _base(
-        ev.filter(pl.coalesce(texts).str.contains("Traceback (most recent call last)", literal=True))
-    )
+    # filtered before _base copies every column (on the ``body`` of ``_base``)
+    text = pl.coalesce(*[c for c in ("body", "message") if c in ev.columns], pl.lit(""))
+    base = _base(ev.filter(text.str.contains("Traceback (most recent call last)", literal=True)))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
@@ -587,8 +563,7 @@ def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table
     for name, expr in SCOPES.items():
         if name in wanted:
             df = df.with_columns(expr.alias(f"_{name}"))
-    found = [(i, rule, _GROUP.findall(rule.regex)) for i, rule in enumerate(rules)]
-    found = [(i, rule, groups) for i, rule, groups in found if groups]
+    found = [(i, rule, groups) for i, rule in enumerate(rules) if (groups := _GROUP.findall(rule.regex))]
     df = df.with_columns(
         pl.col(_scope_column(rule)).str.extract_groups(rule.regex).alias(f"__rule{i}") for i, rule, _ in found
     )

@@ -78,10 +78,6 @@ from logcorr.schema import (
     conform,
 )
 
-# =============================================================================================
-# Public functions
-# =============================================================================================
-
 
 def classify(ev: pl.DataFrame) -> pl.DataFrame:
     """What each record is.
@@ -131,9 +127,8 @@ def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Serie
     tb = (kind == "traceback").fill_null(False)
     if tb.any():
         at = tb.arg_true()
-        text = body.gather(at)
-        by_frames = pl.select(_first_named(text, TRACEBACK_ROLES)).to_series()
-        role = role.scatter(at, pl.select(pl.coalesce(by_frames, role.gather(at))).to_series())
+        by_frames = pl.coalesce(_first_named(body.gather(at), TRACEBACK_ROLES), role.gather(at))
+        role = role.scatter(at, pl.select(by_frames).to_series())
     return role
 
 
@@ -370,11 +365,6 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     return _conform(df, TRACEBACKS)
 
 
-# =============================================================================================
-# Recognition
-# =============================================================================================
-
-
 def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:
     """Per row of ``base``: ``pattern`` (name or null), ``kind`` (``other`` when none),
     ``content_role``. With ``patterns`` only those are tried (used to re-find a known kind)."""
@@ -417,18 +407,11 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
     best = pl.concat(found) if found else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
     best = best.join(_PATTERN_TABLE.select("pattern", "kind", "content_role"), on="pattern")
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
-    if patterns is None:
-        out = _finish_kinds(out, base, router_rows, frame)
-    return out
-
-
-def _finish_kinds(
-    out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series, frame: pl.DataFrame
-) -> pl.DataFrame:
-    """Router rows and access lines get request/health/other from the router module; a record that
-    starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
+    if patterns is not None:
+        return out
+    # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
+    # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
-    # Access lines and mini_lb lines confirmed by an anchor: request or health by path.
     todo = (kind == "request").fill_null(False) | router_rows
     if todo.any():
         rk = router.kinds(base.filter(todo))
@@ -527,10 +510,6 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
 
 
-# =============================================================================================
-# Fields
-# =============================================================================================
-
 # Where a ``FieldRule`` searches, as expressions over ``body`` or over the scope they are cut from
 # (``_<scope>``). ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read
 # them too).
@@ -592,10 +571,6 @@ def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
         return value.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
     return value if dtype == pl.String else value.cast(dtype, strict=False)
 
-
-# =============================================================================================
-# Frame helpers
-# =============================================================================================
 
 # The columns the parsers read from ``ev``; the first ones every table copies (DESIGN.md: provenance
 # on every row).

@@ -32,6 +32,7 @@ from logcorr.parsers.batch_lines import BATCH_FIELD_BY_KEY as BATCH_FIELD_BY_KEY
 from logcorr.parsers.batch_lines import BATCH_FIELDS as BATCH_FIELDS
 from logcorr.parsers.batch_lines import GRAPH_KEY as GRAPH_KEY
 from logcorr.parsers.batch_lines import first_line, parse_batch_lines
+from logcorr.parsers.rules import FieldRule, LinePattern
 from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
@@ -48,7 +49,6 @@ from logcorr.parsers.sglang_fields import (
 from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
     _PATTERN_TABLE,
-    _PRINTED_LEVEL_HINT,
     ABORT_PATTERNS,
     ALL_PATTERNS,
     BACKENDS,
@@ -65,8 +65,6 @@ from logcorr.parsers.sglang_lines import (
     TRACEBACK_ROLES,
     TRANSFER_ERROR_PATTERNS,
     WATCHDOG_PATTERNS,
-    FieldRule,
-    LinePattern,
 )
 from logcorr.schema import (
     ABORTS,
@@ -79,10 +77,6 @@ from logcorr.schema import (
     WATCHDOGS,
     conform,
 )
-
-# =============================================================================================
-# Public functions
-# =============================================================================================
 
 
 def classify(ev: pl.DataFrame) -> pl.DataFrame:
@@ -113,21 +107,13 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
     kind = hit["kind"]
     rid_room = _rid_room(base, kind)
     level = base["level"]
-    printed = (level.is_null() & base["body"].str.contains(_PRINTED_LEVEL_HINT)).fill_null(False)
+    printed = (level.is_null() & base["body"].str.contains(PRINTED_LEVEL)).fill_null(False)
     if printed.any():
-        found = base.filter(printed).select(_printed_level(pl.col("body"))).to_series()
+        g = base["body"].filter(printed).str.extract_groups(PRINTED_LEVEL).struct
+        found = g.field("a").fill_null(g.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
         level = level.scatter(printed.arg_true(), found)
-    out = pl.DataFrame(
-        {
-            "kind": kind,
-            "rid": rid_room["rid"],
-            "bootstrap_room": rid_room["bootstrap_room"],
-            "content_role": _content_role(kind, hit["content_role"], base["body"]),
-            "level": level,
-            "room_error": rid_room["room_error"],
-        }
-    )
-    return out.select([pl.col(c).cast(t) for c, t in CLASSIFY.items()])
+    role = _content_role(kind, hit["content_role"], base["body"]).alias("content_role")
+    return rid_room.with_columns(kind, role, level).select(pl.col(c).cast(t) for c, t in CLASSIFY.items())
 
 
 def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
@@ -141,9 +127,8 @@ def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Serie
     tb = (kind == "traceback").fill_null(False)
     if tb.any():
         at = tb.arg_true()
-        text = body.gather(at)
-        by_frames = pl.select(_first_named(text, TRACEBACK_ROLES)).to_series()
-        role = role.scatter(at, pl.select(pl.coalesce(by_frames, role.gather(at))).to_series())
+        by_frames = pl.coalesce(_first_named(body.gather(at), TRACEBACK_ROLES), role.gather(at))
+        role = role.scatter(at, pl.select(by_frames).to_series())
     return role
 
 
@@ -275,7 +260,7 @@ def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.DataFrame(schema=ROOMS.schema)
     return (
         pl.concat(frames)
-        .sort("event_id")
+        .sort("event_id", maintain_order=True)
         .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
         .agg(
             pl.col("first_ts").min(),
@@ -320,32 +305,15 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         unknown, else the role the line implies), ``host``, ``first_ts``/``last_ts`` (UTC),
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
-    if {"rid", "bootstrap_room"} <= set(ev.columns):
-        ev = ev.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
-        df = _base(ev).with_columns(
-            ev["rid"].cast(pl.String).alias("rid"),
-            ev["bootstrap_room"].cast(pl.Int64, strict=False).alias("bootstrap_room"),
-        )
-    else:
-        df = _base(ev)
-        c = classify(df)
-        df = df.with_columns(c["rid"], c["bootstrap_room"])
-    df = df.filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
+    df = _base(ev)
+    named = ev if {"rid", "bootstrap_room"} <= set(ev.columns) else classify(df)
+    df = df.with_columns(
+        named["rid"].cast(pl.String), named["bootstrap_room"].cast(pl.Int64, strict=False)
+    ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
         df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
-    if df.height == 0:
-        return pl.DataFrame(schema=ROOMS.schema)
-    out = (
-        df.sort("event_id", maintain_order=True)
-        .group_by(["rid", "bootstrap_room", "role", "host"], maintain_order=True)
-        .agg(
-            pl.col("ts").min().alias("first_ts"),
-            pl.col("ts").max().alias("last_ts"),
-            pl.len().cast(pl.Int64).alias("n_events"),
-            pl.col("event_id", "source", "source_pos").first(),
-        )
-    )
-    return _conform(out, ROOMS)
+    one = df.with_columns(first_ts=pl.col("ts"), last_ts=pl.col("ts"), n_events=pl.lit(1, pl.Int64))
+    return merge_rooms([_conform(one, ROOMS)])
 
 
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
@@ -378,13 +346,9 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
     """
-    texts = [c for c in ("body", "message") if c in ev.columns]  # (the ``body`` of ``_base``)
-    if not texts:
-        return pl.DataFrame(schema=TRACEBACKS.schema)
-    # filtered before _base copies every column
-    base = _base(
-        ev.filter(pl.coalesce(texts).str.contains("Traceback (most recent call last)", literal=True))
-    )
+    # filtered before _base copies every column (on the ``body`` of ``_base``)
+    text = pl.coalesce(*[c for c in ("body", "message") if c in ev.columns], pl.lit(""))
+    base = _base(ev.filter(text.str.contains("Traceback (most recent call last)", literal=True)))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
@@ -399,11 +363,6 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         .alias("exception"),
     )
     return _conform(df, TRACEBACKS)
-
-
-# =============================================================================================
-# Recognition
-# =============================================================================================
 
 
 def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:
@@ -446,37 +405,20 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         )
         found.append(leftmost.select("_i", "pattern"))
     best = pl.concat(found) if found else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
+    best = best.join(_PATTERN_TABLE.select("pattern", "kind", "content_role"), on="pattern")
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
-    kind_of = {p.name: p.kind for p in ALL_PATTERNS}
-    role_of = {p.name: p.role for p in ALL_PATTERNS}
-    out = out.with_columns(
-        pl.col("pattern").replace_strict(kind_of, default=None, return_dtype=pl.String).alias("kind"),
-        pl.col("pattern").replace_strict(role_of, default=None, return_dtype=pl.String).alias("content_role"),
-    )
-    if patterns is None:
-        out = _finish_kinds(out, base, router_rows, frame)
-    return out
-
-
-def _finish_kinds(
-    out: pl.DataFrame, base: pl.DataFrame, router_rows: pl.Series, frame: pl.DataFrame
-) -> pl.DataFrame:
-    """Router rows and access lines get request/health/other from the router module; a record that
-    starts like the middle of a py-spy dump is ``pyspy``; the rest is ``other``."""
+    if patterns is not None:
+        return out
+    # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
+    # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
-    # Access lines and mini_lb lines confirmed by an anchor: request or health by path.
     todo = (kind == "request").fill_null(False) | router_rows
     if todo.any():
         rk = router.kinds(base.filter(todo))
         kind = kind.scatter(todo.arg_true(), rk["kind"])
         role = role.scatter(todo.arg_true(), rk["content_role"])
-    none = kind.is_null()
-    if none.any():
-        starts_like_dump = frame["body"].str.contains(PYSPY_FRAME_START).fill_null(False)
-        kind = pl.select(
-            pl.when(none & starts_like_dump).then(pl.lit("pyspy")).otherwise(kind).alias("kind")
-        ).to_series()
-    kind = kind.fill_null("other")
+    starts_like_dump = kind.is_null() & frame["body"].str.contains(PYSPY_FRAME_START)
+    kind = kind.scatter(starts_like_dump.arg_true(), "pyspy").fill_null("other")
     return out.with_columns(kind.alias("kind"), role.alias("content_role"))
 
 
@@ -568,17 +510,6 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
 
 
-def _printed_level(body: pl.Expr) -> pl.Expr:
-    g = body.str.extract_groups(PRINTED_LEVEL)
-    return pl.coalesce(
-        g.struct.field("a"), g.struct.field("b").str.to_uppercase().replace({"WARN": "WARNING"})
-    )
-
-
-# =============================================================================================
-# Fields
-# =============================================================================================
-
 # Where a ``FieldRule`` searches, as expressions over ``body`` or over the scope they are cut from
 # (``_<scope>``). ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read
 # them too).
@@ -611,8 +542,7 @@ def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table
     for name, expr in SCOPES.items():
         if name in wanted:
             df = df.with_columns(expr.alias(f"_{name}"))
-    found = [(i, rule, _GROUP.findall(rule.regex)) for i, rule in enumerate(rules)]
-    found = [(i, rule, groups) for i, rule, groups in found if groups]
+    found = [(i, rule, groups) for i, rule in enumerate(rules) if (groups := _GROUP.findall(rule.regex))]
     df = df.with_columns(
         pl.col(_scope_column(rule)).str.extract_groups(rule.regex).alias(f"__rule{i}") for i, rule, _ in found
     )
@@ -641,10 +571,6 @@ def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
         return value.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
     return value if dtype == pl.String else value.cast(dtype, strict=False)
 
-
-# =============================================================================================
-# Frame helpers
-# =============================================================================================
 
 # The columns the parsers read from ``ev``; the first ones every table copies (DESIGN.md: provenance
 # on every row).

@@ -11,8 +11,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import router, systemd
-from logcorr.parsers.rules import FieldRule as FieldRule
-from logcorr.parsers.rules import LinePattern as LinePattern
+from logcorr.parsers.rules import LinePattern
 
 P = LinePattern
 
@@ -599,23 +598,20 @@ ROUTER_ANCHOR_PATTERNS = [
 ]
 # systemd's messages about a unit (parsers/systemd.py) are found by the same anchor pass.
 LIFECYCLE_PATTERNS = [
-    LinePattern(
-        f"systemd_{m.event}", "lifecycle", m.anchor, m.regex, "systemd 245-256", m.sample, None, m.event
-    )
-    for m in systemd.UNIT_MESSAGES
-] + [
-    LinePattern(f"uvicorn_{m.event}", "lifecycle", m.anchor, m.regex, "uvicorn 0.11", m.sample, None, m.event)
-    for m in systemd.SERVER_MESSAGES
+    LinePattern(f"{source}_{m.event}", "lifecycle", m.anchor, m.regex, since, m.sample, None, m.event)
+    for source, since, messages in [
+        ("systemd", "systemd 245-256", systemd.UNIT_MESSAGES),
+        ("uvicorn", "uvicorn 0.11", systemd.SERVER_MESSAGES),
+    ]
+    for m in messages
 ]
 ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
 ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))
+# (priority = place in ALL_PATTERNS; kind and content_role of each pattern)
 _PATTERN_TABLE = pl.DataFrame(
-    {
-        "anchor": [p.anchor for p in ALL_PATTERNS],
-        "pattern": [p.name for p in ALL_PATTERNS],
-        "prio": list(range(len(ALL_PATTERNS))),
-    },
-    schema={"anchor": pl.String, "pattern": pl.String, "prio": pl.Int32},
+    [(p.anchor, p.name, i, p.kind, p.role) for i, p in enumerate(ALL_PATTERNS)],
+    schema=["anchor", "pattern", ("prio", pl.Int32), "kind", "content_role"],
+    orient="row",
 )
 PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 
@@ -643,7 +639,6 @@ ROOM_REGEX = (
 PRINTED_LEVEL = (
     r"^(?P<a>DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{[^\n]*?\"level\": ?\"(?P<b>[A-Za-z]+)\""
 )
-_PRINTED_LEVEL_HINT = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:|^\{"
 
 # Reasons of KV failures, named (transfer_errors.cause); first match wins.
 CAUSES = [

@@ -343,9 +343,7 @@ def _entry_columns(
         source=pl.lit(source),
         source_pos=source_pos,
         stream=pl.concat_str(
-            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT"), own_stream],
-            separator="/",
-            ignore_nulls=True,
+            ["_BOOT_ID", "_PID", "_SYSTEMD_UNIT", own_stream], separator="/", ignore_nulls=True
         ),
         cmdline=pl.col("_CMDLINE"),
         comm=pl.coalesce("_COMM", "SYSLOG_IDENTIFIER"),
@@ -532,9 +530,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             message=pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")),
             source=pl.lit(source),
             source_pos=pl.format("line {}", pl.col("n")),
-            stream=pl.concat_str(
-                [pl.col("host"), pl.col("ident"), pl.col("pid")], separator="/", ignore_nulls=True
-            ),
+            stream=pl.concat_str(["host", "ident", "pid"], separator="/", ignore_nulls=True),
             comm=pl.col("ident"),
             entry_error=pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")),
         )

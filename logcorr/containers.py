@@ -32,6 +32,7 @@ Pods whose names and first lines do not look like SGLang are skipped, as journal
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 
@@ -54,13 +56,9 @@ STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0
 LINE_KEYS = ("line", "log", "message", "msg")
 TIME_KEYS = ("timestamp", "time", "ts", "['@timestamp']", "date")
 POD_PATHS = ("labels.pod", "labels.pod_name", "kubernetes.pod_name", "pod", "pod_name")
-CONTAINER_PATHS = (
-    "labels.container",
-    "labels.container_name",
-    "kubernetes.container_name",
-    "container",
-    "container_name",
-)
+CONTAINER_PATHS = tuple(
+    p.replace("pod", "container") for p in POD_PATHS
+)  # the same places, for the container
 NAMESPACE_PATHS = ("labels.namespace", "kubernetes.namespace_name", "namespace")
 NODE_PATHS = ("labels.node_name", "labels.node", "labels.host", "kubernetes.host", "host", "hostname", "node")
 # /var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart count>.log (rotated: .log.<date>[.gz])
@@ -168,36 +166,27 @@ def path_meta(path: str) -> dict | None:
         return _pod_meta(m, m["cid"])
     if m := DOCKER_LOG.search(path):
         cid = m["id"]
-        meta = {
-            "namespace": None,
-            "pod": None,
-            "container": cid[:12],
-            "unit": cid[:12],
-            "run": cid,
-            "names": (cid, cid[:12]),
-            "started": None,
-        }
         try:
             config = json.loads((p.parent / "config.v2.json").read_text(errors="replace"))
         except (OSError, ValueError):
-            return meta
-        if not isinstance(config, dict):
-            return meta
+            config = {}
+        config = config if isinstance(config, dict) else {}
         labels = (config.get("Config") or {}).get("Labels") or {}
         name = str(config.get("Name") or "").lstrip("/") or None
         service = labels.get("com.docker.compose.service")
         project = labels.get("com.docker.compose.project")
         started = (config.get("State") or {}).get("StartedAt")
-        meta.update(
-            unit=service or name or cid[:12],
-            container=name or cid[:12],
-            pod=project,
-            names=tuple(
+        return {
+            "namespace": None,
+            "pod": project,
+            "container": name or cid[:12],
+            "unit": service or name or cid[:12],
+            "run": cid,
+            "names": tuple(
                 n for n in (service, name, project and service and f"{project}/{service}", cid, cid[:12]) if n
             ),
-            started=started if isinstance(started, str) and not started.startswith("0001-") else None,
-        )
-        return meta
+            "started": started if isinstance(started, str) and not started.startswith("0001-") else None,
+        }
     return None
 
 
@@ -352,8 +341,8 @@ def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.Da
             (pl.col("part") == pl.col("part").max().over("key")) & pl.col("partial").last().over("key")
         )["n"].min()
         if open_at is not None:
-            first = df.filter(pl.col("n") >= open_at).select(pl.col("part").min().over("key"), "key", "n")
-            cut = df.join(first.group_by("key").agg(pl.col("part").min().alias("p0")), on="key", how="left")
+            first = df.filter(pl.col("n") >= open_at).group_by("key").agg(pl.col("part").min().alias("p0"))
+            cut = df.join(first, on="key", how="left")
             start = cut.filter(pl.col("part") == pl.col("p0"))["n"].min()
             held = df.filter(pl.col("n") >= start)
             df = df.filter(pl.col("n") < start)
@@ -452,21 +441,20 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     choice = PodChoice(opts)
     report.unit_roles = choice.roles
     kind = "pod" if fmt in ("cri", "kubectl", "stern") or meta.get("namespace") else "container"
+    run = pl.lit(meta.get("run"), pl.String)
+    if started is not None:  # Docker: lines before the current run's start are of an earlier run
+        run = pl.when(pl.col("ts") < started).then(run + pl.lit("@earlier")).otherwise(run)
     held = None
-    chunks = readers._lines_chunks(path)
-    done = False
-    while not done:
-        try:
-            lines, first, _piece = next(chunks)  # a piece of an over-long line: parsed as its own line
-        except StopIteration:
-            done, lines, first = True, pl.Series("line", [], pl.String), 0
+    end = (pl.Series("line", [], pl.String), 0, None)  # after the last chunk: what is held is joined
+    # (a piece of an over-long line is parsed as a line of its own)
+    for lines, first, piece in itertools.chain(readers._lines_chunks(path), [end]):
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
         df = parse_lines(lines, fmt).with_row_index("n", offset=first)
         df = df.with_columns(pl.col("n").cast(pl.Int64))
-        df = _units(df, meta, fmt)
+        df = _units(df, meta)
         if held is not None and held.height:
             df = pl.concat([held, df], how="vertical_relaxed")
-        df, held = join_partials(df, final=done)
+        df, held = join_partials(df, final=piece is None)
         if df.height == 0:
             continue
         choice.learn(df)
@@ -474,37 +462,26 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
         if df.height == 0:
             continue
         recs = readers.text_records(df["text"], "text", report.source, 1, compose=False)
-        run = pl.lit(meta.get("run"), pl.String)
-        if started is not None:  # Docker: lines before the current run's start are of an earlier run
-            run = pl.when(pl.col("ts") < started).then(run + pl.lit("@earlier")).otherwise(run)
-        df = df.with_columns(
-            pl.coalesce("ts", recs["ts"]).alias("ts"),
-            run.alias("run"),
-            recs["pid"].alias("pid"),
-            recs["message"].alias("message"),
-        )
+        df = df.with_columns(recs["pid"].alias("pid"), recs["message"].alias("message"))
         yield df.select(
-            pl.col("ts"),
-            pl.col("node").alias("host"),
-            pl.col("run").alias("boot_id"),
-            pl.col("unit"),
-            pl.col("pid"),
-            pl.col("message"),
-            pl.lit(report.source).alias("source"),
-            pl.format("line {}", pl.col("n")).alias("source_pos"),
-            pl.concat_str(
-                [pl.lit(report.source), pl.col("unit"), pl.col("fd"), pl.col("pid")],
-                separator="|",
-                ignore_nulls=True,
-            ).alias("stream"),
-            pl.lit(None, pl.String).alias("cmdline"),
-            pl.lit(None, pl.String).alias("comm"),
-            pl.lit(None, pl.String).alias("entry_error"),
+            journald.record_columns(
+                ts=pl.coalesce("ts", recs["ts"]),
+                host=pl.col("node"),
+                boot_id=run,
+                unit=pl.col("unit"),
+                pid=pl.col("pid"),
+                message=pl.col("message"),
+                source=pl.lit(report.source),
+                source_pos=pl.format("line {}", pl.col("n")),
+                stream=pl.concat_str(
+                    [pl.lit(report.source), "unit", "fd", "pid"], separator="|", ignore_nulls=True
+                ),
+            )
         )
     report.notes += choice.notes(kind)
 
 
-def _units(df: pl.DataFrame, meta: dict, fmt: str) -> pl.DataFrame:
+def _units(df: pl.DataFrame, meta: dict) -> pl.DataFrame:
     """``unit`` (``pod/container``, or the path's), ``names`` (what ``--unit``/``--role`` may call it)
     and ``key`` (the stream partial lines join within) per row."""
     if meta:

@@ -37,7 +37,7 @@ _NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Z0-9_]+=)")
 MAX_FIELD_BYTES = 768 << 20
 _FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
 
-RECORD_EXTRA = {"stream": pl.String, "cmdline": pl.String, "comm": pl.String, "entry_error": pl.String}
+RECORD_COLUMNS = {**RECORD, **dict.fromkeys(("stream", "cmdline", "comm", "entry_error"), pl.String)}
 
 
 class CutInsideBinaryField(ValueError):
@@ -70,6 +70,13 @@ def clean_text(expr: pl.Expr) -> pl.Expr:
 
 def _decode(value: bytes) -> str:
     return value.decode("utf-8", errors="replace")
+
+
+def record_columns(**columns: pl.Expr) -> list[pl.Expr]:
+    """Select expressions for the ``RECORD_COLUMNS`` in their order from ``columns`` (column name →
+    expression; a column not given is null), then the other ``columns`` given."""
+    nulls = {c: pl.lit(None, t) for c, t in RECORD_COLUMNS.items()}
+    return [e.alias(c) for c, e in {**nulls, **columns}.items()]
 
 
 def split_lines(data: bytes) -> pl.Series:
@@ -228,23 +235,22 @@ def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, 
     return lines, binaries, error
 
 
-def _field_columns(
-    df: pl.DataFrame, entries: pl.Series, names: tuple[str, ...], binaries: list[tuple[int, str, str]]
-) -> pl.DataFrame:
-    """One column per field name, one row per entry of ``entries`` (sorted entry indexes of ``df``'s
-    ``entry`` column): the field's value, null where the entry has none, the values joined by
-    newlines where an entry gives the field twice. A field every entry has (cursor, time, MESSAGE…)
-    is taken as it is, in order; only the others are aligned by a join."""
+def _field_columns(df: pl.DataFrame, entries: pl.Series, binaries: pl.DataFrame) -> pl.DataFrame:
+    """One column per field of ``_META`` and ``FIELDS``, one row per entry of ``entries`` (sorted
+    entry indexes of ``df``'s ``entry`` column): the field's value (a text line of ``df`` or a row of
+    ``binaries``), null where the entry has none, the values joined by newlines where an entry gives
+    the field twice. A field every entry has (cursor, time, MESSAGE…) is taken as it is, in order;
+    only the others are aligned by a join."""
     line = pl.col("line")
+    names = (*_META, *FIELDS)
     columns = {}
     for name in names:
         rows = df.filter(line.str.starts_with(name + "=")).select(
             "entry", line.str.slice(len(name) + 1).alias("value")
         )
-        extra = [(e, v) for e, n, v in binaries if n == name]
-        if extra:
-            more = pl.DataFrame(extra, schema={"entry": df.schema["entry"], "value": pl.String}, orient="row")
-            rows = pl.concat([rows, more]).sort("entry", maintain_order=True)
+        extra = binaries.filter(pl.col("key") == name)
+        if extra.height:
+            rows = pl.concat([rows, extra.drop("key")]).sort("entry", maintain_order=True)
         if rows.height == entries.len() and rows["entry"].equals(entries):
             columns[name] = rows["value"]
             continue
@@ -254,19 +260,16 @@ def _field_columns(
     return pl.DataFrame(columns, schema=dict.fromkeys(names, pl.String))
 
 
-def parse_export(
-    data: bytes, *, source: str, fields: tuple[str, ...] = FIELDS, whole: bool = False, first_entry: int = 0
-) -> pl.DataFrame:
+def parse_export(data: bytes, *, source: str, whole: bool = False, first_entry: int = 0) -> pl.DataFrame:
     """Parse whole entries of journal export format into records.
 
     Args:
         data: export bytes holding whole entries (a chunk cut after a blank line, or a whole file);
             text fields ``NAME=value`` and binary-safe fields, repeated fields allowed.
         source: path of the journal or capture, copied into ``source``.
-        fields: journal fields to read into columns (``FIELDS`` by default).
 
     Returns:
-        One row per entry in input order, columns of ``RECORD`` + ``RECORD_EXTRA`` + ``systemd_unit`` and
+        One row per entry in input order, columns of ``RECORD_COLUMNS`` + ``systemd_unit`` and
         ``about_unit`` (``_entry_columns``): ``ts`` from
         ``__REALTIME_TIMESTAMP`` (µs, UTC), ``host`` from ``_HOSTNAME``, ``unit`` from
         ``UNIT`` (the unit systemd's own messages are about, e.g. "Stopping …") else
@@ -280,39 +283,28 @@ def parse_export(
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
-    lines, raw_binaries, error = _export_lines(data, whole)
-    damaged = [(e, _decode(v)) for e, name, v in raw_binaries if name == "\x00error"]
-    binaries = [(e, name, _decode(v)) for e, name, v in raw_binaries if name != "\x00error"]
+    lines, raw, error = _export_lines(data, whole)
     df = pl.DataFrame({"line": lines}).with_columns((pl.col("line") == "").cum_sum().alias("entry"))
     df = df.filter(pl.col("line") != "")
     bad_lines = df.filter(~pl.col("line").str.contains("=", literal=True)).height
-    entries = pl.concat([df["entry"], pl.Series([e for e, _, _ in binaries], dtype=df.schema["entry"])])
-    entries = entries.unique().sort()
-    wide = pl.concat(
-        [entries.to_frame(), _field_columns(df, entries, (*_META, *fields), binaries)], how="horizontal"
+    found = pl.DataFrame(
+        [(e, name, _decode(v)) for e, name, v in raw],
+        schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
+        orient="row",
     )
+    binaries = found.filter(pl.col("key") != "\x00error")
+    entries = pl.concat([df["entry"], binaries["entry"]]).unique().sort()
+    wide = pl.concat([entries.to_frame(), _field_columns(df, entries, binaries)], how="horizontal")
     if wide["MESSAGE"].null_count():
         wide = _render_without_message(df, wide, binaries)
-    errors = []
-    if bad_lines:
-        errors.append(f"{bad_lines} line(s) not in KEY=value form")
-    if error:
-        errors.append(error)
-    last_entry = wide["entry"].max() if wide.height else None
-    if damaged:
-        notes = pl.DataFrame(
-            damaged, schema={"entry": wide.schema["entry"], "damaged": pl.String}, orient="row"
-        )
-        notes = notes.group_by("entry", maintain_order=True).agg(pl.col("damaged").str.join("; "))
-        wide = wide.join(notes, on="entry", how="left", maintain_order="left")
-    else:
-        wide = wide.with_columns(pl.lit(None, pl.String).alias("damaged"))
-    return _export_records(wide, source, first_entry, errors, last_entry)
+    damaged = found.filter(pl.col("key") == "\x00error").group_by("entry", maintain_order=True)
+    damaged = damaged.agg(pl.col("value").str.join("; ").alias("damaged"))
+    wide = wide.join(damaged, on="entry", how="left", maintain_order="left")
+    errors = [e for e in (bad_lines and f"{bad_lines} line(s) not in KEY=value form", error) if e]
+    return _export_records(wide, source, first_entry, errors)
 
 
-def _export_records(
-    wide: pl.DataFrame, source: str, first_entry: int, errors: list[str], last_entry: int | None
-) -> pl.DataFrame:
+def _export_records(wide: pl.DataFrame, source: str, first_entry: int, errors: list[str]) -> pl.DataFrame:
     """The record columns of ``parse_export``'s entries (one row each, a column per field): the
     chunk's own ``errors`` are said on its last entry."""
     message = pl.col("MESSAGE")
@@ -322,8 +314,8 @@ def _export_records(
         [
             pl.col("damaged"),
             realtime_error(pl.col("__REALTIME_TIMESTAMP")),
-            pl.when(pl.col("entry") == pl.lit(last_entry, wide.schema["entry"])).then(
-                pl.lit("; ".join(errors) if errors else None, pl.String)
+            pl.when(pl.col("entry") == pl.col("entry").max()).then(
+                pl.lit("; ".join(errors) or None, pl.String)
             ),
         ],
         separator="; ",
@@ -341,50 +333,40 @@ def _entry_columns(
     fields that name a unit for choosing entries as ``journalctl --unit`` does (re-joining drops
     them): ``systemd_unit`` (``_SYSTEMD_UNIT``), ``about_unit`` (``COREDUMP_UNIT`` else
     ``OBJECT_SYSTEMD_UNIT``). ``own_stream``, where not null, is appended to an entry's ``stream``."""
-    return [
-        realtime(pl.col("__REALTIME_TIMESTAMP")).alias("ts"),
-        pl.col("_HOSTNAME").alias("host"),
-        pl.col("_BOOT_ID").alias("boot_id"),
-        pl.coalesce("UNIT", "_SYSTEMD_UNIT").alias("unit"),
-        pl.col("_PID").cast(pl.Int32, strict=False).alias("pid"),
-        message.alias("message"),
-        pl.lit(source).alias("source"),
-        source_pos.alias("source_pos"),
-        pl.concat_str(
-            [pl.col("_BOOT_ID"), pl.col("_PID"), pl.col("_SYSTEMD_UNIT"), own_stream],
-            separator="/",
-            ignore_nulls=True,
-        ).alias("stream"),
-        pl.col("_CMDLINE").alias("cmdline"),
-        pl.coalesce("_COMM", "SYSLOG_IDENTIFIER").alias("comm"),
-        entry_error.alias("entry_error"),
-        pl.col("_SYSTEMD_UNIT").alias("systemd_unit"),
-        pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT").alias("about_unit"),
-    ]
+    return record_columns(
+        ts=realtime(pl.col("__REALTIME_TIMESTAMP")),
+        host=pl.col("_HOSTNAME"),
+        boot_id=pl.col("_BOOT_ID"),
+        unit=pl.coalesce("UNIT", "_SYSTEMD_UNIT"),
+        pid=pl.col("_PID").cast(pl.Int32, strict=False),
+        message=message,
+        source=pl.lit(source),
+        source_pos=source_pos,
+        stream=pl.concat_str(
+            ["_BOOT_ID", "_PID", "_SYSTEMD_UNIT", own_stream], separator="/", ignore_nulls=True
+        ),
+        cmdline=pl.col("_CMDLINE"),
+        comm=pl.coalesce("_COMM", "SYSLOG_IDENTIFIER"),
+        entry_error=entry_error,
+        systemd_unit=pl.col("_SYSTEMD_UNIT"),
+        about_unit=pl.coalesce("COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT"),
+    )
 
 
-def _render_without_message(
-    df: pl.DataFrame, wide: pl.DataFrame, binaries: list[tuple[int, str, str]]
-) -> pl.DataFrame:
+def _render_without_message(df: pl.DataFrame, wide: pl.DataFrame, binaries: pl.DataFrame) -> pl.DataFrame:
     """``wide`` with MESSAGE of an entry that has none: all its fields but the cursor and times, as
     ``NAME=value`` lines (a line not in that form as it is), so nothing of it is lost."""
-    no_message = wide.filter(pl.col("MESSAGE").is_null())["entry"]
+    no_message = pl.col("entry").is_in(wide.filter(pl.col("MESSAGE").is_null())["entry"].implode())
     line = pl.col("line")
     eq = line.str.find("=", literal=True)
-    fields = df.filter(pl.col("entry").is_in(no_message.implode())).select(
+    fields = df.filter(no_message).select(
         "entry",
         pl.coalesce(line.str.slice(0, eq), line).alias("key"),
         line.str.slice(eq + 1).alias("value"),
     )
-    if binaries:
-        extra = pl.DataFrame(
-            binaries,
-            schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},
-            orient="row",
-        )
-        fields = pl.concat([fields, extra.filter(pl.col("entry").is_in(no_message.implode()))])
     rendered = (
-        fields.filter(~pl.col("key").is_in(_META))
+        pl.concat([fields, binaries.filter(no_message)])
+        .filter(~pl.col("key").is_in(_META))
         .group_by("entry", maintain_order=True)
         .agg(
             pl.coalesce(pl.col("key") + "=" + pl.col("value"), pl.col("key")).str.join("\n").alias("rendered")
@@ -503,8 +485,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
     df = df.with_columns(pl.col("line").str.extract_groups(SHORT_LINE).alias("g")).unnest("g")
     is_cont = pl.col("time").is_null() & pl.col("line").str.contains(r"^\s") & (pl.col("n") > first_line)
-    df = df.with_columns(is_cont.alias("cont"))
-    df = df.with_columns((~pl.col("cont")).cum_sum().alias("entry"))
+    df = df.with_columns(is_cont.alias("cont")).with_columns((~pl.col("cont")).cum_sum().alias("entry"))
     # Continuation lines: strip the indentation journalctl added (the prefix width of the first line).
     width = (pl.col("line").str.len_chars() - pl.col("message").str.len_chars()).first().over("entry")
     df = df.with_columns(
@@ -537,28 +518,20 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         .then((pl.col("time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64).cast(UTC_US))
         .when(yearless)
         .then(short_ts)
-        .otherwise(
-            iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False).dt.convert_time_zone(
-                "UTC"
-            )
-        )
+        .otherwise(iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", strict=False))
+        .dt.convert_time_zone("UTC")
     )
     return grouped.select(
-        ts.alias("ts"),
-        pl.col("host"),
-        pl.lit(None, pl.String).alias("boot_id"),
-        pl.col("ident").alias("unit"),
-        pl.col("pid").cast(pl.Int32, strict=False),
-        pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")).alias("message"),
-        pl.lit(source).alias("source"),
-        pl.format("line {}", pl.col("n")).alias("source_pos"),
-        pl.concat_str(
-            [pl.col("host"), pl.col("ident"), pl.col("pid")], separator="/", ignore_nulls=True
-        ).alias("stream"),
-        pl.lit(None, pl.String).alias("cmdline"),
-        pl.col("ident").alias("comm"),
-        pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")).alias("entry_error"),
+        record_columns(
+            ts=ts,
+            host=pl.col("host"),
+            unit=pl.col("ident"),
+            pid=pl.col("pid").cast(pl.Int32, strict=False),
+            message=pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")),
+            source=pl.lit(source),
+            source_pos=pl.format("line {}", pl.col("n")),
+            stream=pl.concat_str(["host", "ident", "pid"], separator="/", ignore_nulls=True),
+            comm=pl.col("ident"),
+            entry_error=pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")),
+        )
     )
-
-
-RECORD_COLUMNS = {**RECORD, **RECORD_EXTRA}

@@ -161,15 +161,6 @@ def _as_utc(value) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _log_time(date: str, time: str) -> datetime | None:
-    """SGLang's header time (``prefix.SGLANG_HEADER``: ``HH:MM:SS`` with ``.`` or ``,`` and any
-    fraction, cut to µs), naive."""
-    try:
-        return datetime.fromisoformat(f"{date} {time}")
-    except ValueError:
-        return None
-
-
 def _ranks_from_tokens(text: str) -> dict[str, int]:
     ranks: dict[str, int] = {}
     for token, number in _TITLE_RANK.findall(text):
@@ -378,7 +369,8 @@ class _Reader:
         cap = self.open()
         cap.marker_pid = _int_in(m["pid"], 32)
         if h := _SGLANG_HEADER.match(_RAY_PREFIX.sub("", line, count=1)):
-            cap.marker_ts = _log_time(h["date"], h["time"])
+            with contextlib.suppress(ValueError):  # HH:MM:SS with "." or "," and any fraction: naive, µs
+                cap.marker_ts = datetime.fromisoformat(f"{h['date']} {h['time']}")
             cap.marker_ranks = _ranks_from_tokens(h["ranks"])
         return "marker"
 
@@ -421,9 +413,7 @@ class _Reader:
         cap = self.ensure_capture()
         cap.parent_cmd = [m["cmd"] or ""]
         for j, line in enumerate(self.lines[i + 1 : i + 1 + _LOOKAHEAD], i + 1):
-            if not line.strip() or any(
-                _RE[name].match(line) for name in ("thread", "process", "python", "frame")
-            ):
+            if not line.strip() or any(_RE[n].match(line) for n in ("thread", "process", "python", "frame")):
                 break
             self.kinds[j] = "cmdline"
             cap.parent_cmd.append(line)
@@ -448,10 +438,7 @@ class _Reader:
         """A user's cut (``...``): the stack it sits in is partial (after the last frame shown it
         may instead cut whole threads: then the stack is partial only if frames follow)."""
         if self.thread is not None:
-            if self.thread.frames:
-                self.thread.elided = True
-            else:
-                self.thread.partial = True
+            setattr(self.thread, "elided" if self.thread.frames else "partial", True)
         self.in_locals = False
         return "elision"
 
@@ -583,18 +570,16 @@ def _json_frame(frame: dict) -> list:
     file = file if isinstance(file, str) else None
     line = _int_in(frame.get("line"), 32) or None
     native = frame["module"] is not None if "module" in frame else _is_native(function, file, line)
-    locals_lines = None
-    if isinstance(frame.get("locals"), list) and frame["locals"]:
-        locals_lines = []
-        for local in frame["locals"]:
-            if not isinstance(local, dict):
-                continue
-            section = "Arguments:" if local.get("arg") else "Locals:"
-            if section not in locals_lines:  # a local's line is never bare "Locals:" (it has ": ")
-                locals_lines.append(section)
-            repr_ = local.get("repr")
-            locals_lines.append(f"{local.get('name')}: {repr_ if isinstance(repr_, str) else '?'}")
-    return [function, file, line, native, locals_lines]
+    locals_lines = []
+    for local in frame["locals"] if isinstance(frame.get("locals"), list) else []:
+        if not isinstance(local, dict):
+            continue
+        section = "Arguments:" if local.get("arg") else "Locals:"
+        if section not in locals_lines:  # a local's line is never bare "Locals:" (it has ": ")
+            locals_lines.append(section)
+        repr_ = local.get("repr")
+        locals_lines.append(f"{local.get('name')}: {repr_ if isinstance(repr_, str) else '?'}")
+    return [function, file, line, native, locals_lines or None]
 
 
 # --- rows ------------------------------------------------------------------------------------------

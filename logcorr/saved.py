@@ -52,19 +52,14 @@ from logcorr.store import glob_escape
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
 REQUIRED_SECTIONS = ("question", "tables", "columns")
 SECTION_ALIASES = {
-    "question": "question",
-    "tables": "tables",
+    **{key: key for key in ("question", "tables", "columns", "parameters", "reading", "name")},
     "tables read": "tables",
     "reads": "tables",
-    "columns": "columns",
     "columns returned": "columns",
     "returns": "columns",
-    "parameters": "parameters",
     "params": "parameters",
-    "reading": "reading",
     "how to read": "reading",
     "how to read the answer": "reading",
-    "name": "name",
 }
 _SECTION_LINE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?)\s*:\s*(?P<rest>.*)$")
 _ENTRY = re.compile(
@@ -286,7 +281,7 @@ def uses(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
     found: set[str] = set()
     todo = [q]
     while todo:
-        sql = _strip_comments(todo.pop().sql)
+        sql = re.sub(r"--[^\n]*", "", todo.pop().sql)  # a name in a comment uses no view
         for name, other in saved.items():
             if name != q.name and name not in found and re.search(rf"\b{re.escape(name)}\b", sql):
                 found.add(name)
@@ -313,10 +308,6 @@ def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
             ordered.append(n)
             pending.pop(n)
     return [saved[n] for n in ordered]
-
-
-def _strip_comments(sql: str) -> str:
-    return re.sub(r"--[^\n]*", "", sql)
 
 
 def table_folders(out: Path) -> dict[str, Path]:
@@ -593,10 +584,6 @@ def _cell(value: object) -> str:
     return str(v)
 
 
-def _clip(text: str, width: int = 100) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     """Render rows as ``table``, ``vertical``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
     rows = df.rows()
@@ -637,7 +624,8 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     if fmt == "table":
         if not rows:
             return "  ".join(cols) + "\n(no rows)"
-        flat = [[_clip(c.replace("\n", "⏎")) for c in r] for r in cells]
+        flat = [[c.replace("\n", "⏎") for c in r] for r in cells]
+        flat = [[c if len(c) <= 100 else c[:99] + "…" for c in r] for r in flat]
         widths = [max(len(c), *(len(r[i]) for r in flat)) for i, c in enumerate(cols)]
         numeric = [df.schema[c].is_numeric() for c in cols]
 

@@ -50,7 +50,6 @@ from logcorr.schema import TABLES, empty_view_sql
 from logcorr.store import glob_escape
 
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
-REQUIRED_SECTIONS = ("question", "tables", "columns")
 SECTION_ALIASES = {
     **{key: key for key in ("question", "tables", "columns", "parameters", "reading", "name")},
     "tables read": "tables",
@@ -113,7 +112,7 @@ class SavedQuery:
         """What the header lacks: a missing required section, an undocumented parameter, a
         documented parameter the SQL never reads. Empty when the query is fully documented."""
         out = []
-        for key in REQUIRED_SECTIONS:
+        for key in ("question", "tables", "columns"):  # the required sections
             if not getattr(self, key):
                 out.append(f"{self.name}: no '-- {key}:' section in the header")
         documented = {p for p, _ in self.parameters}
@@ -643,8 +642,7 @@ def describe(saved: dict[str, SavedQuery] | None = None) -> str:
     saved = load_saved() if saved is None else saved
     lines = []
     for q in saved.values():
-        lines.append(f"{q.name}")
-        lines.append(f"    {q.question or '(undocumented)'}")
+        lines += [q.name, f"    {q.question or '(undocumented)'}"]
         if q.parameters:
             lines.append("    parameters: " + "; ".join(f"{p}: {t}" if t else p for p, t in q.parameters))
         via = uses(q, saved)

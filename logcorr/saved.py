@@ -50,21 +50,15 @@ from logcorr.schema import TABLES, empty_view_sql
 from logcorr.store import glob_escape
 
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
-REQUIRED_SECTIONS = ("question", "tables", "columns")
 SECTION_ALIASES = {
-    "question": "question",
-    "tables": "tables",
+    **{key: key for key in ("question", "tables", "columns", "parameters", "reading", "name")},
     "tables read": "tables",
     "reads": "tables",
-    "columns": "columns",
     "columns returned": "columns",
     "returns": "columns",
-    "parameters": "parameters",
     "params": "parameters",
-    "reading": "reading",
     "how to read": "reading",
     "how to read the answer": "reading",
-    "name": "name",
 }
 _SECTION_LINE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*?)\s*:\s*(?P<rest>.*)$")
 _ENTRY = re.compile(
@@ -118,7 +112,7 @@ class SavedQuery:
         """What the header lacks: a missing required section, an undocumented parameter, a
         documented parameter the SQL never reads. Empty when the query is fully documented."""
         out = []
-        for key in REQUIRED_SECTIONS:
+        for key in ("question", "tables", "columns"):  # the required sections
             if not getattr(self, key):
                 out.append(f"{self.name}: no '-- {key}:' section in the header")
         documented = {p for p, _ in self.parameters}
@@ -286,7 +280,7 @@ def uses(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
     found: set[str] = set()
     todo = [q]
     while todo:
-        sql = _strip_comments(todo.pop().sql)
+        sql = re.sub(r"--[^\n]*", "", todo.pop().sql)  # a name in a comment uses no view
         for name, other in saved.items():
             if name != q.name and name not in found and re.search(rf"\b{re.escape(name)}\b", sql):
                 found.add(name)
@@ -313,10 +307,6 @@ def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
             ordered.append(n)
             pending.pop(n)
     return [saved[n] for n in ordered]
-
-
-def _strip_comments(sql: str) -> str:
-    return re.sub(r"--[^\n]*", "", sql)
 
 
 def table_folders(out: Path) -> dict[str, Path]:
@@ -593,10 +583,6 @@ def _cell(value: object) -> str:
     return str(v)
 
 
-def _clip(text: str, width: int = 100) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     """Render rows as ``table``, ``vertical``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
     rows = df.rows()
@@ -637,7 +623,8 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     if fmt == "table":
         if not rows:
             return "  ".join(cols) + "\n(no rows)"
-        flat = [[_clip(c.replace("\n", "⏎")) for c in r] for r in cells]
+        flat = [[c.replace("\n", "⏎") for c in r] for r in cells]
+        flat = [[c if len(c) <= 100 else c[:99] + "…" for c in r] for r in flat]
         widths = [max(len(c), *(len(r[i]) for r in flat)) for i, c in enumerate(cols)]
         numeric = [df.schema[c].is_numeric() for c in cols]
 
@@ -655,8 +642,7 @@ def describe(saved: dict[str, SavedQuery] | None = None) -> str:
     saved = load_saved() if saved is None else saved
     lines = []
     for q in saved.values():
-        lines.append(f"{q.name}")
-        lines.append(f"    {q.question or '(undocumented)'}")
+        lines += [q.name, f"    {q.question or '(undocumented)'}"]
         if q.parameters:
             lines.append("    parameters: " + "; ".join(f"{p}: {t}" if t else p for p, t in q.parameters))
         via = uses(q, saved)

@@ -59,6 +59,15 @@ class Table:
         return {name: col.dtype for name, col in self.columns.items()}
 
 
+TABLES: dict[str, Table] = {}
+
+
+def _table(name: str, row: str, key: tuple[str, ...], columns: dict[str, Column]) -> Table:
+    """Declare a table and register it in ``TABLES`` (whose order, definition order, ``describe`` keeps)."""
+    TABLES[name] = Table(name, row, key, columns)
+    return TABLES[name]
+
+
 C = Column
 _RANKS = {
     "dp_rank": C(
@@ -90,7 +99,7 @@ _BASE = {**_IDS, **_RANKS}
 _TAIL = {"level": _LEVEL, **_PROVENANCE}
 
 
-EVENTS = Table(
+EVENTS = _table(
     "events",
     "one logical record after multi-line re-joining (a traceback or an embedded dump is one row)",
     ("event_id",),
@@ -117,7 +126,7 @@ EVENTS = Table(
 # The columns that name an engine process, as in ``events``.
 _PROCESS = {c: EVENTS.columns[c] for c in ("host", "boot_id", "unit", "role", "pid")}
 
-SOURCES = Table(
+SOURCES = _table(
     "sources",
     "one input as read",
     ("source",),
@@ -171,7 +180,7 @@ BATCH_FIELD_COLUMNS = {
     "fwd_occupancy_pct": C(_F, "fwd occupancy, percent"),
 }
 
-BATCHES = Table(
+BATCHES = _table(
     "batches",
     "one 'Prefill batch' or 'Decode batch' line",
     ("event_id",),
@@ -188,7 +197,7 @@ BATCHES = Table(
     },
 )
 
-ABORTS = Table(
+ABORTS = _table(
     "aborts",
     "one request abort (an abort line, or a KV failure 'Aborted by AbortReq.')",
     ("event_id",),
@@ -203,7 +212,7 @@ ABORTS = Table(
     },
 )
 
-TRANSFER_ERRORS = Table(
+TRANSFER_ERRORS = _table(
     "transfer_errors",
     "one KV-transfer failure record (prefill or decode side)",
     ("event_id",),
@@ -234,7 +243,7 @@ TRANSFER_ERRORS = Table(
     },
 )
 
-REQUESTS = Table(
+REQUESTS = _table(
     "requests",
     "one HTTP request line: router span/summary, uvicorn or aiohttp access line",
     ("event_id",),
@@ -258,7 +267,7 @@ REQUESTS = Table(
     },
 )
 
-ROOMS = Table(
+ROOMS = _table(
     "rooms",
     "one rid↔bootstrap_room pairing per role and host, as seen in the ingest",
     ("rid", "bootstrap_room", "role", "host"),
@@ -275,7 +284,7 @@ ROOMS = Table(
     },
 )
 
-REQUEST_LOG = Table(
+REQUEST_LOG = _table(
     "request_log",
     "one --log-requests line of an engine's HTTP server: Receive:, Receive OpenAI:, Finish: or their JSON form",
     ("event_id",),
@@ -319,7 +328,7 @@ REQUEST_LOG = Table(
     },
 )
 
-WATCHDOGS = Table(
+WATCHDOGS = _table(
     "watchdogs",
     "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL watchdog",
     ("event_id",),
@@ -347,7 +356,7 @@ WATCHDOGS = Table(
     },
 )
 
-TRACEBACKS = Table(
+TRACEBACKS = _table(
     "tracebacks",
     "one Python traceback record",
     ("event_id",),
@@ -365,15 +374,13 @@ TRACEBACKS = Table(
     },
 )
 
-LIFECYCLE = Table(
+LIFECYCLE = _table(
     "lifecycle",
     "one systemd message about a unit (started, stopped, main process exited, restart scheduled, …) or the "
     "engine's HTTP server saying it started or stops",
     ("event_id",),
     {
-        "event_id": _EVENT_ID,
-        "ts": _TS,
-        "host": _HOST,
+        **{c: _IDS[c] for c in ("event_id", "ts", "host")},
         "boot_id": C(pl.String, "journald _BOOT_ID"),
         "unit": C(pl.String, "the unit the message is about (named in it, else journald's UNIT=)"),
         "role": _ROLE,
@@ -394,7 +401,7 @@ LIFECYCLE = Table(
     },
 )
 
-STACKS = Table(
+STACKS = _table(
     "stacks",
     "one frame of one thread of one py-spy dump",
     ("capture_id", "thread_id", "depth"),
@@ -420,7 +427,7 @@ STACKS = Table(
     },
 )
 
-CAPTURES = Table(
+CAPTURES = _table(
     "captures",
     "one dumped thread of one py-spy dump, classified",
     ("capture_id", "thread_id"),
@@ -444,7 +451,7 @@ CAPTURES = Table(
     },
 )
 
-PROCESSES = Table(
+PROCESSES = _table(
     "processes",
     "one process's records of one ingest, summed up (group again by the key after --append)",
     ("host", "boot_id", "unit", "role", "pid", *RANK_COLUMNS, "source"),
@@ -462,7 +469,7 @@ PROCESSES = Table(
     },
 )
 
-BATCH_SECONDS = Table(
+BATCH_SECONDS = _table(
     "batch_seconds",
     "batch lines per engine role (prefill, decode, engine) and second of one ingest (group again by (role, sec) after --append)",
     ("role", "sec"),
@@ -478,7 +485,7 @@ BATCH_SECONDS = Table(
     },
 )
 
-CONFIG = Table(
+CONFIG = _table(
     "config",
     "one engine process's configuration: its server_args=ServerArgs(…) line and/or its launch command line",
     ("host", "boot_id", "unit", "pid", "event_id"),
@@ -537,39 +544,22 @@ CONFIG = Table(
     },
 )
 
-TABLES: dict[str, Table] = {
-    t.name: t
-    for t in (
-        EVENTS,
-        SOURCES,
-        BATCHES,
-        ABORTS,
-        TRANSFER_ERRORS,
-        REQUESTS,
-        ROOMS,
-        REQUEST_LOG,
-        WATCHDOGS,
-        TRACEBACKS,
-        LIFECYCLE,
-        STACKS,
-        CAPTURES,
-        PROCESSES,
-        BATCH_SECONDS,
-        CONFIG,
-    )
+# Each contract type's name in ``logcorr tables`` and its DuckDB SQL type.
+_TYPES = {
+    UTC_US: ("timestamp[us, UTC]", "TIMESTAMPTZ"),
+    pl.Datetime("us"): ("timestamp[us]", "TIMESTAMP"),
+    pl.Int16: ("int16", "SMALLINT"),
+    pl.Int32: ("int32", "INTEGER"),
+    pl.Int64: ("int64", "BIGINT"),
+    pl.Float64: ("float64", "DOUBLE"),
+    pl.String: ("string", "VARCHAR"),
+    pl.Boolean: ("bool", "BOOLEAN"),
 }
 
 # Internal frame shapes (not tables): a reader's record before re-joining, and the extra columns
 # journal readers carry for unit choice and process streams.
 RECORD = {
-    "ts": UTC_US,
-    "host": pl.String,
-    "boot_id": pl.String,
-    "unit": pl.String,
-    "pid": pl.Int32,
-    "message": pl.String,
-    "source": pl.String,
-    "source_pos": pl.String,
+    c: EVENTS.columns[c].dtype for c in ("ts", "host", "boot_id", "unit", "pid", "message", *_PROVENANCE)
 }
 
 
@@ -620,33 +610,13 @@ def describe(names: list[str] | None = None) -> str:
         t = TABLES[name]
         out.append(f"## {t.name}\n\nOne row: {t.row}. Key: {', '.join(t.key)}.\n")
         out.append("| column | type | meaning |\n|---|---|---|")
-        out.extend(f"| {c} | {_type_name(col.dtype)} | {col.meaning} |" for c, col in t.columns.items())
+        out.extend(f"| {c} | {_TYPES[col.dtype][0]} | {col.meaning} |" for c, col in t.columns.items())
         out.append("")
     return "\n".join(out)
-
-
-def duckdb_type(dtype: pl.DataType) -> str:
-    """The DuckDB SQL type of a contract column's polars type (``TIMESTAMPTZ`` for UTC times)."""
-    if dtype == UTC_US:
-        return "TIMESTAMPTZ"
-    if isinstance(dtype, pl.Datetime):
-        return "TIMESTAMP"
-    names = {pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Int64: "BIGINT", pl.UInt32: "UINTEGER"}
-    return {**names, pl.Float64: "DOUBLE", pl.String: "VARCHAR", pl.Boolean: "BOOLEAN"}[dtype]
 
 
 def empty_view_sql(table: str) -> str:
     """``CREATE OR REPLACE VIEW`` of a contract table with its columns and no row: the table an OUT
     written before it existed (or by a tool that wrote no part of it) lacks."""
-    cols = ", ".join(
-        f'CAST(NULL AS {duckdb_type(c.dtype)}) AS "{n}"' for n, c in TABLES[table].columns.items()
-    )
+    cols = ", ".join(f'CAST(NULL AS {_TYPES[c.dtype][1]}) AS "{n}"' for n, c in TABLES[table].columns.items())
     return f'CREATE OR REPLACE VIEW "{table}" AS SELECT {cols} WHERE false'
-
-
-def _type_name(dtype: pl.DataType) -> str:
-    if dtype == UTC_US:
-        return "timestamp[us, UTC]"
-    if isinstance(dtype, pl.Datetime):
-        return "timestamp[us]"
-    return {pl.String: "string", pl.Boolean: "bool"}.get(dtype, str(dtype).lower())

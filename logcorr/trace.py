@@ -46,7 +46,7 @@ from logcorr.store import write_atomic
 from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
 from logcorr.timeline.loading import load
 from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
-from logcorr.timeline.tables import REQUEST_FIELDS, _scan
+from logcorr.timeline.tables import _LANE, REQUEST_FIELDS, _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
@@ -98,7 +98,7 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
 # A batch line marks progress at an instant; its slice is drawn until the next one (capped): args say so.
 BATCH_LASTS = "until the rank's next batch line, capped at median_interval_ms"
 RUN_LASTS = "from the run's first batch line to its last plus the rank's median interval (usual_interval_s)"
-_NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
+_NOT_ARGS = {"lane", "ts", *_LANE, "batch_type", "pid"}
 
 
 def _complete(name: pl.Expr, cat: str, dur: pl.Expr, *args: pl.Expr) -> pl.Expr:

@@ -403,8 +403,7 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
 
     Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
     throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
-    span (plotly's range slider) to widen or move the view. The first view is ``--since``/``--until``
-    when given, else the incident (``Swimlanes.focus``) with a margin, else the whole span."""
+    span (plotly's range slider) to widen or move the view; the first view: see ``_x_ranges``."""
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))

@@ -46,7 +46,7 @@ from logcorr.store import write_atomic
 from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
 from logcorr.timeline.loading import load
 from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
-from logcorr.timeline.tables import REQUEST_FIELDS, _scan
+from logcorr.timeline.tables import _LANE, REQUEST_FIELDS, _scan
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.
@@ -98,7 +98,7 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
 # A batch line marks progress at an instant; its slice is drawn until the next one (capped): args say so.
 BATCH_LASTS = "until the rank's next batch line, capped at median_interval_ms"
 RUN_LASTS = "from the run's first batch line to its last plus the rank's median interval (usual_interval_s)"
-_NOT_ARGS = {"lane", "ts", "host", "role", "dp_rank", "pp_rank", "tp_rank", "ep_rank", "batch_type", "pid"}
+_NOT_ARGS = {"lane", "ts", *_LANE, "batch_type", "pid"}
 
 
 def _complete(name: pl.Expr, cat: str, dur: pl.Expr, *args: pl.Expr) -> pl.Expr:
@@ -208,44 +208,24 @@ _COUNTERS = (
 def _mark_events(sw: Swimlanes, lanes: pl.DataFrame) -> list[dict]:
     """The marks, failed router requests and py-spy captures as thread-scoped instant events."""
     where = {lane: (pid, tid) for lane, pid, tid in lanes.select("lane", "pid", "tid").iter_rows()}
+    column = {"message": "body", "stack_group": "group", "thread": "thread_name"}  # where they differ
 
-    def instant(name: str, cat: str, r: dict, args: dict) -> dict:
+    def instant(name: str, cat: str, r: dict, keys: tuple[str, ...]) -> dict:
+        args = {k: v for k in keys if (v := r.get(column.get(k, k))) is not None}
         # A room is a 63-bit integer: as a JSON number a JavaScript viewer would round it.
-        args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items() if v is not None}
+        args = {k: (str(v) if k == "bootstrap_room" else v) for k, v in args.items()}
         pid, tid = where[r["lane"]]
         return dict(name=name, cat=cat, ph="i", s="t", ts=_epoch_us(r["ts"]), pid=pid, tid=tid, args=args)
 
-    events = []
-    for r in sw.marks.iter_rows(named=True):
-        args = dict(
-            rid=r.get("rid"),
-            bootstrap_room=r.get("bootstrap_room"),
-            detail=r.get("detail"),
-            message=r.get("body"),
-            event_id=r.get("event_id"),
-            source=r.get("source"),
-            source_pos=r.get("source_pos"),
-        )
-        events.append(instant(MARK_STYLE[r["kind"]][0], r["kind"], r, args))
+    marks = ("rid", "bootstrap_room", "detail", "message", "event_id", "source", "source_pos")
+    events = [instant(MARK_STYLE[r["kind"]][0], r["kind"], r, marks) for r in sw.marks.iter_rows(named=True)]
+    failed = (*REQUEST_FIELDS, "event_id", "source", "source_pos", "message")
     for r in sw.requests.filter(pl.col("error")).iter_rows(named=True):
-        args = {k: r.get(k) for k in (*REQUEST_FIELDS, "event_id", "source", "source_pos")}
-        events.append(
-            instant("router request failed", "request_error", r, {**args, "message": r.get("body")})
-        )
+        events.append(instant("router request failed", "request_error", r, failed))
+    pyspy = ("wait_class", "backend", "event_loop", "stack_group", "fingerprint", "thread", "frames")
     for r in sw.captures.iter_rows(named=True):
-        args = dict(
-            wait_class=r["wait_class"],
-            backend=r["backend"],
-            event_loop=r["event_loop"],
-            stack_group=r["group"],
-            fingerprint=r["fingerprint"],
-            thread=r["thread_name"],
-            frames=r["frames"],
-            capture_id=r["capture_id"],
-            source=r["source"],
-            source_pos=r["source_pos"],
-        )
-        events.append(instant(f"py-spy: {r['label']}", "pyspy", r, args))
+        keys = (*pyspy, "capture_id", "source", "source_pos")
+        events.append(instant(f"py-spy: {r['label']}", "pyspy", r, keys))
     return events
 
 

@@ -15,7 +15,7 @@ row of the same input, else left unknown (null), never invented. ANSI colour esc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -36,7 +36,7 @@ class Header:
     name: str
     regex: str
     source: str
-    samples: tuple[tuple[str, dict], ...] = field(default=())
+    samples: tuple[tuple[str, dict], ...] = ()
     starts: bool = True
 
 
@@ -184,13 +184,12 @@ def strip_groups(regex: str) -> str:
 HEADER_START = "|".join(f"(?:{strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
 HEADER_START = rf"^(?:{RAY_PREFIX[1:]})?(?:{HEADER_START})"
 _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
-SGLANG_HEADER = next(h.regex for h in HEADERS if h.name == "sglang") + "(?P<body>.*)"
+_SGLANG = next(h for h in HEADERS if h.name == "sglang")
+SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
-SGLANG_START = strip_groups(next(h.regex for h in HEADERS if h.name == "sglang"))
+SGLANG_START = strip_groups(_SGLANG.regex)
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
-YEARLESS = tuple(
-    sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
-)
+YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 
 
 def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
@@ -239,36 +238,26 @@ _TOKENS = ("DP", "PP", "TP", "EP")
 # ``tests/test_prefix.py`` checks), so it is tried only on the rows SGLang claimed without ranks; the
 # families after it only on the rows nothing claimed yet, each on the rows the ones before it left.
 _SPLIT = [h for h in _HEADERS_WITH_FIELDS if h.name != "uvicorn"]
-_SGLANG_AT = next(i for i, h in enumerate(_SPLIT) if h.name == "sglang")
-REFINES_SGLANG = tuple(_SPLIT[:_SGLANG_AT])
+_SGLANG_AT = _SPLIT.index(_SGLANG)
+REFINES_SGLANG = _SPLIT[:_SGLANG_AT]
 _FIELDS = ("date", "year", "month", "day", "time", "level", "ranks", "rank", "pid")
+_CLAIM_SCHEMA = {"_i": pl.UInt32, "header": pl.String, **dict.fromkeys(_FIELDS, pl.String), "_cut": pl.UInt32}
 _UVICORN = next(h.regex for h in HEADERS if h.name == "uvicorn")
 
 
-def _claimed(frame: pl.DataFrame, header: Header) -> pl.DataFrame:
-    """Rows of ``frame`` (``_i``, ``src``) whose line opens with ``header``: ``_i``, ``header``, every
-    field of ``_FIELDS`` (str, null where the family has none) and ``_cut`` (the header's length in
-    characters)."""
-    g = frame.select("_i", pl.col("src").str.extract_groups(f"^(?P<_head>{header.regex[1:]})").alias("g"))
-    hit = g.unnest("g").filter(pl.col("_head").is_not_null())
-    return hit.select(
-        "_i",
-        pl.lit(header.name).alias("header"),
-        *[pl.col(f) if f in hit.columns else pl.lit(None, pl.String).alias(f) for f in _FIELDS],
-        pl.col("_head").str.len_chars().alias("_cut"),
-    )
-
-
-def _first_claim(frame: pl.DataFrame, headers: list[Header]) -> pl.DataFrame:
-    """Like ``_claimed``, for the first of ``headers`` (in order) that each row of ``frame`` opens with;
-    rows none of them claims are left out. One pass of every family over the rows, run together; a
-    family no row opens with is left out first (most chunks hold one family or none here)."""
-    present = frame.select(
-        pl.col("src").str.contains(h.regex).any().alias(f"h{k}") for k, h in enumerate(headers)
-    )
-    headers = [h for h, seen in zip(headers, present.row(0), strict=True) if seen]
-    if len(headers) <= 1:
-        return _claimed(frame, headers[0]) if headers else _claimed(frame.clear(), _SPLIT[0])
+def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool = False) -> pl.DataFrame:
+    """Per row of ``frame`` (``_i``, ``src``) the first of ``headers`` (in order) its line opens with:
+    ``_i``, ``header``, every field of ``_FIELDS`` (str, null where the family has none) and ``_cut``
+    (the header's length in characters); rows none of them claims are left out (``every_row``: kept,
+    null). One pass of every family over the rows, run together; without ``every_row`` a family no
+    row opens with is left out first (most chunks hold one family or none here)."""
+    if not every_row:
+        present = frame.select(
+            pl.col("src").str.contains(h.regex).any().alias(str(k)) for k, h in enumerate(headers)
+        )
+        headers = [h for h, seen in zip(headers, present.row(0), strict=True) if seen]
+        if not headers:
+            return pl.DataFrame(schema=_CLAIM_SCHEMA)
     g = frame.select(
         "_i",
         *[
@@ -289,7 +278,7 @@ def _first_claim(frame: pl.DataFrame, headers: list[Header]) -> pl.DataFrame:
             pl.col(f"h{k}").struct.field(name) if f"<{name}>" in headers[k].regex else pl.lit(None, pl.String)
         )
 
-    return g.filter(pl.any_horizontal(hit)).select(
+    return (g if every_row else g.filter(pl.any_horizontal(hit))).select(
         "_i",
         first([pl.lit(h.name) for h in headers]).alias("header"),
         *[first([field(k, f) for k in range(len(headers))]).alias(f) for f in _FIELDS],
@@ -304,32 +293,13 @@ def _claims(src: pl.Series, open_to_all: pl.Series | None) -> pl.DataFrame:
     its fields and ``_cut``. Rows where ``open_to_all`` is False (a Ray prefix was cut) may only be
     claimed by SGLang's header or one that refines it."""
     frame = pl.DataFrame([pl.int_range(src.len(), dtype=pl.UInt32, eager=True).alias("_i"), src.alias("src")])
-    sglang = _SPLIT[_SGLANG_AT]
-    g = frame.select(pl.col("src").str.extract_groups(f"^(?P<_head>{sglang.regex[1:]})").alias("g")).unnest(
-        "g"
-    )
-    mine = g["_head"].is_not_null()
-    out = g.select(
-        pl.when(pl.col("_head").is_not_null()).then(pl.lit(sglang.name)).alias("header"),
-        *[pl.col(f) if f in g.columns else pl.lit(None, pl.String).alias(f) for f in _FIELDS],
-        pl.col("_head").str.len_chars().alias("_cut"),
-    )
-    parts = []
-    if REFINES_SGLANG:
-        todo = frame.filter(mine & (g["ranks"] == ""))
-        for header in REFINES_SGLANG:
-            if todo.height == 0:
-                break
-            parts.append(_claimed(todo, header))
-            todo = todo.join(parts[-1].select("_i"), on="_i", how="anti")
-    todo = frame.filter(~mine if open_to_all is None else ~mine & open_to_all)
-    if todo.height:
-        parts.append(_first_claim(todo, _SPLIT[_SGLANG_AT + 1 :]))
-    parts = [p for p in parts if p.height]
-    if parts:
-        found = pl.concat(parts)
-        at = found["_i"]
-        out = out.with_columns(out[c].scatter(at, found[c]) for c in out.columns)
+    out = _first_claim(frame, [_SGLANG], every_row=True).drop("_i")
+    mine = out["header"].is_not_null()
+    refine = frame.filter(mine & (out["ranks"] == ""))
+    rest = frame.filter(~mine if open_to_all is None else ~mine & open_to_all)
+    found = pl.concat([_first_claim(refine, REFINES_SGLANG), _first_claim(rest, _SPLIT[_SGLANG_AT + 1 :])])
+    if found.height:
+        out = out.with_columns(out[c].scatter(found["_i"], found[c]) for c in out.columns)
     return out
 
 
@@ -361,7 +331,7 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
     month = pl.col("month").str.pad_start(2, "0")
     date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
-    yearless = pl.col("header").is_in(list(YEARLESS))
+    yearless = pl.col("header").is_in(YEARLESS)
     md_time = pl.concat_str([month, pl.col("day")], separator="-")
     df = df.with_columns(
         pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
@@ -402,8 +372,7 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         pl.col("text").str.starts_with('{"').any(), pl.col("text").str.starts_with("(").any().alias("ray")
     ).row(0)
     src = df.select(pl.col("text").str.replace(RAY_PREFIX, "")).to_series() if ray_like else df["text"]
-    stripped = (src != df["text"]).fill_null(False) if ray_like else None
-    claims = _claims(src, None if stripped is None else ~stripped)
+    claims = _claims(src, (src == df["text"]).fill_null(True) if ray_like else None)
     df = pl.concat([df.with_columns(src.alias("src")), claims], how="horizontal")
     # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole
     body = pl.when(pl.col("_cut").is_not_null()).then(pl.col("src").str.slice(pl.col("_cut")))

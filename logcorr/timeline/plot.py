@@ -10,7 +10,6 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.schema import RANKS
 from logcorr.timeline.counters import counter_traces
 from logcorr.timeline.model import (
     CAPTURE_DY,
@@ -33,6 +32,7 @@ from logcorr.timeline.model import (
     esc,
     run_name,
 )
+from logcorr.timeline.tables import _LANE, _PROV
 
 
 def _ms(ts: pl.Series):
@@ -110,20 +110,8 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
     return traces
 
 
-_BATCH_NOT_SHOWN = {
-    "lane",
-    "lane_label",
-    "ts",
-    "host",
-    "role",
-    *RANKS,
-    "event_id",
-    "source",
-    "source_pos",
-    "batch_type",
-    "pid",
-    "level",
-}
+# the lane, the line's header and provenance: shown apart, not among the fields
+_BATCH_NOT_SHOWN = {"lane", "lane_label", "ts", *_LANE, *_PROV, "batch_type", "pid", "level"}
 
 
 def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
@@ -415,8 +403,7 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
 
     Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
     throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
-    span (plotly's range slider) to widen or move the view. The first view is ``--since``/``--until``
-    when given, else the incident (``Swimlanes.focus``) with a margin, else the whole span."""
+    span (plotly's range slider) to widen or move the view; the first view: see ``_x_ranges``."""
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = _bin_seconds(max(span_s, 1.0))
@@ -547,7 +534,7 @@ def _restart_lines(sw: Swimlanes) -> list[dict]:
     """A dotted line across a role's lanes where systemd was asked to stop it (a restart) and where
     its server said it was ready again, in the colours of those marks."""
     shapes = []
-    for kind, color in (("lifecycle", MARK_STYLE["lifecycle"][2]), ("ready", MARK_STYLE["ready"][2])):
+    for kind in ("lifecycle", "ready"):
         rows = sw.marks.filter(pl.col("kind") == kind)
         if kind == "lifecycle":
             rows = rows.filter(pl.col("detail").str.contains(r"^(?:server_)?stopping"))
@@ -561,7 +548,7 @@ def _restart_lines(sw: Swimlanes) -> list[dict]:
                     "x",
                     (x, x),
                     (lanes.min() - 0.5, lanes.max() + 0.5),
-                    line=dict(color=color, width=1.5, dash="dot"),
+                    line=dict(color=MARK_STYLE[kind][2], width=1.5, dash="dot"),
                     layer="below",
                 )
             )

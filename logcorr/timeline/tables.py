@@ -120,26 +120,17 @@ _EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "level", "message", "sour
 
 def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     """Fill host, level, message and provenance of typed rows from their ``events`` row."""
-    ev = _scan(out, "events", _EVENT_JOIN).rename({c: f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"})
     have = lf.collect_schema()
     lf = lf.with_columns([pl.lit(None, t).alias(c) for c, t in _EVENT_JOIN.items() if c not in have])
     lf = lf.collect().lazy()  # the typed rows are few (marks, requests): their ids filter the scan
     ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
     lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
     # bounds first (row groups of other ids are skipped by their statistics), then the ids
-    ev = ev.filter(pl.col("event_id").is_between(lo, hi)).filter(pl.col("event_id").is_in(ids.implode()))
-    lf = lf.join(ev.collect().lazy(), on="event_id", how="left")
-    return lf.with_columns(
-        pl.coalesce(pl.col(c), pl.col(f"ev_{c}")).alias(c)
-        for c in ("host", "source", "source_pos", "level", "message")
-    ).drop([f"ev_{c}" for c in _EVENT_JOIN if c != "event_id"])
-
-
-def _bodies(messages: pl.Series) -> pl.Series:
-    """Message text without the line header (time and rank are shown beside it)."""
-    if messages.len() == 0:
-        return pl.Series("body", [], pl.String)
-    return split_prefix(messages.fill_null(""))["body"]
+    ev = _scan(out, "events", _EVENT_JOIN).filter(pl.col("event_id").is_between(lo, hi))
+    ev = ev.filter(pl.col("event_id").is_in(ids.implode())).collect().lazy()
+    filled = [c for c in _EVENT_JOIN if c != "event_id"]
+    lf = lf.join(ev, on="event_id", how="left", suffix="_ev")
+    return lf.with_columns(pl.coalesce(c, f"{c}_ev") for c in filled).drop(f"{c}_ev" for c in filled)
 
 
 def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
@@ -156,31 +147,21 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     return lf.filter(pl.col("ts").is_not_null()).collect()
 
 
-def _detail(*cols: str) -> pl.Expr:
-    """A mark's ``detail``: the non-null ``cols`` joined with ": "."""
-    return pl.concat_str([pl.col(c) for c in cols], separator=": ", ignore_nulls=True).alias("detail")
+def _marks_of(out: Path, table: str, common: dict, kind: pl.Expr, cols: tuple[str, ...]) -> pl.LazyFrame:
+    """``table``'s rows as marks: the ``common`` columns, ``kind`` and ``detail`` (the non-null
+    ``cols``, read as text, joined with ": ")."""
+    lf = _scan(out, table, {**common, **dict.fromkeys(cols, pl.String)})
+    detail = pl.concat_str(cols, separator=": ", ignore_nulls=True)
+    return lf.select(*common, kind.alias("kind"), detail.alias("detail"))
 
 
 def _load_marks(out, since, until) -> pl.DataFrame:
     """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
     common = {"ts": UTC_US, **_LANE, **_PROV, "rid": pl.String, "bootstrap_room": pl.Int64}
-    aborts = _scan(out, "aborts", {**common, "abort_kind": pl.String, "reason": pl.String})
-    aborts = aborts.with_columns(
-        pl.lit("abort").alias("kind"),
-        _detail("abort_kind", "reason"),
-    ).drop("abort_kind", "reason")
-    terr = _scan(
-        out,
-        "transfer_errors",
-        {**common, "error_kind": pl.String, "kv_poll_state": pl.String, "reason": pl.String},
-    )
-    terr = terr.with_columns(
-        pl.when(pl.col("error_kind") == "assert_transfer_infos")
-        .then(pl.lit("assertion"))
-        .otherwise(pl.lit("transfer_error"))
-        .alias("kind"),
-        _detail("error_kind", "kv_poll_state", "reason"),
-    ).drop("error_kind", "kv_poll_state", "reason")
+    aborts = _marks_of(out, "aborts", common, pl.lit("abort"), ("abort_kind", "reason"))
+    assertion = pl.col("error_kind") == "assert_transfer_infos"
+    kind = pl.when(assertion).then(pl.lit("assertion")).otherwise(pl.lit("transfer_error"))
+    terr = _marks_of(out, "transfer_errors", common, kind, ("error_kind", "kv_poll_state", "reason"))
     # A KV transfer failed because its request was aborted ("Aborted by AbortReq.") is in both tables:
     # draw it once, as the abort (its hover names the transfer); the assertion is always drawn.
     terr = pl.concat(
@@ -203,8 +184,6 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     ev = _in_window(ev, since, until).with_columns(pl.lit(None, pl.String).alias("detail"))
     life = _in_window(_lifecycle_marks(out, common), since, until)
     marks = pl.concat([typed, ev, life], how="diagonal_relaxed").filter(pl.col("ts").is_not_null()).collect()
-    if marks.is_empty():
-        return marks.with_columns(pl.lit(None, pl.String).alias("body"))
     # health: the access line's status (requests table) says ok or failed; a non-access health line
     # ("Health check failed …") is failed unless it is INFO and says nothing of failing.
     status = (
@@ -228,7 +207,8 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         .otherwise(pl.col("kind"))
         .alias("kind")
     )
-    return marks.with_columns(_bodies(marks["message"]).alias("body")).sort("ts")
+    # the body: the message without its header (time and rank are shown beside it)
+    return marks.with_columns(split_prefix(marks["message"].fill_null(""))["body"]).sort("ts")
 
 
 # systemd's messages about a unit drawn as marks: the restart's steps; "consumed" and "deactivated"
@@ -256,7 +236,7 @@ def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
     return rows.select(
         *[c for c in common if c not in ("rid", "bootstrap_room")],
         pl.lit("lifecycle").alias("kind"),
-        _detail("event", "unit"),
+        pl.concat_str("event", "unit", separator=": ", ignore_nulls=True).alias("detail"),
         pl.col("message"),
     )
 
@@ -324,7 +304,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
     df = df.with_columns(error.alias("error"))
     if errors_only:
         df = df.filter(pl.col("error"))
-    return df.with_columns(_bodies(df["message"]).alias("body")).sort("ts", "event_id")
+    return df.with_columns(split_prefix(df["message"].fill_null(""))["body"]).sort("ts", "event_id")
 
 
 def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:

@@ -287,7 +287,7 @@ def report_sections(matches, config) -> list[str]:
     """
     out = ["", "## Known upstream issues (known_issues)", ""]
     if matches.height == 0:
-        out.append("No known family has evidence rows here (a configuration alone is never a match).")
+        out += ["No known family has evidence rows here (a configuration alone is never a match).", ""]
     for m in matches.iter_rows(named=True):
         roles = sorted(set(re.findall(r"\b(prefill|decode)\b", m["evidence"] or "")))
         now = m["workaround"] or ""

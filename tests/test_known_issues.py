@@ -6,10 +6,11 @@ import json
 import sys
 from datetime import UTC, datetime
 
+import polars as pl
 import pytest
 from conftest import CASES, ROOT, SAMPLE, need_journalctl
 
-from logcorr import saved
+from logcorr import known_issues, saved
 from logcorr.ingest import NothingReadError, ingest
 from logcorr.parsers.server_args import parse_cmdline, parse_server_args
 from logcorr.readers import ReadOptions
@@ -462,3 +463,10 @@ def test_f8_from_its_warnings_and_its_runtime_error(tmp_path):
     ki = saved.query(out, "known_issues")
     assert ki["family"].to_list() == ["F8"] and ki["evidence_rows"].to_list() == [3]
     assert "prefill TP1: RuntimeError in process_disagg_prefill_inflight_queue" in ki["evidence"][0]
+
+
+def test_the_sections_stay_apart_when_no_family_matches():
+    # the no-match sentence ran into "## Configuration" with no blank line between them
+    lines = known_issues.report_sections(pl.DataFrame(), pl.DataFrame())
+    text = "\n".join(lines)
+    assert "never a match).\n\n## Configuration (config)\n\ncannot tell: no server_args line" in text

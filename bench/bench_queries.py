@@ -43,7 +43,7 @@ def time_queries(
     run included in the median) and the median CPU seconds of this process over a run (DuckDB's
     threads included: the figure a busy machine does not inflate). ``room`` is passed to queries that
     take a ``room`` parameter."""
-    from logcorr import saved
+    from logcorr.analysis import saved
 
     queries = saved.load_saved()
     con = saved.connect(out, queries)
@@ -83,7 +83,7 @@ def entries_of(out: Path, meta: dict | None) -> int:
     holds (``sum(events.n_lines)``: every record with the lines re-joined into it)."""
     if meta and meta.get("entries"):
         return int(meta["entries"])
-    from logcorr import saved
+    from logcorr.analysis import saved
 
     return int(saved.query(out, "SELECT sum(n_lines) AS n FROM events")["n"][0] or 0)
 

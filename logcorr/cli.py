@@ -15,8 +15,8 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5
 
 import typer  # noqa: E402
 
-from logcorr.readers import ReadOptions  # noqa: E402
-from logcorr.schema import ROLES  # noqa: E402
+from logcorr.inputs.source import ReadOptions  # noqa: E402
+from logcorr.store.schema import ROLES  # noqa: E402
 
 app = typer.Typer(
     help="Offline log and trace correlation for SGLang prefill-decode incidents.",
@@ -125,10 +125,10 @@ def ingest(
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
-        from logcorr.database import DatabaseError
         from logcorr.ingest import NothingReadError, OptionError
         from logcorr.ingest import ingest as run
-        from logcorr.store import OutputError
+        from logcorr.store.database import DatabaseError
+        from logcorr.store.output import OutputError
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
 
@@ -161,7 +161,7 @@ def ingest(
 def _repoint(out: Path) -> None:
     """Re-point ``OUT/logcorr.duckdb`` when OUT was copied or moved since it was written (its views
     would read the original's files, or none), saying so on stderr; queries themselves never read it."""
-    from logcorr import database as db
+    from logcorr.store import database as db
 
     old = db.points_elsewhere(out)
     if old is None:
@@ -278,7 +278,7 @@ def query(
     ] = False,
 ) -> None:
     """Run a saved query (by name) or any SQL on the tables of OUT; --list shows the saved ones."""
-    from logcorr import saved
+    from logcorr.analysis import saved
 
     if list_:
         typer.echo(saved.describe())
@@ -306,8 +306,8 @@ def report(
     ] = None,
 ) -> None:
     """The incident in words and numbers, for a postmortem (Markdown), drawn from the saved queries."""
-    from logcorr.report import ReportError
-    from logcorr.report import report as make_report
+    from logcorr.render.report import ReportError
+    from logcorr.render.report import report as make_report
 
     if output is not None:
         _check_output_file(output)
@@ -319,7 +319,7 @@ def report(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from logcorr.store import write_atomic
+        from logcorr.store.output import write_atomic
 
         try:
             write_atomic(output, lambda f: f.write(text))
@@ -348,8 +348,8 @@ def timeline(
     ] = None,
 ) -> None:
     """Per-rank swimlanes of OUT as one self-contained HTML file (works offline, from file://)."""
-    from logcorr.timeline import TimelineError
-    from logcorr.timeline import timeline as draw
+    from logcorr.render.timeline import TimelineError
+    from logcorr.render.timeline import timeline as draw
 
     _check_output_file(output)
     try:
@@ -387,8 +387,8 @@ def export(
     """The timeline's lanes as a trace for Perfetto (ui.perfetto.dev) or chrome://tracing."""
     if fmt != "chrome-trace":
         _fail(f"--format {fmt!r}: the only format is chrome-trace")
-    from logcorr.timeline import TimelineError
-    from logcorr.trace import export_chrome_trace
+    from logcorr.render.timeline import TimelineError
+    from logcorr.render.trace import export_chrome_trace
 
     _check_output_file(output)
     try:
@@ -416,8 +416,8 @@ def database(
 ) -> None:
     """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, after
     moving OUT (the file's views name OUT's Parquet files by absolute path), or with --embed."""
-    from logcorr import database as db
-    from logcorr.store import OutputError
+    from logcorr.store import database as db
+    from logcorr.store.output import OutputError
 
     try:
         result = db.write(out, embed=embed)
@@ -435,8 +435,8 @@ def show(
     context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
-    from logcorr.show import ShowError
-    from logcorr.show import show as show_record
+    from logcorr.render.show import ShowError
+    from logcorr.render.show import show as show_record
 
     try:
         typer.echo(show_record(out, event_id, context))
@@ -451,7 +451,7 @@ def tables(
     ] = None,
 ) -> None:
     """Print the table contract: each table's row, key, columns, types and meaning (Markdown)."""
-    from logcorr import schema
+    from logcorr.store import schema
 
     unknown = [n for n in names or [] if n not in schema.TABLES]
     if unknown:

@@ -20,15 +20,16 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr import config, containers, database, journal, readers, threads
-from logcorr import inputs as input_files
-from logcorr import processes as process_rows
+from logcorr.inputs import containers, export, journal, sniff, text, threads
+from logcorr.inputs import paths as input_files
+from logcorr.inputs.rejoin import Rejoiner
+from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
-from logcorr.readers import InputError, ReadOptions, SourceReport
-from logcorr.rejoin import Rejoiner
-from logcorr.schema import EVENTS, RANKS, TABLES, UTC_US
-from logcorr.store import Output
+from logcorr.store import config, database
+from logcorr.store import processes as process_rows
+from logcorr.store.output import Output
+from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
 TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
@@ -200,11 +201,11 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     one row per logical record; a bare py-spy dump (``readers.sniff_bytes``) is one ``pyspy`` record,
     as at ingest (its stacks are parsed at ingest). Never raises on any text."""
     data = text.encode("utf-8", errors="replace")
-    fmt = readers.sniff_bytes(data[:65536])
+    fmt = sniff.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = readers.text_records(lines, fmt, source, 1, compose=readers.has_compose_prefix(lines))
+    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
@@ -292,7 +293,7 @@ def _is_journal(path: Path, fmt: str) -> bool:
     if fmt == "journal-dir" or ".journal" in path.name:
         return True
     try:
-        return path.is_file() and readers.sniff(path) == "journal"
+        return path.is_file() and sniff.sniff(path) == "journal"
     except OSError:
         return False
 
@@ -462,7 +463,7 @@ class _Run:
         (``self.seen``, None when there is only one input)."""
         if fmt in ("xz", "gz"):
             unpacked, damaged = input_files.unpack(path, scratch, fmt)
-            inner = readers.sniff(unpacked)
+            inner = sniff.sniff(unpacked)
             report.notes.append(f"unpacked {fmt}: {inner}")
             if damaged:
                 report.errors.append(damaged)
@@ -470,13 +471,13 @@ class _Run:
         if fmt in ("journal-dir", "journal"):
             chunks = journal.read_journal(path, self.opts, report)
         elif fmt == "export":
-            chunks = journal.CaptureUnits(self.opts).read(readers.read_export_file(path, report), report)
+            chunks = journal.CaptureUnits(self.opts).read(export.read_export_file(path, report), report)
         elif fmt == "json":
-            chunks = journal.CaptureUnits(self.opts).read(readers.read_text(path, fmt, report), report)
+            chunks = journal.CaptureUnits(self.opts).read(text.read_text(path, fmt, report), report)
         elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
             chunks = containers.read(path, fmt, self.opts, report)
         else:
-            chunks = readers.read_text(path, fmt, report)
+            chunks = text.read_text(path, fmt, report)
         if self.seen is None or fmt in ("pyspy", "pyspy-json"):
             return chunks
         return self.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
@@ -530,7 +531,7 @@ class _Run:
         try:
             if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
                 path = input_files.spool(given, scratch)
-            fmt = readers.sniff(path) if known_fmt == "?" else known_fmt
+            fmt = sniff.sniff(path) if known_fmt == "?" else known_fmt
         except OSError as e:
             self.reports.append(
                 SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
@@ -564,7 +565,7 @@ class _Run:
             & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
         ).height
         errs = ev.filter(
-            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(readers.LINE_PIECE)
+            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
         )  # pieces of an over-long line are said once, in the input's notes
         shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
         report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]

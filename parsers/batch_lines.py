@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logcorr.schema import BATCH_FIELD_COLUMNS
+from logcorr.store.schema import BATCH_FIELD_COLUMNS
 
 # ---------------------------------------------------------------------------------------------
 # Batch fields: key as printed → (column, type). Type "int", "float", "pct" (a float printed with

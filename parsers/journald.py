@@ -20,7 +20,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from logcorr.schema import RECORD, UTC_US
+from logcorr.store.schema import RECORD, UTC_US
 
 ANSI = r"\x1b\[[0-9;:?]*[ -/]*[@-~]"
 # Fields read from journal entries; journalctl --output-fields also always prints the __ fields.

@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import polars as pl
 
-from logcorr import schema
+from logcorr.store import schema
 
 from . import roles
 from .prefix import HEADER_START, RAY_PREFIX, SGLANG_HEADER

@@ -12,7 +12,7 @@ import polars as pl
 
 from logcorr.parsers.sglang import _base, _conform, _recognise, _rid_room, extract_fields
 from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON
-from logcorr.schema import REQUEST_LOG
+from logcorr.store.schema import REQUEST_LOG
 
 
 # Tool-call markup that, found in the text an engine returned, means the tool-call parser let it through

@@ -26,8 +26,8 @@ import polars as pl
 from logcorr.parsers.batch_lines import first_line
 from logcorr.parsers.prefix import HEADERS, strip_groups
 from logcorr.parsers.rules import FieldRule
-from logcorr.schema import EVENTS
-from logcorr.schema import REQUESTS as REQUESTS_TABLE
+from logcorr.store.schema import EVENTS
+from logcorr.store.schema import REQUESTS as REQUESTS_TABLE
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from logcorr.parsers.sglang_lines import (
     TRANSFER_ERROR_PATTERNS,
     WATCHDOG_PATTERNS,
 )
-from logcorr.schema import (
+from logcorr.store.schema import (
     ABORTS,
     BATCHES,
     EVENTS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logcorr.schema import LIFECYCLE
+from logcorr.store.schema import LIFECYCLE
 
 _UNIT = r"(?P<unit>[\w@:.\\-]+\.(?:service|scope|socket|target|timer|mount))"
 

@@ -75,8 +75,8 @@ def main(made_with: str) -> None:
     import tempfile
 
     from logcorr.ingest import ingest
-    from logcorr.timeline import timeline
-    from logcorr.trace import export_chrome_trace
+    from logcorr.render.timeline import timeline
+    from logcorr.render.trace import export_chrome_trace
 
     root = Path(__file__).resolve().parent.parent
     sample = root / "sample_logs"

@@ -21,10 +21,14 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr import containers, readers, saved
+from logcorr.analysis import saved
 from logcorr.cli import app
 from logcorr.ingest import ingest
-from logcorr.report import report
+from logcorr.inputs import containers
+from logcorr.inputs import text as text_reader
+from logcorr.inputs.sniff import sniff_bytes
+from logcorr.inputs.source import ReadOptions
+from logcorr.render.report import report
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -353,7 +357,7 @@ def test_cri_partial_lines_are_one_record(tmp_path):
 
 
 def test_partial_line_across_chunks(monkeypatch, tmp_path):
-    monkeypatch.setattr(readers, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(text_reader, "CHUNK_BYTES", 256)
     parts = [f"2025-10-29T21:30:00.{i:09d}Z stdout P {'y' * 60}\n" for i in range(10)]
     text = "".join(parts) + "2025-10-29T21:30:01.000000000Z stdout F end\n"
     ev = _ingest_text(tmp_path, "1.log", text * 3)
@@ -377,7 +381,7 @@ def test_sniffing_the_forms():
         (loki, "log-export"),
         (app_json, "text"),
     ]:
-        assert readers.sniff_bytes(((text + "\n") * 3).encode()) == fmt, text
+        assert sniff_bytes(((text + "\n") * 3).encode()) == fmt, text
 
 
 def test_stern_and_log_export(tmp_path):
@@ -447,7 +451,7 @@ def test_role_option_and_unit_option_for_pods(tmp_path):
 def test_since_until_apply_to_container_logs(lines, tmp_path):
     pods = write_cri(tmp_path / "cri", lines)
     out = tmp_path / "out"
-    ingest([pods], out, readers.ReadOptions(since="2025-10-29 21:34:00", until="2025-10-29 21:35:00"))
+    ingest([pods], out, ReadOptions(since="2025-10-29 21:34:00", until="2025-10-29 21:35:00"))
     ev = pl.read_parquet(out / "events" / "**" / "*.parquet")
     assert ev.height and ev["ts"].min() >= datetime(2025, 10, 29, 21, 34, tzinfo=UTC)
     assert ev["ts"].max() <= datetime(2025, 10, 29, 21, 35, tzinfo=UTC)

@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from logcorr import schema
 from logcorr.cli import app
 from logcorr.ingest import ingest
+from logcorr.store import schema
 from tests.conftest import CASES, ROOT, SAMPLE
 
 

@@ -18,8 +18,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from logcorr import database, saved, schema, store
+from logcorr.analysis import saved
 from logcorr.ingest import ingest, table_schemas
+from logcorr.store import database, schema
+from logcorr.store import output as store
 
 LOG = [
     "[2025-11-05 12:00:00 TP0] Prefill batch, #new-seq: 2, #new-token: 4096, #cached-token: 0, token usage: 0.01, "
@@ -252,7 +254,8 @@ def out_count(out: Path) -> int:
 
 KILLER = """
 import os, signal, sys
-from logcorr import store, database
+from logcorr.store import output as store
+from logcorr.store import database
 step, target = sys.argv[1], int(sys.argv[2])
 calls = {"n": 0}
 def killing(fn):
@@ -393,14 +396,15 @@ def test_negative_and_huge_realtime_kept_without_a_time(tmp_path: Path):
 
 
 def test_a_huge_length_prefix_does_not_hold_the_rest_of_a_chunked_capture(tmp_path: Path, monkeypatch):
-    from logcorr import readers
+    from logcorr.inputs import export
+    from logcorr.inputs.source import SourceReport
 
-    monkeypatch.setattr(readers, "CHUNK_BYTES", 512)  # many chunks after the damaged entry
+    monkeypatch.setattr(export, "CHUNK_BYTES", 512)  # many chunks after the damaged entry
     data = binary_entry(0, b"x\x01y", 2**63) + b"".join(text_entry(i) for i in range(1, 200))
     path = tmp_path / "cap.export"
     path.write_bytes(data)
-    report = readers.SourceReport(str(path), "export")
-    sizes = [df.height for df in readers.read_export_file(path, report)]
+    report = SourceReport(str(path), "export")
+    sizes = [df.height for df in export.read_export_file(path, report)]
     assert sum(sizes) == 200 and len(sizes) > 10  # read chunk by chunk, not held to the end
 
 

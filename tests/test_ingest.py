@@ -15,13 +15,12 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr import readers
+from logcorr.analysis.saved import query
 from logcorr.cli import app
 from logcorr.ingest import NothingReadError, first_event_id, ingest
-from logcorr.inputs import discover
-from logcorr.journal import _unit_share, journalctl_window
-from logcorr.readers import ReadOptions
-from logcorr.saved import query
+from logcorr.inputs.journal import _unit_share, journalctl_window
+from logcorr.inputs.paths import discover
+from logcorr.inputs.source import InputError, ReadOptions
 from tests.conftest import SAMPLE, need_cases, need_journalctl
 
 ENGINE_UNITS = ("sglang-prefill.service", "sglang-decode.service", "sglang-router.service")
@@ -246,7 +245,7 @@ def test_a_folder_walk_passes_over_documents_code_and_logcorr_outputs(tmp_path):
     )
     named = ingest([folder / "NOTES.md"], tmp_path / "named")  # a file named itself is read
     assert named.rows["batches"] == 1
-    with pytest.raises(readers.InputError, match="a logcorr output folder, not logs"):
+    with pytest.raises(InputError, match="a logcorr output folder, not logs"):
         discover(folder / "out")
 
 
@@ -301,7 +300,7 @@ def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_pa
         "Process 3371 (python3) of user 998 dumped core.",
     ]
     runs = {"read through": ingest([journal], tmp_path / "through")}
-    monkeypatch.setattr("logcorr.journal.READ_THROUGH_SHARE", 1.01)  # journalctl --unit
+    monkeypatch.setattr("logcorr.inputs.journal.READ_THROUGH_SHARE", 1.01)  # journalctl --unit
     runs["unit matches"] = ingest([journal], tmp_path / "matched")
     runs["export capture"] = ingest([capture], tmp_path / "capture")
     for how, result in runs.items():
@@ -465,7 +464,7 @@ def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
 def test_outputs_of_two_hosts_combine_in_one_folder(tmp_path):
     """Each host ingests its own journal; copying the OUT folders together gives one data set."""
     need_journalctl()
-    from logcorr.saved import query
+    from logcorr.analysis.saved import query
 
     a, b = tmp_path / "node-a", tmp_path / "node-b"
     ingest([SAMPLE / "journal"], a, ReadOptions(units=("sglang-prefill.service",)), origin="gpu-node-1")

@@ -9,10 +9,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from logcorr import readers
-from logcorr.journal import read_journal
+from logcorr.inputs.export import export_chunks
+from logcorr.inputs.journal import read_journal
+from logcorr.inputs.sniff import sniff
+from logcorr.inputs.source import InputError, ReadOptions, SourceReport
 from logcorr.parsers.journald import parse_export, parse_json_lines, parse_short_lines
-from logcorr.readers import InputError, ReadOptions, SourceReport, sniff
 from tests.conftest import need_journalctl
 
 
@@ -158,13 +159,13 @@ def test_truncated_journal_refused_with_reason(cases, tmp_path):
 
 
 def test_export_stream_cut_inside_binary_field_is_recut(tmp_path):
-    from logcorr import readers
+    from logcorr.inputs.export import export_chunks
 
     big = b"x\n\n" * 3000  # a binary value full of blank lines, longer than one read
     data = entry("c1", 1, 7, "first") + entry("c2", 2, 7, big) + entry("c3", 3, 7, "last")
     blocks = [data[i : i + 1000] for i in range(0, len(data), 1000)]
     report = SourceReport("x", "export")
-    df = pl.concat(list(readers._export_chunks(iter(blocks), "x", report)))
+    df = pl.concat(list(export_chunks(iter(blocks), "x", report)))
     assert df["source_pos"].to_list() == ["c1", "c2", "c3"]
     assert df["message"][1] == big.decode()
     assert df["entry_error"].null_count() == 3
@@ -182,7 +183,7 @@ def test_export_without_cursors_gets_entry_numbers_across_chunks(tmp_path):
     path.write_bytes(data * 2000)  # 10,000 entries, read in several chunks
     report = SourceReport(str(path), "export")
     with open(path, "rb") as f:
-        chunks = list(readers._export_chunks(iter(lambda: f.read(4096), b""), str(path), report))
+        chunks = list(export_chunks(iter(lambda: f.read(4096), b""), str(path), report))
     assert len(chunks) > 1
     pos = pl.concat(chunks)["source_pos"]
     assert pos.to_list() == [f"entry {n}" for n in range(1, 10_001)]

@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 from conftest import CASES, ROOT, SAMPLE, need_journalctl
 
-from logcorr import known_issues, saved
+from logcorr.analysis import known_issues, saved
 from logcorr.ingest import NothingReadError, ingest
+from logcorr.inputs.source import ReadOptions
 from logcorr.parsers.server_args import parse_cmdline, parse_server_args
-from logcorr.readers import ReadOptions
 
 SA = CASES / "server_args"
 
@@ -159,7 +159,7 @@ def test_sample_known_issues_rank_the_race_and_the_overlap_desync_first(sample_o
 
 
 def test_sample_report_recommends_disable_overlap_schedule_for_decode(sample_out):
-    from logcorr.report import report
+    from logcorr.render.report import report
 
     text = report(sample_out)
     section = text.split("## Known upstream issues")[1].split("## Configuration")[0]
@@ -389,7 +389,7 @@ def test_version_check_of_a_family_with_a_fixed_release(tmp_path, venv, check):
     """F5 (fixed in 0.4.9.post5 by #8352, per the research notes) on an engine whose version its
     command line states: the known_issues row and the report say which release has the fix and what
     this engine runs."""
-    from logcorr.report import report
+    from logcorr.render.report import report
 
     _f5_capture(tmp_path / "cap.json", venv)
     out = tmp_path / "o"

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from logcorr.analysis.saved import query, run_query
 from logcorr.cli import app
 from logcorr.ingest import ingest
-from logcorr.readers import ReadOptions
-from logcorr.saved import query, run_query
+from logcorr.inputs.source import ReadOptions
 from tests.conftest import SAMPLE, need_journalctl
 
 run = CliRunner().invoke
@@ -151,7 +151,7 @@ def test_an_engine_with_nothing_to_do_is_idle_not_stalled(tmp_path):
 def test_a_copied_out_is_re_pointed_by_query_and_report(sample, tmp_path):
     import shutil
 
-    from logcorr import database
+    from logcorr.store import database
 
     copy = tmp_path / "copy"
     shutil.copytree(sample, copy)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers.prefix import HEADERS, REFINES_SGLANG, is_record_start, split_prefix
-from logcorr.schema import EVENTS
+from logcorr.store.schema import EVENTS
 
 CASES = Path(__file__).parent / "cases"
 

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logcorr import readers
 from logcorr.ingest import ingest
 from logcorr.parsers import pyspy_rules
 from logcorr.parsers.pyspy import (
@@ -476,7 +475,7 @@ def test_sniff(tmp_path):
     def sniff(text: str) -> str:
         path = tmp_path / "f.txt"
         path.write_text(text)
-        return readers.sniff(path)
+        return sniff(path)
 
     assert sniff(case("sglang/07_pyspy_dump_pp_disagg_prefill_hang.log")) == "pyspy"
     assert sniff(case("pyspy/06_pyspy_json_locals.txt")) == "pyspy-json"

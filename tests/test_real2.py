@@ -298,7 +298,7 @@ def test_times_printed_without_a_zone_are_said_to_be_read_as_utc(workdir):
 
 
 def test_10_the_report_names_both_waits_of_the_grouped_dump(workdir):
-    from logcorr.report import report
+    from logcorr.render.report import report
 
     text = report(out_of(workdir, "10_pyspy_megatron_grouped_threads_allreduce_recv.txt"))
     line = next(x for x in text.splitlines() if x.startswith("- Unknown role"))

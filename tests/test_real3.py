@@ -10,9 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr import saved
+from logcorr.analysis import saved
 from logcorr.ingest import ingest
-from logcorr.report import report
+from logcorr.render.report import report
 
 
 def ingested(tmp_path: Path, text: str) -> Path:

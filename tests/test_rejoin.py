@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
+from logcorr.inputs.rejoin import Rejoiner
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.rejoin import Rejoiner
 
 T0 = datetime(2025, 10, 29, 21, 34, 46, tzinfo=UTC)
 TRACEBACK = [

@@ -13,11 +13,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr import saved
+from logcorr.analysis import saved
 from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
-from logcorr.report import report
-from logcorr.store import Output
+from logcorr.render.report import report
+from logcorr.store.output import Output
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"

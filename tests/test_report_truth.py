@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from logcorr.ingest import ingest
-from logcorr.report import _t, report
+from logcorr.render.report import _t, report
 from tests.conftest import CASES
 
 CASE_FILES = sorted(

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from logcorr import saved
+from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
 from logcorr.parsers import request_log
 from tests.conftest import CASES, SAMPLE, need_journalctl
@@ -337,7 +337,7 @@ def test_concurrency_sums_dp_groups_and_a_single_request_does_not_leak(tmp_path)
 
 
 def test_sample_report_has_the_markup_section_from_the_rows(sample_out):
-    from logcorr.report import report
+    from logcorr.render.report import report
 
     text = report(sample_out)
     section = text.split("## Answers with tool-call markup (markup_leaks, markup_leak_rate)", 1)[1].split(
@@ -362,13 +362,13 @@ def test_report_has_no_markup_section_without_leaks(tmp_path):
     log.write_text(_fin("r1", "a plain answer") + "\n")
     out = tmp_path / "out"
     ingest([log], out)
-    from logcorr.report import report
+    from logcorr.render.report import report
 
     assert "Answers with tool-call markup" not in report(out)
 
 
 def test_timeline_marks_leaking_answers_on_their_engine_lane(sample_out):
-    from logcorr import timeline
+    from logcorr.render import timeline
 
     sw = timeline.load(sample_out)
     marks = sw.marks.filter(pl.col("kind") == "markup_leak")

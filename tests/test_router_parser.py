@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers import router, sglang
-from logcorr.schema import REQUESTS as REQUESTS_TABLE
+from logcorr.store.schema import REQUESTS as REQUESTS_TABLE
 
 CASES = Path(__file__).parent / "cases"
 

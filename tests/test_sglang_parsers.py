@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers import request_log, router, sglang, sglang_fields, sglang_lines
-from logcorr.schema import ABORTS, KINDS, REQUEST_LOG, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
+from logcorr.store.schema import ABORTS, KINDS, REQUEST_LOG, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
 
 CASES = Path(__file__).parent / "cases"
 SAMPLE = Path(__file__).parents[1] / "sample_logs"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from logcorr.threads import ahead
+from logcorr.inputs.threads import ahead
 
 
 def test_items_come_in_order_computed_on_another_thread():

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 
 from logcorr.ingest import ingest, table_schemas
-from logcorr.schema import conform
-from logcorr.timeline import TimelineError, load, timeline
+from logcorr.render.timeline import TimelineError, load, timeline
+from logcorr.store.schema import conform
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -439,7 +439,7 @@ READY_DECODE = datetime(2025, 10, 29, 21, 42, 0, 220154, tzinfo=UTC)  # "fired u
 def test_sample_health_ticks_are_not_decode_green(sample_html: Path) -> None:
     """Issue 20 item 11: /health ticks were decode's green, so decode's (no rank) lane seemed to tick
     through the wedge; now a colour no role uses, and the legend says what they are."""
-    from logcorr.timeline.model import ROLE_COLOR
+    from logcorr.render.timeline.model import ROLE_COLOR
 
     data, layout = plot_of(sample_html.read_text())
     [health] = [t for t in data if t["name"].startswith("/health 200")]
@@ -633,7 +633,7 @@ def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
         lane = [i for i, n in names.items() if n == f"decode TP{tp}"][0]
         assert [b for y, b in starts if y == lane][1] == pytest.approx(ms(runs["ts"][1]), abs=0.01)
     # the counters panel is binned in DuckDB: at most MAX_BINS points a line over 3 hours of 1.7 M lines
-    from logcorr.timeline.model import MAX_BINS
+    from logcorr.render.timeline.model import MAX_BINS
 
     counters = [t for t in data if t.get("yaxis") == "y2"]
     assert counters and all(len(values(t["x"])) <= MAX_BINS + 10 for t in counters)

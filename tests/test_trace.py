@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_timeline import ASSERT_RANKS, DECODE_STOP, RESTART, hand_made_out, sample_out  # noqa: F401
 
-from logcorr.trace import export_chrome_trace
+from logcorr.render.trace import export_chrome_trace
 
 PHASES_WITH_TS = {"X", "i", "I", "B", "E", "C", "b", "e", "n", "s", "t", "f"}
 ROOM = "4384674655194745451"  # the room R of the sample (sample_logs/README.md)

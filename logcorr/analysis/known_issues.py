@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from logcorr.schema import SHORT_POSITION_SQL
+from logcorr.store.schema import SHORT_POSITION_SQL
 
 KEYS = (
     "id", "title", "weight", "links", "affects", "needs", "config", "shows", "fixed_in", "fix",
@@ -66,7 +66,7 @@ def parse_family(text: str, path: str | None = None) -> Family:
 
 def shipped_folder() -> Path:
     """``queries/known_issues`` beside the queries ``saved.shipped_queries`` uses."""
-    from logcorr import saved
+    from logcorr.analysis import saved
 
     return Path(str(saved.shipped_queries())) / "known_issues"
 

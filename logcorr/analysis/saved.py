@@ -45,9 +45,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from logcorr import processes
-from logcorr.schema import TABLES, empty_view_sql
-from logcorr.store import glob_escape
+from logcorr.store import processes
+from logcorr.store.output import glob_escape
+from logcorr.store.schema import TABLES, empty_view_sql
 
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
 SECTION_ALIASES = {
@@ -262,7 +262,7 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):
             q = parse_saved(entry.read_text(encoding="utf-8"), entry.name[:-4], str(entry))
             found[q.name] = q
-    from logcorr import known_issues  # the families' two generated queries (known_issues.py)
+    from logcorr.analysis import known_issues  # the families' two generated queries (known_issues.py)
 
     for name, text in known_issues.saved_queries().items():
         found[name] = parse_saved(text, name, str(known_issues.shipped_folder()))

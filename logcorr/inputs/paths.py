@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr import containers
-from logcorr.journal import _journalctl
+from logcorr.inputs import containers
+from logcorr.inputs.journal import journalctl
+from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
+from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
 from logcorr.parsers import journald
-from logcorr.readers import CHUNK_BYTES, InputError, ReadOptions, SourceReport, sniff
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 # Files a folder walk passes over: their names say they are no log (a file named itself is read).
@@ -236,7 +237,6 @@ def spool(path: Path, into: Path) -> Path:
 UNPACK_RATIO = 200
 UNPACK_FLOOR = 64 << 20
 _PIECE = 1 << 20
-_DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
 
 
 def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
@@ -259,7 +259,7 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
     Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
     ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
-    new, suffix = _DECOMPRESSOR[fmt], "." + fmt
+    new, suffix = DECOMPRESSOR[fmt], "." + fmt
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
@@ -297,17 +297,6 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
 
 
 _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')
-HEAD_BYTES = 1 << 16
-
-
-def _head(path: Path, fmt: str) -> bytes:
-    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
-    with open(path, "rb") as f:
-        head = f.read(HEAD_BYTES)
-    try:
-        return _DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES) if fmt in _DECOMPRESSOR else head
-    except (lzma.LZMAError, zlib.error):
-        return b""
 
 
 def hosts_in(path: Path, fmt: str) -> set[str]:
@@ -318,18 +307,18 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
     Never raises."""
     try:
         if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
-            return {h for h in _journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}
+            return {h for h in journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}
         if not path.is_file():  # a pipe is read once, by the ingest
             return set()
         fmt = sniff(path) if fmt == "?" else fmt
-        head = _head(path, fmt)
+        first = head(path, fmt)
     except (OSError, InputError, subprocess.SubprocessError):
         return set()
     if fmt == "short":
         short = re.compile(journald.SHORT_LINE)
-        lines = head.decode("utf-8", errors="replace").splitlines()[:200]
+        lines = first.decode("utf-8", errors="replace").splitlines()[:200]
         return {m["host"] for ln in lines if (m := short.match(ln))}
-    return {m.decode() for m in _HOST_IN_HEAD.findall(head)}
+    return {m.decode() for m in _HOST_IN_HEAD.findall(first)}
 
 
 def identity(path: Path) -> dict[str, object]:

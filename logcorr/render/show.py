@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logcorr import saved
-from logcorr.schema import short_position
+from logcorr.analysis import saved
+from logcorr.store.schema import short_position
 
 NEIGHBOURS_SQL = """
 WITH target AS (SELECT * FROM events WHERE event_id = getvariable('show_id')),

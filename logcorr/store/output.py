@@ -27,7 +27,7 @@ from typing import IO
 import polars as pl
 import pyarrow.parquet as pq
 
-from logcorr.schema import conform
+from logcorr.store.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
 

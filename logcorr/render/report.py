@@ -14,10 +14,10 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
-from logcorr import known_issues
-from logcorr import saved as saved_mod
-from logcorr.saved import QueryError
-from logcorr.schema import short_position
+from logcorr.analysis import known_issues
+from logcorr.analysis import saved as saved_mod
+from logcorr.analysis.saved import QueryError
+from logcorr.store.schema import short_position
 
 
 class ReportError(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logcorr.timeline.model import ROLE_ORDER, RUN_GAP_FACTOR, Swimlanes, esc
+from logcorr.render.timeline.model import ROLE_ORDER, RUN_GAP_FACTOR, Swimlanes, esc
 
 # request counters of a batch line: (column, label); drawn where they are not all 0
 REQUEST_COUNTERS = (

@@ -42,11 +42,11 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.store import write_atomic
-from logcorr.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
-from logcorr.timeline.loading import load
-from logcorr.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
-from logcorr.timeline.tables import _LANE, REQUEST_FIELDS, _scan
+from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
+from logcorr.render.timeline.loading import load
+from logcorr.render.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
+from logcorr.render.timeline.tables import _LANE, REQUEST_FIELDS, _scan
+from logcorr.store.output import write_atomic
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
 # slice per line (about 650 bytes each in the file), a larger one as runs.

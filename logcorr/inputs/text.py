@@ -14,107 +14,25 @@ decompression and identity, and entries already read: ``logcorr.inputs``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
-from logcorr import containers
+from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
-from logcorr.schema import UTC_US, conform
-
-CHUNK_BYTES = 16 << 20
-MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
-LINE_PIECE = f"a line over {MAX_LINE_BYTES >> 20} MiB, kept in pieces: this is one"  # its entry_error
-MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
+from logcorr.store.schema import UTC_US, conform
 
 
-class InputError(Exception):
-    """An input could not be read at all; the message names the input and the reason."""
-
-
-@dataclass
-class SourceReport:
-    """What was read from one input: the row of the ``sources`` table, plus notes for the summary."""
-
-    source: str
-    format: str
-    bytes: int = 0
-    records: int = 0
-    unparsed: int = 0
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
-    zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
-    first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
-    last_ts: datetime | None = None
-
-
-@dataclass
-class ReadOptions:
-    """Options passed through to journalctl and used for unit selection and roles."""
-
-    units: tuple[str, ...] = ()
-    since: str | None = None
-    until: str | None = None
-    all_units: bool = False
-    roles: dict[str, str] = field(default_factory=dict)
-
-
-def sniff(path: Path) -> str:
-    """Detect the format of one file from its first 64 KiB.
-
-    Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
-    ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
-    (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
-    ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
-    Raises ``OSError`` when the file cannot be opened.
-    """
-    with open(path, "rb") as f:
-        return sniff_bytes(f.read(65536))
-
-
-def sniff_bytes(head: bytes) -> str:
-    """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
-    head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
-    if not head.strip():
-        return "empty"
-    if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
-        return fmt
-    text = head.decode("utf-8", errors="replace")
-    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
-    if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):
-        return "pyspy-json"
-    if re.search(r"(?m)^__CURSOR=|^__REALTIME_TIMESTAMP=\d+$", text):
-        return "export"
-    if lines and sum(ln.startswith('{"log":') for ln in lines) >= max(1, len(lines) // 2):
-        return containers.sniff_lines(lines) or "text"  # Docker json-file: its log may hold "__
-    if lines and sum(ln.lstrip().startswith('{"') and '"__' in ln for ln in lines) >= max(1, len(lines) // 2):
-        return "json"
-    short = re.compile(journald.SHORT_LINE)
-    if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
-        return "short"
-    if container := containers.sniff_lines(lines):
-        return container
-    if re.search(
-        r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
-    ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
-        return "pyspy"
-    return "text"
-
-
-def _char_boundary(data: bytes, at: int) -> int:
+def char_boundary(data: bytes, at: int) -> int:
     """The largest cut ``<= at`` that does not split a UTF-8 character."""
     while at > 0 and data[at] & 0xC0 == 0x80:
         at -= 1
     return at or len(data)
 
 
-def _lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
+def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
     """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
@@ -138,7 +56,7 @@ def _lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
                     rest = data
                     continue
                 if cut == 0:  # longer than any log line: kept in pieces, each numbered as the line
-                    cut = _char_boundary(data, MAX_LINE_BYTES)
+                    cut = char_boundary(data, MAX_LINE_BYTES)
                     piece, rest = data[:cut], data[cut:]
                     yield journald.split_lines(piece + b"\n"), line_no, True
                     continue
@@ -160,7 +78,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
     compose, pieces = None, 0
-    for lines, first, piece in _lines_chunks(path):
+    for lines, first, piece in lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
@@ -253,74 +171,3 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         ),
     )
     return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
-
-
-def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
-    """Records of a ``journalctl -o export`` capture file, streamed in chunks cut between entries."""
-    with open(path, "rb") as f:
-        yield from _export_chunks(iter(lambda: f.read(CHUNK_BYTES), b""), report.source, report)
-
-
-def _safe_cut(buf: bytes) -> int:
-    """Index just after the last entry separator (blank line) that is not inside a binary field."""
-    spans, pos = [], 0
-    while m := journald._BINARY_FIELD.search(buf, pos):
-        size_at = m.end()
-        if size_at + 8 > len(buf):
-            spans.append((m.start(), len(buf)))
-            break
-        size = int.from_bytes(buf[size_at : size_at + 8], "little")
-        end = size_at + 8 + size
-        if (end < len(buf) and buf[end : end + 1] != b"\n") or size > journald.MAX_FIELD_BYTES:
-            pos = size_at  # a damaged length prefix: not a span (parse_export keeps it as damaged)
-            continue
-        spans.append((m.start(), end))
-        pos = end + 1
-    cut = buf.rfind(b"\n\n")
-    while cut >= 0 and any(a <= cut < b for a, b in spans):
-        start = next(a for a, b in spans if a <= cut < b)
-        cut = buf.rfind(b"\n\n", 0, start)
-    return cut + 2 if cut >= 0 else 0
-
-
-def _export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -> Iterator[pl.DataFrame]:
-    rest, entries = b"", 0  # entries so far: "entry N" for an entry without a cursor
-    for block in blocks:
-        report.bytes += len(block)
-        buf = rest + block
-        cut = buf.rfind(b"\n\n") + 2  # fast guess; wrong only when a binary field spans it
-        if cut == 1:
-            rest = buf
-            continue
-        try:
-            df = journald.parse_export(buf[:cut], source=source, whole=True, first_entry=entries)
-        except journald.CutInsideBinaryField:
-            cut = _safe_cut(buf)
-            if cut == 0:
-                rest = buf
-                continue
-            df = journald.parse_export(buf[:cut], source=source, first_entry=entries)
-        rest = buf[cut:]
-        entries += df.height
-        yield df
-    if rest.strip():
-        yield _cut_entry(rest, source, entries)
-
-
-def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:
-    """The entries after the last blank line of a capture. Without a blank line after it, the last
-    entry was cut short (a capture copied while written, a truncated upload): it is kept, with
-    ``entry_error`` saying so, and a cut ``__REALTIME_TIMESTAMP`` line is not read as its time (a few
-    digits of it would put the entry in 1970)."""
-    df = journald.parse_export(rest, source=source, first_entry=first_entry)
-    if rest.endswith(b"\n\n") or df.height == 0:
-        return df
-    last_line = rest[rest.rfind(b"\n", 0, len(rest) - 1) + 1 :]
-    cut_time = not rest.endswith(b"\n") and last_line.startswith(b"__REALTIME_TIMESTAMP=")
-    note = "the capture ends inside this entry (cut short" + (f": {last_line.decode()})" if cut_time else ")")
-    last = pl.int_range(pl.len()) == pl.len() - 1
-    error = pl.concat_str([pl.col("entry_error"), pl.lit(note)], separator="; ", ignore_nulls=True)
-    return df.with_columns(
-        pl.when(last).then(error).otherwise(pl.col("entry_error")).alias("entry_error"),
-        pl.when(last & cut_time).then(None).otherwise(pl.col("ts")).alias("ts"),
-    )

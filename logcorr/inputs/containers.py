@@ -41,19 +41,13 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.inputs import text
+from logcorr.inputs.sniff import CRI_LINE, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
 from logcorr.parsers import journald
-from logcorr.parsers.prefix import HEADER_START
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 
 FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
 
-RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
-DOCKER_LINE = r'^\{"log":\s*"'
-CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
-KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
-_DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
-STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
-LINE_KEYS = ("line", "log", "message", "msg")
 TIME_KEYS = ("timestamp", "time", "ts", "['@timestamp']", "date")
 POD_PATHS = ("labels.pod", "labels.pod_name", "kubernetes.pod_name", "pod", "pod_name")
 CONTAINER_PATHS = tuple(
@@ -82,52 +76,6 @@ SGLANG_TEXT = (
 )
 MODE_TEXT = r"""disaggregation[-_]mode['"]?[=: ]+['"]?(prefill|decode)"""
 ROUTER_TEXT = "(?i)" + ROUTER_PROCESS
-
-
-def sniff_lines(lines: list[str]) -> str | None:
-    """The container format of an input from its first non-blank lines (up to 200), or None.
-
-    ``docker-json`` (half the lines are ``{"log":…`` objects with a ``"time"``), ``log-export`` (JSON
-    objects with a ``line``/``log`` key, or a ``message``/``msg`` that is itself a log line: an
-    application's own JSON logging, whose ``message`` is bare, stays text), ``cri``, ``kubectl``
-    (``--timestamps``, with or without ``--prefix``), ``stern`` (``pod container`` names before a
-    known log header or a time). Never raises."""
-    if not lines:
-        return None
-    s = pl.Series("l", lines, pl.String)
-    half = max(1, len(lines) // 2)
-
-    def share(pattern: str) -> int:
-        return int(s.str.contains(pattern).sum())
-
-    if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
-        return "docker-json"
-    if share(r"^\s*\{") >= half:
-        line, log, message, msg = (pl.col("l").str.json_path_match(f"$.{k}") for k in LINE_KEYS)
-        wrapped = pl.any_horizontal(
-            line.is_not_null(),
-            log.is_not_null(),
-            message.str.contains(HEADER_START),
-            msg.str.contains(HEADER_START),
-        )
-        if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
-            return "log-export"
-        return None
-    if share(CRI_LINE) >= half:
-        return "cri"
-    if share(KUBECTL_LINE) >= half:
-        return "kubectl"
-    stern = s.str.extract_groups(STERN_LINE)
-    rest = stern.struct.field("text")
-    if (
-        int(stern.struct.field("pod").is_not_null().sum()) >= half
-        and (
-            int(rest.str.contains(HEADER_START).sum()) or int(stern.struct.field("time").is_not_null().sum())
-        )
-        and stern.struct.field("pod").n_unique() <= 64
-    ):
-        return "stern"
-    return None
 
 
 # --- where a container's file says what it is ------------------------------------------------------
@@ -234,13 +182,12 @@ def _skip_pod(path: str, units: tuple[str, ...], all_units: bool, roles: tuple) 
         return None if _matches(names, units) else f"{path}: {what} is not among --unit {', '.join(units)}"
     if role_by_name(names, dict(roles)) or any(SGLANG_NAME.search(n) for n in names):
         return None
-    from logcorr import inputs  # noqa: PLC0415  (inputs imports this module)
 
     try:
-        head = inputs._head(Path(path), "gz" if path.endswith(".gz") else "?")
+        first = head(Path(path), "gz" if path.endswith(".gz") else "?")
     except OSError:
         return None
-    text = head.decode("utf-8", errors="replace").replace("\\n", "\n")
+    text = first.decode("utf-8", errors="replace").replace("\\n", "\n")
     if re.search(SGLANG_TEXT.removeprefix("(?i)"), text, re.IGNORECASE | re.MULTILINE):
         return None
     return f"{path}: {what} does not look like SGLang by its names or first lines (--unit NAME or --all-units reads it)"
@@ -434,8 +381,6 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     named by ``report.source`` (the file given, not an unpacked copy) says the pod, container and run
     (``path_meta``). ``report.unit_roles`` gets each unit's role; ``report.notes`` the pods chosen and
     skipped. Never raises on content."""
-    from logcorr import readers  # noqa: PLC0415  (readers imports this module)
-
     meta = path_meta(report.source) or {}
     started = _time(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
     choice = PodChoice(opts)
@@ -447,7 +392,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     held = None
     end = (pl.Series("line", [], pl.String), 0, None)  # after the last chunk: what is held is joined
     # (a piece of an over-long line is parsed as a line of its own)
-    for lines, first, piece in itertools.chain(readers._lines_chunks(path), [end]):
+    for lines, first, piece in itertools.chain(text.lines_chunks(path), [end]):
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
         df = parse_lines(lines, fmt).with_row_index("n", offset=first)
         df = df.with_columns(pl.col("n").cast(pl.Int64))
@@ -461,7 +406,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
         df = choice.keep(df)
         if df.height == 0:
             continue
-        recs = readers.text_records(df["text"], "text", report.source, 1, compose=False)
+        recs = text.text_records(df["text"], "text", report.source, 1, compose=False)
         df = df.with_columns(recs["pid"].alias("pid"), recs["message"].alias("message"))
         yield df.select(
             journald.record_columns(

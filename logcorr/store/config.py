@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import server_args as sa
-from logcorr.schema import CONFIG, EVENTS
+from logcorr.store.schema import CONFIG, EVENTS
 
 # The typed columns: field → (polars type, SGLang's default when a command line does not name it;
 # None = unknown without a server_args line, e.g. resolved at start-up).

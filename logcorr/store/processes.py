@@ -20,8 +20,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from logcorr import schema
-from logcorr.store import glob_escape
+from logcorr.store import schema
+from logcorr.store.output import glob_escape
 
 # SGLang's HTTP server logs this once per start, when warm-up is done (sglang/srt/entrypoints/
 # http_server.py, 2024-2025 versions).

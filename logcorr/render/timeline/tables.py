@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr import saved
+from logcorr.analysis import saved
 from logcorr.parsers.prefix import split_prefix
-from logcorr.schema import EVENTS, RANKS, REQUESTS, UTC_US
-from logcorr.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
+from logcorr.render.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
+from logcorr.store.schema import EVENTS, RANKS, REQUESTS, UTC_US
 
 # --------------------------------------------------------------------------------------------- reading
 

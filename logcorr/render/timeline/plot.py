@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.timeline.counters import counter_traces
-from logcorr.timeline.model import (
+from logcorr.render.timeline.counters import counter_traces
+from logcorr.render.timeline.model import (
     CAPTURE_DY,
     GROUP_COLORS,
     MARK_STYLE,
@@ -32,7 +32,7 @@ from logcorr.timeline.model import (
     esc,
     run_name,
 )
-from logcorr.timeline.tables import _LANE, _PROV
+from logcorr.render.timeline.tables import _LANE, _PROV
 
 
 def _ms(ts: pl.Series):

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr import saved
-from logcorr.schema import UTC_US
-from logcorr.timeline.duck import (
+from logcorr.analysis import saved
+from logcorr.render.timeline.duck import (
     _clock_notes,
     _count_activity,
     _duck,
@@ -21,7 +20,7 @@ from logcorr.timeline.duck import (
     _load_load,
     _load_runs,
 )
-from logcorr.timeline.model import (
+from logcorr.render.timeline.model import (
     MAX_ACTIVITY_MARKS,
     MAX_DETAIL_LINES,
     ROLE_ORDER,
@@ -30,7 +29,7 @@ from logcorr.timeline.model import (
     Wedge,
     _bin_seconds,
 )
-from logcorr.timeline.tables import (
+from logcorr.render.timeline.tables import (
     _assign_lanes,
     _group_fingerprints,
     _load_batches,
@@ -42,6 +41,7 @@ from logcorr.timeline.tables import (
     _sources,
     parse_time,
 )
+from logcorr.store.schema import UTC_US
 
 
 def load(
@@ -271,7 +271,7 @@ def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
     restart or the next batch (else the end of the data). ``None`` when no row says wedged or stalled
     or the report fails. Times are aware UTC datetimes."""
     try:
-        from logcorr import report
+        from logcorr.render import report
 
         rows = report.gather(out)
         lines = report.verdict(rows)

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.inputs.export import export_chunks
+from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
+from logcorr.inputs.threads import ahead
 from logcorr.parsers import journald
 from logcorr.parsers.roles import role_from_text
 from logcorr.parsers.server_args import LAUNCH
-from logcorr.readers import CHUNK_BYTES, InputError, ReadOptions, SourceReport, _export_chunks
-from logcorr.threads import ahead
 
 JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
 # A journal whose last UNIT_SAMPLE entries are at least READ_THROUGH_SHARE of the chosen units is read
@@ -46,7 +47,7 @@ def _command(path: Path, *args: str) -> list[str]:
     return [exe, "--directory" if path.is_dir() else "--file", str(path), *args]
 
 
-def _journalctl(path: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+def journalctl(path: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
         _command(path, *args),
         check=False,
@@ -106,12 +107,12 @@ def select_units(
     none does; ``skipped`` names the units left out then. The choice is written to ``report.notes``
     (the skipped units by ``read_journal``, which may count their entries).
     """
-    found = _journalctl(path, "-F", "_SYSTEMD_UNIT")
+    found = journalctl(path, "-F", "_SYSTEMD_UNIT")
     units = sorted(u for u in found.stdout.splitlines() if u)
     roles: dict[str, str] = {}
     for unit in units:
         role = unit_role(
-            unit, opts.roles, lambda f, u=unit: _journalctl(path, f"_SYSTEMD_UNIT={u}", "-F", f).stdout
+            unit, opts.roles, lambda f, u=unit: journalctl(path, f"_SYSTEMD_UNIT={u}", "-F", f).stdout
         )
         if role:
             roles[unit] = role
@@ -235,7 +236,7 @@ def _unit_share(path: Path, units: list[str], window_args: list[str]) -> float:
     (within ``--since/--until``): 0.0 when journalctl gives none."""
     fields = "--output-fields=_SYSTEMD_UNIT,UNIT,COREDUMP_UNIT,OBJECT_SYSTEMD_UNIT"
     args = ("-o", "export", "-a", "-n", str(UNIT_SAMPLE), fields, *window_args)
-    sample = _journalctl(path, *args, text=False).stdout
+    sample = journalctl(path, *args, text=False).stdout
     recs = journald.parse_export(sample, source=str(path)) if sample else None
     if recs is None or recs.height == 0:
         return 0.0
@@ -248,7 +249,7 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     leave ``_CMDLINE`` out (``JOURNAL_ONLY_FOR_UNITS``), so the ``config`` table gets them here:
     ``journalctl -F _CMDLINE`` (journald's field index, no entry read), then per launch command the
     first entry that carries it (``journalctl _CMDLINE=…``, stopped after one entry)."""
-    found = _journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
+    found = journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
     out, fields = [], "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME"
     for cmd in (c for c in found if LAUNCH.search(c)):
         proc = subprocess.Popen(
@@ -308,7 +309,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
         got, skipped = 0, {}
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
-            for df in _export_chunks(blocks, report.source, report):
+            for df in export_chunks(blocks, report.source, report):
                 got += df.height
                 yield _kept(df, units, skipped) if units and not match else df
         finally:

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from logcorr.inputs.source import LINE_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import CONTINUATION, SGLANG_START, is_record_start
-from logcorr.readers import LINE_PIECE
 
 SETTLE_US = 5_000_000
 

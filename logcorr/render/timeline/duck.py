@@ -13,11 +13,11 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr import saved
-from logcorr.schema import RANKS, UTC_US
-from logcorr.timeline.counters import RATES, REQUEST_COUNTERS
-from logcorr.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
-from logcorr.timeline.tables import _LANE, _columns
+from logcorr.analysis import saved
+from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS
+from logcorr.render.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
+from logcorr.render.timeline.tables import _LANE, _columns
+from logcorr.store.schema import RANKS, UTC_US
 
 
 def _load_last_batches(con, since, until) -> pl.DataFrame:

@@ -10,9 +10,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from logcorr.store import write_atomic
-from logcorr.timeline.loading import load
-from logcorr.timeline.model import (
+from logcorr.render.timeline.loading import load
+from logcorr.render.timeline.model import (
     MAX_ACTIVITY_MARKS,
     RUN_GAP_FACTOR,
     RUN_MIN_GAP_S,
@@ -21,7 +20,8 @@ from logcorr.timeline.model import (
     _span,
     esc,
 )
-from logcorr.timeline.plot import figure
+from logcorr.render.timeline.plot import figure
+from logcorr.store.output import write_atomic
 
 
 def _markdown_line(text: str) -> str:

@@ -30,9 +30,8 @@ from pathlib import Path
 import duckdb
 
 import logcorr
-from logcorr import saved as saved_queries
-from logcorr import store
-from logcorr.saved import (
+from logcorr.analysis import saved as saved_queries
+from logcorr.analysis.saved import (
     SavedQuery,
     derived_view_sql,
     parquet_glob,
@@ -42,6 +41,7 @@ from logcorr.saved import (
     table_folders,
     view_order,
 )
+from logcorr.store import output as store
 
 DB_NAME = "logcorr.duckdb"
 VIEWS_NAME = "views.sql"

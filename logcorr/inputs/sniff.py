@@ -1,0 +1,125 @@
+"""What an input is, from its first bytes: a binary journal, a compressed file, a journalctl capture, a
+container runtime's log, a py-spy dump or plain text. Formats are detected from content, never from
+file names."""
+
+from __future__ import annotations
+
+import lzma
+import re
+import zlib
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.parsers import journald
+from logcorr.parsers.prefix import HEADER_START
+
+MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
+DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
+HEAD_BYTES = 1 << 16
+
+RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
+DOCKER_LINE = r'^\{"log":\s*"'
+CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
+KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
+_DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
+LINE_KEYS = ("line", "log", "message", "msg")
+
+
+def sniff(path: Path) -> str:
+    """Detect the format of one file from its first 64 KiB.
+
+    Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
+    ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
+    (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
+    ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    Raises ``OSError`` when the file cannot be opened.
+    """
+    with open(path, "rb") as f:
+        return sniff_bytes(f.read(65536))
+
+
+def sniff_bytes(head: bytes) -> str:
+    """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
+    if not head.strip():
+        return "empty"
+    if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
+        return fmt
+    text = head.decode("utf-8", errors="replace")
+    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
+    if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):
+        return "pyspy-json"
+    if re.search(r"(?m)^__CURSOR=|^__REALTIME_TIMESTAMP=\d+$", text):
+        return "export"
+    if lines and sum(ln.startswith('{"log":') for ln in lines) >= max(1, len(lines) // 2):
+        return sniff_lines(lines) or "text"  # Docker json-file: its log may hold "__
+    if lines and sum(ln.lstrip().startswith('{"') and '"__' in ln for ln in lines) >= max(1, len(lines) // 2):
+        return "json"
+    short = re.compile(journald.SHORT_LINE)
+    if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
+        return "short"
+    if container := sniff_lines(lines):
+        return container
+    if re.search(
+        r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
+    ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
+        return "pyspy"
+    return "text"
+
+
+def sniff_lines(lines: list[str]) -> str | None:
+    """The container format of an input from its first non-blank lines (up to 200), or None.
+
+    ``docker-json`` (half the lines are ``{"log":…`` objects with a ``"time"``), ``log-export`` (JSON
+    objects with a ``line``/``log`` key, or a ``message``/``msg`` that is itself a log line: an
+    application's own JSON logging, whose ``message`` is bare, stays text), ``cri``, ``kubectl``
+    (``--timestamps``, with or without ``--prefix``), ``stern`` (``pod container`` names before a
+    known log header or a time). Never raises."""
+    if not lines:
+        return None
+    s = pl.Series("l", lines, pl.String)
+    half = max(1, len(lines) // 2)
+
+    def share(pattern: str) -> int:
+        return int(s.str.contains(pattern).sum())
+
+    if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
+        return "docker-json"
+    if share(r"^\s*\{") >= half:
+        line, log, message, msg = (pl.col("l").str.json_path_match(f"$.{k}") for k in LINE_KEYS)
+        wrapped = pl.any_horizontal(
+            line.is_not_null(),
+            log.is_not_null(),
+            message.str.contains(HEADER_START),
+            msg.str.contains(HEADER_START),
+        )
+        if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
+            return "log-export"
+        return None
+    if share(CRI_LINE) >= half:
+        return "cri"
+    if share(KUBECTL_LINE) >= half:
+        return "kubectl"
+    stern = s.str.extract_groups(STERN_LINE)
+    rest = stern.struct.field("text")
+    if (
+        int(stern.struct.field("pod").is_not_null().sum()) >= half
+        and (
+            int(rest.str.contains(HEADER_START).sum()) or int(stern.struct.field("time").is_not_null().sum())
+        )
+        and stern.struct.field("pod").n_unique() <= 64
+    ):
+        return "stern"
+    return None
+
+
+def head(path: Path, fmt: str) -> bytes:
+    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+    try:
+        return DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES) if fmt in DECOMPRESSOR else head
+    except (lzma.LZMAError, zlib.error):
+        return b""

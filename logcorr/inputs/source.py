@@ -1,0 +1,43 @@
+"""What every reader of an input shares: the options it is given, the report it fills (a row of the
+``sources`` table) and the error it raises when an input cannot be read at all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+CHUNK_BYTES = 16 << 20
+MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
+LINE_PIECE = f"a line over {MAX_LINE_BYTES >> 20} MiB, kept in pieces: this is one"  # its entry_error
+
+
+class InputError(Exception):
+    """An input could not be read at all; the message names the input and the reason."""
+
+
+@dataclass
+class SourceReport:
+    """What was read from one input: the row of the ``sources`` table, plus notes for the summary."""
+
+    source: str
+    format: str
+    bytes: int = 0
+    records: int = 0
+    unparsed: int = 0
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
+    zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
+    first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
+    last_ts: datetime | None = None
+
+
+@dataclass
+class ReadOptions:
+    """Options passed through to journalctl and used for unit selection and roles."""
+
+    units: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    all_units: bool = False
+    roles: dict[str, str] = field(default_factory=dict)

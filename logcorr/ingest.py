@@ -20,10 +20,11 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr.inputs import containers, export, journal, sniff, text, threads
+from logcorr.inputs import containers, export, journal, sniff, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
+from logcorr.inputs.text import has_compose_prefix, read_text, text_records
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
@@ -205,7 +206,7 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
+    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
@@ -473,11 +474,11 @@ class _Run:
         elif fmt == "export":
             chunks = journal.CaptureUnits(self.opts).read(export.read_export_file(path, report), report)
         elif fmt == "json":
-            chunks = journal.CaptureUnits(self.opts).read(text.read_text(path, fmt, report), report)
+            chunks = journal.CaptureUnits(self.opts).read(read_text(path, fmt, report), report)
         elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
             chunks = containers.read(path, fmt, self.opts, report)
         else:
-            chunks = text.read_text(path, fmt, report)
+            chunks = read_text(path, fmt, report)
         if self.seen is None or fmt in ("pyspy", "pyspy-json"):
             return chunks
         return self.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))

@@ -375,7 +375,7 @@ def test_timeline_marks_leaking_answers_on_their_engine_lane(sample_out):
     assert marks.height == 12 and set(marks["role"]) == {"decode"}
     labels = dict(sw.lanes.select("lane", "label").iter_rows())
     assert {labels[lane] for lane in marks["lane"]} == {labels[marks["lane"][0]]}
-    hover = timeline._mark_hover(sw, marks.head(1))[0]
+    hover = timeline.mark_hover(sw, marks.head(1))[0]
     assert "answer with tool-call markup" in hover and "rid 447e185e54944c4c9df82e6ddf9540c4" in hover
     assert "&lt;|tool▁calls▁begin|&gt; · running requests 18" in hover
     _, meta = timeline.figure(sw)

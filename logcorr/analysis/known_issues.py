@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from logcorr.analysis.shipped import shipped_families
 from logcorr.store.schema import SHORT_POSITION_SQL
 
 KEYS = (
@@ -64,18 +65,11 @@ def parse_family(text: str, path: str | None = None) -> Family:
     return Family(meta.get("id", Path(path).stem if path else "?"), sql, meta, path)
 
 
-def shipped_folder() -> Path:
-    """``queries/known_issues`` beside the queries ``saved.shipped_queries`` uses."""
-    from logcorr.analysis import saved
-
-    return Path(str(saved.shipped_queries())) / "known_issues"
-
-
 def load_families(extra_dirs: tuple[Path, ...] = ()) -> dict[str, Family]:
     """Every family: shipped, then ``extra_dirs``, then ``$LOGCORR_KNOWN_ISSUES`` folders; by id."""
     found: dict[str, Family] = {}
     env = tuple(Path(p) for p in os.environ.get("LOGCORR_KNOWN_ISSUES", "").split(os.pathsep) if p)
-    for folder in (shipped_folder(), *extra_dirs, *env):
+    for folder in (shipped_families(), *extra_dirs, *env):
         if not Path(folder).is_dir():
             continue
         for p in sorted(Path(folder).glob("*.sql")):
@@ -99,7 +93,7 @@ def shared_views(families: dict[str, Family]) -> list[tuple[str, str]]:
     ``wedge``), each after the ones it reads; the SQL without comment lines. ``evidence_sql`` computes each once (a materialised CTE of the
     view's name holding the shipped query's SQL) instead of once per family: a ``wedge`` is a pass
     over a day's batch seconds. A saved query of the same name in another folder is not used there."""
-    texts = {p.stem: _body(p.read_text(encoding="utf-8")) for p in shipped_folder().parent.glob("*.sql")}
+    texts = {p.stem: _body(p.read_text(encoding="utf-8")) for p in shipped_families().parent.glob("*.sql")}
     words = {n: re.compile(rf"\b{re.escape(n)}\b") for n in texts}
 
     def reads(text: str) -> set[str]:

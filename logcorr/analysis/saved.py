@@ -39,12 +39,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from importlib import resources
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from logcorr.analysis import known_issues
+from logcorr.analysis.shipped import shipped_families, shipped_queries
 from logcorr.store import processes
 from logcorr.store.output import glob_escape
 from logcorr.store.schema import TABLES, empty_view_sql
@@ -242,16 +243,6 @@ def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
     return tuple((n, t) for n, t in items)
 
 
-def shipped_queries():
-    """Where the shipped ``.sql`` files are: the ``queries/`` folder beside this package in a source
-    checkout (so the code and the queries always come from the same tree, whatever is installed),
-    else the installed ``logcorr.queries`` package data."""
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "queries" / "__init__.py").is_file() and (checkout / "pyproject.toml").is_file():
-        return checkout / "queries"
-    return resources.files("logcorr.queries")
-
-
 def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
     """Every saved query: those shipped in ``logcorr.queries`` (see ``shipped_queries``), then those in ``extra_dirs`` and in
     the folders of ``$LOGCORR_QUERIES`` (``os.pathsep``-separated), a later one replacing an earlier
@@ -262,10 +253,8 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):
             q = parse_saved(entry.read_text(encoding="utf-8"), entry.name[:-4], str(entry))
             found[q.name] = q
-    from logcorr.analysis import known_issues  # the families' two generated queries (known_issues.py)
-
     for name, text in known_issues.saved_queries().items():
-        found[name] = parse_saved(text, name, str(known_issues.shipped_folder()))
+        found[name] = parse_saved(text, name, str(shipped_families()))
     env_dirs = tuple(Path(p) for p in os.environ.get("LOGCORR_QUERIES", "").split(os.pathsep) if p)
     for folder in (*extra_dirs, *env_dirs):
         for path in sorted(Path(folder).glob("*.sql")):

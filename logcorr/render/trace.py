@@ -45,7 +45,7 @@ import polars as pl
 from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS, engine_load
 from logcorr.render.timeline.loading import load
 from logcorr.render.timeline.model import MARK_STYLE, ROLE_ORDER, RUN_LOAD, Swimlanes, batch_name, run_name
-from logcorr.render.timeline.tables import _LANE, REQUEST_FIELDS, _scan
+from logcorr.render.timeline.tables import LANE, REQUEST_FIELDS, scan
 from logcorr.store.output import write_atomic
 
 # Without ``detail``, a window of at most this many batch lines and router requests is written one
@@ -98,7 +98,7 @@ def _metadata(lanes: pl.DataFrame, procs: pl.DataFrame) -> list[dict]:
 # A batch line marks progress at an instant; its slice is drawn until the next one (capped): args say so.
 BATCH_LASTS = "until the rank's next batch line, capped at median_interval_ms"
 RUN_LASTS = "from the run's first batch line to its last plus the rank's median interval (usual_interval_s)"
-_NOT_ARGS = {"lane", "ts", *_LANE, "batch_type", "pid"}
+_NOT_ARGS = {"lane", "ts", *LANE, "batch_type", "pid"}
 
 
 def _complete(name: pl.Expr, cat: str, dur: pl.Expr, *args: pl.Expr) -> pl.Expr:
@@ -259,7 +259,7 @@ def _room_rows(sw: Swimlanes) -> pl.DataFrame:
     """lane, ts, room of every instant that names a bootstrap room: by its own ``bootstrap_room``, or
     by a rid the ``rooms`` table pairs with one room."""
     pairs = (
-        _scan(sw.out, "rooms", {"rid": pl.String, "bootstrap_room": pl.Int64})
+        scan(sw.out, "rooms", ("rid", "bootstrap_room"))
         .drop_nulls()
         .unique()
         .collect()

@@ -30,7 +30,7 @@ from __future__ import annotations
 from logcorr.render.timeline.loading import load, wedges
 from logcorr.render.timeline.model import Swimlanes, TimelineError, TimelineInfo, Wedge
 from logcorr.render.timeline.page import render, timeline
-from logcorr.render.timeline.plot import _mark_hover, figure  # noqa: F401 — _mark_hover: tests/test_request_log.py
+from logcorr.render.timeline.plot import figure, mark_hover  # noqa: F401 — mark_hover: tests/test_request_log.py
 
 __all__ = [
     "Swimlanes",

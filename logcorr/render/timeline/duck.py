@@ -16,8 +16,8 @@ import polars as pl
 from logcorr.analysis import saved
 from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS
 from logcorr.render.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
-from logcorr.render.timeline.tables import _LANE, _columns
-from logcorr.store.schema import RANKS, UTC_US
+from logcorr.render.timeline.tables import LANE, contract, parquet_columns
+from logcorr.store.schema import RANKS
 
 
 def _load_last_batches(con, since, until) -> pl.DataFrame:
@@ -36,7 +36,7 @@ def _load_last_batches(con, since, until) -> pl.DataFrame:
         ) WHERE """
         + _window_sql(since, until)
     ).pl()
-    return _typed(df, {"ts": UTC_US, **_LANE, "pid": pl.Int32, "batch_type": pl.String, "source": pl.String})
+    return _typed(df, contract("batches", "ts", *LANE, "pid", "batch_type", "source"))
 
 
 def _duck(out: Path):
@@ -81,8 +81,8 @@ def _col_sql(cols: dict, name: str, sql_type: str) -> str:
 def _activity_sql(out: Path, since, until) -> str:
     """One row per batch line and per router request line that did not fail, in the window: the
     lane key, ``kind`` (batch or request), pid, µs, event_id, and the load fields."""
-    bc = _columns(out, "batches")
-    qc = _columns(out, "requests")
+    bc = parquet_columns(out, "batches")
+    qc = parquet_columns(out, "requests")
     win = _window_sql(since, until)
     load = ", ".join(_col_sql(bc, c, t) for c, t in _LOAD_FIELDS)
     nulls = ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in _LOAD_FIELDS)
@@ -202,18 +202,19 @@ def _load_runs(con, out: Path, since, until) -> pl.DataFrame:
         pl.when(pl.col("host") != "").then(pl.col("host")).alias("host"),
         *[pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in RANKS],
     )
+    batch = contract("batches", "ts", *LANE, "pid", "batch_type", "event_id", "source")
     schema = {
-        "ts": UTC_US,
-        "end": UTC_US,
-        **_LANE,
-        "kind": pl.String,
-        "pid": pl.Int32,
+        "ts": batch["ts"],
+        "end": batch["ts"],
+        **LANE,
+        "kind": pl.String,  # computed here: batch or a request run
+        "pid": batch["pid"],
         "lines": pl.Int64,
-        "batch_type": pl.String,
+        "batch_type": batch["batch_type"],
         "typical_s": pl.Float64,
-        "first_event_id": pl.Int64,
-        "last_event_id": pl.Int64,
-        "source": pl.String,
+        "first_event_id": batch["event_id"],
+        "last_event_id": batch["event_id"],
+        "source": batch["source"],
     }
     df = _typed(df, schema).drop("run").sort("ts")
     typical = pl.duration(microseconds=(pl.col("typical_s").fill_null(0) * 1e6).cast(pl.Int64))
@@ -237,7 +238,7 @@ def _load_load(con, out: Path, since, until, bucket_s: float) -> pl.DataFrame:
         GROUP BY host, role, dp_rank, pp_rank, tp_rank, ep_rank, us // {bucket_us}
         """
     ).pl()
-    return _typed(df, {"ts": UTC_US, **_LANE, "lines": pl.Int64}).sort("ts")
+    return _typed(df, {**contract("batches", "ts", *LANE), "lines": pl.Int64}).sort("ts")
 
 
 def _clock_notes(con, since, until) -> list[str]:

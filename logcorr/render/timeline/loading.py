@@ -37,9 +37,9 @@ from logcorr.render.timeline.tables import (
     _load_marks,
     _load_requests,
     _room_filter,
-    _scan,
     _sources,
     parse_time,
+    scan,
 )
 from logcorr.store.schema import UTC_US
 
@@ -129,7 +129,7 @@ def _window(out: Path, since, until, role: str | None) -> tuple[datetime | None,
         raise TimelineError(f"--role {role!r}: expected one of {', '.join(ROLE_ORDER)}")
     day = None
     if isinstance(since, str) or isinstance(until, str):
-        day = _scan(out, "events", {"ts": UTC_US}).select(pl.col("ts").min()).collect().item()
+        day = scan(out, "events", {"ts": UTC_US}).select(pl.col("ts").min()).collect().item()
     t0, t1 = parse_time(since, day=day), parse_time(until, day=day)
     if t0 is not None and t1 is not None and t1 <= t0:
         raise TimelineError(f"--until {until} is not after --since {since}")

@@ -32,7 +32,7 @@ from logcorr.render.timeline.model import (
     esc,
     run_name,
 )
-from logcorr.render.timeline.tables import _LANE, _PROV
+from logcorr.render.timeline.tables import LANE, PROVENANCE
 
 
 def _ms(ts: pl.Series):
@@ -111,7 +111,7 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
 
 
 # the lane, the line's header and provenance: shown apart, not among the fields
-_BATCH_NOT_SHOWN = {"lane", "lane_label", "ts", *_LANE, *_PROV, "batch_type", "pid", "level"}
+_BATCH_NOT_SHOWN = {"lane", "lane_label", "ts", *LANE, *PROVENANCE, "batch_type", "pid", "level"}
 
 
 def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
@@ -178,7 +178,7 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     return traces
 
 
-def _mark_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
+def mark_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
     labels = dict(sw.lanes.select("lane", "label").iter_rows())
     out = []
     for r in df.iter_rows(named=True):
@@ -244,7 +244,7 @@ def _marker_traces(sw: Swimlanes, bin_s: float) -> list[dict]:
         df = sw.marks.filter(pl.col("kind") == kind)
         if df.is_empty():
             continue
-        traces.append(_thinned(sw, df, kind, bin_s, _mark_hover))
+        traces.append(_thinned(sw, df, kind, bin_s, mark_hover))
     errors = sw.requests.filter(pl.col("error"))
     if errors.height:
         traces.append(_thinned(sw, errors, "request_error", bin_s, _request_hover))

@@ -8,6 +8,7 @@ All times are ``datetime[us, UTC]``; every frame keeps ``event_id``/``source``/`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,14 +17,17 @@ import polars as pl
 from logcorr.analysis import saved
 from logcorr.parsers.prefix import split_prefix
 from logcorr.render.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
-from logcorr.store.schema import EVENTS, RANKS, REQUESTS, UTC_US
+from logcorr.store.schema import EVENTS, RANKS, TABLES
 
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame:
+def scan(out: Path, table: str, columns: Iterable[str] | dict[str, pl.DataType]) -> pl.LazyFrame:
     """All parts of one table (any folder depth, e.g. hive-style ``host=…/``) as one lazy frame with
-    exactly the columns of ``schema`` (absent ones null), so older or partial OUTs still draw."""
+    exactly ``columns`` (absent ones null), so older or partial OUTs still draw. ``columns`` are names of
+    the table's contract columns (typed by ``logcorr.store.schema``), or ``{name: type}`` for a column
+    read as another type. Raises ``KeyError`` for a name the contract does not have."""
+    schema = columns if isinstance(columns, dict) else contract(table, *columns)
     files = sorted((out / table).glob("**/*.parquet"))
     frames = []
     for f in files:
@@ -46,7 +50,13 @@ def _scan(out: Path, table: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame
     return pl.concat(frames, how="vertical_relaxed")
 
 
-def _columns(out: Path, table: str) -> dict[str, pl.DataType]:
+def contract(table: str, *names: str) -> dict[str, pl.DataType]:
+    """``{name: polars type}`` of ``names`` as the table contract (``logcorr.store.schema``) types them."""
+    types = TABLES[table].schema
+    return {n: types[n] for n in names}
+
+
+def parquet_columns(out: Path, table: str) -> dict[str, pl.DataType]:
     """Union of the columns of a table's parts (name → type of the first part that has it)."""
     cols: dict[str, pl.DataType] = {}
     for f in sorted((out / table).glob("**/*.parquet")):
@@ -113,8 +123,8 @@ def _in_window(lf: pl.LazyFrame, since: datetime | None, until: datetime | None)
 
 
 _EV = EVENTS.schema
-_LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
-_PROV = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
+LANE = {c: _EV[c] for c in ("host", "role", *RANKS)}
+PROVENANCE = {c: _EV[c] for c in ("event_id", "source", "source_pos")}
 _EVENT_JOIN = {c: _EV[c] for c in ("event_id", "host", "level", "message", "source", "source_pos")}
 
 
@@ -126,7 +136,7 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     ids = lf.select("event_id").drop_nulls().unique().collect()["event_id"]
     lo, hi = (ids.min(), ids.max()) if ids.len() else (0, -1)
     # bounds first (row groups of other ids are skipped by their statistics), then the ids
-    ev = _scan(out, "events", _EVENT_JOIN).filter(pl.col("event_id").is_between(lo, hi))
+    ev = scan(out, "events", _EVENT_JOIN).filter(pl.col("event_id").is_between(lo, hi))
     ev = ev.filter(pl.col("event_id").is_in(ids.implode())).collect().lazy()
     filled = [c for c in _EVENT_JOIN if c != "event_id"]
     lf = lf.join(ev, on="event_id", how="left", suffix="_ev")
@@ -135,13 +145,13 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
 
 def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     """Every batch line in the window with its typed fields (``empty``: none, the columns only)."""
-    cols = _columns(out, "batches")
+    cols = parquet_columns(out, "batches")
     skip = {"extra"}
-    schema = {"ts": UTC_US, **_LANE, **_PROV, "batch_type": pl.String}
+    schema = contract("batches", "ts", *LANE, *PROVENANCE, "batch_type")
     for c, t in cols.items():
         if c not in schema and c not in skip and t.is_numeric() | (t == pl.Boolean) | (t == pl.String):
             schema[c] = t
-    lf = _in_window(_scan(out, "batches", schema), since, until)
+    lf = _in_window(scan(out, "batches", schema), since, until)
     if empty:
         return lf.head(0).collect()
     return lf.filter(pl.col("ts").is_not_null()).collect()
@@ -150,14 +160,14 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
 def _marks_of(out: Path, table: str, common: dict, kind: pl.Expr, cols: tuple[str, ...]) -> pl.LazyFrame:
     """``table``'s rows as marks: the ``common`` columns, ``kind`` and ``detail`` (the non-null
     ``cols``, read as text, joined with ": ")."""
-    lf = _scan(out, table, {**common, **dict.fromkeys(cols, pl.String)})
+    lf = scan(out, table, {**common, **dict.fromkeys(cols, pl.String)})
     detail = pl.concat_str(cols, separator=": ", ignore_nulls=True)
     return lf.select(*common, kind.alias("kind"), detail.alias("detail"))
 
 
 def _load_marks(out, since, until) -> pl.DataFrame:
     """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
-    common = {"ts": UTC_US, **_LANE, **_PROV, "rid": pl.String, "bootstrap_room": pl.Int64}
+    common = contract("aborts", "ts", *LANE, *PROVENANCE, "rid", "bootstrap_room")
     aborts = _marks_of(out, "aborts", common, pl.lit("abort"), ("abort_kind", "reason"))
     assertion = pl.col("error_kind") == "assert_transfer_infos"
     kind = pl.when(assertion).then(pl.lit("assertion")).otherwise(pl.lit("transfer_error"))
@@ -176,10 +186,10 @@ def _load_marks(out, since, until) -> pl.DataFrame:
         [aborts, terr, _leak_marks(out, common), _ready_marks(out, common)], how="diagonal_relaxed"
     )
     typed = _with_event_fields(out, _in_window(typed, since, until))
-    ev = _scan(
+    ev = scan(
         out,
         "events",
-        {**common, "kind": pl.String, "level": pl.String, "message": pl.String},
+        {**common, **contract("events", "kind", "level", "message")},
     ).filter(pl.col("kind").is_in(["watchdog", "health", "traceback"]))
     ev = _in_window(ev, since, until).with_columns(pl.lit(None, pl.String).alias("detail"))
     life = _in_window(_lifecycle_marks(out, common), since, until)
@@ -187,7 +197,7 @@ def _load_marks(out, since, until) -> pl.DataFrame:
     # health: the access line's status (requests table) says ok or failed; a non-access health line
     # ("Health check failed …") is failed unless it is INFO and says nothing of failing.
     status = (
-        _scan(out, "requests", {"event_id": pl.Int64, "status": pl.Int32})
+        scan(out, "requests", ("event_id", "status"))
         .join(marks.lazy().select("event_id").drop_nulls(), on="event_id", how="semi")
         .unique("event_id")
         .collect()
@@ -231,8 +241,8 @@ LIFECYCLE_MARKED = (
 def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
     """systemd's stop / start messages about a unit (``lifecycle`` table) as marks of kind
     ``lifecycle``, on the (no rank) lane of the unit's role; ``detail`` the event (stopping …)."""
-    schema = {**common, "event": pl.String, "message": pl.String, "unit": pl.String}
-    rows = _scan(out, "lifecycle", schema).filter(pl.col("event").is_in(LIFECYCLE_MARKED))
+    schema = {**common, **contract("lifecycle", "event", "message", "unit")}
+    rows = scan(out, "lifecycle", schema).filter(pl.col("event").is_in(LIFECYCLE_MARKED))
     return rows.select(
         *[c for c in common if c not in ("rid", "bootstrap_room")],
         pl.lit("lifecycle").alias("kind"),
@@ -244,16 +254,12 @@ def _lifecycle_marks(out: Path, common: dict) -> pl.LazyFrame:
 def _ready_marks(out: Path, common: dict) -> pl.LazyFrame:
     """SGLang's "The server is fired up and ready to roll!" of each process (``processes.ready_ts``,
     summed at ingest), as marks of kind ``ready``; its line's text and position come from ``events``."""
-    schema = {
-        "ready_ts": UTC_US,
-        **_LANE,
-        "ready_event_id": pl.Int64,
-        "source": pl.String,
-    }
-    rows = _scan(out, "processes", schema).filter(pl.col("ready_ts").is_not_null())
+    rows = scan(out, "processes", ("ready_ts", *LANE, "ready_event_id", "source")).filter(
+        pl.col("ready_ts").is_not_null()
+    )
     return rows.select(
         pl.col("ready_ts").alias("ts"),
-        *_LANE,
+        *LANE,
         pl.col("ready_event_id").alias("event_id"),
         pl.col("source"),
         pl.lit(None, pl.String).alias("source_pos"),
@@ -279,15 +285,8 @@ REQUEST_FIELDS = (
 def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
     """Router requests (role router); the engines' own access lines are drawn only as /health.
     ``errors_only``: only the failed ones (the others are drawn as runs)."""
-    schema = {
-        "ts": UTC_US,
-        "host": pl.String,
-        "role": pl.String,
-        **_PROV,
-        **{c: REQUESTS.schema[c] for c in REQUEST_FIELDS},
-        "level": pl.String,
-    }
-    lf = _in_window(_scan(out, "requests", schema), since, until).filter(pl.col("role") == "router")
+    columns = ("ts", "host", "role", *PROVENANCE, *REQUEST_FIELDS, "level")
+    lf = _in_window(scan(out, "requests", columns), since, until).filter(pl.col("role") == "router")
     if errors_only:  # a superset here (a line without status or level may fail by its event's level)
         lf = lf.filter(
             (pl.col("status") >= 400)
@@ -310,23 +309,18 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
 def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
     """One row per py-spy capture of a rank: the main thread's class (or the first waiting thread's);
     and how many captures have no time (a bare dump file) and so cannot be placed."""
-    schema = {
-        "capture_id": pl.String,
-        "capture_ts": UTC_US,
-        **_LANE,
-        "pid": pl.Int32,
-        "thread_id": pl.String,
-        "thread_name": pl.String,
-        "thread_state": pl.String,
-        "is_main": pl.Boolean,
-        "wait_class": pl.String,
-        "backend": pl.String,
-        "event_loop": pl.String,
-        "fingerprint": pl.String,
-        "source": pl.String,
-        "source_pos": pl.String,
-    }
-    lf = _scan(out, "captures", schema).rename({"capture_ts": "ts"})
+    columns = (
+        "capture_id",
+        "capture_ts",
+        *LANE,
+        "pid",
+        "thread_id",
+        "thread_name",
+        "thread_state",
+        "is_main",
+    )
+    columns += ("wait_class", "backend", "event_loop", "fingerprint", "source", "source_pos")
+    lf = scan(out, "captures", columns).rename({"capture_ts": "ts"})
     undated = lf.filter(pl.col("ts").is_null()).select(pl.col("capture_id").n_unique()).collect().item()
     df = _in_window(lf, since, until).filter(pl.col("ts").is_not_null()).collect()
     if df.is_empty():
@@ -350,20 +344,13 @@ def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
 
 def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataFrame:
     """The ``n`` innermost frames of each chosen capture thread, as one text per thread."""
-    schema = {
-        "capture_id": pl.String,
-        "thread_id": pl.String,
-        "depth": pl.Int32,
-        "function": pl.String,
-        "file": pl.String,
-        "line": pl.Int32,
-    }
+    schema = contract("stacks", "capture_id", "thread_id", "depth", "function", "file", "line")
     keys = captures.select("capture_id", "thread_id").lazy()
     parts = [pl.col("file").str.extract(r"([^/]*/?[^/]+)$", 1), pl.col("line").cast(pl.String)]
     loc = pl.concat_str(parts, separator=":", ignore_nulls=True)  # dir/file.py:123
     frame = pl.concat_str([pl.col("function").fill_null("?"), pl.format(" ({})", loc)], ignore_nulls=True)
     return (
-        _scan(out, "stacks", schema)
+        scan(out, "stacks", schema)
         .filter(pl.col("depth") < n)
         .join(keys, on=["capture_id", "thread_id"], how="semi")
         .sort("depth")
@@ -374,7 +361,7 @@ def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataF
 
 
 def _sources(out: Path) -> list[tuple[str, str, int]]:
-    df = _scan(out, "sources", {"source": pl.String, "format": pl.String, "records": pl.Int64}).collect()
+    df = scan(out, "sources", {"source": pl.String, "format": pl.String, "records": pl.Int64}).collect()
     return [(s or "?", f or "?", int(r or 0)) for s, f, r in df.iter_rows()]
 
 
@@ -413,7 +400,7 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
         keyed = {name: df.filter(pl.col("role") == role) for name, df in keyed.items()}
     per_lane = [
         df.group_by(_KEY).agg(
-            *[pl.col(c).first() for c in _LANE], pl.col("source").drop_nulls().unique().head(2)
+            *[pl.col(c).first() for c in LANE], pl.col("source").drop_nulls().unique().head(2)
         )
         for df in keyed.values()
         if df.height
@@ -421,13 +408,13 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
     lanes = (
         pl.concat(per_lane, how="vertical_relaxed")
         if per_lane
-        else pl.DataFrame(schema={**dict.fromkeys(_KEY, pl.String), **_LANE, "source": pl.List(pl.String)})
+        else pl.DataFrame(schema={**dict.fromkeys(_KEY, pl.String), **LANE, "source": pl.List(pl.String)})
     )
     order = pl.col("role").replace_strict({r: i for i, r in enumerate(ROLE_ORDER)}, default=len(ROLE_ORDER))
     lanes = (
         lanes.group_by(_KEY)
         .agg(
-            *[pl.col(c).first() for c in _LANE],
+            *[pl.col(c).first() for c in LANE],
             pl.col("source").list.explode().drop_nulls().unique().sort().head(2).alias("files"),
         )
         .with_columns(order.alias("_order"))
@@ -444,7 +431,7 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
 
 def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
     rids = set(
-        _scan(out, "rooms", {"rid": pl.String, "bootstrap_room": pl.Int64})
+        scan(out, "rooms", ("rid", "bootstrap_room"))
         .filter(pl.col("bootstrap_room") == room)
         .select("rid")
         .drop_nulls()
@@ -479,7 +466,7 @@ def _group_name(i: int) -> str:
 def _leak_marks(out: Path, common: dict) -> pl.LazyFrame:
     """Answers whose text carries tool-call markup (``request_log.markup_leak``), with the requests
     running on their engine then (saved query ``markup_leaks``) in the hover's detail."""
-    leaks = _scan(out, "request_log", {**common, "markup_leak": pl.String, "markup": pl.String}).filter(
+    leaks = scan(out, "request_log", {**common, "markup_leak": pl.String, "markup": pl.String}).filter(
         pl.col("markup_leak").is_not_null()
     )
     if leaks.select(pl.len()).collect().item() == 0:

@@ -1,5 +1,5 @@
-"""The table contract (logcorr/schema.py) is what ingest writes, what `logcorr tables` prints and
-what the README shows: a column added in one place and not the others fails here."""
+"""The table contract (logcorr/store/schema.py) is what ingest writes, what `logcorr tables` prints and
+what docs/tables.md shows: a column added in one place and not the others fails here."""
 
 from __future__ import annotations
 
@@ -55,10 +55,10 @@ def test_logcorr_tables_prints_the_contract():
     assert bad.exit_code == 2 and "no table named room" in bad.output
 
 
-def test_the_readme_shows_the_contract_as_logcorr_tables_prints_it():
-    readme = (ROOT / "README.md").read_text()
-    section = re.search(r"<!-- tables:begin -->\n(.*?)<!-- tables:end -->", readme, re.S)
-    assert section, "README.md has no generated table section"
+def test_docs_tables_md_shows_the_contract_as_logcorr_tables_prints_it():
+    page = (ROOT / "docs" / "tables.md").read_text()
+    section = re.search(r"<!-- tables:begin -->\n(.*?)<!-- tables:end -->", page, re.S)
+    assert section, "docs/tables.md has no generated table section"
     assert section.group(1).strip() == schema.describe().replace("## ", "### ").strip(), (
-        "README's tables differ from the contract: paste `logcorr tables | sed 's/^## /### /'` between the markers"
+        "docs/tables.md differs from the contract: paste `logcorr tables | sed 's/^## /### /'` between the markers"
     )

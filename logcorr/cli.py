@@ -115,7 +115,7 @@ def ingest(
     origin: Annotated[
         str | None,
         typer.Option(
-            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see README, many hosts.",
+            help="Partition name of this ingest (default: the host its data names, journald's _HOSTNAME); see docs/many_hosts.md.",
             metavar="NAME",
         ),
     ] = None,

@@ -293,7 +293,12 @@ def query(
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-        typer.echo(saved.run_query(out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width))
+        text, note = saved.render_query(
+            out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
+        )
+        typer.echo(text)
+        if note:
+            typer.echo(note, err=True)  # stdout stays valid csv/json
     except (saved.QueryError, FileNotFoundError) as e:
         _fail(str(e))
 

@@ -159,3 +159,23 @@ def test_a_copied_out_is_re_pointed_by_query_and_report(sample, tmp_path):
     result = run(app, ["query", "SELECT count(*) AS n FROM events", "-d", str(copy), "-f", "csv"])
     assert result.exit_code == 0 and f"re-pointed {copy}/logcorr.duckdb" in result.output
     assert database.points_elsewhere(copy) is None
+
+
+def test_a_parameter_named_as_a_reserved_word_is_bound_and_json_stays_json(sample):
+    """Issue 30.3: ``-p at=…`` (AT is reserved in DuckDB's SET VARIABLE) was a traceback; ``-f json -n``
+    printed the elided-rows note into stdout, so the JSON did not parse."""
+    import json
+
+    got = run(
+        app,
+        ["query", "requests_in_flight", "-d", str(sample), "-p", "at=2025-10-29 21:34:47.412", "-f", "json"],
+    )
+    assert got.exit_code == 0, got.output
+    rows = json.loads(got.stdout)
+    assert rows and {r["at"] for r in rows} == {"2025-10-29T21:34:47.412000Z"}
+    cut = run(app, ["query", "abort_to_assert", "-d", str(sample), "-f", "json", "-n", "2"])
+    assert cut.exit_code == 0
+    assert len(json.loads(cut.stdout)) == 2
+    assert "(8 more row(s) not shown: --limit 2)" in cut.stderr
+    csv_cut = run(app, ["query", "abort_to_assert", "-d", str(sample), "-f", "csv", "-n", "3"])
+    assert len(csv_cut.stdout.strip().splitlines()) == 4 and "more row(s) not shown" not in csv_cut.stdout

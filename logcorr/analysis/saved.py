@@ -470,7 +470,7 @@ def query(
             raise ParamError(f"{q.name} has no parameter {', '.join(unknown)}; it takes: {takes}")
     con = con if con is not None else connect(out, saved)
     for k, v in values.items():
-        con.execute(f"SET VARIABLE {k} = {quote_literal(v)}")
+        con.execute(f"SET VARIABLE {quote_ident(k)} = {quote_literal(v)}")  # AT, SELECT …: reserved words
     try:
         return con.sql(q.body()).pl()
     except duckdb.ConversionException as e:
@@ -492,10 +492,16 @@ def query(
         raise QueryError(f"{q.name}: {str(e).strip()}{hint}") from e
     finally:
         for k in values:  # each call stands alone: no parameter leaks into the next query on ``con``
-            con.execute(f"RESET VARIABLE {k}")
+            con.execute(f"RESET VARIABLE {quote_ident(k)}")
 
 
-def run_query(
+def run_query(out: Path, name_or_sql: str, params=None, fmt: str = "table", **options) -> str:
+    """``render_query`` as one text: the rows, then the note on rows not shown (for a reader of text)."""
+    text, note = render_query(out, name_or_sql, params, fmt, **options)
+    return text + (f"\n{note}" if note else "")
+
+
+def render_query(
     out: Path,
     name_or_sql: str,
     params: list[str] | dict[str, str] | None = None,
@@ -504,8 +510,10 @@ def run_query(
     limit: int | None = None,
     columns: list[str] | None = None,
     width: int | None = None,
-) -> str:
-    """``query(...)`` rendered as text: ``table`` (aligned columns), ``vertical`` (one block per row,
+) -> tuple[str, str | None]:
+    """``query(...)`` rendered as text, and the note on the rows ``limit`` left out (None when none
+    was): ``(text, note)``; a program reading csv or json gets the note apart (the CLI prints it on
+    stderr). Formats: ``table`` (aligned columns), ``vertical`` (one block per row,
     ``column: value``), ``csv``, ``json`` (a list of objects) or ``markdown``. Timestamps print as
     ISO 8601 UTC with µs (``2025-10-29T21:34:47.000000Z``). ``limit`` keeps the first rows (the count
     of the others is said); ``columns`` picks and orders columns; a ``table`` wider than ``width``
@@ -531,7 +539,7 @@ def run_query(
     text = format_frame(df, fmt)
     if fmt == "table" and width and max((len(line) for line in text.splitlines()), default=0) > width:
         text = format_frame(df, "vertical")
-    return text + (f"\n({more:,} more row(s) not shown: --limit {limit})" if more else "")
+    return text, (f"({more:,} more row(s) not shown: --limit {limit})" if more else None)
 
 
 def format_value(value: object) -> object:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -61,6 +62,10 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
             _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of {', '.join(ROLES)}", 2)
         roles[unit] = role
     return roles
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -135,6 +140,9 @@ def ingest(
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
+    # SIGTERM (a timeout, systemd stopping a job) unwinds like Ctrl-C: scratch files and the temporary
+    # OUT are removed on the way out instead of staying in TMPDIR
+    signal.signal(signal.SIGTERM, _interrupt)
     progress = Progress()
     try:
         try:
@@ -215,7 +223,6 @@ class Progress:
 def format_summary(result) -> str:
     """The text ``logcorr ingest`` prints: inputs, records per role and kind, span, skips, speed."""
     lines = ["inputs:"]
-    skipped = [r.source for r in result.reports if r.format == "skipped"]
     pods = [r.source for r in result.reports if r.format == "skipped-pod"]
     for r in result.reports:
         if r.format in ("skipped", "skipped-pod"):
@@ -224,8 +231,18 @@ def format_summary(result) -> str:
         lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
         lines += [f"    {n}" for n in r.notes]
         lines += [f"    error: {e}" for e in r.errors]
-    if skipped:
-        lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(skipped)}")
+    by_name = [
+        r.source for r in result.reports if r.format == "skipped" and " is not a log " in "".join(r.notes)
+    ]
+    if by_name:
+        lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(by_name)}")
+    # pipes, devices, links out of the folder, links to nothing: each with its own reason
+    lines += [
+        f"  skipped: {n}"
+        for r in result.reports
+        if r.format == "skipped" and r.source not in by_name
+        for n in r.notes
+    ]
     if pods:
         lines.append(
             "  pods skipped, not SGLang by their names or first lines (--unit NAME or --all-units reads them): "

@@ -4,11 +4,13 @@ the same ingest (or OUT, with ``--append``) already holds (``SeenEntries``)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import lzma
 import os
 import re
 import shutil
+import stat
 import subprocess
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -69,14 +71,38 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
 
 
 def not_a_log(path: Path) -> str | None:
-    """Why a folder walk passes over ``path`` (its name says it is no log, or it is a link to
-    nothing), or None when it is read."""
+    """Why a folder walk passes over ``path``, or None when it is read: a link to nothing; a named pipe,
+    socket or device (reading one may never end); a link to a file outside the folder the link is in
+    (a folder from elsewhere must not pull in other files of this machine; Kubernetes'
+    ``/var/log/containers`` links to pod logs are followed); a name that says it is no log."""
     if not path.exists():
         return f"{path}: a link to nothing"
+    kind = _special_kind(path)
+    if kind:
+        return f"{path}: a {kind} inside a folder is not read (it may never end; name it on the command line to read it)"
+    if path.is_symlink() and not containers.CONTAINERS_LINK.search(str(path)):
+        target = Path(os.path.realpath(path))
+        if not target.is_relative_to(os.path.realpath(path.parent)):
+            return f"{path}: a link to {target}, outside its folder: not read (name it on the command line to read it)"
     suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
     if suffix in NOT_LOGS:
         return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"
     return containers.not_a_log(path)
+
+
+def _special_kind(path: Path) -> str | None:
+    """``named pipe``, ``socket`` or ``device`` when ``path`` (followed) is one, else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "named pipe"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return None
 
 
 def _walk(path: Path) -> list[Path]:
@@ -223,18 +249,57 @@ def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] == values
 
 
+STREAM_CAP_ENV = "LOGCORR_STREAM_CAP"
+STREAM_CAP = 2 << 30  # bytes of a pipe or device spooled at most, unless $LOGCORR_STREAM_CAP says more
+
+
+class StreamTooLong(OSError):
+    """A pipe or device gave more than the stream cap; ``strerror`` names the cap and how to raise it."""
+
+
+def stream_cap() -> int:
+    """The byte cap on a spooled stream: ``$LOGCORR_STREAM_CAP`` (bytes, a suffix K/M/G allowed) or
+    ``STREAM_CAP`` (2 GiB). Raises ``ValueError`` naming the variable when it is not a size."""
+    text = os.environ.get(STREAM_CAP_ENV, "").strip().upper()
+    if not text:
+        return STREAM_CAP
+    m = re.fullmatch(r"(\d+)([KMG]?)I?B?", text)
+    if not m:
+        raise ValueError(f"${STREAM_CAP_ENV}={text!r}: give a size in bytes, e.g. 8G")
+    return int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]
+
+
 def spool(path: Path, into: Path) -> Path:
-    """Copy a stream that can be read only once (a named pipe, ``<(…)`` process substitution) into
-    the folder ``into``, so it can be sniffed and then read. Returns the copy's path."""
+    """Copy a stream that can be read only once (a named pipe, ``<(…)`` process substitution, a
+    device) into the folder ``into``, so it can be sniffed and then read. Returns the copy's path.
+
+    Raises ``StreamTooLong`` (an ``OSError``; the copy removed) when the stream gives more than
+    ``stream_cap()`` bytes: ``/dev/zero`` would otherwise fill the disk."""
+    cap = stream_cap()
     target = into / f"stream-{abs(hash(str(path)))}"
+    written = 0
     with open(path, "rb") as src, open(target, "wb") as dst:
-        shutil.copyfileobj(src, dst, CHUNK_BYTES)
+        while block := src.read(min(CHUNK_BYTES, cap + 1 - written)):
+            dst.write(block)
+            written += len(block)
+            if written > cap:
+                break
+    if written > cap:
+        target.unlink()
+        raise StreamTooLong(
+            errno.EFBIG,
+            f"not read: the stream gave more than {cap:,} bytes (set ${STREAM_CAP_ENV}=BYTES to read "
+            "a longer one, or save it to a file and name the file)",
+        )
     return target
 
 
 # Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
 # journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
 UNPACK_RATIO = 200
+_LAYERS: dict[
+    Path, tuple[Path, int]
+] = {}  # an unpacked file → (the file given, bytes it may still unpack to)
 UNPACK_FLOOR = 64 << 20
 _PIECE = 1 << 20
 
@@ -263,7 +328,9 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
-    limit = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)
+    # a packed file inside a packed file shares the outer file's bound (what is left of it): the bound
+    # is on the total written, whatever the layers; and a refusal names the file the user gave
+    given, limit = _LAYERS.pop(path, (path, max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)))
     d, fed, error, written = new(), False, None, 0
     with open(path, "rb") as src, open(target, "wb") as dst:
         for block in iter(lambda: src.read(1 << 20), b""):
@@ -276,7 +343,7 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
                         if written > limit:
                             target.unlink()
                             raise InputError(
-                                f"{path}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
+                                f"{given}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
                                 f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
                                 "and name the file if it is one)"
                             )
@@ -291,9 +358,10 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size
+    _LAYERS[target] = (given, limit - written)
     if error and size == 0:
-        raise InputError(f"{path}: not readable as {fmt}: {error}")
-    return target, f"{path}: unpacked {size:,} bytes, then: {error} (the rest is lost)" if error else None
+        raise InputError(f"{given}: not readable as {fmt}: {error}")
+    return target, f"{given}: unpacked {size:,} bytes, then: {error} (the rest is lost)" if error else None
 
 
 _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9][A-Za-z0-9._-]{0,252})')

@@ -1,0 +1,140 @@
+"""The second reliability trial (shared/research/reliability_trial.md): each failure reproduced as a
+test, with the values the trial measured where a test can hold them."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from logcorr.inputs import paths
+from logcorr.inputs.source import InputError
+
+ROUTER = (  # one router access line, as sample_logs/router.log writes them
+    '2025-10-29 21:23:14  INFO http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-1"'
+    ' status_code=200 latency="9.441684526s"}: sglang_router_rs::response: src/middleware.rs:308: finished'
+    " processing request\n"
+)
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def messages(out: Path) -> list[str]:
+    with duckdb.connect() as con:
+        return [r[0] for r in con.sql(f"SELECT message FROM '{out}/events/**/*.parquet'").fetchall()]
+
+
+def test_f11_a_fifo_inside_a_folder_is_skipped_not_waited_on(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "router.log").write_text(ROUTER)
+    os.mkfifo(logs / "fifo.log")
+    got = cli("ingest", str(logs), "-o", str(tmp_path / "out"), timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert "fifo.log: a named pipe inside a folder is not read" in got.stdout
+    assert len(messages(tmp_path / "out")) == 1
+
+
+def test_f12_a_link_to_a_file_outside_the_folder_is_not_read(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text("SECRET-TOKEN-42\n")
+    logs = tmp_path / "bug-report"
+    logs.mkdir()
+    (logs / "router.log").write_text(ROUTER)
+    (logs / "innocent.log").symlink_to(elsewhere / "secret.txt")
+    (logs / "zero.log").symlink_to("/dev/zero")
+    got = cli("ingest", str(logs), "-o", str(tmp_path / "out"), timeout=60)
+    assert got.returncode == 0, got.stderr
+    said = " ".join(got.stdout.split())
+    assert f"innocent.log: a link to {elsewhere / 'secret.txt'}, outside its folder: not read" in said
+    assert "zero.log: a device inside a folder is not read" in said
+    assert not any("SECRET" in m for m in messages(tmp_path / "out"))
+    # named on the command line, the same file is read
+    named = cli("ingest", str(logs / "innocent.log"), "-o", str(tmp_path / "out2"))
+    assert named.returncode == 0 and messages(tmp_path / "out2") == ["SECRET-TOKEN-42"]
+
+
+def test_f3_a_device_or_pipe_is_read_up_to_a_cap_and_nothing_stays_in_tmpdir(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    got = cli(
+        "ingest",
+        "/dev/zero",
+        "-o",
+        str(tmp_path / "out"),
+        env={"LOGCORR_STREAM_CAP": "1M", "TMPDIR": str(scratch)},
+    )
+    assert got.returncode == 1
+    assert (
+        "/dev/zero: not read: the stream gave more than 1,048,576 bytes (set $LOGCORR_STREAM_CAP"
+        in got.stderr
+    )
+    assert list(scratch.iterdir()) == []
+    assert paths.stream_cap() == 2 << 30
+    os.environ["LOGCORR_STREAM_CAP"] = "8G"
+    try:
+        assert paths.stream_cap() == 8 << 30
+    finally:
+        del os.environ["LOGCORR_STREAM_CAP"]
+
+
+def test_f3_sigterm_removes_the_spool(tmp_path):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "logcorr.cli", "ingest", str(fifo), "-o", str(tmp_path / "out")],
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with open(fifo, "wb") as writer:  # the ingest spools what the writer gives, and waits for more
+        writer.write(ROUTER.encode() * 1000)
+        writer.flush()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(scratch.rglob("stream-*")):
+            time.sleep(0.1)
+        assert any(scratch.rglob("stream-*"))
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err
+    assert list(scratch.iterdir()) == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_f13_the_decompression_bound_is_on_the_total_across_layers(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "UNPACK_FLOOR", 1 << 20)
+    member = gzip.compress(b"\0" * (8 << 20))  # 8 MiB of zeros: about 8 KB
+    inner = member * 100  # 800 MiB unpacked, in a file of about 0.8 MB: under the outer bound of 1 MiB
+    outer = tmp_path / "nb.log.gz.gz"
+    outer.write_bytes(gzip.compress(inner))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    first, damaged = paths.unpack(outer, scratch, "gz")
+    assert damaged is None and first.stat().st_size == len(inner)
+    # alone, the inner file may unpack to 200 times its size (160 MB); inside the outer one it has
+    # what is left of the outer's 1 MiB
+    with pytest.raises(
+        InputError, match=r"^" + str(outer).replace(".", r"\.") + ": not read: it unpacks to over 200"
+    ):
+        paths.unpack(first, scratch, "gz")
+    assert not (scratch / "nb.log").exists()

@@ -164,6 +164,9 @@ def ingest(
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
+    partial = [r.source for r in result.reports if r.incomplete]
+    if partial:  # a journalctl killed part way, a corrupt journal: what came is in OUT, the rest is not
+        _fail(f"{out} written, but {len(partial)} input(s) were read only in part: {', '.join(partial)}", 3)
 
 
 def _repoint(out: Path) -> None:

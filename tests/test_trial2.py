@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,3 +139,72 @@ def test_f13_the_decompression_bound_is_on_the_total_across_layers(tmp_path, mon
     ):
         paths.unpack(first, scratch, "gz")
     assert not (scratch / "nb.log").exists()
+
+
+FAKE_JOURNALCTL = """#!/bin/bash
+# journalctl as the trial's F1 made it: the export stream stops after 2,000 whole entries, killed
+if [[ " $* " == *" -o export "* && " $* " == *"--output-fields="* ]]; then
+  REAL "$@" | python3 -c '
+import sys, struct
+n = 2000; out = sys.stdout.buffer; src = sys.stdin.buffer; done = 0
+while done < n:
+    line = src.readline()
+    if not line: break
+    if b"=" not in line and line != b"\\n":
+        out.write(line); ln = src.read(8); out.write(ln); out.write(src.read(struct.unpack("<Q", ln)[0] + 1)); continue
+    out.write(line); done += line == b"\\n"
+out.flush()'
+  kill -9 $$
+fi
+exec REAL "$@"
+"""
+
+
+def test_f1_journalctl_killed_mid_stream_is_said_and_exits_3(tmp_path):
+    from tests.conftest import SAMPLE, need_journalctl
+
+    need_journalctl()
+    import shutil
+
+    fake = tmp_path / "bin" / "journalctl"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_JOURNALCTL.replace("REAL", shutil.which("journalctl")))
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    got = cli(
+        "ingest", str(SAMPLE / "journal"), "--all-units", "-o", str(tmp_path / "out"), env=env, timeout=300
+    )
+    assert got.returncode == 3, got.stderr
+    assert "journalctl was killed by signal 9 after 2,000 entries: more may exist" in got.stdout
+    assert "were read only in part" in got.stderr
+    with duckdb.connect() as con:
+        n = con.execute(f"SELECT count(*) FROM '{tmp_path}/out/events/**/*.parquet'").fetchone()[0]
+        errors = con.execute(f"SELECT errors FROM '{tmp_path}/out/sources/**/*.parquet'").fetchone()[0]
+    assert 0 < n <= 2000
+    assert "killed by signal 9 after 2,000 entries: more may exist" in errors
+
+
+def test_f5_a_journal_corrupt_in_the_middle_says_how_many_entries_it_lost(tmp_path):
+    import random
+    import shutil
+
+    from tests.conftest import SAMPLE, need_journalctl
+
+    need_journalctl()
+    journal = tmp_path / "j"
+    shutil.copytree(SAMPLE / "journal", journal)
+    archived = next(journal.glob("*/system@*.journal"))
+    data = bytearray(archived.read_bytes())
+    m = len(data) // 2
+    data[m : m + 65536] = random.Random(7).randbytes(65536)
+    archived.write_bytes(bytes(data))
+    got = cli("ingest", str(journal), "--all-units", "-o", str(tmp_path / "out"), timeout=300)
+    assert got.returncode == 3, got.stderr
+    said = " ".join(got.stdout.split())
+    lost = re.search(
+        r"journalctl gave ([\d,]+) of the 6,178 entries its files' headers count \(([\d,]+) not read", said
+    )
+    assert lost, said
+    given, missing = (int(x.replace(",", "")) for x in lost.groups())
+    assert given + missing == 6178 and missing > 0
+    assert f"journalctl --verify --directory {journal}" in said

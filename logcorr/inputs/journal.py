@@ -279,6 +279,16 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     return out
 
 
+def header_entries(path: Path) -> int:
+    """The entries the journal files of ``path`` (a folder or one ``.journal`` file) say they hold: the
+    sum of ``Entry objects`` of ``journalctl --header`` (systemd 252+), 0 when it cannot tell."""
+    try:
+        text = journalctl(path, "--header").stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(int(n) for n in re.findall(r"(?m)^Entry objects: (\d+)$", text))
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -306,14 +316,15 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
-        got, skipped = 0, {}
+        got, skipped, read_all = 0, {}, False
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in export_chunks(blocks, report.source, report):
                 got += df.height
                 yield _kept(df, units, skipped) if units and not match else df
+            read_all = True
         finally:
-            if proc.poll() is None:
+            if not read_all and proc.poll() is None:  # abandoned by the reader: journalctl need not go on
                 proc.kill()
             rc = proc.wait()
             stderr = ""
@@ -322,6 +333,16 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
                 stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
+    if rc != 0:  # killed, or an error after some entries: what came is kept, and said to be part
+        how = f"was killed by signal {-rc}" if rc < 0 else f"ended with exit status {rc}"
+        report.errors.append(f"{report.source}: journalctl {how} after {got:,} entries: more may exist")
+        report.incomplete = True
+    elif not unit_args and not window_args and got < (total := header_entries(path)):
+        report.errors.append(
+            f"{report.source}: journalctl gave {got:,} of the {total:,} entries its files' headers count "
+            f"({total - got:,} not read: a corrupt file? `journalctl --verify {_command(path)[1]} {path}` names it)"
+        )
+        report.incomplete = True
     # read straight through, the entries skipped are known and counted
     if not_read := skipped if units and not match else skipped_units:
         report.notes.append(_skipped_note(not_read))

@@ -27,6 +27,7 @@ class SourceReport:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
+    incomplete: bool = False  # read in part: its reader ended early (journalctl killed, a corrupt journal)
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None

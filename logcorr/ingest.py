@@ -372,7 +372,9 @@ class _Run:
         self.selection = (
             f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
         )
-        self.identities = {p: input_files.identity(p) for p, fmt in self.inputs if fmt != "skipped"}
+        self.identities = {
+            p: input_files.identity(p, self.captured_at) for p, fmt in self.inputs if fmt != "skipped"
+        }
         # 8 hex digits naming what this ingest read: the part-<n>-<tag>.parquet of two outputs differ
         # unless they read the same data
         idents = sorted(json.dumps(i, sort_keys=True) for i in self.identities.values())
@@ -744,8 +746,10 @@ def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> lis
 
     def same(path: Path, ident: dict, i: dict) -> bool:
         was = i.get("identity") or {}
+        if ident.get("captured_at") != was.get("captured_at"):  # another round of the same dumps
+            return False
         same_file = ident and was.get("ino") == ident.get("ino") and was.get("dev") == ident.get("dev")
-        same_data = ident.get("digest") and was.get("digest") == ident.get("digest")
+        same_data = ident.get("sha256") and was.get("sha256") == ident.get("sha256")
         return bool(same_file or same_data or (not was and i.get("source") == str(path)))
 
     return [str(p) for p, ident in identities.items() if any(same(p, ident, i) for i in done)]

@@ -208,3 +208,54 @@ def test_f5_a_journal_corrupt_in_the_middle_says_how_many_entries_it_lost(tmp_pa
     given, missing = (int(x.replace(",", "")) for x in lost.groups())
     assert given + missing == 6178 and missing > 0
     assert f"journalctl --verify --directory {journal}" in said
+
+
+def _batch_lines(n: int, tag: str) -> str:
+    return "".join(
+        f"[2025-10-29 21:{30 + i // 60000:02d}:{i // 1000 % 60:02d} TP0] Decode batch, #running-req: {tag}"
+        f", #token: {i}, token usage: 0.01, gen throughput (token/s): 1.0, #queue-req: 0\n"
+        for i in range(n)
+    )
+
+
+def test_f7_append_knows_a_file_by_its_whole_content(tmp_path):
+    head, tail = _batch_lines(12000, "1"), _batch_lines(12000, "2")
+    one = tmp_path / "big1.log"
+    two = tmp_path / "big2.log"
+    one.write_text(head + _batch_lines(20000, "3") + tail)
+    two.write_text(head + _batch_lines(20000, "4") + tail)  # same size, same first and last MiB
+    assert one.stat().st_size == two.stat().st_size > 3 << 20
+    out = tmp_path / "out"
+    assert cli("ingest", str(one), "-o", str(out)).returncode == 0
+    got = cli("ingest", str(two), "--append", "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    with duckdb.connect() as con:
+        n = con.execute(f"SELECT count(*) FROM '{out}/batches/**/*.parquet'").fetchone()[0]
+    assert n == 2 * 44000
+    again = cli("ingest", str(tmp_path / "big2.log"), "--append", "-o", str(out))
+    assert again.returncode == 1 and "already in" in again.stderr
+
+
+def test_a_second_identical_round_of_dumps_is_a_round_of_its_own(tmp_path):
+    """Issue 30.1: a stuck process's second dump is byte-identical to its first; with its own
+    --captured-at it is a new round (the README's recipe), with the same time it is refused."""
+    from tests.conftest import SAMPLE
+
+    out = tmp_path / "incident"
+    first = sorted(map(str, (SAMPLE / "pyspy").glob("decode_*_214010.txt")))
+    second = sorted(map(str, (SAMPLE / "pyspy").glob("decode_*_214015.txt")))
+    assert cli("ingest", *first, "--captured-at", "2025-10-29 21:40:10", "-o", str(out)).returncode == 0
+    got = cli("ingest", *second, "--captured-at", "2025-10-29 21:40:15", "--append", "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    with duckdb.connect() as con:
+        rounds = con.execute(
+            f"SELECT DISTINCT capture_ts::VARCHAR FROM '{out}/captures/**/*.parquet' ORDER BY 1"
+        ).fetchall()
+    assert [r[0] for r in rounds] == ["2025-10-29 21:40:10+00", "2025-10-29 21:40:15+00"]
+    desync = cli("query", "desync", "-d", str(out), "-c", "role,tp_rank,no_progress", "-f", "csv")
+    rows = desync.stdout.strip().splitlines()
+    assert rows[0] == "role,tp_rank,no_progress" and len(rows) == 5
+    assert sorted(r.split(",")[1] for r in rows[1:]) == ["0", "1", "2", "3"]
+    assert all(r.endswith(",true") for r in rows[1:])  # the second round shows the same stacks
+    same = cli("ingest", *second, "--captured-at", "2025-10-29 21:40:15", "--append", "-o", str(out))
+    assert same.returncode == 1 and "already in" in same.stderr

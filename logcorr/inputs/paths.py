@@ -389,22 +389,24 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
     return {m.decode() for m in _HOST_IN_HEAD.findall(first)}
 
 
-def identity(path: Path) -> dict[str, object]:
+def identity(path: Path, captured_at: datetime | None = None) -> dict[str, object]:
     """What an input is, whatever path names it: ``dev`` and ``ino`` of the file or folder, and for a
-    file ``digest``, a SHA-256 of its size and its first and last MiB (a copy of the file elsewhere
-    has the same digest; a log that grew since has another). ``--append`` refuses an input OUT holds
-    by either. ``{}`` when it cannot be read (the ingest says why)."""
+    file ``sha256``, of its whole content, streamed (a copy of the file elsewhere has the same one; a
+    log that grew since, or another of the same size and ends, has another). A bare py-spy dump given
+    with ``captured_at`` (UTC) keeps that time as ``captured_at``: a stuck process dumped twice gives
+    the same bytes twice, and the second round is the evidence of no progress, not a repeat.
+    ``--append`` refuses an input OUT holds by either. ``{}`` when it cannot be read (the ingest says why)."""
     try:
         st = path.stat()
         ident: dict[str, object] = {"dev": st.st_dev, "ino": st.st_ino}
         if path.is_file():
-            h = hashlib.sha256(str(st.st_size).encode())
+            h = hashlib.sha256()
             with open(path, "rb") as f:
-                h.update(f.read(1 << 20))
-                if st.st_size > 2 << 20:
-                    f.seek(-(1 << 20), os.SEEK_END)
-                h.update(f.read(1 << 20))
-            ident["digest"] = h.hexdigest()
+                while block := f.read(CHUNK_BYTES):
+                    h.update(block)
+            ident["sha256"] = h.hexdigest()
+            if captured_at is not None and sniff(path) in ("pyspy", "pyspy-json"):
+                ident["captured_at"] = captured_at.isoformat()
     except OSError:
         return {}
     return ident

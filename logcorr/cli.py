@@ -17,6 +17,7 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5
 import typer  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
+from logcorr.render.terminal import clean  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
 app = typer.Typer(
@@ -50,7 +51,7 @@ def _main(
 
 
 def _fail(message: str, code: int = 1) -> None:
-    typer.echo(f"logcorr: {message}", err=True)
+    typer.echo(clean(f"logcorr: {message}"), err=True)
     raise typer.Exit(code)
 
 
@@ -160,7 +161,7 @@ def ingest(
         _fail(f"{out} not written: {where}{e.strerror or e}; {out} left as it was")
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
-    typer.echo(format_summary(result))
+    typer.echo(clean(format_summary(result)))
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
@@ -215,7 +216,7 @@ class Progress:
             self.shown = True
         elif time.monotonic() - self.last >= self.every:
             self.last = time.monotonic()
-            typer.echo(f"  … {text}", err=True)
+            typer.echo(clean(f"  … {text}"), err=True)
 
     def done(self) -> None:
         if self.tty and self.shown:
@@ -316,7 +317,7 @@ def query(
         text, note = saved.render_query(
             out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
         )
-        typer.echo(text)
+        typer.echo(clean(text) if fmt not in ("csv", "json") else text)
         if note:
             typer.echo(note, err=True)  # stdout stays valid csv/json
     except (saved.QueryError, FileNotFoundError) as e:
@@ -338,7 +339,7 @@ def report(
         _check_output_file(output)
     _repoint(out)
     try:
-        text = make_report(out)
+        text = clean(make_report(out))  # a terminal and a Markdown file alike
     except (ReportError, FileNotFoundError) as e:
         _fail(str(e))
     if output is None:
@@ -464,7 +465,7 @@ def show(
     from logcorr.render.show import show as show_record
 
     try:
-        typer.echo(show_record(out, event_id, context))
+        typer.echo(clean(show_record(out, event_id, context)))
     except (ShowError, FileNotFoundError) as e:
         _fail(str(e))
 

@@ -259,3 +259,41 @@ def test_a_second_identical_round_of_dumps_is_a_round_of_its_own(tmp_path):
     assert all(r.endswith(",true") for r in rows[1:])  # the second round shows the same stacks
     same = cli("ingest", *second, "--captured-at", "2025-10-29 21:40:15", "--append", "-o", str(out))
     assert same.returncode == 1 and "already in" in same.stderr
+
+
+HOSTILE = "\x1b]0;OSC-TITLE\x07\x1b]52;c;cHduZWQ=\x07 \u202e \u009b2J bell\x07"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def test_f8_log_text_never_acts_on_the_terminal(tmp_path):
+    log = tmp_path / "evil.log"
+    log.write_text(
+        f"[2025-10-29 21:30:00 TP0] Decode batch, #running-req: 1, #token: 5, token usage: 0.01, #queue-req: 0 {HOSTILE}\n"
+        f"[2025-10-29 21:30:01 TP0] Scheduler hit an exception: {HOSTILE}\n"
+        "ValueError: <img src=x onerror=alert(1)>\n"
+    )
+    out = tmp_path / "out"
+    ingest = cli("ingest", str(log), "-o", str(out))
+    assert ingest.returncode == 0, ingest.stderr
+    with duckdb.connect() as con:
+        kept = con.execute(f"SELECT string_agg(message, '') FROM '{out}/events/**/*.parquet'").fetchone()[0]
+    assert "\x1b]52;c;cHduZWQ=" in kept  # the evidence is kept as it was ...
+    report = cli("report", "-d", str(out))
+    table = cli("query", "SELECT message FROM events", "-d", str(out))
+    vertical = cli("query", "SELECT message FROM events", "-d", str(out), "-f", "vertical")
+    markdown = cli("query", "SELECT message FROM events", "-d", str(out), "-f", "markdown")
+    event = con_first_event(out)
+    show = cli("show", str(event), "-d", str(out))
+    for got in (ingest, report, table, vertical, markdown, show):  # ... and shown inert
+        assert got.returncode == 0, got.stderr
+        assert not any(c in got.stdout for c in RAW), got.args
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in table.stdout and "\\u202e" in table.stdout
+    assert "&lt;img src=x onerror=alert(1)&gt;" in markdown.stdout and "<img" not in markdown.stdout
+    written = tmp_path / "report.md"
+    assert cli("report", "-d", str(out), "-o", str(written)).returncode == 0
+    assert not any(c in written.read_text() for c in RAW)
+
+
+def con_first_event(out: Path) -> int:
+    with duckdb.connect() as con:
+        return con.execute(f"SELECT min(event_id) FROM '{out}/events/**/*.parquet'").fetchone()[0]

@@ -600,7 +600,8 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     if fmt == "markdown":
 
         def md(s: str) -> str:
-            return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+            s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            return s.replace("\n", "<br>")  # <img …> in a unit name renders as text, never as HTML
 
         lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
         lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]

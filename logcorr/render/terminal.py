@@ -1,0 +1,23 @@
+"""Text from log data made inert before it reaches a terminal or a Markdown file: a log line may
+carry escape sequences that set a window title, write the clipboard (OSC 52), ring the bell, or
+reorder what is shown (bidi overrides). Each such character is shown escaped (``\\x1b``, ``\\u202e``),
+so the evidence stays readable and nothing acts on the terminal."""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls (U+0080-U+009F: CSI U+009B, OSC U+009D), and the
+# invisible characters that reorder text (bidi embeddings, overrides, isolates and marks)
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(text: str) -> str:
+    """``text`` with every character of ``UNSAFE`` written as its escape (``\\x1b``, ``\\x07``,
+    ``\\x9b``, ``\\u202e``); tab, newline and all other characters as they are. Never raises."""
+    return UNSAFE.sub(_escaped, text)

@@ -24,6 +24,7 @@ from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
+from logcorr.inputs.text import has_compose_prefix, text_records
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
@@ -195,17 +196,17 @@ class _Enricher:
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory: the same
-    reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
+    reader (``inputs.text.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
     without writing tables. Returns the ``events`` columns (``event_id`` from 0, ``ts`` the printed
     time read as UTC, ``role`` from content) plus ``header`` and ``body`` (``parsers.prefix.split_prefix``),
-    one row per logical record; a bare py-spy dump (``readers.sniff_bytes``) is one ``pyspy`` record,
+    one row per logical record; a bare py-spy dump (``inputs.sniff.sniff_bytes``) is one ``pyspy`` record,
     as at ingest (its stacks are parsed at ingest). Never raises on any text."""
     data = text.encode("utf-8", errors="replace")
     fmt = sniff.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
+    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))  # `text`: the str
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}

@@ -47,24 +47,23 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import GB, Run, ensure_day, gb, ingest_run, last_error_line, measure, warm  # noqa: E402
+
 ROOT = HERE.parent
-GB = 1 << 30
 TARGET_JOURNAL_RATIO = 1.25
 TARGET_JSON_RATIO = 1.5
 TARGET_RSS = 1 * GB
 TARGET_QUERY_S = 1.0
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 DUCKDB_COPY = """
 import sys, time, duckdb
@@ -82,135 +81,6 @@ t = time.perf_counter()
 rows = con.execute(sql).fetchall()
 print(json.dumps({"seconds": time.perf_counter() - t, "rows": len(rows)}))
 """
-
-RUSAGE_WRAPPER = """
-import resource, subprocess, sys
-rc = subprocess.call(sys.argv[2:])
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write(f"CPU {ru.ru_maxrss} {ru.ru_utime:.2f} {ru.ru_stime:.2f} {rc}")
-sys.exit(rc)
-"""
-
-
-@dataclass
-class Run:
-    """One measured command: wall seconds, peak RSS (largest process and sampled tree) and outcome."""
-
-    label: str
-    cmd: list[str]
-    wall: float = 0.0
-    cpu: float = 0.0  # user + system seconds of the whole tree
-    rss_largest: int = 0  # bytes
-    rss_tree: int = 0  # bytes
-    rc: int = 0
-    stderr: str = ""
-    stdout: str = ""
-    note: str = ""
-    out_rows: dict = field(default_factory=dict)
-
-
-def _children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def tree_rss(root: int) -> int:
-    """Sum of resident memory (bytes) of ``root``'s descendants (``root`` itself excluded: it is the
-    ``time`` wrapper)."""
-    kids = _children_map()
-    total, todo = 0, list(kids.get(root, []))
-    while todo:
-        pid = todo.pop()
-        todo += kids.get(pid, [])
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdout: bool = False) -> Run:
-    """Run ``cmd`` in a fresh child under ``/usr/bin/time`` (or the rusage wrapper) and measure it."""
-    run = Run(label, cmd)
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile() as err:
-        if shutil.which("time") and Path("/usr/bin/time").exists():
-            wrapped = ["/usr/bin/time", "-f", "CPU %M %U %S %x", "-o", tf.name, *cmd]
-        else:
-            wrapped = [sys.executable, "-c", RUSAGE_WRAPPER, tf.name, *cmd]
-        out = subprocess.PIPE if capture_stdout else subprocess.DEVNULL
-        start = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd)
-        peak = 0
-        stop = threading.Event()
-
-        def sample() -> None:
-            nonlocal peak
-            while not stop.wait(0.1):
-                peak = max(peak, tree_rss(proc.pid))
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        stdout = proc.communicate()[0] if capture_stdout else None
-        proc.wait()
-        run.wall = time.perf_counter() - start
-        stop.set()
-        sampler.join()
-        run.rss_tree = peak
-        run.rc = proc.returncode
-        err.seek(0)
-        run.stderr = err.read().decode(errors="replace")
-        run.stdout = stdout.decode(errors="replace") if stdout else ""
-        # /usr/bin/time may print "Command exited with non-zero status N" before the format line.
-        m = re.search(r"^CPU (\d+) ([\d.]+) ([\d.]+) -?\d+$", tf.read(), re.MULTILINE)
-        if m:
-            run.rss_largest = int(m.group(1)) * 1024
-            run.cpu = float(m.group(2)) + float(m.group(3))
-    return run
-
-
-def warm(*paths: Path) -> None:
-    """Read files once so every command starts with the same (warm) page cache."""
-    for p in paths:
-        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
-        for f in files:
-            with open(f, "rb") as fh:
-                while fh.read(16 << 20):
-                    pass
-
-
-def logcorr_cmd(src: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "logcorr.cli", "ingest", str(src), "-o", str(out)]
-
-
-def ingest_run(label: str, src: Path, out: Path) -> Run:
-    """Measure one ``logcorr ingest`` and read what landed in OUT (events rows, lines)."""
-    shutil.rmtree(out, ignore_errors=True)
-    warm(src)
-    run = measure(label, logcorr_cmd(src, out), capture_stdout=True)
-    manifest = out / "manifest.json"
-    if manifest.exists():
-        m = json.loads(manifest.read_text())
-        run.out_rows = dict(m.get("rows", {}))
-        try:
-            import polars as pl
-
-            files = sorted((out / "events").rglob("*.parquet"))  # flat or hive-partitioned
-            lines = pl.scan_parquet(files, hive_partitioning=False).select(pl.col("n_lines").sum()).collect()
-            run.out_rows["lines"] = int(lines.item() or 0)
-        except Exception as e:  # reported, not fatal: the timing stands
-            run.note = f"could not count lines in OUT/events: {e}"
-    return run
 
 
 def median_run(runs: list[Run]) -> Run:
@@ -233,7 +103,7 @@ def duckdb_run(src: Path, dst: Path) -> Run:
     )
     if plain.rc == 0:
         return plain
-    reason = _last_error_line(plain.stderr)
+    reason = last_error_line(plain.stderr)
     dst.unlink(missing_ok=True)
     full = measure(
         "duckdb COPY read_json(sample_size=-1)",
@@ -241,15 +111,6 @@ def duckdb_run(src: Path, dst: Path) -> Run:
     )
     full.note = f"plain read_json failed after {plain.wall:.1f} s: {reason}"
     return full
-
-
-def _last_error_line(stderr: str) -> str:
-    """The line of ``stderr`` that says what went wrong (the last one naming an error)."""
-    all_lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
-    raised = [ln for ln in all_lines if re.match(r"^[\w.]*(?:Error|Exception)\b:", ln)]
-    errors = [ln for ln in all_lines if "error" in ln.lower()]
-    text = (raised or errors or all_lines or ["?"])[-1]
-    return text if len(text) < 220 else text[:217] + "…"
 
 
 def query_runs(out: Path) -> tuple[list[Run], str]:
@@ -273,13 +134,9 @@ def query_runs(out: Path) -> tuple[list[Run], str]:
             run.note = f"{got['rows']} rows"
             run.out_rows = {"query_s": got["seconds"], "rows": got["rows"]}
         else:
-            run.note = f"failed: {_last_error_line(run.stderr)}"
+            run.note = f"failed: {last_error_line(run.stderr)}"
         runs.append(run)
     return runs, ""
-
-
-def _gb(n: int) -> str:
-    return f"{n / GB:.2f} GB" if n else "?"
 
 
 def _verdict(ok: bool | None) -> str:
@@ -313,13 +170,13 @@ def render(
         if r.rc != 0:
             lines.append(
                 f"{tag:<4}{r.label:<44}{'FAILED':>9}{'':>8}{'':>12}{'':>13}{'':>11}  exit {r.rc}: "
-                f"{_last_error_line(r.stderr)}"
+                f"{last_error_line(r.stderr)}"
             )
             return
         rate = n / r.wall if r.wall else 0
         lines.append(
-            f"{tag:<4}{r.label:<44}{r.wall:>9.2f}{r.cpu:>8.1f}{rate:>12,.0f}{_gb(r.rss_largest):>13}"
-            f"{_gb(r.rss_tree):>11}  {target}"
+            f"{tag:<4}{r.label:<44}{r.wall:>9.2f}{r.cpu:>8.1f}{rate:>12,.0f}{gb(r.rss_largest):>13}"
+            f"{gb(r.rss_tree):>11}  {target}"
         )
         if r.note:
             lines.append(f"{'':8}note: {r.note}")
@@ -371,7 +228,7 @@ def render(
                 lines.append(f"{'':4}{r.label:<44}{'FAILED':>9}{'':>8}{'':>12}{'':>13}{'':>11}  {r.note}")
             else:
                 lines.append(
-                    f"{'':4}{r.label:<44}{qs:>9.3f}{'':>8}{'':>12}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}  "
+                    f"{'':4}{r.label:<44}{qs:>9.3f}{'':>8}{'':>12}{gb(r.rss_largest):>13}{gb(r.rss_tree):>11}  "
                     f"{r.note}; < 1 s {_verdict(qs < TARGET_QUERY_S)}"
                 )
     return "\n".join(lines)
@@ -390,25 +247,6 @@ def _versions() -> str:
         except ImportError:
             parts.append(f"no {mod}")
     return ", ".join(parts)
-
-
-def ensure_day(entries: int | None, reuse: Path | None, seed: int) -> tuple[Path, dict]:
-    """The data folder: ``reuse`` if it holds a finished day, else a new one under /tmp."""
-    day = reuse or Path(tempfile.gettempdir()) / f"logcorr-day-{entries}"
-    meta_path = day / "meta.json"
-    if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        if entries is None or meta["entries"] == entries:
-            if (day / "journal").is_dir() and (day / "day.json").exists():
-                return day, meta
-    if reuse and entries is None:
-        raise SystemExit(f"{reuse}: no finished day there (meta.json, journal/, day.json); pass --entries")
-    sys.path.insert(0, str(HERE))
-    from make_day import make_day
-
-    print(f"generating {entries:,} entries into {day} …", file=sys.stderr)
-    meta = make_day(entries, day, seed=seed, log=lambda s: print(f"  {s}", file=sys.stderr))
-    return day, meta
 
 
 def main(argv: list[str] | None = None) -> int:

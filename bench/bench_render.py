@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the renderers, ``logcorr timeline`` and ``logcorr export``, on the OUT of a synthetic day.
 
-Each command runs as a fresh child process (``bench_ingest.measure``: wall and CPU time of the whole
+Each command runs as a fresh child process (``common.measure``: wall and CPU time of the whole
 process tree, peak RSS of its largest process and of the tree sampled every 100 ms) and the table
 shows the size of what it wrote:
 
@@ -38,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_ingest import GB, Run, _gb, _last_error_line, ensure_day, ingest_run, measure  # noqa: E402
+from common import GB, Run, ensure_day, gb, ingest_run, last_error_line, measure  # noqa: E402
 
 TARGET_RSS = 1 * GB
 TARGET_TRACE = 100_000_000
@@ -95,12 +95,12 @@ def render_table(n: int, out: Path, runs: list[tuple[Run, Path, str]], ingest: R
     lines = [head, cols, "-" * len(cols)]
     if ingest is not None:
         lines.append(
-            f"{'logcorr ingest DIR/journal':<42}{ingest.wall:>8.1f}{ingest.cpu:>8.1f}{_gb(ingest.rss_largest):>13}"
-            f"{_gb(ingest.rss_tree):>11}{'':>11}"
+            f"{'logcorr ingest DIR/journal':<42}{ingest.wall:>8.1f}{ingest.cpu:>8.1f}{gb(ingest.rss_largest):>13}"
+            f"{gb(ingest.rss_tree):>11}{'':>11}"
         )
     for r, path, target in runs:
         if r.rc != 0:
-            lines.append(f"{r.label:<42}{'FAILED':>8}  exit {r.rc}: {_last_error_line(r.stderr)}")
+            lines.append(f"{r.label:<42}{'FAILED':>8}  exit {r.rc}: {last_error_line(r.stderr)}")
             continue
         size = path.stat().st_size if path.exists() else 0
         rss = max(r.rss_largest, r.rss_tree)
@@ -110,7 +110,7 @@ def render_table(n: int, out: Path, runs: list[tuple[Run, Path, str]], ingest: R
         if "page <" in target:
             ok = ok and size < TARGET_PAGE
         lines.append(
-            f"{r.label:<42}{r.wall:>8.1f}{r.cpu:>8.1f}{_gb(r.rss_largest):>13}{_gb(r.rss_tree):>11}"
+            f"{r.label:<42}{r.wall:>8.1f}{r.cpu:>8.1f}{gb(r.rss_largest):>13}{gb(r.rss_tree):>11}"
             f"{size / 1e6:>9.1f}MB  {target}: {'ok' if ok else 'MISSED'}"
         )
         if r.note:

@@ -20,11 +20,11 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr.inputs import containers, export, journal, sniff, threads
+from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
-from logcorr.inputs.text import has_compose_prefix, read_text, text_records
+from logcorr.inputs.text import has_compose_prefix, text_records
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
@@ -196,17 +196,17 @@ class _Enricher:
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     """The records ``logcorr ingest`` makes of one plain text (a log file, a paste), in memory: the same
-    reader (``readers.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
+    reader (``inputs.text.text_records``), re-joiner and enrichment as an ingest of a file holding ``text``,
     without writing tables. Returns the ``events`` columns (``event_id`` from 0, ``ts`` the printed
     time read as UTC, ``role`` from content) plus ``header`` and ``body`` (``parsers.prefix.split_prefix``),
-    one row per logical record; a bare py-spy dump (``readers.sniff_bytes``) is one ``pyspy`` record,
+    one row per logical record; a bare py-spy dump (``inputs.sniff.sniff_bytes``) is one ``pyspy`` record,
     as at ingest (its stacks are parsed at ingest). Never raises on any text."""
     data = text.encode("utf-8", errors="replace")
     fmt = sniff.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))
+    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))  # `text`: the str
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
@@ -334,223 +334,167 @@ def ingest(
         DatabaseError: the DuckDB file cannot be written; the previous ``out`` is put back.
         OSError: the tables cannot be written (disk full); ``out`` is untouched.
     """
-    run = _Run(paths, out, opts or ReadOptions(), append=append, captured_at=captured_at, origin=origin)
+    plan = _plan(paths, out, opts or ReadOptions(), append=append, captured_at=captured_at, origin=origin)
+    run = _Run(plan)  # OUT open (and locked); with --append, what it holds already
     try:
         with tempfile.TemporaryDirectory() as scratch:
-            for given, fmt in run.inputs:  # journals first, then the others in the order given
-                run.read(given, fmt, Path(scratch), progress)
-            return run.finish()
+            for given, fmt in plan.inputs:  # journals first, then the others in the order given
+                _read_input(run, given, fmt, Path(scratch), progress)
+            return _finish(run)
     except BaseException:
         run.output.abort()
         raise
 
 
-class _Run:
-    """One ingest, as a plan: find the inputs and the window (``__init__``), read each input through
-    the pipeline (``read``), sum up and commit OUT (``finish``). Holds what the steps share."""
+# --- the plan: what one ingest reads and how, decided before anything is read ---
 
-    def __init__(
-        self, paths: Iterable[Path], out: Path, opts: ReadOptions, *, append: bool, captured_at, origin
-    ) -> None:
-        self.out, self.opts = out, opts
-        self.captured_at = _parse_time("--captured-at", captured_at) if captured_at else None
-        self.started = time.monotonic()
-        self.reports: list[SourceReport] = []
-        inputs: list[tuple[Path, str]] = []
-        for given in map(Path, paths):
-            try:
-                inputs += input_files.discover(given, opts)
-            except InputError as e:
-                self.reports.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
-        self.inputs, self.repeats = _read_order(inputs)
-        self.window = self._window()
-        since, until = self.window or (None, None)
-        at = self.captured_at  # a bare dump's time: when it is outside --since/--until, so are the dumps
-        self.dumps_outside = at is not None and not (since or at) <= at <= (until or at)
-        self.origin = origin or _origin(self.inputs, out, append)
-        # what of an input was read: the same path read with other units or times is another input
-        self.selection = (
-            f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
+
+@dataclass
+class _Plan:
+    """What one ingest reads and how (``_plan``); nothing in it changes once reading starts."""
+
+    out: Path
+    opts: ReadOptions
+    append: bool
+    started: float  # time.monotonic() at the start
+    captured_at: datetime | None  # --captured-at, UTC
+    missing: list[SourceReport]  # the reports of the paths not found (``_Run.reports`` starts with them)
+    inputs: list[tuple[Path, str]]  # (path, format or "?") in reading order (``_read_order``)
+    repeats: dict[Path, int]  # per input kept, how many more times it was given
+    window: tuple[datetime | None, datetime | None] | None  # --since/--until (``_window``)
+    dumps_outside: bool  # --captured-at is outside the window: so are the bare dumps
+    origin: str
+    selection: str  # what of an input was read: the same path read with other units or times is another input
+    identities: dict[Path, dict]  # per input read, ``input_files.identity``
+    run_tag: str  # 8 hex digits naming what this ingest read (``Output``'s ``run``)
+
+
+def _plan(
+    paths: Iterable[Path],
+    out: Path,
+    opts: ReadOptions,
+    *,
+    append: bool,
+    captured_at: str | None,
+    origin: str | None,
+) -> _Plan:
+    """Find the inputs (``input_files.discover``; a path not found gets a ``missing`` report), put them
+    in reading order and read the options. Raises ``OptionError`` for a time option that cannot be used."""
+    captured = _parse_time("--captured-at", captured_at) if captured_at else None
+    started = time.monotonic()
+    missing: list[SourceReport] = []
+    found: list[tuple[Path, str]] = []
+    for given in map(Path, paths):
+        try:
+            found += input_files.discover(given, opts)
+        except InputError as e:
+            missing.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
+    inputs, repeats = _read_order(found)
+    window = _window(opts, inputs)
+    since, until = window or (None, None)
+    at = captured  # a bare dump's time: when it is outside --since/--until, so are the dumps
+    dumps_outside = at is not None and not (since or at) <= at <= (until or at)
+    origin = origin or _origin(inputs, out, append)
+    selection = (
+        f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
+    )
+    identities = {p: input_files.identity(p, captured) for p, fmt in inputs if fmt != "skipped"}
+    # the part-<n>-<tag>.parquet of two outputs differ unless they read the same data
+    idents = sorted(json.dumps(i, sort_keys=True) for i in identities.values())
+    run_tag = hashlib.sha256(json.dumps([origin, selection, idents]).encode()).hexdigest()[:8]
+    return _Plan(
+        out=out,
+        opts=opts,
+        append=append,
+        started=started,
+        captured_at=captured,
+        missing=missing,
+        inputs=inputs,
+        repeats=repeats,
+        window=window,
+        dumps_outside=dumps_outside,
+        origin=origin,
+        selection=selection,
+        identities=identities,
+        run_tag=run_tag,
+    )
+
+
+def _window(
+    opts: ReadOptions, inputs: list[tuple[Path, str]]
+) -> tuple[datetime | None, datetime | None] | None:
+    """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
+    a journal, journalctl reads it a little wider: ``journal.journalctl_window``). ISO forms:
+    ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
+    naming the option for anything else, unless every input is a journal: journalctl also takes
+    its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
+    if not opts.since and not opts.until:
+        return None
+    others = [str(p) for p, fmt in inputs if fmt != "skipped" and not _is_journal(p, fmt)]
+    try:
+        bounds = (("--since", opts.since), ("--until", opts.until))
+        window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
+    except OptionError as e:
+        if not others:
+            return None
+        raise OptionError(
+            f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
+            f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
+        ) from None
+    if window[0] and window[1] and window[1] < window[0]:
+        raise OptionError(
+            f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
         )
-        self.identities = {
-            p: input_files.identity(p, self.captured_at) for p, fmt in self.inputs if fmt != "skipped"
-        }
-        # 8 hex digits naming what this ingest read: the part-<n>-<tag>.parquet of two outputs differ
-        # unless they read the same data
-        idents = sorted(json.dumps(i, sort_keys=True) for i in self.identities.values())
-        run_tag = hashlib.sha256(json.dumps([self.origin, self.selection, idents]).encode()).hexdigest()[:8]
-        self.output = Output(out, table_schemas(), origin=self.origin, append=append, run=run_tag)
-        self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
+    return window
+
+
+# --- the run: OUT being written and what the stages share ---
+
+
+class _Run:
+    """One ingest being run: its plan, OUT being written (``Output``), the enricher (which holds the next
+    event id), the ranks and roles learned per process, the entries already read (``seen``) and the
+    totals summed at the end. Opening it locks OUT; with ``--append`` it reads what OUT holds and
+    raises ``OptionError`` when an input is in it already."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.reports = list(plan.missing)  # and one per input read, in reading order
+        self.output = Output(
+            plan.out, table_schemas(), origin=plan.origin, append=plan.append, run=plan.run_tag
+        )
+        self.enrich = _Enricher(plan.opts.roles, first_event_id(plan.origin))
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
         self.prev = self.output.previous_manifest()  # only with --append: the OUT added to
-        in_output = None
-        if self.prev:
-            if again := _already_in(self.prev, self.identities, self.selection):
-                self.output.abort()
-                raise OptionError(
-                    f"{', '.join(again)}: already in {out} (the same file or folder, by its identity or content, "
-                    "whatever path names it); --append would count it twice (drop --append to replace OUT)"
-                )
-            next_id = int(self.prev.get("next_event_id", {}).get(self.origin, 0))
-            self.enrich.next_id = max(self.enrich.next_id, next_id)
-            # dumps added now find the ranks their pids logged with before
-            # its files listed now: the part files this run writes are not what OUT held
-            previous = _previous_events(self.output.tmp)
-            ranked = previous.filter(pl.col("tp_rank").is_not_null())
-            _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
-            in_output = (out, lambda: _previous_entry_keys(previous))
+        in_output = self._previous() if self.prev else None
         # a journal and its capture: once (and not again what OUT holds, with --append)
-        self.seen = (
-            input_files.SeenEntries(in_output, self.window) if len(self.inputs) > 1 or in_output else None
-        )
+        many = len(plan.inputs) > 1 or in_output
+        self.seen = input_files.SeenEntries(in_output, plan.window) if many else None
 
-    def _window(self) -> tuple[datetime | None, datetime | None] | None:
-        """``--since/--until`` as UTC datetimes: the window every record's first line must be in (for
-        a journal, journalctl reads it a little wider: ``journal.journalctl_window``). ISO forms:
-        ``2025-10-29 21:30``, ``2025-10-29T21:30:00+02:00``; no offset means UTC. Raises ``OptionError``
-        naming the option for anything else, unless every input is a journal: journalctl also takes
-        its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
-        opts = self.opts
-        if not opts.since and not opts.until:
-            return None
-        others = [str(p) for p, fmt in self.inputs if fmt != "skipped" and not _is_journal(p, fmt)]
-        try:
-            bounds = (("--since", opts.since), ("--until", opts.until))
-            window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
-        except OptionError as e:
-            if not others:
-                return None
+    def _previous(self) -> tuple[Path, Callable[[], np.ndarray]]:
+        """With ``--append``: refuse an input OUT holds already, continue its event ids, learn the ranks
+        its processes logged with; returns OUT and how to get the keys of its journal entries."""
+        plan, prev = self.plan, self.prev or {}
+        if again := _already_in(prev, plan.identities, plan.selection):
+            self.output.abort()
             raise OptionError(
-                f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
-                f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
-            ) from None
-        if window[0] and window[1] and window[1] < window[0]:
-            raise OptionError(
-                f"--until {opts.until} is before --since {opts.since}: nothing could be in the window"
+                f"{', '.join(again)}: already in {plan.out} (the same file or folder, by its identity or content, "
+                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
             )
-        return window
+        next_id = int(prev.get("next_event_id", {}).get(plan.origin, 0))
+        self.enrich.next_id = max(self.enrich.next_id, next_id)
+        # dumps added now find the ranks their pids logged with before
+        # its files listed now: the part files this run writes are not what OUT held
+        previous = _previous_events(self.output.tmp)
+        ranked = previous.filter(pl.col("tp_rank").is_not_null())
+        _learn_processes(ranked.select("host", "pid", "role", *RANKS).unique().collect(), self.processes)
+        return plan.out, lambda: _previous_entry_keys(previous)
 
-    def read(
-        self, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
-    ) -> None:
-        """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``."""
-        report = self._open(given, known_fmt, scratch)
-        if report is None:
-            return
-        path, fmt = report.path, report.format  # type: ignore[attr-defined]
-        forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
-        try:
-            # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
-            # classifying; building the tables; writing them (here).
-            parsed = threads.ahead(self._read(path, fmt, report, scratch), name="logcorr-read")
-            built = self._tables(threads.ahead(self._records(parsed, report, forced)))
-            for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
-                self._write(report, ev, tables, unknown_in_dumps)
-                if progress and report.bytes > 64 << 20:
-                    progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
-        except input_files.AlreadyIngested as e:
-            raise OptionError(str(e)) from None
-        except InputError as e:
-            report.errors.append(str(e))
-            report.unread = report.records == 0
-        if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
-            self.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
-        self._notes(report, forced)
-
-    def _read(self, path: Path, fmt: str, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:
-        """Record chunks of one input; journald's formats without the entries an earlier input gave
-        (``self.seen``, None when there is only one input)."""
-        if fmt in ("xz", "gz"):
-            unpacked, damaged = input_files.unpack(path, scratch, fmt)
-            inner = sniff.sniff(unpacked)
-            report.notes.append(f"unpacked {fmt}: {inner}")
-            if damaged:
-                report.errors.append(damaged)
-            return self._read(unpacked, inner, report, scratch)
-        if fmt in ("journal-dir", "journal"):
-            chunks = journal.read_journal(path, self.opts, report)
-        elif fmt == "export":
-            chunks = journal.CaptureUnits(self.opts).read(export.read_export_file(path, report), report)
-        elif fmt == "json":
-            chunks = journal.CaptureUnits(self.opts).read(read_text(path, fmt, report), report)
-        elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
-            chunks = containers.read(path, fmt, self.opts, report)
-        else:
-            chunks = read_text(path, fmt, report)
-        if self.seen is None or fmt in ("pyspy", "pyspy-json"):
-            return chunks
-        return self.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
-
-    def _records(self, chunks: Generator, report: SourceReport, forced: str | None) -> Generator:
-        """Re-joined, classified records of one input's chunks (one frame per chunk)."""
-        rejoin = Rejoiner(join_all=forced is not None)
-
-        def joined():
-            for chunk in chunks:
-                yield rejoin.feed(chunk)
-            yield rejoin.finish()
-
-        try:
-            for recs in joined():
-                if recs.height:
-                    yield self.enrich(recs, getattr(report, "unit_roles", {}), forced)
-        finally:
-            chunks.close()  # stops the reading stage (and journalctl) when this one stops early
-
-    def _tables(self, classified: Generator) -> Generator:
-        """Per chunk of events: the chunk (narrowed to the window, dumps' own rows filled in), its rows
-        of every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown
-        shape. Keeps the chunk's ``config.observations`` (the ``config`` table is one row per process
-        across chunks, written at the end)."""
-        window = self.window
-        try:
-            for chunk in classified:
-                # a record without a time cannot be outside
-                ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
-                if self.dumps_outside:
-                    ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
-                _learn_processes(ev, self.processes)
-                ev, tables, unknown_in_dumps = _stacks(ev, self.processes, self.captured_at)
-                for name, build in TABLE_BUILDERS.items():
-                    tables[name] = [build(ev)]
-                self.config_seen.append(_compact(config.observations(ev)))
-                yield ev, tables, unknown_in_dumps
-        finally:
-            classified.close()  # stops the stage before (and journalctl) when this one stops early
-
-    def _open(self, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
-        """The input's ``SourceReport`` with its format found, or None when there is nothing to read
-        (skipped by name, unreadable, empty: said in its report)."""
-        if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-            why, pod = input_files.not_a_log(given), containers.skip_pod(given, self.opts)
-            fmt = "skipped-pod" if pod and not why else "skipped"
-            self.reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
-            return None
-        path = given
-        try:
-            if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
-                path = input_files.spool(given, scratch)
-            fmt = sniff.sniff(path) if known_fmt == "?" else known_fmt
-        except OSError as e:
-            self.reports.append(
-                SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
-            )
-            return None
-        report = SourceReport(str(given), fmt)
-        report.path = path  # type: ignore[attr-defined]
-        self.reports.append(report)
-        if self.repeats.get(given):
-            report.notes.append(f"given {self.repeats[given] + 1} times: read once")
-        if fmt == "empty":
-            report.errors.append(f"{given}: empty file")
-            return None
-        return report
-
-    def _write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
+    def write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
         """Write one chunk's events and tables, and count it in the input's report."""
         self.lines += int(ev["n_lines"].sum())
         self.output.write("events", ev)
@@ -560,120 +504,260 @@ class _Run:
                 continue
             for frame in frames:
                 self.output.write(name, frame)
-        report.records += ev.height
-        report.unparsed += unknown_in_dumps + int((ev["kind"] == "other").sum())
-        report.zoneless += ev.filter(
-            pl.col("log_ts").is_not_null()
-            & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-            & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
-        ).height
-        errs = ev.filter(
-            pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
-        )  # pieces of an over-long line are said once, in the input's notes
-        shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
-        report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]
-        if errs.height > 5:
-            report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
-        span = [t for t in (report.first_ts, report.last_ts, ev["ts"].min(), ev["ts"].max()) if t is not None]
-        report.first_ts, report.last_ts = (min(span), max(span)) if span else (None, None)
+        _count(report, ev, unknown_in_dumps)
         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
             self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
 
-    def _notes(self, report: SourceReport, forced: str | None) -> None:
-        """What to know about how one input was read."""
-        if forced and not report.records and self.dumps_outside:
-            report.notes.append(
-                f"left out: --captured-at {self.captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
-            )
-        if report.zoneless:
-            report.notes.append(
-                f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
-                "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
-            )
-        if forced and report.records and report.first_ts is None:
-            report.notes.append(
-                "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
-            )
 
-    def finish(self) -> IngestResult:
-        """The tables summed up at the end, the result and its notes; OUT committed."""
-        reports, output = self.reports, self.output
-        if not any(r.records for r in reports):
-            bounds = [
-                f"{flag} {text}"
-                for flag, text in (("--since", self.opts.since), ("--until", self.opts.until))
-                if text
-            ]
-            inside = f" within {' '.join(bounds)}" if self.window else ""
-            raise NothingReadError(
-                f"nothing could be read{inside}:\n"
-                + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
-            )
-        rooms = sglang.merge_rooms(self.held["rooms"])
-        output.write("rooms", rooms)
-        output.write("aborts", sglang.rooms_of_aborts(self.held["aborts"], rooms))
-        output.write("processes", process_rows.from_events(output.finish("events")))
-        output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
-        columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
-        sources = {c: [getattr(r, c) for r in reports] for c in columns}
-        sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
-        output.write("sources", pl.DataFrame(sources, strict=False))
-        output.write("config", config.rows(self.config_seen))
-        span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
-        first, last = min(span, default=None), max(span, default=None)
-        result = IngestResult(
-            self.out, reports, dict(output.rows), first_ts=first, last_ts=last, lines=self.lines
+def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> None:
+    """Count one chunk of events in its input's report: records, unparsed, zoneless, the first entries
+    read only in part, the time span."""
+    report.records += ev.height
+    report.unparsed += unknown_in_dumps + int((ev["kind"] == "other").sum())
+    report.zoneless += ev.filter(
+        pl.col("log_ts").is_not_null()
+        & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
+        & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
+    ).height
+    errs = ev.filter(
+        pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
+    )  # pieces of an over-long line are said once, in the input's notes
+    shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
+    report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]
+    if errs.height > 5:
+        report.errors.append(f"{report.source}: {errs.height - 5} more entries read only in part")
+    span = [t for t in (report.first_ts, report.last_ts, ev["ts"].min(), ev["ts"].max()) if t is not None]
+    report.first_ts, report.last_ts = (min(span), max(span)) if span else (None, None)
+
+
+# --- reading one input: open it, then four stages, each a chunk ahead of the next ---
+
+
+def _read_input(
+    run: _Run, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
+) -> None:
+    """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``."""
+    report = _open_input(run, given, known_fmt, scratch)
+    if report is None:
+        return
+    path, fmt = report.path, report.format  # type: ignore[attr-defined]
+    forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
+    try:
+        # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
+        # classifying; building the tables; writing them (here).
+        parsed = threads.ahead(_chunks(run, path, fmt, report, scratch), name="logcorr-read")
+        built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
+        for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
+            run.write(report, ev, tables, unknown_in_dumps)
+            if progress and report.bytes > 64 << 20:
+                progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+    except input_files.AlreadyIngested as e:
+        raise OptionError(str(e)) from None
+    except InputError as e:
+        report.errors.append(str(e))
+        report.unread = report.records == 0
+    if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
+        run.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
+    _input_notes(run.plan, report, forced)
+
+
+def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
+    """The input's ``SourceReport`` with its format found, or None when there is nothing to read
+    (skipped by name, unreadable, empty: said in its report)."""
+    if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
+        why, pod = input_files.not_a_log(given), containers.skip_pod(given, run.plan.opts)
+        fmt = "skipped-pod" if pod and not why else "skipped"
+        run.reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
+        return None
+    path = given
+    try:
+        if known_fmt == "?" and not path.is_file():  # a pipe: read it once, into a file
+            path = input_files.spool(given, scratch)
+        fmt = sniff.sniff(path) if known_fmt == "?" else known_fmt
+    except OSError as e:
+        run.reports.append(
+            SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
         )
-        for (role, kind), n in sorted(self.counts.items()):
-            result.by_role_kind.setdefault(role, {})[kind] = n
-        result.notes += self._result_notes()
-        result.seconds = time.monotonic() - self.started
-        output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
-            self._manifest(result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
-            derive=database.write,
-            provisional=lambda tmp: database.write(tmp, saved={}),
+        return None
+    report = SourceReport(str(given), fmt)
+    report.path = path  # type: ignore[attr-defined]
+    run.reports.append(report)
+    if run.plan.repeats.get(given):
+        report.notes.append(f"given {run.plan.repeats[given] + 1} times: read once")
+    if fmt == "empty":
+        report.errors.append(f"{given}: empty file")
+        return None
+    return report
+
+
+def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:
+    """Stage 1, reading and parsing: record chunks of one input; journald's formats without the entries
+    an earlier input gave (``run.seen``, None when there is only one input)."""
+    opts = run.plan.opts
+    if fmt in ("xz", "gz"):
+        unpacked, damaged = input_files.unpack(path, scratch, fmt)
+        inner = sniff.sniff(unpacked)
+        report.notes.append(f"unpacked {fmt}: {inner}")
+        if damaged:
+            report.errors.append(damaged)
+        return _chunks(run, unpacked, inner, report, scratch)
+    if fmt in ("journal-dir", "journal"):
+        chunks = journal.read_journal(path, opts, report)
+    elif fmt == "export":
+        chunks = journal.CaptureUnits(opts).read(export.read_export_file(path, report), report)
+    elif fmt == "json":
+        chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
+    elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
+        chunks = containers.read(path, fmt, opts, report)
+    else:
+        chunks = text.read_text(path, fmt, report)
+    if run.seen is None or fmt in ("pyspy", "pyspy-json"):
+        return chunks
+    return run.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
+
+
+def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich: _Enricher) -> Generator:
+    """Stage 2: re-joined, classified records of one input's chunks (one frame per chunk)."""
+    rejoin = Rejoiner(join_all=forced is not None)
+
+    def joined():
+        for chunk in chunks:
+            yield rejoin.feed(chunk)
+        yield rejoin.finish()
+
+    try:
+        for recs in joined():
+            if recs.height:
+                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+    finally:
+        chunks.close()  # stops the reading stage (and journalctl) when this one stops early
+
+
+def _tables(run: _Run, classified: Generator) -> Generator:
+    """Stage 3, per chunk of events: the chunk (narrowed to the window, dumps' own rows filled in), its
+    rows of every other table (``{table: [frames]}``), and how many lines inside dumps had an unknown
+    shape. Keeps the chunk's ``config.observations`` (the ``config`` table is one row per process
+    across chunks, written at the end)."""
+    plan = run.plan
+    window = plan.window
+    try:
+        for chunk in classified:
+            # a record without a time cannot be outside
+            ev = chunk.filter(input_files.in_window(window).fill_null(True)) if window else chunk
+            if plan.dumps_outside:
+                ev = ev.filter(~((pl.col("kind") == "pyspy") & pl.col("ts").is_null()))
+            _learn_processes(ev, run.processes)
+            ev, tables, unknown_in_dumps = _stacks(ev, run.processes, plan.captured_at)
+            for name, build in TABLE_BUILDERS.items():
+                tables[name] = [build(ev)]
+            run.config_seen.append(_compact(config.observations(ev)))
+            yield ev, tables, unknown_in_dumps
+    finally:
+        classified.close()  # stops the stage before (and journalctl) when this one stops early
+
+
+def _input_notes(plan: _Plan, report: SourceReport, forced: str | None) -> None:
+    """What to know about how one input was read."""
+    if forced and not report.records and plan.dumps_outside:
+        report.notes.append(
+            f"left out: --captured-at {plan.captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
         )
-        return result
+    if report.zoneless:
+        report.notes.append(
+            f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
+            "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+        )
+    if forced and report.records and report.first_ts is None:
+        report.notes.append(
+            "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
+        )
 
-    def _manifest(self, result: IngestResult) -> dict:
-        prev = self.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
-        idents = {str(p): i for p, i in self.identities.items()}
-        inputs = prev.get("inputs", []) + [
-            {"source": r.source, "identity": idents.get(r.source, {}), "selection": self.selection}
-            | {k: getattr(r, k) for k in ("format", "records", "unparsed", "errors", "notes")}
-            for r in result.reports
-        ]
-        rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
-        ends = [
-            str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None
-        ]
-        return {
-            "logcorr_version": logcorr.__version__,
-            "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "inputs": inputs,
-            "rows": rows,
-            "time_span": [min(ends), max(ends)] if ends else [None, None],
-            "origin": self.origin,
-            "next_event_id": {**prev.get("next_event_id", {}), self.origin: self.enrich.next_id},
-            "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
-        }
 
-    def _result_notes(self) -> list[str]:
-        notes = []
-        if self.captured_at and not any(
-            r.format in ("pyspy", "pyspy-json") and r.records for r in self.reports
-        ):
-            notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
-        counts = self.counts
-        known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
-        if counts and not known:
-            shown = ", ".join(r.source for r in self.reports if r.records)[:300]
-            notes.append(
-                f"nothing SGLang-, router- or py-spy-like was found: the {sum(counts.values()):,} records "
-                f"read ({shown}) are all of no known kind and no role; kept as kind 'other', but no "
-                "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
-            )
-        return notes
+# --- the end: the tables summed up, the result, OUT committed ---
+
+
+def _finish(run: _Run) -> IngestResult:
+    """The tables summed up at the end, the result and its notes; OUT committed. Raises
+    ``NothingReadError`` when no input gave a record."""
+    plan, reports, output = run.plan, run.reports, run.output
+    if not any(r.records for r in reports):
+        bounds = [
+            f"{flag} {text}"
+            for flag, text in (("--since", plan.opts.since), ("--until", plan.opts.until))
+            if text
+        ]
+        inside = f" within {' '.join(bounds)}" if plan.window else ""
+        raise NothingReadError(
+            f"nothing could be read{inside}:\n"
+            + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
+        )
+    rooms = sglang.merge_rooms(run.held["rooms"])
+    output.write("rooms", rooms)
+    output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
+    output.write("processes", process_rows.from_events(output.finish("events")))
+    output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
+    columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
+    sources = {c: [getattr(r, c) for r in reports] for c in columns}
+    sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+    output.write("sources", pl.DataFrame(sources, strict=False))
+    output.write("config", config.rows(run.config_seen))
+    span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
+    first, last = min(span, default=None), max(span, default=None)
+    result = IngestResult(plan.out, reports, dict(output.rows), first_ts=first, last_ts=last, lines=run.lines)
+    for (role, kind), n in sorted(run.counts.items()):
+        result.by_role_kind.setdefault(role, {})[kind] = n
+    result.notes += _result_notes(run)
+    result.seconds = time.monotonic() - plan.started
+    output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
+        _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
+        derive=database.write,
+        provisional=lambda tmp: database.write(tmp, saved={}),
+    )
+    return result
+
+
+def _manifest(run: _Run, result: IngestResult) -> dict:
+    """OUT's ``manifest.json``: the inputs read (with their identity and selection), rows per table,
+    the time span, the origin and its next event id, the errors; with ``--append``, of all runs."""
+    plan = run.plan
+    prev = run.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
+    idents = {str(p): i for p, i in plan.identities.items()}
+    inputs = prev.get("inputs", []) + [
+        {"source": r.source, "identity": idents.get(r.source, {}), "selection": plan.selection}
+        | {k: getattr(r, k) for k in ("format", "records", "unparsed", "errors", "notes")}
+        for r in result.reports
+    ]
+    rows = {t: prev.get("rows", {}).get(t, 0) + n for t, n in result.rows.items()}
+    ends = [str(t) for t in (*prev.get("time_span", []), result.first_ts, result.last_ts) if t is not None]
+    return {
+        "logcorr_version": logcorr.__version__,
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "inputs": inputs,
+        "rows": rows,
+        "time_span": [min(ends), max(ends)] if ends else [None, None],
+        "origin": plan.origin,
+        "next_event_id": {**prev.get("next_event_id", {}), plan.origin: run.enrich.next_id},
+        "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
+    }
+
+
+def _result_notes(run: _Run) -> list[str]:
+    """What to know about the run as a whole: ``--captured-at`` not used, nothing of a known kind read."""
+    notes = []
+    if run.plan.captured_at and not any(
+        r.format in ("pyspy", "pyspy-json") and r.records for r in run.reports
+    ):
+        notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
+    counts = run.counts
+    known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
+    if counts and not known:
+        shown = ", ".join(r.source for r in run.reports if r.records)[:300]
+        notes.append(
+            f"nothing SGLang-, router- or py-spy-like was found: the {sum(counts.values()):,} records "
+            f"read ({shown}) are all of no known kind and no role; kept as kind 'other', but no "
+            "saved query or report has anything to say about them (a journal: try --unit, see the units skipped)"
+        )
+    return notes
 
 
 def _parse_time(option: str, text: str) -> datetime:

@@ -61,6 +61,23 @@ class _Cut(Exception):
     """The text ended inside a value."""
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+
+
+def _unescape(s: str, i: int) -> tuple[str, int]:
+    """The text a backslash escape at ``s[i]`` stands for in a Python ``repr`` (``\\n``, ``\\x41``,
+    ``\\u00e9``, ``\\U0001f600``), and the index after it; an unknown escape, or
+    one whose hex digits are cut or wrong, is kept as written. ``s[i + 1]`` must exist."""
+    nxt = s[i + 1]
+    width = {"x": 2, "u": 4, "U": 8}.get(nxt)
+    if width and i + 2 + width <= len(s):
+        try:
+            return chr(int(s[i + 2 : i + 2 + width], 16)), i + 2 + width
+        except ValueError:
+            pass
+    return _ESCAPES.get(nxt, "\\" + nxt), i + 2
+
+
 class _Reader:
     """A cursor over a Python ``repr`` text."""
 
@@ -115,24 +132,14 @@ class _Reader:
 
     def string(self) -> str:
         quote, self.i, out = self.s[self.i], self.i + 1, []
-        escapes = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
         while self.i < len(self.s):
             ch = self.s[self.i]
             if ch == quote:
                 self.i += 1
                 return "".join(out)
             if ch == "\\" and self.i + 1 < len(self.s):
-                nxt = self.s[self.i + 1]
-                width = {"x": 2, "u": 4, "U": 8}.get(nxt)
-                if width and self.i + 2 + width <= len(self.s):
-                    try:
-                        out.append(chr(int(self.s[self.i + 2 : self.i + 2 + width], 16)))
-                        self.i += 2 + width
-                        continue
-                    except ValueError:
-                        pass
-                out.append(escapes.get(nxt, "\\" + nxt))
-                self.i += 2
+                text, self.i = _unescape(self.s, self.i)
+                out.append(text)
                 continue
             out.append(ch)
             self.i += 1

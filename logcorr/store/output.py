@@ -182,12 +182,149 @@ def _dictionary_columns(df: pl.DataFrame) -> list[str]:
     return [c for c, t in df.schema.items() if t == pl.String and df[c].n_unique() * 4 <= df.height]
 
 
+class Parts:
+    """The Parquet parts one ingest writes into a folder being made (``folder``, the hidden sibling of
+    OUT): one open ``ParquetWriter`` per table, its file ``<table>/<partition>/part-<n><run>.parquet``,
+    ``n`` one more than the largest part already there (the previous OUT's, with ``--append``).
+    ``rows`` counts the rows written per table."""
+
+    def __init__(self, folder: Path, schemas: dict[str, dict], partition: str, run: str) -> None:
+        self.folder, self.schemas, self.partition, self.run = folder, schemas, partition, run
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.finished: set[str] = set()
+        self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
+        parts = [int(p.stem.split("-")[1]) for p in folder.glob(f"*/{partition}/part-*.parquet")]
+        self.part = max(parts, default=-1) + 1
+
+    def path(self, table: str) -> Path:
+        """Where this ingest's part of ``table`` is written."""
+        return self.folder / table / self.partition / f"part-{self.part}{self.run}.parquet"
+
+    def write(self, table: str, df: pl.DataFrame) -> None:
+        """Append rows to ``table`` (conformed to its schema: missing columns null, extras dropped)."""
+        if df.height == 0:
+            return
+        if table in self.finished:
+            raise RuntimeError(f"{table}: written after finish()")
+        frame = conform(df, self.schemas[table])
+        arrow = frame.to_arrow(compat_level=pl.CompatLevel.newest())  # string views: no copy
+        writer = self.writers.get(table)
+        if writer is None:
+            path = self.path(table)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            writer = pq.ParquetWriter(
+                path,
+                arrow.schema,
+                compression="zstd",
+                use_dictionary=_dictionary_columns(frame),
+                store_schema=False,  # Parquet's own types only: text reads back as plain strings
+            )
+            self.writers[table] = writer
+        writer.write_table(arrow)
+        self.rows[table] += df.height
+
+    def finish(self, table: str) -> list[Path]:
+        """Close the part of ``table``, so it can be read back (e.g. by DuckDB), and return its path
+        ([] when no row was written). Writing to ``table`` afterwards raises ``RuntimeError``."""
+        self.finished.add(table)
+        writer = self.writers.pop(table, None)
+        if writer is None:
+            return []
+        writer.close()
+        return [self.path(table)]
+
+    def close(self) -> None:
+        """Close every table; a table with no part in the folder gets a zero-row one with its schema."""
+        for table, columns in self.schemas.items():
+            if table not in self.writers and not any((self.folder / table).glob("**/*.parquet")):
+                self.path(table).parent.mkdir(parents=True, exist_ok=True)
+                pq.write_table(pl.DataFrame(schema=columns).to_arrow(), self.path(table))
+        for writer in self.writers.values():
+            writer.close()
+        self.writers.clear()
+
+    def abort(self) -> None:
+        """Close the open writers, never raising: a broken writer must not hide the first error."""
+        for writer in self.writers.values():
+            with contextlib.suppress(Exception):
+                writer.close()
+        self.writers.clear()
+
+
+def _prepare(out: Path, tmp: Path, append: bool) -> None:
+    """Check that ``out`` (locked, its stale leftovers cleared) can be an OUT, and make ``tmp``, the
+    folder the new OUT is written in: empty, or with ``append`` the previous OUT's parts hard-linked
+    and its manifest copied. Raises ``OutputError``, ``OSError``."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
+    if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
+        raise OutputError(
+            f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
+        )
+    if not os.access(out.parent, os.W_OK):
+        raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
+    if append and out.exists():
+        # Parquet parts are never modified once written: hard links cost nothing. The manifest is
+        # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
+        shutil.copytree(
+            out,
+            tmp,
+            copy_function=os.link,
+            ignore=shutil.ignore_patterns("manifest.json", *DERIVED),
+        )
+        shutil.copy2(out / "manifest.json", tmp / "manifest.json")
+    else:
+        tmp.mkdir()
+
+
+def _swap_in(
+    out: Path,
+    tmp: Path,
+    derive: Callable[[Path], object] | None,
+    provisional: Callable[[Path], object] | None,
+) -> Path | None:
+    """Put the complete folder ``tmp`` in place of ``out``, every step leaving a readable OUT, old or new
+    (see ``Output.commit``). Returns where the old OUT was set aside (None for a first OUT); the link
+    now at ``tmp``'s name and that old folder are the caller's to remove. Raises what ``derive`` or a rename
+    raises, the old OUT put back."""
+    had_old = out.is_dir()
+    if had_old:
+        for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
+            with contextlib.suppress(FileNotFoundError):
+                os.link(out / name, tmp / name)
+    elif provisional is not None:  # a first OUT: a DuckDB file reading the new folder by its own
+        provisional(tmp)  # name, so a kill while the real one is written leaves one that opens
+        (tmp.parent / f".{tmp.name}.lock").unlink(missing_ok=True)
+    link = out.parent / f".{out.name}.link-{os.getpid()}"
+    link.unlink(missing_ok=True)
+    os.symlink(tmp.name, link)
+    exposed = False
+    try:
+        if had_old:
+            _exchange(link, out)  # OUT → the new folder; the old one at link's name
+        else:
+            os.rename(link, out)
+        exposed = True
+        if derive is not None:
+            derive(out)
+        _exchange(tmp, out)  # OUT the new folder itself; the link at tmp's name
+    except BaseException:
+        if exposed and had_old:
+            _exchange(link, out)  # the old folder back at OUT; the link at link's name
+        if exposed:
+            (link if had_old else out).unlink()
+        else:
+            link.unlink(missing_ok=True)
+        raise
+    return link if had_old else None
+
+
 class Output:
     """An OUT folder being written. Use ``write`` per chunk, then ``commit`` or ``abort``.
 
     Holds the lock on OUT (``locked``) from creation to ``commit``/``abort``. Parts are named
-    ``part-<n>-<run>.parquet``: ``run`` (a digest of what the ingest read, see ``ingest``) keeps two
-    outputs of one origin from naming the same file when their folders are combined.
+    ``part-<n>-<run>.parquet`` (``Parts``): ``run`` (a digest of what the ingest read, see ``ingest``)
+    keeps two outputs of one origin from naming the same file when their folders are combined.
     Raises ``OutputError`` (``LockedError`` when another run holds OUT)."""
 
     def __init__(
@@ -204,8 +341,7 @@ class Output:
         self.partition = f"origin={safe_name(origin)}"
         self.run = f"-{safe_name(run)}" if run else ""
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-        self._writers: dict[str, pq.ParquetWriter] = {}
-        self._finished: set[str] = set()
+        self.parts: Parts | None = None  # made once the folder is
         self._committed = False
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
         for parent in out.parents:
@@ -219,77 +355,28 @@ class Output:
         self._lock.enter_context(locked(out))
         try:
             _remove_stale(out)
-            if out.exists() and not out.is_dir():
-                raise OutputError(f"{out}: is a file, not a folder; -o names the output folder")
-            if out.exists() and not (out / "manifest.json").exists() and any(out.iterdir()):
-                raise OutputError(
-                    f"{out}: exists and is not a logcorr output folder (no manifest.json); choose another -o"
-                )
-            if not os.access(out.parent, os.W_OK):
-                raise OutputError(f"{out}: its folder {out.parent} is read-only; choose another -o")
-            if append and out.exists():
-                # Parquet parts are never modified once written: hard links cost nothing. The manifest is
-                # rewritten, and the DuckDB file is rebuilt, so those must not share the old inodes.
-                shutil.copytree(
-                    out,
-                    self.tmp,
-                    copy_function=os.link,
-                    ignore=shutil.ignore_patterns("manifest.json", *DERIVED),
-                )
-                shutil.copy2(out / "manifest.json", self.tmp / "manifest.json")
-            else:
-                self.tmp.mkdir()
+            _prepare(out, self.tmp, append)
         except OSError as e:
             self.abort()
             raise OutputError(f"{out}: cannot be written: {e.strerror or e}") from None
         except BaseException:
             self.abort()
             raise
-        self.part = self._next_part()
-
-    def _part_path(self, table: str) -> Path:
-        return self.tmp / table / self.partition / f"part-{self.part}{self.run}.parquet"
-
-    def _next_part(self) -> int:
-        parts = [int(p.stem.split("-")[1]) for p in self.tmp.glob(f"*/{self.partition}/part-*.parquet")]
-        return max(parts, default=-1) + 1
+        self.parts = Parts(self.tmp, schemas, self.partition, self.run)
+        self.rows = self.parts.rows
 
     def previous_manifest(self) -> dict | None:
+        """The manifest of the OUT added to (with ``append``), else None."""
         m = self.tmp / "manifest.json"
         return json.loads(m.read_text()) if m.exists() else None
 
     def write(self, table: str, df: pl.DataFrame) -> None:
-        """Append rows to ``table`` (conformed to its schema: missing columns null, extras dropped)."""
-        if df.height == 0:
-            return
-        if table in self._finished:
-            raise RuntimeError(f"{table}: written after finish()")
-        frame = conform(df, self.schemas[table])
-        arrow = frame.to_arrow(compat_level=pl.CompatLevel.newest())  # string views: no copy
-        writer = self._writers.get(table)
-        if writer is None:
-            path = self._part_path(table)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            writer = pq.ParquetWriter(
-                path,
-                arrow.schema,
-                compression="zstd",
-                use_dictionary=_dictionary_columns(frame),
-                store_schema=False,  # Parquet's own types only: text reads back as plain strings
-            )
-            self._writers[table] = writer
-        writer.write_table(arrow)
-        self.rows[table] += df.height
+        """Append rows to ``table`` (``Parts.write``)."""
+        self.parts.write(table, df)  # type: ignore[union-attr]
 
     def finish(self, table: str) -> list[Path]:
-        """Close the part of ``table`` this ingest wrote, so it can be read back (e.g. by DuckDB), and
-        return its path ([] when no row was written). Writing to ``table`` afterwards raises."""
-        self._finished.add(table)
-        writer = self._writers.pop(table, None)
-        if writer is None:
-            return []
-        writer.close()
-        return [self._part_path(table)]
+        """Close the part of ``table`` this ingest wrote and return its path (``Parts.finish``)."""
+        return self.parts.finish(table)  # type: ignore[union-attr]
 
     def commit(
         self,
@@ -309,56 +396,20 @@ class Output:
         itself. When anything fails before that (disk full while the DuckDB file is written, an
         interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
         finished or undone by the next one (``_remove_stale``)."""
-        for table, columns in self.schemas.items():
-            if table not in self._writers and not any((self.tmp / table).glob("**/*.parquet")):
-                self._part_path(table).parent.mkdir(parents=True, exist_ok=True)
-                pq.write_table(pl.DataFrame(schema=columns).to_arrow(), self._part_path(table))
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
+        self.parts.close()  # type: ignore[union-attr]
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-        had_old = self.out.is_dir()
-        if had_old:
-            for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
-                with contextlib.suppress(FileNotFoundError):
-                    os.link(self.out / name, self.tmp / name)
-        elif provisional is not None:  # a first OUT: a DuckDB file reading the new folder by its own
-            provisional(self.tmp)  # name, so a kill while the real one is written leaves one that opens
-            (self.tmp.parent / f".{self.tmp.name}.lock").unlink(missing_ok=True)
-        link = self.out.parent / f".{self.out.name}.link-{os.getpid()}"
-        link.unlink(missing_ok=True)
-        os.symlink(self.tmp.name, link)
-        exposed = False
-        try:
-            if had_old:
-                _exchange(link, self.out)  # OUT → the new folder; the old one at link's name
-            else:
-                os.rename(link, self.out)
-            exposed = True
-            if derive is not None:
-                derive(self.out)
-            _exchange(self.tmp, self.out)  # OUT the new folder itself; the link at tmp's name
-        except BaseException:
-            if exposed and had_old:
-                _exchange(link, self.out)  # the old folder back at OUT; the link at link's name
-            if exposed:
-                (link if had_old else self.out).unlink()
-            else:
-                link.unlink(missing_ok=True)
-            raise
+        old = _swap_in(self.out, self.tmp, derive, provisional)
         self._committed = True
         self.tmp.unlink()
-        if had_old:
-            shutil.rmtree(link, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
         self._lock.close()
         return self.out
 
     def abort(self) -> None:
         """Drop everything written; OUT stays as it was."""
-        for writer in self._writers.values():
-            with contextlib.suppress(Exception):  # a broken writer must not hide the first error
-                writer.close()
-        self._writers.clear()
+        if self.parts is not None:
+            self.parts.abort()
         if not self._committed and self.tmp.is_dir() and not self.tmp.is_symlink():
             shutil.rmtree(self.tmp, ignore_errors=True)
         self._lock.close()

@@ -9,6 +9,7 @@ import hashlib
 import lzma
 import os
 import re
+import select
 import shutil
 import stat
 import subprocess
@@ -278,8 +279,15 @@ def spool(path: Path, into: Path) -> Path:
     cap = stream_cap()
     target = into / f"stream-{abs(hash(str(path)))}"
     written = 0
-    with open(path, "rb") as src, open(target, "wb") as dst:
-        while block := src.read(min(CHUNK_BYTES, cap + 1 - written)):
+    with open(path, "rb", buffering=0) as src, open(target, "wb") as dst:
+        while True:
+            # wait at most a second at a time: a signal taken by another thread (a SIGTERM) is then
+            # handled here too, instead of after a writer that may never write again
+            if not select.select([src], [], [], 1.0)[0]:
+                continue
+            block = src.read(min(CHUNK_BYTES, cap + 1 - written))
+            if not block:
+                break
             dst.write(block)
             written += len(block)
             if written > cap:

@@ -297,3 +297,23 @@ def test_f8_log_text_never_acts_on_the_terminal(tmp_path):
 def con_first_event(out: Path) -> int:
     with duckdb.connect() as con:
         return con.execute(f"SELECT min(event_id) FROM '{out}/events/**/*.parquet'").fetchone()[0]
+
+
+def test_f2_f6_an_out_given_through_a_link_is_the_folder_it_names(tmp_path):
+    from logcorr.store import output
+
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER)
+    other = tmp_path / "other.log"
+    other.write_text(ROUTER.replace("gnt-1", "gnt-2"))
+    real, link = tmp_path / "real", tmp_path / "link"
+    assert cli("ingest", str(log), "-o", str(real)).returncode == 0
+    link.symlink_to(real)
+    got = cli("ingest", str(other), "--append", "-o", str(link))
+    assert got.returncode == 0, got.stderr
+    assert link.is_symlink() and Path(os.readlink(link)) == real
+    assert len(messages(real)) == 2  # the append reached the folder the link names
+    assert not list(tmp_path.glob(".link*")) and not list(tmp_path.glob(".real.link-*"))
+    with output.locked(real):  # the link and the folder share one lock
+        held = cli("ingest", str(other), "-o", str(link))
+    assert held.returncode == 1 and "another logcorr run" in held.stderr

@@ -39,6 +39,13 @@ def glob_escape(path: str | Path) -> str:
     return re.sub(r"([\[\]*?])", r"[\1]", str(path))
 
 
+def real_out(out: Path) -> Path:
+    """The folder an OUT path names: a symbolic link (``-o alias``) resolved to its target, so two runs
+    given the link and the folder lock and replace one folder, and the link stays a link."""
+    out = Path(out)
+    return Path(os.path.realpath(out)) if out.is_symlink() else out
+
+
 def _pid_alive(pid: str) -> bool:
     return pid == str(os.getpid()) or Path(f"/proc/{pid}").exists()
 
@@ -117,7 +124,7 @@ def locked(out: Path) -> Iterator[None]:
     append or database run at a time. The lock file holds the holder's pid. Reentrant in one
     process. Raises ``LockedError`` naming the holder's pid when another process holds it, and
     ``OutputError`` when the lock file cannot be made (OUT's parent missing or read-only)."""
-    out = Path(out)
+    out = real_out(out)
     path = out.parent / f".{out.name}.lock"
     key = str(path.resolve())
     if key in _held:
@@ -336,7 +343,7 @@ class Output:
         append: bool = False,
         run: str = "",
     ) -> None:
-        self.out = out
+        out = self.out = real_out(out)  # through a link: the folder it names is locked and replaced
         self.schemas = schemas
         self.partition = f"origin={safe_name(origin)}"
         self.run = f"-{safe_name(run)}" if run else ""

@@ -485,7 +485,14 @@ class _Run:
                 f"{', '.join(again)}: already in {plan.out} (the same file or folder, by its identity or content, "
                 "whatever path names it); --append would count it twice (drop --append to replace OUT)"
             )
-        next_id = int(prev.get("next_event_id", {}).get(plan.origin, 0))
+        said = (prev.get("next_event_id") or {}).get(plan.origin, 0)
+        if not (isinstance(said, int) or (isinstance(said, str) and said.isdigit())):
+            self.output.abort()
+            raise OptionError(
+                f"{plan.out}/manifest.json: next_event_id {said!r} is not an event id: the manifest is "
+                "damaged (drop --append to replace OUT)"
+            )
+        next_id = int(said)
         self.enrich.next_id = max(self.enrich.next_id, next_id)
         # dumps added now find the ranks their pids logged with before
         # its files listed now: the part files this run writes are not what OUT held

@@ -317,3 +317,24 @@ def test_f2_f6_an_out_given_through_a_link_is_the_folder_it_names(tmp_path):
     with output.locked(real):  # the link and the folder share one lock
         held = cli("ingest", str(other), "-o", str(link))
     assert held.returncode == 1 and "another logcorr run" in held.stderr
+
+
+def test_f19_names_duckdb_cannot_use_and_a_damaged_manifest_are_one_line_messages(tmp_path):
+    import json
+
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER)
+    for name, said in (("out?", "holds a ?"), ("o\\ut", "holds a backslash")):
+        got = cli("ingest", str(log), "-o", str(tmp_path / name))
+        assert got.returncode == 1 and said in got.stderr and "Traceback" not in got.stderr
+        assert not (tmp_path / name).exists() and not list(tmp_path.glob(f".{name[0]}*"))
+    out = tmp_path / "out"
+    assert cli("ingest", str(log), "-o", str(out)).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["next_event_id"] = {k: "1e999" for k in manifest["next_event_id"]}
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    more = tmp_path / "more.log"
+    more.write_text(ROUTER.replace("gnt-1", "gnt-2"))
+    got = cli("ingest", str(more), "--append", "-o", str(out))
+    assert got.returncode == 1 and "next_event_id '1e999' is not an event id" in got.stderr
+    assert "Traceback" not in got.stderr

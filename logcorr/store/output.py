@@ -344,6 +344,14 @@ class Output:
         run: str = "",
     ) -> None:
         out = self.out = real_out(out)  # through a link: the folder it names is locked and replaced
+        for ch, name, why in (
+            ("?", "a ?", "as the start of URL parameters"),
+            ("\\", "a backslash", "as a path separator"),
+        ):
+            if ch in str(out.resolve()):
+                raise OutputError(
+                    f"{out}: its path holds {name}, which DuckDB reads {why}: choose another -o"
+                )
         self.schemas = schemas
         self.partition = f"origin={safe_name(origin)}"
         self.run = f"-{safe_name(run)}" if run else ""

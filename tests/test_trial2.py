@@ -338,3 +338,29 @@ def test_f19_names_duckdb_cannot_use_and_a_damaged_manifest_are_one_line_message
     got = cli("ingest", str(more), "--append", "-o", str(out))
     assert got.returncode == 1 and "next_event_id '1e999' is not an event id" in got.stderr
     assert "Traceback" not in got.stderr
+
+
+def test_f9_a_reader_never_takes_the_name_of_a_folder_being_swapped_in(tmp_path):
+    import threading
+
+    from logcorr.analysis import saved
+
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER)
+    out = tmp_path / "out"
+    assert cli("ingest", str(log), "-o", str(out)).returncode == 0
+    # the moment between an ingest's two exchanges: OUT is a link to the folder written
+    swapping = tmp_path / ".out.tmp-4242"
+    out.rename(swapping)
+    out.symlink_to(swapping.name)
+
+    def second_exchange():
+        time.sleep(0.5)
+        out.unlink()
+        swapping.rename(out)
+
+    done = threading.Thread(target=second_exchange)
+    done.start()
+    con = saved.connect(out)
+    done.join()
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 1

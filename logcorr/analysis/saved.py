@@ -47,7 +47,7 @@ import polars as pl
 from logcorr.analysis import known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
 from logcorr.store import processes
-from logcorr.store.output import glob_escape
+from logcorr.store.output import glob_escape, stable_out
 from logcorr.store.schema import TABLES, empty_view_sql
 
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
@@ -371,7 +371,7 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     """
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    folders = table_folders(Path(out).resolve())
+    folders = table_folders(stable_out(Path(out)))  # never a folder an ingest is swapping in
     for table, folder in folders.items():
         con.execute(parquet_view_sql(table, parquet_glob(folder)))
     for sql in derived_view_sql(folders):

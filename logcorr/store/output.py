@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -44,6 +45,23 @@ def real_out(out: Path) -> Path:
     given the link and the folder lock and replace one folder, and the link stays a link."""
     out = Path(out)
     return Path(os.path.realpath(out)) if out.is_symlink() else out
+
+
+SWAP_TEMP = re.compile(r"^\..+\.tmp-\d+$")  # the folder an ingest writes before it becomes OUT
+
+
+def stable_out(out: Path, wait_s: float = 10.0) -> Path:
+    """OUT's folder for a reader: its real path, once OUT is a completed folder. While an ingest swaps
+    a new OUT in, OUT is for a moment a link to the temporary folder (``.OUT.tmp-PID``), which the
+    next exchange renames: a reader that took that name would find no files. Waits up to ``wait_s``
+    seconds for the swap to end (it takes milliseconds, or the DuckDB file's writing), then returns
+    whatever OUT resolves to. Never raises."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        real = Path(os.path.realpath(out))
+        if not SWAP_TEMP.match(real.name) or time.monotonic() > deadline:
+            return real
+        time.sleep(0.05)
 
 
 def _pid_alive(pid: str) -> bool:

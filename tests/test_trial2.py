@@ -313,7 +313,7 @@ def test_f2_f6_an_out_given_through_a_link_is_the_folder_it_names(tmp_path):
     assert got.returncode == 0, got.stderr
     assert link.is_symlink() and Path(os.readlink(link)) == real
     assert len(messages(real)) == 2  # the append reached the folder the link names
-    assert not list(tmp_path.glob(".link*")) and not list(tmp_path.glob(".real.link-*"))
+    assert sorted(p.name for p in tmp_path.glob(".*")) == [".real.lock"]  # no link, no stray lock
     with output.locked(real):  # the link and the folder share one lock
         held = cli("ingest", str(other), "-o", str(link))
     assert held.returncode == 1 and "another logcorr run" in held.stderr
@@ -364,3 +364,26 @@ def test_f9_a_reader_never_takes_the_name_of_a_folder_being_swapped_in(tmp_path)
     con = saved.connect(out)
     done.join()
     assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 1
+
+
+def test_f17_a_killed_runs_temporary_files_are_not_carried_on(tmp_path):
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER)
+    out = tmp_path / "out"
+    assert cli("ingest", str(log), "-o", str(out)).returncode == 0
+    left = [
+        out / ".logcorr.duckdb.tmp-99999",
+        out / ".logcorr.duckdb.tmp-99999.wal",
+        out / ".views.sql.x1y2.tmp",
+    ]
+    for f in left:
+        f.write_bytes(b"left by a killed run")
+    more = tmp_path / "more.log"
+    more.write_text(ROUTER.replace("gnt-1", "gnt-2"))
+    assert cli("ingest", str(more), "--append", "-o", str(out)).returncode == 0
+    assert not any(f.exists() for f in left)
+    for f in left:
+        f.write_bytes(b"left by a killed database")
+    assert cli("database", "-d", str(out)).returncode == 0
+    assert not any(f.exists() for f in left)
+    assert len(messages(out)) == 2

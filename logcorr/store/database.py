@@ -94,6 +94,7 @@ def write(
     out = given.parent.resolve() / given.name  # OUT itself unresolved: it may be a link during a swap
     table_folders(out)  # FileNotFoundError before any lock file is made beside a wrong -d
     with store.locked(out):
+        store.remove_leftovers(out)  # a killed database or ingest's temporary files
         return _write(out, saved, embed, started)
 
 

@@ -31,6 +31,19 @@ import pyarrow.parquet as pq
 from logcorr.store.schema import conform
 
 DERIVED = ("logcorr.duckdb", "logcorr.duckdb.wal", "views.sql")  # rebuilt from the tables after each ingest
+SWAP_TEMP = re.compile(r"^\..+\.tmp-\d+$")  # the folder an ingest writes before it becomes OUT
+# what a killed run leaves in OUT (a DuckDB file being written, write_atomic's temporary files): never
+# carried into a new OUT, and removed by the next run that holds the lock
+LEFTOVERS = (".logcorr.duckdb.tmp-*", ".*.tmp")
+
+
+def remove_leftovers(out: Path) -> None:
+    """Remove ``LEFTOVERS`` of killed runs from OUT's top folder. Call with OUT's lock held (no other
+    run can be writing them then). Never raises."""
+    for pattern in LEFTOVERS:
+        for left in Path(out).glob(pattern):
+            with contextlib.suppress(OSError):
+                left.unlink()
 
 
 def glob_escape(path: str | Path) -> str:
@@ -44,10 +57,10 @@ def real_out(out: Path) -> Path:
     """The folder an OUT path names: a symbolic link (``-o alias``) resolved to its target, so two runs
     given the link and the folder lock and replace one folder, and the link stays a link."""
     out = Path(out)
-    return Path(os.path.realpath(out)) if out.is_symlink() else out
-
-
-SWAP_TEMP = re.compile(r"^\..+\.tmp-\d+$")  # the folder an ingest writes before it becomes OUT
+    if not out.is_symlink():
+        return out
+    real = Path(os.path.realpath(out))
+    return out if SWAP_TEMP.match(real.name) else real  # an ingest's own swap (OUT → its new folder)
 
 
 def stable_out(out: Path, wait_s: float = 10.0) -> Path:
@@ -295,7 +308,7 @@ def _prepare(out: Path, tmp: Path, append: bool) -> None:
             out,
             tmp,
             copy_function=os.link,
-            ignore=shutil.ignore_patterns("manifest.json", *DERIVED),
+            ignore=shutil.ignore_patterns("manifest.json", *DERIVED, *LEFTOVERS),
         )
         shutil.copy2(out / "manifest.json", tmp / "manifest.json")
     else:
@@ -388,6 +401,7 @@ class Output:
         self._lock.enter_context(locked(out))
         try:
             _remove_stale(out)
+            remove_leftovers(out)
             _prepare(out, self.tmp, append)
         except OSError as e:
             self.abort()

@@ -367,6 +367,7 @@ class _Plan:
     selection: str  # what of an input was read: the same path read with other units or times is another input
     identities: dict[Path, dict]  # per input read, ``input_files.identity``
     run_tag: str  # 8 hex digits naming what this ingest read (``Output``'s ``run``)
+    roots: dict[Path, Path]  # per input found in a folder, the PATH given that holds it
 
 
 def _plan(
@@ -384,9 +385,12 @@ def _plan(
     started = time.monotonic()
     missing: list[SourceReport] = []
     found: list[tuple[Path, str]] = []
+    roots: dict[Path, Path] = {}
     for given in map(Path, paths):
         try:
-            found += input_files.discover(given, opts)
+            inside = input_files.discover(given, opts)
+            roots.update((p, given) for p, _ in inside if p != given)
+            found += inside
         except InputError as e:
             missing.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
     inputs, repeats = _read_order(found)
@@ -417,6 +421,7 @@ def _plan(
         selection=selection,
         identities=identities,
         run_tag=run_tag,
+        roots=roots,
     )
 
 
@@ -572,7 +577,8 @@ def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> Source
     """The input's ``SourceReport`` with its format found, or None when there is nothing to read
     (skipped by name, unreadable, empty: said in its report)."""
     if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
-        why, pod = input_files.not_a_log(given), containers.skip_pod(given, run.plan.opts)
+        why = input_files.not_a_log(given, run.plan.roots.get(given))
+        pod = containers.skip_pod(given, run.plan.opts)
         fmt = "skipped-pod" if pod and not why else "skipped"
         run.reports.append(SourceReport(str(given), fmt, notes=[why or pod or ""]))
         return None

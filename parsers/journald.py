@@ -323,7 +323,13 @@ def _export_records(wide: pl.DataFrame, source: str, first_entry: int, errors: l
     ).replace("", None)
     entry_n = pl.format("entry {}", pl.int_range(1, pl.len() + 1) + first_entry)
     source_pos = pl.coalesce("__CURSOR", entry_n)
-    return wide.select(_entry_columns(message, source, source_pos, pl.lit(None, pl.String), entry_error))
+    # an entry without MESSAGE is no line of a process's output: a stream, so a record, of its own
+    own = (
+        pl.when(pl.col("no_message")).then(entry_n)
+        if "no_message" in wide.columns
+        else pl.lit(None, pl.String)
+    )
+    return wide.select(_entry_columns(message, source, source_pos, own, entry_error))
 
 
 def _entry_columns(
@@ -373,7 +379,7 @@ def _render_without_message(df: pl.DataFrame, wide: pl.DataFrame, binaries: pl.D
         )
     )
     return wide.join(rendered, on="entry", how="left", maintain_order="left").with_columns(
-        pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
+        pl.col("MESSAGE").is_null().alias("no_message"), pl.coalesce("MESSAGE", "rendered").alias("MESSAGE")
     )
 
 
@@ -446,12 +452,19 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     )
     return df.select(
         _entry_columns(
-            clean_text(pl.when(pl.col("broken")).then(line).otherwise(pl.col("MESSAGE"))),
+            # a MESSAGE null (or absent) keeps the entry's JSON as its text: nothing of it is lost
+            clean_text(
+                pl.when(pl.col("broken") | pl.col("MESSAGE").is_null())
+                .then(line)
+                .otherwise(pl.col("MESSAGE"))
+            ),
             source,
             pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))),
             # a MESSAGE that is a JSON object or number (never journalctl's own output, but log
             # platforms write them) is no line of a process's stdout: a stream, so a record, of its own
-            pl.when(line.str.contains(_MESSAGE_NOT_TEXT)).then(pl.format("entry {}", pl.col("n"))),
+            pl.when(line.str.contains(_MESSAGE_NOT_TEXT) | pl.col("MESSAGE").is_null()).then(
+                pl.format("entry {}", pl.col("n"))
+            ),
             pl.when(pl.col("broken"))
             .then(pl.lit("not a whole JSON object"))
             .otherwise(realtime_error(pl.col("__REALTIME_TIMESTAMP"))),

@@ -527,7 +527,10 @@ def test_a_folder_walk_follows_links_and_passes_over_hidden_folders(tmp_path: Pa
     (folder / ".git" / "objects").mkdir(parents=True)
     (folder / ".git" / "objects" / "ab12").write_bytes(b"x\x01" + random.Random(1).randbytes(4096))
     (folder / "logs").mkdir()
-    (folder / "logs" / "engine.log").symlink_to(log)
+    (folder / "logs" / "engine.log").symlink_to(log)  # a link to a file outside: not read (trial F12)
+    (folder / "logs" / "inside.log").symlink_to(folder / "data" / "engine.log")  # inside: read
+    (folder / "data").mkdir()
+    write_log(folder / "data" / "engine.log", LOG_LINES)
     (tmp_path / "elsewhere").mkdir()
     write_log(tmp_path / "elsewhere" / "router.log", LOG_LINES[:2])
     (folder / "linked").symlink_to(tmp_path / "elsewhere")  # a link to a folder: followed
@@ -536,8 +539,15 @@ def test_a_folder_walk_follows_links_and_passes_over_hidden_folders(tmp_path: Pa
     proc = ingest(folder, out=tmp_path / "out")
     check_clean(proc, folder)
     assert proc.returncode == 0
-    sources = set(table(tmp_path / "out", "sources")["source"])
-    assert sources == {str(folder / "logs" / "engine.log"), str(folder / "elsewhere-again" / "router.log")}
+    sources = table(tmp_path / "out", "sources")
+    read = set(sources.filter(pl.col("format") != "skipped")["source"])
+    assert read == {str(folder / "data" / "engine.log"), str(folder / "elsewhere-again" / "router.log")}
+    skipped = dict(sources.filter(pl.col("format") == "skipped").select("source", "notes").iter_rows())
+    assert skipped == {
+        str(
+            folder / "logs" / "engine.log"
+        ): f"{folder / 'logs' / 'engine.log'}: a link to {log}, outside the folder given: not read (name it on the command line to read it)"
+    }
     assert_all_kept(tmp_path / "out", [*LOG_LINES, *LOG_LINES[:2]])
 
 

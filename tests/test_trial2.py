@@ -64,7 +64,7 @@ def test_f12_a_link_to_a_file_outside_the_folder_is_not_read(tmp_path):
     got = cli("ingest", str(logs), "-o", str(tmp_path / "out"), timeout=60)
     assert got.returncode == 0, got.stderr
     said = " ".join(got.stdout.split())
-    assert f"innocent.log: a link to {elsewhere / 'secret.txt'}, outside its folder: not read" in said
+    assert f"innocent.log: a link to {elsewhere / 'secret.txt'}, outside the folder given: not read" in said
     assert "zero.log: a device inside a folder is not read" in said
     assert not any("SECRET" in m for m in messages(tmp_path / "out"))
     # named on the command line, the same file is read
@@ -387,3 +387,65 @@ def test_f17_a_killed_runs_temporary_files_are_not_carried_on(tmp_path):
     assert cli("database", "-d", str(out)).returncode == 0
     assert not any(f.exists() for f in left)
     assert len(messages(out)) == 2
+
+
+def _entry(i: int, message: str | None) -> str:
+    fields = [
+        f"__CURSOR=s=1;i={i}",
+        f"__REALTIME_TIMESTAMP={1761773000000000 + i * 1000}",
+        "_HOSTNAME=h",
+        "_PID=5",
+    ]
+    fields += ["_SYSTEMD_UNIT=sglang-decode.service"] + (
+        [f"MESSAGE={message}"] if message is not None else []
+    )
+    return "\n".join(fields) + "\n\n"
+
+
+def test_f15_an_export_entry_without_message_is_a_record_of_its_own(tmp_path):
+    export = tmp_path / "cap.export"
+    export.write_text(
+        "".join(_entry(i, None if i == 150 else f"[2025-10-29 21:30:00 TP0] line {i}") for i in range(300))
+    )
+    out = tmp_path / "out"
+    assert cli("ingest", str(export), "-o", str(out)).returncode == 0
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT count(*), max(n_lines) FROM '{out}/events/**/*.parquet'").fetchone()
+        kept = con.execute(
+            f"SELECT message FROM '{out}/events/**/*.parquet' WHERE source_pos = 's=1;i=150'"
+        ).fetchone()
+    assert rows == (300, 1)
+    assert kept[0].splitlines() == ["_HOSTNAME=h", "_PID=5", "_SYSTEMD_UNIT=sglang-decode.service"]
+
+
+def test_f14_a_json_entry_whose_message_is_null_swallows_nothing(tmp_path):
+    import json
+
+    def entry(c, us, msg):
+        return json.dumps(
+            {
+                "__CURSOR": c,
+                "__REALTIME_TIMESTAMP": str(us),
+                "MESSAGE": msg,
+                "_PID": "1",
+                "_SYSTEMD_UNIT": "sglang-decode.service",
+            }
+        )
+
+    capture = tmp_path / "cap.json"
+    rows = [
+        ("a", 1761773000000000, "plain"),
+        ("b", 1761773001000000, None),
+        ("c", 1761773002000000, "after1"),
+    ]
+    rows.append(("d", 1761773003000000, "after2"))
+    capture.write_text("\n".join(entry(*r) for r in rows) + "\n")
+    out = tmp_path / "out"
+    assert cli("ingest", str(capture), "-o", str(out)).returncode == 0
+    with duckdb.connect() as con:
+        got = con.execute(
+            f"SELECT source_pos, n_lines, epoch_us(ts), message FROM '{out}/events/**/*.parquet' ORDER BY ts"
+        ).fetchall()
+    assert [(g[0], g[1], g[2]) for g in got] == [(c, 1, us) for c, us, _ in rows]
+    assert [g[3] for g in got if g[0] != "b"] == ["plain", "after1", "after2"]
+    assert '"MESSAGE": null' in got[1][3]

@@ -67,15 +67,16 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     if not journal_dirs and not files:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
     opts = opts or ReadOptions()
-    found = [(p, "skipped" if not_a_log(p) or containers.skip_pod(p, opts) else "?") for p in files]
+    found = [(p, "skipped" if not_a_log(p, path) or containers.skip_pod(p, opts) else "?") for p in files]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
-def not_a_log(path: Path) -> str | None:
-    """Why a folder walk passes over ``path``, or None when it is read: a link to nothing; a named pipe,
-    socket or device (reading one may never end); a link to a file outside the folder the link is in
-    (a folder from elsewhere must not pull in other files of this machine; Kubernetes'
-    ``/var/log/containers`` links to pod logs are followed); a name that says it is no log."""
+def not_a_log(path: Path, root: Path | None = None) -> str | None:
+    """Why a walk of the folder ``root`` passes over ``path``, or None when it is read: a link to
+    nothing; a named pipe, socket or device (reading one may never end); a link to a file outside
+    ``root`` (a folder from elsewhere must not pull in other files of this machine; Kubernetes'
+    ``/var/log/containers`` links to pod logs are followed; without ``root``, outside the link's own
+    folder); a name that says it is no log."""
     if not path.exists():
         return f"{path}: a link to nothing"
     kind = _special_kind(path)
@@ -83,8 +84,8 @@ def not_a_log(path: Path) -> str | None:
         return f"{path}: a {kind} inside a folder is not read (it may never end; name it on the command line to read it)"
     if path.is_symlink() and not containers.CONTAINERS_LINK.search(str(path)):
         target = Path(os.path.realpath(path))
-        if not target.is_relative_to(os.path.realpath(path.parent)):
-            return f"{path}: a link to {target}, outside its folder: not read (name it on the command line to read it)"
+        if not target.is_relative_to(os.path.realpath(root if root is not None else path.parent)):
+            return f"{path}: a link to {target}, outside the folder given: not read (name it on the command line to read it)"
     suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
     if suffix in NOT_LOGS:
         return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"

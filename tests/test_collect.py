@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -141,7 +142,7 @@ def _entry(at: datetime, pid: int, unit: str, message: str) -> str:
         "__MONOTONIC_TIMESTAMP": str(us - 1_700_000_000_000_000),
         "_BOOT_ID": "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e",
         "_MACHINE_ID": "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c",
-        "_HOSTNAME": "gpu-node-1",
+        "_HOSTNAME": socket.gethostname(),  # the journal of the host collected
         "_PID": str(pid),
         "_SYSTEMD_UNIT": unit,
         "MESSAGE": message,
@@ -234,6 +235,7 @@ def test_collect_two_rounds_endpoints_and_journal_then_ingest_and_report(
     # ingest of the bundle: the dumps at their capture times, the steps in probes, the journal's batches
     out = tmp_path / "out"
     result = ingest([bundle], out)
+    assert [p.name for p in (out / "events").iterdir()] == [f"origin={manifest['host']}"]
     assert result.rows["batches"] == 2 and result.rows["captures"] == 8
     assert result.rows["probes"] == len(manifest["artifacts"])
     captures = pl.read_parquet(out / "captures" / "**" / "*.parquet").filter(pl.col("is_main"))
@@ -337,3 +339,35 @@ def test_the_step_line_sample_yields_its_fields():
     (row,) = probes(ev).iter_rows(named=True)
     assert {k: row[k] for k in STEP_LINE.yields} == STEP_LINE.yields
     assert probes(ev.with_columns(pl.lit("sglang-decode.service").alias("unit"))).height == 0
+
+
+SERVER = """
+import http.server, setproctitle
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+setproctitle.setproctitle(f"python3 -m sglang.launch_server --port {srv.server_address[1]}")
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+
+def test_the_http_server_is_found_by_its_command_line_and_asked_on_the_port_it_listens_on(tmp_path):
+    pytest.importorskip("setproctitle")
+    server = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        manifest = collect(tmp_path / "b", rounds=1, budget="10s", timeout="2s")
+    finally:
+        server.kill()
+        server.wait()
+    (found,) = [p for p in manifest["processes"] if p["pid"] == server.pid]
+    assert found["role"] == "http_server" and found["ports"] == [port]
+    asked = {a["url"]: a for a in _steps(manifest, "endpoint")}
+    assert asked[f"http://127.0.0.1:{port}/health"]["status"] == 200
+    assert asked[f"http://127.0.0.1:{port}/metrics"]["status"] == 404

@@ -88,6 +88,13 @@ def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     return found
 
 
+def hosts(path: Path, fmt: str) -> set[str]:
+    """The host the manifest of the bundle holding ``path`` (a ``FORMATS`` input) names; empty when
+    it names none or cannot be read."""
+    manifest = manifest_of(path.parent if fmt == "bundle-manifest" else path.parent.parent) or {}
+    return {manifest["host"]} if manifest.get("host") else set()
+
+
 def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Record chunks (``journald.RECORD_COLUMNS``) of a bundle's file: for ``bundle-pyspy`` the dump's
     lines with the capture time (UTC), host, boot id and unit of its step; for ``bundle-manifest`` one

@@ -381,8 +381,10 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
     """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
     journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
     binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
-    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read.
-    Never raises."""
+    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read; of a
+    bundle's files the host its manifest names. Never raises."""
+    if fmt in bundle.FORMATS:  # a logcorr collect bundle names its host in its manifest
+        return bundle.hosts(path, fmt)
     try:
         if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
             return {h for h in journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}

@@ -362,10 +362,14 @@ def test_the_http_server_is_found_by_its_command_line_and_asked_on_the_port_it_l
     server = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
-        manifest = collect(tmp_path / "b", rounds=1, budget="10s", timeout="2s")
+        said = CliRunner().invoke(
+            app, ["collect", "-o", str(tmp_path / "b"), "--rounds", "1", "--budget", "10s"]
+        )
     finally:
         server.kill()
         server.wait()
+    assert said.exit_code == 0 and f"read it with: logcorr ingest {tmp_path / 'b'}" in said.output
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     (found,) = [p for p in manifest["processes"] if p["pid"] == server.pid]
     assert found["role"] == "http_server" and found["ports"] == [port]
     asked = {a["url"]: a for a in _steps(manifest, "endpoint")}

@@ -32,15 +32,19 @@ from logcorr.store.schema import UTC_US, conform
 
 COLLECTOR = "logcorr collect"
 MANIFEST = "manifest.json"
+MANIFEST_MAX = 64 << 20  # bytes: a manifest lists a few hundred steps
 FORMATS = ("bundle-pyspy", "bundle-manifest")
 READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
 
 
 def manifest_of(folder: Path) -> dict | None:
     """The bundle manifest of ``folder``, or None when ``folder`` is no bundle (no ``manifest.json``,
-    another tool's, unreadable JSON)."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
+    another tool's, unreadable JSON, not a regular file or over ``MANIFEST_MAX``)."""
+    path = folder / MANIFEST
+    try:  # a named pipe or a huge file of that name is no manifest: never read it
+        if not path.is_file() or path.stat().st_size > MANIFEST_MAX:
+            return None
+        manifest = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("collector") == COLLECTOR else None

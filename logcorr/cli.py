@@ -471,6 +471,62 @@ def show(
 
 
 @app.command()
+def collect(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--out", help="The bundle folder to write (default: bundle-HOST).", metavar="BUNDLE"
+        ),
+    ] = None,
+    since: Annotated[
+        str, typer.Option(help="The journal window, back from now (30m, 2h).", metavar="SPAN")
+    ] = "30m",
+    url: Annotated[
+        list[str],
+        typer.Option(
+            help="An engine's or the router's base URL (repeatable; default: loopback, the ports the processes listen on).",
+            metavar="URL",
+        ),
+    ] = [],  # noqa: B006
+    rounds: Annotated[int, typer.Option(help="py-spy rounds of every scheduler.", metavar="N")] = 2,
+    interval: Annotated[str, typer.Option(help="Time between the rounds.", metavar="SPAN")] = "5s",
+    budget: Annotated[str, typer.Option(help="The whole run's bound.", metavar="SPAN")] = "120s",
+    timeout: Annotated[str, typer.Option(help="Each endpoint's timeout.", metavar="SPAN")] = "5s",
+    native: Annotated[
+        bool, typer.Option("--native", help="py-spy dump --native (C/C++ frames; slower).")
+    ] = False,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read this journal folder instead of the system journal (journalctl -D).", metavar="DIR"
+        ),
+    ] = None,
+    py_spy: Annotated[
+        str, typer.Option("--py-spy", help="The py-spy executable.", metavar="PATH")
+    ] = "py-spy",
+    archive: Annotated[bool, typer.Option("--archive", help="Also write BUNDLE.tar.gz.")] = False,
+) -> None:
+    """Take this host's evidence of a wedge into a bundle before the restart: py-spy dumps of every scheduler (two rounds), the journal of their units, the endpoints' answers, GPU and kernel state.
+
+    Only reads: no signal is sent to any serving process; py-spy dump pauses each scheduler for the moment of its dump (milliseconds). Read the bundle with logcorr ingest BUNDLE. Exit status: 0 written (failed steps are in the manifest); 1 a bad option value or BUNDLE not empty.
+    """
+    import socket
+
+    from logcorr.collect import CollectError, summary
+    from logcorr.collect import collect as run
+
+    bundle = out or Path(f"bundle-{socket.gethostname()}")
+    try:
+        manifest = run(
+            bundle, since=since, urls=url, rounds=rounds, interval=interval, budget=budget, timeout=timeout,
+            native=native, journal_dir=journal_dir, pyspy=py_spy, archive=archive,
+        )  # fmt: skip
+    except CollectError as e:
+        _fail(str(e))
+    typer.echo(clean(summary(bundle, manifest)))
+
+
+@app.command()
 def tables(
     names: Annotated[
         list[str] | None, typer.Argument(help="Tables to show (all when none given).", show_default=False)

@@ -20,12 +20,12 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr.inputs import containers, export, journal, sniff, text, threads
+from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
 from logcorr.inputs.text import has_compose_prefix, text_records
-from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
+from logcorr.parsers import collect, journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
 from logcorr.store import processes as process_rows
@@ -43,6 +43,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "watchdogs": sglang.watchdogs,
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,
+    "probes": collect.probes,
 }
 
 
@@ -553,7 +554,7 @@ def _read_input(
     if report is None:
         return
     path, fmt = report.path, report.format  # type: ignore[attr-defined]
-    forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
+    forced = "pyspy" if fmt in ("pyspy", "pyspy-json", "bundle-pyspy") else None
     try:
         # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
         # classifying; building the tables; writing them (here).
@@ -620,11 +621,13 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
         chunks = journal.CaptureUnits(opts).read(export.read_export_file(path, report), report)
     elif fmt == "json":
         chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
+    elif fmt in bundle.FORMATS:  # a logcorr collect bundle's dumps (timed) and steps
+        chunks = bundle.read(path, fmt, report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
         chunks = containers.read(path, fmt, opts, report)
     else:
         chunks = text.read_text(path, fmt, report)
-    if run.seen is None or fmt in ("pyspy", "pyspy-json"):
+    if run.seen is None or fmt in ("pyspy", "pyspy-json", "bundle-pyspy"):
         return chunks
     return run.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
 

@@ -18,9 +18,10 @@ from tests.conftest import CASES, ROOT, SAMPLE
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    """The sample incident and every real case, so every table has rows of real shapes."""
+    """The sample incident, every real case and a collected bundle, so every table has rows of real shapes."""
     folder = tmp_path_factory.mktemp("contract") / "out"
     inputs = [SAMPLE / "journal.export", SAMPLE / "pyspy", CASES / "sglang", CASES / "real2", CASES / "pyspy"]
+    inputs.append(ROOT / "tests" / "bundles" / "bundle-vm")  # a logcorr collect bundle: the probes table
     ingest([p for p in inputs if p.exists()], folder)
     return folder
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr.inputs import containers
+from logcorr.inputs import bundle, containers
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
 from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
@@ -45,13 +45,19 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     ``skipped``), hidden files and folders (``.git``) and logcorr output folders (a ``manifest.json``
     beside ``events/``) found inside, Docker's metadata files, and container logs of pods that do not
     look like SGLang (``containers.skip_pod``, by ``opts``: ``/var/log/pods`` of a whole node). Links
-    to folders are followed (each folder once). A file named itself is always read.
+    to folders are followed (each folder once). A file named itself is always read. A ``logcorr
+    collect`` bundle (its folder, one found inside, or its ``.tar.gz``, unpacked) gives the inputs its
+    manifest lists (``bundle.inputs``).
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
+    if bundle.is_archive(path):
+        path = bundle.unpack(path)
     if not path.is_dir():
         return [(path, "?")]
+    if manifest := bundle.manifest_of(path):
+        return bundle.inputs(path, manifest)
     below = _walk(path)
     journal_dirs = set()
     for f in below:
@@ -63,11 +69,15 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     outputs = {f.parent for f in below if f.name == "manifest.json" and (f.parent / "events").is_dir()}
     if path in outputs:
         raise InputError(f"{path}: a logcorr output folder, not logs (query it with -d {path})")
-    files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs))
-    if not journal_dirs and not files:
+    bundles = {
+        f.parent: m for f in below if f.name == bundle.MANIFEST and (m := bundle.manifest_of(f.parent))
+    }
+    files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs | set(bundles)))
+    if not journal_dirs and not files and not bundles:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
     opts = opts or ReadOptions()
     found = [(p, "skipped" if not_a_log(p, path) or containers.skip_pod(p, opts) else "?") for p in files]
+    found += [i for folder in sorted(bundles) for i in bundle.inputs(folder, bundles[folder])]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
@@ -380,8 +390,10 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
     """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
     journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
     binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
-    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read.
-    Never raises."""
+    for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read; of a
+    bundle's files the host its manifest names. Never raises."""
+    if fmt in bundle.FORMATS:  # a logcorr collect bundle names its host in its manifest
+        return bundle.hosts(path, fmt)
     try:
         if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
             return {h for h in journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
-from logcorr.analysis import known_issues
+from logcorr.analysis import collected, known_issues
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.store.schema import short_position
@@ -101,6 +101,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         ("known_issues", "known_issues"),
         ("config", "SELECT * FROM config ORDER BY first_ts"),
         ("f19", "SELECT * FROM known_issue_evidence WHERE family = 'F19'"),
+        ("collected", collected.SQL),  # an OUT written before the probes table has none
     ):
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
@@ -152,6 +153,8 @@ def report(out: Path) -> str:
     lines += _stops(r["wedge"], r["last_batch_per_rank"])
     lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
     lines += _waits(stuck)
+    if r["collected"].height:
+        lines += ["", "## What logcorr collect asked and took (collected)", ""] + _collected(r["collected"])
     if r["unit_lifecycle"].height:
         lines += ["", "## What systemd said about each unit (unit_lifecycle)", ""] + _units(
             r["unit_lifecycle"]
@@ -225,6 +228,25 @@ def _waits(stuck: pl.DataFrame) -> list[str]:
             "no_progress": "no progress",
         },
     )
+
+
+def _collected(steps: pl.DataFrame) -> list[str]:
+    """Per host: the health endpoints' answers side by side ("/health 200 in 3 ms while
+    /health_generate timed out after 5 s"), then each collected step (py-spy rounds first) in words,
+    with the fix of what failed."""
+    lines = []
+    for (host,), rows in steps.group_by("host", maintain_order=True):
+        health = rows.filter(pl.col("step") == "endpoint").filter(
+            pl.col("target").str.contains(r"/health(?:_generate)?$")
+        )
+        said = [r["said"] for r in health.iter_rows(named=True)]
+        if said:
+            lines.append(f"- {host or 'unknown host'}: {' while '.join(said)}")
+        for r in rows.iter_rows(named=True):
+            fix = f" (fix: {r['fix']})" if r["fix"] else ""
+            at = _t(r["first_ts"], date=False)
+            lines.append(f"- {host or 'unknown host'} at {at}: {r['said']}{fix}")
+    return lines
 
 
 def _units(units: pl.DataFrame) -> list[str]:

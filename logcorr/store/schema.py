@@ -451,6 +451,31 @@ CAPTURES = _table(
     },
 )
 
+PROBES = _table(
+    "probes",
+    "one step `logcorr collect` took on a host (an endpoint asked, a py-spy dump, the journal saved, a tool run), "
+    "read from its bundle's manifest",
+    ("event_id",),
+    {
+        **{c: _IDS[c] for c in ("event_id", "ts", "host")},
+        "step": C(pl.String, "endpoint, pyspy, journal, container_log, gpu, kernel, check_env"),
+        "round_no": C(pl.Int16, "the py-spy round (1, 2, …); null for other steps"),
+        "pid": C(pl.Int32, "the process dumped (py-spy); null for other steps"),
+        "target": C(pl.String, "the URL asked, the process title dumped, or the command run"),
+        "status": C(pl.Int32, "the HTTP status, or the command's exit status; null: no answer (a timeout)"),
+        "latency_ms": C(pl.Float64, "how long the answer or the command took, milliseconds"),
+        "bytes": C(pl.Int64, "bytes of the answer or output kept in the bundle"),
+        "error": C(
+            pl.String,
+            "why the step failed ('timed out after 5 s', 'Permission denied'); null when it did not",
+        ),
+        "fix": C(
+            pl.String, "what would make it work (CAP_SYS_PTRACE, kernel.yama.ptrace_scope); null when none"
+        ),
+        **_PROVENANCE,
+    },
+)
+
 PROCESSES = _table(
     "processes",
     "one process's records of one ingest, summed up (group again by the key after --append)",

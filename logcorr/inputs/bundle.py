@@ -1,0 +1,144 @@
+"""A ``logcorr collect`` bundle as inputs: its folder (or ``.tar.gz``) → the files to read, each with
+its format, and the record chunks of the two formats only a bundle has.
+
+A bundle is a folder whose ``manifest.json`` says ``"collector": "logcorr collect"``
+(``logcorr.collect`` writes it). Its journal export, container logs and kernel lines are ordinary
+inputs (sniffed as any file); its py-spy dumps (``bundle-pyspy``) are read as bare dumps whose every
+line carries the exact capture time, host and unit the manifest recorded, so no ``--captured-at`` is
+needed; the manifest itself (``bundle-manifest``) gives one record per step the collector took
+(``parsers.collect.STEP_LINE``: endpoint answers with their latency, dumps taken or refused, with
+why), which ingest turns into the ``probes`` table. Endpoint bodies, ``nvidia-smi -q`` and
+``check_env`` output stay in the bundle, named by their step's record.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from logcorr.inputs.source import InputError, SourceReport
+from logcorr.inputs.text import read_text
+from logcorr.parsers import journald
+from logcorr.parsers.collect import UNIT, step_line
+from logcorr.store.schema import UTC_US, conform
+
+COLLECTOR = "logcorr collect"
+MANIFEST = "manifest.json"
+MANIFEST_MAX = 64 << 20  # bytes: a manifest lists a few hundred steps
+FORMATS = ("bundle-pyspy", "bundle-manifest")
+READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
+
+
+def manifest_of(folder: Path) -> dict | None:
+    """The bundle manifest of ``folder``, or None when ``folder`` is no bundle (no ``manifest.json``,
+    another tool's, unreadable JSON, not a regular file or over ``MANIFEST_MAX``)."""
+    path = folder / MANIFEST
+    try:  # a named pipe or a huge file of that name is no manifest: never read it
+        if not path.is_file() or path.stat().st_size > MANIFEST_MAX:
+            return None
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("collector") == COLLECTOR else None
+
+
+def is_archive(path: Path) -> bool:
+    """A ``.tar.gz`` file holding a bundle (a folder with the collector's ``manifest.json``)."""
+    if not path.is_file() or not path.name.endswith((".tar.gz", ".tgz")):
+        return False
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            return any(Path(n).name == MANIFEST and len(Path(n).parts) <= 2 for n in tar.getnames())
+    except (OSError, tarfile.TarError):
+        return False
+
+
+def unpack(path: Path) -> Path:
+    """Unpack a bundle archive into a private folder (removed when the process ends) and return the
+    bundle folder in it. Members that would land outside it, links and devices are refused by
+    tarfile's ``data`` filter. Raises ``InputError`` naming ``path`` when it cannot be unpacked."""
+    into = Path(tempfile.mkdtemp(prefix="logcorr-bundle-"))
+    atexit.register(shutil.rmtree, into, True)
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            tar.extractall(into, filter="data")
+    except (OSError, tarfile.TarError) as e:
+        raise InputError(f"{path}: a bundle archive that cannot be unpacked: {e}") from None
+    found = [m.parent for m in into.rglob(MANIFEST) if manifest_of(m.parent)]
+    if not found:
+        raise InputError(f"{path}: no logcorr collect manifest inside")
+    return found[0]
+
+
+def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
+    """The ``(path, format)`` inputs of a bundle: the manifest (``bundle-manifest``), each py-spy dump
+    taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file)."""
+    found = [(folder / MANIFEST, "bundle-manifest")]
+    for a in manifest.get("artifacts", []):
+        if not a.get("file") or not (folder / a["file"]).is_file():
+            continue
+        if a.get("kind") == "pyspy":
+            found.append((folder / a["file"], "bundle-pyspy"))
+        elif a.get("kind") in READ_AS_LOGS:
+            found.append((folder / a["file"], "?"))
+    return found
+
+
+def hosts(path: Path, fmt: str) -> set[str]:
+    """The host the manifest of the bundle holding ``path`` (a ``FORMATS`` input) names; empty when
+    it names none or cannot be read."""
+    manifest = manifest_of(path.parent if fmt == "bundle-manifest" else path.parent.parent) or {}
+    return {manifest["host"]} if manifest.get("host") else set()
+
+
+def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Record chunks (``journald.RECORD_COLUMNS``) of a bundle's file: for ``bundle-pyspy`` the dump's
+    lines with the capture time (UTC), host, boot id and unit of its step; for ``bundle-manifest`` one
+    record per step (``parsers.collect.step_line``) at the time it started, unit ``parsers.collect.UNIT``.
+    Raises ``InputError`` when the manifest beside the file cannot be read."""
+    folder = path.parent if fmt == "bundle-manifest" else path.parent.parent
+    manifest = manifest_of(folder)
+    if manifest is None:
+        raise InputError(f"{path}: not in a logcorr collect bundle (no readable {folder / MANIFEST})")
+    host = {"host": manifest.get("host"), "boot_id": manifest.get("boot_id")}
+    if fmt == "bundle-manifest":
+        steps = manifest.get("artifacts", [])
+        report.bytes += path.stat().st_size
+        rows = [
+            {
+                **host,
+                "ts": _time(a.get("started")),
+                "unit": UNIT,
+                "message": step_line(a),
+                "source": report.source,
+                "source_pos": f"artifact {i}",
+                "stream": f"{report.source}|{i}",
+            }
+            for i, a in enumerate(steps)
+        ]
+        yield conform(pl.DataFrame(rows, infer_schema_length=None), journald.RECORD_COLUMNS, strict=False)
+        return
+    name = path.relative_to(folder).as_posix()
+    step = next((a for a in manifest.get("artifacts", []) if a.get("file") == name), {})
+    at = _time(step.get("captured_at"))
+    for chunk in read_text(path, "pyspy", report):
+        yield chunk.with_columns(
+            pl.lit(at, UTC_US).alias("ts"),
+            pl.lit(host["host"], pl.String).alias("host"),
+            pl.lit(host["boot_id"], pl.String).alias("boot_id"),
+            pl.lit(step.get("unit"), pl.String).alias("unit"),
+        )
+
+
+def _time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

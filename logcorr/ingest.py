@@ -24,6 +24,7 @@ from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
+from logcorr.inputs.text import has_compose_prefix, text_records
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
@@ -121,13 +122,14 @@ class _Enricher:
     ) -> pl.DataFrame:
         source = recs["source"][0] if recs.height else ""
         head = self._fix_years(split_prefix(recs["message"]), source)
-        df = pl.concat([recs, head.rename({"pid": "header_pid"})], how="horizontal")
+        df = pl.concat([recs, head.rename({"pid": "header_pid", "host": "header_host"})], how="horizontal")
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
             pl.coalesce("pid", "header_pid").alias("pid"),
+            pl.coalesce("host", "header_host").alias("host"),  # a host the line names (NCCL, UCX)
             pl.lit("unknown").alias("role"),  # classify's view; the role is worked out below
-        ).drop("header_pid")
+        ).drop("header_pid", "header_host", "tid")
         self.next_id += df.height
         parsed = sglang.classify(df)
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
@@ -205,7 +207,7 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
+    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))  # (text: the argument)
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}

@@ -306,9 +306,10 @@ BODY_STARTS = (
     r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
     r"^(?:Prefill|Decode) batch[.,] ",  # a batch line whose header was stripped (--log-requests pastes)
     r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
-    # a header of a logger no family knows: a bracketed tag ([Gloo] , [aiter] ), a CANN error code
+    # a header of a logger no family knows: a bracketed tag before prose ([Gloo] Rank 1 …, [aiter]
+    # import …; not a tagged key=value line, "[full] total=…", which is a body), a CANN error code
     # (EZ9999: ); it opens a record of its own rather than being glued onto the one before
-    r"^\[[A-Za-z][\w.-]*\] \S",
+    r"^\[[A-Za-z][\w.-]*\] [A-Za-z]\w*(?:[ ,.:]|$)",
     r"^[A-Z]{2}\d{4}: ",
 )
 PYSPY_MARKER = r"(?i)py-?spy dump"
@@ -331,6 +332,8 @@ _SGLANG = next(h for h in HEADERS if h.name == "sglang")
 SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
 SGLANG_START = strip_groups(_SGLANG.regex)
+# The router's own header (an ISO time, then its level): never a kubectl --timestamps envelope.
+ROUTER_START = strip_groups(next(h.regex for h in HEADERS if h.name == "router"))
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 

@@ -117,10 +117,11 @@ TIMESTAMPS_ENVELOPE = rf"(?P<kt>{RFC3339}) "
 LAUNCHER_ENVELOPE = (
     r"\[(?P<launch>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] \[(?P<proc>[^\]\s]*@<\d+,\d+>)\]: ?"
 )
+DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream and time read as JSON
 LINE_ENVELOPE = (
     rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
 )
-ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$"))
+ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
 GLUED_RECORD = rf"^(?P<pre>.*?[\w.)])(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
@@ -208,31 +209,36 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
 
 
 def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` (``line``, ``ts``) with each line's ``LINE_ENVELOPE`` taken off: ``ts`` its time (RFC
-    3339 → UTC; a launcher's zoneless time read as UTC), ``envelope_stream`` (stdout/stderr, the
-    launcher's process) and ``envelope_unit`` (kubectl's ``pod/container``); null where a line has none.
-    A chunk without any envelope costs one scan."""
+    """``frame`` (``line``, ``ts``) with each line's ``LINE_ENVELOPE`` (or Docker json-file object,
+    ``DOCKER_ENVELOPE``: its ``log``) taken off: ``ts`` its time (RFC 3339 → UTC; a launcher's
+    zoneless time read as UTC), ``envelope_stream`` (stdout/stderr, the launcher's process) and
+    ``envelope_unit`` (kubectl's ``pod/container``); null where a line has none. A chunk without any
+    envelope costs one scan."""
     none = pl.lit(None, pl.String)
     if not frame.select(pl.col("line").str.contains(ENVELOPE_START).any()).item():
         return frame.with_columns(none.alias("envelope_stream"), none.alias("envelope_unit"))
     e = pl.col("e").struct
-    frame = frame.with_columns(pl.col("line").str.extract_groups(LINE_ENVELOPE).alias("e"))
+    docker = pl.when(pl.col("line").str.contains(DOCKER_ENVELOPE)).then(pl.col("line"))
+    frame = frame.with_columns(
+        pl.col("line").str.extract_groups(LINE_ENVELOPE).alias("e"),
+        docker.str.json_path_match("$.log").str.strip_suffix("\n").alias("d_log"),
+        docker.str.json_path_match("$.stream").alias("d_fd"),
+        _rfc3339(docker.str.json_path_match("$.time")).alias("d_ts"),
+    )
     # kubectl --timestamps alone only before a known header, never before the router's own ISO time
     bare = e.field("kt").is_not_null()
     bare_ok = e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(ROUTER_START)
-    frame = frame.with_columns(
-        pl.when(bare & ~bare_ok.fill_null(False)).then(None).otherwise(pl.col("e")).alias("e")
-    )
+    taken = ~bare | bare_ok.fill_null(False)
     launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
     when = pl.coalesce(
         [_rfc3339(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
     )
     return frame.with_columns(
-        pl.coalesce(e.field("rest"), pl.col("line")).alias("line"),
-        pl.coalesce(pl.col("ts"), when).alias("ts"),
-        pl.coalesce(e.field("fd"), e.field("proc")).alias("envelope_stream"),
+        pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),
+        pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
+        pl.coalesce("d_fd", e.field("fd"), e.field("proc")).alias("envelope_stream"),
         pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
-    ).drop("e")
+    ).drop("e", "d_log", "d_fd", "d_ts")
 
 
 def _rfc3339(expr: pl.Expr) -> pl.Expr:

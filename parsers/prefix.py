@@ -299,7 +299,7 @@ def strip_groups(regex: str) -> str:
 # from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
 BODY_STARTS = (
-    r"^(?:Decode|Prefill) transfer failed(?: for request| \.\.\.| …)",
+    r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",
     r"^Unexpected transfer worker error for room",
     r"^Scheduler hit an exception:",
     r"^Process \d+: ",
@@ -313,6 +313,7 @@ BODY_STARTS = (
     r"^[A-Z]{2}\d{4}: ",
 )
 PYSPY_MARKER = r"(?i)py-?spy dump"
+BODY_START = "|".join(BODY_STARTS)
 
 # Before the first record start of a stream, and after a blank line, a line of these shapes still
 # continues the record before it: indented (frames, wrapped text), a traceback's parts, a py-spy
@@ -347,7 +348,7 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
     ignored; a null line is null.
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
-    start = clean.str.contains(HEADER_START) | clean.str.contains("|".join(BODY_STARTS))
+    start = clean.str.contains(HEADER_START) | clean.str.contains(BODY_START)
     if previous is not None:  # (the marker is searched only after a "Process N:" line: a day has few)
         process = clean.str.starts_with("Process ")
         marked = pl.when(process).then(previous.str.contains(PYSPY_MARKER)).fill_null(False)

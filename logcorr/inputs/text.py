@@ -22,7 +22,7 @@ import polars as pl
 from logcorr.inputs.sniff import RFC3339
 from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
 from logcorr.parsers import journald
-from logcorr.parsers.prefix import HEADER_START, ROUTER_START, SGLANG_START, strip_groups
+from logcorr.parsers.prefix import BODY_START, HEADER_START, ROUTER_START, SGLANG_START, strip_groups
 from logcorr.store.schema import UTC_US, conform
 
 
@@ -131,13 +131,15 @@ GLUED_START = r"[\w.)]\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
     """A paste's markdown residue off a line that is a log line underneath: a leading backtick or
     ``**`` and the closing ``**`` or unpaired backtick at its end, only when what they wrap starts
-    with a known header or a compose prefix (any other line is kept exactly as it is)."""
+    with a known header, a known record body, an envelope or a compose prefix (any other line is kept
+    exactly as it is)."""
     opened = line.str.contains(MARKDOWN_OPEN)
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
     unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
     looks_like_log = pl.any_horizontal(
         unwrapped.str.contains(HEADER_START),
+        unwrapped.str.contains(BODY_START),
         unwrapped.str.contains(COMPOSE_START),
         unwrapped.str.contains(ENVELOPE_START),
     )

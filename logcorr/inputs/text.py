@@ -183,6 +183,12 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         .alias("ts"),
     )
     frame = _line_envelopes(frame)
+    # a blank line carries no envelope: it belongs to the stream of the line before it
+    blank = pl.col("line").str.strip_chars() == ""
+    frame = frame.with_columns(
+        pl.when(blank).then(pl.col(c).forward_fill()).otherwise(pl.col(c)).alias(c)
+        for c in ("envelope_stream", "envelope_unit")
+    )
     if compose:
         parts = pl.col("line").str.extract_groups(COMPOSE_PREFIX)
         frame = frame.with_columns(parts.alias("p")).with_columns(

@@ -7,8 +7,8 @@ fields, the producer it comes from, and sample lines with the fields they must y
 regex); nothing loops over lines in Python.
 
 Group names: ``date`` (YYYY-MM-DD), ``year`` (YYYY), ``month``/``day``, ``time`` (HH:MM:SS[.f]),
-``level`` (a word or a glog letter), ``ranks`` (SGLang rank tokens), ``rank`` (a global rank),
-``pid``. A family without ``date`` or ``year`` prints no year: it is taken from the nearest dated
+``epoch`` (Unix seconds with a fraction, UTC), ``level`` (a word or a glog letter), ``ranks`` (SGLang
+rank tokens), ``rank`` (a global rank), ``pid``, ``tid`` (a thread id), ``host``. A family without ``date`` or ``year`` prints no year: it is taken from the nearest dated
 row of the same input, else left unknown (null), never invented. ANSI colour escapes are ignored.
 """
 
@@ -394,6 +394,14 @@ _AFTER_WORKER = [h for h in _SPLIT[_SGLANG_AT + 1 :] if h.after_worker]
 _FIELDS = ("date", "year", "month", "day", "time", "epoch", "level", "ranks", "rank", "pid", "tid", "host")
 _CLAIM_SCHEMA = {"_i": pl.UInt32, "header": pl.String, **dict.fromkeys(_FIELDS, pl.String), "_cut": pl.UInt32}
 _LEVEL_ONLY = [(h.name, h.regex) for h in HEADERS if h.name in LEVEL_ONLY]
+_LEVEL_ONLY_REGEX = (
+    "^(?:"
+    + "|".join(
+        f"(?:{r.removeprefix('^').replace('(?P<level>', f'(?P<l{k}>')})"
+        for k, (_, r) in enumerate(_LEVEL_ONLY)
+    )
+    + ")"
+)
 
 
 def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool = False) -> pl.DataFrame:
@@ -469,8 +477,10 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         time as printed, local time for SGLang, UTC for the router; families that print no year get
         the year of the nearest dated row of ``text``, else ``log_ts`` is null and ``yearless`` keeps
         ``MM-DD HH:MM:SS.f`` for a later chunk to date), ``level`` (str or null), ``dp_rank, pp_rank,
-        tp_rank, ep_rank`` (Int16 or null), ``pid`` (Int32, where the header prints it; glog's number
-        is a thread id, not a pid), ``header`` (the family of ``HEADERS`` that matched, or
+        tp_rank, ep_rank`` (Int16 or null; a Ray/vLLM worker name's tokens where the header prints
+        none), ``pid`` (Int32, where the header or a worker prefix prints it; glog's number is a
+        thread id, not a pid), ``tid`` (Int64, a thread id: glog, NCCL, UCX, torch_npu), ``host``
+        (str, a host the header names: NCCL, UCX), ``header`` (the family of ``HEADERS`` that matched, or
         null), ``body`` (the text after the header, ANSI escapes removed; the whole text when no
         header matched; a JSON line whole, with ``log_ts``/``level`` from its ``"timestamp"`` and
         ``"level"`` keys) and ``yearless``.
@@ -478,14 +488,17 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     Never raises on any string input; nulls stay null.
     """
     df, json_like = _headers_cut(text)
-    # a LEVEL_ONLY family's level, alone or after an SGLang header (the body keeps it: an access line)
+    # a LEVEL_ONLY family's level, alone or after an SGLang header (the body keeps it: an access line),
+    # all of them in one pass
     after = pl.when(pl.col("header") == "sglang").then(pl.col("body")).when(pl.col("header").is_null())
-    after = after.then(pl.col("src"))
-    uv = pl.coalesce([after.str.extract(regex, 1) for _, regex in _LEVEL_ONLY])
+    df = df.with_columns(after.then(pl.col("src")).str.extract_groups(_LEVEL_ONLY_REGEX).alias("lo"))
+    found = [pl.col("lo").struct.field(f"l{k}") for k in range(len(_LEVEL_ONLY))]
+    uv = pl.coalesce(found)
     level_only = pl.coalesce(
-        [pl.when(after.str.contains(regex)).then(pl.lit(name)) for name, regex in _LEVEL_ONLY]
+        [pl.when(f.is_not_null()).then(pl.lit(n)) for f, (n, _) in zip(found, _LEVEL_ONLY, strict=True)]
     )
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
+    epoch_ts = _epoch(pl.col("epoch")) if df["epoch"].is_not_null().any() else pl.lit(None, pl.Datetime("us"))
     month = pl.col("month").str.pad_start(2, "0")
     date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
     yearless = pl.col("header").is_in(YEARLESS)
@@ -495,7 +508,7 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
         .alias("header"),
         uv.alias("uv"),
-        pl.coalesce(_timestamp(date, pl.col("time")), _epoch(pl.col("epoch")), json_ts).alias("dated_ts"),
+        pl.coalesce(_timestamp(date, pl.col("time")), epoch_ts, json_ts).alias("dated_ts"),
         pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
     )  # fmt: skip
     log_ts, still_yearless = _dated(df)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest
+from logcorr.parsers.prefix import is_record_start
 from tests.conftest import CASES
 
 BATCH = CASES / "batch3"
@@ -222,3 +224,29 @@ def test_13_a_backtick_before_glog_and_a_double_worker_prefix(workdir):
         out, "SELECT tp_rank, dp_rank, pid, level FROM events WHERE message LIKE '(Worker pid=107182) %'"
     )
     assert worker == [(2, None, 107182, "ERROR")]
+
+
+@pytest.mark.parametrize(
+    "line,start",
+    [
+        (
+            "[Gloo] Rank 1 is connected to 15 peer ranks. Expected number of connected peer ranks is : 15",
+            True,
+        ),
+        (
+            "[aiter] import [module_aiter_enum] under /sgl-workspace/aiter/aiter/jit/module_aiter_enum.so",
+            True,
+        ),
+        ("[full] total=4974080, available=1024, evictable=4947200", False),  # a record's body (real2/13)
+        ("EZ9999: Inner Error!", True),
+        ("Prefill bootstrap failed for request rank=0 req.rid='894df0a757e04ae3b19e360e86055b6d'", True),
+        ("Prefill batch, #new-seq: 1, #new-token: 2048, #cached-token: 0", True),
+        ("WARNING server_args.py:2326: KV cache is forced as chunk cache for decode server", True),
+        ("025-07-31 21:42:46  INFO http_request{method=GET}: sglang_router_rs::request: x", True),
+        ("Caused by:", False),
+        ('(APIServer pid=14452)   File "/usr/lib/python3.12/asyncio/runners.py", line 194, in run', False),
+        ("(APIServer pid=3285) INFO 02-22 06:36:02 [launcher.py:46] Route: /score, Methods: POST", True),
+    ],
+)
+def test_record_starts_of_batch3_and_batch4_lines(line, start):
+    assert pl.select(is_record_start(pl.lit(line))).item() is start

@@ -146,11 +146,22 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 
 
+def markdown_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with ``_strip_markdown`` applied to the few that hold a backtick or ``**`` (one
+    literal scan of the rest)."""
+    maybe = (lines.str.contains("`", literal=True) | lines.str.contains("**", literal=True)).fill_null(False)
+    idx = maybe.arg_true()
+    if idx.len() == 0:
+        return lines
+    fixed = pl.select(_strip_markdown(pl.lit(lines.gather(idx)))).to_series()
+    return lines.clone().scatter(idx, fixed)
+
+
 def has_compose_prefix(lines: pl.Series) -> bool:
     """Do half or more of the first 200 non-blank lines carry a ``docker compose logs`` prefix
     (``name  | ``), markdown residue and export envelopes aside?"""
     sample = lines.head(200).drop_nulls()
-    sample = pl.select(_strip_markdown(pl.lit(sample)).str.replace(TSV_ENVELOPE, "$rest")).to_series()
+    sample = markdown_off(sample).str.replace(TSV_ENVELOPE, "$rest")
     sample = sample.filter(sample.str.strip_chars() != "")
     hits = int(sample.str.contains(COMPOSE_START).sum())
     return hits >= 1 and hits * 2 >= len(sample)
@@ -171,9 +182,8 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
     if fmt == "short":
         return journald.parse_short_lines(lines, source=source, first_line=first)
     frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
-    frame = frame.with_row_index("n", offset=first).with_columns(
-        _strip_markdown(pl.col("line")).alias("line")
-    )
+    frame = frame.with_row_index("n", offset=first)
+    frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(
         pl.coalesce(pl.col("t").struct.field("rest"), pl.col("line")).alias("line"),

@@ -123,13 +123,14 @@ class _Enricher:
     ) -> pl.DataFrame:
         source = recs["source"][0] if recs.height else ""
         head = self._fix_years(split_prefix(recs["message"]), source)
-        df = pl.concat([recs, head.rename({"pid": "header_pid"})], how="horizontal")
+        df = pl.concat([recs, head.rename({"pid": "header_pid", "host": "header_host"})], how="horizontal")
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
             pl.coalesce("pid", "header_pid").alias("pid"),
+            pl.coalesce("host", "header_host").alias("host"),  # a host the line names (NCCL, UCX)
             pl.lit("unknown").alias("role"),  # classify's view; the role is worked out below
-        ).drop("header_pid")
+        ).drop("header_pid", "header_host", "tid")
         self.next_id += df.height
         parsed = sglang.classify(df)
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]

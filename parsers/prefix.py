@@ -7,8 +7,8 @@ fields, the producer it comes from, and sample lines with the fields they must y
 regex); nothing loops over lines in Python.
 
 Group names: ``date`` (YYYY-MM-DD), ``year`` (YYYY), ``month``/``day``, ``time`` (HH:MM:SS[.f]),
-``level`` (a word or a glog letter), ``ranks`` (SGLang rank tokens), ``rank`` (a global rank),
-``pid``. A family without ``date`` or ``year`` prints no year: it is taken from the nearest dated
+``epoch`` (Unix seconds with a fraction, UTC), ``level`` (a word or a glog letter), ``ranks`` (SGLang
+rank tokens), ``rank`` (a global rank), ``pid``, ``tid`` (a thread id), ``host``. A family without ``date`` or ``year`` prints no year: it is taken from the nearest dated
 row of the same input, else left unknown (null), never invented. ANSI colour escapes are ignored.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
@@ -24,20 +25,24 @@ _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
-# Ray's worker-log prefix; only an SGLang or custom header may follow it (split_prefix).
-RAY_PREFIX = r"^\(\w+ pid=\d+(?:, ip=[^)]*)?\) "
+# Ray's and vLLM's worker-log prefix, once or twice (``(Worker pid=7) (Worker_TP2 pid=7) ``): the
+# last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``) are the line's ranks,
+# its pid the line's pid; only a family marked ``after_worker`` may follow it (split_prefix).
+RAY_PREFIX = r"^(?:\((?P<worker>[A-Za-z]\w*) pid=(?P<wpid>\d+)(?:, ip=[^)]*)?\) )+"
 
 
 @dataclass(frozen=True)
 class Header:
     """One header family: ``regex`` anchored at the line start, named groups as its fields;
-    ``starts`` False for a family that is read but never opens a record on its own."""
+    ``starts`` False for a family that is read but never opens a record on its own;
+    ``after_worker`` True for a Python logger's header that a Ray/vLLM worker prefix may precede."""
 
     name: str
     regex: str
     source: str
     samples: tuple[tuple[str, dict], ...] = ()
     starts: bool = True
+    after_worker: bool = False
 
 
 H = Header
@@ -58,17 +63,44 @@ HEADERS = (
         (("[2025-08-31 07:26:45 TP0 EP0] msg", {"tp_rank": 0, "ep_rank": 0}),),
     ),
     H(
+        "custom",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{_LEVEL_WORD}) (?P<pid>\d+) "
+        rf"\[ ?(?P<ranks>(?:{_RANK_TOKENS} )*)[^\]\s]+:\d+\] ?",
+        "a custom SGLang logging format (sglang#9867): '%(asctime)s %(levelname)s %(process)d [{prefix} "
+        "%(filename)s:%(lineno)d] %(message)s'",
+        (
+            (
+                "2025-08-28 21:19:34 ERROR 125765 [ DP10 TP10 EP10 scheduler.py:2655] frame #25: x",
+                {
+                    "level": "ERROR",
+                    "pid": 125765,
+                    "dp_rank": 10,
+                    "tp_rank": 10,
+                    "ep_rank": 10,
+                    "log_ts": datetime(2025, 8, 28, 21, 19, 34),
+                    "body": "frame #25: x",
+                },
+            ),
+        ),
+    ),
+    H(
         "glog",
         r"^(?P<level>[IWEF])(?P<year>\d{4})(?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)\s+(?P<tid>\d+)"
         r" [^\]\s]+:\d+\] ?",
         "glog with the year (newer Mooncake, absl): I20260317 09:49:03.944839 tid file:line]",
-        (("I20260317 09:49:03.944839  8123 client.cpp:12] msg", {"level": "INFO"}),),
+        (("I20260317 09:49:03.944839  8123 client.cpp:12] msg", {"level": "INFO", "tid": 8123}),),
     ),
     H(
         "glog",
         r"^(?P<level>[IWEF])(?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d\.\d+)\s+(?P<tid>\d+) [^\]\s]+:\d+\] ?",
         "glog (Mooncake, C++ libraries): E0414 03:56:41.856248 tid file:line], no year",
-        (("E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg", {"level": "ERROR"}),),
+        (
+            (
+                "E0414 03:56:41.856248 77969 transfer_metadata_plugin.cpp:173] msg",
+                {"level": "ERROR", "tid": 77969, "pid": None, "log_ts": None},
+            ),
+            ("I0325 09:32:23.100996  7990 client_metric.cpp:76] msg", {"level": "INFO", "tid": 7990}),
+        ),
     ),
     H(
         "torch",
@@ -79,6 +111,10 @@ HEADERS = (
             (
                 "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] msg",
                 {"tp_rank": 3, "level": "ERROR"},
+            ),
+            (
+                "[rank1]:[W324 12:06:11.712348372 socket.cpp:472] [c10d] waitForInput: poll",
+                {"tp_rank": 1, "level": "WARNING", "log_ts": None, "body": "[c10d] waitForInput: poll"},
             ),
         ),
     ),
@@ -96,6 +132,17 @@ HEADERS = (
     ),
     H(
         "router",
+        r"^\d{1,3}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+",
+        "sgl-router / smg as above, its year cut short by a paste: the level is read, the time stays unknown",
+        (
+            (
+                "025-07-31 21:42:46  INFO http_request{method=GET}: sglang_router_rs::request: msg",
+                {"level": "INFO", "log_ts": None},
+            ),
+        ),
+    ),
+    H(
+        "router",
         rf"^\[Router \([\w ]+\)\] (?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>TRACE|DEBUG|INFO|WARN|ERROR) - ",
         "sgl-router 0.1.x (2025-03, Rust core under Python): [Router (Rust)] YYYY-MM-DD HH:MM:SS - LEVEL - msg",
         (
@@ -107,12 +154,16 @@ HEADERS = (
     ),
     H(
         "nccl",
-        r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<rank>\d+)\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
-        "NCCL_DEBUG output: host:pid:tid [localRank] NCCL INFO (local rank, stored as tp_rank)",
+        r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
+        "NCCL_DEBUG output: host:pid:tid [cudaDev] NCCL INFO; the bracket is the CUDA device index, not a rank",
         (
             (
                 "ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed",
-                {"pid": 5801, "tp_rank": 1},
+                {"pid": 5801, "tid": 5850, "host": "ip-10-0-9-12", "tp_rank": None, "log_ts": None},
+            ),
+            (
+                "s-20260228211257-kg9mw-prefill-0:206899:213190 [0] NCCL INFO [Proxy Progress] Device 0",
+                {"host": "s-20260228211257-kg9mw-prefill-0", "pid": 206899, "tid": 213190, "log_ts": None},
             ),
         ),
     ),
@@ -120,26 +171,111 @@ HEADERS = (
         "vllm",
         rf"^(?P<level>{_LEVEL_WORD}) (?P<month>\d\d)-(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d(?:\.\d+)?) \[[^\]\s]+:\d+\] ?",
         "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line], no year",
-        (("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO"}),),
+        (
+            ("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO", "log_ts": None}),
+            (
+                "(Worker_DP1_TP0_EP8 pid=23143) ERROR 03-17 09:49:03 [mooncake_backend.py:85] Failed to put",
+                {
+                    "level": "ERROR",
+                    "dp_rank": 1,
+                    "tp_rank": 0,
+                    "ep_rank": 8,
+                    "pid": 23143,
+                    "body": "Failed to put",
+                },
+            ),
+            (
+                "(Worker pid=107182) (Worker_TP2 pid=107182) ERROR 03-28 09:06:16 [mooncake_backend.py:85] x",
+                {"level": "ERROR", "tp_rank": 2, "dp_rank": None, "pid": 107182, "body": "x"},
+            ),
+        ),
+        after_worker=True,
     ),
     H(
         "cann",
         r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT)\] (?:[\w-]+\(\d+,[^)]*\):)?"
-        r"(?P<date>\d{4}-\d\d-\d\d)-(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)(?:\.\d+)* ?",
-        "Ascend CANN / HCCL plog: [ERROR] MODULE(pid,proc):YYYY-MM-DD-HH:MM:SS.mmm.uuu",
-        (("[ERROR] HCCL(1234,python):2025-03-01-10:20:30.123.456 [file.cc:88] msg", {"level": "ERROR"}),),
+        r"(?P<date>\d{4}-\d\d-\d\d)-(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)(?:\.\d+)* ?"
+        r"(?:\(PID:(?P<pid>\d+)[^)]*\) ?)?",
+        "Ascend CANN / HCCL plog: [ERROR] MODULE(pid,proc):YYYY-MM-DD-HH:MM:SS.mmm.uuu; torch_npu's "
+        "[ERROR] YYYY-MM-DD-HH:MM:SS (PID:N, Device:D, RankID:R) (RankID is not a TP rank)",
+        (
+            ("[ERROR] HCCL(1234,python):2025-03-01-10:20:30.123.456 [file.cc:88] msg", {"level": "ERROR"}),
+            (
+                "[ERROR] 2026-07-07-07:20:43 (PID:163686, Device:1, RankID:-1) ERR00100 PTA call acl api failed",
+                {
+                    "level": "ERROR",
+                    "pid": 163686,
+                    "tp_rank": None,
+                    "log_ts": datetime(2026, 7, 7, 7, 20, 43),
+                    "body": "ERR00100 PTA call acl api failed",
+                },
+            ),
+        ),
+    ),
+    H(
+        "cann",
+        r"^[A-Z]{2}\d{4}\[PID: (?P<pid>\d+)\] (?P<date>\d{4}-\d\d-\d\d)-(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
+        r"(?:\.\d+)* (?:\([A-Z]{2}\d{4}\): ?)?",
+        "Ascend CANN error-code lines: EZ9999[PID: N] YYYY-MM-DD-HH:MM:SS.mmm.uuu (EZ9999): msg",
+        (
+            (
+                "EZ9999[PID: 163686] 2026-07-07-07:20:43.817.613 (EZ9999):  Kernel task happen error",
+                {"pid": 163686, "log_ts": datetime(2026, 7, 7, 7, 20, 43, 817000), "level": None},
+            ),
+        ),
+    ),
+    H(
+        "torch_npu",
+        r"^\[(?P<pid>\d+)\] \[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?::\d+)?\] [\w.]+: "
+        r"\[(?P<level>[A-Z]+)\] (?:\[(?P<tid>\d+)\] )?",
+        "torch_npu's logger: [pid] [YYYY-MM-DD HH:MM:SS:mmm] logger: [LEVEL] [tid] (the milliseconds after "
+        "a colon are not read)",
+        (
+            (
+                "[163686] [2026-07-07 07:20:43:938] torch.distributed: [ERROR] [164517] Find exception",
+                {
+                    "pid": 163686,
+                    "tid": 164517,
+                    "level": "ERROR",
+                    "log_ts": datetime(2026, 7, 7, 7, 20, 43),
+                    "body": "Find exception",
+                },
+            ),
+        ),
     ),
     H(
         "ucx",
-        r"^\[\d{9,}\.\d+\] \[[^\]]*:\d+\s*:\d+(?::\d+)?\]",
-        "UCX (under NIXL/Mooncake): [epoch] [host:pid:tid] or [host:pid:x:tid]; a record start only",
-        (("[1784621081.896649] [host:537  :1]  srd_iface.c:221  UCX  ERROR msg", {}),),
+        r"^\[(?P<epoch>\d{9,}\.\d+)\] \[(?P<host>[^\]\s:]+):(?P<pid>\d+)\s*:(?:\d+:)?(?P<tid>\d+)\]"
+        r"(?:\s+\S+:\d+\s+UCX\s+(?P<level>[A-Z]+)\b)? *",
+        "UCX (under NIXL/Mooncake): [epoch seconds] [host:pid:tid] or [host:pid:x:tid] file:line UCX LEVEL",
+        (
+            (
+                "[1784621081.896649] [host:537  :1]       srd_iface.c:221  UCX  ERROR send completion",
+                {
+                    "pid": 537,
+                    "tid": 1,
+                    "host": "host",
+                    "level": "ERROR",
+                    "log_ts": datetime(2026, 7, 21, 8, 4, 41, 896649),
+                    "body": "send completion",
+                },
+            ),
+        ),
     ),
     H(
         "uvicorn",
         rf"^(?P<level>{_LEVEL_WORD}):\s+",
         "uvicorn's default formatter (level only), also after an SGLang header",
         (('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', {"level": "INFO"}),),
+        after_worker=True,
+    ),
+    H(
+        "pylog",
+        rf"^(?P<level>{_LEVEL_WORD}) [\w.-]+\.py:\d+: ",
+        "Python logging '%(levelname)s %(filename)s:%(lineno)d: %(message)s' (SGLang ROCm builds 2026), "
+        "also after an SGLang header",
+        (("WARNING server_args.py:2326: KV cache is forced as chunk cache", {"level": "WARNING"}),),
+        after_worker=True,
     ),
     H(
         "json",
@@ -153,41 +289,52 @@ HEADERS = (
     ),
 )
 
-# Bodies that are a known kind of record even without a header: they open a record too (a paste
-# from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
-# "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
-BODY_STARTS = (
-    r"^(?:Decode|Prefill) transfer failed(?: for request| \.\.\.| …)",
-    r"^Unexpected transfer worker error for room",
-    r"^Scheduler hit an exception:",
-    r"^Process \d+: ",
-    r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
-    r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
-)
-PYSPY_MARKER = r"(?i)py-?spy dump"
-
-# Before the first record start of a stream, and after a blank line, a line of these shapes still
-# continues the record before it: indented (frames, wrapped text), a traceback's parts, a py-spy
-# thread header. Any other line there opens a record of its own.
-CONTINUATION = (
-    r"^(?:[ \t]+\S|Traceback \(most recent call last\):|Thread (?:0x[0-9A-Fa-f]+|\d+) \("
-    r"|(?:The above exception|During handling of the above exception)"
-    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
-)
-
 
 def strip_groups(regex: str) -> str:
     """``regex`` with its named groups made non-capturing (a match test, or one to join with others)."""
     return re.sub(r"\(\?P<\w+>", "(?:", regex)
 
 
+# Bodies that are a known kind of record even without a header: they open a record too (a paste
+# from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
+# "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
+BODY_STARTS = (
+    r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",
+    r"^Unexpected transfer worker error for room",
+    r"^Scheduler hit an exception:",
+    r"^Process \d+: ",
+    r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
+    r"^(?:Prefill|Decode) batch[.,] ",  # a batch line whose header was stripped (--log-requests pastes)
+    r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
+    # a header of a logger no family knows: a bracketed tag before prose ([Gloo] Rank 1 …, [aiter]
+    # import …; not a tagged key=value line, "[full] total=…", which is a body), a CANN error code
+    # (EZ9999: ); it opens a record of its own rather than being glued onto the one before
+    r"^\[[A-Za-z][\w.-]*\] [A-Za-z]\w*(?:[ ,.:]|$)",
+    r"^[A-Z]{2}\d{4}: ",
+)
+PYSPY_MARKER = r"(?i)py-?spy dump"
+BODY_START = "|".join(BODY_STARTS)
+
+# Before the first record start of a stream, and after a blank line, a line of these shapes still
+# continues the record before it: indented (frames, wrapped text), a traceback's parts, a py-spy
+# thread header. Any other line there opens a record of its own.
+CONTINUATION = (
+    rf"^(?:{strip_groups(RAY_PREFIX[1:])})?"
+    r"(?:[ \t]+\S|Traceback \(most recent call last\):|Thread (?:0x[0-9A-Fa-f]+|\d+) \("
+    r"|(?:The above exception|During handling of the above exception)|Caused by:$"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
+)
+
+
 HEADER_START = "|".join(f"(?:{strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
-HEADER_START = rf"^(?:{RAY_PREFIX[1:]})?(?:{HEADER_START})"
+HEADER_START = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:{HEADER_START})"
 _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
 _SGLANG = next(h for h in HEADERS if h.name == "sglang")
 SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
 SGLANG_START = strip_groups(_SGLANG.regex)
+# The router's own header (an ISO time, then its level): never a kubectl --timestamps envelope.
+ROUTER_START = strip_groups(next(h.regex for h in HEADERS if h.name == "router"))
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 
@@ -201,7 +348,7 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
     ignored; a null line is null.
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
-    start = clean.str.contains(HEADER_START) | clean.str.contains("|".join(BODY_STARTS))
+    start = clean.str.contains(HEADER_START) | clean.str.contains(BODY_START)
     if previous is not None:  # (the marker is searched only after a "Process N:" line: a day has few)
         process = clean.str.starts_with("Process ")
         marked = pl.when(process).then(previous.str.contains(PYSPY_MARKER)).fill_null(False)
@@ -237,12 +384,24 @@ _TOKENS = ("DP", "PP", "TP", "EP")
 # A family listed before it refines it (its header opens with SGLang's ``[time]`` without ranks, as
 # ``tests/test_prefix.py`` checks), so it is tried only on the rows SGLang claimed without ranks; the
 # families after it only on the rows nothing claimed yet, each on the rows the ones before it left.
-_SPLIT = [h for h in _HEADERS_WITH_FIELDS if h.name != "uvicorn"]
+# Families that print only a level before the message (uvicorn's ``INFO:``, Python's ``LEVEL file.py:N:``)
+# are read on the body, alone or after SGLang's header, and the body keeps them.
+LEVEL_ONLY = ("uvicorn", "pylog")
+_SPLIT = [h for h in _HEADERS_WITH_FIELDS if h.name not in LEVEL_ONLY]
 _SGLANG_AT = _SPLIT.index(_SGLANG)
 REFINES_SGLANG = _SPLIT[:_SGLANG_AT]
-_FIELDS = ("date", "year", "month", "day", "time", "level", "ranks", "rank", "pid")
+_AFTER_WORKER = [h for h in _SPLIT[_SGLANG_AT + 1 :] if h.after_worker]
+_FIELDS = ("date", "year", "month", "day", "time", "epoch", "level", "ranks", "rank", "pid", "tid", "host")
 _CLAIM_SCHEMA = {"_i": pl.UInt32, "header": pl.String, **dict.fromkeys(_FIELDS, pl.String), "_cut": pl.UInt32}
-_UVICORN = next(h.regex for h in HEADERS if h.name == "uvicorn")
+_LEVEL_ONLY = [(h.name, h.regex) for h in HEADERS if h.name in LEVEL_ONLY]
+_LEVEL_ONLY_REGEX = (
+    "^(?:"
+    + "|".join(
+        f"(?:{r.removeprefix('^').replace('(?P<level>', f'(?P<l{k}>')})"
+        for k, (_, r) in enumerate(_LEVEL_ONLY)
+    )
+    + ")"
+)
 
 
 def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool = False) -> pl.DataFrame:
@@ -291,13 +450,16 @@ def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool 
 def _claims(src: pl.Series, open_to_all: pl.Series | None) -> pl.DataFrame:
     """Per row of ``src``, in order: the header family that claims it (``header``, null for none),
     its fields and ``_cut``. Rows where ``open_to_all`` is False (a Ray prefix was cut) may only be
-    claimed by SGLang's header or one that refines it."""
+    claimed by SGLang's header, one that refines it, or a family marked ``after_worker``."""
     frame = pl.DataFrame([pl.int_range(src.len(), dtype=pl.UInt32, eager=True).alias("_i"), src.alias("src")])
     out = _first_claim(frame, [_SGLANG], every_row=True).drop("_i")
     mine = out["header"].is_not_null()
     refine = frame.filter(mine & (out["ranks"] == ""))
     rest = frame.filter(~mine if open_to_all is None else ~mine & open_to_all)
-    found = pl.concat([_first_claim(refine, REFINES_SGLANG), _first_claim(rest, _SPLIT[_SGLANG_AT + 1 :])])
+    found = [_first_claim(refine, REFINES_SGLANG), _first_claim(rest, _SPLIT[_SGLANG_AT + 1 :])]
+    if open_to_all is not None:
+        found.append(_first_claim(frame.filter(~mine & ~open_to_all), _AFTER_WORKER))
+    found = pl.concat(found)
     if found.height:
         out = out.with_columns(out[c].scatter(found["_i"], found[c]) for c in out.columns)
     return out
@@ -315,8 +477,10 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         time as printed, local time for SGLang, UTC for the router; families that print no year get
         the year of the nearest dated row of ``text``, else ``log_ts`` is null and ``yearless`` keeps
         ``MM-DD HH:MM:SS.f`` for a later chunk to date), ``level`` (str or null), ``dp_rank, pp_rank,
-        tp_rank, ep_rank`` (Int16 or null), ``pid`` (Int32, where the header prints it; glog's number
-        is a thread id, not a pid), ``header`` (the family of ``HEADERS`` that matched, or
+        tp_rank, ep_rank`` (Int16 or null; a Ray/vLLM worker name's tokens where the header prints
+        none), ``pid`` (Int32, where the header or a worker prefix prints it; glog's number is a
+        thread id, not a pid), ``tid`` (Int64, a thread id: glog, NCCL, UCX, torch_npu), ``host``
+        (str, a host the header names: NCCL, UCX), ``header`` (the family of ``HEADERS`` that matched, or
         null), ``body`` (the text after the header, ANSI escapes removed; the whole text when no
         header matched; a JSON line whole, with ``log_ts``/``level`` from its ``"timestamp"`` and
         ``"level"`` keys) and ``yearless``.
@@ -324,21 +488,27 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     Never raises on any string input; nulls stay null.
     """
     df, json_like = _headers_cut(text)
-    # uvicorn's level, alone or after an SGLang header (the body keeps it: it is the access line).
-    uv = pl.when(pl.col("header").is_null() | (pl.col("header") == "sglang")).then(
-        pl.col("body").str.extract(_UVICORN, 1)
+    # a LEVEL_ONLY family's level, alone or after an SGLang header (the body keeps it: an access line),
+    # all of them in one pass
+    after = pl.when(pl.col("header") == "sglang").then(pl.col("body")).when(pl.col("header").is_null())
+    df = df.with_columns(after.then(pl.col("src")).str.extract_groups(_LEVEL_ONLY_REGEX).alias("lo"))
+    found = [pl.col("lo").struct.field(f"l{k}") for k in range(len(_LEVEL_ONLY))]
+    uv = pl.coalesce(found)
+    level_only = pl.coalesce(
+        [pl.when(f.is_not_null()).then(pl.lit(n)) for f, (n, _) in zip(found, _LEVEL_ONLY, strict=True)]
     )
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
+    epoch_ts = _epoch(pl.col("epoch")) if df["epoch"].is_not_null().any() else pl.lit(None, pl.Datetime("us"))
     month = pl.col("month").str.pad_start(2, "0")
     date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
     yearless = pl.col("header").is_in(YEARLESS)
     md_time = pl.concat_str([month, pl.col("day")], separator="-")
     df = df.with_columns(
-        pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(pl.lit("uvicorn"))
+        pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(level_only)
         .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
         .alias("header"),
         uv.alias("uv"),
-        pl.coalesce(_timestamp(date, pl.col("time")), json_ts).alias("dated_ts"),
+        pl.coalesce(_timestamp(date, pl.col("time")), epoch_ts, json_ts).alias("dated_ts"),
         pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
     )  # fmt: skip
     log_ts, still_yearless = _dated(df)
@@ -355,11 +525,20 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         rank["PP"].alias("pp_rank"),
         pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
         rank["EP"].alias("ep_rank"),
-        pl.col("pid").cast(pl.Int32, strict=False).alias("pid"),
+        pl.coalesce("pid", "wpid").cast(pl.Int32, strict=False).alias("pid"),
+        pl.col("tid").cast(pl.Int64, strict=False).alias("tid"),
+        pl.col("host"),
         pl.col("header"),
         pl.col("body"),
         still_yearless.alias("yearless"),
     )
+
+
+def _epoch(epoch: pl.Expr) -> pl.Expr:
+    """``1784621081.896649`` (Unix seconds with a fraction, UCX) as a naive UTC Datetime[us]."""
+    seconds = epoch.str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
+    micros = epoch.str.extract(r"\.(\d+)", 1).str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int64, strict=False)
+    return pl.from_epoch(seconds * 1_000_000 + micros, time_unit="us")
 
 
 def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
@@ -374,6 +553,16 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
     src = df.select(pl.col("text").str.replace(RAY_PREFIX, "")).to_series() if ray_like else df["text"]
     claims = _claims(src, (src == df["text"]).fill_null(True) if ray_like else None)
     df = pl.concat([df.with_columns(src.alias("src")), claims], how="horizontal")
+    if ray_like:  # the worker's name gives the ranks its header does not print, its pid the pid
+        worker = pl.col("text").str.extract_groups(RAY_PREFIX)
+        tokens = worker.struct.field("worker").str.replace_all("_", " ", literal=True)
+        printed = pl.when(pl.col("ranks") != "").then(pl.col("ranks"))
+        df = df.with_columns(
+            pl.coalesce(printed, tokens, pl.col("ranks")).alias("ranks"),
+            worker.struct.field("wpid").alias("wpid"),
+        )
+    else:
+        df = df.with_columns(pl.lit(None, pl.String).alias("wpid"))
     # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole
     body = pl.when(pl.col("_cut").is_not_null()).then(pl.col("src").str.slice(pl.col("_cut")))
     body = body.otherwise(pl.col("text") if ray_like else pl.col("src"))

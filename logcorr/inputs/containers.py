@@ -407,10 +407,15 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
         if df.height == 0:
             continue
         recs = text.text_records(df["text"], "text", report.source, 1, compose=False)
-        df = df.with_columns(recs["pid"].alias("pid"), recs["message"].alias("message"))
+        # (a line holding a glued record is two records: each takes its line's row)
+        rows = recs["source_pos"].str.slice(5).cast(pl.Int64) - 1
+        df = df.select(pl.all().gather(rows)) if recs.height != df.height else df
+        df = df.with_columns(
+            recs["pid"].alias("pid"), recs["message"].alias("message"), recs["ts"].alias("inner_ts")
+        )
         yield df.select(
             journald.record_columns(
-                ts=pl.coalesce("ts", recs["ts"]),
+                ts=pl.coalesce("ts", "inner_ts"),
                 host=pl.col("node"),
                 boot_id=run,
                 unit=pl.col("unit"),

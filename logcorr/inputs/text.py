@@ -19,9 +19,10 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.inputs.sniff import RFC3339
 from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
 from logcorr.parsers import journald
-from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.prefix import BODY_START, HEADER_START, ROUTER_START, SGLANG_START, strip_groups
 from logcorr.store.schema import UTC_US, conform
 
 
@@ -94,33 +95,73 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
 
 # Text around a log line that is not the log's: markdown residue of a paste (a leading backtick or
-# `**`, their closing pair), a log platform's `<epoch-ms>\t<ISO>\t` export envelope, a `docker compose
-# logs` service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)`.
-MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*)(?P<c>\S)"
+# `**`, maybe a space after it, their closing pair), a log platform's `<epoch-ms>\t<ISO>\t` export
+# envelope, a container runtime's or launcher's prefix (``LINE_ENVELOPE``), a `docker compose logs`
+# service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)` (kept in the message: its ranks
+# and pid are read with the header, ``parsers.prefix``).
+MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*) ?(?P<c>\S)"
 MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
-WORKER_PREFIX = r"^\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) (?P<rest>.*)$"
+WORKER_PREFIX = r"^(?:\([A-Za-z]\w* pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
+# A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
+# ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
+# --prefix --timestamps`` (``[pod/NAME/CONTAINER] <RFC3339> ``), ``kubectl logs --timestamps`` alone
+# (``<RFC3339> `` before a known header; not before a router's own ``<ISO>  LEVEL``), a launcher's
+# ``[YYYY-MM-DD HH:MM:SS] [/bin/sh@<a,b>]: `` (its time has no zone: read as UTC, as a printed time).
+# The envelope's time becomes ``ts``; the line's own time stays its ``log_ts``: one event.
+CRI_ENVELOPE = rf"(?P<cri>{RFC3339}) (?P<fd>stdout|stderr) [PF](?::\S*)? "
+KUBECTL_ENVELOPE = rf"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] (?P<kp>{RFC3339}) "
+TIMESTAMPS_ENVELOPE = rf"(?P<kt>{RFC3339}) "
+LAUNCHER_ENVELOPE = (
+    r"\[(?P<launch>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] \[(?P<proc>[^\]\s]*@<\d+,\d+>)\]: ?"
+)
+DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream and time read as JSON
+LINE_ENVELOPE = (
+    rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
+)
+ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
+# An SGLang header glued onto the text before it (two records on one physical line: a dump's last
+# line and the next record, no newline between): the line is split there, both parts numbered as it.
+GLUED_RECORD = rf"^(?P<pre>.*?[\w.)])(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
+GLUED_START = r"[\w.)]\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
     """A paste's markdown residue off a line that is a log line underneath: a leading backtick or
     ``**`` and the closing ``**`` or unpaired backtick at its end, only when what they wrap starts
-    with a known header or a compose prefix (any other line is kept exactly as it is)."""
+    with a known header, a known record body, an envelope or a compose prefix (any other line is kept
+    exactly as it is)."""
     opened = line.str.contains(MARKDOWN_OPEN)
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
     unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
-    looks_like_log = unwrapped.str.contains(HEADER_START) | unwrapped.str.contains(COMPOSE_START)
+    looks_like_log = pl.any_horizontal(
+        unwrapped.str.contains(HEADER_START),
+        unwrapped.str.contains(BODY_START),
+        unwrapped.str.contains(COMPOSE_START),
+        unwrapped.str.contains(ENVELOPE_START),
+    )
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
+
+
+def markdown_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with ``_strip_markdown`` applied to the few that hold a backtick or ``**`` (one
+    literal scan of the rest)."""
+    maybe = (lines.str.contains("`", literal=True) | lines.str.contains("**", literal=True)).fill_null(False)
+    idx = maybe.arg_true()
+    if idx.len() == 0:
+        return lines
+    fixed = pl.select(_strip_markdown(pl.lit(lines.gather(idx)))).to_series()
+    return lines.clone().scatter(idx, fixed)
 
 
 def has_compose_prefix(lines: pl.Series) -> bool:
     """Do half or more of the first 200 non-blank lines carry a ``docker compose logs`` prefix
     (``name  | ``), markdown residue and export envelopes aside?"""
     sample = lines.head(200).drop_nulls()
-    sample = pl.select(_strip_markdown(pl.lit(sample)).str.replace(TSV_ENVELOPE, "$rest")).to_series()
+    sample = markdown_off(sample).str.replace(TSV_ENVELOPE, "$rest")
     sample = sample.filter(sample.str.strip_chars() != "")
     hits = int(sample.str.contains(COMPOSE_START).sum())
     return hits >= 1 and hits * 2 >= len(sample)
@@ -129,16 +170,20 @@ def has_compose_prefix(lines: pl.Series) -> bool:
 def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose: bool) -> pl.DataFrame:
     """One reader record per line of ``lines`` (a String Series of one chunk, line ``first`` first),
     in ``journald.RECORD_COLUMNS``: journalctl ``json``/``short`` captures parsed as such, any other
-    text one record per line, its envelope taken off (``MARKDOWN_*``, ``TSV_ENVELOPE`` whose epoch-ms
-    becomes ``ts`` (UTC), the compose service when ``compose`` (→ ``unit``), ``WORKER_PREFIX`` (→
-    ``unit`` and ``pid``)); ``ts`` null otherwise (the line's own time is read later); ``stream`` =
-    the source plus the service or worker. ``source_pos`` is ``line N``."""
+    text one record per line, its envelope taken off (``MARKDOWN_*``; ``TSV_ENVELOPE`` whose epoch-ms
+    becomes ``ts`` (UTC); ``LINE_ENVELOPE``, whose time becomes ``ts`` (UTC) and whose stream, pod or
+    launcher joins ``stream``; the compose service when ``compose`` (→ ``unit``)); a Ray/vLLM
+    ``WORKER_PREFIX`` stays in the message and gives ``unit`` and ``pid``; ``ts`` null otherwise (the
+    line's own time is read later); ``stream`` = the source plus the service or worker and the
+    envelope's stream. A line holding a ``GLUED_RECORD`` is two records, both at its position.
+    ``source_pos`` is ``line N``."""
     if fmt == "json":
         return journald.parse_json_lines(lines, source=source, first_line=first)
     if fmt == "short":
         return journald.parse_short_lines(lines, source=source, first_line=first)
     frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
-    frame = frame.with_columns(_strip_markdown(pl.col("line")).alias("line"))
+    frame = frame.with_row_index("n", offset=first)
+    frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(
         pl.coalesce(pl.col("t").struct.field("rest"), pl.col("line")).alias("line"),
@@ -146,6 +191,13 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         .dt.replace_time_zone("UTC")
         .cast(UTC_US)
         .alias("ts"),
+    )
+    frame = _line_envelopes(frame)
+    # a blank line carries no envelope: it belongs to the stream of the line before it
+    blank = pl.col("line").str.strip_chars() == ""
+    frame = frame.with_columns(
+        pl.when(blank).then(pl.col(c).forward_fill()).otherwise(pl.col(c)).alias(c)
+        for c in ("envelope_stream", "envelope_unit")
     )
     if compose:
         parts = pl.col("line").str.extract_groups(COMPOSE_PREFIX)
@@ -157,17 +209,70 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     worker = pl.col("line").str.extract_groups(WORKER_PREFIX)
     frame = frame.with_columns(worker.alias("w")).with_columns(
-        pl.coalesce(pl.col("w").struct.field("rest"), pl.col("line")).alias("line"),
-        pl.coalesce(pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
+        pl.coalesce(pl.col("envelope_unit"), pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
-    frame = frame.with_row_index("n", offset=first).with_columns(
+    frame = _split_glued(frame).with_columns(
         pl.col("svc").alias("unit"),
         pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
-        pl.concat_str([pl.lit(source), pl.col("svc"), pl.col("pid")], separator="|", ignore_nulls=True).alias(
-            "stream"
-        ),
+        pl.concat_str(
+            [pl.lit(source), pl.col("svc"), pl.col("pid"), pl.col("envelope_stream")],
+            separator="|",
+            ignore_nulls=True,
+        ).alias("stream"),
     )
     return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
+
+
+def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``line``, ``ts``) with each line's ``LINE_ENVELOPE`` (or Docker json-file object,
+    ``DOCKER_ENVELOPE``: its ``log``) taken off: ``ts`` its time (RFC 3339 → UTC; a launcher's
+    zoneless time read as UTC), ``envelope_stream`` (stdout/stderr, the launcher's process) and
+    ``envelope_unit`` (kubectl's ``pod/container``); null where a line has none. A chunk without any
+    envelope costs one scan."""
+    none = pl.lit(None, pl.String)
+    if not frame.select(pl.col("line").str.contains(ENVELOPE_START).any()).item():
+        return frame.with_columns(none.alias("envelope_stream"), none.alias("envelope_unit"))
+    e = pl.col("e").struct
+    docker = pl.when(pl.col("line").str.contains(DOCKER_ENVELOPE)).then(pl.col("line"))
+    frame = frame.with_columns(
+        pl.col("line").str.extract_groups(LINE_ENVELOPE).alias("e"),
+        docker.str.json_path_match("$.log").str.strip_suffix("\n").alias("d_log"),
+        docker.str.json_path_match("$.stream").alias("d_fd"),
+        _rfc3339(docker.str.json_path_match("$.time")).alias("d_ts"),
+    )
+    # kubectl --timestamps alone only before a known header, never before the router's own ISO time
+    bare = e.field("kt").is_not_null()
+    bare_ok = e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(ROUTER_START)
+    taken = ~bare | bare_ok.fill_null(False)
+    launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+    when = pl.coalesce(
+        [_rfc3339(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
+    )
+    return frame.with_columns(
+        pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),
+        pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
+        pl.coalesce("d_fd", e.field("fd"), e.field("proc")).alias("envelope_stream"),
+        pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
+    ).drop("e", "d_log", "d_fd", "d_ts")
+
+
+def _rfc3339(expr: pl.Expr) -> pl.Expr:
+    """An RFC 3339 time (``Z`` or an offset, 1 to 9 fraction digits) as UTC µs (ns cut); null when not one."""
+    return expr.str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="ns", time_zone="UTC", strict=False
+    ).dt.cast_time_unit("us")
+
+
+def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each line of ``frame`` holding a ``GLUED_RECORD`` made two rows (the text before the glued
+    header, then the record from it on), both keeping the line's columns and number."""
+    if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
+        return frame
+    g = pl.col("line").str.extract_groups(GLUED_RECORD)
+    parts = pl.when(g.struct.field("rec").is_not_null()).then(
+        pl.concat_list([g.struct.field("pre"), g.struct.field("rec")])
+    )
+    return frame.with_columns(parts.otherwise(pl.concat_list([pl.col("line")])).alias("line")).explode("line")

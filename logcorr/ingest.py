@@ -24,6 +24,7 @@ from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
+from logcorr.inputs.text import has_compose_prefix, text_records
 from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.store import config, database
@@ -205,7 +206,7 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
+    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}

@@ -487,7 +487,13 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     is_cont = pl.col("time").is_null() & pl.col("line").str.contains(r"^\s") & (pl.col("n") > first_line)
     df = df.with_columns(is_cont.alias("cont")).with_columns((~pl.col("cont")).cum_sum().alias("entry"))
     # Continuation lines: strip the indentation journalctl added (the prefix width of the first line).
-    width = (pl.col("line").str.len_chars() - pl.col("message").str.len_chars()).first().over("entry")
+    # A line that is no journal line (a `systemctl status` header) keeps its indented lines verbatim.
+    width = (
+        (pl.col("line").str.len_chars() - pl.col("message").str.len_chars())
+        .fill_null(0)
+        .first()
+        .over("entry")
+    )
     df = df.with_columns(
         pl.when(pl.col("cont"))
         .then(pl.col("line").str.slice(width))
@@ -527,7 +533,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             host=pl.col("host"),
             unit=pl.col("ident"),
             pid=pl.col("pid").cast(pl.Int32, strict=False),
-            message=pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")),
+            message=pl.col("text"),
             source=pl.lit(source),
             source_pos=pl.format("line {}", pl.col("n")),
             stream=pl.concat_str(["host", "ident", "pid"], separator="/", ignore_nulls=True),

@@ -218,7 +218,8 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
 def _stacks(
     events: pl.DataFrame, processes: dict, captured_at: datetime | None
 ) -> tuple[pl.DataFrame, dict[str, list[pl.DataFrame]], int]:
-    """Parse the py-spy dumps among ``events`` into rows of the stacks and captures tables. Returns
+    """Parse the py-spy dumps among ``events`` (and the faulthandler stacks a record such as a fatal
+    Python error holds) into rows of the stacks and captures tables. Returns
     ``events`` with the role, host and ranks a dump revealed filled in its own row (a bare file),
     the ``stacks`` and ``captures`` frames, and how many lines inside dumps had an unknown shape.
 
@@ -229,7 +230,8 @@ def _stacks(
     file, not a record of the process, and must not look like a new process to the queries.
     """
     unknown, learned, tables = 0, [], {"stacks": [], "captures": []}
-    for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
+    dumps = (pl.col("kind") == "pyspy") | pl.col("message").str.contains(pyspy.FAULTHANDLER).fill_null(False)
+    for row in events.filter(dumps).iter_rows(named=True):
         result = pyspy.parse_dump(
             row["message"],
             source=row["source"],

@@ -156,13 +156,17 @@ HEADERS = (
 # Bodies that are a known kind of record even without a header: they open a record too (a paste
 # from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
+NOTE = (
+    r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
+)
 BODY_STARTS = (
     r"^(?:Decode|Prefill) transfer failed(?: for request| \.\.\.| …)",
     r"^Unexpected transfer worker error for room",
     r"^Scheduler hit an exception:",
     r"^Process \d+: ",
+    r"^Fatal Python error: ",  # CPython's fatal error handler, before faulthandler's thread stacks
     r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
-    r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
+    NOTE,
 )
 PYSPY_MARKER = r"(?i)py-?spy dump"
 
@@ -170,7 +174,7 @@ PYSPY_MARKER = r"(?i)py-?spy dump"
 # continues the record before it: indented (frames, wrapped text), a traceback's parts, a py-spy
 # thread header. Any other line there opens a record of its own.
 CONTINUATION = (
-    r"^(?:[ \t]+\S|Traceback \(most recent call last\):|Thread (?:0x[0-9A-Fa-f]+|\d+) \("
+    r"^(?:[ \t]+\S|Traceback \(most recent call last\):|(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|\d+) \("
     r"|(?:The above exception|During handling of the above exception)"
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
 )

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import ingest
+from logcorr.inputs.sniff import sniff as sniff_file
 from logcorr.parsers import pyspy_rules
 from logcorr.parsers.pyspy import (
     _RE,
@@ -475,7 +476,7 @@ def test_sniff(tmp_path):
     def sniff(text: str) -> str:
         path = tmp_path / "f.txt"
         path.write_text(text)
-        return sniff(path)
+        return sniff_file(path)
 
     assert sniff(case("sglang/07_pyspy_dump_pp_disagg_prefill_hang.log")) == "pyspy"
     assert sniff(case("pyspy/06_pyspy_json_locals.txt")) == "pyspy-json"

@@ -567,6 +567,8 @@ class _Run:
             & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
             & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
         ).height
+        if report.format == "short":  # a journal line always has a time: null when its year is unknown
+            report.yearless += ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null()).height
         errs = ev.filter(
             pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
         )  # pieces of an over-long line are said once, in the input's notes
@@ -589,6 +591,11 @@ class _Run:
             report.notes.append(
                 f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
                 "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+            )
+        if report.yearless:
+            report.notes.append(
+                f"{report.yearless:,} journalctl short lines print no year and no line of this input prints one:"
+                " kept without a time (a yearless line takes the year of the nearest dated line)"
             )
         if forced and report.records and report.first_ts is None:
             report.notes.append(

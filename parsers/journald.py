@@ -465,6 +465,11 @@ SHORT_LINE = (
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?)"
     r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<message>.*)$"
 )
+# A line that prints a year: an ISO date and time anywhere in it, or `date`'s `Sat Feb 21 21:00:31 UTC 2026`.
+DATED_LINE = (
+    r"(\d{4})-\d\d-\d\d[ T]\d\d:\d\d"
+    r"|^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [A-Z][A-Za-z+\-\d]*)? (\d{4})\s*$"
+)
 SHORT_SKIP = r"^-- (?:Boot [0-9a-f]+|No entries|Journal begins|Logs begin|Reboot) .*--$|^-- No entries --$"
 
 
@@ -476,10 +481,11 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     the continuation lines of a multi-line MESSAGE to the prefix width); ``-- Boot … --`` and
     ``-- No entries --`` lines are skipped; any other line that does not match keeps its text as a
     record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied); ``-o short``
-    prints neither year nor zone: the year is the nearest one a message of the same chunk prints
-    (an SGLang or router header), else ``ts`` stays null, and the time is read as UTC (journalctl
+    prints neither year nor zone: the year is the nearest one a line of the same chunk prints
+    (an SGLang or router header, a status line), else ``ts`` stays null, and the time is read as UTC (journalctl
     printed the local time of the machine it ran on). ``unit`` is the syslog identifier (short
-    formats do not print the unit), ``source_pos`` is ``line N``.
+    formats do not print the unit), ``source_pos`` is ``line N``. The year of a yearless line is that
+    of the nearest line of the chunk that prints one (``DATED_LINE``: the line before it, else after).
     """
     df = pl.DataFrame({"line": lines.cast(pl.String)}).with_columns(clean_text(pl.col("line")))
     df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
@@ -507,12 +513,14 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
     yearless = pl.col("time").str.contains(r"^[A-Z][a-z]{2} ")
-    year = (
-        pl.when(yearless)
-        .then(pl.col("text").str.extract(r"(\d{4})-\d\d-\d\d[ T]\d\d:\d\d", 1))
-        .forward_fill()
-        .backward_fill()
+    # the year of the nearest dated line before it, else after it: any line of the chunk that prints
+    # one (a short-iso time, an ISO date in a message or a `systemctl status` line, `date` output)
+    printed = pl.coalesce(
+        pl.col("time").str.extract(r"^(\d{4})-\d\d-\d\dT", 1),
+        pl.col("text").str.extract(DATED_LINE, 1),
+        pl.col("text").str.extract(DATED_LINE, 2),
     )
+    year = printed.forward_fill().backward_fill()
     short_ts = (
         pl.concat_str([year, pl.col("time").str.replace_all(r"\s+", " ")], separator=" ")
         .str.to_datetime("%Y %b %d %H:%M:%S%.f", time_unit="us", strict=False)

@@ -107,12 +107,13 @@ HEADERS = (
     ),
     H(
         "nccl",
-        r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<rank>\d+)\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
-        "NCCL_DEBUG output: host:pid:tid [localRank] NCCL INFO (local rank, stored as tp_rank)",
+        r"^(?P<host>[\w.-]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
+        "NCCL_DEBUG output: host:pid:tid [cudaDev] NCCL INFO; the bracket is the process's CUDA device"
+        " index, not a TP rank (every rank of a one-GPU-per-process job prints [0]): no rank taken",
         (
             (
                 "ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed",
-                {"pid": 5801, "tp_rank": 1},
+                {"pid": 5801, "tp_rank": None},
             ),
         ),
     ),

@@ -45,6 +45,7 @@ from logcorr.parsers.sglang_fields import (
     TRACEBACK_FIELDS,
     TRACEBACK_TEXT,
     TRANSFER_ERROR_FIELDS,
+    WRAPPED_LINE,
 )
 from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
@@ -515,6 +516,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 # them too).
 SCOPES = {
     "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
+    "wrapped_line": pl.col("body").str.extract(WRAPPED_LINE, 1).str.replace_all(r"\n[ \t]+", " "),
     "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
     "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
     "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),

@@ -402,7 +402,7 @@ WATCHDOG_PATTERNS = [
         "HCCL watchdog thread terminated",
         # torch_npu's ProcessGroupHCCL, the NPU counterpart of NCCL's watchdog; no WorkHCCL fields printed
         # on the record's first line: the `what():` line of a C++ terminate repeats it
-        r"^[^\n]*HCCL watchdog thread terminated with exception:?[ \t]*(?P<reason>[^\n]*?)\s*(?:\n|$)",
+        r"^[^\n]*HCCL watchdog thread terminated with exception:?(?:[ \t]*(?P<reason>[^\n]*[^\s]))?[ \t]*(?:\n|$)",
         "torch_npu 2.x ProcessGroupHCCL (Ascend NPU)",
         "[rank1]:[E707 07:20:43.220330280 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with"
         " exception: HCCL error, cause: aicore timeout",
@@ -706,6 +706,12 @@ CAUSES = [
         "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+    (
+        "routing_conflict",
+        r"follow_bootstrap_room conflict",
+        "KVTransferError(bootstrap_room=1): follow_bootstrap_room conflict: dispatched to dp_rank 0 but"
+        " bootstrap_room 1 implies dp_rank 1.",
+    ),  # the request reached a prefill DP rank its room does not map to (SGLang 2026)
 ]
 
 # KV transfer backends named by a failure's text (transfer_errors.backend); first match wins.

@@ -28,6 +28,7 @@ class SourceReport:
     notes: list[str] = field(default_factory=list)
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
+    yearless: int = 0  # journalctl short lines without a year that no line of the input dated
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None
 

@@ -230,8 +230,10 @@ def _stacks(
     file, not a record of the process, and must not look like a new process to the queries.
     """
     unknown, learned, tables = 0, [], {"stacks": [], "captures": []}
-    dumps = (pl.col("kind") == "pyspy") | pl.col("message").str.contains(pyspy.FAULTHANDLER).fill_null(False)
-    for row in events.filter(dumps).iter_rows(named=True):
+    # a faulthandler dump (in a fatal Python error's record): a literal test first, on every record
+    maybe = events.filter(pl.col("message").str.contains("(most recent call first):", literal=True))
+    faults = maybe.filter((pl.col("kind") != "pyspy") & pl.col("message").str.contains(pyspy.FAULTHANDLER))
+    for row in pl.concat([events.filter(pl.col("kind") == "pyspy"), faults]).iter_rows(named=True):
         result = pyspy.parse_dump(
             row["message"],
             source=row["source"],

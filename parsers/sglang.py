@@ -322,7 +322,7 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
 
     Returns:
         ``WATCHDOGS`` columns: provenance, ``watchdog_kind`` (``watchdog_timeout``, ``debug_info``,
-        ``pyspy_failed``, ``sigquit``, ``nccl_watchdog``), ``timeout_s`` (seconds; the NCCL
+        ``pyspy_failed``, ``sigquit``, ``nccl_watchdog`` (NCCL or HCCL), ``fatal_python_error``), ``timeout_s`` (seconds; the NCCL
         ``Timeout(ms)`` converted), ``soft`` (Boolean), ``target_pid`` (the PID py-spy failed on),
         ``nccl_seq``, ``nccl_op``, ``numel_in``, ``numel_out``, ``ran_for_ms`` (the NCCL
         ``WorkNCCL(…)`` fields), ``rid`` (first rid of the batch a watchdog printed), ``reason``

@@ -462,7 +462,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
+        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "request "]) | is_json
     ).fill_null(False)
     if not cand.any():
         return none
@@ -481,7 +481,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 
     g = masked.str.extract_groups(RID_REGEX)
     r = masked.str.extract_groups(ROOM_REGEX)
-    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
+    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta", "openai")])
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(
         pl.when(pl.col("j"))

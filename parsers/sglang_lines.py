@@ -659,6 +659,10 @@ RID_REGEX = (
     r"\brid=(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[\w.:-]+))"
     r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
     r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
+    # an OpenAI-server request id after "request": a dashed UUID, bare or as chatcmpl-/cmpl-<uuid>[-suffix]
+    # (vLLM, SGLang forks); a rid of its own form, kept whole, equal to no 32-hex SGLang rid
+    r"|\brequest (?P<openai>(?:chatcmpl-|cmpl-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"(?:-[0-9A-Za-z]+)*)\b"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'

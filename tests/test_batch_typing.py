@@ -24,6 +24,8 @@ FILES = {
     "wrapped": "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log",
     "faulthandler": "batch4/09_faulthandler_mooncake_threads_then_record_glued_to_extension_modules.log",
     "nccl_info": "batch4/12_nccl_info_pd_prefill_pod_hostname_wrapped_commid_no_timestamps.log",
+    "nixl": "batch3/04_nixl_prefill_ucx_remote_disconnect_rooms_multirank.log",
+    "vllm_ascend": "batch3/12_vllm_ascend_pd_mooncake_glog_year_worker_dp_tp_ep.log",
 }
 
 
@@ -194,3 +196,21 @@ def test_yearless_lines_of_an_input_without_any_year_stay_without_time(out):
     src = rows(out, "sources", "vllm_unit", "format, notes", order="source")
     assert src["format"].to_list() == ["short"]
     assert "71 journalctl short lines print no year" in src["notes"][0]
+
+
+def test_openai_request_ids_are_rids_of_their_own_form(out):
+    """batch3/04: the request line and the 4 transfer failures share the dashed-UUID rid; the room
+    without a rid in the text gets none. batch3/12: vLLM's `cmpl-<uuid>-0-<hex>` kept whole."""
+    ev = rows(out, "events", "nixl", "kind, rid, bootstrap_room, message")
+    uuid = "a04107cc-ff53-49ba-b428-03eb77df5cd5"
+    line = ev.filter(pl.col("message").str.contains("Processing ChatCompletion request", literal=True))
+    assert line["rid"].to_list() == [uuid]
+    failed = ev.filter(pl.col("message").str.contains("Prefill transfer failed", literal=True))
+    assert failed.select("rid", "bootstrap_room").rows() == [(uuid, 6555093254675405189)] * 4
+    worker = ev.filter(pl.col("bootstrap_room") == 5839938415251080346)
+    assert worker["rid"].to_list() == [None]
+    storing = rows(out, "events", "vllm_ascend", "rid, message").filter(
+        pl.col("message").str.contains("Storing KV cache", literal=True)
+        & ~pl.col("message").str.starts_with("# ")
+    )
+    assert storing["rid"].to_list() == ["cmpl-b2e4bb32-e86b-4d53-aae3-5b659751f134-0-9d5454f5"]

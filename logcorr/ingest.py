@@ -220,7 +220,8 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
 def _stacks(
     events: pl.DataFrame, processes: dict, captured_at: datetime | None
 ) -> tuple[pl.DataFrame, dict[str, list[pl.DataFrame]], int]:
-    """Parse the py-spy dumps among ``events`` into rows of the stacks and captures tables. Returns
+    """Parse the py-spy dumps among ``events`` (and the faulthandler stacks a record such as a fatal
+    Python error holds) into rows of the stacks and captures tables. Returns
     ``events`` with the role, host and ranks a dump revealed filled in its own row (a bare file),
     the ``stacks`` and ``captures`` frames, and how many lines inside dumps had an unknown shape.
 
@@ -231,7 +232,10 @@ def _stacks(
     file, not a record of the process, and must not look like a new process to the queries.
     """
     unknown, learned, tables = 0, [], {"stacks": [], "captures": []}
-    for row in events.filter(pl.col("kind") == "pyspy").iter_rows(named=True):
+    # a faulthandler dump (in a fatal Python error's record): a literal test first, on every record
+    maybe = events.filter(pl.col("message").str.contains("(most recent call first):", literal=True))
+    faults = maybe.filter((pl.col("kind") != "pyspy") & pl.col("message").str.contains(pyspy.FAULTHANDLER))
+    for row in pl.concat([events.filter(pl.col("kind") == "pyspy"), faults]).iter_rows(named=True):
         result = pyspy.parse_dump(
             row["message"],
             source=row["source"],
@@ -533,6 +537,8 @@ def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> Non
         & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
         & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
     ).height
+    if report.format == "short":  # a journal line always has a time: null when its year is unknown
+        report.yearless += ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null()).height
     errs = ev.filter(
         pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
     )  # pieces of an over-long line are said once, in the input's notes
@@ -683,6 +689,11 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None) -> None:
         report.notes.append(
             f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
             "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+        )
+    if report.yearless:
+        report.notes.append(
+            f"{report.yearless:,} journalctl short lines print no year and no line of this input prints one:"
+            " kept without a time (a yearless line takes the year of the nearest dated line)"
         )
     if forced and report.records and report.first_ts is None:
         report.notes.append(

@@ -478,6 +478,11 @@ SHORT_LINE = (
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?)"
     r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<message>.*)$"
 )
+# A line that prints a year: an ISO date and time anywhere in it, or `date`'s `Sat Feb 21 21:00:31 UTC 2026`.
+DATED_LINE = (
+    r"(\d{4})-\d\d-\d\d[ T]\d\d:\d\d"
+    r"|^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [A-Z][A-Za-z+\-\d]*)? (\d{4})\s*$"
+)
 SHORT_SKIP = r"^-- (?:Boot [0-9a-f]+|No entries|Journal begins|Logs begin|Reboot) .*--$|^-- No entries --$"
 
 
@@ -489,10 +494,11 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     the continuation lines of a multi-line MESSAGE to the prefix width); ``-- Boot … --`` and
     ``-- No entries --`` lines are skipped; any other line that does not match keeps its text as a
     record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied); ``-o short``
-    prints neither year nor zone: the year is the nearest one a message of the same chunk prints
-    (an SGLang or router header), else ``ts`` stays null, and the time is read as UTC (journalctl
+    prints neither year nor zone: the year is the nearest one a line of the same chunk prints
+    (an SGLang or router header, a status line), else ``ts`` stays null, and the time is read as UTC (journalctl
     printed the local time of the machine it ran on). ``unit`` is the syslog identifier (short
-    formats do not print the unit), ``source_pos`` is ``line N``.
+    formats do not print the unit), ``source_pos`` is ``line N``. The year of a yearless line is that
+    of the nearest line of the chunk that prints one (``DATED_LINE``: the line before it, else after).
     """
     df = pl.DataFrame({"line": lines.cast(pl.String)}).with_columns(clean_text(pl.col("line")))
     df = df.with_row_index("n", offset=first_line).filter(~pl.col("line").str.contains(SHORT_SKIP))
@@ -500,7 +506,13 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     is_cont = pl.col("time").is_null() & pl.col("line").str.contains(r"^\s") & (pl.col("n") > first_line)
     df = df.with_columns(is_cont.alias("cont")).with_columns((~pl.col("cont")).cum_sum().alias("entry"))
     # Continuation lines: strip the indentation journalctl added (the prefix width of the first line).
-    width = (pl.col("line").str.len_chars() - pl.col("message").str.len_chars()).first().over("entry")
+    # A line that is no journal line (a `systemctl status` header) keeps its indented lines verbatim.
+    width = (
+        (pl.col("line").str.len_chars() - pl.col("message").str.len_chars())
+        .fill_null(0)
+        .first()
+        .over("entry")
+    )
     df = df.with_columns(
         pl.when(pl.col("cont"))
         .then(pl.col("line").str.slice(width))
@@ -514,12 +526,14 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
     yearless = pl.col("time").str.contains(r"^[A-Z][a-z]{2} ")
-    year = (
-        pl.when(yearless)
-        .then(pl.col("text").str.extract(r"(\d{4})-\d\d-\d\d[ T]\d\d:\d\d", 1))
-        .forward_fill()
-        .backward_fill()
+    # the year of the nearest dated line before it, else after it: any line of the chunk that prints
+    # one (a short-iso time, an ISO date in a message or a `systemctl status` line, `date` output)
+    printed = pl.coalesce(
+        pl.col("time").str.extract(r"^(\d{4})-\d\d-\d\dT", 1),
+        pl.col("text").str.extract(DATED_LINE, 1),
+        pl.col("text").str.extract(DATED_LINE, 2),
     )
+    year = printed.forward_fill().backward_fill()
     short_ts = (
         pl.concat_str([year, pl.col("time").str.replace_all(r"\s+", " ")], separator=" ")
         .str.to_datetime("%Y %b %d %H:%M:%S%.f", time_unit="us", strict=False)
@@ -540,7 +554,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             host=pl.col("host"),
             unit=pl.col("ident"),
             pid=pl.col("pid").cast(pl.Int32, strict=False),
-            message=pl.when(pl.col("time").is_null()).then(pl.col("raw")).otherwise(pl.col("text")),
+            message=pl.col("text"),
             source=pl.lit(source),
             source_pos=pl.format("line {}", pl.col("n")),
             stream=pl.concat_str(["host", "ident", "pid"], separator="/", ignore_nulls=True),

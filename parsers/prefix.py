@@ -298,14 +298,18 @@ def strip_groups(regex: str) -> str:
 # Bodies that are a known kind of record even without a header: they open a record too (a paste
 # from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
+NOTE = (
+    r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
+)
 BODY_STARTS = (
     r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",
     r"^Unexpected transfer worker error for room",
     r"^Scheduler hit an exception:",
     r"^Process \d+: ",
+    r"^Fatal Python error: ",  # CPython's fatal error handler, before faulthandler's thread stacks
     r"^\S+:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}",
     r"^(?:Prefill|Decode) batch[.,] ",  # a batch line whose header was stripped (--log-requests pastes)
-    r"^# ",  # a note pasted between log lines (a markdown heading, a shell comment)
+    NOTE,
     # a header of a logger no family knows: a bracketed tag before prose ([Gloo] Rank 1 …, [aiter]
     # import …; not a tagged key=value line, "[full] total=…", which is a body), a CANN error code
     # (EZ9999: ); it opens a record of its own rather than being glued onto the one before
@@ -320,7 +324,7 @@ BODY_START = "|".join(BODY_STARTS)
 # thread header. Any other line there opens a record of its own.
 CONTINUATION = (
     rf"^(?:{strip_groups(RAY_PREFIX[1:])})?"
-    r"(?:[ \t]+\S|Traceback \(most recent call last\):|Thread (?:0x[0-9A-Fa-f]+|\d+) \("
+    r"(?:[ \t]+\S|Traceback \(most recent call last\):|(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|\d+) \("
     r"|(?:The above exception|During handling of the above exception)|Caused by:$"
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
 )

@@ -61,6 +61,8 @@ STACKS = schema.STACKS.schema
 CAPTURES = schema.CAPTURES.schema
 
 _RE = {f.name: re.compile(f.pattern) for f in LINE_FORMATS}
+# A record holding a faulthandler dump (a fatal Python error's threads): parse it for stacks too.
+FAULTHANDLER = "(?m)^" + next(f.pattern for f in LINE_FORMATS if f.name == "fh_thread")
 _DECORATIONS = ("separator", "fence", "heading", "html", "command")
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
@@ -259,112 +261,11 @@ class _Capture:
         self.another_process = False  # opened by a second MainThread: pid_hint is not its pid
 
 
-class _Reader:
-    """One pass over the lines; ``kinds[i]`` is set exactly once for every line."""
+class _Elements:
+    """One reader per element of a dump (marker, process header, thread, frame, cut), as py-spy's
+    ``dump.rs`` writes one; mixed into ``_Reader``, whose state (``cap``, ``thread``, ``lines``,
+    ``kinds``) they update. Each returns the kind of the line it read."""
 
-    def __init__(self, text: str):
-        self.raw = text.splitlines()
-        self.lines = [_clean(line) for line in self.raw]
-        self.kinds: list[str | None] = [None] * len(self.raw)
-        self.captures: list[_Capture] = []
-        self.cap: _Capture | None = None
-        self.thread: _Thread | None = None
-        self.in_locals = False
-        self.frame_indent = 0
-        self.after_break = True  # last line was blank/decoration (or start of text)
-        self.last_kind: str | None = None  # kind of the last non-blank line
-
-    # state helpers
-    def close(self):
-        self.cap, self.thread, self.in_locals = None, None, False
-
-    def open(self) -> _Capture:
-        self.close()
-        self.cap = _Capture()
-        self.captures.append(self.cap)
-        return self.cap
-
-    def ensure_capture(self) -> _Capture:
-        return self.cap or self.open()  # no capture open: a dump that starts after its header, pid unknown
-
-    def run(self):
-        for i, line in enumerate(self.lines):
-            if self.kinds[i] is not None:  # read with an earlier line (command line, JSON)
-                continue
-            if not line.strip():
-                self.kinds[i], self.after_break = "blank", True
-                continue
-            self.kinds[i] = self.last_kind = self.classify_line(i, line)
-            self.after_break = self.last_kind == "decoration"
-        self.share_grouped()
-        return self
-
-    def share_grouped(self):
-        """The grouped form (see the module doc): a run of headers without frames takes the stack
-        after it, each header that names the same thread."""
-        threads = [t for cap in self.captures for t in cap.threads]
-        for thread in reversed(threads):  # the stack travels back along a run of headers
-            nxt = thread.shares_next
-            if nxt is None or thread.frames or not nxt.frames or thread.tid == nxt.tid:
-                continue
-            if thread.name is None or thread.name != nxt.name:
-                continue
-            thread.frames = [list(frame) for frame in nxt.frames]
-            thread.partial, thread.elided = nxt.partial, nxt.elided
-
-    def classify_line(self, i: int, line: str) -> str:
-        if "Pyspy dump for PID" in line and (m := _RE["marker"].match(line)):
-            return self.marker(line, m)
-        if line.lstrip().startswith("[") and _RE["json_start"].match(line) and self.json_block(i):
-            return self.kinds[i]
-        if _LOG_HEADER.match(line):
-            self.close()
-            return "other"
-        if m := _RE["process"].match(line):
-            return self.process(i, m)
-        if m := _RE["python"].match(line):
-            return self.python(m)
-        if m := _RE["parent"].match(line):
-            return self.parent(i, m)
-        if m := _RE["thread"].match(line):
-            return self.thread_header(m)
-        if self.cap is not None and _RE["elision"].match(line):
-            return self.elision()
-        deeper = _indent(line) > self.frame_indent
-        if self.thread is not None and self.thread.frames and deeper and _RE["locals_header"].match(line):
-            self.in_locals = True
-            frame = self.thread.frames[-1]
-            frame[4] = (frame[4] or []) + [line.strip().rstrip(":") + ":"]
-            return "locals"
-        if self.in_locals and deeper and (m := _RE["local"].match(line)):
-            self.thread.frames[-1][4].append(f"{m['name']}: {m['repr']}")
-            return "locals"
-        if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
-            return self.frame(m)
-        if any(_RE[name].match(line) for name in _DECORATIONS):
-            if _RE["separator"].match(line):  # between the processes of --subprocesses output
-                self.close()
-            return "decoration"
-        if self.thread is not None and _indent(line) > 0 and self.is_last_of_block(i):
-            return self.cut_frame(line)
-        if self.cap is not None and not self.after_break:
-            return "unparsed"
-        self.close()
-        return "other"
-
-    def frame_allowed(self, m: re.Match) -> bool:
-        """Inside a thread any frame-shaped line is a frame (unindented ones only right after
-        another dump line); outside, only an indented one whose file part has no spaces starts a
-        thread (so C++ ``frame #0: … (0x… in lib.so)`` lines and prose stay out)."""
-        if self.thread is not None:
-            return bool(m["indent"]) or not self.after_break
-        return bool(m["indent"]) and not any(ch.isspace() for ch in m["file"])
-
-    def is_last_of_block(self, i: int) -> bool:
-        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
-        return not nxt.strip() or _indent(nxt) == 0
-
-    # elements
     def marker(self, line: str, m: re.Match) -> str:
         cap = self.open()
         cap.marker_pid = _int_in(m["pid"], 32)
@@ -420,9 +321,11 @@ class _Reader:
         return "parent"
 
     def thread_header(self, m: re.Match) -> str:
-        cap = self.ensure_capture()
         state = {"gil": "active+gil"}.get(m["state"], m["state"])
-        thread = _Thread(_thread_id(m["tid"]), m["name"], state)
+        return self.add_thread(_Thread(_thread_id(m["tid"]), m["name"], state))
+
+    def add_thread(self, thread: _Thread) -> str:
+        cap = self.ensure_capture()
         if self.last_kind == "thread" and not self.thread.frames:
             self.thread.shares_next = thread  # maybe the grouped form: see share_grouped
         other_main = any(t.name == "MainThread" and t.tid != thread.tid for t in cap.threads)
@@ -451,6 +354,13 @@ class _Reader:
             self.frame_indent = len(m["indent"])
         return self.add_frame(m["function"], m["file"], _int_in(m["line"], 32), self.thread.elided)
 
+    def fh_frame(self, m: re.Match) -> str:
+        """A faulthandler frame (``File "f", line N in func``): innermost first, as py-spy's."""
+        if self.thread is None:  # a paste that starts mid-thread
+            self.thread = _Thread(None, None, None, partial=True)
+            self.ensure_capture().threads.append(self.thread)
+        return self.add_frame(m["function"], m["file"], _int_in(m["line"], 32), self.thread.elided)
+
     def cut_frame(self, line: str) -> str:
         """The last line of a block, cut short: a frame as far as it can be read."""
         if m := _RE["frame_cut"].match(line):
@@ -463,7 +373,10 @@ class _Reader:
         self.in_locals = False
         return "frame"
 
-    # JSON
+
+class _Json:
+    """``py-spy dump --json`` lists inside a text (whole or cut); mixed into ``_Reader``."""
+
     def json_block(self, i: int) -> bool:
         """Read a ``py-spy dump --json`` list starting at line ``i``; False when it is not one. Its keys
         are optional (``pid``/``thread_name``/``process_info`` 0.3+, ``is_entry`` 0.3.x+,
@@ -558,6 +471,116 @@ class _Reader:
         if partial and cap is not None:
             cap.threads[-1].partial = True  # the JSON was cut: after (or inside) its last thread
         self.close()
+
+
+class _Reader(_Elements, _Json):
+    """One pass over the lines; ``kinds[i]`` is set exactly once for every line."""
+
+    def __init__(self, text: str):
+        self.raw = text.splitlines()
+        self.lines = [_clean(line) for line in self.raw]
+        self.kinds: list[str | None] = [None] * len(self.raw)
+        self.captures: list[_Capture] = []
+        self.cap: _Capture | None = None
+        self.thread: _Thread | None = None
+        self.in_locals = False
+        self.frame_indent = 0
+        self.after_break = True  # last line was blank/decoration (or start of text)
+        self.last_kind: str | None = None  # kind of the last non-blank line
+
+    # state helpers
+    def close(self):
+        self.cap, self.thread, self.in_locals = None, None, False
+
+    def open(self) -> _Capture:
+        self.close()
+        self.cap = _Capture()
+        self.captures.append(self.cap)
+        return self.cap
+
+    def ensure_capture(self) -> _Capture:
+        return self.cap or self.open()  # no capture open: a dump that starts after its header, pid unknown
+
+    def run(self):
+        for i, line in enumerate(self.lines):
+            if self.kinds[i] is not None:  # read with an earlier line (command line, JSON)
+                continue
+            if not line.strip():
+                self.kinds[i], self.after_break = "blank", True
+                continue
+            self.kinds[i] = self.last_kind = self.classify_line(i, line)
+            self.after_break = self.last_kind == "decoration"
+        self.share_grouped()
+        return self
+
+    def share_grouped(self):
+        """The grouped form (see the module doc): a run of headers without frames takes the stack
+        after it, each header that names the same thread."""
+        threads = [t for cap in self.captures for t in cap.threads]
+        for thread in reversed(threads):  # the stack travels back along a run of headers
+            nxt = thread.shares_next
+            if nxt is None or thread.frames or not nxt.frames or thread.tid == nxt.tid:
+                continue
+            if thread.name is None or thread.name != nxt.name:
+                continue
+            thread.frames = [list(frame) for frame in nxt.frames]
+            thread.partial, thread.elided = nxt.partial, nxt.elided
+
+    def classify_line(self, i: int, line: str) -> str:
+        if "Pyspy dump for PID" in line and (m := _RE["marker"].match(line)):
+            return self.marker(line, m)
+        if line.lstrip().startswith("[") and _RE["json_start"].match(line) and self.json_block(i):
+            return self.kinds[i]
+        if _LOG_HEADER.match(line):
+            self.close()
+            return "other"
+        if m := _RE["process"].match(line):
+            return self.process(i, m)
+        if m := _RE["python"].match(line):
+            return self.python(m)
+        if m := _RE["parent"].match(line):
+            return self.parent(i, m)
+        if m := _RE["thread"].match(line):
+            return self.thread_header(m)
+        if m := _RE["fh_thread"].match(line):  # faulthandler: a hex thread id, no name, no state
+            return self.add_thread(_Thread(_thread_id(m["tid"]), None, None))
+        if m := _RE["fh_frame"].match(line):
+            return self.fh_frame(m)
+        if self.cap is not None and _RE["elision"].match(line):
+            return self.elision()
+        deeper = _indent(line) > self.frame_indent
+        if self.thread is not None and self.thread.frames and deeper and _RE["locals_header"].match(line):
+            self.in_locals = True
+            frame = self.thread.frames[-1]
+            frame[4] = (frame[4] or []) + [line.strip().rstrip(":") + ":"]
+            return "locals"
+        if self.in_locals and deeper and (m := _RE["local"].match(line)):
+            self.thread.frames[-1][4].append(f"{m['name']}: {m['repr']}")
+            return "locals"
+        if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
+            return self.frame(m)
+        if any(_RE[name].match(line) for name in _DECORATIONS):
+            if _RE["separator"].match(line):  # between the processes of --subprocesses output
+                self.close()
+            return "decoration"
+        if self.thread is not None and _indent(line) > 0 and self.is_last_of_block(i):
+            return self.cut_frame(line)
+        if self.cap is not None and not self.after_break:
+            return "unparsed"
+        self.close()
+        return "other"
+
+    def frame_allowed(self, m: re.Match) -> bool:
+        """Inside a thread any frame-shaped line is a frame (unindented ones only right after
+        another dump line); outside, only an indented one whose file part has no spaces starts a
+        thread (so C++ ``frame #0: … (0x… in lib.so)`` lines and prose stay out)."""
+        if self.thread is not None:
+            return bool(m["indent"]) or not self.after_break
+        return bool(m["indent"]) and not any(ch.isspace() for ch in m["file"])
+
+    def is_last_of_block(self, i: int) -> bool:
+        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
+        return not nxt.strip() or _indent(nxt) == 0
 
 
 def _is_json_thread(obj) -> bool:

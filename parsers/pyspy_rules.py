@@ -396,7 +396,7 @@ LINE_KINDS = {
     "cmdline": "continuation of a process (or parent process) command line",
     "python": "py-spy's 'Python vX.Y.Z (exe)'",
     "parent": "py-spy's 'Parent Process N: command line' (--subprocesses)",
-    "thread": "a thread header",
+    "thread": "a thread header (py-spy's, or faulthandler's 'Thread 0x… (most recent call first):')",
     "frame": "a frame, or a last line cut short",
     "locals": "an Arguments:/Locals: header or a local (--locals)",
     "json": "part of a py-spy dump --json list",
@@ -458,6 +458,18 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "py-spy 0.1+ (4-space indent since 0.2.2, '\\t ' before); 'func (file)' without a line for native"
         " frames and --nolineno; '0xADDR (lib)' with --native",
         "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
+    ),
+    LineFormat(
+        "fh_thread",
+        r"\s*(?P<current>Current thread|Thread) (?P<tid>0[xX][0-9a-fA-F]+) \(most recent call first\):\s*$",
+        "CPython faulthandler (3.3+; dump_traceback, a fatal error, SIGABRT): the pthread id in hex, no name",
+        "Thread 0x00007f775a7fc640 (most recent call first):",
+    ),
+    LineFormat(
+        "fh_frame",
+        r'\s+File "(?P<file>[^"]*)", line (?P<line>\d+) in (?P<function>.*?)\s*$',
+        "CPython faulthandler (no comma before 'in', unlike a traceback's frame); innermost first",
+        '  File "/usr/lib/python3.10/queue.py", line 180 in get',
     ),
     LineFormat(
         "frame_cut",

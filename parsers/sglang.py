@@ -45,6 +45,7 @@ from logcorr.parsers.sglang_fields import (
     TRACEBACK_FIELDS,
     TRACEBACK_TEXT,
     TRANSFER_ERROR_FIELDS,
+    WRAPPED_LINE,
 )
 from logcorr.parsers.sglang_lines import (
     _MASK_QUOTED,
@@ -321,7 +322,7 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
 
     Returns:
         ``WATCHDOGS`` columns: provenance, ``watchdog_kind`` (``watchdog_timeout``, ``debug_info``,
-        ``pyspy_failed``, ``sigquit``, ``nccl_watchdog``), ``timeout_s`` (seconds; the NCCL
+        ``pyspy_failed``, ``sigquit``, ``nccl_watchdog`` (NCCL or HCCL), ``fatal_python_error``), ``timeout_s`` (seconds; the NCCL
         ``Timeout(ms)`` converted), ``soft`` (Boolean), ``target_pid`` (the PID py-spy failed on),
         ``nccl_seq``, ``nccl_op``, ``numel_in``, ``numel_out``, ``ran_for_ms`` (the NCCL
         ``WorkNCCL(…)`` fields), ``rid`` (first rid of the batch a watchdog printed), ``reason``
@@ -461,7 +462,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk"]) | is_json
+        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "request "]) | is_json
     ).fill_null(False)
     if not cand.any():
         return none
@@ -480,7 +481,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 
     g = masked.str.extract_groups(RID_REGEX)
     r = masked.str.extract_groups(ROOM_REGEX)
-    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")])
+    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta", "openai")])
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(
         pl.when(pl.col("j"))
@@ -515,6 +516,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 # them too).
 SCOPES = {
     "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
+    "wrapped_line": pl.col("body").str.extract(WRAPPED_LINE, 1).str.replace_all(r"\n[ \t]+", " "),
     "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
     "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
     "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),

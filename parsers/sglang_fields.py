@@ -19,6 +19,9 @@ EXCEPTION_AFTER_FRAMES = (
 # The parts of a record fields are searched in (``FieldRule.scope``; ``sglang.extract_fields``): its first line,
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"
+# The first line with the indented lines right under it: one line a paste or terminal wrapped
+# (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces.
+WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\n]*)*)"
 TRACEBACK_TEXT = r"(?s)(Traceback \(most recent call last\):.*)$"
 FRAME_LINE = r'File "[^"\n]*", line \d+, in [^\n]+'
 ASSERTION_LINE = r"^AssertionError\b"
@@ -28,8 +31,9 @@ R = FieldRule
 TRANSFER_ERROR_FIELDS = [
     R(
         "with_exception",
-        r"with exception:? (?:(?P<exception>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*)$",
-        "first_line",
+        # the reason without the closing backtick of a markdown paste (sglang#23342)
+        r"with exception:? (?:(?P<exception>[A-Za-z_][\w.]*)\((?:[^()]*)\): ?)?(?P<reason>.*?)[`\s]*$",
+        "wrapped_line",
         "≈v0.4.6 (2025-04)",
         "Prefill transfer failed for request rank=4 req.rid='af' req.bootstrap_room=1 with exception"
         " KVTransferError(bootstrap_room=1): Decode instance could be dead",

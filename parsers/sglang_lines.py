@@ -396,6 +396,31 @@ WATCHDOG_PATTERNS = [
         subkind="nccl_watchdog",
         yields={"nccl_seq": None, "timeout_s": None},
     ),
+    P(
+        "hccl_watchdog_terminated",
+        "watchdog",
+        "HCCL watchdog thread terminated",
+        # torch_npu's ProcessGroupHCCL, the NPU counterpart of NCCL's watchdog; no WorkHCCL fields printed
+        # on the record's first line: the `what():` line of a C++ terminate repeats it
+        r"^[^\n]*HCCL watchdog thread terminated with exception:?(?:[ \t]*(?P<reason>[^\n]*[^\s]))?[ \t]*(?:\n|$)",
+        "torch_npu 2.x ProcessGroupHCCL (Ascend NPU)",
+        "[rank1]:[E707 07:20:43.220330280 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with"
+        " exception: HCCL error, cause: aicore timeout",
+        subkind="nccl_watchdog",
+        yields={"reason": "HCCL error, cause: aicore timeout", "nccl_seq": None},
+    ),
+    P(
+        "fatal_python_error",
+        "watchdog",
+        "Fatal Python error:",
+        # CPython's fatal error handler (faulthandler prints the threads' stacks after it)
+        r"^Fatal Python error: (?P<reason>[^\n]*?)\s*(?:\n|$)",
+        "CPython 3.x faulthandler",
+        "Fatal Python error: Aborted\n\nThread 0x00007f775a7fc640 (most recent call first):\n"
+        '  File "/usr/lib/python3.10/threading.py", line 324 in wait',
+        subkind="fatal_python_error",
+        yields={"reason": "Aborted"},
+    ),
 ]
 
 TRACEBACK_PATTERNS = [
@@ -459,6 +484,15 @@ PYSPY_PATTERNS = [
         r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)",
         "py-spy 0.3",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"\n    select (selectors.py:415)',
+        subkind="pyspy_fragment",
+    ),
+    P(
+        "pyspy_python",
+        "pyspy",
+        "Python v",
+        r"^Python v\d+\.\d+\S* \(",
+        "py-spy 0.1+ (a dump pasted from its second header line, the Process line left out)",
+        'Python v3.12.3 (/usr/bin/python3.12)\n\nThread 88692 (idle): "MainThread"\n    0x7f9ba3169d71 (libc.so.6)',
         subkind="pyspy_fragment",
     ),
 ]
@@ -616,7 +650,8 @@ _PATTERN_TABLE = pl.DataFrame(
 PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
-PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*:\d+\)\s*(?:\n|$)"
+# Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``).
+PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
 
 # ---------------------------------------------------------------------------------------------
 # Fields found anywhere in a record: request id and bootstrap room (first occurrence wins).
@@ -624,6 +659,10 @@ RID_REGEX = (
     r"\brid=(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[\w.:-]+))"
     r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
     r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
+    # an OpenAI-server request id after "request": a dashed UUID, bare or as chatcmpl-/cmpl-<uuid>[-suffix]
+    # (vLLM, SGLang forks); a rid of its own form, kept whole, equal to no 32-hex SGLang rid
+    r"|\brequest (?P<openai>(?:chatcmpl-|cmpl-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"(?:-[0-9A-Za-z]+)*)\b"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
@@ -671,6 +710,12 @@ CAUSES = [
         "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+    (
+        "routing_conflict",
+        r"follow_bootstrap_room conflict",
+        "KVTransferError(bootstrap_room=1): follow_bootstrap_room conflict: dispatched to dp_rank 0 but"
+        " bootstrap_room 1 implies dp_rank 1.",
+    ),  # the request reached a prefill DP rank its room does not map to (SGLang 2026)
 ]
 
 # KV transfer backends named by a failure's text (transfer_errors.backend); first match wins.

@@ -108,7 +108,10 @@ room_requests AS (
         UNION ALL BY NAME
         SELECT k.bootstrap_room AS room, q.* FROM requests AS q JOIN room_rids AS k ON q.rid = k.rid
         UNION ALL BY NAME
+        -- a router's own request id in the OpenAI server's forms (chatcmpl-…, cmpl-…) is a rid of its own kind,
+        -- never an SGLang engine rid, whatever text the two share
         SELECT k.bootstrap_room AS room, q.* FROM requests AS q JOIN room_rids AS k ON q.request_id = k.rid
+        WHERE NOT regexp_matches(q.request_id, '^(?:chatcmpl|cmpl)-')
     ) AS q ON q.room = s.bootstrap_room
 ),
 nearest_request AS (

@@ -206,6 +206,34 @@ def test_synthetic_day_without_its_incident_matches_no_family(tmp_path):
 # cases are other families (sglang/20: F4, reduce-scatter hang; sglang/11: F6, #prealloc-req rising;
 # sglang/07: a PP prefill hang, F12's kind) or single records of normal operation and errors.
 REAL_CASES = {
+    "batch3/01_server_args_pd_decode_v058post1_tp16_mooncake.log": [],
+    "batch3/02_server_args_rocm_glm5_level_location_prefix.log": [],
+    "batch3/03_pyspy_sglang_decode_tp_ranks_pynccl_init_hang.txt": [],
+    "batch3/04_nixl_prefill_ucx_remote_disconnect_rooms_multirank.log": [],
+    "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log": [],
+    "batch3/06_pyspy_native_npu_scheduler_tp0_pyspy_failed_tp1.txt": [],
+    "batch3/07_journald_vllm_user_unit_enginecore_traceback_restart.log": [],
+    "batch3/08_journald_systemctl_status_vllm_units_stopping_consumed.log": [],
+    "batch3/09_smg_service_discovery_removed_prefill_still_selected.log": [],
+    "batch3/10_rocm_pd_prefill_bootstrap_vs_decode_transfer_abortreq_diff_rooms.log": [],
+    "batch3/11_hicache_mooncake_store_pd_startup_glog.log": [],
+    "batch3/12_vllm_ascend_pd_mooncake_glog_year_worker_dp_tp_ep.log": [],
+    "batch3/13_vllm_ascend_mooncake_transfer_slice_failed_double_prefix.log": [],
+    "batch4/01_kubectl_logs_sgl_router_pod_pd_k8s_discovery_truncated_year.log": [],
+    "batch4/02_sgl_router_k8s_discovery_adds_prefill_decode_pods.log": [],
+    "batch4/03_cri_stderr_prefill_pod_c10d_timeout_dp_tp_ep_exception_cut.log": [],
+    "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log": [],
+    "batch4/05_hicache_prefill_launcher_prefix_two_stamps_8h_apart.log": [],
+    "batch4/06_prefill_bootstrap_abortreq_dp_ep_vs_router_8h_apart.log": [],
+    "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log": [],
+    "batch4/08_decode_dp_attention_mtp_accept_len_transfer_req_nccl_assert.log": [],
+    "batch4/09_faulthandler_mooncake_threads_then_record_glued_to_extension_modules.log": [],
+    "batch4/10_prefill_dp_attention_old_batch_format_unbootstrapped_mooncake_metrics.log": [],
+    "batch4/11_custom_log_format_pid_dp_tp_ep_bracket_init_failure.log": [],
+    "batch4/12_nccl_info_pd_prefill_pod_hostname_wrapped_commid_no_timestamps.log": [],
+    "batch4/13_log_requests_receive_no_prefix_health_checks_access_without_info.log": [],
+    "batch4/14_pyspy_dump_dp1_tp3_eagle_draft_after_dp3_tp7_watchdog_batch.txt": [],
+    "batch4/15_decode_orphan_typeerror_tail_then_dp_tp_ep_exception_cut.log": [],
     "journal/systemd_journal-1.export": [],
     "journal/velociraptor_2004.journal.xz": [],
     "journal/velociraptor_2404.journal.xz": [],
@@ -278,8 +306,9 @@ def test_real_cases_match_no_family(tmp_path):
     ingest([CASES], out)
     assert saved.query(out, "known_issues")["family"].to_list() == []
     cfg = saved.query(out, "SELECT * FROM config ORDER BY source")
-    assert cfg.height == 3
-    assert sorted(cfg["tp_size"].to_list()) == [2, 8, 16]
+    # server_args/01-03, and batch3/01 (PD decode, tp 16) and batch3/02 (ROCm, tp 8) since issue 28
+    assert cfg.height == 5
+    assert sorted(cfg["tp_size"].to_list()) == [2, 8, 8, 16, 16]
     cut = cfg.filter(cfg["tp_size"] == 2).row(0, named=True)
     assert "line cut short" in cut["note"]
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import ingest
+from logcorr.inputs.sniff import sniff as sniff_file
 from logcorr.parsers import pyspy_rules
 from logcorr.parsers.pyspy import (
     _RE,
@@ -114,6 +115,61 @@ def test_pyspy_01_gloo_waitrecv_native_two_fragments():
     assert last["is_native"] is True
     native = r.frames.filter(pl.col("file") == "libc.so.6")
     assert native.height > 0 and native["is_native"].all()
+
+
+def test_pyspy_01_at_ingest_keeps_every_fragment_and_the_long_frame(tmp_path):
+    """Issue 28: ingested, the second fragment (after a `# ---` note line) is a dump of its own:
+    thread 88692 keeps its 5 frames, the last the 1,000-character pybind11 frame; fragment 1's
+    threads and pid 88693's capture stay as the parser gives them."""
+    path = CASES / "pyspy/01_sglang_pp_gloo_waitRecv_native.txt"
+    ingest([path], tmp_path / "out")
+    db = duckdb.connect(str(tmp_path / "out" / "logcorr.duckdb"), read_only=True)
+    caps = db.sql(
+        "SELECT thread_id, pid, n_frames, partial FROM captures"
+        " ORDER BY CAST(regexp_extract(source_pos, '\\d+') AS INT), capture_seq"
+    ).fetchall()
+    assert caps == [
+        (None, None, 10, True),
+        (90522, None, 13, False),
+        (88693, 88693, 4, True),
+        (88692, None, 5, True),
+    ]
+    frames = db.sql("SELECT function, file FROM stacks WHERE thread_id = 88692 ORDER BY depth").fetchall()
+    long_line = path.read_text().splitlines()[-1]
+    assert len(frames) == 5 and frames[-1] == (long_line.strip(), None) and len(long_line) == 1000
+    assert frames[2] == ("gloo::transport::tcp::UnboundBuffer::waitRecv", "libtorch_cpu.so")
+
+
+FAULTHANDLER = """\
+Fatal Python error: Aborted
+
+Thread 0x00007f775a7fc640 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 324 in wait
+  File "/usr/lib/python3.10/threading.py", line 973 in _bootstrap
+
+Current thread 0x00007f8edafe1000 (most recent call first):
+  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2741 in run_scheduler_process
+  File "<string>", line 1 in <module>
+
+Extension modules: numpy._core._multiarray_umath, zmq.backend.cython._zmq (total: 2)
+"""
+
+
+def test_faulthandler_dump_threads_and_frames():
+    """CPython faulthandler: a hex thread id, no name or state, frames innermost first (py-spy's
+    order); the fatal error line and the extension list are not frames."""
+    r = parse_dump(FAULTHANDLER)
+    check_lines_kept(FAULTHANDLER, r)
+    assert r.captures.select("thread_id", "thread_name", "thread_state", "n_frames", "partial").rows() == [
+        (0x00007F775A7FC640, None, None, 2, False),
+        (0x00007F8EDAFE1000, None, None, 2, False),
+    ]
+    assert r.captures["innermost"].to_list() == [
+        "wait (/usr/lib/python3.10/threading.py:324)",
+        "run_scheduler_process (/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py:2741)",
+    ]
+    assert r.line_kinds[0] == "other" and r.line_kinds[-1] != "frame"
+    assert not r.frames["is_native"].any()
 
 
 def test_pyspy_02_shell_prompt_and_header():
@@ -475,7 +531,7 @@ def test_sniff(tmp_path):
     def sniff(text: str) -> str:
         path = tmp_path / "f.txt"
         path.write_text(text)
-        return sniff(path)
+        return sniff_file(path)
 
     assert sniff(case("sglang/07_pyspy_dump_pp_disagg_prefill_hang.log")) == "pyspy"
     assert sniff(case("pyspy/06_pyspy_json_locals.txt")) == "pyspy-json"

@@ -7,7 +7,8 @@ a record when it carries a known header or is a known record kind without one
 before the stream's first record start and after a blank line, where only continuation-shaped lines
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
-a fragment after a blank line never takes the rank, pid and time of the record before it. A blank
+a fragment after a blank line never takes the rank, pid and time of the record before it. A pasted
+note (``parsers.prefix.NOTE``) is one line: the line after it opens a record. A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
 its text. A native multi-line
 MESSAGE is one line here and stays one record. ``join_all=True`` makes each stream one record (a
@@ -25,7 +26,7 @@ import polars as pl
 
 from logcorr.inputs.source import LINE_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.parsers.prefix import CONTINUATION, SGLANG_START, is_record_start
+from logcorr.parsers.prefix import CONTINUATION, NOTE, SGLANG_START, is_record_start
 
 SETTLE_US = 5_000_000
 
@@ -99,17 +100,21 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     blank = pl.repeat(False, df.height, eager=True).scatter(
         other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
-    marks = df.select("key", header.alias("h"), blank.alias("b")).with_columns(
+    note = header & message.str.contains(NOTE).fill_null(False)
+    marks = df.select("key", header.alias("h"), blank.alias("b"), note.alias("n")).with_columns(
         pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
+        pl.col("n").shift(1, fill_value=False).over("key").alias("after_note"),
         (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
     )
-    loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header
+    # a note is one line: the line after it opens a record, whatever its shape (a dump fragment)
+    after_note = ~marks["b"] & marks["after_note"] & ~header
+    loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header & ~after_note
     if not loose.any():
-        return header | piece
+        return header | piece | after_note
     idx = loose.arg_true()
     shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
     opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
-    return header | piece | opens
+    return header | piece | opens | after_note
 
 
 def _records(lines: pl.DataFrame) -> pl.DataFrame:

@@ -330,14 +330,15 @@ REQUEST_LOG = _table(
 
 WATCHDOGS = _table(
     "watchdogs",
-    "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL watchdog",
+    "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL/HCCL watchdog,"
+    " a fatal Python error",
     ("event_id",),
     {
         **_BASE,
         "watchdog_kind": C(
             pl.String,
             "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
-            "(NCCL or HCCL), collective_work_state",
+            "(NCCL or HCCL), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:')",
         ),
         "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
         "soft": C(pl.Boolean, "a soft watchdog (warns, does not kill)"),

@@ -24,7 +24,9 @@ alive AS (
     SELECT d.event_id, count(q.event_id) AS answers, max(q.ts) AS last_ts
     FROM deaths AS d JOIN requests AS q
       ON q.role = d.role AND q.status = 200 AND q.ts >= d.ts + INTERVAL 10 SECOND
-     AND (d.host IS NULL OR q.host IS NULL OR q.host = d.host)
+     -- the same server: the same host, or where a host is not known the same input (two pasted
+     -- excerpts without a host are not one server)
+     AND (q.host = d.host OR ((d.host IS NULL OR q.host IS NULL) AND q.source = d.source))
     GROUP BY d.event_id
 )
 SELECT d.event_id, d.ts, d.host, d.role, d.source, d.source_pos,

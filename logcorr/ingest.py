@@ -538,7 +538,8 @@ def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> Non
         & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
     ).height
     if report.format == "short":  # a journal line always has a time: null when its year is unknown
-        report.yearless += ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null()).height
+        yearless = ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null())
+        report.yearless += int(yearless["n_lines"].sum() or 0)  # lines, as the note says
     errs = ev.filter(
         pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
     )  # pieces of an over-long line are said once, in the input's notes

@@ -24,8 +24,9 @@ from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
-from logcorr.parsers import journald, pyspy, request_log, roles, router, sglang, systemd
+from logcorr.parsers import journald, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
+from logcorr.roles import RoleFlow, record_roles
 from logcorr.store import config, database
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
@@ -80,19 +81,6 @@ def first_event_id(origin: str) -> int:
     return (zlib.crc32(origin.encode()) & 0x1FFF) << 40
 
 
-def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
-    """Each record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
-    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``). Worked out once per
-    distinct (unit, cmdline): a chunk holds a handful of them and a million rows."""
-    unit = pl.col("unit").fill_null("")
-    by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
-    role = pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
-    keys = recs.select("unit", "cmdline")
-    distinct = keys.unique().with_columns(role.alias("role"))
-    joined = keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")
-    return joined["role"]
-
-
 class _Enricher:
     """Turns re-joined records into ``events`` rows (plus the in-memory ``body`` column)."""
 
@@ -100,7 +88,7 @@ class _Enricher:
         self.roles = roles
         self.next_id = first_id
         self.years: dict[str, int] = {}  # per input: the last year printed in one of its lines
-        self.process_roles: dict[tuple, str] = {}  # (source, host, pid) → the one role its records show
+        self.flow = RoleFlow()  # the roles shown per process and per input, across chunks
 
     def _fix_years(self, head: pl.DataFrame, source: str) -> pl.DataFrame:
         """Date the rows whose header prints no year (glog, PyTorch, vLLM) that ``split_prefix``
@@ -139,58 +127,14 @@ class _Enricher:
                 pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit")
             )
         df = df.with_columns(
-            _roles(df, {**unit_roles, **self.roles}).alias("_by_unit"),
-            parsed["content_role"].alias("_by_text"),
-        )
-        by_unit = pl.col("_by_unit")
-        role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), pl.col("_by_text"), by_unit)
-        df = df.with_columns(
-            role.alias("role"),
+            record_roles(df, parsed["content_role"], {**unit_roles, **self.roles}).alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
             pl.coalesce(pl.col("entry_error"), parsed["room_error"]).alias("entry_error"),
-        ).drop("_by_unit", "_by_text")
-        return self._process_roles(df).with_columns(pl.col("role").fill_null("unknown"))
-
-    def _process_roles(self, df: pl.DataFrame) -> pl.DataFrame:
-        """A process has one role: records of a (host, pid) whose text names no role take the one
-        role its other records show (in this chunk or an earlier one of the same input), when they
-        show exactly one; a process none of whose records shows a role takes the one role of the
-        rids it names (an HTTP server process aborting requests its scheduler ranks logged)."""
-        if df.select(pl.col("pid").is_null().all()).item():
-            return df
-        key = ["source", "host", "pid"]
-        known = pl.col("role").is_not_null() & (pl.col("role") != "unknown")
-        shown = df.filter(pl.col("pid").is_not_null() & known).group_by(key).agg(pl.col("role").unique())
-        by_rid = df.filter(known & pl.col("rid").is_not_null()).group_by("rid").agg(pl.col("role").unique())
-        by_rid = by_rid.filter(pl.col("role").list.len() == 1).select("rid", pl.col("role").list.first())
-        silent = (
-            df.filter(pl.col("pid").is_not_null() & pl.col("rid").is_not_null())
-            .select(*key, "rid")
-            .join(shown.select(key), on=key, how="anti", nulls_equal=True)
-            .join(by_rid, on="rid")
-            .group_by(key)
-            .agg(pl.col("role").unique())
         )
-        shown = pl.concat([shown, silent])
-        for src, host, pid, shown_roles in shown.iter_rows():
-            old = self.process_roles.get((src, host, pid))
-            one = len(shown_roles) == 1 and old in (None, shown_roles[0])
-            self.process_roles[(src, host, pid)] = shown_roles[0] if one else ""
-        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
-        if not self.process_roles or not df.select(unknown.any()).item():
-            return df
-        known = pl.DataFrame(
-            [(*k, r) for k, r in self.process_roles.items() if r],
-            schema={"source": pl.String, "host": pl.String, "pid": pl.Int32, "_process_role": pl.String},
-            orient="row",
-        )
-        df = df.join(known, on=key, how="left", nulls_equal=True, maintain_order="left")
-        return df.with_columns(
-            pl.when(unknown).then(pl.col("_process_role")).otherwise(pl.col("role")).alias("role")
-        ).drop("_process_role")
+        return self.flow(df)  # the role of a record's process, pod or input (logcorr/roles.py)
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
@@ -205,7 +149,8 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text.text_records(lines, fmt, source, 1, compose=text.has_compose_prefix(lines))
+    reader = globals()["text"]  # the module: ``text`` here is the argument
+    recs = reader.text_records(lines, fmt, source, 1, compose=reader.has_compose_prefix(lines))
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
@@ -486,10 +431,14 @@ class _Run:
         """Re-joined, classified records of one input's chunks (one frame per chunk)."""
         rejoin = Rejoiner(join_all=forced is not None)
 
-        def joined():
+        def joined():  # the last chunk with the record the re-joiner held back: an input of one
+            held = None  # chunk is enriched whole, so a role its last record shows reaches the others
             for chunk in chunks:
-                yield rejoin.feed(chunk)
-            yield rejoin.finish()
+                if held is not None:
+                    yield held
+                held = rejoin.feed(chunk)
+            tail = rejoin.finish()
+            yield tail if held is None else pl.concat([held, tail], how="vertical_relaxed")
 
         try:
             for recs in joined():

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
+from logcorr.clocks import Clocks, clock_note
 from logcorr.inputs import containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
@@ -325,6 +326,7 @@ class _Run:
         self.enrich = _Enricher(opts.roles, first_event_id(self.origin))
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
+        self.clocks: dict[str, Clocks] = {}  # per input: its records' clocks (the sources columns)
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
@@ -508,11 +510,9 @@ class _Run:
                 self.output.write(name, frame)
         report.records += ev.height
         report.unparsed += unknown_in_dumps + int((ev["kind"] == "other").sum())
-        report.zoneless += ev.filter(
-            pl.col("log_ts").is_not_null()
-            & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-            & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
-        ).height
+        clock = self.clocks.setdefault(report.source, Clocks())
+        clock.add(ev)
+        report.zoneless = clock.zoneless
         errs = ev.filter(
             pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
         )  # pieces of an over-long line are said once, in the input's notes
@@ -534,8 +534,12 @@ class _Run:
         if report.zoneless:
             report.notes.append(
                 f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
-                "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+                "time): taken as printed, zone not printed; compare clock_offsets when a journal of the same "
+                "host is at hand"
             )
+        offset, n = self.clocks.get(report.source, Clocks()).offset()
+        if offset is not None:
+            report.notes.append(clock_note(offset, n))
         if forced and report.records and report.first_ts is None:
             report.notes.append(
                 "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
@@ -563,6 +567,8 @@ class _Run:
         columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
         sources = {c: [getattr(r, c) for r in reports] for c in columns}
         sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+        clocks = [self.clocks.get(r.source, Clocks()).row() for r in reports]
+        sources |= {c: [row[c] for row in clocks] for c in Clocks().row()}
         output.write("sources", pl.DataFrame(sources, strict=False))
         output.write("config", config.rows(self.config_seen))
         span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]

@@ -80,7 +80,8 @@ SERVER_ARGS_ROLE = {"prefill": "prefill", "decode": "decode", "null": "engine"}
 @dataclass(frozen=True)
 class OwnName:
     """A place where a record's text prints the name of the pod, host or container it runs in (never
-    a peer it talks to): ``regex`` with a group ``name``; the name's role is ``NAME_WORDS``'."""
+    a peer it talks to): ``regex`` with a group ``name`` (``(?m)``: on any line of the record); the
+    name's role is ``NAME_WORDS``'."""
 
     what: str
     regex: str
@@ -92,7 +93,7 @@ class OwnName:
 OWN_NAMES = (
     OwnName(
         "nccl header",
-        r"^(?P<name>[\w.-]+):\d+:\d+ \[\d+\] NCCL ",
+        r"(?m)^(?P<name>[\w.-]+):\d+:\d+ \[\d+\] NCCL ",
         "NCCL_DEBUG=INFO lines: host:pid:tid [localRank] NCCL INFO (the host is the pod's name in k8s)",
         "s-2026-kg9mw-prefill-h7wpr-prefill-0:206899:206899 [0] NCCL INFO Connected all trees",
         "prefill",
@@ -107,14 +108,14 @@ OWN_NAMES = (
     ),
     OwnName(
         "kubectl logs",
-        r"^\s*(?:kubectl|k|oc)\s+logs\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*(?P<name>[a-z0-9][\w.-]*)",
+        r"(?m)^\s*(?:kubectl|k|oc)\s+logs\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*(?P<name>[a-z0-9][\w.-]*)",
         "the command a paste of `kubectl logs [-f] POD` opens with",
         "k logs -f sglang-router-1p1d-roleset-d6xd4-routing-574479cbcf-0 ",
         "router",
     ),
     OwnName(
         "shell prompt",
-        r"^\s*[\w.-]+@(?P<name>[\w.-]+):\S*\s*[#$] ",
+        r"(?m)^\s*[\w.-]+@(?P<name>[\w.-]+):\S*\s*[#$] ",
         "a shell prompt inside a pod or host: user@host:dir# command",
         "root@sglang-router-cache-roleset-pkzxq-routing-7795664d46-0:/# curl http://localhost:30000",
         "router",

@@ -40,11 +40,19 @@ def two_stamp_offsets(ev: pl.DataFrame) -> pl.Series:
     header), where the two differ by more than ``SAME_CLOCK_S``; null elsewhere (Float64)."""
     printed = pl.col("log_ts").dt.replace_time_zone("UTC")
     vs_source = (printed - pl.col("ts")).dt.total_microseconds() / 1e6
-    inner = pl.col("body").str.extract(INNER_STAMP, 1).str.replace("T", " ")
+    offsets = ev.select(pl.when(vs_source.abs() > SAME_CLOCK_S).then(vs_source).alias("offset_s"))["offset_s"]
+    # a second stamp is searched only where the printed time is the only clock (a day's journal: none)
+    alone = ev.select(
+        (pl.col("log_ts").is_not_null() & (printed == pl.col("ts"))).fill_null(False)
+    ).to_series()
+    if not alone.any():
+        return offsets
+    at = alone.arg_true()
+    inner = ev["body"].gather(at).str.extract(INNER_STAMP, 1).str.replace("T", " ")
     inner_ts = inner.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S", strict=False)
-    vs_inner = (pl.col("log_ts").dt.truncate("1s") - inner_ts).dt.total_microseconds() / 1e6
-    offset = pl.coalesce(pl.when(vs_source.abs() > SAME_CLOCK_S).then(vs_source), vs_inner)
-    return ev.select(pl.when(offset.abs() > SAME_CLOCK_S).then(offset).alias("offset_s"))["offset_s"]
+    vs_inner = (ev["log_ts"].gather(at).dt.truncate("1s") - inner_ts).dt.total_microseconds() / 1e6
+    far = pl.select(pl.when(vs_inner.abs() > SAME_CLOCK_S).then(vs_inner)).to_series().cast(pl.Float64)
+    return offsets.cast(pl.Float64).scatter(at, far)
 
 
 @dataclass

@@ -10,7 +10,8 @@ record's host name (a k8s pod ``…-prefill-0``).
 
 Then the role flows (``RoleFlow``): a process (source, host, pid) whose records show one role gives
 it to its records that show none; an input whose records carry no unit and no host (a plain log, a
-paste) and whose records show one role gives it to its records that show none. A scope that shows
+paste) and whose records show one engine role gives it to its records that show none, HTTP access
+lines aside. A scope that shows
 ``prefill`` or ``decode`` and also ``engine`` (a batch line printed without PD keys) is that half of
 a PD pair: its ``engine`` records take it too. A scope that shows two roles gives none. The flow
 runs forward through an input: a role first shown in a later 16 MiB chunk does not reach the
@@ -24,6 +25,8 @@ import polars as pl
 from logcorr.parsers import roles as text_rules
 
 PD_HALVES = ("prefill", "decode")
+ENGINE_ROLES = ("prefill", "decode", "engine")
+INPUT_SCOPE_SKIPS = ["request", "health"]  # kinds of HTTP access lines
 
 
 def unit_roles(recs: pl.DataFrame, overrides: dict[str, str]) -> pl.Series:
@@ -46,23 +49,16 @@ def record_roles(df: pl.DataFrame, content_role: pl.Series, overrides: dict[str,
     names one (``RoleFlow`` may still give it one)."""
     by_unit = unit_roles(df, overrides)
     named = by_unit.is_not_null() & (by_unit != "unknown")
-    need = ~named
-    if not need.any():
-        return by_unit
-    by_host = (
-        pl.select(text_rules.name_role_expr(df["host"])).to_series()
-        if df["host"].is_not_null().any()
-        else None
-    )
-    text = text_rules.text_role(df["message"].zip_with(need, pl.Series([None] * df.height, dtype=pl.String)))
+    need = ~named & content_role.is_null()  # only these are searched: a day's journal has units
+    text = pl.Series([None] * df.height, dtype=pl.String)
+    if need.any():
+        at = need.arg_true()
+        text = text.scatter(at, text_rules.text_role(df["message"].gather(at)))
+    hosts = pl.DataFrame({"h": df["host"].drop_nulls().unique()})
+    by_name = dict(hosts.select("h", text_rules.name_role_expr(pl.col("h"))).drop_nulls().iter_rows())
+    by_host = df["host"].replace_strict(by_name, default=None, return_dtype=pl.String)
     return pl.select(
-        pl.coalesce(
-            pl.when(named).then(by_unit),
-            content_role,
-            text,
-            by_host if by_host is not None else pl.lit(None, pl.String),
-            by_unit,
-        )
+        pl.coalesce(pl.when(named).then(by_unit), content_role, text, by_host, by_unit)
     ).to_series()
 
 
@@ -124,14 +120,19 @@ class RoleFlow:
         return _take_scope(df)
 
     def _by_input(self, df: pl.DataFrame) -> pl.DataFrame:
-        """Records with no unit and no host (a plain log, a paste) take the one role their input's
-        records show."""
+        """Records with no unit and no host (a plain log, a paste) take the one engine role (prefill,
+        decode, engine) their input's records show: an engine's stream holds its ranks' lines, its
+        warnings and its libraries' output. Not the router's (a router prints only its own format:
+        other lines beside it are a paste of another stream), and not to HTTP access lines
+        (``INPUT_SCOPE_SKIPS``: an engine and a mini_lb both serve HTTP; the line cannot tell whose)."""
         for src, shown_roles in df.group_by("source").agg(pl.col("role").drop_nulls().unique()).iter_rows():
             self.inputs.setdefault(src, set()).update(shown_roles)
-        scoped = {s: r for s, shown in self.inputs.items() if (r := scope_role(shown))}
+        scoped = {s: r for s, shown in self.inputs.items() if (r := scope_role(shown)) in ENGINE_ROLES}
         if not scoped:
             return df
-        anonymous = pl.col("unit").is_null() & pl.col("host").is_null()
+        anonymous = (
+            pl.col("unit").is_null() & pl.col("host").is_null() & ~pl.col("kind").is_in(INPUT_SCOPE_SKIPS)
+        )
         scope = pl.when(anonymous).then(pl.col("source").replace_strict(scoped, default=None))
         return _take_scope(df.with_columns(scope.alias("_scope_role")))
 

@@ -199,6 +199,8 @@ def _stacks(
             fill = {"event_id": row["event_id"], "ts": row["ts"] or m["capture_ts"]}
             if row["role"] == "unknown":
                 fill |= {"role": m["role"] or "unknown", "host": m["host"], **{k: m[k] for k in RANKS}}
+            elif row["host"] is None and all(row[k] is None for k in RANKS):  # a bare file its frames name
+                fill |= {"host": m["host"], **{k: m[k] for k in RANKS}}
             learned.append(fill)
     if learned:
         schema = {"event_id": pl.Int64, "ts": UTC_US, "role": pl.String, "host": pl.String, **RANKS}

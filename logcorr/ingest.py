@@ -20,13 +20,15 @@ import numpy as np
 import polars as pl
 
 import logcorr
+from logcorr.clocks import Clocks, clock_note
 from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
 from logcorr.inputs.text import has_compose_prefix, text_records
-from logcorr.parsers import collect, journald, pyspy, request_log, roles, router, sglang, systemd
+from logcorr.parsers import collect, journald, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
+from logcorr.roles import RoleFlow, record_roles
 from logcorr.store import config, database
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
@@ -82,19 +84,6 @@ def first_event_id(origin: str) -> int:
     return (zlib.crc32(origin.encode()) & 0x1FFF) << 40
 
 
-def _roles(recs: pl.DataFrame, unit_roles: dict[str, str]) -> pl.Series:
-    """Each record's role from its unit: ``--role`` (``unit_roles``), else what the unit's name says,
-    else the ``--disaggregation-mode`` its command line passes (``parsers.roles``). Worked out once per
-    distinct (unit, cmdline): a chunk holds a handful of them and a million rows."""
-    unit = pl.col("unit").fill_null("")
-    by_unit = unit.replace_strict(unit_roles, default=None) if unit_roles else pl.lit(None, pl.String)
-    role = pl.coalesce(by_unit, roles.role_expr(unit), roles.mode_expr(pl.col("cmdline")))
-    keys = recs.select("unit", "cmdline")
-    distinct = keys.unique().with_columns(role.alias("role"))
-    joined = keys.join(distinct, on=["unit", "cmdline"], how="left", nulls_equal=True, maintain_order="left")
-    return joined["role"]
-
-
 class _Enricher:
     """Turns re-joined records into ``events`` rows (plus the in-memory ``body`` column)."""
 
@@ -102,7 +91,7 @@ class _Enricher:
         self.roles = roles
         self.next_id = first_id
         self.years: dict[str, int] = {}  # per input: the last year printed in one of its lines
-        self.process_roles: dict[tuple, str] = {}  # (source, host, pid) → the one role its records show
+        self.flow = RoleFlow()  # the roles shown per process and per input, across chunks
 
     def _fix_years(self, head: pl.DataFrame, source: str) -> pl.DataFrame:
         """Date the rows whose header prints no year (glog, PyTorch, vLLM) that ``split_prefix``
@@ -142,58 +131,14 @@ class _Enricher:
                 pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit")
             )
         df = df.with_columns(
-            _roles(df, {**unit_roles, **self.roles}).alias("_by_unit"),
-            parsed["content_role"].alias("_by_text"),
-        )
-        by_unit = pl.col("_by_unit")
-        role = pl.coalesce(pl.when(by_unit != "unknown").then(by_unit), pl.col("_by_text"), by_unit)
-        df = df.with_columns(
-            role.alias("role"),
+            record_roles(df, parsed["content_role"], {**unit_roles, **self.roles}).alias("role"),
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
             pl.coalesce(pl.col("entry_error"), parsed["room_error"]).alias("entry_error"),
-        ).drop("_by_unit", "_by_text")
-        return self._process_roles(df).with_columns(pl.col("role").fill_null("unknown"))
-
-    def _process_roles(self, df: pl.DataFrame) -> pl.DataFrame:
-        """A process has one role: records of a (host, pid) whose text names no role take the one
-        role its other records show (in this chunk or an earlier one of the same input), when they
-        show exactly one; a process none of whose records shows a role takes the one role of the
-        rids it names (an HTTP server process aborting requests its scheduler ranks logged)."""
-        if df.select(pl.col("pid").is_null().all()).item():
-            return df
-        key = ["source", "host", "pid"]
-        known = pl.col("role").is_not_null() & (pl.col("role") != "unknown")
-        shown = df.filter(pl.col("pid").is_not_null() & known).group_by(key).agg(pl.col("role").unique())
-        by_rid = df.filter(known & pl.col("rid").is_not_null()).group_by("rid").agg(pl.col("role").unique())
-        by_rid = by_rid.filter(pl.col("role").list.len() == 1).select("rid", pl.col("role").list.first())
-        silent = (
-            df.filter(pl.col("pid").is_not_null() & pl.col("rid").is_not_null())
-            .select(*key, "rid")
-            .join(shown.select(key), on=key, how="anti", nulls_equal=True)
-            .join(by_rid, on="rid")
-            .group_by(key)
-            .agg(pl.col("role").unique())
         )
-        shown = pl.concat([shown, silent])
-        for src, host, pid, shown_roles in shown.iter_rows():
-            old = self.process_roles.get((src, host, pid))
-            one = len(shown_roles) == 1 and old in (None, shown_roles[0])
-            self.process_roles[(src, host, pid)] = shown_roles[0] if one else ""
-        unknown = pl.col("role").is_null() | (pl.col("role") == "unknown")
-        if not self.process_roles or not df.select(unknown.any()).item():
-            return df
-        known = pl.DataFrame(
-            [(*k, r) for k, r in self.process_roles.items() if r],
-            schema={"source": pl.String, "host": pl.String, "pid": pl.Int32, "_process_role": pl.String},
-            orient="row",
-        )
-        df = df.join(known, on=key, how="left", nulls_equal=True, maintain_order="left")
-        return df.with_columns(
-            pl.when(unknown).then(pl.col("_process_role")).otherwise(pl.col("role")).alias("role")
-        ).drop("_process_role")
+        return self.flow(df)  # the role of a record's process, pod or input (logcorr/roles.py)
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
@@ -260,6 +205,8 @@ def _stacks(
             fill = {"event_id": row["event_id"], "ts": row["ts"] or m["capture_ts"]}
             if row["role"] == "unknown":
                 fill |= {"role": m["role"] or "unknown", "host": m["host"], **{k: m[k] for k in RANKS}}
+            elif row["host"] is None and all(row[k] is None for k in RANKS):  # a bare file its frames name
+                fill |= {"host": m["host"], **{k: m[k] for k in RANKS}}
             learned.append(fill)
     if learned:
         schema = {"event_id": pl.Int64, "ts": UTC_US, "role": pl.String, "host": pl.String, **RANKS}
@@ -477,6 +424,7 @@ class _Run:
         self.enrich = _Enricher(plan.opts.roles, first_event_id(plan.origin))
         self.counts: dict[tuple[str, str], int] = {}
         self.processes: dict = {}
+        self.clocks: dict[str, Clocks] = {}  # per input: its records' clocks (the sources columns)
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
@@ -523,20 +471,18 @@ class _Run:
             for frame in frames:
                 self.output.write(name, frame)
         _count(report, ev, unknown_in_dumps)
+        clock = self.clocks.setdefault(report.source, Clocks())
+        clock.add(ev)
+        report.zoneless = clock.zoneless
         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
             self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
 
 
 def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> None:
-    """Count one chunk of events in its input's report: records, unparsed, zoneless, the first entries
+    """Count one chunk of events in its input's report: records, unparsed, yearless, the first entries
     read only in part, the time span."""
     report.records += ev.height
     report.unparsed += unknown_in_dumps + int((ev["kind"] == "other").sum())
-    report.zoneless += ev.filter(
-        pl.col("log_ts").is_not_null()
-        & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-        & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
-    ).height
     if report.format == "short":  # a journal line always has a time: null when its year is unknown
         yearless = ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null())
         report.yearless += int(yearless["n_lines"].sum() or 0)  # lines, as the note says
@@ -579,7 +525,7 @@ def _read_input(
         report.unread = report.records == 0
     if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
         run.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
-    _input_notes(run.plan, report, forced)
+    _input_notes(run.plan, report, forced, run.clocks.get(report.source, Clocks()))
 
 
 def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
@@ -644,10 +590,14 @@ def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich
     """Stage 2: re-joined, classified records of one input's chunks (one frame per chunk)."""
     rejoin = Rejoiner(join_all=forced is not None)
 
-    def joined():
+    def joined():  # the last chunk with the record the re-joiner held back: an input of one
+        held = None  # chunk is enriched whole, so a role its last record shows reaches the others
         for chunk in chunks:
-            yield rejoin.feed(chunk)
-        yield rejoin.finish()
+            if held is not None:
+                yield held
+            held = rejoin.feed(chunk)
+        tail = rejoin.finish()
+        yield tail if held is None else pl.concat([held, tail], how="vertical_relaxed")
 
     try:
         for recs in joined():
@@ -680,8 +630,8 @@ def _tables(run: _Run, classified: Generator) -> Generator:
         classified.close()  # stops the stage before (and journalctl) when this one stops early
 
 
-def _input_notes(plan: _Plan, report: SourceReport, forced: str | None) -> None:
-    """What to know about how one input was read."""
+def _input_notes(plan: _Plan, report: SourceReport, forced: str | None, clocks: Clocks) -> None:
+    """What to know about how one input was read (``clocks``: its records' clocks)."""
     if forced and not report.records and plan.dumps_outside:
         report.notes.append(
             f"left out: --captured-at {plan.captured_at:%Y-%m-%d %H:%M:%S} is outside --since/--until"
@@ -689,8 +639,12 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None) -> None:
     if report.zoneless:
         report.notes.append(
             f"{report.zoneless:,} records carry only a time printed without a zone (SGLang prints local "
-            "time): read as UTC; compare clock_offsets when a journal of the same host is at hand"
+            "time): taken as printed, zone not printed; compare clock_offsets when a journal of the same "
+            "host is at hand"
         )
+    offset, n = clocks.offset()
+    if offset is not None:
+        report.notes.append(clock_note(offset, n))
     if report.yearless:
         report.notes.append(
             f"{report.yearless:,} journalctl short lines print no year and no line of this input prints one:"
@@ -728,6 +682,8 @@ def _finish(run: _Run) -> IngestResult:
     columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
     sources = {c: [getattr(r, c) for r in reports] for c in columns}
     sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
+    clocks = [run.clocks.get(r.source, Clocks()).row() for r in reports]
+    sources |= {c: [row[c] for row in clocks] for c in Clocks().row()}
     output.write("sources", pl.DataFrame(sources, strict=False))
     output.write("config", config.rows(run.config_seen))
     span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]

@@ -664,6 +664,7 @@ def parse_dump(
     captures = [cap for cap in reader.captures if cap.threads]
     for index, cap in enumerate(captures):
         pid, process_name, role, ranks = _who(cap, pid_hint, hint, role_hint)
+        role = role or roles.frame_role(f"{f[0]} {f[1]}" for t in cap.threads for f in t.frames or ())
         ts = cap.marker_ts.replace(tzinfo=UTC) if cap.marker_ts else None
         if base_ts is not None:
             ts = base_ts + (cap.marker_ts - first_marker) if cap.marker_ts else base_ts

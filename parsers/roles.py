@@ -5,6 +5,8 @@ title names. Used by the readers (unit choice), ingest (each record's role) and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -47,3 +49,107 @@ def role_expr(text: pl.Expr) -> pl.Expr:
 def mode_expr(text: pl.Expr) -> pl.Expr:
     """Only the ``--disaggregation-mode`` a command line passes (its other words name no role)."""
     return text.str.extract(MODE, 1)
+
+
+# --- roles a record's own text names (``text_role``) ------------------------------------------------
+# The SGLang event loop a frame runs in (a traceback, a py-spy stack, a frame line on its own) names
+# the engine's half: ``event_loop_overlap_disagg_prefill``, ``disaggregation/decode.py``.
+FRAME_ROLES = (
+    ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
+    ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
+)
+
+
+# ``server_args=ServerArgs(… disaggregation_mode='decode' …)``: 'null' is a server that is not half
+# of a PD pair (SGLang's default), an ``engine``.
+def frame_role(frames: Iterable[str]) -> str | None:
+    """The role the first of ``frames`` (``"function file"`` strings) that runs in a PD event loop
+    names (``FRAME_ROLES``), else None: a py-spy stack in ``event_loop_overlap_disagg_decode`` is
+    decode's, whatever its process title says (``sglang::scheduler_TP0`` names no role)."""
+    for frame in frames:
+        for role, rx in FRAME_ROLES:
+            if re.search(rx, frame):
+                return role
+    return None
+
+
+SERVER_ARGS_MODE = r"server_args=ServerArgs\(.*?\bdisaggregation_mode='(prefill|decode|null)'"
+SERVER_ARGS_ROLE = {"prefill": "prefill", "decode": "decode", "null": "engine"}
+
+
+@dataclass(frozen=True)
+class OwnName:
+    """A place where a record's text prints the name of the pod, host or container it runs in (never
+    a peer it talks to): ``regex`` with a group ``name`` (``(?m)``: on any line of the record); the
+    name's role is ``NAME_WORDS``'."""
+
+    what: str
+    regex: str
+    source: str
+    sample: str
+    role: str | None
+
+
+OWN_NAMES = (
+    OwnName(
+        "nccl header",
+        r"(?m)^(?P<name>[\w.-]+):\d+:\d+ \[\d+\] NCCL ",
+        "NCCL_DEBUG=INFO lines: host:pid:tid [localRank] NCCL INFO (the host is the pod's name in k8s)",
+        "s-2026-kg9mw-prefill-h7wpr-prefill-0:206899:206899 [0] NCCL INFO Connected all trees",
+        "prefill",
+    ),
+    OwnName(
+        "c10d socket",
+        r"SocketImpl\(fd=\d+, addr=\[(?P<name>[^\]\s]+)\]:\d+",
+        "PyTorch c10d TCPStore socket warnings: SocketImpl(fd=N, addr=[local host]:port, remote=…)",
+        "[c10d] waitForInput: socket SocketImpl(fd=149, addr=[ds32-prefill-sgl059-head-0]:45532, "
+        "remote=[x]:6379) timed out",
+        "prefill",
+    ),
+    OwnName(
+        "kubectl logs",
+        r"(?m)^\s*(?:kubectl|k|oc)\s+logs\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*(?P<name>[a-z0-9][\w.-]*)",
+        "the command a paste of `kubectl logs [-f] POD` opens with",
+        "k logs -f sglang-router-1p1d-roleset-d6xd4-routing-574479cbcf-0 ",
+        "router",
+    ),
+    OwnName(
+        "shell prompt",
+        r"(?m)^\s*[\w.-]+@(?P<name>[\w.-]+):\S*\s*[#$] ",
+        "a shell prompt inside a pod or host: user@host:dir# command",
+        "root@sglang-router-cache-roleset-pkzxq-routing-7795664d46-0:/# curl http://localhost:30000",
+        "router",
+    ),
+)
+# Literal words one of the rules above needs: a record holding none is not searched (a day's journal
+# holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
+_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs "
+
+
+def name_role_expr(name: pl.Expr) -> pl.Expr:
+    """The role a pod, host or container name says by ``NAME_WORDS`` (``…-prefill-0``,
+    ``…-routing-…`` of ``sglang-router-…``); null where it says none."""
+    by_words = pl.lit(None, pl.String)
+    for word, role in reversed(NAME_WORDS):
+        by_words = pl.when(name.str.contains(f"(?i){word}")).then(pl.lit(role)).otherwise(by_words)
+    return by_words
+
+
+def text_role(text: pl.Series) -> pl.Series:
+    """The role a record's own text (``message``, its header included) names (String Series,
+    ``text``'s length; null where none): the
+    event loop of a frame (``FRAME_ROLES``), the ``disaggregation_mode`` of a server_args line
+    (``SERVER_ARGS_MODE``; 'null' is ``engine``), else the name of the pod or host the text says it runs
+    in (``OWN_NAMES``, by ``NAME_WORDS``). First of these that matches wins."""
+    out = pl.Series("text_role", [None] * text.len(), pl.String)
+    todo = (text.str.contains(_TEXT_ROLE_WORDS) | text.str.contains("@", literal=True)).fill_null(False)
+    if not todo.any():
+        return out
+    at = todo.arg_true()
+    frames = pl.coalesce([pl.when(pl.col("t").str.contains(rx)).then(pl.lit(r)) for r, rx in FRAME_ROLES])
+    mode = pl.col("t").str.extract(SERVER_ARGS_MODE, 1).replace_strict(SERVER_ARGS_ROLE, default=None)
+    names = [pl.col("t").str.extract(r.regex, 1) for r in OWN_NAMES]
+    found = pl.DataFrame({"t": text.gather(at)}).select(
+        pl.coalesce(frames, mode, name_role_expr(pl.coalesce(names))).alias("r")
+    )["r"]
+    return out.scatter(at, found)

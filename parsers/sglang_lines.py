@@ -11,6 +11,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import router, systemd
+from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
 
 P = LinePattern
@@ -730,11 +731,8 @@ BACKENDS = [
 PD_BATCH_KEYS = [
     f"#{k}-req:" for k in ("prealloc", "inflight", "bootstrap", "unbootstrapped", "transferring", "transfer")
 ]
-# The event loop a traceback runs in names the engine's role.
-TRACEBACK_ROLES = [
-    ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
-    ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
-]
+# The event loop a traceback runs in names the engine's role (the one rule, in ``parsers/roles.py``).
+TRACEBACK_ROLES = list(FRAME_ROLES)
 
 CLASSIFY = {
     "kind": pl.String,

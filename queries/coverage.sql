@@ -1,6 +1,6 @@
 -- question: What evidence does the data hold per role and per rank, and what is missing (a role not
 --   ingested, a rank without batch lines or without a py-spy capture, an input read with errors)?
--- tables: processes, batches, captures, requests, sources
+-- tables: processes, batches, captures, requests, sources (its clock columns)
 -- columns:
 --   scope          role (one row per expected role: prefill, decode, router; engine and unknown when
 --                  the data holds them), rank (one per engine rank seen), or source (an input with
@@ -16,14 +16,24 @@
 --   requests       router or HTTP access lines
 --   first_ts       first record (UTC)
 --   last_ts        last record (UTC)
---   missing        what is absent, ";"-separated, NULL when nothing is; for a source: its errors
---   source         the input (source rows)
+--   missing        what is absent, ";"-separated, NULL when nothing is; for a source: its errors;
+--                  for a clock row: "zone not printed" or "two clocks …"
+--   source         the input (source and clock rows)
+--   clock          clock rows: "UTC" (records whose time has a known zone) or "zone not printed"
+--                  (times printed without a zone, taken as printed); NULL on other rows
+--   offset_s       clock rows: seconds the header's time of a record is ahead of the other stamp
+--                  the same record carries (sources.clock_offset_s), NULL when none differ
 -- parameters: none.
 -- reading: a role row with events 0 means that role was not ingested (for the router: no router
 --   log), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
 --   group; a rank with no batches has no last batch. The report lists these under "what the data
---   cannot say". The three role rows are always there, so on empty tables the answer is "no prefill
---   engine log ingested", "no decode engine log ingested", "no router log ingested".
+--   cannot say". Roles are the tables' own (logcorr/roles.py): the router row is always there; the
+--   prefill and decode rows too, unless every engine in the data is one that is not half of a PD
+--   pair (role engine), which then has its row instead. So on empty tables the answer is "no prefill
+--   engine log ingested", "no decode engine log ingested", "no router log ingested". Clock rows
+--   (one per input and clock) give the span of each clock: times of two clocks, or of a clock whose
+--   zone is not printed, cannot be put in one order with the others; offset_s a whole number of
+--   quarter hours is one clock printed in two zones.
 WITH ev AS (
     -- the records per rank, per role, and per (pid, role, host), from the per-process summary that
     -- ingest writes (its records add up to count(*) of events; its times to their min and max)
@@ -79,9 +89,13 @@ rank_rows AS (
      AND (c.host IS NULL OR r.host IS NULL OR c.host = r.host)
 ),
 roles AS (
-    -- the three roles of a PD deployment always; an engine that is not half of a PD pair, and
-    -- records of no known role, when the data holds them
-    SELECT unnest(['prefill', 'decode', 'router']) AS role
+    -- the router always; prefill and decode unless every engine is one that is not half of a PD
+    -- pair; that engine, and records of no known role, when the data holds them
+    SELECT 'router' AS role
+    UNION ALL
+    SELECT unnest(['prefill', 'decode']) FROM (SELECT 1)
+    WHERE NOT EXISTS (SELECT 1 FROM ev WHERE g = 63 AND role = 'engine')
+       OR EXISTS (SELECT 1 FROM ev WHERE g = 63 AND role IN ('prefill', 'decode'))
     UNION ALL
     SELECT role FROM ev WHERE g = 63 AND role IN ('engine', 'unknown')
 ),
@@ -93,7 +107,7 @@ role_rows AS (
                CASE WHEN coalesce(e.n, 0) = 0 THEN
                    CASE ro.role WHEN 'router' THEN 'no router log ingested' ELSE 'no ' || ro.role || ' engine log ingested' END
                END,
-               CASE WHEN ro.role = 'unknown' THEN 'no role: neither their unit, command line nor text names one' END,
+               CASE WHEN ro.role = 'unknown' THEN 'no role: neither their unit, pod or host name, process, input nor text names one' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN
@@ -121,14 +135,39 @@ source_rows AS (
            NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
     FROM sources
     WHERE errors IS NOT NULL OR records = 0
+),
+clock_rows AS (
+    -- per input, the span of each clock its records' times come from, and two stamps in one record
+    SELECT 'clock' AS scope, NULL AS role, NULL AS host, NULL AS rank_label, NULL::SMALLINT AS tp_rank,
+           c.events, 0 AS batches, 0 AS captures, 0 AS requests, c.first_ts, c.last_ts,
+           nullif(concat_ws('; ',
+               CASE WHEN c.clock = 'zone not printed' THEN 'zone not printed: ' || c.events
+                   || ' record(s) carry only a time printed without a zone, taken as printed (not UTC)' END,
+               CASE WHEN c.offset_s IS NOT NULL THEN 'two clocks: ' || c.offset_records
+                   || ' record(s) carry two stamps ' || c.offset_s || ' s apart'
+                   || CASE WHEN abs(c.offset_s) >= 899 AND abs(c.offset_s - round(c.offset_s / 900) * 900) <= 1
+                           THEN ' (a whole time zone: one clock printed in two zones)' ELSE '' END END), '') AS missing,
+           c.source, c.clock, c.offset_s,
+           NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
+    FROM (
+        SELECT source, 'UTC' AS clock, zoned AS events, zoned_first_ts AS first_ts, zoned_last_ts AS last_ts,
+               CASE WHEN zoneless = 0 THEN clock_offset_s END AS offset_s, clock_offset_records AS offset_records
+        FROM sources WHERE zoned > 0
+        UNION ALL
+        SELECT source, 'zone not printed', zoneless, zoneless_first_ts, zoneless_last_ts,
+               clock_offset_s, clock_offset_records
+        FROM sources WHERE zoneless > 0
+    ) AS c
 )
 SELECT scope, role, host, rank_label, tp_rank, events::BIGINT AS events, batches::BIGINT AS batches,
-       captures::BIGINT AS captures, requests::BIGINT AS requests, first_ts, last_ts, missing, source
+       captures::BIGINT AS captures, requests::BIGINT AS requests, first_ts, last_ts, missing, source,
+       clock, offset_s::DOUBLE AS offset_s
 FROM (
     SELECT * FROM role_rows
     UNION ALL BY NAME SELECT * FROM rank_rows
     UNION ALL BY NAME SELECT * FROM source_rows
+    UNION ALL BY NAME SELECT * FROM clock_rows
 )
-ORDER BY CASE scope WHEN 'role' THEN 0 WHEN 'rank' THEN 1 ELSE 2 END,
+ORDER BY CASE scope WHEN 'role' THEN 0 WHEN 'rank' THEN 1 WHEN 'source' THEN 2 ELSE 3 END,
          CASE role WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'engine' THEN 2 WHEN 'router' THEN 3 ELSE 4 END,
-         host, dp_rank, pp_rank, tp_rank, ep_rank, source
+         host, dp_rank, pp_rank, tp_rank, ep_rank, source, clock

@@ -38,14 +38,23 @@ def check(out: Path) -> None:
     # the span covers every timed record, and only when there is one
     timed = ev.filter(pl.col("ts").is_not_null())
     head = text.split("\n")[2]
-    if timed.height:
-        assert f", {_t(timed['ts'].min())} to {_t(timed['ts'].max())}." in head, head
+    zoneless = int(table(out, "sources")["zoneless"].sum())
+    lo, hi = timed["ts"].min(), timed["ts"].max()
+    if timed.height and not zoneless:  # every time has a known zone: the span in UTC
+        assert f", {_t(lo)} to {_t(hi)}." in head, head
+    elif timed.height == zoneless and zoneless:  # none has: as printed, never called UTC
+        assert f", {_t(lo, zone=False)} to {_t(hi, zone=False)} as printed (zone not printed)" in head, head
+        assert " UTC" not in head.split("Written by")[0].replace("which of them is UTC", ""), head
+    elif timed.height:  # some have: two clocks, no order across them
+        assert "zone not printed" in head and "cannot be put in one order" in head, head
     else:
         assert " to " not in head.split("Written by")[0], head
     roles = set(ev["role"])
+    # PD halves are missing unless a record has that role, or every engine is one of no PD pair
+    pd_expected = "engine" not in roles or bool(roles & {"prefill", "decode"})
     for role in ("prefill", "decode"):
         said_missing = f"- {role}: no {role} engine log ingested" in text
-        assert said_missing == (role not in roles), (role, roles)
+        assert said_missing == (role not in roles and pd_expected), (role, roles)
         n = batches.filter(pl.col("role") == role).height
         if f"no batch lines of {role} in the data" in text:
             assert n == 0

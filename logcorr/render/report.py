@@ -17,6 +17,7 @@ import logcorr
 from logcorr.analysis import collected, known_issues
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
+from logcorr.clocks import hours, offset_words
 from logcorr.store.schema import short_position
 
 
@@ -24,15 +25,16 @@ class ReportError(Exception):
     """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
 
 
-def _t(ts: datetime | None, *, date: bool = True) -> str:
-    """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time."""
+def _t(ts: datetime | None, *, date: bool = True, zone: bool = True) -> str:
+    """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time; without
+    `` UTC`` when ``zone`` is False (a time printed without a zone, as printed)."""
     if ts is None:
         return "?"
     ts = ts.astimezone(UTC)
     text = ts.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
     if ts.microsecond:
         text += f".{ts.microsecond // 1000:03d}"
-    return text + " UTC"
+    return text + (" UTC" if zone else "")
 
 
 def _s(seconds: float | None) -> str:
@@ -169,19 +171,54 @@ def report(out: Path) -> str:
 
 
 def _head(out: Path, cov: pl.DataFrame) -> list[str]:
-    """The title, the data's folder and span, and the verdict's heading."""
-    span = [t for t in (cov["first_ts"].min(), cov["last_ts"].max()) if t is not None] if cov.height else []
+    """The title, the data's folder and span (per clock: ``_span``), and the verdict's heading."""
     return [
         "# Incident report",
         "",
-        f"Data: `{out}`"
-        + (f", {_t(span[0])} to {_t(span[1])}" if len(span) == 2 else "")
-        + f". Written by logcorr {logcorr.__version__}. Every statement below is a row of a saved query;"
-        " `logcorr query NAME -d OUT` shows the full rows.",
+        f"Data: `{out}`{_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
+        " row of a saved query; `logcorr query NAME -d OUT` shows the full rows.",
         "",
         "## Verdict",
         "",
     ]
+
+
+def _span(cov: pl.DataFrame) -> str:
+    """The data's span from coverage's clock rows: in UTC when every time has a known zone; as printed,
+    "zone not printed", when none has; both spans, and no order between them, when some have; and
+    the offset of two stamps that one record carries, when any does. Empty without a timed record."""
+    clocks = cov.filter(pl.col("scope") == "clock") if "clock" in cov.columns else cov.clear()
+    if clocks.height == 0:
+        span = (
+            [t for t in (cov["first_ts"].min(), cov["last_ts"].max()) if t is not None] if cov.height else []
+        )
+        return f", {_t(span[0])} to {_t(span[1])}" if len(span) == 2 else ""
+    utc, loose = (clocks.filter(pl.col("clock") == c) for c in ("UTC", "zone not printed"))
+    n_loose = int(loose["events"].sum()) if loose.height else 0
+    text = ""
+    if utc.height:
+        text = f", {_t(utc['first_ts'].min())} to {_t(utc['last_ts'].max())}"
+    if loose.height:
+        lo, hi = loose["first_ts"].min(), loose["last_ts"].max()
+        printed = f"{_t(lo, zone=False)} to {_t(hi, zone=False)} as printed (zone not printed)"
+        if not utc.height:
+            text = f", {printed}"
+        else:
+            text += (
+                f" for the {int(utc['events'].sum()):,} record(s) whose time has a known zone; {n_loose:,} more"
+                f" carry only a time printed without a zone, {printed}: the two cannot be put in one order,"
+                f" so which came first{_apart(utc, lo, hi)} is not stated"
+            )
+    for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
+        text += f"; in {_md(row['source'])}, {offset_words(row['offset_s'])}"
+    return text
+
+
+def _apart(utc: pl.DataFrame, lo: datetime, hi: datetime) -> str:
+    """`` (their times lie 7 h 59 min 16 s apart as printed)`` when the two spans do not overlap."""
+    u_lo, u_hi = utc["first_ts"].min(), utc["last_ts"].max()
+    gap = (u_lo - hi).total_seconds() if u_lo > hi else (lo - u_hi).total_seconds() if lo > u_hi else 0
+    return f" (their times lie {hours(gap)} apart as printed)" if gap else ""
 
 
 def _chain(chain: pl.DataFrame) -> list[str]:
@@ -583,6 +620,20 @@ def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     return lines or ["No evidence row: the chain is empty."]
 
 
+def _clock_lines(row: dict) -> list[str]:
+    """What a coverage clock row (one input, one clock) means for the times the report states."""
+    lines = []
+    if row["clock"] == "zone not printed":
+        lines.append(
+            f"- input {_md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
+            f" ({_t(row['first_ts'], zone=False)} to {_t(row['last_ts'], zone=False)}; SGLang prints local time):"
+            " their times are as printed, not UTC, so they cannot be put in one order with another clock's."
+        )
+    if row["offset_s"] is not None:
+        lines.append(f"- input {_md(row['source'])}: two clocks: {offset_words(row['offset_s'])}.")
+    return lines
+
+
 def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     lines = []
     consequences = {
@@ -599,9 +650,12 @@ def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: p
         so = "; ".join(v for k, v in consequences.items() if k in what)
         if row["scope"] == "role" and row["role"] == "unknown":
             lines.append(
-                f"- {row['events']:,} record(s) have no role: neither their unit, command line nor text names one,"
-                " so they are counted for no engine."
+                f"- {row['events']:,} record(s) have no role: neither their unit, pod or host name, process, input"
+                " nor text names one, so they are counted for no engine."
             )
+            continue
+        if row["scope"] == "clock":
+            lines += _clock_lines(row)
             continue
         if row["scope"] == "role":
             subject = row["role"]

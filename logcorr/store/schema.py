@@ -140,8 +140,24 @@ SOURCES = _table(
         "last_ts": C(UTC_US, "last record's time"),
         "errors": C(pl.String, "what could not be read and why; null when nothing"),
         "notes": C(
-            pl.String, "how it was read: times printed without a zone read as UTC, entries read once, …"
+            pl.String, "how it was read: times printed without a zone taken as printed, entries read once, …"
         ),
+        "zoned": C(
+            pl.Int64, "records whose time has a known zone (journald, an offset or Z, the router's UTC)"
+        ),
+        "zoneless": C(
+            pl.Int64, "records whose only time is printed without a zone: taken as printed, not UTC"
+        ),
+        "zoned_first_ts": C(UTC_US, "first time among the zoned records"),
+        "zoned_last_ts": C(UTC_US, "last time among the zoned records"),
+        "zoneless_first_ts": C(UTC_US, "first time among the zoneless records, as printed (zone unknown)"),
+        "zoneless_last_ts": C(UTC_US, "last time among the zoneless records, as printed (zone unknown)"),
+        "clock_offset_s": C(
+            pl.Float64,
+            "two clocks in one record: median seconds its printed time is ahead of its other stamp (the "
+            "source's clock, or a second stamp after the header); null when no record carries two that differ",
+        ),
+        "clock_offset_records": C(pl.Int64, "records that carry two stamps more than 2 s apart"),
     },
 )
 

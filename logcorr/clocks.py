@@ -1,0 +1,140 @@
+"""The clocks of one input: which records' times have a known zone, and records that carry two
+stamps (two clocks) with the offset between them.
+
+A record's ``ts`` has a known zone when its source gives one (journald's receive time, a container
+envelope with ``Z`` or an offset, ``--captured-at``) or its header's format is UTC (sgl-router, a
+JSON ``timestamp``); it is *zoneless* when it is only a time printed without a zone (SGLang and
+Python print local time), taken as printed. Two stamps in one record: the printed time against the
+source's clock, or a second stamp right after the header (``[ts] [/bin/sh@<0,0>]: [inner ts] …``, a
+launcher's prefix before SGLang's own). Their offset, a whole number of quarter hours to the second,
+is one clock printed in two zones; any other offset beyond ``SAME_CLOCK_S`` is two clocks that
+disagree. Which one is UTC the lines do not say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+# A second stamp right after the header, past at most two tokens (a launcher's ``[/bin/sh@<0,0>]:``).
+INNER_STAMP = r"^(?:\S+\s+){0,2}?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)"
+SAME_CLOCK_S = 2.0  # stamps cut to the second, a logging delay: closer than this is one clock
+ZONE_STEP_S = 900  # time zones are whole quarter hours from UTC
+
+
+def zoneless(ev: pl.DataFrame) -> pl.Expr:
+    """Records whose ``ts`` is only a time printed without a zone (``ts`` equals ``log_ts`` read as
+    UTC), not the router's or a JSON line's (their formats print UTC)."""
+    return (
+        pl.col("log_ts").is_not_null()
+        & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
+        & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
+    )
+
+
+def two_stamp_offsets(ev: pl.DataFrame) -> pl.Series:
+    """Per record of ``ev`` (``ts``, ``log_ts``, ``header``, ``body``): seconds by which its printed
+    time is ahead of the other stamp it carries (the source's clock, else a second stamp after the
+    header), where the two differ by more than ``SAME_CLOCK_S``; null elsewhere (Float64)."""
+    printed = pl.col("log_ts").dt.replace_time_zone("UTC")
+    vs_source = (printed - pl.col("ts")).dt.total_microseconds() / 1e6
+    offsets = ev.select(pl.when(vs_source.abs() > SAME_CLOCK_S).then(vs_source).alias("offset_s"))["offset_s"]
+    # a second stamp is searched only where the printed time is the only clock (a day's journal: none)
+    alone = ev.select(
+        (pl.col("log_ts").is_not_null() & (printed == pl.col("ts"))).fill_null(False)
+    ).to_series()
+    if not alone.any():
+        return offsets
+    at = alone.arg_true()
+    inner = ev["body"].gather(at).str.extract(INNER_STAMP, 1).str.replace("T", " ")
+    inner_ts = inner.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S", strict=False)
+    vs_inner = (ev["log_ts"].gather(at).dt.truncate("1s") - inner_ts).dt.total_microseconds() / 1e6
+    far = pl.select(pl.when(vs_inner.abs() > SAME_CLOCK_S).then(vs_inner)).to_series().cast(pl.Float64)
+    return offsets.cast(pl.Float64).scatter(at, far)
+
+
+@dataclass
+class Clocks:
+    """What the records of one input showed of their clocks, summed over its chunks (``add``)."""
+
+    zoned: int = 0
+    zoneless: int = 0
+    zoned_span: list[datetime] = field(default_factory=list)  # [first, last] or []
+    zoneless_span: list[datetime] = field(default_factory=list)
+    offsets: dict[int, int] = field(default_factory=dict)  # whole seconds → records showing it
+
+    def add(self, ev: pl.DataFrame) -> None:
+        """Count one chunk of enriched events (with ``header`` and ``body``)."""
+        loose = ev.select(zoneless(ev).fill_null(False)).to_series()
+        timed = ev["ts"].is_not_null()
+        for mask, attr in ((loose, "zoneless"), (timed & ~loose, "zoned")):
+            ts = ev["ts"].filter(mask)
+            setattr(self, attr, getattr(self, attr) + ts.len())
+            span = getattr(self, f"{attr}_span")
+            ends = [t for t in (*span, ts.min(), ts.max()) if t is not None]
+            setattr(self, f"{attr}_span", [min(ends), max(ends)] if ends else [])
+        for seconds, n in two_stamp_offsets(ev).drop_nulls().round(0).value_counts().iter_rows():
+            self.offsets[int(seconds)] = self.offsets.get(int(seconds), 0) + n
+
+    def offset(self) -> tuple[float | None, int]:
+        """The median offset (seconds) over the records that carry two stamps, and how many do."""
+        n = sum(self.offsets.values())
+        if not n:
+            return None, 0
+        seen = 0
+        for seconds in sorted(self.offsets):
+            seen += self.offsets[seconds]
+            if seen * 2 >= n:
+                return float(seconds), n
+        return None, n  # not reached
+
+    def row(self) -> dict:
+        """The ``sources`` columns these counts fill."""
+        offset, n = self.offset()
+        first_last = {}
+        for attr in ("zoned", "zoneless"):
+            span = getattr(self, f"{attr}_span") or [None, None]
+            first_last |= {f"{attr}_first_ts": span[0], f"{attr}_last_ts": span[1]}
+        return {
+            "zoned": self.zoned,
+            "zoneless": self.zoneless,
+            **first_last,
+            "clock_offset_s": offset,
+            "clock_offset_records": n,
+        }
+
+
+def is_zone_step(seconds: float) -> bool:
+    """An offset that is a time zone's: a non-zero whole number of quarter hours, to the second."""
+    steps = round(seconds / ZONE_STEP_S)
+    return steps != 0 and abs(seconds - steps * ZONE_STEP_S) <= 1.0
+
+
+def hours(seconds: float) -> str:
+    """``8 h``, ``5 h 30 min``, ``7 h 59 min 16 s``, ``45 s``: an offset's size in words."""
+    s = round(abs(seconds))
+    h, m, sec = s // 3600, s % 3600 // 60, s % 60
+    parts = [f"{h} h" if h else "", f"{m} min" if m else "", f"{sec} s" if sec else ""]
+    return " ".join(p for p in parts if p) or "0 s"
+
+
+def offset_words(offset: float) -> str:
+    """Two stamps ``offset`` seconds apart in one record, in words: how far, which way, and whether
+    that is one clock in two zones or two clocks that disagree."""
+    way = "ahead of" if offset > 0 else "behind"
+    what = (
+        "exactly a time zone's step: one clock printed in two zones, and which of them is UTC the lines do not say"
+        if is_zone_step(offset)
+        else "not a time zone's step: two clocks that disagree"
+    )
+    return (
+        f"the header's time is {hours(offset)} {way} the record's other stamp (the source's clock, or a"
+        f" second stamp after the header), {what}"
+    )
+
+
+def clock_note(offset: float, records: int) -> str:
+    """One sentence on two stamps ``offset`` seconds apart in ``records`` records of one input."""
+    return f"{records:,} record(s) carry two stamps: {offset_words(offset)}"

@@ -671,6 +671,11 @@ CAUSES = [
         "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+    (
+        "routing_conflict",
+        r"follow_bootstrap_room conflict",
+        "follow_bootstrap_room conflict: dispatched to dp_rank 0 but bootstrap_room 1 implies dp_rank 1.",
+    ),  # the router sent the request to another DP rank than the room implies (SGLang ≥ 0.5.x DP routing)
 ]
 
 # KV transfer backends named by a failure's text (transfer_errors.backend); first match wins.

@@ -266,6 +266,9 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
 
     for name, text in known_issues.saved_queries().items():
         found[name] = parse_saved(text, name, str(known_issues.shipped_folder()))
+    from logcorr.analysis import findings  # the union of the finding kinds (findings.py)
+
+    found["findings"] = parse_saved(findings.saved_query(), "findings", str(findings.shipped_folder()))
     env_dirs = tuple(Path(p) for p in os.environ.get("LOGCORR_QUERIES", "").split(os.pathsep) if p)
     for folder in (*extra_dirs, *env_dirs):
         for path in sorted(Path(folder).glob("*.sql")):

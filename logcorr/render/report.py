@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 import logcorr
+from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import known_issues
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
@@ -106,7 +107,56 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
         except QueryError:
             results[name] = pl.DataFrame()
+    try:
+        results["findings"] = findings_mod.findings(out, saved=saved, con=con)
+        results["impact"] = findings_mod.impact(out, results["findings"], saved=saved, con=con)
+    except QueryError as e:
+        raise ReportError(f"report: {e}") from e
+    roles = findings_mod.families_by_role(out, saved=saved, con=con)
+    results["family_roles"] = pl.DataFrame(
+        {"family": list(roles), "roles": [sorted(v) for v in roles.values()]},
+        schema={"family": pl.String, "roles": pl.List(pl.String)},
+    )
     return results
+
+
+def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
+    """The summary that leads the report (``findings.summary``): at most six Markdown lines from the
+    rows of ``gather``. The timeline's header shows the same lines."""
+    found = results["findings"]
+    main = findings_mod.main_finding(found)
+    running = None
+    if main is not None and main["kind"] in ("wedge", "stop"):
+        w = results["wedge"].filter((pl.col("role") == main["role"]) & (pl.col("stopped_ts") == main["ts"]))
+        running = w["running_req_at_stop"][0] if w.height else None
+    roles = {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
+    return findings_mod.summary(
+        found, results["known_issues"], results["impact"], running=running, roles=roles
+    )
+
+
+def _findings_section(found: pl.DataFrame) -> list[str]:
+    """The findings in causal order, one line each: step, time, kind, the finding, its evidence ids."""
+    if not found.height:
+        return ["No finding: no crash, stop, timeout, failed transfer, divergence or restart in the data."]
+    lines = []
+    for r in found.iter_rows(named=True):
+        ev = r["evidence"] or []
+        cite = f" (evidence: {', '.join(str(e) for e in ev[:5])}{' …' if len(ev) > 5 else ''})" if ev else ""
+        when = _t(r["ts"], date=False) if r["ts"] is not None else "time unknown"
+        lines.append(f"{r['step']}. {when} **{r['kind']}**: {_md(r['summary'], 400)}{cite}")
+    return lines
+
+
+def _gaps(results: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The stops ``finding_stop`` judged gaps in the data (kind ``no_data``): role, stopped_ts, summary."""
+    found = results.get("findings")
+    if found is None or not found.height:
+        return pl.DataFrame(
+            schema={"role": pl.String, "stopped_ts": pl.Datetime("us", "UTC"), "summary": pl.String}
+        )
+    gaps = found.filter(pl.col("kind") == "no_data")
+    return gaps.select("role", pl.col("ts").alias("stopped_ts"), "summary")
 
 
 def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
@@ -118,10 +168,12 @@ def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
     ``gather``: what the batch lines say of each engine, units systemd saw crash, the stop, the
     desync, the trigger and the abort burst. The report and the timeline both show these."""
     r = results
-    stops = _stops_of(r["wedge"])
-    lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
+    gaps = _gaps(r)
+    stops = _stops_of(r["wedge"]).join(gaps, on=["role", "stopped_ts"], how="anti")
+    lines = _wedge_verdict(_stops_of(r["wedge"]), r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
         r["unit_lifecycle"]
     )
+    lines += [f"**No data** (not a stop): {g}." for g in gaps["summary"]]
     lines += _stop_lines(stops) + _desync_lines(r["desync"]) + _trigger_lines(r["abort_to_assert"])
     for b in r["incident_chain"].filter(pl.col("step") == "abort_burst").iter_rows(named=True):
         lines.append(f"**Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
@@ -144,9 +196,13 @@ def report(out: Path) -> str:
     """
     r = gather(Path(out))
     chain, a2a, stuck, cov = r["incident_chain"], r["abort_to_assert"], r["desync"], r["coverage"]
-    lines = _head(Path(out), cov) + [f"- {line}" for line in verdict(r)]
+    lines = _head(Path(out), cov) + [f"- {line}" for line in summary_lines(r)]
+    lines += ["", "## Findings (causal order; `logcorr query findings -d OUT`)", ""] + _findings_section(
+        r["findings"]
+    )
+    lines += ["", "## Verdict", ""] + [f"- {line}" for line in verdict(r)]
     lines += known_issues.report_sections(r["known_issues"], r["config"])
-    lines += ["", "## Chain of events (incident_chain)", ""] + _chain(chain)
+    lines += ["", "## Chain of events (incident_chain)", ""] + _chain(_chain_in_order(chain, _gaps(r)))
     lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""] + _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
     lines += _stops(r["wedge"], r["last_batch_per_rank"])
@@ -176,9 +232,29 @@ def _head(out: Path, cov: pl.DataFrame) -> list[str]:
         + f". Written by logcorr {logcorr.__version__}. Every statement below is a row of a saved query;"
         " `logcorr query NAME -d OUT` shows the full rows.",
         "",
-        "## Verdict",
+        "## Summary",
         "",
     ]
+
+
+def _chain_in_order(chain: pl.DataFrame, gaps: pl.DataFrame) -> pl.DataFrame:
+    """The chain's rows by time (a row without one last), numbered 1, 2, … in that order; the
+    last_batch and health steps of a stop that is only a gap in the data say so instead."""
+    if not chain.height:
+        return chain
+    chain = chain.sort(["ts", "step_no"], nulls_last=True).with_columns(
+        pl.int_range(1, pl.len() + 1).cast(chain.schema["step_no"]).alias("step_no")
+    )
+    for g in gaps.iter_rows(named=True):
+        hit = (
+            pl.col("step").is_in(["last_batch", "health"])
+            & (pl.col("role") == g["role"])
+            & (pl.col("ts") >= g["stopped_ts"])
+        )
+        chain = chain.with_columns(
+            pl.when(hit).then(pl.lit(g["summary"])).otherwise(pl.col("detail")).alias("detail")
+        )
+    return chain
 
 
 def _chain(chain: pl.DataFrame) -> list[str]:

@@ -57,8 +57,9 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
---             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion, abort_burst,
---             rank_divergence, restart, crash_loop, cuda_error
+--             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
+--             rank_divergence, restart, crash_loop, cuda_error (findings.findings adds abort_burst rows
+--             from incident_chain)
 --   role      prefill, decode, engine, router, unknown (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks involved, e.g. [TP0, TP1]
@@ -101,17 +102,41 @@ def _kind_key(kind: str) -> int:
     return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
 
 
+def abort_bursts(chain: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    """The ``abort_burst`` findings: the incident chain's burst rows (``incident_chain``, whose
+    burst_gap_s/burst_min rule is the one truth of a burst), in the columns of ``findings``."""
+    bursts = chain.filter(pl.col("step") == "abort_burst") if chain.height else chain
+    rows = [
+        {
+            "ts": b["ts"], "end_ts": b["end_ts"], "kind": "abort_burst", "role": b["role"], "host": None,
+            "ranks": [x for x in (b["ranks"] or "").split(",") if x], "n": None,
+            "summary": f"Abort burst: {b['detail']}", "evidence": [b["event_id"]] if b["event_id"] else [],
+            "rests_on": "incident_chain (abort_burst: aborts less than burst_gap_s apart)",
+        }
+        for b in bursts.iter_rows(named=True)
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
 def findings(
-    out: Path, *, saved: dict | None = None, con: duckdb.DuckDBPyConnection | None = None
+    out: Path,
+    *,
+    saved: dict | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+    chain: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """Every finding of OUT in causal order: by ``ts`` (UTC; a finding without a time last), ties by
-    ``KIND_ORDER`` (cause before effect); a ``step`` column numbers them from 1.
+    """Every finding of OUT in causal order: the ``findings`` query's rows plus the abort bursts of
+    ``chain`` (the ``incident_chain`` rows; run when not given), by ``ts`` (UTC; a finding without a
+    time last), ties by ``KIND_ORDER`` (cause before effect); a ``step`` column numbers them from 1.
 
     Raises:
         FileNotFoundError: OUT does not exist. QueryError: a finding query fails on OUT's tables.
     """
     saved = saved if saved is not None else saved_mod.load_saved()
     rows = saved_mod.query(out, "findings", saved=saved, con=con)
+    if chain is None:
+        chain = saved_mod.query(out, "incident_chain", saved=saved, con=con)
+    rows = pl.concat([rows, abort_bursts(chain, rows.schema)], how="vertical_relaxed")
     rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
     rows = rows.sort(["ts", "_order"], nulls_last=True).drop("_order")
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
@@ -228,11 +253,8 @@ def summary(
             line += " " + "; ".join(gaps["summary"].to_list()) + "."
         return [line]
     ranks = ", ".join(main["ranks"] or []) or "ranks not printed"
-    where = (
-        main["role"]
-        if main["role"] not in (None, "unknown")
-        else "role unknown" + (f" on {main['host']}" if main["host"] else "")
-    )
+    where = main["role"] if main["role"] not in (None, "unknown") else "role unknown"
+    where += f" on {main['host']}" if main["host"] else ""
     lines = [
         f"**What happened**: {main['summary']}.",
         f"**When and where**: {_t(main['ts'])}, {where}, {ranks}.",

@@ -25,7 +25,7 @@ class ReportError(Exception):
     """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
 
 
-def _t(ts: datetime | None, *, date: bool = True) -> str:
+def utc_time(ts: datetime | None, *, date: bool = True) -> str:
     """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time."""
     if ts is None:
         return "?"
@@ -36,6 +36,9 @@ def _t(ts: datetime | None, *, date: bool = True) -> str:
     return text + " UTC"
 
 
+_t = utc_time
+
+
 def _s(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -44,7 +47,7 @@ def _s(seconds: float | None) -> str:
     return f"{seconds:.1f} s"
 
 
-def _md(text: object, width: int = 240) -> str:
+def inline_md(text: object, width: int = 240) -> str:
     """A value (log text) as inert Markdown: one line, long text cut at ``width``; pipes, brackets and
     backticks escaped and ``<``/``>`` as entities, so a line holding ``<script>`` or
     ``[x](javascript:…)`` renders as the text it is, never as HTML or a link."""
@@ -75,7 +78,7 @@ def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -
                 v = f"{v:.1f}"
             elif isinstance(v, list):
                 v = ",".join(str(x) for x in v)
-            cells.append(_md(v))
+            cells.append(inline_md(v))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -108,7 +111,9 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         except QueryError:
             results[name] = pl.DataFrame()
     try:
-        results["findings"] = findings_mod.findings(out, saved=saved, con=con)
+        results["findings"] = findings_mod.findings(
+            out, saved=saved, con=con, chain=results["incident_chain"]
+        )
         results["impact"] = findings_mod.impact(out, results["findings"], saved=saved, con=con)
     except QueryError as e:
         raise ReportError(f"report: {e}") from e
@@ -144,7 +149,7 @@ def _findings_section(found: pl.DataFrame) -> list[str]:
         ev = r["evidence"] or []
         cite = f" (evidence: {', '.join(str(e) for e in ev[:5])}{' …' if len(ev) > 5 else ''})" if ev else ""
         when = _t(r["ts"], date=False) if r["ts"] is not None else "time unknown"
-        lines.append(f"{r['step']}. {when} **{r['kind']}**: {_md(r['summary'], 400)}{cite}")
+        lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
     return lines
 
 
@@ -219,6 +224,45 @@ def report(out: Path) -> str:
     lines += ["", "## What the data cannot say (coverage)", ""]
     lines += _missing(cov, _stops_of(r["wedge"]), stuck, a2a)
     return "\n".join(lines) + "\n"
+
+
+SCHEMA = Path(__file__).with_name("report.schema.json")
+
+
+def report_data(out: Path) -> dict:
+    """The report as data, for ``logcorr report --format json``: the summary lines, the main finding,
+    every finding in causal order, the impact rows and the matched known families. Keys and types are
+    fixed by ``report.schema.json`` (``SCHEMA``); times are ISO 8601 UTC (``…Z``), µs.
+
+    Raises:
+        FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
+    """
+    r = gather(Path(out))
+    cov, found = r["coverage"], r["findings"]
+    main = findings_mod.main_finding(found)
+    steps = findings_mod.rows_as_dicts(found)
+    known = r["known_issues"]
+    families = [
+        {
+            "family": m["family"], "title": m["title"], "strength": m["strength"],
+            "workaround": m["workaround"] or "", "links": [x.strip() for x in (m["links"] or "").split(",") if x.strip()],
+        }
+        for m in (known.iter_rows(named=True) if known.height else [])
+    ]  # fmt: skip
+    fmt = saved_mod.format_value
+    return {
+        "logcorr_version": logcorr.__version__,
+        "data": {
+            "out": str(out),
+            "first_ts": fmt(cov["first_ts"].min()) if cov.height else None,
+            "last_ts": fmt(cov["last_ts"].max()) if cov.height else None,
+        },
+        "summary": summary_lines(r),
+        "main": next((s for s in steps if main is not None and s["step"] == main["step"]), None),
+        "findings": steps,
+        "impact": [{k: fmt(v) for k, v in row.items()} for row in r["impact"].iter_rows(named=True)],
+        "known_issues": families,
+    }
 
 
 def _head(out: Path, cov: pl.DataFrame) -> list[str]:
@@ -627,12 +671,14 @@ def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     lines = []
     for row in chain.iter_rows(named=True):
         where = f"{row['source']}:{short_position(row['source_pos'])}" if row["source"] else "(no record)"
-        lines.append(f"- {row['step']} ({row['role'] or 'all roles'}): `{_md(where)}`: {_md(row['message'])}")
+        lines.append(
+            f"- {row['step']} ({row['role'] or 'all roles'}): `{inline_md(where)}`: {inline_md(row['message'])}"
+        )
     asserted = a2a.filter(pl.col("asserted") & pl.col("abort_event_id").is_not_null())
     for row in asserted.sort("abort_ts").head(20).iter_rows(named=True):
         lines.append(
-            f"- abort of room {row['bootstrap_room']}: `{_md(row['abort_source'])}:{_md(short_position(row['abort_source_pos']))}`: "
-            f"{_md(row['abort_message'])}"
+            f"- abort of room {row['bootstrap_room']}: `{inline_md(row['abort_source'])}:{inline_md(short_position(row['abort_source_pos']))}`: "
+            f"{inline_md(row['abort_message'])}"
         )
     return lines or ["No evidence row: the chain is empty."]
 

@@ -1,11 +1,11 @@
 -- question: Which KV transfer and bootstrap failures happened, by backend and cause (abort, timeout, peer
 --   dead, routing conflict, the transfer worker's assertion), as storms with counts?
--- tables: transfer_errors, incident_chain
+-- tables: transfer_errors
 -- columns:
 --   ts        the first failure of the group (UTC)
 --   end_ts    the last one (UTC)
---   kind      transfer_failures, bootstrap_failures, transfer_assertion (assert room in self.transfer_infos,
---             one row per room) or abort_burst (the incident chain's burst of client aborts)
+--   kind      transfer_failures, bootstrap_failures or transfer_assertion (assert room in
+--             self.transfer_infos, one row per room); findings.py adds abort_burst from incident_chain
 --   role      role of the records (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0, TP1, TP3]
@@ -48,8 +48,4 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        END AS summary,
        evidence, 'transfer_errors (error_kind, cause, backend)' AS rests_on
 FROM g
-UNION ALL
-SELECT ts, end_ts, 'abort_burst', role, NULL, string_split(ranks, ','), NULL, 'Abort burst: ' || detail,
-       list_filter([event_id], lambda x: x IS NOT NULL), 'incident_chain (abort_burst: aborts less than burst_gap_s apart)'
-FROM incident_chain WHERE step = 'abort_burst'
 ORDER BY ts NULLS LAST

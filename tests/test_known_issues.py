@@ -222,6 +222,9 @@ REAL_CASES = {
     "real2/05_tsv_export_cp_pp_finish_abort_prefill_batches.log": [],
     "real2/06_nixl_unexpected_transfer_worker_error_prefill_decode_pods.log": [],  # a RuntimeError, not F14's assert
     "real2/07_smg_router_decode_prefill_blocks_mooncake_not_alive.log": [],
+    "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log": [],  # a crash, no family encoded
+    "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log": [],
+    "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log": [],  # DP routing conflict
     "real2/08_prefill_mooncake_session_not_alive_tp16_req_dump.log": [],
     "real2/09_decode_failed_get_kvcache_midline_paste.log": [],
     "real2/10_pyspy_megatron_grouped_threads_allreduce_recv.txt": [],  # Megatron, no SGLang event loop

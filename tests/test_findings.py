@@ -226,6 +226,33 @@ def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
     assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2
 
 
+def test_a_synthetic_crash_loop_day_is_told_as_a_crash_and_a_loop(tmp_path):
+    """bench/make_day.py --crash-loop: decode's TP1 raises four times, systemd restarts the unit each
+    time (restart counter 1 to 4) while prefill goes on: the summary names the crash and the loop."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("make_day", CASES.parents[1] / "bench" / "make_day.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_day", mod)
+    spec.loader.exec_module(mod)
+    meta = mod.make_day(30_000, tmp_path / "day", journal=False, json_capture=False, log=lambda s: None,
+                        incident_kind="crash_loop")  # fmt: skip
+    assert meta["incident"]["crashes"] == 4
+    ingest([tmp_path / "day" / "day.export"], tmp_path / "out")
+    summary = _summary(report_mod.report(tmp_path / "out"))
+    first = meta["incident"]["first_crash"][:19].replace("T", " ")
+    assert (
+        f"**What happened**: Scheduler (decode) crashed on TP1 at {first} UTC: RuntimeError: CUDA error"
+        in summary
+    )
+    assert "(4 tracebacks)" in summary and "Crash loop: sglang-decode.service" in summary
+    assert not re.search(r"(?i)wedge|stall", summary)
+    found = findings_mod.findings(tmp_path / "out")
+    loop = found.filter(pl.col("kind") == "crash_loop").row(0, named=True)
+    assert loop["n"] == 4 and "restart counter up to 4" in loop["summary"]
+
+
 def test_a_file_without_failure_says_so(tmp_path):
     log = tmp_path / "ok.log"
     log.write_text(

@@ -1,6 +1,6 @@
 -- question: Which processes crashed with a traceback (a scheduler or worker exception, not a KV transfer
 --   failure), which of them failed at start-up, and what came after (an exit, a restart, SIGQUIT)?
--- tables: tracebacks, transfer_errors, events, lifecycle, watchdogs, batches, config
+-- tables: tracebacks, transfer_errors, lifecycle, watchdogs, batches, config, processes
 -- columns:
 --   ts        the first traceback of the group (UTC; NULL when the line printed no time)
 --   end_ts    the last one (UTC)
@@ -15,8 +15,13 @@
 --   evidence  events.event_id of the tracebacks, then of what followed
 --   rests_on  the tables and rule behind it
 -- parameters: none.
--- reading: one row per (kind, role, host, component, exception, innermost function). A traceback that is
---   also a transfer_errors row (the transfer worker's assertion) is a transfer failure, not a crash. What
+-- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
+--   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
+--   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames; a
+--   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
+--   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
+--   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
+--   worker's assertion) is a transfer failure, not a crash. What
 --   followed: the first lifecycle message of the role or host at or after it (exited, failed, stopping,
 --   restart scheduled, server stopping), else a SIGQUIT or crashed-subprocess watchdog record within 60 s.
 WITH tb AS (
@@ -24,12 +29,18 @@ WITH tb AS (
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
-           EXISTS (SELECT 1 FROM config c WHERE c.pid = t.pid AND c.host IS NOT DISTINCT FROM t.host
-                   AND c.first_ts <= t.ts)
-             AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.pid = t.pid AND b.host IS NOT DISTINCT FROM t.host
-                             AND b.ts <= t.ts) AS before_serving
+           EXISTS (SELECT 1 FROM config c
+                   WHERE c.host IS NOT DISTINCT FROM t.host AND c.role = t.role AND c.first_ts <= t.ts
+                     AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.host IS NOT DISTINCT FROM t.host
+                                     AND b.role = t.role AND b.ts BETWEEN c.first_ts AND t.ts)
+                     AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.host IS NOT DISTINCT FROM t.host
+                                     AND p.role = t.role AND p.ready_ts BETWEEN c.first_ts AND t.ts)
+           ) AS before_serving
     FROM tracebacks t
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
+      AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b'))
 ),
 grouped AS (
     SELECT CASE WHEN init_frames OR before_serving THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,

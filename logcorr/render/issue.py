@@ -126,7 +126,7 @@ def issue(out: Path) -> str:
     r = report_mod.gather(out)
     found = r["findings"]
     main = findings_mod.main_finding(found)
-    title = main["summary"].split(": ")[0] if main else "no failure in the data"
+    title = main["summary"].split(": ")[0].split("; ")[0] if main else "no failure in the data"
     con = saved_mod.connect(out)
     cov = r["coverage"]
     span = (

@@ -10,7 +10,7 @@
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0, TP1, TP3]
 --   n         failure records in the group
---   summary   the finding in words: count, rooms, error kind, cause, backend, span
+--   summary   the finding in words: count, rooms (named when at most 3), error kind, cause, backend, span
 --   evidence  events.event_id of up to 20 records (the first ones)
 --   rests_on  the tables behind it
 -- parameters: none.
@@ -28,7 +28,8 @@ g AS (
     SELECT kind, role, host, error_kind, cause, backend,
            CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END AS room,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
-           count(DISTINCT bootstrap_room) AS rooms, any_value(bootstrap_room ORDER BY ts) AS first_room,
+           count(DISTINCT bootstrap_room) AS rooms,
+           list_sort(list_distinct(list(bootstrap_room) FILTER (WHERE bootstrap_room IS NOT NULL))) AS room_list,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id)[1:20] AS evidence
     FROM t GROUP BY ALL
@@ -42,7 +43,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             n || ' ' || error_kind || ' record(s) on ' || coalesce(role, '?')
             || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), '')
-            || ', ' || rooms || ' room(s)' || CASE WHEN rooms = 1 THEN ' (' || first_room || ')' ELSE '' END
+            || ', ' || rooms || ' room(s)'
+            || CASE WHEN rooms BETWEEN 1 AND 3 THEN ' (' || array_to_string(room_list, ', ') || ')' ELSE '' END
             || '; cause ' || coalesce(cause, 'not named') || CASE WHEN cause = 'other_rank' THEN ' (propagated: not the root cause)' ELSE '' END
             || '; backend ' || coalesce(backend, 'not named')
        END AS summary,

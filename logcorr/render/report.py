@@ -141,13 +141,14 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
 
 
 def _findings_section(found: pl.DataFrame) -> list[str]:
-    """The findings in causal order, one line each: step, time, kind, the finding, its evidence ids."""
+    """The findings in causal order, one line each: step, time, kind, the finding, how many evidence
+    records it cites (their event ids are in ``--format json`` and the ``findings`` query)."""
     if not found.height:
         return ["No finding: no crash, stop, timeout, failed transfer, divergence or restart in the data."]
     lines = []
     for r in found.iter_rows(named=True):
-        ev = r["evidence"] or []
-        cite = f" (evidence: {', '.join(str(e) for e in ev[:5])}{' …' if len(ev) > 5 else ''})" if ev else ""
+        ev = r["evidence"] or []  # the ids themselves: --format json, `logcorr query findings`
+        cite = f" ({len(ev)} evidence record(s))" if ev else ""
         when = _t(r["ts"], date=False) if r["ts"] is not None else "time unknown"
         lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
     return lines

@@ -140,9 +140,11 @@ class Day:
         routine_dumps: int | None = None,
         request_log: float = 0.0,
         incident: bool = True,
+        incident_kind: str = "wedge",
     ) -> None:
         self.n = entries
         self.with_incident = incident
+        self.incident_kind = incident_kind  # "wedge" (the sample's story) or "crash_loop"
         self.routine_dumps = routine_dumps
         self.request_share = request_log  # share of entries that are --log-requests lines (0: none)
         # one draw of the loop writes one request line, or ~6.9 entries on average (8 per batch tick):
@@ -603,6 +605,52 @@ class Day:
         inc["dumps_at"] = _iso(self.dumps_at)
         inc["restart_at"] = _iso(self.restart_at)
 
+    def crash_loop(self, crashes: int = 4) -> None:
+        """Decode's TP1 scheduler raises (a RuntimeError in its event loop), the unit's main process
+        exits with status 1 and systemd restarts it, ``crashes`` times, each new process crashing about a
+        minute after it is ready; then the last one stays up. No wedge: prefill goes on throughout."""
+        t = self.t
+        inc = self.stats.incident
+        inc["kind"] = "crash_loop"
+        inc["crashes"] = crashes
+        inc["first_crash"] = _iso(t)
+        for n in range(1, crashes + 1):
+            eng = self.decode
+            rank = eng.ranks[1]
+            lines = [
+                f"[{self.stamp(t)} TP1] Scheduler hit an exception: Traceback (most recent call last):",
+                '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_scheduler_process',
+                "    scheduler.event_loop_overlap_disagg_decode()",
+                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue',
+                "    self.resume_retracted_reqs()",
+                "RuntimeError: CUDA error: an illegal memory access was encountered",
+            ]
+            for i, line in enumerate(lines):
+                self.emit(rank, line, t + i * 5)
+            self.stats.add("traceback")
+            u = eng.unit
+            self.systemd_line(u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
+            self.systemd_line(u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
+            self.systemd_line(u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
+            self.systemd_line(u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
+            self.systemd_line(u, f"Started {u} - SGLang decode server.", t + 7_000_200)
+            self.decode = self._engine("decode", 30001)
+            self.open_requests.clear()
+            self.prefill_ticks(t, t + 60_000_000)
+            t += 60_000_000
+            self.emit(self.decode.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
+            self.stats.add("other")
+            self.prefill_ticks(t, t + 60_000_000)
+            t += 60_000_000
+        inc["last_restart"] = _iso(t - 60_000_000)
+        self.t = t
+
+    def prefill_ticks(self, t0: int, t1: int, every: int = 5_000_000) -> None:
+        """Prefill's batch lines from ``t0`` to ``t1`` (µs), one tick per ``every``: it goes on while
+        decode restarts."""
+        for t in range(t0, t1, every):
+            self.batch_at(self.prefill, t)
+
     def batch_at(self, eng: Engine, t: int) -> None:
         saved, self.t = self.t, t
         self.batch_tick(eng)
@@ -651,7 +699,16 @@ class Day:
             self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
         while self.written < self.n:
             before = self.written
-            if self.with_incident and state == "before" and self.t >= middle:
+            if (
+                self.with_incident
+                and state == "before"
+                and self.t >= middle
+                and self.incident_kind == "crash_loop"
+            ):
+                self.crash_loop()
+                state = "after"
+                before = self.written  # the loop set its own times: no extra step for its entries
+            elif self.with_incident and state == "before" and self.t >= middle:
                 self.incident()
                 state = "wedged"
             elif state == "wedged" and self.t >= self.dumps_at:
@@ -846,6 +903,7 @@ def make_day(
     routine_dumps: int | None = None,
     request_log: float = 0.0,
     incident: bool = True,
+    incident_kind: str = "wedge",
     log=print,
 ) -> dict:
     """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
@@ -867,6 +925,8 @@ def make_day(
             byte for byte as without the option, so ingest figures stay comparable.
         incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
             rank, restart): a healthy day, on which no known bug family may match.
+        incident_kind: "wedge" (default: the abort burst, assertion and wedge above) or "crash_loop"
+            (decode's TP1 raises and systemd restarts the unit four times: ``Day.crash_loop``).
         log: called with one progress line per step.
 
     Raises:
@@ -879,7 +939,7 @@ def make_day(
         raise FileNotFoundError(
             f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
         )
-    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident)
+    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident, incident_kind)
     timings = {}
     began = time.monotonic()
     remote = None
@@ -973,6 +1033,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a healthy day: leave the incident out (default: in the middle)",
     )
+    ap.add_argument(
+        "--crash-loop",
+        action="store_true",
+        help="instead of the wedge, decode's scheduler crashes and systemd restarts it four times",
+    )
     args = ap.parse_args(argv)
     if args.entries < 1:
         ap.error("--entries must be at least 1")
@@ -994,6 +1059,7 @@ def main(argv: list[str] | None = None) -> int:
         routine_dumps=args.routine_dumps,
         request_log=args.request_log,
         incident=not args.no_incident,
+        incident_kind="crash_loop" if args.crash_loop else "wedge",
         log=lambda s: print(s, file=sys.stderr),
     )
     print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))

@@ -328,19 +328,37 @@ def query(
 def report(
     out: OutDir = DEFAULT_OUT,
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write the Markdown here instead of printing it.")
+        Path | None, typer.Option("-o", "--output", help="Write the report here instead of printing it.")
     ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="markdown (the report), json (summary and findings, keys in logcorr/render/report.schema.json)"
+            " or issue (a draft upstream bug report in SGLang's template).",
+        ),
+    ] = "markdown",
 ) -> None:
-    """The incident in words and numbers, for a postmortem (Markdown), drawn from the saved queries."""
-    from logcorr.render.report import ReportError
-    from logcorr.render.report import report as make_report
+    """The incident in words and numbers, for a postmortem, drawn from the saved queries: a summary that
+    leads, the findings in causal order, the detail; as Markdown, JSON or an upstream-issue draft."""
+    import json
 
+    from logcorr.render import issue
+    from logcorr.render import report as report_mod
+
+    if fmt not in ("markdown", "json", "issue"):
+        _fail(f"--format {fmt!r}: expected markdown, json or issue")
     if output is not None:
         _check_output_file(output)
     _repoint(out)
     try:
-        text = clean(make_report(out))  # a terminal and a Markdown file alike
-    except (ReportError, FileNotFoundError) as e:
+        if fmt == "json":
+            text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
+        elif fmt == "issue":
+            text = clean(issue.issue(out))
+        else:
+            text = clean(report_mod.report(out))  # a terminal and a Markdown file alike
+    except (report_mod.ReportError, FileNotFoundError) as e:
         _fail(str(e))
     if output is None:
         typer.echo(text, nl=False)

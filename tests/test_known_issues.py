@@ -256,13 +256,6 @@ REAL_CASES = {
     "real2/11_nccl_watchdog_allreduce_seqnum1_multirank.log": [],
     "real2/12_watchdog_dp4_tp4_midline_paste_pyspy_missing.log": [],
     "real2/13_scheduler_debug_info_two_ranks_full_swa_pools.log": [],
-    "batch3/01_server_args_pd_decode_v058post1_tp16_mooncake.log": [],
-    "batch4/01_kubectl_logs_sgl_router_pod_pd_k8s_discovery_truncated_year.log": [],
-    "batch4/02_sgl_router_k8s_discovery_adds_prefill_decode_pods.log": [],
-    "batch4/03_cri_stderr_prefill_pod_c10d_timeout_dp_tp_ep_exception_cut.log": [],
-    "batch4/05_hicache_prefill_launcher_prefix_two_stamps_8h_apart.log": [],
-    "batch4/06_prefill_bootstrap_abortreq_dp_ep_vs_router_8h_apart.log": [],
-    "batch4/12_nccl_info_pd_prefill_pod_hostname_wrapped_commid_no_timestamps.log": [],
     "server_args/01_v0.2_issue1100_cut.log": [],
     "server_args/02_v0.5.8.post1_pd_decode_mooncake.log": [],  # a configuration alone is no match
     "server_args/03_2026-02_glm5_rocm_tp8.log": [],

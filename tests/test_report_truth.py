@@ -80,6 +80,35 @@ def check(out: Path) -> None:
         assert table(out, "lifecycle").filter(pl.col("event") == "started").height == 0
     m = re.search(r"- ([\d,]+) record\(s\) have no role", text)
     assert (int(m.group(1).replace(",", "")) if m else 0) == ev.filter(pl.col("role") == "unknown").height
+    check_findings(out, text, ev)
+
+
+# A finding of each kind rests on rows of these tables (at least ``n`` of them where n counts records).
+KIND_TABLES = {
+    "scheduler_crash": "tracebacks", "start_up_failure": "tracebacks", "collective_timeout": "watchdogs",
+    "scheduler_watchdog": "watchdogs", "transfer_failures": "transfer_errors",
+    "bootstrap_failures": "transfer_errors", "transfer_assertion": "transfer_errors", "cuda_error": "events",
+}  # fmt: skip
+
+
+def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
+    """The summary leads in at most six lines; every finding's evidence is a record of OUT and its
+    count is backed by its table; a crash-led summary never says wedge or stall."""
+    from logcorr.analysis import findings as findings_mod
+
+    summary = text.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    assert 1 <= len([line for line in summary.splitlines() if line.strip()]) <= 6
+    found = findings_mod.findings(out)
+    ids = set(ev["event_id"].to_list())
+    for f in found.iter_rows(named=True):
+        assert set(f["evidence"] or []) <= ids, f
+        if f["kind"] in KIND_TABLES and f["n"] is not None and KIND_TABLES[f["kind"]] != "events":
+            assert table(out, KIND_TABLES[f["kind"]]).height >= f["n"], f
+    main = findings_mod.main_finding(found)
+    if main is not None and main["kind"] in ("scheduler_crash", "start_up_failure", "collective_timeout"):
+        assert not re.search(r"(?i)wedge|stall", summary), summary
+    if main is None:
+        assert "the data shows no failure" in summary
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(CASES)) for p in CASE_FILES])

@@ -291,11 +291,15 @@ def report_sections(matches, config) -> list[str]:
         issue = re.search(r"sglang#\d+", m["title"] or "") or re.search(r"sglang#\d+", m["workaround"] or "")
         check = m["version_check"] or ""  # without a fixed release it repeats the fix text in brackets
         check = check.partition(" (")[0] if check.startswith("no release with a fix is known") else check
-        out += [
+        out += [  # the action first, the evidence under it, the links last: one short line each
             f"**{m['rank']}. {m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows"
-            f"{', ' + issue.group(0) if issue else ''}). "
-            f"What matches: {m['evidence']}. Configuration: {m['config_check']} (needs {m['needs']}). "
-            f"What to do now: {now} Fix: {m['fix']}; {check}. Links: {m['links']}.",
+            f"{', ' + issue.group(0) if issue else ''})",
+            "",
+            f"- What to do now: {now}",
+            f"- What matches: {m['evidence']}.",
+            f"- Configuration: {m['config_check']} (needs {m['needs']}).",
+            f"- Fix: {m['fix']}; {check}.",
+            f"- Links: {m['links']}.",
             "",
         ]
     out += ["## Configuration (config)", ""]

@@ -44,7 +44,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from logcorr.analysis import known_issues
+from logcorr.analysis import finding_kinds, known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
 from logcorr.store import processes
 from logcorr.store.output import glob_escape, stable_out
@@ -255,6 +255,8 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
             found[q.name] = q
     for name, text in known_issues.saved_queries().items():
         found[name] = parse_saved(text, name, str(shipped_families()))
+    made = finding_kinds.saved_query(lambda text, name: parse_saved(text, name).body())
+    found["findings"] = parse_saved(made, "findings", str(finding_kinds.shipped_folder()))
     env_dirs = tuple(Path(p) for p in os.environ.get("LOGCORR_QUERIES", "").split(os.pathsep) if p)
     for folder in (*extra_dirs, *env_dirs):
         for path in sorted(Path(folder).glob("*.sql")):

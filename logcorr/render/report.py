@@ -15,6 +15,7 @@ import polars as pl
 
 import logcorr
 from logcorr.analysis import collected, known_issues
+from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.clocks import hours, offset_words
@@ -25,7 +26,7 @@ class ReportError(Exception):
     """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
 
 
-def _t(ts: datetime | None, *, date: bool = True, zone: bool = True) -> str:
+def utc_time(ts: datetime | None, *, date: bool = True, zone: bool = True) -> str:
     """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time; without
     `` UTC`` when ``zone`` is False (a time printed without a zone, as printed)."""
     if ts is None:
@@ -37,6 +38,9 @@ def _t(ts: datetime | None, *, date: bool = True, zone: bool = True) -> str:
     return text + (" UTC" if zone else "")
 
 
+_t = utc_time
+
+
 def _s(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -45,7 +49,7 @@ def _s(seconds: float | None) -> str:
     return f"{seconds:.1f} s"
 
 
-def _md(text: object, width: int = 240) -> str:
+def inline_md(text: object, width: int = 240) -> str:
     """A value (log text) as inert Markdown: one line, long text cut at ``width``; pipes, brackets and
     backticks escaped and ``<``/``>`` as entities, so a line holding ``<script>`` or
     ``[x](javascript:…)`` renders as the text it is, never as HTML or a link."""
@@ -76,7 +80,7 @@ def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -
                 v = f"{v:.1f}"
             elif isinstance(v, list):
                 v = ",".join(str(x) for x in v)
-            cells.append(_md(v))
+            cells.append(inline_md(v))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -109,7 +113,59 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
         except QueryError:
             results[name] = pl.DataFrame()
+    try:
+        results["findings"] = findings_mod.findings(
+            out, saved=saved, con=con, chain=results["incident_chain"]
+        )
+        results["impact"] = findings_mod.impact(out, results["findings"], saved=saved, con=con)
+    except QueryError as e:
+        raise ReportError(f"report: {e}") from e
+    roles = findings_mod.families_by_role(out, saved=saved, con=con)
+    results["family_roles"] = pl.DataFrame(
+        {"family": list(roles), "roles": [sorted(v) for v in roles.values()]},
+        schema={"family": pl.String, "roles": pl.List(pl.String)},
+    )
     return results
+
+
+def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
+    """The summary that leads the report (``findings.summary``): at most six Markdown lines from the
+    rows of ``gather``. The timeline's header shows the same lines."""
+    found = results["findings"]
+    main = findings_mod.main_finding(found)
+    running = None
+    if main is not None and main["kind"] in ("wedge", "stop"):
+        w = results["wedge"].filter((pl.col("role") == main["role"]) & (pl.col("stopped_ts") == main["ts"]))
+        running = w["running_req_at_stop"][0] if w.height else None
+    roles = {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
+    return findings_mod.summary(
+        found, results["known_issues"], results["impact"], running=running, roles=roles
+    )
+
+
+def _findings_section(found: pl.DataFrame) -> list[str]:
+    """The findings in causal order, one line each: step, time, kind, the finding, how many evidence
+    records it cites (their event ids are in ``--format json`` and the ``findings`` query)."""
+    if not found.height:
+        return ["No finding: no crash, stop, timeout, failed transfer, divergence or restart in the data."]
+    lines = []
+    for r in found.iter_rows(named=True):
+        ev = r["evidence"] or []  # the ids themselves: --format json, `logcorr query findings`
+        cite = f" ({len(ev)} evidence record(s))" if ev else ""
+        when = _t(r["ts"], date=False) if r["ts"] is not None else "time unknown"
+        lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
+    return lines
+
+
+def _gaps(results: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The stops ``finding_stop`` judged gaps in the data (kind ``no_data``): role, stopped_ts, summary."""
+    found = results.get("findings")
+    if found is None or not found.height:
+        return pl.DataFrame(
+            schema={"role": pl.String, "stopped_ts": pl.Datetime("us", "UTC"), "summary": pl.String}
+        )
+    gaps = found.filter(pl.col("kind") == "no_data")
+    return gaps.select("role", pl.col("ts").alias("stopped_ts"), "summary")
 
 
 def _stops_of(wedge: pl.DataFrame) -> pl.DataFrame:
@@ -121,10 +177,12 @@ def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
     ``gather``: what the batch lines say of each engine, units systemd saw crash, the stop, the
     desync, the trigger and the abort burst. The report and the timeline both show these."""
     r = results
-    stops = _stops_of(r["wedge"])
-    lines = _wedge_verdict(stops, r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
+    gaps = _gaps(r)
+    stops = _stops_of(r["wedge"]).join(gaps, on=["role", "stopped_ts"], how="anti")
+    lines = _wedge_verdict(_stops_of(r["wedge"]), r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
         r["unit_lifecycle"]
     )
+    lines += [f"**No data** (not a stop): {g}." for g in gaps["summary"]]
     lines += _stop_lines(stops) + _desync_lines(r["desync"]) + _trigger_lines(r["abort_to_assert"])
     for b in r["incident_chain"].filter(pl.col("step") == "abort_burst").iter_rows(named=True):
         lines.append(f"**Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
@@ -147,9 +205,13 @@ def report(out: Path) -> str:
     """
     r = gather(Path(out))
     chain, a2a, stuck, cov = r["incident_chain"], r["abort_to_assert"], r["desync"], r["coverage"]
-    lines = _head(Path(out), cov) + [f"- {line}" for line in verdict(r)]
+    lines = _head(Path(out), cov) + [f"- {line}" for line in summary_lines(r)]
+    lines += ["", "## Findings (causal order; `logcorr query findings -d OUT`)", ""] + _findings_section(
+        r["findings"]
+    )
+    lines += ["", "## Verdict", ""] + [f"- {line}" for line in verdict(r)]
     lines += known_issues.report_sections(r["known_issues"], r["config"])
-    lines += ["", "## Chain of events (incident_chain)", ""] + _chain(chain)
+    lines += ["", "## Chain of events (incident_chain)", ""] + _chain(_chain_in_order(chain, _gaps(r)))
     lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""] + _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
     lines += _stops(r["wedge"], r["last_batch_per_rank"])
@@ -170,6 +232,45 @@ def report(out: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCHEMA = Path(__file__).with_name("report.schema.json")
+
+
+def report_data(out: Path) -> dict:
+    """The report as data, for ``logcorr report --format json``: the summary lines, the main finding,
+    every finding in causal order, the impact rows and the matched known families. Keys and types are
+    fixed by ``report.schema.json`` (``SCHEMA``); times are ISO 8601 UTC (``…Z``), µs.
+
+    Raises:
+        FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
+    """
+    r = gather(Path(out))
+    cov, found = r["coverage"], r["findings"]
+    main = findings_mod.main_finding(found)
+    steps = findings_mod.rows_as_dicts(found)
+    known = r["known_issues"]
+    families = [
+        {
+            "family": m["family"], "title": m["title"], "strength": m["strength"],
+            "workaround": m["workaround"] or "", "links": [x.strip() for x in (m["links"] or "").split(",") if x.strip()],
+        }
+        for m in (known.iter_rows(named=True) if known.height else [])
+    ]  # fmt: skip
+    fmt = saved_mod.format_value
+    return {
+        "logcorr_version": logcorr.__version__,
+        "data": {
+            "out": str(out),
+            "first_ts": fmt(cov["first_ts"].min()) if cov.height else None,
+            "last_ts": fmt(cov["last_ts"].max()) if cov.height else None,
+        },
+        "summary": summary_lines(r),
+        "main": next((s for s in steps if main is not None and s["step"] == main["step"]), None),
+        "findings": steps,
+        "impact": [{k: fmt(v) for k, v in row.items()} for row in r["impact"].iter_rows(named=True)],
+        "known_issues": families,
+    }
+
+
 def _head(out: Path, cov: pl.DataFrame) -> list[str]:
     """The title, the data's folder and span (per clock: ``_span``), and the verdict's heading."""
     return [
@@ -178,7 +279,7 @@ def _head(out: Path, cov: pl.DataFrame) -> list[str]:
         f"Data: `{out}`{_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
         " row of a saved query; `logcorr query NAME -d OUT` shows the full rows.",
         "",
-        "## Verdict",
+        "## Summary",
         "",
     ]
 
@@ -210,7 +311,7 @@ def _span(cov: pl.DataFrame) -> str:
                 f" so which came first{_apart(utc, lo, hi)} is not stated"
             )
     for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
-        text += f"; in {_md(row['source'])}, {offset_words(row['offset_s'])}"
+        text += f"; in {inline_md(row['source'])}, {offset_words(row['offset_s'])}"
     return text
 
 
@@ -219,6 +320,26 @@ def _apart(utc: pl.DataFrame, lo: datetime, hi: datetime) -> str:
     u_lo, u_hi = utc["first_ts"].min(), utc["last_ts"].max()
     gap = (u_lo - hi).total_seconds() if u_lo > hi else (lo - u_hi).total_seconds() if lo > u_hi else 0
     return f" (their times lie {hours(gap)} apart as printed)" if gap else ""
+
+
+def _chain_in_order(chain: pl.DataFrame, gaps: pl.DataFrame) -> pl.DataFrame:
+    """The chain's rows by time (a row without one last), numbered 1, 2, … in that order; the
+    last_batch and health steps of a stop that is only a gap in the data say so instead."""
+    if not chain.height:
+        return chain
+    chain = chain.sort(["ts", "step_no"], nulls_last=True).with_columns(
+        pl.int_range(1, pl.len() + 1).cast(chain.schema["step_no"]).alias("step_no")
+    )
+    for g in gaps.iter_rows(named=True):
+        hit = (
+            pl.col("step").is_in(["last_batch", "health"])
+            & (pl.col("role") == g["role"])
+            & (pl.col("ts") >= g["stopped_ts"])
+        )
+        chain = chain.with_columns(
+            pl.when(hit).then(pl.lit(g["summary"])).otherwise(pl.col("detail")).alias("detail")
+        )
+    return chain
 
 
 def _chain(chain: pl.DataFrame) -> list[str]:
@@ -610,12 +731,14 @@ def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     lines = []
     for row in chain.iter_rows(named=True):
         where = f"{row['source']}:{short_position(row['source_pos'])}" if row["source"] else "(no record)"
-        lines.append(f"- {row['step']} ({row['role'] or 'all roles'}): `{_md(where)}`: {_md(row['message'])}")
+        lines.append(
+            f"- {row['step']} ({row['role'] or 'all roles'}): `{inline_md(where)}`: {inline_md(row['message'])}"
+        )
     asserted = a2a.filter(pl.col("asserted") & pl.col("abort_event_id").is_not_null())
     for row in asserted.sort("abort_ts").head(20).iter_rows(named=True):
         lines.append(
-            f"- abort of room {row['bootstrap_room']}: `{_md(row['abort_source'])}:{_md(short_position(row['abort_source_pos']))}`: "
-            f"{_md(row['abort_message'])}"
+            f"- abort of room {row['bootstrap_room']}: `{inline_md(row['abort_source'])}:{inline_md(short_position(row['abort_source_pos']))}`: "
+            f"{inline_md(row['abort_message'])}"
         )
     return lines or ["No evidence row: the chain is empty."]
 
@@ -625,12 +748,12 @@ def _clock_lines(row: dict) -> list[str]:
     lines = []
     if row["clock"] == "zone not printed":
         lines.append(
-            f"- input {_md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
+            f"- input {inline_md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
             f" ({_t(row['first_ts'], zone=False)} to {_t(row['last_ts'], zone=False)}; SGLang prints local time):"
             " their times are as printed, not UTC, so they cannot be put in one order with another clock's."
         )
     if row["offset_s"] is not None:
-        lines.append(f"- input {_md(row['source'])}: two clocks: {offset_words(row['offset_s'])}.")
+        lines.append(f"- input {inline_md(row['source'])}: two clocks: {offset_words(row['offset_s'])}.")
     return lines
 
 

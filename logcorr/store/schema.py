@@ -241,7 +241,7 @@ TRANSFER_ERRORS = _table(
         ),
         "cause": C(
             pl.String,
-            "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, other_rank (propagated "
+            "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, routing_conflict, other_rank (propagated "
             "from the rank that failed first: not the root cause), …",
         ),
         "backend": C(

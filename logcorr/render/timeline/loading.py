@@ -114,6 +114,7 @@ def load(
     sw.wedges, notes = wedges(out)
     sw.notes += notes
     sw.verdict, sw.focus = findings(out)
+    sw.summary = summary(out)
     sw.since, sw.until = t0 if since is not None else None, t1 if until is not None else None
     return sw
 
@@ -278,6 +279,17 @@ def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
         return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"], None
     return lines, _focus(rows)
+
+
+def summary(out: Path) -> list[str]:
+    """The summary lines that lead ``logcorr report`` (``report.summary_lines``), for the page's
+    header; empty when the report fails (the verdict then says why)."""
+    try:
+        from logcorr.render import report
+
+        return report.summary_lines(report.gather(out))
+    except Exception:  # noqa: BLE001 — the swimlanes must still draw when the summary cannot be told
+        return []
 
 
 # the chain's steps before a stop that belong to it: at most this long before it

@@ -104,6 +104,7 @@ class Swimlanes:
     requests: pl.DataFrame  # lane, ts, method, path, status, latency_ms, request_id, rid, error, body
     wedges: list[Wedge] = field(default_factory=list)
     verdict: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)  # the report's summary lines (Markdown)
     first: datetime | None = None
     last: datetime | None = None
     sources: list[tuple[str, str, int]] = field(default_factory=list)  # (source, format, records)

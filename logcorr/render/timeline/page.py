@@ -45,6 +45,8 @@ body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1
 h1 {{ font-size: 19px; margin: 0 0 6px 0; }}
 .verdict {{ margin: 6px 0 8px 0; padding: 6px 10px; background: #fff4f4; border-left: 4px solid #b10026; }}
 .verdict p {{ margin: 2px 0; font-size: 14px; }}
+.summary {{ margin: 6px 0 4px 0; padding: 6px 10px; background: #f4f7ff; border-left: 4px solid #1f4e9c; }}
+.summary p {{ margin: 2px 0; font-size: 14px; }}
 .facts {{ font-size: 12.5px; color: #444; margin: 0; padding-left: 18px; }}
 .facts li {{ margin: 1px 0; }}
 .binned {{ color: #8a4b00; font-weight: 600; }}
@@ -187,7 +189,14 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
     page = _PAGE.format(
         csp=_csp(scripts),
         title=esc(_title(sw)),
-        verdict='<div class="verdict">' + "".join(f"<p>{v}</p>" for v in verdict) + "</div>",
+        verdict=(
+            '<div class="summary">' + "".join(f"<p>{_markdown_line(v)}</p>" for v in sw.summary) + "</div>\n"
+            if sw.summary
+            else ""
+        )
+        + '<div class="verdict">'
+        + "".join(f"<p>{v}</p>" for v in verdict)
+        + "</div>",
         facts="\n".join(_facts(sw, facts)),
         plot=plot,
     )

@@ -1,0 +1,60 @@
+"""The saved query ``findings``, made of one SQL file per failure mode (``queries/findings/*.sql``):
+what it says it answers (``HEADER``) and how the files are united. ``findings`` reads and orders its
+rows; ``saved`` registers it among the saved queries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from logcorr.analysis.shipped import shipped_queries
+
+HEADER = """-- question: What happened, of every kind: one row per finding (wedge, stop or no data, crash, start-up
+--   failure, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
+--   loops, lying health checks, CUDA errors), with its time, role, host, ranks and evidence rows?
+-- tables: wedge, incident_chain, desync, unit_lifecycle, events, tracebacks, transfer_errors, watchdogs,
+--   lifecycle, batches, config, requests
+-- columns:
+--   ts        when it began (UTC; NULL when its records print no usable time)
+--   end_ts    when it ended (UTC)
+--   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
+--             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
+--             rank_divergence, restart, crash_loop, cuda_error (findings.findings adds abort_burst rows
+--             from incident_chain)
+--   role      prefill, decode, engine, router, unknown (NULL for a burst over several roles)
+--   host      host
+--   ranks     the ranks involved, e.g. [TP0, TP1]
+--   n         how many records (or batch lines, answers, restarts: see each kind's file)
+--   summary   the finding in words and numbers
+--   evidence  events.event_id of the records it rests on
+--   rests_on  the tables and rule behind it
+-- parameters: none.
+-- reading: generated from queries/findings/*.sql (one file per failure mode, each with its own header
+--   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
+--   causal order and leads with the main one (logcorr/analysis/findings.py).
+"""
+
+
+def shipped_folder() -> Path:
+    """``queries/findings`` beside the shipped queries (``shipped.shipped_queries``): one file per kind."""
+    return Path(str(shipped_queries())) / "findings"
+
+
+def kind_queries() -> dict[str, str]:
+    """``{name: SQL}`` of the finding files, sorted by name (``stop``, ``crash`` …), header kept."""
+    folder = shipped_folder()
+    return {
+        p.stem: p.read_text(encoding="utf-8")
+        for p in sorted(folder.glob("*.sql"))
+        if not p.name.startswith("_")
+    }
+
+
+def saved_query(body: Callable[[str, str], str]) -> str:
+    """The text of the saved query ``findings``: ``HEADER``, then each kind's SQL as a CTE, united by
+    name and ordered by time. ``body(text, name)`` is a kind file's SQL without its header (the saved
+    queries' reader passes its own, so this module needs nothing of it)."""
+    parts = {name: body(sql, name) for name, sql in kind_queries().items()}
+    ctes = ",\n".join(f"finding_{name} AS (\n{body}\n)" for name, body in parts.items())
+    union = "\nUNION ALL BY NAME ".join(f"SELECT * FROM finding_{name}" for name in parts)
+    return f"{HEADER}WITH {ctes}\n{union}\nORDER BY ts NULLS LAST\n"

@@ -1,0 +1,238 @@
+"""Findings: one row per thing that happened, of every kind, and the summary that leads the report.
+
+The rows come from the saved query ``findings`` (``queries/findings.sql``, the union of the
+``finding_*`` queries: one per failure mode), each with ``ts``/``end_ts`` (UTC, µs), ``kind``,
+``role``, ``host``, ``ranks``, ``n``, ``summary``, ``evidence`` (``events.event_id`` list) and
+``rests_on``. This module only orders them (causal order), picks the main one, and words the summary
+from them, from the ``impact`` query and from the matched known-issue families: every number in the
+summary is a cell of one of those rows.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from logcorr.analysis import known_issues as known_mod
+from logcorr.analysis import saved as saved_mod
+
+# Causal order of kinds that begin at the same instant: a cause before its effects.
+KIND_ORDER = (
+    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "cuda_error",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
+    "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
+)  # fmt: skip
+# Which finding leads (the main event): the first kind of this list the data holds.
+MAIN_ORDER = (
+    "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
+    "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
+    "health_lies", "restart", "abort_burst",
+)  # fmt: skip
+# Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
+NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures")
+# What to do now, by main kind, when no known family names a workaround (and after the families' ones).
+ACTIONS = {
+    "start_up_failure": "read the start-up traceback and the launch flags of that rank (`logcorr show EVENT_ID`)",
+    "scheduler_crash": "read the traceback of the rank that raised first (`logcorr show EVENT_ID`) and the ranks' logs around it",
+    "cuda_error": "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check the GPU's memory headroom",
+    "collective_timeout": "find the rank that never entered the collective: py-spy every rank (`logcorr collect`) before the restart",
+    "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
+    "crash_loop": "stop the restart loop and read the first crash, not the last",
+    "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
+    "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
+    "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+}
+FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
+
+
+def _kind_key(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+
+def abort_bursts(chain: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    """The ``abort_burst`` findings: the incident chain's burst rows (``incident_chain``, whose
+    burst_gap_s/burst_min rule is the one truth of a burst), in the columns of ``findings``."""
+    bursts = chain.filter(pl.col("step") == "abort_burst") if chain.height else chain
+    rows = [
+        {
+            "ts": b["ts"], "end_ts": b["end_ts"], "kind": "abort_burst", "role": b["role"], "host": None,
+            "ranks": [x for x in (b["ranks"] or "").split(",") if x], "n": None,
+            "summary": f"Abort burst: {b['detail']}", "evidence": [b["event_id"]] if b["event_id"] else [],
+            "rests_on": "incident_chain (abort_burst: aborts less than burst_gap_s apart)",
+        }
+        for b in bursts.iter_rows(named=True)
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
+def findings(
+    out: Path,
+    *,
+    saved: dict | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+    chain: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Every finding of OUT in causal order: the ``findings`` query's rows plus the abort bursts of
+    ``chain`` (the ``incident_chain`` rows; run when not given), by ``ts`` (UTC; a finding without a
+    time last), ties by ``KIND_ORDER`` (cause before effect); a ``step`` column numbers them from 1.
+
+    Raises:
+        FileNotFoundError: OUT does not exist. QueryError: a finding query fails on OUT's tables.
+    """
+    saved = saved if saved is not None else saved_mod.load_saved()
+    rows = saved_mod.query(out, "findings", saved=saved, con=con)
+    if chain is None:
+        chain = saved_mod.query(out, "incident_chain", saved=saved, con=con)
+    rows = pl.concat([rows, abort_bursts(chain, rows.schema)], how="vertical_relaxed")
+    rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
+    rows = rows.sort(["ts", "_order"], nulls_last=True).drop("_order")
+    return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
+
+
+def main_finding(found: pl.DataFrame) -> dict | None:
+    """The finding that leads: the first of ``MAIN_ORDER``'s kinds present, the earliest of that kind
+    (one with a time before one without). ``None`` when there is none (or only ``no_data`` gaps)."""
+    for kind in MAIN_ORDER:
+        rows = found.filter(pl.col("kind") == kind)
+        if rows.height:
+            return rows.sort("ts", nulls_last=True).row(0, named=True)
+    return None
+
+
+def _t(ts: datetime | None, date: bool = True) -> str:
+    if ts is None:
+        return "time unknown"
+    return ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S UTC")
+
+
+def impact(out: Path, found: pl.DataFrame, *, saved: dict | None = None, con=None) -> pl.DataFrame:
+    """The ``impact`` query's rows (requests failed, aborted, answered per role) from the first timed
+    finding to the end of the data; empty when no finding has a time."""
+    timed = found.filter(pl.col("ts").is_not_null() & (pl.col("kind") != "no_data"))
+    if not timed.height:
+        return pl.DataFrame()
+    since = timed["ts"].min().astimezone(UTC).isoformat()
+    return saved_mod.query(out, "impact", {"since": since}, saved=saved, con=con)
+
+
+def families_by_role(out: Path, *, saved: dict | None = None, con=None) -> dict[str, set[str]]:
+    """``{family: roles of its evidence rows}`` from ``known_issue_evidence`` (empty when none)."""
+    try:
+        rows = saved_mod.query(
+            out, "SELECT family, list(DISTINCT role) AS roles FROM known_issue_evidence GROUP BY family",
+            saved=saved, con=con,
+        )  # fmt: skip
+    except saved_mod.QueryError:
+        return {}
+    return {r["family"]: set(r["roles"] or []) for r in rows.iter_rows(named=True)}
+
+
+def likely_family(main: dict | None, known: pl.DataFrame, roles: dict[str, set[str]]) -> dict | None:
+    """The matched family most likely behind the main finding: a bug mechanism (weight 1) whose
+    evidence lies on the main finding's role, else the first mechanism, else the first match."""
+    if not known.height:
+        return None
+    rows = list(known.sort("rank").iter_rows(named=True))
+    role = (main or {}).get("role")
+    weights = {f.id: f.meta.get("weight", "") for f in known_mod.load_families().values()}
+    mechanisms = [r for r in rows if weights.get(r["family"]) == "1"] or rows
+    on_role = [r for r in mechanisms if role and role in roles.get(r["family"], set())]
+    return (on_role or mechanisms)[0]
+
+
+def _step_text(r: dict) -> str:
+    """A finding as a step of the chain: its summary up to the first colon (a divergence: its groups;
+    a restart: with its unit), without the time the step already shows."""
+    text = r["summary"]
+    if r["kind"] == "rank_divergence":
+        text = text.split(" (py-spy")[0].replace("its ranks wait in different places: ", "")
+    elif r["kind"] in ("restart", "crash_loop"):
+        text = " ".join(text.split(" ")[:3])
+    else:
+        text = text.split(": ")[0]
+    return text.replace(" at " + _t(r["ts"]), "")
+
+
+def _chain(found: pl.DataFrame) -> str:
+    """The findings as one line of steps, ``HH:MM:SS what → …`` (at most eight; a kind repeated in a
+    row is said once)."""
+    steps, last_kind = [], None
+    for r in found.filter(~pl.col("kind").is_in(NOT_IN_CHAIN)).iter_rows(named=True):
+        if r["kind"] == last_kind:
+            continue
+        last_kind = r["kind"]
+        steps.append(f"{_t(r['ts'], date=False) if r['ts'] else '?'} {_step_text(r)}")
+    shown = steps[:8] + ([f"… {len(steps) - 8} more"] if len(steps) > 8 else [])
+    return " → ".join(shown)
+
+
+def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
+    parts = []
+    if running:
+        parts.append(f"{running} request(s) running at the stop")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r["failed"]:
+            span = f"{_t(r['first_failed_ts'], date=False)} to {_t(r['last_failed_ts'], date=False)}"
+            parts.append(f"{r['failed']} {r['role']} request(s) answered 5xx ({r['statuses']}, {span})")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r["aborted"]:
+            parts.append(f"{r['aborted']} request(s) aborted on {r['role']}")
+    return "; ".join(parts) if parts else "no failed, aborted or running request is in the data"
+
+
+def summary(
+    found: pl.DataFrame,
+    known: pl.DataFrame,
+    impact_rows: pl.DataFrame,
+    *,
+    running: int | None = None,
+    roles: dict[str, set[str]] | None = None,
+) -> list[str]:
+    """At most six Markdown lines: what happened (the main finding), when and where, how it came
+    about (the findings in causal order), the impact on requests, the likely upstream family with its
+    workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
+    data shows no failure (and naming gaps in the data, if any)."""
+    main = main_finding(found)
+    if main is None:
+        gaps = found.filter(pl.col("kind") == "no_data")
+        line = "**What happened**: the data shows no failure (no crash, stop, timeout or failed transfer)."
+        if gaps.height:
+            line += " " + "; ".join(gaps["summary"].to_list()) + "."
+        return [line]
+    ranks = ", ".join(main["ranks"] or []) or "ranks not printed"
+    where = main["role"] if main["role"] not in (None, "unknown") else "role unknown"
+    where += f" on {main['host']}" if main["host"] else ""
+    lines = [
+        f"**What happened**: {main['summary']}.",
+        f"**When and where**: {_t(main['ts'])}, {where}, {ranks}.",
+    ]
+    chain = _chain(found)
+    if chain:
+        lines.append(f"**How it came about**: {chain}.")
+    lines.append(f"**Impact**: {_impact_line(impact_rows, running)}.")
+    fam = likely_family(main, known, roles or {})
+    actions = []
+    if fam is not None:
+        lines.append(
+            f"**Likely upstream family**: {fam['family']}: {fam['title']}; workaround: {fam['workaround']}."
+        )
+        actions.append(f"{fam['workaround']} ({fam['family']})")
+        for r in known.sort("rank").iter_rows(named=True):
+            if r["family"] != fam["family"] and r["workaround"]:
+                actions.append(f"{r['workaround']} ({r['family']})")
+    if main["kind"] in ACTIONS:
+        actions.append(ACTIONS[main["kind"]])
+    actions.append(FILE_ISSUE)
+    lines.append(
+        "**What to do now**: " + " ".join(f"{i}. {a};" for i, a in enumerate(actions[:4], 1))[:-1] + "."
+    )
+    return lines[:6]
+
+
+def rows_as_dicts(found: pl.DataFrame) -> list[dict]:
+    """The findings as JSON-able dicts (times ISO 8601 UTC ``Z``), keys as in ``report.schema.json``."""
+    keys = ("step", "ts", "end_ts", "kind", "role", "host", "ranks", "n", "summary", "evidence", "rests_on")
+    return [{k: saved_mod.format_value(r.get(k)) for k in keys} for r in found.iter_rows(named=True)]

@@ -1,0 +1,93 @@
+-- question: Which processes crashed with a traceback (a scheduler or worker exception, not a KV transfer
+--   failure), which of them failed at start-up, and what came after (an exit, a restart, SIGQUIT)?
+-- tables: tracebacks, transfer_errors, lifecycle, watchdogs, batches, config, processes
+-- columns:
+--   ts        the first traceback of the group (UTC; NULL when the line printed no time)
+--   end_ts    the last one (UTC)
+--   kind      start_up_failure (init frames such as __init__/init_* without an event loop frame, or a
+--             process whose server_args were logged and that advanced no batch before it) or scheduler_crash
+--   role      role of the records
+--   host      host
+--   ranks     the ranks that raised, e.g. [TP1] or [DP1 TP1 EP1]
+--   n         traceback records in the group
+--   summary   the finding in words: who raised, the exception type as printed (never guessed), where,
+--             and what followed
+--   evidence  events.event_id of the tracebacks, then of what followed
+--   rests_on  the tables and rule behind it
+-- parameters: none.
+-- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
+--   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
+--   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames; a
+--   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
+--   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
+--   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
+--   worker's assertion) is a transfer failure, not a crash. What
+--   followed: the first lifecycle message of the role or host at or after it (exited, failed, stopping,
+--   restart scheduled, server stopping), else a SIGQUIT or crashed-subprocess watchdog record within 60 s.
+WITH tb AS (
+    SELECT t.*,
+           concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
+           regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
+             AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
+           EXISTS (SELECT 1 FROM config c
+                   WHERE c.host IS NOT DISTINCT FROM t.host AND c.role = t.role AND c.first_ts <= t.ts
+                     AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.host IS NOT DISTINCT FROM t.host
+                                     AND b.role = t.role AND b.ts BETWEEN c.first_ts AND t.ts)
+                     AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.host IS NOT DISTINCT FROM t.host
+                                     AND p.role = t.role AND p.ready_ts BETWEEN c.first_ts AND t.ts)
+           ) AS before_serving
+    FROM tracebacks t
+    WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
+      AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b'))
+),
+grouped AS (
+    SELECT CASE WHEN init_frames OR before_serving THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
+           role, host, component, exception, function,
+           any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
+           any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
+           min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
+           list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
+           list(event_id ORDER BY ts) AS ids
+    FROM tb GROUP BY ALL
+),
+after AS (
+    SELECT g.kind, g.role, g.host, g.component, g.exception, g.function,
+           (SELECT l.event || coalesce(' (' || l.unit || ')', '') || ' at ' || strftime(l.ts, '%H:%M:%S UTC')
+                   || coalesce(', restart counter ' || l.restart_counter, '')
+            FROM lifecycle l
+            WHERE l.ts >= g.ts AND (l.host IS NOT DISTINCT FROM g.host OR l.role = g.role)
+              AND l.event IN ('exited', 'failed', 'stopping', 'stopped', 'restart_scheduled', 'server_stopping')
+            ORDER BY l.ts LIMIT 1) AS lifecycle_after,
+           (SELECT l.event_id FROM lifecycle l
+            WHERE l.ts >= g.ts AND (l.host IS NOT DISTINCT FROM g.host OR l.role = g.role)
+              AND l.event IN ('exited', 'failed', 'stopping', 'stopped', 'restart_scheduled', 'server_stopping')
+            ORDER BY l.ts LIMIT 1) AS lifecycle_id,
+           (SELECT CASE w.watchdog_kind WHEN 'sigquit' THEN 'SIGQUIT received (a child process failed)'
+                        ELSE 'a subprocess crashed' || coalesce(' (exit code ' || w.exit_code || ')', '') END || ' at ' || strftime(w.ts, '%H:%M:%S UTC') FROM watchdogs w
+            WHERE w.watchdog_kind IN ('sigquit', 'subprocess_crashed') AND w.ts BETWEEN g.ts AND g.end_ts + INTERVAL 60 SECOND
+            ORDER BY w.ts LIMIT 1) AS signal_after,
+           (SELECT w.event_id FROM watchdogs w
+            WHERE w.watchdog_kind IN ('sigquit', 'subprocess_crashed') AND w.ts BETWEEN g.ts AND g.end_ts + INTERVAL 60 SECOND
+            ORDER BY w.ts LIMIT 1) AS signal_id
+    FROM grouped g
+)
+SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
+       coalesce(g.component, 'A process') || CASE WHEN g.role <> 'unknown' THEN ' (' || g.role || ')' ELSE '' END
+       || CASE WHEN g.kind = 'start_up_failure' THEN ' failed at start-up' ELSE ' crashed' END
+       || CASE WHEN len(g.ranks) > 0 THEN ' on ' || array_to_string(g.ranks, ', ') ELSE ' (rank not printed)' END
+       || coalesce(' at ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+       || ': ' || coalesce(g.exception || coalesce(': ' || left(g.exc_message, 120), ''),
+                           'exception type not printed (the traceback is cut)')
+       || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
+       || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
+       || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
+       || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart in the data') AS summary,
+       list_filter(g.ids || [a.lifecycle_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
+       'tracebacks (not transfer_errors), lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
+FROM grouped g JOIN after a
+  ON a.kind = g.kind AND a.role IS NOT DISTINCT FROM g.role AND a.host IS NOT DISTINCT FROM g.host
+ AND a.component IS NOT DISTINCT FROM g.component AND a.exception IS NOT DISTINCT FROM g.exception
+ AND a.function IS NOT DISTINCT FROM g.function
+ORDER BY g.ts NULLS LAST

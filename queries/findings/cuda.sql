@@ -1,0 +1,42 @@
+-- question: Which CUDA errors did the engines print: device-side assert, illegal memory access, out of
+--   memory, another CUDA error?
+-- tables: events
+-- columns:
+--   ts        the first record of the group (UTC)
+--   end_ts    the last one (UTC)
+--   kind      cuda_error
+--   role      role of the records
+--   host      host
+--   ranks     the ranks that printed it
+--   n         records
+--   summary   the finding in words: which CUDA error, how many records, where, when
+--   evidence  events.event_id of up to 20 records
+--   rests_on  the rule behind it
+-- parameters: none.
+-- reading: one row per (role, host, error). A record is counted under the first error its text names,
+--   in the order of the table below (a device-side assert is often reported as "CUDA error: …" too).
+WITH errors(error, pattern, said) AS (VALUES
+    ('device_side_assert', 'device-side assert triggered', 'CUDA device-side assert triggered'),
+    ('illegal_memory_access', 'an illegal memory access was encountered', 'CUDA illegal memory access'),
+    ('out_of_memory', 'CUDA out of memory|OutOfMemoryError|CUDA error: out of memory', 'CUDA out of memory'),
+    ('cuda_error', 'CUDA error: |CUDA_ERROR_\w+|cudaError\w+', 'CUDA error')
+),
+hit AS (
+    SELECT e.*, (SELECT x.error FROM errors x WHERE regexp_matches(e.message, x.pattern)
+                 ORDER BY list_position(['device_side_assert', 'illegal_memory_access', 'out_of_memory', 'cuda_error'], x.error)
+                 LIMIT 1) AS error,
+           concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label
+    FROM events e
+    WHERE regexp_matches(e.message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+)
+SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.host,
+       list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))) AS ranks, count(*)::BIGINT AS n,
+       any_value(x.said) || ' on ' || coalesce(h.role, '?')
+       || coalesce(' ' || array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')
+       || ': ' || count(*) || ' record(s)'
+       || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)') AS summary,
+       list(h.event_id ORDER BY h.ts)[1:20] AS evidence,
+       'events whose text names a CUDA error (first match of the table in this query)' AS rests_on
+FROM hit h JOIN errors x ON x.error = h.error
+GROUP BY h.role, h.host, h.error
+ORDER BY ts NULLS LAST

@@ -1,0 +1,59 @@
+-- question: Which collectives timed out (the NCCL/HCCL/gloo watchdog: op, sequence number, timeout,
+--   ranks) and where did SGLang's own scheduler watchdog fire?
+-- tables: watchdogs, events
+-- columns:
+--   ts        the first watchdog record of the group (UTC; NULL when the lines print no year)
+--   end_ts    the last one (UTC)
+--   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout)
+--             or scheduler_watchdog (SGLang's watchdog: the scheduler advanced nothing for its timeout)
+--   role      role of the records
+--   host      host
+--   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks) or [TP0, TP1]
+--   n         watchdog records in the group
+--   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work
+--   evidence  events.event_id of the records
+--   rests_on  the tables behind it
+-- parameters: none.
+-- reading: one row per (kind, role, host, backend, op, SeqNum, timeout). A last completed work of -1
+--   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
+--   never joined).
+WITH w AS (
+    SELECT w.*, e.message,
+           CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
+           CASE WHEN w.watchdog_kind = 'nccl_watchdog' THEN 'rank ' || w.tp_rank
+                ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
+    FROM watchdogs w LEFT JOIN events e ON e.event_id = w.event_id
+    WHERE w.watchdog_kind IN ('nccl_watchdog', 'watchdog_timeout')
+),
+state AS (  -- ProcessGroup's last enqueued/completed work, per rank
+    SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed
+    FROM watchdogs WHERE watchdog_kind = 'collective_work_state' GROUP BY ALL
+),
+g AS (
+    SELECT CASE WHEN w.watchdog_kind = 'nccl_watchdog' THEN 'collective_timeout' ELSE 'scheduler_watchdog' END AS kind,
+           w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
+           min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
+           list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
+           list(w.event_id ORDER BY w.ts, w.event_id) AS evidence,
+           max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
+    FROM w LEFT JOIN state s
+      ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
+    GROUP BY ALL
+)
+SELECT ts, end_ts, kind, role, host, ranks, n,
+       CASE WHEN kind = 'collective_timeout' THEN
+            'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
+            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+            || ': ' || coalesce(nccl_op, 'op not printed') || coalesce(' SeqNum ' || nccl_seq, '')
+            || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(' past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
+            || coalesce('; last completed work ' || last_completed
+                        || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
+            || coalesce(', last enqueued ' || last_enqueued, '')
+       ELSE
+            'SGLang''s scheduler watchdog fired on ' || coalesce(role, '?') || ' ' || array_to_string(ranks, ', ')
+            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+            || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
+       END AS summary,
+       evidence,
+       'watchdogs (' || CASE WHEN kind = 'collective_timeout' THEN 'nccl_watchdog with collective_work_state' ELSE 'watchdog_timeout' END || ')' AS rests_on
+FROM g ORDER BY ts NULLS LAST

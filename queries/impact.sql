@@ -1,0 +1,48 @@
+-- question: What did an incident do to requests between two times: how many were answered with an
+--   error (5xx), how many were aborted, how many answered fine, per role that logged them?
+-- tables: requests, aborts
+-- columns:
+--   role       the role that logged the requests or aborts (router, prefill, decode, engine)
+--   requests   HTTP request lines in the window, /health and /metrics left out
+--   failed     of them answered 5xx
+--   client_err of them answered 4xx
+--   ok         of them answered 2xx
+--   statuses   the 5xx statuses with counts, e.g. "502×137"
+--   first_failed_ts  the first 5xx (UTC)
+--   last_failed_ts   the last 5xx (UTC)
+--   aborted    distinct requests (rid, else room) aborted in the window
+-- parameters:
+--   since   window start (TIMESTAMPTZ, UTC; default: the data's start)
+--   until   window end (TIMESTAMPTZ, UTC; default: the data's end)
+-- reading: one row per role with requests or aborts in the window. The router's rows are what clients
+--   saw; an engine's rows are its own HTTP server's. A request whose line printed no status is counted
+--   in requests only.
+WITH w AS (
+    SELECT coalesce(getvariable('since')::TIMESTAMPTZ, TIMESTAMPTZ '0001-01-01 00:00:00+00') AS since,
+           coalesce(getvariable('until')::TIMESTAMPTZ, TIMESTAMPTZ '9999-12-31 00:00:00+00') AS until
+),
+r AS (
+    SELECT q.role, count(*) AS requests,
+           count(*) FILTER (WHERE status >= 500) AS failed,
+           count(*) FILTER (WHERE status BETWEEN 400 AND 499) AS client_err,
+           count(*) FILTER (WHERE status BETWEEN 200 AND 299) AS ok,
+           min(ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(ts) FILTER (WHERE status >= 500) AS last_failed_ts
+    FROM requests q, w
+    WHERE q.ts BETWEEN w.since AND w.until AND coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics')
+    GROUP BY q.role
+),
+s AS (
+    SELECT role, string_agg(status || '×' || n, ', ' ORDER BY n DESC) AS statuses
+    FROM (SELECT q.role, q.status, count(*) AS n FROM requests q, w
+          WHERE q.ts BETWEEN w.since AND w.until AND q.status >= 500 GROUP BY ALL)
+    GROUP BY role
+),
+a AS (
+    SELECT role, count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR))) AS aborted
+    FROM aborts, w WHERE ts BETWEEN w.since AND w.until GROUP BY role
+)
+SELECT coalesce(r.role, a.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
+       coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
+       r.first_failed_ts, r.last_failed_ts, coalesce(a.aborted, 0) AS aborted
+FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
+ORDER BY role

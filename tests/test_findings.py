@@ -1,0 +1,275 @@
+"""Findings of every kind, the summary that leads the report, ``--format json`` and ``--format issue``:
+on the sample incident and on real cases whose main event is a crash, a collective timeout or a storm
+of bootstrap failures (values from each batch's README)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.analysis import findings as findings_mod
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from logcorr.render import issue as issue_mod
+from logcorr.render import report as report_mod
+from tests.conftest import CASES, SAMPLE, need_journalctl
+
+ROOM = 4384674655194745451
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory) -> Path:
+    need_journalctl()
+    out = tmp_path_factory.mktemp("s") / "out"
+    ingest(
+        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
+        out,
+        captured_at="2025-10-29 21:40:10",
+    )
+    return out
+
+
+def _case(tmp_path: Path, rel: str) -> Path:
+    out = tmp_path / "out"
+    ingest([CASES / rel], out)
+    return out
+
+
+def _summary(text: str) -> str:
+    return text.split("## Summary", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_sample_summary_names_the_wedge_trigger_desync_impact_and_first_action(sample_out):
+    text = report_mod.report(sample_out)
+    summary = _summary(text)
+    lines = [line for line in summary.splitlines() if line.strip()]
+    assert 1 <= len(lines) <= 6
+    assert lines[0].startswith("- **What happened**: Decode wedged at 2025-10-29 21:34:47 UTC")
+    assert "4 rank(s) (TP0, TP1, TP2, TP3)" in lines[0] and "22 request(s) running" in lines[0]
+    assert f"Transfer worker assertion for room {ROOM}" in summary  # the trigger
+    assert "TP desync in decode: broadcast(gloo): TP0,TP1 | all_reduce(nccl): TP2,TP3" in summary
+    assert "137 router request(s) answered 5xx (502×137" in summary  # the impact
+    action = re.search(r"\*\*What to do now\*\*: 1\. ([^;]+);", summary)
+    assert action and "--disable-overlap-schedule" in action.group(1) and "sglang#26454" in action.group(1)
+    # the summary comes first, the verdict (every true answer of before) after the findings
+    assert text.index("## Summary") < text.index("## Findings") < text.index("## Verdict")
+
+
+def test_the_sample_impact_is_what_requests_say(sample_out):
+    from logcorr.analysis.saved import query
+
+    n502 = query(sample_out, "SELECT count(*) AS n FROM requests WHERE role = 'router' AND status = 502")[
+        "n"
+    ][0]
+    assert n502 == 137
+    found = findings_mod.findings(sample_out)
+    rows = findings_mod.impact(sample_out, found)
+    router = rows.filter(pl.col("role") == "router").row(0, named=True)
+    assert router["failed"] == n502 and router["statuses"] == "502×137"
+
+
+def test_the_sample_findings_are_in_causal_order(sample_out):
+    found = findings_mod.findings(sample_out)
+    kinds = found["kind"].to_list()
+    order = ["abort_burst", "transfer_assertion", "wedge", "rank_divergence", "restart"]
+    assert [k for k in kinds if k in order][: len(order)] == order
+    assert found["step"].to_list() == list(range(1, found.height + 1))
+    timed = found.filter(pl.col("ts").is_not_null())["ts"].to_list()
+    assert timed == sorted(timed)
+    wedge = found.filter(pl.col("kind") == "wedge").row(0, named=True)
+    assert wedge["role"] == "decode" and wedge["ranks"] == ["TP0", "TP1", "TP2", "TP3"]
+    assert wedge["evidence"]  # the last batch, the restart, the next batch
+    lies = found.filter((pl.col("kind") == "health_lies") & (pl.col("role") == "decode")).row(0, named=True)
+    assert lies["n"] == 36
+    assertion = found.filter(pl.col("kind") == "transfer_assertion").row(0, named=True)
+    assert assertion["ranks"] == ["TP0", "TP1", "TP3"] and str(ROOM) in assertion["summary"]
+
+
+def test_the_chain_is_numbered_in_time_order(sample_out):
+    text = report_mod.report(sample_out)
+    chain = text.split("## Chain of events (incident_chain)", 1)[1].split("\n## ", 1)[0]
+    numbers = [int(m) for m in re.findall(r"^\| (\d+) \|", chain, flags=re.M)]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 8
+
+
+def test_known_issue_entries_put_the_action_first_and_links_last(sample_out):
+    text = report_mod.report(sample_out)
+    section = text.split("## Known upstream issues (known_issues)", 1)[1].split("\n## ", 1)[0]
+    entry = section.split("**2. F1:", 1)[1].split("\n\n**", 1)[0]
+    items = [line for line in entry.splitlines() if line.startswith("- ")]
+    assert items[0].startswith("- What to do now: run decode with `--disable-overlap-schedule`")
+    assert items[-1].startswith("- Links: https://github.com/sgl-project/sglang/issues/26454")
+    assert all(len(line) < 700 for line in items)
+
+
+def test_report_json_validates_against_its_schema(sample_out):
+    jsonschema = pytest.importorskip("jsonschema")
+    result = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    jsonschema.validate(data, json.loads(report_mod.SCHEMA.read_text()))
+    assert data["main"]["kind"] == "wedge" and data["main"]["ts"] == "2025-10-29T21:34:47.414741Z"
+    assert any(f["kind"] == "rank_divergence" for f in data["findings"])
+    assert data["summary"] == report_mod.summary_lines(report_mod.gather(sample_out))
+    assert [k["family"] for k in data["known_issues"]] == ["F14", "F1", "F15"]
+
+
+def test_report_issue_is_a_short_markdown_draft_naming_the_family(sample_out):
+    result = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "issue"])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    lines = text.splitlines()
+    assert len(lines) < 300
+    assert lines[0].startswith("# [Bug] Decode wedged")
+    for heading in ("### Describe the bug", "### Reproduction", "### Environment"):
+        assert heading in lines
+    assert "sglang#26454" in text and "https://github.com/sgl-project/sglang/issues/26454" in text
+    assert sum(line.startswith("```") for line in lines) % 2 == 0  # every fence closed
+    assert re.search(r"^prefill TP3, `[^`]*journal:entry i=11f2`:$", text, flags=re.M)  # evidence per rank
+    assert "| decode | TP2 | all_reduce | nccl | event_loop_overlap_disagg_decode |" in text  # py-spy groups
+    assert "| disaggregation_transfer_backend | nixl | nixl | nixl | nixl |" in text
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:
+        return
+    tokens = MarkdownIt().enable("table").parse(text)
+    assert sum(t.type == "table_open" for t in tokens) == 2 and sum(t.type == "fence" for t in tokens) >= 8
+
+
+def test_the_timeline_header_shows_the_summary(sample_out, tmp_path):
+    from logcorr.render.timeline import timeline
+
+    html = tmp_path / "t.html"
+    timeline(sample_out, html)
+    page = html.read_text()
+    head = page.split('<div class="summary">', 1)[1].split("</div>", 1)[0]
+    assert "<b>What happened</b>: Decode wedged at 2025-10-29 21:34:47 UTC" in head
+    assert "--disable-overlap-schedule" in head
+
+
+# --- real cases whose main event is not a wedge ----------------------------------------------------------
+
+
+def _lead(out: Path) -> tuple[str, str]:
+    text = report_mod.report(out)
+    return text, _summary(text)
+
+
+def test_npu_scheduler_exception_is_a_crash_not_a_stall(tmp_path):
+    """batch3/05: TP1 raised at 07:20:43 (RuntimeError), SIGQUIT followed; the 581 s between the last
+    batch (07:11:02) and the crash hold no record: no data, not a stall."""
+    text, summary = _lead(_case(tmp_path, "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log"))
+    assert (
+        "**What happened**: Scheduler crashed on TP1 at 2026-07-07 07:20:43 UTC: RuntimeError: The Inner error"
+        in summary
+    )
+    assert "SIGQUIT received" in summary
+    assert not re.search(r"(?i)wedge|stall", summary)
+    verdict = text.split("## Verdict", 1)[1].split("\n## ", 1)[0]
+    assert "stalled" not in verdict.lower()
+    assert "No data from 2026-07-07 07:11:02 UTC to 2026-07-07 07:20:43 UTC (581 s)" in verdict
+
+
+def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
+    """batch4/04: two prefill batches at 05:09:16 (+08:00), then TP2's 'Scheduler hit an exception' at
+    07:53:08 (+08:00) whose traceback is cut: no exception type is invented, and the 9832 s between the
+    two pasted excerpts is no data, not a stop."""
+    text, summary = _lead(
+        _case(tmp_path, "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log")
+    )
+    assert "Scheduler crashed on TP2 at 2025-07-24 23:53:08 UTC: exception type not printed" in summary
+    assert "forward_batch_speculative_generation" in summary
+    assert not re.search(r"(?i)wedge|stall", summary)
+    assert "Engine stalled" not in text and "No data from 2025-07-24 21:09:16 UTC" in text
+
+
+def test_decode_scheduler_exception_with_ms_timestamp(tmp_path):
+    """sglang/13: decode TP1 raised at 23:38:59.096 in process_decode_queue (decode.py:1773)."""
+    _, summary = _lead(_case(tmp_path, "sglang/13_scheduler_exception_ms_timestamp_disagg_decode.log"))
+    assert "Scheduler (decode) crashed on TP1 at 2026-05-27 23:38:59 UTC" in summary
+    assert "process_decode_queue (decode.py:1773)" in summary
+    assert "decode, TP1." in summary
+    assert not re.search(r"(?i)wedge|stall", summary)
+
+
+def test_nccl_watchdog_is_a_collective_timeout(tmp_path):
+    """real2/11: ranks 1 and 0, WorkNCCL SeqNum 1 ALLREDUCE, Timeout(ms)=600000, ran 600003/600009 ms,
+    last completed -1; glog prints no year, so the time stays unknown."""
+    out = _case(tmp_path, "real2/11_nccl_watchdog_allreduce_seqnum1_multirank.log")
+    _, summary = _lead(out)
+    assert (
+        "**What happened**: Collective timeout (NCCL watchdog) on rank 0, rank 1 (time unknown): ALLREDUCE SeqNum 1"
+        in summary
+    )
+    assert (
+        "ran 600009 ms past its 600 s timeout; last completed work -1 (no collective of the group ever completed)"
+        in summary
+    )
+    assert not re.search(r"(?i)wedge|stall", summary)
+    row = findings_mod.main_finding(findings_mod.findings(out))
+    assert row["kind"] == "collective_timeout" and row["n"] == 2 and row["ts"] is None
+
+
+def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
+    """batch4/07: two prefill bootstrap failures on DP1 (rank=0 is the TP rank), rooms
+    818533314937763119 and 5560925207985320907, cause: the follow_bootstrap_room routing conflict."""
+    out = _case(tmp_path, "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log")
+    _, summary = _lead(out)
+    assert "2 prefill_bootstrap_failed record(s) on prefill DP1 TP0 from 2026-06-30 05:18:57 UTC" in summary
+    assert "2 room(s) (818533314937763119, 5560925207985320907); cause routing_conflict" in summary
+    found = findings_mod.findings(out)
+    assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2
+
+
+def test_a_synthetic_crash_loop_day_is_told_as_a_crash_and_a_loop(tmp_path):
+    """bench/make_day.py --crash-loop: decode's TP1 raises four times, systemd restarts the unit each
+    time (restart counter 1 to 4) while prefill goes on: the summary names the crash and the loop."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("make_day", CASES.parents[1] / "bench" / "make_day.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_day", mod)
+    spec.loader.exec_module(mod)
+    meta = mod.make_day(30_000, tmp_path / "day", journal=False, json_capture=False, log=lambda s: None,
+                        incident_kind="crash_loop")  # fmt: skip
+    assert meta["incident"]["crashes"] == 4
+    ingest([tmp_path / "day" / "day.export"], tmp_path / "out")
+    summary = _summary(report_mod.report(tmp_path / "out"))
+    first = meta["incident"]["first_crash"][:19].replace("T", " ")
+    assert (
+        f"**What happened**: Scheduler (decode) crashed on TP1 at {first} UTC: RuntimeError: CUDA error"
+        in summary
+    )
+    assert "(4 tracebacks)" in summary and "Crash loop: sglang-decode.service" in summary
+    assert not re.search(r"(?i)wedge|stall", summary)
+    found = findings_mod.findings(tmp_path / "out")
+    loop = found.filter(pl.col("kind") == "crash_loop").row(0, named=True)
+    assert loop["n"] == 4 and "restart counter up to 4" in loop["summary"]
+
+
+def test_a_file_without_failure_says_so(tmp_path):
+    log = tmp_path / "ok.log"
+    log.write_text(
+        "".join(
+            f"[2026-01-01 00:00:0{i} TP0] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, "
+            "cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0\n"
+            for i in range(5)
+        )
+    )
+    ingest([log], tmp_path / "out")
+    summary = _summary(report_mod.report(tmp_path / "out"))
+    assert "the data shows no failure" in summary
+
+
+def test_every_finding_kind_is_in_the_schema_and_the_order():
+    schema = json.loads(report_mod.SCHEMA.read_text())
+    kinds = set(schema["$defs"]["finding"]["properties"]["kind"]["enum"])
+    assert kinds == set(findings_mod.KIND_ORDER)
+    assert set(findings_mod.MAIN_ORDER) <= kinds
+    assert issue_mod.EVIDENCE_KINDS and set(issue_mod.EVIDENCE_KINDS) <= kinds

@@ -165,14 +165,14 @@ def test_npu_scheduler_exception_is_a_crash_not_a_stall(tmp_path):
     batch (07:11:02) and the crash hold no record: no data, not a stall."""
     text, summary = _lead(_case(tmp_path, "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log"))
     assert (
-        "**What happened**: Scheduler crashed on TP1 at 2026-07-07 07:20:43 UTC: RuntimeError: The Inner error"
+        "**What happened**: Scheduler (engine) crashed on TP1 at 2026-07-07 07:20:43 UTC: RuntimeError: The Inner error"
         in summary
     )
     assert "SIGQUIT received" in summary
     assert not re.search(r"(?i)wedge|stall", summary)
     verdict = text.split("## Verdict", 1)[1].split("\n## ", 1)[0]
     assert "stalled" not in verdict.lower()
-    assert "No data from 2026-07-07 07:11:02 UTC to 2026-07-07 07:20:43 UTC (581 s)" in verdict
+    assert "No data from 2026-07-07 07:11:02 UTC to 2026-07-07 07:20:43 UTC (582 s)" in verdict
 
 
 def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
@@ -182,7 +182,7 @@ def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
     text, summary = _lead(
         _case(tmp_path, "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log")
     )
-    assert "Scheduler crashed on TP2 at 2025-07-24 23:53:08 UTC: exception type not printed" in summary
+    assert "Scheduler (engine) crashed on TP2 at 2025-07-24 23:53:08 UTC: exception type not printed" in summary
     assert "forward_batch_speculative_generation" in summary
     assert not re.search(r"(?i)wedge|stall", summary)
     assert "Engine stalled" not in text and "No data from 2025-07-24 21:09:16 UTC" in text

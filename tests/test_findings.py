@@ -182,7 +182,9 @@ def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
     text, summary = _lead(
         _case(tmp_path, "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log")
     )
-    assert "Scheduler (engine) crashed on TP2 at 2025-07-24 23:53:08 UTC: exception type not printed" in summary
+    assert (
+        "Scheduler (engine) crashed on TP2 at 2025-07-24 23:53:08 UTC: exception type not printed" in summary
+    )
     assert "forward_batch_speculative_generation" in summary
     assert not re.search(r"(?i)wedge|stall", summary)
     assert "Engine stalled" not in text and "No data from 2025-07-24 21:09:16 UTC" in text

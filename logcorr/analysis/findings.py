@@ -146,7 +146,7 @@ def likely_family(main: dict | None, known: pl.DataFrame, roles: dict[str, set[s
 def _step_text(r: dict) -> str:
     """A finding as a step of the chain: its summary up to the first colon (a divergence: its groups;
     a restart: with its unit), without the time the step already shows."""
-    text = r["summary"]
+    text = r["summary"] or r["kind"]  # a summary a query could not word (a null among its parts)
     if r["kind"] == "rank_divergence":
         text = text.split(" (py-spy")[0].replace("its ranks wait in different places: ", "")
     elif r["kind"] in ("restart", "crash_loop"):

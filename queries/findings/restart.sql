@@ -43,8 +43,10 @@ SELECT p.first_ts AS ts, p.last_ts AS end_ts,
                ELSE ' stopped ' || stops || ' time(s) without a crash' END
        || CASE WHEN restarts_scheduled > 0 THEN ', systemd scheduled ' || restarts_scheduled || ' restart(s)' ELSE '' END
        || coalesce(', restart counter up to ' || max_restart_counter, '')
-       || ', started ' || starts || ' time(s), from ' || strftime(first_ts, '%Y-%m-%d %H:%M:%S UTC')
-       || ' to ' || strftime(last_ts, '%H:%M:%S UTC') AS summary,
+       || ', started ' || starts || ' time(s)'
+       -- a journal's short lines without a year have no time: the finding is still said, without one
+       || coalesce(', from ' || strftime(first_ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(last_ts, '%H:%M:%S UTC'),
+                   ' (its records print no usable time)') AS summary,
        list_filter([p.event_id], lambda x: x IS NOT NULL)
        || (SELECT coalesce(list(l.event_id ORDER BY l.ts)[1:20], [])
            FROM lifecycle l WHERE l.host IS NOT DISTINCT FROM p.host AND l.unit IS NOT DISTINCT FROM p.unit

@@ -26,3 +26,25 @@ def need_journalctl() -> None:
 @pytest.fixture
 def cases() -> Path:
     return need_cases()
+
+
+_ingested: dict[Path, Path] = {}
+
+
+def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
+    """The output folder of the one case file of ``batch`` whose name starts with ``prefix``, ingested
+    alone into ``workdir`` (once per test session)."""
+    from logcorr.ingest import ingest
+
+    (path,) = batch.glob(f"{prefix}_*")
+    if path not in _ingested:
+        _ingested[path] = workdir / f"{batch.name}-{prefix}"
+        ingest([path], _ingested[path])
+    return _ingested[path]
+
+
+def sql(out: Path, query: str) -> list[tuple]:
+    """The rows of ``query`` (SQL over OUT's tables) as tuples."""
+    from logcorr.analysis import saved
+
+    return saved.query(out, query).rows()

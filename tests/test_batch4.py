@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from logcorr.analysis import saved
-from logcorr.ingest import ingest
-from tests.conftest import CASES
+from tests.conftest import CASES, ingested_alone, sql
 
 BATCH = CASES / "batch4"
-_cache: dict[str, Path] = {}
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +21,7 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def out_of(workdir: Path, prefix: str) -> Path:
-    """The output folder of the one case file whose name starts with ``prefix``, ingested alone."""
-    if prefix not in _cache:
-        (path,) = BATCH.glob(f"{prefix}_*")
-        _cache[prefix] = workdir / prefix
-        ingest([path], _cache[prefix])
-    return _cache[prefix]
-
-
-def sql(out: Path, query: str) -> list[tuple]:
-    return saved.query(out, query).rows()
+    return ingested_alone(workdir, BATCH, prefix)
 
 
 FILES = sorted(p.name[:2] for p in BATCH.glob("*_*"))

@@ -228,11 +228,6 @@ def test_b4_05_two_stamps_8_h_apart_are_one_clock_in_two_zones(workdir):
     assert "two clocks: the header's time is 8 h ahead" in coverage(out)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the findings (merged after this test was written) word their times as UTC even where the"
-    " clock printed no zone: the summary says '2025-11-11 21:44:24 UTC' for a zoneless engine time",
-)
 def test_b4_06_engine_and_router_clocks_are_not_put_in_one_order(workdir):
     out = out_of(workdir, "b4_06")
     assert sql(

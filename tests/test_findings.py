@@ -17,7 +17,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.render import issue as issue_mod
 from logcorr.render import report as report_mod
-from tests.conftest import CASES, SAMPLE, need_journalctl
+from tests.conftest import CASES, SAMPLE, need_journalctl, sql
 
 ROOM = 4384674655194745451
 
@@ -165,14 +165,26 @@ def test_npu_scheduler_exception_is_a_crash_not_a_stall(tmp_path):
     batch (07:11:02) and the crash hold no record: no data, not a stall."""
     text, summary = _lead(_case(tmp_path, "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log"))
     assert (
-        "**What happened**: Scheduler (engine) crashed on TP1 at 2026-07-07 07:20:43 UTC: RuntimeError: The Inner error"
+        "**What happened**: Scheduler (engine) crashed on TP1 at 2026-07-07 07:20:43: RuntimeError: The Inner error"
         in summary
     )
     assert "SIGQUIT received" in summary
     assert not re.search(r"(?i)wedge|stall", summary)
     verdict = text.split("## Verdict", 1)[1].split("\n## ", 1)[0]
     assert "stalled" not in verdict.lower()
-    assert "No data from 2026-07-07 07:11:02 UTC to 2026-07-07 07:20:43 UTC (582 s)" in verdict
+    assert "No data from 2026-07-07 07:11:02 to 2026-07-07 07:20:43 (582 s)" in verdict
+    # SGLang's lines print no zone: the times are stated as printed, never as UTC
+    assert "When and where**: 2026-07-07 07:20:43 as printed (zone not printed), engine, TP1." in summary
+    assert " UTC" not in summary
+
+
+def test_a_finding_is_zoned_only_when_its_records_print_their_zone(tmp_path):
+    """batch3/05 prints SGLang's zoneless times; batch4/04's CRI lines carry +08:00 (zoned)."""
+    zoneless = _case(tmp_path / "a", "batch3/05_npu_scheduler_exception_hccl_watchdog_sigquit.log")
+    crash = "SELECT zoned, ts::VARCHAR FROM findings WHERE kind = 'scheduler_crash'"
+    assert sql(zoneless, crash) == [(False, "2026-07-07 07:20:43+00")]
+    zoned = _case(tmp_path / "b", "batch4/04_cri_stdout_mtp_prefill_batches_then_tp2_eagle_exception_cut.log")
+    assert sql(zoned, crash) == [(True, "2025-07-24 23:53:08.217487+00")]
 
 
 def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
@@ -193,7 +205,7 @@ def test_eagle_exception_after_a_paste_gap_is_a_crash(tmp_path):
 def test_decode_scheduler_exception_with_ms_timestamp(tmp_path):
     """sglang/13: decode TP1 raised at 23:38:59.096 in process_decode_queue (decode.py:1773)."""
     _, summary = _lead(_case(tmp_path, "sglang/13_scheduler_exception_ms_timestamp_disagg_decode.log"))
-    assert "Scheduler (decode) crashed on TP1 at 2026-05-27 23:38:59 UTC" in summary
+    assert "Scheduler (decode) crashed on TP1 at 2026-05-27 23:38:59" in summary
     assert "process_decode_queue (decode.py:1773)" in summary
     assert "decode, TP1." in summary
     assert not re.search(r"(?i)wedge|stall", summary)
@@ -222,7 +234,7 @@ def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
     818533314937763119 and 5560925207985320907, cause: the follow_bootstrap_room routing conflict."""
     out = _case(tmp_path, "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log")
     _, summary = _lead(out)
-    assert "2 prefill_bootstrap_failed record(s) on prefill DP1 TP0 from 2026-06-30 05:18:57 UTC" in summary
+    assert "2 prefill_bootstrap_failed record(s) on prefill DP1 TP0 from 2026-06-30 05:18:57" in summary
     assert "2 room(s) (818533314937763119, 5560925207985320907); cause routing_conflict" in summary
     found = findings_mod.findings(out)
     assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2

@@ -28,6 +28,9 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   summary   the finding in words and numbers
 --   evidence  events.event_id of the records it rests on
 --   rests_on  the tables and rule behind it
+--   zoned     true when the records it rests on print their zone (journald, an offset or Z, the router's
+--             UTC): its times are UTC; false when they print a time without a zone: its summary states
+--             them as printed, without "UTC"
 -- parameters: none.
 -- reading: generated from queries/findings/*.sql (one file per failure mode, each with its own header
 --   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
@@ -57,4 +60,33 @@ def saved_query(body: Callable[[str, str], str]) -> str:
     parts = {name: body(sql, name) for name, sql in kind_queries().items()}
     ctes = ",\n".join(f"finding_{name} AS (\n{body}\n)" for name, body in parts.items())
     union = "\nUNION ALL BY NAME ".join(f"SELECT * FROM finding_{name}" for name in parts)
-    return f"{HEADER}WITH {ctes}\n{union}\nORDER BY ts NULLS LAST\n"
+    return f"{HEADER}WITH {ctes},\n{ZONES_SQL.format(union=union, zoned=RECORD_ZONED)}"
+
+
+# A record's time is known to be UTC (its zone printed) unless it is only a time printed without a zone
+# (``clocks.zoneless``: ts is log_ts read as UTC, and the line is not the router's, whose format prints
+# UTC). Over ``events e``.
+RECORD_ZONED = (
+    "NOT (e.log_ts IS NOT NULL AND e.ts = timezone('UTC', e.log_ts) AND e.role IS DISTINCT FROM 'router')"
+)
+
+# A finding whose timed evidence is all zoneless states its times as printed: the kind files write " UTC", dropped here.
+ZONES_SQL = """found AS (
+{union}
+),
+numbered AS (SELECT row_number() OVER () AS finding_no, * FROM found),
+clock AS (
+    SELECT n.finding_no,
+           bool_and({zoned}) AS zoned
+    FROM (SELECT finding_no, unnest(evidence) AS event_id FROM numbered) n
+    JOIN events e ON e.event_id = n.event_id
+    WHERE e.ts IS NOT NULL
+    GROUP BY n.finding_no
+)
+SELECT n.* EXCLUDE (finding_no)
+           REPLACE (CASE WHEN c.zoned IS DISTINCT FROM false THEN n.summary
+                         ELSE replace(n.summary, ' UTC', '') END AS summary),
+       c.zoned IS DISTINCT FROM false AND n.ts IS NOT NULL AS zoned
+FROM numbered n LEFT JOIN clock c USING (finding_no)
+ORDER BY n.ts NULLS LAST
+"""

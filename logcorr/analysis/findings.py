@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from logcorr.analysis import finding_kinds
 from logcorr.analysis import known_issues as known_mod
 from logcorr.analysis import saved as saved_mod
 
@@ -68,6 +69,20 @@ def abort_bursts(chain: pl.DataFrame, schema: dict) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
+def _evidence_zoned(out: Path, ids: list[int] | None, saved: dict | None, con) -> bool:
+    """Whether the timed records ``ids`` all print their zone (``finding_kinds.RECORD_ZONED``); True
+    when none has a time (nothing to word as printed)."""
+    if not ids:
+        return True
+    found = saved_mod.query(
+        out,
+        f"SELECT bool_and({finding_kinds.RECORD_ZONED}) FROM events e "
+        f"WHERE e.ts IS NOT NULL AND e.event_id IN ({', '.join(str(int(i)) for i in ids)})",
+        saved=saved, con=con,
+    ).item()  # fmt: skip
+    return found is not False
+
+
 def findings(
     out: Path,
     *,
@@ -86,7 +101,14 @@ def findings(
     rows = saved_mod.query(out, "findings", saved=saved, con=con)
     if chain is None:
         chain = saved_mod.query(out, "incident_chain", saved=saved, con=con)
-    rows = pl.concat([rows, abort_bursts(chain, rows.schema)], how="vertical_relaxed")
+    bursts = abort_bursts(chain, rows.schema)
+    if bursts.height:
+        bursts = bursts.with_columns(
+            pl.Series(
+                "zoned", [_evidence_zoned(out, ids, saved, con) for ids in bursts["evidence"].to_list()]
+            )
+        )
+    rows = pl.concat([rows, bursts], how="vertical_relaxed")
     rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
     rows = rows.sort(["ts", "_order"], nulls_last=True).drop("_order")
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
@@ -102,10 +124,16 @@ def main_finding(found: pl.DataFrame) -> dict | None:
     return None
 
 
-def _t(ts: datetime | None, date: bool = True) -> str:
+def _t(ts: datetime | None, date: bool = True, zone: bool = True) -> str:
+    """A finding's time: UTC when its records print their zone (``zone``), else as printed, no zone."""
     if ts is None:
         return "time unknown"
-    return ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S UTC")
+    text = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
+    return text + (" UTC" if zone else "")
+
+
+def _zoned(r: dict) -> bool:
+    return r.get("zoned") is not False  # a row of an older findings query has no zoned column
 
 
 def impact(out: Path, found: pl.DataFrame, *, saved: dict | None = None, con=None) -> pl.DataFrame:
@@ -153,7 +181,7 @@ def _step_text(r: dict) -> str:
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return text.replace(" at " + _t(r["ts"]), "")
+    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "")
 
 
 def _chain(found: pl.DataFrame) -> str:
@@ -164,7 +192,7 @@ def _chain(found: pl.DataFrame) -> str:
         if r["kind"] == last_kind:
             continue
         last_kind = r["kind"]
-        steps.append(f"{_t(r['ts'], date=False) if r['ts'] else '?'} {_step_text(r)}")
+        steps.append(f"{_t(r['ts'], date=False, zone=_zoned(r)) if r['ts'] else '?'} {_step_text(r)}")
     shown = steps[:8] + ([f"… {len(steps) - 8} more"] if len(steps) > 8 else [])
     return " → ".join(shown)
 
@@ -207,7 +235,8 @@ def summary(
     where += f" on {main['host']}" if main["host"] else ""
     lines = [
         f"**What happened**: {main['summary']}.",
-        f"**When and where**: {_t(main['ts'])}, {where}, {ranks}.",
+        f"**When and where**: {_t(main['ts'], zone=_zoned(main))}"
+        f"{'' if _zoned(main) or main['ts'] is None else ' as printed (zone not printed)'}, {where}, {ranks}.",
     ]
     chain = _chain(found)
     if chain:
@@ -234,5 +263,7 @@ def summary(
 
 def rows_as_dicts(found: pl.DataFrame) -> list[dict]:
     """The findings as JSON-able dicts (times ISO 8601 UTC ``Z``), keys as in ``report.schema.json``."""
-    keys = ("step", "ts", "end_ts", "kind", "role", "host", "ranks", "n", "summary", "evidence", "rests_on")
+    keys = (
+        "step", "ts", "end_ts", "kind", "role", "host", "ranks", "n", "summary", "evidence", "rests_on", "zoned",
+    )  # fmt: skip
     return [{k: saved_mod.format_value(r.get(k)) for k in keys} for r in found.iter_rows(named=True)]

@@ -129,11 +129,7 @@ def issue(out: Path) -> str:
     title = main["summary"].split(": ")[0].split("; ")[0] if main else "no failure in the data"
     con = saved_mod.connect(out)
     cov = r["coverage"]
-    span = (
-        f"{report_mod.utc_time(cov['first_ts'].min())} to {report_mod.utc_time(cov['last_ts'].max())}"
-        if cov.height
-        else "?"
-    )
+    span = report_mod.data_span(cov).removeprefix(", ") or "no time in the data"
     lines = [
         f"# [Bug] {title}",
         "",

@@ -152,7 +152,8 @@ def _findings_section(found: pl.DataFrame) -> list[str]:
     for r in found.iter_rows(named=True):
         ev = r["evidence"] or []  # the ids themselves: --format json, `logcorr query findings`
         cite = f" ({len(ev)} evidence record(s))" if ev else ""
-        when = _t(r["ts"], date=False) if r["ts"] is not None else "time unknown"
+        zone = r.get("zoned") is not False  # false: its records print no zone (times as printed)
+        when = _t(r["ts"], date=False, zone=zone) if r["ts"] is not None else "time unknown"
         lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
     return lines
 
@@ -276,7 +277,7 @@ def _head(out: Path, cov: pl.DataFrame) -> list[str]:
     return [
         "# Incident report",
         "",
-        f"Data: `{out}`{_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
+        f"Data: `{out}`{data_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
         " row of a saved query; `logcorr query NAME -d OUT` shows the full rows.",
         "",
         "## Summary",
@@ -284,7 +285,7 @@ def _head(out: Path, cov: pl.DataFrame) -> list[str]:
     ]
 
 
-def _span(cov: pl.DataFrame) -> str:
+def data_span(cov: pl.DataFrame) -> str:
     """The data's span from coverage's clock rows: in UTC when every time has a known zone; as printed,
     "zone not printed", when none has; both spans, and no order between them, when some have; and
     the offset of two stamps that one record carries, when any does. Empty without a timed record."""

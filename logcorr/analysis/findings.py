@@ -197,17 +197,19 @@ def _chain(found: pl.DataFrame) -> str:
     return " → ".join(shown)
 
 
-def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
+def _impact_line(rows: pl.DataFrame, running: int | None, zone: bool = True) -> str:
     parts = []
     if running:
         parts.append(f"{running} request(s) running at the stop")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["failed"]:
-            span = f"{_t(r['first_failed_ts'], date=False)} to {_t(r['last_failed_ts'], date=False)}"
-            parts.append(f"{r['failed']} {r['role']} request(s) answered 5xx ({r['statuses']}, {span})")
+            span = f"{_t(r['first_failed_ts'], False, zone)} to {_t(r['last_failed_ts'], False, zone)}"
+            role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
+            parts.append(f"{r['failed']}{role} request(s) answered 5xx ({r['statuses']}, {span})")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["aborted"]:
-            parts.append(f"{r['aborted']} request(s) aborted on {r['role']}")
+            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
+            parts.append(f"{r['aborted']} request(s) aborted{on}")
     return "; ".join(parts) if parts else "no failed, aborted or running request is in the data"
 
 
@@ -218,11 +220,13 @@ def summary(
     *,
     running: int | None = None,
     roles: dict[str, set[str]] | None = None,
+    zone: bool = True,
 ) -> list[str]:
     """At most six Markdown lines: what happened (the main finding), when and where, how it came
     about (the findings in causal order), the impact on requests, the likely upstream family with its
     workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
-    data shows no failure (and naming gaps in the data, if any)."""
+    data shows no failure (and naming gaps in the data, if any). ``zone`` False: no record of the data
+    prints its zone, so the impact's times are as printed (the findings' own say so by ``zoned``)."""
     main = main_finding(found)
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")
@@ -241,7 +245,7 @@ def summary(
     chain = _chain(found)
     if chain:
         lines.append(f"**How it came about**: {chain}.")
-    lines.append(f"**Impact**: {_impact_line(impact_rows, running)}.")
+    lines.append(f"**Impact**: {_impact_line(impact_rows, running, zone)}.")
     fam = likely_family(main, known, roles or {})
     actions = []
     if fam is not None:

@@ -2,11 +2,13 @@
 
 Every sentence is built from a row of ``incident_chain``, ``wedge``, ``abort_to_assert``,
 ``last_batch_per_rank``, ``desync`` (over ``stuck_ranks``) or ``coverage``; a section whose query returns no row says
-so instead of guessing. Times are UTC. The output is Markdown.
+so instead of guessing. Times are UTC, or as printed (without "UTC") when no record of the data prints
+its zone. The output is Markdown.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,9 +28,29 @@ class ReportError(Exception):
     """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
 
 
-def utc_time(ts: datetime | None, *, date: bool = True, zone: bool = True) -> str:
+# False while a report of data whose every time is printed without a zone is drawn (``zone_known``).
+_ZONE = contextvars.ContextVar("zone", default=True)
+
+
+def zone_known(cov: pl.DataFrame) -> bool:
+    """False when coverage's clock rows are all "zone not printed": no record of the data prints its
+    zone, so the report states its times as printed, not as UTC. True otherwise (or without clock rows)."""
+    if "clock" not in cov.columns:
+        return True
+    clocks = cov.filter(pl.col("scope") == "clock")["clock"].drop_nulls()
+    return not (clocks.len() and (clocks == "zone not printed").all())
+
+
+def time_label(name: str) -> str:
+    """A time column's header: ``name (UTC)``, or ``name (as printed)`` in a report of zoneless data."""
+    return f"{name} ({'UTC' if _ZONE.get() else 'as printed'})"
+
+
+def utc_time(ts: datetime | None, *, date: bool = True, zone: bool | None = None) -> str:
     """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time; without
-    `` UTC`` when ``zone`` is False (a time printed without a zone, as printed)."""
+    `` UTC`` when ``zone`` is False (a time printed without a zone, as printed); ``zone`` None: as the
+    report being drawn says (``zone_known``; UTC outside a report)."""
+    zone = _ZONE.get() if zone is None else zone
     if ts is None:
         return "?"
     ts = ts.astimezone(UTC)
@@ -139,8 +161,9 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
         running = w["running_req_at_stop"][0] if w.height else None
     roles = {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
     return findings_mod.summary(
-        found, results["known_issues"], results["impact"], running=running, roles=roles
-    )
+        found, results["known_issues"], results["impact"], running=running, roles=roles,
+        zone=zone_known(results["coverage"]),
+    )  # fmt: skip
 
 
 def _findings_section(found: pl.DataFrame) -> list[str]:
@@ -199,12 +222,20 @@ def report(out: Path) -> str:
     Returns:
         Markdown text: verdict, chain with times and ranks, aborts before each assertion, last batch
         per rank, where each rank waits, evidence lines (``source:position`` and message), and what
-        the data cannot say. Times in UTC.
+        the data cannot say. Times in UTC, or as printed when no record prints its zone.
 
     Raises:
         FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
     """
     r = gather(Path(out))
+    token = _ZONE.set(zone_known(r["coverage"]))
+    try:
+        return _report(Path(out), r)
+    finally:
+        _ZONE.reset(token)
+
+
+def _report(out: Path, r: dict[str, pl.DataFrame]) -> str:
     chain, a2a, stuck, cov = r["incident_chain"], r["abort_to_assert"], r["desync"], r["coverage"]
     lines = _head(Path(out), cov) + [f"- {line}" for line in summary_lines(r)]
     lines += ["", "## Findings (causal order; `logcorr query findings -d OUT`)", ""] + _findings_section(
@@ -355,7 +386,7 @@ def _chain(chain: pl.DataFrame) -> list[str]:
         {
             "step_no": "#",
             "step": "step",
-            "ts": "time (UTC)",
+            "ts": time_label("time"),
             "role": "role",
             "ranks": "ranks",
             "detail": "what",
@@ -379,7 +410,7 @@ def _waits(stuck: pl.DataFrame) -> list[str]:
         {
             "role": "role",
             "rank_label": "rank",
-            "capture_ts": "captured (UTC)",
+            "capture_ts": time_label("captured"),
             "wait_class": "waits in",
             "backend": "backend",
             "event_loop": "event loop",
@@ -421,7 +452,7 @@ def _units(units: pl.DataFrame) -> list[str]:
             "crashes": "crashes",
             "restarts_scheduled": "restarts scheduled",
             "max_restart_counter": "restart counter",
-            "last_exit_ts": "last exit (UTC)",
+            "last_exit_ts": time_label("last exit"),
             "last_exit": "how",
         },
     )
@@ -478,7 +509,7 @@ def _markup(
     shown = leaks.head(20)
     out += _table(
         shown,
-        {"ts": "time (UTC)", "role": "engine", "rid": "rid", "markup": "markup", "running_req": "running",
+        {"ts": time_label("time"), "role": "engine", "rid": "rid", "markup": "markup", "running_req": "running",
          "event_id": "event_id"},
     )  # fmt: skip
     if leaks.height > shown.height:
@@ -670,8 +701,8 @@ def _aborts(a2a: pl.DataFrame) -> list[str]:
             "bootstrap_room": "room",
             "assert_role": "asserted on",
             "assert_tp_ranks": "assert ranks",
-            "assert_first_ts": "assertion (UTC)",
-            "abort_ts": "abort (UTC)",
+            "assert_first_ts": time_label("assertion"),
+            "abort_ts": time_label("abort"),
             "abort_role": "abort role",
             "abort_tp_rank": "abort rank",
             "abort_kind": "abort kind",
@@ -691,14 +722,14 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
             wedge,
             {
                 "role": "role",
-                "stopped_ts": "stopped (UTC)",
+                "stopped_ts": time_label("stopped"),
                 "ranks_stopped": "ranks",
                 "stop_spread_s": "spread (s)",
                 "stalled_s": "stalled (s)",
                 "other_role_continued": "other role went on",
                 "health_kept_200": "/health kept 200",
-                "restart_ts": "restart (UTC)",
-                "resumed_ts": "batches again (UTC)",
+                "restart_ts": time_label("restart"),
+                "resumed_ts": time_label("batches again"),
                 "verdict": "verdict",
             },
         )
@@ -717,7 +748,7 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
                 "rank_label": "rank",
                 "run": "run",
                 "pid": "pid",
-                "last_batch_ts": "last batch (UTC)",
+                "last_batch_ts": time_label("last batch"),
                 "running_req": "running",
                 "lag_in_role_s": "lag in role (s)",
                 "lag_behind_other_role_s": "other role went on (s)",

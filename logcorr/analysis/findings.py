@@ -25,15 +25,17 @@ KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "cuda_error",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
     "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
+    "stacks_captured",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
     "health_lies", "restart", "abort_burst",
+    "stacks_captured",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
-NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures")
+NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
 # What to do now, by main kind, when no known family names a workaround (and after the families' ones).
 ACTIONS = {
     "start_up_failure": "read the start-up traceback and the launch flags of that rank (`logcorr show EVENT_ID`)",
@@ -45,6 +47,7 @@ ACTIONS = {
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+    "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
 

@@ -50,7 +50,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
             || coalesce(', last enqueued ' || last_enqueued, '')
        ELSE
-            'SGLang''s scheduler watchdog fired on ' || coalesce(role, '?') || ' ' || array_to_string(ranks, ', ')
+            'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
+            || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,

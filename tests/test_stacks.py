@@ -149,7 +149,7 @@ def test_pp_send_and_gloo_recv_dumps(workdir):
     )
     assert '1 of them logged by SGLang: "Pyspy dump for PID 88693"' in row["summary"]
     line = what_happened(out)
-    assert "SGLang's scheduler watchdog fired on PP1 TP1 at 2026-01-29 13:12:37 UTC (timeout 300 s)" in line
+    assert "SGLang's scheduler watchdog fired on PP1 TP1 at 2026-01-29 13:12:37 (timeout 300 s)" in line
     assert "unknown" not in line
 
 
@@ -203,6 +203,6 @@ def test_the_watchdog_leads_over_the_dumps(workdir):
     assert row["ranks"] == ["TP6"]
     assert "1 scheduler rank TP6 is active in _apply (penaltylib/min_new_tokens.py:78)" in row["summary"]
     text = report_mod.report(out)
-    assert "SGLang's scheduler watchdog fired on TP3 at 2025-10-29 11:25:58 UTC" in what_happened(out)
+    assert "SGLang's scheduler watchdog fired on TP3 at 2025-10-29 11:25:58 " in what_happened(out)
     chain = next((line for line in text.splitlines() if "**How it came about**" in line), "")
     assert "py-spy dumps" not in chain

@@ -236,7 +236,9 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     none = pl.lit(None, pl.String)
     if not frame.select(pl.col("line").str.contains(ENVELOPE_START).any()).item():
         return frame.with_columns(
-            none.alias("envelope_stream"), none.alias("envelope_unit"), pl.lit(None, pl.Boolean).alias("ts_zoneless")
+            none.alias("envelope_stream"),
+            none.alias("envelope_unit"),
+            pl.lit(None, pl.Boolean).alias("ts_zoneless"),
         )
     e = pl.col("e").struct
     docker = pl.when(pl.col("line").str.contains(DOCKER_ENVELOPE)).then(pl.col("line"))

@@ -25,13 +25,17 @@ ZONE_STEP_S = 900  # time zones are whole quarter hours from UTC
 
 
 def zoneless(ev: pl.DataFrame) -> pl.Expr:
-    """Records whose ``ts`` is only a time printed without a zone (``ts`` equals ``log_ts`` read as
-    UTC), not the router's or a JSON line's (their formats print UTC)."""
-    return (
+    """Records whose ``ts`` is only a time printed without a zone: ``ts`` equals ``log_ts`` read as
+    UTC, not the router's or a JSON line's (their formats print UTC), or ``ts`` is an envelope's time
+    printed without a zone (``ts_zoneless``, a launcher's prefix)."""
+    printed = (
         pl.col("log_ts").is_not_null()
         & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
         & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
     )
+    if "ts_zoneless" not in ev.columns:
+        return printed
+    return printed | (pl.col("ts").is_not_null() & pl.col("ts_zoneless").fill_null(False))
 
 
 def two_stamp_offsets(ev: pl.DataFrame) -> pl.Series:

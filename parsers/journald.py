@@ -37,7 +37,13 @@ _NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Z0-9_]+=)")
 MAX_FIELD_BYTES = 768 << 20
 _FIELD_NAME = re.compile(rb"[A-Za-z0-9_]+")
 
-RECORD_COLUMNS = {**RECORD, **dict.fromkeys(("stream", "cmdline", "comm", "entry_error"), pl.String)}
+# ``ts_zoneless``: the reader's ``ts`` is a time its envelope printed without a zone (a launcher's
+# ``[YYYY-MM-DD HH:MM:SS] [/bin/sh@<0,0>]:``), taken as printed, not UTC (``logcorr.clocks.zoneless``).
+RECORD_COLUMNS = {
+    **RECORD,
+    **dict.fromkeys(("stream", "cmdline", "comm", "entry_error"), pl.String),
+    "ts_zoneless": pl.Boolean,
+}
 
 
 class CutInsideBinaryField(ValueError):

@@ -575,7 +575,52 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         _json_field("timestamp", json_like).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
     )
-    return df, json_like
+    return _repeated_prefix_off(df, ray_like), json_like
+
+
+def _repeated_prefix_off(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame:
+    """``df`` (``text``, ``body``) with the prefix a logger stamps on every line of a multi-line record
+    taken off the body's later lines: the first line's header as printed (a format that repeats
+    ``time LEVEL pid [ranks file:line]`` per line, sglang#9867), else its Ray/vLLM worker prefix
+    (``(APIServer pid=N) ``); a later line without it stays as it is, and ``message`` keeps them all.
+    Only records whose second line starts with that prefix are touched (split into lines, joined)."""
+    text, body = pl.col("text"), pl.col("body")
+    first = text.str.extract(r"^([^\n]*)", 1)
+    header = first.str.slice(0, first.str.len_chars() - body.str.extract(r"^([^\n]*)", 1).str.len_chars())
+    worker = text.str.extract(f"({RAY_PREFIX})", 1) if ray_like else pl.lit(None, pl.String)
+    lead = pl.when(header.str.strip_chars() != "").then(header).otherwise(worker)
+    second = text.str.extract(r"^[^\n]*\n([^\n]*)", 1)
+    df = df.with_columns(lead.alias("_lead"))
+    stamped = df.select(
+        (
+            pl.col("_lead").is_not_null() & second.str.starts_with(pl.col("_lead").str.strip_chars_end())
+        ).fill_null(False)
+    ).to_series()
+    if not stamped.any():
+        return df.drop("_lead")
+    at = stamped.arg_true()
+    lines = (
+        df.select(pl.col("_lead").gather(at), body.gather(at).str.split("\n"))
+        .with_row_index("_r")
+        .explode("body")
+        .with_columns(pl.int_range(pl.len()).over("_r").alias("_k"))
+    )
+    lead, tight, line = pl.col("_lead"), pl.col("_lead").str.strip_chars_end(), pl.col("body")
+    cut = (
+        pl.when(pl.col("_k") == 0)
+        .then(line)
+        .when(line.str.starts_with(lead))
+        .then(line.str.slice(lead.str.len_chars()))
+        .when(line.str.starts_with(tight))
+        .then(line.str.slice(tight.str.len_chars()).str.strip_chars_start())
+        .otherwise(line)
+    )
+    joined = (
+        lines.with_columns(cut.alias("body"))
+        .group_by("_r", maintain_order=True)
+        .agg(pl.col("body").str.join("\n"))
+    )
+    return df.with_columns(df["body"].scatter(at, joined["body"])).drop("_lead")
 
 
 def _dated(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:

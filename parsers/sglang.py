@@ -43,6 +43,7 @@ from logcorr.parsers.sglang_fields import (
     META_INFO,
     REQUEST_OUT,
     TRACEBACK_FIELDS,
+    TRACEBACK_FRAGMENT,
     TRACEBACK_TEXT,
     TRANSFER_ERROR_FIELDS,
     WRAPPED_LINE,
@@ -345,11 +346,16 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         exception``, else null), ``exception`` (type of the last exception line, null when the
         excerpt is cut before it), ``exc_message``, ``function``/``file``/``line`` of the innermost
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
-        ``traceback`` (text from ``Traceback`` to the end), ``level``, ``source``, ``source_pos``.
+        ``traceback`` (text from ``Traceback`` to the end; a record that opens with a frame, its start
+        cut, whole), ``level``, ``source``, ``source_pos``.
     """
     # filtered before _base copies every column (on the ``body`` of ``_base``)
     text = pl.coalesce(*[c for c in ("body", "message") if c in ev.columns], pl.lit(""))
-    base = _base(ev.filter(text.str.contains("Traceback (most recent call last)", literal=True)))
+    # a traceback, or a record that is one whose start was cut (``TRACEBACK_FRAGMENT``)
+    held = text.str.contains("Traceback (most recent call last)", literal=True) | text.str.contains(
+        TRACEBACK_FRAGMENT
+    )
+    base = _base(ev.filter(held))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)

@@ -10,9 +10,10 @@ import re
 from logcorr.parsers.rules import FieldRule
 
 # The exception line of a traceback: the first unindented line after its last frame (lines may follow
-# it: a second log line glued on, a chained exception); null when the excerpt is cut before it.
+# it: a second log line glued on, a chained exception); null when the excerpt is cut before it. The last
+# frame may be the record's first line (a fragment whose start is cut, after a worker prefix).
 EXCEPTION_AFTER_FRAMES = (
-    r"(?s).*\n\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
+    r"(?s)(?:.*\n)?(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
@@ -22,7 +23,14 @@ FIRST_LINE = r"^([^\n]*)"
 # The first line with the indented lines right under it: one line a paste or terminal wrapped
 # (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces.
 WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\n]*)*)"
-TRACEBACK_TEXT = r"(?s)(Traceback \(most recent call last\):.*)$"
+# A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
+# frame (after a Ray/vLLM worker prefix) and its frames end in an exception line.
+TRACEBACK_FRAGMENT = (
+    r"^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+(?:\n[ \t][^\n]*)*"
+    r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
+)
+# From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
+TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"
 FRAME_LINE = r'File "[^"\n]*", line \d+, in [^\n]+'
 ASSERTION_LINE = r"^AssertionError\b"
 

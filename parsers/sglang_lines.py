@@ -13,6 +13,7 @@ import polars as pl
 from logcorr.parsers import router, systemd
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
+from logcorr.parsers.sglang_fields import TRACEBACK_FRAGMENT
 
 P = LinePattern
 
@@ -453,6 +454,18 @@ TRACEBACK_PATTERNS = [
             "file": "/x/scheduler.py",
             "line": 10,
         },
+    ),
+    P(
+        "traceback_fragment",
+        "traceback",
+        'File "',
+        TRACEBACK_FRAGMENT,
+        "Python (a capture that began inside a traceback: journalctl -n, a paste)",
+        '(EngineCore_DP0 pid=7)   File "/v/worker_base.py", line 326, in init_device\n'
+        "(EngineCore_DP0 pid=7)     self.worker.init_device()\n"
+        "(EngineCore_DP0 pid=7) ValueError: Free memory on device cuda:0 (0.85/23.56 GiB) on startup",
+        subkind="traceback",
+        yields={"exception": "ValueError", "function": "init_device", "line": 326, "n_frames": 1},
     ),
 ]
 

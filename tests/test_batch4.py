@@ -177,7 +177,13 @@ def test_11_custom_format_level_pid_and_bracketed_ranks(workdir):
         "SELECT level, pid, dp_rank, tp_rank, ep_rank, log_ts, count(*) FROM events "
         "WHERE message LIKE '2025-08-28 21:19:34 ERROR %' GROUP BY ALL",
     )
-    assert rows == [("ERROR", 125765, 10, 10, 10, datetime(2025, 8, 28, 21, 19, 34), 18)]
+    # the 18 lines, each stamped with the same header, join into one record per piece: the C++ frames
+    # #25-#32 (and the blank line after them), then ". This may indicate …" through the traceback
+    assert rows == [("ERROR", 125765, 10, 10, 10, datetime(2025, 8, 28, 21, 19, 34), 2)]
+    pieces = sql(out, "SELECT source_pos, n_lines, kind FROM events WHERE pid = 125765 ORDER BY event_id")
+    assert pieces == [("line 4", 9, "other"), ("line 13", 10, "traceback")]
+    frames = sql(out, "SELECT function, line, n_frames, exception, pid, dp_rank, tp_rank, ep_rank FROM tracebacks")
+    assert frames == [("__init__", 67, 3, None, 125765, 10, 10, 10)]
 
 
 def test_12_nccl_host_pid_no_rank_no_time_and_the_wrapped_tail(workdir):

@@ -36,6 +36,7 @@ def records(rows: list[tuple[int, str]], start: int = 0) -> pl.DataFrame:
             "cmdline": [None] * n,
             "comm": [None] * n,
             "entry_error": [None] * n,
+            "ts_zoneless": [None] * n,
         },
         schema=RECORD_COLUMNS,
     )

@@ -95,7 +95,8 @@ def findings(
 ) -> pl.DataFrame:
     """Every finding of OUT in causal order: the ``findings`` query's rows plus the abort bursts of
     ``chain`` (the ``incident_chain`` rows; run when not given), by ``ts`` (UTC; a finding without a
-    time last), ties by ``KIND_ORDER`` (cause before effect); a ``step`` column numbers them from 1.
+    time last), ties by ``KIND_ORDER`` (cause before effect), then by their first evidence record
+    (input order); a ``step`` column numbers them from 1.
 
     Raises:
         FileNotFoundError: OUT does not exist. QueryError: a finding query fails on OUT's tables.
@@ -112,8 +113,13 @@ def findings(
             )
         )
     rows = pl.concat([rows, bursts], how="vertical_relaxed")
-    rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
-    rows = rows.sort(["ts", "_order"], nulls_last=True).drop("_order")
+    rows = rows.with_columns(
+        pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"),
+        pl.col("evidence").list.first().alias("_first"),  # then input order (findings without a time)
+    )
+    rows = rows.sort(["ts", "_order", "_first"], nulls_last=True, maintain_order=True).drop(
+        "_order", "_first"
+    )
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
 
 
@@ -123,7 +129,7 @@ def main_finding(found: pl.DataFrame) -> dict | None:
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:
-            return rows.sort("ts", nulls_last=True).row(0, named=True)
+            return rows.sort("ts", nulls_last=True, maintain_order=True).row(0, named=True)
     return None
 
 

@@ -3,7 +3,8 @@ embedded py-spy dump arrives as many entries of one pid. Join them back into log
 
 Rule: within one process stream (``stream`` column: boot id / pid / unit, or the file), a line opens
 a record when it carries a known header or is a known record kind without one
-(``parsers.prefix.is_record_start``); a line of another shape continues the record before it, except
+(``parsers.prefix.is_record_start``), unless its header repeats the line before it exactly and its
+body is continuation-shaped (a logger that stamps every line of a message, ``_same_stamp``); a line of another shape continues the record before it, except
 before the stream's first record start and after a blank line, where only continuation-shaped lines
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
@@ -26,7 +27,7 @@ import polars as pl
 
 from logcorr.inputs.source import LINE_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.parsers.prefix import CONTINUATION, NOTE, SGLANG_START, is_record_start
+from logcorr.parsers.prefix import CONTINUATION, HEADER_START, NOTE, SGLANG_START, is_record_start
 
 SETTLE_US = 5_000_000
 
@@ -93,6 +94,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     if (h & maybe).any():
         previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
+    h = h & ~_same_stamp(df, slow, lines, h)
     header = header.scatter(slow, h)
     other = (~header).arg_true()  # most chunks: none (every line opens a record)
     if other.len() == 0:
@@ -115,6 +117,28 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
     opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
     return header | piece | opens | after_note
+
+
+# After a header the line before it repeated exactly, these bodies continue its record: a traceback's
+# parts or an indented line (``CONTINUATION``), a C++ frame of a c10 error, nothing at all.
+STAMPED_CONTINUATION = rf"(?:{CONTINUATION})|^frame #\d+: |^\s*$"
+_LEAD = rf"({HEADER_START})"
+
+
+def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Series) -> pl.Series:
+    """Per line of ``lines`` (the rows ``slow`` of ``df``) that opens a record (``h``): does it carry
+    the very header of the line before it in its stream (time, level, pid, ranks, file:line as
+    printed) and a continuation-shaped body (``STAMPED_CONTINUATION``)? A logger that stamps every
+    line of a multi-line message (sglang#9867's custom format) prints a traceback that way: those
+    lines continue the record. False elsewhere."""
+    if not h.any():
+        return h
+    previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
+    lead = lines.str.extract(_LEAD, 1)
+    before = previous.str.extract(_LEAD, 1)
+    rest = lines.str.slice(lead.str.len_chars().fill_null(0))
+    same = lead.str.strip_chars_end() == before.str.strip_chars_end()
+    return (h & same & rest.str.contains(STAMPED_CONTINUATION)).fill_null(False)
 
 
 def _records(lines: pl.DataFrame) -> pl.DataFrame:

@@ -230,11 +230,16 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` (``line``, ``ts``) with each line's ``LINE_ENVELOPE`` (or Docker json-file object,
     ``DOCKER_ENVELOPE``: its ``log``) taken off: ``ts`` its time (RFC 3339 → UTC; a launcher's
     zoneless time read as UTC), ``envelope_stream`` (stdout/stderr, the launcher's process) and
-    ``envelope_unit`` (kubectl's ``pod/container``); null where a line has none. A chunk without any
+    ``envelope_unit`` (kubectl's ``pod/container``), ``ts_zoneless`` (True where ``ts`` is the launcher's
+    zoneless time); null where a line has none. A chunk without any
     envelope costs one scan."""
     none = pl.lit(None, pl.String)
     if not frame.select(pl.col("line").str.contains(ENVELOPE_START).any()).item():
-        return frame.with_columns(none.alias("envelope_stream"), none.alias("envelope_unit"))
+        return frame.with_columns(
+            none.alias("envelope_stream"),
+            none.alias("envelope_unit"),
+            pl.lit(None, pl.Boolean).alias("ts_zoneless"),
+        )
     e = pl.col("e").struct
     docker = pl.when(pl.col("line").str.contains(DOCKER_ENVELOPE)).then(pl.col("line"))
     frame = frame.with_columns(
@@ -256,6 +261,8 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
         pl.coalesce("d_fd", e.field("fd"), e.field("proc")).alias("envelope_stream"),
         pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
+        # a launcher's time is printed without a zone: its ts is as printed, not UTC (clocks.zoneless)
+        pl.when(pl.col("ts").is_null() & taken & launched.is_not_null()).then(True).alias("ts_zoneless"),
     ).drop("e", "d_log", "d_fd", "d_ts")
 
 

@@ -673,7 +673,8 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
             if u["restarts_scheduled"]
             else ""
         )
-        lines.append(f"**{u['unit']}** ({u['role']}): {how}, {u['crashes']} crash(es) in all{again}.")
+        role = f" ({u['role']})" if u["role"] not in (None, "unknown") else ""  # an unknown role is not said
+        lines.append(f"**{u['unit']}**{role}: {how}, {u['crashes']} crash(es) in all{again}.")
     return lines
 
 

@@ -23,7 +23,10 @@
 --   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
 --   worker's assertion) is a transfer failure, not a crash. What
 --   followed: the first lifecycle message of the role or host at or after it (exited, failed, stopping,
---   restart scheduled, server stopping), else a SIGQUIT or crashed-subprocess watchdog record within 60 s.
+--   restart scheduled, server stopping) with the unit's next scheduled restart and its counter, else a
+--   SIGQUIT or crashed-subprocess watchdog record within 60 s. Where the traceback or the message has no
+--   time (a journal's short lines print no year), "after" is the order of the same input (event ids),
+--   never "no exit in the data".
 WITH tb AS (
     SELECT t.*,
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
@@ -43,27 +46,44 @@ WITH tb AS (
            OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b'))
 ),
 grouped AS (
+    SELECT row_number() OVER () AS gid, *
+    FROM (
     SELECT CASE WHEN init_frames OR before_serving THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
-           list(event_id ORDER BY ts) AS ids
+           list(event_id ORDER BY ts, event_id) AS ids, max(event_id) AS last_id,
+           list_distinct(list(source)) AS sources
     FROM tb GROUP BY ALL
+    )
+),
+-- what came after: at or after the group's first time; where either has no time (a journal's short lines
+-- without a year), after its last traceback in the same input (event ids follow the input's order)
+follows AS (
+    SELECT g.gid, l.*, row_number() OVER (PARTITION BY g.gid ORDER BY l.ts, l.event_id) AS k
+    FROM grouped g JOIN lifecycle l
+      ON (l.host IS NOT DISTINCT FROM g.host OR l.role = g.role)
+     AND l.event IN ('exited', 'failed', 'stopping', 'stopped', 'restart_scheduled', 'server_stopping')
+     AND (l.ts >= g.ts
+          OR ((l.ts IS NULL OR g.ts IS NULL) AND list_contains(g.sources, l.source) AND l.event_id > g.last_id))
+),
+-- the same unit's next scheduled restart after that message (systemd's Restart=), with its counter
+restarted AS (
+    SELECT f.gid, arg_min(r.restart_counter, r.k) AS restart_counter, arg_min(r.event_id, r.k) AS event_id
+    FROM follows f JOIN follows r
+      ON r.gid = f.gid AND r.k > f.k AND r.event = 'restart_scheduled' AND r.unit IS NOT DISTINCT FROM f.unit
+    WHERE f.k = 1 AND f.event <> 'restart_scheduled'
+    GROUP BY f.gid
 ),
 after AS (
-    SELECT g.kind, g.role, g.host, g.component, g.exception, g.function,
-           (SELECT l.event || coalesce(' (' || l.unit || ')', '') || ' at ' || strftime(l.ts, '%H:%M:%S UTC')
-                   || coalesce(', restart counter ' || l.restart_counter, '')
-            FROM lifecycle l
-            WHERE l.ts >= g.ts AND (l.host IS NOT DISTINCT FROM g.host OR l.role = g.role)
-              AND l.event IN ('exited', 'failed', 'stopping', 'stopped', 'restart_scheduled', 'server_stopping')
-            ORDER BY l.ts LIMIT 1) AS lifecycle_after,
-           (SELECT l.event_id FROM lifecycle l
-            WHERE l.ts >= g.ts AND (l.host IS NOT DISTINCT FROM g.host OR l.role = g.role)
-              AND l.event IN ('exited', 'failed', 'stopping', 'stopped', 'restart_scheduled', 'server_stopping')
-            ORDER BY l.ts LIMIT 1) AS lifecycle_id,
+    SELECT g.gid,
+           f.event || coalesce(' (' || nullif(concat_ws(', ', f.unit, f.status), '') || ')', '')
+                   || coalesce(' at ' || strftime(f.ts, '%H:%M:%S UTC'), ' (after it in the input; no time printed)')
+                   || coalesce(', restart counter ' || f.restart_counter, '')
+                   || coalesce('; then a restart scheduled, restart counter ' || r.restart_counter, '') AS lifecycle_after,
+           f.event_id AS lifecycle_id, r.event_id AS restart_id,
            (SELECT CASE w.watchdog_kind WHEN 'sigquit' THEN 'SIGQUIT received (a child process failed)'
                         ELSE 'a subprocess crashed' || coalesce(' (exit code ' || w.exit_code || ')', '') END || ' at ' || strftime(w.ts, '%H:%M:%S UTC') FROM watchdogs w
             WHERE w.watchdog_kind IN ('sigquit', 'subprocess_crashed') AND w.ts BETWEEN g.ts AND g.end_ts + INTERVAL 60 SECOND
@@ -72,6 +92,8 @@ after AS (
             WHERE w.watchdog_kind IN ('sigquit', 'subprocess_crashed') AND w.ts BETWEEN g.ts AND g.end_ts + INTERVAL 60 SECOND
             ORDER BY w.ts LIMIT 1) AS signal_id
     FROM grouped g
+    LEFT JOIN follows f ON f.gid = g.gid AND f.k = 1
+    LEFT JOIN restarted r ON r.gid = g.gid
 )
 SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        coalesce(g.component, 'A process') || CASE WHEN g.role <> 'unknown' THEN ' (' || g.role || ')' ELSE '' END
@@ -84,10 +106,7 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart in the data') AS summary,
-       list_filter(g.ids || [a.lifecycle_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
+       list_filter(g.ids || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
        'tracebacks (not transfer_errors), lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
-FROM grouped g JOIN after a
-  ON a.kind = g.kind AND a.role IS NOT DISTINCT FROM g.role AND a.host IS NOT DISTINCT FROM g.host
- AND a.component IS NOT DISTINCT FROM g.component AND a.exception IS NOT DISTINCT FROM g.exception
- AND a.function IS NOT DISTINCT FROM g.function
-ORDER BY g.ts NULLS LAST
+FROM grouped g JOIN after a ON a.gid = g.gid
+ORDER BY g.ts NULLS LAST, g.ids[1]

@@ -7,7 +7,7 @@
 --   kind      cuda_error
 --   role      role of the records
 --   host      host
---   ranks     the ranks that printed it
+--   ranks     the ranks that printed it: [TP3] from SGLang's header, [rank 3] from PyTorch's [rank3]: prefix
 --   n         records
 --   summary   the finding in words: which CUDA error, how many records, where, when
 --   evidence  events.event_id of up to 20 records
@@ -25,7 +25,11 @@ hit AS (
     SELECT e.*, (SELECT x.error FROM errors x WHERE regexp_matches(e.message, x.pattern)
                  ORDER BY list_position(['device_side_assert', 'illegal_memory_access', 'out_of_memory', 'cuda_error'], x.error)
                  LIMIT 1) AS error,
-           concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label
+           -- PyTorch's "[rankN]:" prefix is a global rank (tp_rank holds it by contract): "rank N", not TPN
+           CASE WHEN e.dp_rank IS NULL AND e.pp_rank IS NULL AND e.ep_rank IS NULL
+                     AND regexp_matches(e.message, '^(?:\([A-Za-z]\w* pid=\d+[^)]*\) )*\[rank' || e.tp_rank || '\]:')
+                THEN 'rank ' || e.tp_rank
+                ELSE concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) END AS rank_label
     FROM events e
     WHERE regexp_matches(e.message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
 )

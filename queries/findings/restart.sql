@@ -38,7 +38,9 @@ SELECT p.first_ts AS ts, p.last_ts AS end_ts,
        (CASE WHEN restarts_scheduled > 0 THEN restarts_scheduled
              WHEN unit IS NULL THEN starts - 1 ELSE least(starts, stops) END)::BIGINT AS n,
        CASE WHEN loop_n >= 3 THEN 'Crash loop: ' ELSE 'Restart: ' END
-       || coalesce(p.unit, p.role || ' HTTP server') || coalesce(' (' || p.role || ')', '')
+       -- a unit's role in brackets only when it is known (never "(unknown)")
+       || coalesce(p.unit, p.role || ' HTTP server')
+       || CASE WHEN p.role <> 'unknown' THEN ' (' || p.role || ')' ELSE '' END
        || CASE WHEN crashes > 0 THEN ' crashed ' || crashes || ' time(s)' || coalesce(' (last: ' || last_exit || ')', '')
                ELSE ' stopped ' || stops || ' time(s) without a crash' END
        || CASE WHEN restarts_scheduled > 0 THEN ', systemd scheduled ' || restarts_scheduled || ' restart(s)' ELSE '' END

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr.clocks import Clocks, clock_note
+from logcorr.clocks import Clocks, clock_note, zoneless
 from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
@@ -463,6 +463,9 @@ class _Run:
     def write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
         """Write one chunk's events and tables, and count it in the input's report."""
         self.lines += int(ev["n_lines"].sum())
+        ev = ev.with_columns(
+            pl.when(pl.col("ts").is_not_null()).then(~zoneless(ev).fill_null(False)).alias("zoned")
+        )
         self.output.write("events", ev)
         for name, frames in tables.items():
             if name in self.held:  # rooms merged, aborts completed with the pairings, at the end

@@ -182,7 +182,9 @@ def test_11_custom_format_level_pid_and_bracketed_ranks(workdir):
     assert rows == [("ERROR", 125765, 10, 10, 10, datetime(2025, 8, 28, 21, 19, 34), 2)]
     pieces = sql(out, "SELECT source_pos, n_lines, kind FROM events WHERE pid = 125765 ORDER BY event_id")
     assert pieces == [("line 4", 9, "other"), ("line 13", 10, "traceback")]
-    frames = sql(out, "SELECT function, line, n_frames, exception, pid, dp_rank, tp_rank, ep_rank FROM tracebacks")
+    frames = sql(
+        out, "SELECT function, line, n_frames, exception, pid, dp_rank, tp_rank, ep_rank FROM tracebacks"
+    )
     assert frames == [("__init__", 67, 3, None, 125765, 10, 10, 10)]
 
 

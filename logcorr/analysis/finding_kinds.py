@@ -64,12 +64,9 @@ def saved_query(body: Callable[[str, str], str]) -> str:
     return f"{HEADER}WITH {ctes},\n{ZONES_SQL.format(union=union, zoned=RECORD_ZONED)}"
 
 
-# A record's time is known to be UTC (its zone printed) unless it is only a time printed without a zone
-# (``clocks.zoneless``: ts is log_ts read as UTC, and the line is not the router's, whose format prints
-# UTC). Over ``events e``.
-RECORD_ZONED = (
-    "NOT (e.log_ts IS NOT NULL AND e.ts = timezone('UTC', e.log_ts) AND e.role IS DISTINCT FROM 'router')"
-)
+# A record's time is known to be UTC unless it is only a time printed without a zone (events.zoned, set at
+# ingest by ``clocks.zoneless``). Over ``events e``; a row of an older OUT (no zoned) counts as zoned.
+RECORD_ZONED = "e.zoned IS DISTINCT FROM false"
 
 # A finding whose timed evidence is all zoneless states its times as printed: the kind files write " UTC", dropped here.
 ZONES_SQL = """found AS (

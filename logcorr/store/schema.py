@@ -107,6 +107,11 @@ EVENTS = _table(
         "event_id": C(pl.Int64, "unique id; bits 40-52 carry a tag of the origin, so hosts never collide"),
         "ts": _TS,
         "log_ts": C(pl.Datetime("us"), "the time as printed in the line (SGLang prints local time), no zone"),
+        "zoned": C(
+            pl.Boolean,
+            "true: ts has a known zone (journald, an envelope with Z or an offset, the router's UTC); false: ts"
+            " is a time printed without a zone, taken as printed; null: no time",
+        ),
         "host": _HOST,
         "boot_id": C(pl.String, "journald _BOOT_ID; with host and pid, the process a record came from"),
         "unit": C(pl.String, "systemd unit, compose service or container the record came from"),

@@ -21,7 +21,8 @@ from logcorr.analysis import saved as saved_mod
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
-    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "cuda_error",
+    "abort_burst", "request_aborts", "bootstrap_failures", "transfer_failures", "transfer_assertion",
+    "failed_requests", "cuda_error",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
     "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
 )  # fmt: skip
@@ -29,7 +30,7 @@ KIND_ORDER = (
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "restart", "abort_burst",
+    "health_lies", "failed_requests", "restart", "abort_burst", "request_aborts",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures")
@@ -44,6 +45,7 @@ ACTIONS = {
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+    "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
 
@@ -110,10 +112,14 @@ def _t(ts: datetime | None, date: bool = True) -> str:
 
 def impact(out: Path, found: pl.DataFrame, *, saved: dict | None = None, con=None) -> pl.DataFrame:
     """The ``impact`` query's rows (requests failed, aborted, answered per role) from the first timed
-    finding to the end of the data; empty when no finding has a time."""
-    timed = found.filter(pl.col("ts").is_not_null() & (pl.col("kind") != "no_data"))
-    if not timed.height:
+    finding to the end of the data; over the whole data (untimed records too) when the findings have
+    no time; empty when there is no finding (``no_data`` gaps aside)."""
+    real = found.filter(pl.col("kind") != "no_data")
+    if not real.height:
         return pl.DataFrame()
+    timed = real.filter(pl.col("ts").is_not_null())
+    if not timed.height:
+        return saved_mod.query(out, "impact", saved=saved, con=con)
     since = timed["ts"].min().astimezone(UTC).isoformat()
     return saved_mod.query(out, "impact", {"since": since}, saved=saved, con=con)
 
@@ -153,7 +159,7 @@ def _step_text(r: dict) -> str:
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return text.replace(" at " + _t(r["ts"]), "")
+    return text.replace(" at " + _t(r["ts"]), "").replace(" (time unknown)", "")
 
 
 def _chain(found: pl.DataFrame) -> str:
@@ -176,7 +182,11 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["failed"]:
             span = f"{_t(r['first_failed_ts'], date=False)} to {_t(r['last_failed_ts'], date=False)}"
+            span = "time unknown" if r["first_failed_ts"] is None else span
             parts.append(f"{r['failed']} {r['role']} request(s) answered 5xx ({r['statuses']}, {span})")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("errors"):
+            parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["aborted"]:
             parts.append(f"{r['aborted']} request(s) aborted on {r['role']}")

@@ -32,7 +32,7 @@ bare AS (  -- a router record pasted without its header: it starts at the tracin
            regexp_replace(split_part(message, chr(10), 1), '^[a-z_][a-z0-9_]*(?:::[a-z0-9_]+)+: \S+\.rs:\d+: ', '') AS message,
            source, source_pos
     FROM events
-    WHERE regexp_matches(message, '^[a-z_][a-z0-9_]*(?:::[a-z0-9_]+)+: \S+\.rs:\d+: [^\n]*(?i:fail|error)')
+    WHERE message LIKE '%.rs:%' AND regexp_matches(message, '^[a-z_][a-z0-9_]*(?:::[a-z0-9_]+)+: \S+\.rs:\d+: [^\n]*(?i:fail|error)')
       AND event_id NOT IN (SELECT event_id FROM requests)
 )
 SELECT event_id, ts, role, method, path, status,

@@ -21,8 +21,8 @@ from logcorr.analysis import saved as saved_mod
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
-    "abort_burst", "request_aborts", "bootstrap_failures", "transfer_failures", "transfer_assertion",
-    "failed_requests", "cuda_error",
+    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
+    "request_aborts", "cuda_error",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
     "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
 )  # fmt: skip
@@ -70,6 +70,21 @@ def abort_bursts(chain: pl.DataFrame, schema: dict) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
+def lone_aborts(rows: pl.DataFrame, bursts: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` without the ``request_aborts`` rows (``queries/findings/aborts.sql``) that an abort burst
+    of ``bursts`` overlaps in time (``ts``..``end_ts``, UTC): the burst says those aborts. A row or a
+    burst without a time overlaps nothing."""
+    for b in bursts.filter(pl.col("ts").is_not_null()).iter_rows(named=True):
+        end = b["end_ts"] or b["ts"]
+        inside = (
+            (pl.col("kind") == "request_aborts")
+            & (pl.col("ts") <= end)
+            & (pl.coalesce("end_ts", "ts") >= b["ts"])
+        )
+        rows = rows.filter(~inside.fill_null(False))
+    return rows
+
+
 def findings(
     out: Path,
     *,
@@ -79,7 +94,9 @@ def findings(
 ) -> pl.DataFrame:
     """Every finding of OUT in causal order: the ``findings`` query's rows plus the abort bursts of
     ``chain`` (the ``incident_chain`` rows; run when not given), by ``ts`` (UTC; a finding without a
-    time last), ties by ``KIND_ORDER`` (cause before effect); a ``step`` column numbers them from 1.
+    time last), ties by ``KIND_ORDER`` (cause before effect), then by the place of their first record in
+    the input (its event id: a log prints a cause before its effects), then by summary (the same order
+    every run); a ``step`` column numbers them from 1.
 
     Raises:
         FileNotFoundError: OUT does not exist. QueryError: a finding query fails on OUT's tables.
@@ -88,9 +105,12 @@ def findings(
     rows = saved_mod.query(out, "findings", saved=saved, con=con)
     if chain is None:
         chain = saved_mod.query(out, "incident_chain", saved=saved, con=con)
-    rows = pl.concat([rows, abort_bursts(chain, rows.schema)], how="vertical_relaxed")
+    bursts = abort_bursts(chain, rows.schema)
+    rows = pl.concat([lone_aborts(rows, bursts), bursts], how="vertical_relaxed")
     rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
-    rows = rows.sort(["ts", "_order"], nulls_last=True).drop("_order")
+    rows = rows.with_columns(pl.col("evidence").list.min().alias("_first"))
+    rows = rows.sort(["ts", "_order", "_first", "summary"], nulls_last=True, maintain_order=True)
+    rows = rows.drop("_order", "_first")
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
 
 
@@ -100,7 +120,7 @@ def main_finding(found: pl.DataFrame) -> dict | None:
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:
-            return rows.sort("ts", nulls_last=True).row(0, named=True)
+            return rows.sort("ts", nulls_last=True, maintain_order=True).row(0, named=True)
     return None
 
 

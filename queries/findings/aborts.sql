@@ -1,6 +1,6 @@
 -- question: Which requests were aborted outside an abort burst (a client that disconnected, an AbortReq
 --   propagated to a KV transfer), on which role and ranks, with which rid and room?
--- tables: aborts (through incident_chain: the abort burst)
+-- tables: aborts
 -- columns:
 --   ts        the first abort of the group (UTC; NULL when the lines print no time)
 --   end_ts    the last one (UTC)
@@ -13,17 +13,15 @@
 --             reason and abort kind as printed
 --   evidence  events.event_id of up to 20 records (the first ones)
 --   rests_on  the tables and rule behind it
--- parameters: none (incident_chain's burst_gap_s and burst_min apply).
--- reading: one row per (role, host, abort kind) of the aborts that lie outside the abort burst
---   incident_chain reports (rule "lone abort": the burst is findings' abort_burst row, and its aborts
---   are not said twice). Aborts of different roles or rooms stay apart: nothing here joins them.
-WITH burst AS (SELECT ts, end_ts FROM incident_chain WHERE step = 'abort_burst'),
-a AS (
+-- parameters: none.
+-- reading: one row per (role, host, abort kind) (rule "lone abort"). findings.py keeps a row only when
+--   no abort burst (incident_chain's, the one truth of a burst) overlaps it: a burst's aborts are said
+--   once, by the burst. Aborts of different roles or rooms stay apart: nothing here joins them.
+WITH a AS (
     SELECT *,
            concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label,
            concat_ws(', ', 'rid ' || rid, 'room ' || bootstrap_room) AS names
     FROM aborts
-    WHERE NOT EXISTS (SELECT 1 FROM burst b WHERE aborts.ts BETWEEN b.ts AND b.end_ts)
 ),
 g AS (
     SELECT role, host, abort_kind, min(ts) AS ts, max(ts) AS end_ts,
@@ -42,6 +40,6 @@ SELECT ts, end_ts, 'request_aborts' AS kind, role, host, ranks, n,
                ELSE ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC') END
        || CASE WHEN len(names) BETWEEN 1 AND 3 THEN ': ' || array_to_string(names, '; ') ELSE '' END
        || '; reason ' || coalesce(reasons, 'not printed') || coalesce(' (' || abort_kind || ')', '') AS summary,
-       evidence, 'aborts outside incident_chain''s abort_burst' AS rests_on
+       evidence, 'aborts (no abort burst over them)' AS rests_on
 FROM g
 ORDER BY ts NULLS LAST

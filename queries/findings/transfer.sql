@@ -55,7 +55,8 @@ line AS (  -- backend error lines: the body after the glog / UCX / Python logger
            regexp_extract(e.message, '\bERROR\b[^\[\n]*\[((?:mooncake|nixl|kv_transfer)\w*\.py|\w*connector\w*\.py):\d+\]', 1) AS py_file,
            regexp_matches(e.message, '^(?:\[[^\]\n]*\] )?Session \S+ failed\.?\s*$') AS session_failed
     FROM events e
-    WHERE e.event_id NOT IN (SELECT event_id FROM transfer_errors)
+    WHERE (e.level IN ('ERROR', 'CRITICAL', 'FATAL') OR e.message LIKE '%Session %failed%')  -- cheap first
+      AND e.event_id NOT IN (SELECT event_id FROM transfer_errors)
 ),
 b AS (
     SELECT *,

@@ -10,7 +10,8 @@
 --   statuses   the 5xx statuses with counts, e.g. "502×137"
 --   first_failed_ts  the first 5xx (UTC)
 --   last_failed_ts   the last 5xx (UTC)
---   errors     ERROR records that print no status (request_errors: e.g. "Failed to select PD pair")
+--   errors     failed requests seen only as an ERROR record without a status (request_errors'
+--              error_record: e.g. "Failed to select PD pair")
 --   aborted    distinct requests (rid, else room) aborted in the window
 -- parameters:
 --   since   window start (TIMESTAMPTZ, UTC; default: the data's start)

@@ -9,7 +9,8 @@
 --   method    HTTP method (NULL when not printed)
 --   path      request path (NULL when not printed)
 --   status    the 5xx status; NULL for an ERROR record without one
---   failure   answered_5xx or error_record
+--   failure   answered_5xx, error_record (an ERROR without a status: a failed request of its own), or
+--             error_of_5xx (an ERROR without a status of a request_id that also has a 5xx answer)
 --   message   the router line's message (the words after its target), NULL for an access line
 --   source    file or journal of the record
 --   source_pos  its line number, byte offset or journal cursor
@@ -18,9 +19,11 @@
 --   health-check records are left out. An error record is a requests row at level ERROR or CRITICAL with
 --   no status, or a record that is a bare Rust tracing body (`crate::module: file.rs:N: …`, as pasted
 --   without its time and level) saying fail or error: role router when its target names a router or
---   gateway. A router that logs one request twice (its error, then its response) has two rows.
+--   gateway. A router that logs one request twice (its error, then its 5xx response) has two rows: the
+--   error is error_of_5xx when they share a request_id (the same failed request, said once by impact).
 WITH q AS (
-    SELECT q.event_id, q.ts, q.role, q.method, q.path, q.status, q.level, q.message, q.source, q.source_pos
+    SELECT q.event_id, q.ts, q.role, q.method, q.path, q.status, q.level, q.message, q.source, q.source_pos,
+           q.request_id IS NOT NULL AND coalesce(bool_or(q.status >= 500) OVER (PARTITION BY q.request_id), false) AS answered
     FROM requests q LEFT JOIN events e ON e.event_id = q.event_id
     WHERE coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics') AND coalesce(e.kind, '') <> 'health'
 ),
@@ -36,7 +39,8 @@ bare AS (  -- a router record pasted without its header: it starts at the tracin
       AND event_id NOT IN (SELECT event_id FROM requests)
 )
 SELECT event_id, ts, role, method, path, status,
-       CASE WHEN status >= 500 THEN 'answered_5xx' ELSE 'error_record' END AS failure, message, source, source_pos
+       CASE WHEN status >= 500 THEN 'answered_5xx' WHEN answered THEN 'error_of_5xx' ELSE 'error_record' END AS failure,
+       message, source, source_pos
 FROM q WHERE status >= 500 OR (status IS NULL AND level IN ('ERROR', 'CRITICAL'))
 UNION ALL BY NAME SELECT * FROM bare
 ORDER BY ts NULLS LAST, event_id

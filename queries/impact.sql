@@ -1,6 +1,6 @@
 -- question: What did an incident do to requests between two times: how many were answered with an
 --   error (5xx), how many were aborted, how many answered fine, per role that logged them?
--- tables: requests, aborts
+-- tables: requests, aborts, request_errors
 -- columns:
 --   role       the role that logged the requests or aborts (router, prefill, decode, engine)
 --   requests   HTTP request lines in the window, /health and /metrics left out
@@ -10,16 +10,19 @@
 --   statuses   the 5xx statuses with counts, e.g. "502×137"
 --   first_failed_ts  the first 5xx (UTC)
 --   last_failed_ts   the last 5xx (UTC)
+--   errors     failed requests seen only as an ERROR record without a status (request_errors'
+--              error_record: e.g. "Failed to select PD pair")
 --   aborted    distinct requests (rid, else room) aborted in the window
 -- parameters:
 --   since   window start (TIMESTAMPTZ, UTC; default: the data's start)
 --   until   window end (TIMESTAMPTZ, UTC; default: the data's end)
 -- reading: one row per role with requests or aborts in the window. The router's rows are what clients
 --   saw; an engine's rows are its own HTTP server's. A request whose line printed no status is counted
---   in requests only.
+--   in requests only. Without since and until, records that print no time count too (the whole data).
 WITH w AS (
     SELECT coalesce(getvariable('since')::TIMESTAMPTZ, TIMESTAMPTZ '0001-01-01 00:00:00+00') AS since,
-           coalesce(getvariable('until')::TIMESTAMPTZ, TIMESTAMPTZ '9999-12-31 00:00:00+00') AS until
+           coalesce(getvariable('until')::TIMESTAMPTZ, TIMESTAMPTZ '9999-12-31 00:00:00+00') AS until,
+           getvariable('since') IS NULL AND getvariable('until') IS NULL AS whole
 ),
 r AS (
     SELECT q.role, count(*) AS requests,
@@ -28,21 +31,27 @@ r AS (
            count(*) FILTER (WHERE status BETWEEN 200 AND 299) AS ok,
            min(ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(ts) FILTER (WHERE status >= 500) AS last_failed_ts
     FROM requests q, w
-    WHERE q.ts BETWEEN w.since AND w.until AND coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics')
+    WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics')
     GROUP BY q.role
 ),
 s AS (
     SELECT role, string_agg(status || '×' || n, ', ' ORDER BY n DESC) AS statuses
     FROM (SELECT q.role, q.status, count(*) AS n FROM requests q, w
-          WHERE q.ts BETWEEN w.since AND w.until AND q.status >= 500 GROUP BY ALL)
+          WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND q.status >= 500 GROUP BY ALL)
     GROUP BY role
+),
+x AS (
+    SELECT role, count(*) AS errors FROM request_errors, w
+    WHERE failure = 'error_record' AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
 ),
 a AS (
     SELECT role, count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR))) AS aborted
-    FROM aborts, w WHERE ts BETWEEN w.since AND w.until GROUP BY role
+    FROM aborts, w WHERE ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole) GROUP BY role
 )
-SELECT coalesce(r.role, a.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
+SELECT coalesce(r.role, a.role, x.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
-       r.first_failed_ts, r.last_failed_ts, coalesce(a.aborted, 0) AS aborted
-FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
+       r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted
+FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
+FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
+LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)
 ORDER BY role

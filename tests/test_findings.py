@@ -234,7 +234,7 @@ def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
     818533314937763119 and 5560925207985320907, cause: the follow_bootstrap_room routing conflict."""
     out = _case(tmp_path, "batch4/07_prefill_bootstrap_failed_wrapped_records_dp_rank_conflict_grep.log")
     _, summary = _lead(out)
-    assert "2 prefill_bootstrap_failed record(s) on prefill DP1 TP0 from 2026-06-30 05:18:57" in summary
+    assert '2 "Prefill bootstrap failed" record(s) on prefill DP1 TP0 from 2026-06-30 05:18:57' in summary
     assert "2 room(s) (818533314937763119, 5560925207985320907); cause routing_conflict" in summary
     found = findings_mod.findings(out)
     assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2

@@ -22,7 +22,8 @@ from logcorr.analysis import saved as saved_mod
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
-    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "cuda_error",
+    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
+    "request_aborts", "cuda_error",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
     "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured",
@@ -31,7 +32,7 @@ KIND_ORDER = (
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "restart", "abort_burst",
+    "health_lies", "failed_requests", "restart", "abort_burst", "request_aborts",
     "stacks_captured",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
@@ -48,6 +49,7 @@ ACTIONS = {
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
+    "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
 
@@ -86,6 +88,21 @@ def _evidence_zoned(out: Path, ids: list[int] | None, saved: dict | None, con) -
     return found is not False
 
 
+def lone_aborts(rows: pl.DataFrame, bursts: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` without the ``request_aborts`` rows (``queries/findings/aborts.sql``) that an abort burst
+    of ``bursts`` overlaps in time (``ts``..``end_ts``, UTC): the burst says those aborts. A row or a
+    burst without a time overlaps nothing."""
+    for b in bursts.filter(pl.col("ts").is_not_null()).iter_rows(named=True):
+        end = b["end_ts"] or b["ts"]
+        inside = (
+            (pl.col("kind") == "request_aborts")
+            & (pl.col("ts") <= end)
+            & (pl.coalesce("end_ts", "ts") >= b["ts"])
+        )
+        rows = rows.filter(~inside.fill_null(False))
+    return rows
+
+
 def findings(
     out: Path,
     *,
@@ -95,8 +112,9 @@ def findings(
 ) -> pl.DataFrame:
     """Every finding of OUT in causal order: the ``findings`` query's rows plus the abort bursts of
     ``chain`` (the ``incident_chain`` rows; run when not given), by ``ts`` (UTC; a finding without a
-    time last), ties by ``KIND_ORDER`` (cause before effect), then by their first evidence record
-    (input order); a ``step`` column numbers them from 1.
+    time last), ties by ``KIND_ORDER`` (cause before effect), then by the place of their first record in
+    the input (its event id: a log prints a cause before its effects), then by summary (the same order
+    every run); a ``step`` column numbers them from 1.
 
     Raises:
         FileNotFoundError: OUT does not exist. QueryError: a finding query fails on OUT's tables.
@@ -112,14 +130,11 @@ def findings(
                 "zoned", [_evidence_zoned(out, ids, saved, con) for ids in bursts["evidence"].to_list()]
             )
         )
-    rows = pl.concat([rows, bursts], how="vertical_relaxed")
-    rows = rows.with_columns(
-        pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"),
-        pl.col("evidence").list.first().alias("_first"),  # then input order (findings without a time)
-    )
-    rows = rows.sort(["ts", "_order", "_first"], nulls_last=True, maintain_order=True).drop(
-        "_order", "_first"
-    )
+    rows = pl.concat([lone_aborts(rows, bursts), bursts], how="vertical_relaxed")
+    rows = rows.with_columns(pl.col("kind").map_elements(_kind_key, return_dtype=pl.Int64).alias("_order"))
+    rows = rows.with_columns(pl.col("evidence").list.min().alias("_first"))
+    rows = rows.sort(["ts", "_order", "_first", "summary"], nulls_last=True, maintain_order=True)
+    rows = rows.drop("_order", "_first")
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
 
 
@@ -147,10 +162,14 @@ def _zoned(r: dict) -> bool:
 
 def impact(out: Path, found: pl.DataFrame, *, saved: dict | None = None, con=None) -> pl.DataFrame:
     """The ``impact`` query's rows (requests failed, aborted, answered per role) from the first timed
-    finding to the end of the data; empty when no finding has a time."""
-    timed = found.filter(pl.col("ts").is_not_null() & (pl.col("kind") != "no_data"))
-    if not timed.height:
+    finding to the end of the data; over the whole data (untimed records too) when the findings have
+    no time; empty when there is no finding (``no_data`` gaps aside)."""
+    real = found.filter(pl.col("kind") != "no_data")
+    if not real.height:
         return pl.DataFrame()
+    timed = real.filter(pl.col("ts").is_not_null())
+    if not timed.height:
+        return saved_mod.query(out, "impact", saved=saved, con=con)
     since = timed["ts"].min().astimezone(UTC).isoformat()
     return saved_mod.query(out, "impact", {"since": since}, saved=saved, con=con)
 
@@ -190,7 +209,7 @@ def _step_text(r: dict) -> str:
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "")
+    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "").replace(" (time unknown)", "")
 
 
 def _chain(found: pl.DataFrame) -> str:
@@ -213,8 +232,12 @@ def _impact_line(rows: pl.DataFrame, running: int | None, zone: bool = True) -> 
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["failed"]:
             span = f"{_t(r['first_failed_ts'], False, zone)} to {_t(r['last_failed_ts'], False, zone)}"
+            span = "time unknown" if r["first_failed_ts"] is None else span
             role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
             parts.append(f"{r['failed']}{role} request(s) answered 5xx ({r['statuses']}, {span})")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("errors"):
+            parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["aborted"]:
             on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"

@@ -1,8 +1,9 @@
 -- question: Which KV transfer and bootstrap failures happened, by backend and cause (abort, timeout, peer
---   dead, routing conflict, the transfer worker's assertion), as storms with counts?
--- tables: transfer_errors
+--   dead, routing conflict, the transfer worker's assertion, the backend's own error lines), as storms
+--   with counts?
+-- tables: transfer_errors, events
 -- columns:
---   ts        the first failure of the group (UTC)
+--   ts        the first failure of the group (UTC; NULL when the lines print no usable time)
 --   end_ts    the last one (UTC)
 --   kind      transfer_failures, bootstrap_failures or transfer_assertion (assert room in
 --             self.transfer_infos, one row per room); findings.py adds abort_burst from incident_chain
@@ -10,29 +11,83 @@
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0, TP1, TP3]
 --   n         failure records in the group
---   summary   the finding in words: count, rooms (named when at most 3), error kind, cause, backend, span
+--   summary   the finding in words: count, the record as printed ("Decode transfer failed"), rooms
+--             (named when at most 3), cause, backend, span
 --   evidence  events.event_id of up to 20 records (the first ones)
---   rests_on  the tables behind it
+--   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, error kind, cause, backend), an assertion row per room. A cause
---   of other_rank was propagated from the rank that failed first: not the root cause. A cause not named
---   by the line stays "not named".
+--   of other_rank was propagated from the rank that failed first: not the root cause. When the parser
+--   named no cause, or only the backend's error class (nixl_error), the cause is the exception as printed
+--   (the traceback's last line, or the NIXL_ERR_* code); else it stays "not named".
+--   Backend error lines (rule "backend line"): records the KV transfer library writes itself, with no
+--   room: a glog E/F line from a transfer-engine source file (Mooncake's *transport*.cpp,
+--   transfer_*.cpp, client_service.cpp; nixl_*.cpp), a UCX ERROR line, a Python ERROR line from a KV
+--   connector module (mooncake_*.py, nixl_*.py, kv_transfer*.py, *connector*.py), or SGLang's
+--   "Session <peer> failed."; one transfer_failures row per (role, host), their causes counted: the
+--   status code the line names (TRANSFER_FAIL, NIXL_ERR_*, UCS_ERR_*), else the message with its
+--   addresses, keys and ids left out, cut at its first sentence, with the "Error: …" it prints.
 WITH t AS (
     SELECT *,
            CASE WHEN error_kind = 'assert_transfer_infos' THEN 'transfer_assertion'
                 WHEN error_kind ILIKE '%bootstrap%' THEN 'bootstrap_failures' ELSE 'transfer_failures' END AS kind,
-           concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
+           concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label,
+           CASE WHEN cause IS NULL OR cause = backend || '_error'
+                THEN coalesce(left(nullif(trim(reason), ''), 160), cause) ELSE cause END AS said_cause,
+           -- the record as printed: prefill_transfer_failed -> "Prefill transfer failed"
+           regexp_replace(upper(left(error_kind, 1)) || replace(substr(error_kind, 2), '_', ' '), '\b(?i:nixl)\b', 'NIXL') AS words
     FROM transfer_errors
 ),
 g AS (
-    SELECT kind, role, host, error_kind, cause, backend,
+    SELECT kind, role, host, error_kind, said_cause AS cause, backend, any_value(words) AS words,
            CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END AS room,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            count(DISTINCT bootstrap_room) AS rooms,
            list_sort(list_distinct(list(bootstrap_room) FILTER (WHERE bootstrap_room IS NOT NULL))) AS room_list,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id)[1:20] AS evidence
-    FROM t GROUP BY ALL
+    FROM t GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
+),
+line AS (  -- backend error lines: the body after the glog / UCX / Python logger / SGLang header
+    SELECT e.*,
+           regexp_extract(e.message, '^\W{0,3}[EF]\d{4}(?:\d{4})? \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.-]+\.(?:cpp|cc|c|h)):\d+\]', 1) AS glog_file,
+           regexp_matches(e.message, '\bUCX\s+(?:ERROR|FATAL)\b') AS ucx,
+           regexp_extract(e.message, '\bERROR\b[^\[\n]*\[((?:mooncake|nixl|kv_transfer)\w*\.py|\w*connector\w*\.py):\d+\]', 1) AS py_file,
+           regexp_matches(e.message, '^(?:\[[^\]\n]*\] )?Session \S+ failed\.?\s*$') AS session_failed
+    FROM events e
+    WHERE (e.level IN ('ERROR', 'CRITICAL', 'FATAL') OR e.message LIKE '%Session %failed%')  -- cheap first
+      AND e.event_id NOT IN (SELECT event_id FROM transfer_errors)
+),
+b AS (
+    SELECT *,
+           CASE WHEN ucx THEN 'UCX' WHEN coalesce(glog_file, py_file) ILIKE '%nixl%' THEN 'nixl'
+                WHEN glog_file <> '' OR py_file ILIKE '%mooncake%' THEN 'mooncake' END AS backend,
+           regexp_replace(trim(regexp_replace(split_part(message, chr(10), 1),
+               '^\W{0,3}[EF]\d{4,8} \S+\s+\d+ \S+\] |^.*\bUCX\s+(?:ERROR|FATAL)\s+|^.*\bERROR\b[^\[\n]*\[\S+\.py:\d+\] |^\[[^\]\n]*\] ', '')),
+               '[*`]+$', '') AS body,
+           concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
+    FROM line
+    WHERE (glog_file ~ '(?i)transport|transfer|client_service|nixl|mooncake|ucx') OR ucx OR py_file <> '' OR session_failed
+),
+bc AS (
+    SELECT *,
+           coalesce(nullif(regexp_extract(body, '\b(TRANSFER_FAIL|NIXL_ERR_\w+|UCS_ERR_\w+)\b', 1), ''),
+                    trim(regexp_replace(regexp_replace(body,
+                        '''[^'']*''|"[^"]*"|\[[^\]]*\]|\S*@\S*|\S*0x[0-9a-fA-F]+\S*|\S*[0-9a-fA-F-]{16,}\S*|\b\d+(?:\.\d+){3}(?::\d+)?\S*', '…', 'g'),
+                        '(\. |,|\.$).*$', ''))
+                    || coalesce(': ' || nullif(trim(regexp_extract(body, '(?:Exception|Error): ([^(,*`]+)', 1)), ''), '')) AS cause
+    FROM b
+),
+bg AS (
+    SELECT role, host, min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
+           list_sort(list_distinct(list(backend) FILTER (WHERE backend IS NOT NULL))) AS backends,
+           list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
+           list(event_id ORDER BY ts, event_id)[1:20] AS evidence
+    FROM bc GROUP BY ALL
+),
+bcause AS (
+    SELECT role, host, string_agg(cause || ' ×' || n, '; ' ORDER BY n DESC, cause) AS causes
+    FROM (SELECT role, host, cause, count(*) AS n FROM bc GROUP BY ALL) GROUP BY ALL
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'transfer_assertion' THEN
@@ -40,7 +95,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' ' || error_kind || ' record(s) on ' || coalesce(role, '?')
+            n || ' "' || words || '" record(s) on ' || coalesce(role, '?')
             || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), '')
             || ', ' || rooms || ' room(s)'
@@ -50,4 +105,13 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        END AS summary,
        evidence, 'transfer_errors (error_kind, cause, backend)' AS rests_on
 FROM g
+UNION ALL BY NAME
+SELECT g.ts, g.end_ts, 'transfer_failures' AS kind, g.role, g.host, g.ranks, g.n,
+       g.n || ' KV transfer backend error record(s) on ' || CASE WHEN g.role = 'unknown' THEN 'role unknown' ELSE g.role END
+       || CASE WHEN len(g.ranks) > 0 THEN ' ' || array_to_string(g.ranks, ', ') ELSE '' END
+       || coalesce(' from ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(g.end_ts, '%H:%M:%S UTC'), ' (time unknown)')
+       || ', no room printed; backend ' || coalesce(nullif(array_to_string(g.backends, ', '), ''), 'not named')
+       || '; cause ' || c.causes AS summary,
+       g.evidence, 'events (backend line: glog E/F of a transfer-engine file, UCX ERROR, KV connector ERROR, Session … failed)' AS rests_on
+FROM bg g JOIN bcause c ON c.role IS NOT DISTINCT FROM g.role AND c.host IS NOT DISTINCT FROM g.host
 ORDER BY ts NULLS LAST

@@ -44,7 +44,7 @@ def test_mooncake_asio_exception_and_session_failed_on_prefill(workdir):
     out = _out(workdir, "real2/01")
     summary = _summary(out)
     assert (
-        "**What happened**: 2 KV transfer backend error record(s) on prefill from 2026-04-30 16:02:26 UTC"
+        "**What happened**: 2 KV transfer backend error record(s) on prefill from 2026-04-30 16:02:26"
         in summary
     )
     assert "no room printed; backend mooncake" in summary
@@ -94,7 +94,7 @@ def test_ascend_transfer_slice_failed_without_year(workdir):
         "TRANSFER_FAIL ×2" in row["summary"]
         and "Transfer slice failed with status: 503900 ×1" in row["summary"]
     )
-    assert "**What happened**: 4 KV transfer backend error record(s) on role unknown TP2" in _summary(out)
+    assert "**What happened**: 4 KV transfer backend error record(s) on TP2" in _summary(out)
 
 
 def test_mooncake_metadata_404_of_an_early_pd_prefill(workdir):
@@ -103,7 +103,7 @@ def test_mooncake_metadata_404_of_an_early_pd_prefill(workdir):
     out = _out(workdir, "sglang/17")
     (row,) = _rows(out, "transfer_failures")
     assert row["n"] == 1 and row["role"] == "engine"
-    assert "from 2025-04-14 03:56:41 UTC" in row["summary"]
+    assert "from 2025-04-14 03:56:41" in row["summary"]
     assert "backend mooncake; cause Unexpected code in http response ×1" in row["summary"]
 
 
@@ -178,7 +178,7 @@ def test_smg_failed_to_select_pd_pair_and_access_500s(workdir):
     )
     assert by_role["unknown"]["n"] == 2
     assert (
-        "2 request(s) answered 5xx (500×2) from 2026-04-06 12:49:33 UTC to 12:50:33 UTC"
+        "2 request(s) answered 5xx (500×2) from 2026-04-06 12:49:33 to 12:50:33"
         in by_role["unknown"]["summary"]
     )
 
@@ -220,11 +220,11 @@ def test_a_lone_client_disconnect_is_a_finding(workdir):
     out = _out(workdir, "sglang/18")
     summary = _summary(out)
     assert (
-        "**What happened**: 1 request(s) aborted on role unknown (time unknown): "
+        "**What happened**: 1 request(s) aborted (time unknown): "
         "rid 61165a643f00435ca1112901a78071f7; reason Request is disconnected from the client side (type 3)"
         in summary
     )
-    assert "**Impact**: 1 request(s) aborted on unknown." in summary
+    assert "**Impact**: 1 request(s) aborted." in summary
 
 
 def test_an_abortreq_on_decode_is_a_lone_abort_under_its_transfer_failure(workdir):
@@ -235,7 +235,7 @@ def test_an_abortreq_on_decode_is_a_lone_abort_under_its_transfer_failure(workdi
     assert '**What happened**: 1 "Decode transfer failed" record(s) on decode TP0' in summary
     (row,) = _rows(out, "request_aborts")
     assert row["summary"] == (
-        "1 request(s) aborted on decode TP0 at 2025-11-05 16:39:09 UTC: rid 78fde411d57a4d7791b63963eac74968, "
+        "1 request(s) aborted on decode TP0 at 2025-11-05 16:39:09: rid 78fde411d57a4d7791b63963eac74968, "
         "room 4793981895866140836; reason Aborted by AbortReq. (transfer_aborted)"
     )
 

@@ -33,8 +33,8 @@ g AS (
     FROM a GROUP BY ALL
 )
 SELECT ts, end_ts, 'request_aborts' AS kind, role, host, ranks, n,
-       n || ' request(s) aborted on ' || CASE WHEN role = 'unknown' THEN 'role unknown' ELSE role END
-       || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
+       n || ' request(s) aborted'  -- an unknown role is left out, never worded
+       || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
        || CASE WHEN ts IS NULL THEN ' (time unknown)'
                WHEN ts = end_ts THEN ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
                ELSE ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC') END

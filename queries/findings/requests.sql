@@ -31,7 +31,7 @@ g AS (
 SELECT least(i.first_failed_ts, g.first_err_ts) AS ts, greatest(i.last_failed_ts, g.last_err_ts) AS end_ts,
        'failed_requests' AS kind, i.role, NULL::VARCHAR AS host, []::VARCHAR[] AS ranks,
        (i.failed + i.errors)::BIGINT AS n,
-       'Failed requests on ' || CASE WHEN i.role = 'unknown' THEN 'role unknown' ELSE i.role END || ': '
+       'Failed requests' || CASE WHEN i.role <> 'unknown' THEN ' on ' || i.role ELSE '' END || ': '
        || concat_ws(' and ',
               CASE WHEN i.failed > 0 THEN i.failed || ' request(s) answered 5xx (' || i.statuses || ')' END,
               CASE WHEN i.errors > 0 THEN i.errors || ' ERROR record(s) without a status' END)

@@ -107,8 +107,9 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
 FROM g
 UNION ALL BY NAME
 SELECT g.ts, g.end_ts, 'transfer_failures' AS kind, g.role, g.host, g.ranks, g.n,
-       g.n || ' KV transfer backend error record(s) on ' || CASE WHEN g.role = 'unknown' THEN 'role unknown' ELSE g.role END
-       || CASE WHEN len(g.ranks) > 0 THEN ' ' || array_to_string(g.ranks, ', ') ELSE '' END
+       g.n || ' KV transfer backend error record(s)'
+       -- an unknown role is left out, never worded
+       || coalesce(' on ' || nullif(concat_ws(' ', nullif(g.role, 'unknown'), nullif(array_to_string(g.ranks, ', '), '')), ''), '')
        || coalesce(' from ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(g.end_ts, '%H:%M:%S UTC'), ' (time unknown)')
        || ', no room printed; backend ' || coalesce(nullif(array_to_string(g.backends, ', '), ''), 'not named')
        || '; cause ' || c.causes AS summary,

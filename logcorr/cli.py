@@ -261,7 +261,14 @@ def format_summary(result) -> str:
     if result.first_ts is None:
         lines.append("time span: none (no record carries a time; give --captured-at for bare py-spy files)")
     else:
-        lines.append(f"time span: {result.first_ts} .. {result.last_ts} (UTC)")
+        zoned, loose = (sum(getattr(r, a) for r in result.reports) for a in ("zoned", "zoneless"))
+        clock = (
+            "UTC" if not loose else "as printed, zone not printed" if not zoned
+            else f"UTC for {zoned:,} record(s), {loose:,} more printed without a zone, as printed"
+        )  # fmt: skip
+        lines.append(
+            f"time span: {result.first_ts:%Y-%m-%d %H:%M:%S} .. {result.last_ts:%Y-%m-%d %H:%M:%S} ({clock})"
+        )
     lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
     rate = result.lines / result.seconds if result.seconds else 0
     lines.append(

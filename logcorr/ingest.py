@@ -477,6 +477,7 @@ class _Run:
         clock = self.clocks.setdefault(report.source, Clocks())
         clock.add(ev)
         report.zoneless = clock.zoneless
+        report.zoned = clock.zoned
         for role, kind, n in ev.group_by("role", "kind").len().iter_rows():
             self.counts[(role, kind)] = self.counts.get((role, kind), 0) + n
 

@@ -502,7 +502,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     record with ``entry_error`` set. ``ts`` is UTC (offsets in the line applied); ``-o short``
     prints neither year nor zone: the year is the nearest one a line of the same chunk prints
     (an SGLang or router header, a status line), else ``ts`` stays null, and the time is read as UTC (journalctl
-    printed the local time of the machine it ran on). ``unit`` is the syslog identifier (short
+    printed the local time of the machine it ran on; ``ts_zoneless`` says so). ``unit`` is the syslog identifier (short
     formats do not print the unit), ``source_pos`` is ``line N``. The year of a yearless line is that
     of the nearest line of the chunk that prints one (``DATED_LINE``: the line before it, else after).
     """
@@ -566,5 +566,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             stream=pl.concat_str(["host", "ident", "pid"], separator="/", ignore_nulls=True),
             comm=pl.col("ident"),
             entry_error=pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")),
+            # `-o short` prints the local time without a zone: as printed, not UTC (clocks.zoneless)
+            ts_zoneless=pl.when(yearless).then(True),
         )
     )

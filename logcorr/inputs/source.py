@@ -29,6 +29,7 @@ class SourceReport:
     unread: bool = False  # nothing of it could be read: missing, permission denied, refused by journalctl
     incomplete: bool = False  # read in part: its reader ended early (journalctl killed, a corrupt journal)
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
+    zoned: int = 0  # records whose time has a known zone
     yearless: int = 0  # journalctl short lines without a year that no line of the input dated
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None

@@ -100,7 +100,7 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || CASE WHEN g.kind = 'start_up_failure' THEN ' failed at start-up' ELSE ' crashed' END
        || CASE WHEN len(g.ranks) > 0 THEN ' on ' || array_to_string(g.ranks, ', ') ELSE ' (rank not printed)' END
        || coalesce(' at ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
-       || ': ' || coalesce(g.exception || coalesce(': ' || left(g.exc_message, 120), ''),
+       || ': ' || coalesce(g.exception || coalesce(': ' || CASE WHEN length(g.exc_message) > 120 THEN left(g.exc_message, 119) || '…' ELSE g.exc_message END, ''),
                            'exception type not printed (the traceback is cut)')
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END

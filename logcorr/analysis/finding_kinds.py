@@ -31,7 +31,7 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   rests_on  the tables and rule behind it
 --   zoned     true when the records it rests on print their zone (journald, an offset or Z, the router's
 --             UTC): its times are UTC; false when they print a time without a zone: its summary states
---             them as printed, without "UTC"
+--             them as printed, without "UTC"; NULL when it has no time
 -- parameters: none.
 -- reading: generated from queries/findings/*.sql (one file per failure mode, each with its own header
 --   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
@@ -84,7 +84,7 @@ clock AS (
 SELECT n.* EXCLUDE (finding_no)
            REPLACE (CASE WHEN c.zoned IS DISTINCT FROM false THEN n.summary
                          ELSE replace(n.summary, ' UTC', '') END AS summary),
-       c.zoned IS DISTINCT FROM false AND n.ts IS NOT NULL AS zoned
+       CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned
 FROM numbered n LEFT JOIN clock c USING (finding_no)
 ORDER BY n.ts NULLS LAST
 """

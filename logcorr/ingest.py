@@ -138,6 +138,9 @@ class _Enricher:
             parsed["bootstrap_room"].alias("bootstrap_room"),
             pl.coalesce(pl.col("entry_error"), parsed["room_error"]).alias("entry_error"),
         )
+        df = df.with_columns(  # whether its ts has a known zone (clocks.zoneless): events.zoned
+            pl.when(pl.col("ts").is_not_null()).then(~zoneless(df).fill_null(False)).alias("zoned")
+        )
         return self.flow(df)  # the role of a record's process, pod or input (logcorr/roles.py)
 
 
@@ -463,9 +466,6 @@ class _Run:
     def write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
         """Write one chunk's events and tables, and count it in the input's report."""
         self.lines += int(ev["n_lines"].sum())
-        ev = ev.with_columns(
-            pl.when(pl.col("ts").is_not_null()).then(~zoneless(ev).fill_null(False)).alias("zoned")
-        )
         self.output.write("events", ev)
         for name, frames in tables.items():
             if name in self.held:  # rooms merged, aborts completed with the pairings, at the end

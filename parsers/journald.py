@@ -29,7 +29,7 @@ FIELDS = (
     "COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT",
 )  # fmt: skip
 _META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
-_BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
+BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
 # Where the entry after a damaged binary field starts: a blank line, then a text field (journald's
 # field names are upper case).
 _NEXT_ENTRY = re.compile(rb"\n\n(?=[A-Z0-9_]+=)")
@@ -137,7 +137,7 @@ def _split_export(
     fields, dropped, error, resume = [], [], None, 0
     for i in pc.indices_nonzero(named).to_pylist():
         off = starts[i]
-        if off < resume or not (m := _BINARY_FIELD.match(data, off)):
+        if off < resume or not (m := BINARY_FIELD.match(data, off)):
             continue  # inside a value already taken, or not a field name
         size_at = m.end()
         name = m.group(1).decode()

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logcorr.parsers.sglang import _base, _conform, _recognise, _rid_room, extract_fields
+from logcorr.parsers.fields import base_columns, extract_fields
+from logcorr.parsers.sglang import recognise, rid_room
 from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON
-from logcorr.store.schema import REQUEST_LOG
+from logcorr.store.schema import REQUEST_LOG, conform
 
 
 # Tool-call markup that, found in the text an engine returned, means the tool-call parser let it through
@@ -108,18 +109,18 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
     if base.height == 0:
         return pl.DataFrame(schema=REQUEST_LOG.schema)
     if "rid" not in base.columns:
-        base = pl.concat([base, _rid_room(base, kinds)], how="horizontal")
+        base = pl.concat([base, rid_room(base, kinds)], how="horizontal")
     df = extract_fields(base, REQUEST_LOG_FIELDS, REQUEST_LOG)
     df = df.with_columns(pl.col("finish_type", "_id").str.strip_chars("'\""))
-    return _conform(_returned_text_columns(df.with_columns(_logged_fields(kinds))), REQUEST_LOG)
+    return conform(_returned_text_columns(df.with_columns(_logged_fields(kinds))), REQUEST_LOG, strict=False)
 
 
 def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-    """The ``--log-requests`` rows of ``ev`` (``_base`` columns, with its ``rid``/``bootstrap_room``
+    """The ``--log-requests`` rows of ``ev`` (``base_columns``, with its ``rid``/``bootstrap_room``
     when it has them) and their kinds (``request_received``/``request_finished``)."""
     if "kind" in ev.columns:
         sub = ev.filter(pl.col("kind").is_in(["request_received", "request_finished"]))
-        base = _base(sub)
+        base = base_columns(sub)
         kinds = sub["kind"]
         if {"rid", "bootstrap_room"} <= set(sub.columns):
             base = base.with_columns(
@@ -127,8 +128,8 @@ def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
                 sub["bootstrap_room"].cast(pl.Int64).alias("bootstrap_room"),
             )
     else:
-        base = _base(ev)
-        kinds = _recognise(base)["kind"] if base.height else pl.Series("kind", [], pl.String)
+        base = base_columns(ev)
+        kinds = recognise(base)["kind"] if base.height else pl.Series("kind", [], pl.String)
         keep = kinds.is_in(["request_received", "request_finished"]).fill_null(False)
         base, kinds = base.filter(keep), kinds.filter(keep)
     return base, kinds

@@ -11,7 +11,7 @@ Formats (data, lnav style; each has the version that introduced it and a sample 
   level right-aligned to 5 characters, span fields such as ``http_request{method=… uri=…
   request_id="…" status_code=… latency=…}``, target, ``file.rs:line``) and the same in JSON mode.
 - ``SPAN_FIELDS`` and ``MESSAGE_FIELDS``: the fields a router line's span and its message print (the
-  PD pair of a request, its rid and room, its status), applied by ``sglang.extract_fields``.
+  PD pair of a request, its rid and room, its status), applied by ``fields.extract_fields``.
 
 Span ``latency`` is printed as a Rust ``Duration`` (``"12.3ms"``, sgl-router 2025) or as an integer
 number of microseconds (sgl-model-gateway 2026); both become ``latency_ms``.
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logcorr.parsers.batch_lines import first_line
+from logcorr.parsers.fields import extract_fields
 from logcorr.parsers.prefix import HEADERS, strip_groups
 from logcorr.parsers.rules import FieldRule
 from logcorr.store.schema import EVENTS
@@ -361,7 +362,6 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _fields(df: pl.DataFrame, rules: list[FieldRule] | list[RequestFormat]) -> pl.DataFrame:
-    from logcorr.parsers.sglang import extract_fields  # noqa: PLC0415  (sglang imports this module)
 
     return extract_fields(df, rules, REQUESTS_TABLE)
 

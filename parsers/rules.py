@@ -14,7 +14,7 @@ class LinePattern:
 
     ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax) confirms the
     match, searched anywhere in the record unless it starts with ``^``. Its named groups are columns of
-    the table its kind fills, typed by the table contract (``sglang.extract_fields``; a group
+    the table its kind fills, typed by the table contract (``fields.extract_fields``; a group
     ``<name>_ms`` fills ``<name>_s`` in seconds; a name starting with ``_`` is a part its builder
     combines). ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine
     role the line implies (issue item 8), or None; ``yields`` the columns the sample's row must hold
@@ -36,7 +36,7 @@ class LinePattern:
 class FieldRule:
     """A field a family of lines prints in any of its patterns: ``regex``'s named groups are columns of the
     family's table (as in ``LinePattern``), searched in ``scope`` of each record (``body``, one of
-    ``sglang.SCOPES``, or a column ``_<scope>`` its parser added: the router's ``spans`` and ``message``).
+    ``fields.SCOPES``, or a column ``_<scope>`` its parser added: the router's ``spans`` and ``message``).
     Rules are tried in table order, the first non-null value of a column wins (``nonempty``: an empty
     capture counts as none). ``sample`` is a text of that scope (a whole record for the scopes of a
     ``Finish`` line) and ``yields`` what it must give."""

@@ -23,8 +23,6 @@ line); the other tables' fields come from their patterns' named groups and rules
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from logcorr.parsers import router
@@ -32,31 +30,26 @@ from logcorr.parsers.batch_lines import BATCH_FIELD_BY_KEY as BATCH_FIELD_BY_KEY
 from logcorr.parsers.batch_lines import BATCH_FIELDS as BATCH_FIELDS
 from logcorr.parsers.batch_lines import GRAPH_KEY as GRAPH_KEY
 from logcorr.parsers.batch_lines import first_line, parse_batch_lines
-from logcorr.parsers.rules import FieldRule, LinePattern
+from logcorr.parsers.fields import SCOPES as SCOPES
+from logcorr.parsers.fields import base_columns, extract_fields
+from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
-    EXCEPTION_AFTER_FRAMES,
-    FINISH_REASON,
-    FIRST_LINE,
     FRAME_LINE,
-    META_INFO,
-    REQUEST_OUT,
     TRACEBACK_FIELDS,
     TRACEBACK_FRAGMENT,
-    TRACEBACK_TEXT,
     TRANSFER_ERROR_FIELDS,
-    WRAPPED_LINE,
 )
 from logcorr.parsers.sglang_lines import (
-    _MASK_QUOTED,
-    _PATTERN_TABLE,
     ABORT_PATTERNS,
     ALL_PATTERNS,
     BACKENDS,
     BATCH_PATTERNS,
     CAUSES,
     CLASSIFY,
+    MASK_QUOTED,
+    PATTERN_TABLE,
     PATTERNS_BY_NAME,
     PD_BATCH_KEYS,
     PRINTED_LEVEL,
@@ -71,8 +64,6 @@ from logcorr.parsers.sglang_lines import (
 from logcorr.store.schema import (
     ABORTS,
     BATCHES,
-    EVENTS,
-    RANK_COLUMNS,
     ROOMS,
     TRACEBACKS,
     TRANSFER_ERRORS,
@@ -102,12 +93,12 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
     Never raises on any text. Formats: the pattern tables of this module and of
     ``logcorr.parsers.router``.
     """
-    base = _base(ev)
+    base = base_columns(ev)
     if base.height == 0:
         return pl.DataFrame(schema=CLASSIFY)
-    hit = _recognise(base)
+    hit = recognise(base)
     kind = hit["kind"]
-    rid_room = _rid_room(base, kind)
+    ids = rid_room(base, kind)
     level = base["level"]
     printed = (level.is_null() & base["body"].str.contains(PRINTED_LEVEL)).fill_null(False)
     if printed.any():
@@ -115,7 +106,7 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         found = g.field("a").fill_null(g.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
         level = level.scatter(printed.arg_true(), found)
     role = _content_role(kind, hit["content_role"], base["body"]).alias("content_role")
-    return rid_room.with_columns(kind, role, level).select(pl.col(c).cast(t) for c, t in CLASSIFY.items())
+    return ids.with_columns(kind, role, level).select(pl.col(c).cast(t) for c, t in CLASSIFY.items())
 
 
 def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
@@ -155,9 +146,9 @@ def batches(ev: pl.DataFrame) -> pl.DataFrame:
     optional `` [N]``, optional trailing ``, `` or space, any order of keys.
     """
     if "kind" in ev.columns:
-        base = _base(ev.filter(pl.col("kind") == "batch"))
+        base = base_columns(ev.filter(pl.col("kind") == "batch"))
     else:
-        base = _base(ev)
+        base = base_columns(ev)
         base = base.filter(pl.col("body").str.contains(r"^(?:Prefill|Decode) batch"))
     if base.height == 0:
         return pl.DataFrame(schema=BATCHES.schema)
@@ -307,7 +298,7 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
         unknown, else the role the line implies), ``host``, ``first_ts``/``last_ts`` (UTC),
         ``n_events`` (Int64), and ``event_id``, ``source``, ``source_pos`` of the first record.
     """
-    df = _base(ev)
+    df = base_columns(ev)
     named = ev if {"rid", "bootstrap_room"} <= set(ev.columns) else classify(df)
     df = df.with_columns(
         named["rid"].cast(pl.String), named["bootstrap_room"].cast(pl.Int64, strict=False)
@@ -355,7 +346,7 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     held = text.str.contains("Traceback (most recent call last)", literal=True) | text.str.contains(
         TRACEBACK_FRAGMENT
     )
-    base = _base(ev.filter(held))
+    base = base_columns(ev.filter(held))
     if base.height == 0:
         return pl.DataFrame(schema=TRACEBACKS.schema)
     df = extract_fields(base, TRACEBACK_PATTERNS + TRACEBACK_FIELDS, TRACEBACKS)
@@ -372,14 +363,14 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     return _conform(df, TRACEBACKS)
 
 
-def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:
+def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:
     """Per row of ``base``: ``pattern`` (name or null), ``kind`` (``other`` when none),
     ``content_role``. With ``patterns`` only those are tried (used to re-find a known kind)."""
     n = base.height
     idx = pl.int_range(n, dtype=pl.UInt32, eager=True).alias("_i")
     frame = pl.DataFrame([idx, base["body"].fill_null("")])
     anchors = list(dict.fromkeys(p.anchor for p in (patterns or ALL_PATTERNS)))
-    table = _PATTERN_TABLE
+    table = PATTERN_TABLE
     if patterns is not None:
         table = table.filter(pl.col("pattern").is_in([p.name for p in patterns]))
     router_rows = pl.Series("r", [False] * n) if patterns is not None else router.is_router_line(base)
@@ -412,7 +403,7 @@ def _recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) ->
         )
         found.append(leftmost.select("_i", "pattern"))
     best = pl.concat(found) if found else pl.DataFrame(schema={"_i": pl.UInt32, "pattern": pl.String})
-    best = best.join(_PATTERN_TABLE.select("pattern", "kind", "content_role"), on="pattern")
+    best = best.join(PATTERN_TABLE.select("pattern", "kind", "content_role"), on="pattern")
     out = pl.DataFrame([idx]).join(best, on="_i", how="left", maintain_order="left")
     if patterns is not None:
         return out
@@ -437,24 +428,24 @@ def _family(
     ``_subkind``, ``rid``/``bootstrap_room``/``room_error`` and the fields of ``rules``
     (``extract_fields``); None when there are none."""
     if "kind" in ev.columns:
-        base = _base(ev.filter(pl.col("kind") == kind))
+        base = base_columns(ev.filter(pl.col("kind") == kind))
     else:
-        base = _base(ev)
-        base = base.filter(_recognise(base)["kind"] == kind) if base.height else base
+        base = base_columns(ev)
+        base = base.filter(recognise(base)["kind"] == kind) if base.height else base
     if base.height == 0:
         return None
-    hit = _recognise(base, patterns).select("pattern", "content_role")
+    hit = recognise(base, patterns).select("pattern", "content_role")
     df = pl.concat([base, hit], how="horizontal").filter(pl.col("pattern").is_not_null())
     if df.height == 0:
         return None
-    df = pl.concat([df, _rid_room(df, pl.Series([kind] * df.height))], how="horizontal")
+    df = pl.concat([df, rid_room(df, pl.Series([kind] * df.height))], how="horizontal")
     subkind = {p.name: p.subkind for p in patterns}
     return extract_fields(df, rules, table).with_columns(
         pl.col("pattern").replace_strict(subkind, default=None, return_dtype=pl.String).alias("_subkind")
     )
 
 
-def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
+def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     """``rid`` and ``bootstrap_room`` named anywhere in each record (batches, access lines and
     py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
     value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
@@ -473,7 +464,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     if not cand.any():
         return none
     sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
-    masked = pl.col("b").str.replace_all(_MASK_QUOTED, "${keep}")
+    masked = pl.col("b").str.replace_all(MASK_QUOTED, "${keep}")
 
     # a JSON object read up to its last brace: a paste may go on after it (a shell prompt)
     obj = pl.col("b").str.extract(r"(?s)^(\{.*\})", 1)
@@ -517,91 +508,7 @@ def _rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     return pl.DataFrame([none[c].scatter(pos.filter(cand), out[c]) for c in none.columns])
 
 
-# Where a ``FieldRule`` searches, as expressions over ``body`` or over the scope they are cut from
-# (``_<scope>``). ``extract_fields`` keeps each scope it needed as a column ``_<scope>`` (builders read
-# them too).
-SCOPES = {
-    "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
-    "wrapped_line": pl.col("body").str.extract(WRAPPED_LINE, 1).str.replace_all(r"\n[ \t]+", " "),
-    "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
-    "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
-    "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),
-    "request_out": pl.col("body").str.extract(REQUEST_OUT, 1),
-    "meta_info": pl.col("_request_out").str.extract(META_INFO, 1),
-    "finish_reason": pl.col("_meta_info").str.extract(FINISH_REASON, 1),
-}
-_PARENT = {name: e.meta.root_names()[0][1:] for name, e in SCOPES.items() if e.meta.root_names() != ["body"]}
 _CAUSE_REGEX = {name: rx for name, rx, _ in CAUSES}
-_GROUP = re.compile(r"\(\?P<(\w+)>")
-
-
-def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table) -> pl.DataFrame:
-    """``df`` (with ``body``) with the columns the named groups of ``rules`` give, typed by ``table``'s
-    contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
-    (one ``extract_groups`` per rule, in its ``scope``: ``body`` or one of ``SCOPES``; a
-    ``LinePattern`` searches the body). A column ``df`` already has (a rank its header printed) keeps
-    its value where it has one. A group ``<name>_ms`` fills ``<name>_s`` in seconds; a group starting
-    with ``_`` is kept as text for the builder. Each scope the rules name is kept as a column
-    ``_<scope>``. Never raises on any text; a value that does not parse as its type is null."""
-    wanted = {getattr(rule, "scope", "body") for rule in rules}
-    for name in reversed(SCOPES):  # a scope's parent comes before it
-        if name in wanted and name in _PARENT:
-            wanted.add(_PARENT[name])
-    for name, expr in SCOPES.items():
-        if name in wanted:
-            df = df.with_columns(expr.alias(f"_{name}"))
-    found = [(i, rule, groups) for i, rule in enumerate(rules) if (groups := _GROUP.findall(rule.regex))]
-    df = df.with_columns(
-        pl.col(_scope_column(rule)).str.extract_groups(rule.regex).alias(f"__rule{i}") for i, rule, _ in found
-    )
-    values: dict[str, list[pl.Expr]] = {}
-    for i, rule, groups in found:
-        for name in groups:
-            value = pl.col(f"__rule{i}").struct.field(name)
-            if getattr(rule, "nonempty", False):
-                value = pl.when(value.str.len_bytes() > 0).then(value)
-            column = name
-            if name.endswith("_ms") and name not in table.schema and f"{name[:-3]}_s" in table.schema:
-                column, value = f"{name[:-3]}_s", value.cast(pl.Float64, strict=False) / 1000.0
-            values.setdefault(column, []).append(_typed_field(value, table.schema.get(column, pl.String)))
-    return df.with_columns(
-        pl.coalesce([pl.col(c), *v] if c in df.columns else v).alias(c) for c, v in values.items()
-    ).drop(f"__rule{i}" for i, _, _ in found)
-
-
-def _scope_column(rule) -> str:
-    scope = getattr(rule, "scope", "body")
-    return "body" if scope == "body" else f"_{scope}"
-
-
-def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
-    if dtype == pl.Boolean:
-        return value.replace_strict({"True": True, "False": False}, default=None, return_dtype=pl.Boolean)
-    return value if dtype == pl.String else value.cast(dtype, strict=False)
-
-
-# The columns the parsers read from ``ev``; the first ones every table copies (DESIGN.md: provenance
-# on every row).
-_EV_DEFAULTS = {
-    **{name: EVENTS.schema[name] for name in ("event_id", "ts", "host", "role", "pid", *RANK_COLUMNS)},
-    **dict.fromkeys(
-        ("boot_id", "level", "body", "message", "header", "kind", "source", "source_pos"), pl.String
-    ),
-}
-
-
-def _base(ev: pl.DataFrame) -> pl.DataFrame:
-    """``ev`` with every column the parsers read (missing ones null), body/message never null."""
-    cols = [
-        pl.col(name).cast(dtype, strict=False) if name in ev.columns else pl.lit(None, dtype).alias(name)
-        for name, dtype in _EV_DEFAULTS.items()
-        if name in ev.columns or name != "kind"
-    ]
-    df = ev.select(cols)
-    return df.with_columns(
-        pl.coalesce(pl.col("body"), pl.col("message"), pl.lit("")).alias("body"),
-        pl.coalesce(pl.col("message"), pl.col("body"), pl.lit("")).alias("message"),
-    )
 
 
 def _first_named(text: pl.Expr | pl.Series, named: list[tuple]) -> pl.Expr:

@@ -1,7 +1,7 @@
 """The fields SGLang's KV-failure, abort, traceback and ``--log-requests`` records print beside their
 patterns, as data (``FieldRule``: a named group per column, the part of the record it is searched in, a
 version and a sample with the values it must yield, checked by ``tests/test_sglang_parsers.py``); the
-patterns themselves are in ``parsers/sglang_lines.py``, and ``parsers/sglang.extract_fields`` applies both."""
+patterns themselves are in ``parsers/sglang_lines.py``, and ``parsers/fields.extract_fields`` applies both."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ EXCEPTION_AFTER_FRAMES = (
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
-# The parts of a record fields are searched in (``FieldRule.scope``; ``sglang.extract_fields``): its first line,
+# The parts of a record fields are searched in (``FieldRule.scope``; ``fields.extract_fields``): its first line,
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"
 # The first line with the indented lines right under it: one line a paste or terminal wrapped
@@ -199,7 +199,7 @@ def _key(key: str, value: str, group: str) -> str:
     return rf"""(?s)^\{{(?:(?:{_TOKEN})*?, )??'{re.escape(key)}': (?P<{group}>{value})"""
 
 
-# The dicts of a ``Finish`` line (``FieldRule.scope``; ``sglang.extract_fields``): its ``out={…}``, that
+# The dicts of a ``Finish`` line (``FieldRule.scope``; ``fields.extract_fields``): its ``out={…}``, that
 # dict's ``meta_info`` and its ``finish_reason`` (a dict or None); group 1 is the dict's text.
 REQUEST_OUT = rf"""(?s)Finish: obj=(?:[^'"]|{PY_STR})*?, out=(\{{.*)$"""
 META_INFO = _key("meta_info", _NEST2, "meta_info")

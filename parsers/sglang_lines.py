@@ -656,7 +656,7 @@ LIFECYCLE_PATTERNS = [
 ALL_PATTERNS = ENGINE_PATTERNS + ROUTER_ANCHOR_PATTERNS + LIFECYCLE_PATTERNS
 ANCHORS = list(dict.fromkeys(p.anchor for p in ALL_PATTERNS))
 # (priority = place in ALL_PATTERNS; kind and content_role of each pattern)
-_PATTERN_TABLE = pl.DataFrame(
+PATTERN_TABLE = pl.DataFrame(
     [(p.anchor, p.name, i, p.kind, p.role) for i, p in enumerate(ALL_PATTERNS)],
     schema=["anchor", "pattern", ("prio", pl.Int32), "kind", "content_role"],
     orient="row",
@@ -680,7 +680,7 @@ RID_REGEX = (
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
-_MASK_QUOTED = (
+MASK_QUOTED = (
     rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})"
     rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
 )

@@ -54,7 +54,7 @@ def kinds(ev: pl.DataFrame) -> list[str]:
 def test_every_pattern_sample_is_recognised(pattern):
     ev = ev_of(pattern.sample)
     assert ev.height == 1
-    got = sglang._recognise(sglang._base(ev))
+    got = sglang.recognise(sglang.base_columns(ev))
     assert got["pattern"][0] == pattern.name
     assert kinds(ev) == [pattern.kind]
     assert pattern.since and pattern.anchor in ev["body"][0]

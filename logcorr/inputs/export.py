@@ -22,7 +22,7 @@ def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]
 def _safe_cut(buf: bytes) -> int:
     """Index just after the last entry separator (blank line) that is not inside a binary field."""
     spans, pos = [], 0
-    while m := journald._BINARY_FIELD.search(buf, pos):
+    while m := journald.BINARY_FIELD.search(buf, pos):
         size_at = m.end()
         if size_at + 8 > len(buf):
             spans.append((m.start(), len(buf)))

@@ -287,3 +287,15 @@ def test_every_finding_kind_is_in_the_schema_and_the_order():
     assert kinds == set(findings_mod.KIND_ORDER)
     assert set(findings_mod.MAIN_ORDER) <= kinds
     assert issue_mod.EVIDENCE_KINDS and set(issue_mod.EVIDENCE_KINDS) <= kinds
+
+
+def test_the_sample_dumps_count_processes_once_over_two_rounds(sample_out):
+    """The sample holds the watchdog's embedded dumps of the 4 decode ranks (21:39:47) and the
+    operator's files of all 8 schedulers (21:40:10): 8 processes in 12 dumps, decode TP2 and TP3 twice."""
+    ((n, summary),) = sql(sample_out, "SELECT n, summary FROM findings WHERE kind = 'stacks_captured'")
+    assert n == 12
+    assert summary.startswith(
+        "py-spy dumps of 8 processes (12 dumps): 4 prefill scheduler ranks TP0-TP3 wait in"
+    )
+    assert "2 decode scheduler ranks TP2-TP3 (4 dumps) wait in all_reduce (nccl)" in summary
+    assert "1 decode scheduler rank TP0 (2 dumps) waits in broadcast (gloo)" in summary

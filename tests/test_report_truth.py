@@ -88,13 +88,14 @@ KIND_TABLES = {
     "scheduler_crash": "tracebacks", "start_up_failure": "tracebacks", "collective_timeout": "watchdogs",
     "scheduler_watchdog": "watchdogs", "transfer_failures": "transfer_errors",
     "bootstrap_failures": "transfer_errors", "transfer_assertion": "transfer_errors", "cuda_error": "events",
-    "failed_requests": "events", "request_aborts": "aborts",
+    "failed_requests": "events", "request_aborts": "aborts", "stacks_captured": "captures",
 }  # fmt: skip
 
 
 def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
     """The summary leads in at most six lines; every finding's evidence is a record of OUT and its
-    count is backed by its table; a crash-led summary never says wedge or stall."""
+    count is backed by its table; a finding whose records print no zone words no time as UTC, and none
+    words an unknown role as a role; a crash-led summary never says wedge or stall."""
     from logcorr.analysis import findings as findings_mod
 
     summary = text.split("## Summary", 1)[1].split("\n## ", 1)[0]
@@ -108,6 +109,9 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
             name = "events"  # the KV transfer library's own error lines: no transfer_errors row
         if name and f["n"] is not None and f["kind"] != "cuda_error":
             assert table(out, name).height >= f["n"], f
+        if f["zoned"] is False:  # its records print no zone: no time of it is worded as UTC
+            assert " UTC" not in f["summary"], f
+        assert not re.search(r"\bon unknown\b|\(unknown\)|role unknown [A-Z]", f["summary"] or ""), f
     main = findings_mod.main_finding(found)
     if main is not None and main["kind"] in ("scheduler_crash", "start_up_failure", "collective_timeout"):
         assert not re.search(r"(?i)wedge|stall", summary), summary

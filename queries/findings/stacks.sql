@@ -9,7 +9,7 @@
 --   role      the role of the dumped processes when all of them print the same known one, else NULL
 --   host      their host when there is one, else NULL
 --   ranks     the ranks dumped, e.g. [TP0, TP1] or [DP1 TP3]; empty when no dump prints a rank
---   n         processes dumped (py-spy captures with a thread told)
+--   n         py-spy dumps (captures with a thread told); a process dumped in two rounds counts twice
 --   summary   the groups of identical waits in words, e.g. "4 scheduler ranks TP0-TP3 wait in a device
 --             synchronize: synchronize (torch/cuda/streams.py:102) under __init__ (pynccl.py:121), in
 --             init frames …: a start-up hang", then who took the dumps and the pids py-spy failed on
@@ -125,6 +125,8 @@ groups AS (
     SELECT k.gkey, any_value(k.op) AS op, any_value(k.verb) AS verb, any_value(k.at_frame) AS at_frame,
            any_value(k.native_frame) AS native_frame, any_value(k.caller) AS caller, any_value(k.phase) AS phase,
            any_value(k.known_role) AS known_role, count(*) AS n_threads,
+           -- a rank dumped in two rounds is one member of the group, in two dumps
+           count(DISTINCT concat_ws('|', k.lab_prefix, k.unit, k.num, k.lab_suffix)) AS n_members,
            bool_and(k.is_rank) AS all_rank, bool_and(k.is_scheduler) AS all_scheduler,
            bool_and(k.is_rank OR k.pid IS NOT NULL) AS all_process, bool_and(k.is_main) AS all_main,
            any_value(l.members) AS members, any_value(l.first_num) AS first_num
@@ -133,16 +135,17 @@ groups AS (
 ),
 group_text AS (
     SELECT *,
-           n_threads || ' ' || coalesce(known_role || ' ', '')
+           n_members || ' ' || coalesce(known_role || ' ', '')
            || CASE WHEN all_rank AND all_scheduler THEN 'scheduler rank' WHEN all_rank THEN 'rank'
                    WHEN all_process THEN 'process' WHEN all_main THEN 'main thread' ELSE 'thread' END
-           || CASE WHEN n_threads = 1 THEN '' WHEN all_process AND NOT all_rank THEN 'es' ELSE 's' END
+           || CASE WHEN n_members = 1 THEN '' WHEN all_process AND NOT all_rank THEN 'es' ELSE 's' END
            || CASE WHEN all_rank THEN ' ' || members ELSE ' (' || members || ')' END
-           || ' ' || CASE WHEN verb = 'wait' THEN CASE WHEN n_threads = 1 THEN 'waits' ELSE 'wait' END
-                          WHEN n_threads = 1 THEN 'is ' || nullif(verb, '') ELSE 'are ' || nullif(verb, '') END
+           || CASE WHEN n_threads > n_members THEN ' (' || n_threads || ' dumps)' ELSE '' END
+           || ' ' || CASE WHEN verb = 'wait' THEN CASE WHEN n_members = 1 THEN 'waits' ELSE 'wait' END
+                          WHEN n_members = 1 THEN 'is ' || nullif(verb, '') ELSE 'are ' || nullif(verb, '') END
            || ' in ' || coalesce(op || ': ' || at_frame, native_frame || ' inside ' || at_frame, at_frame)
            || coalesce(' under ' || caller, '') || phase
-           || CASE WHEN op IS NULL AND n_threads = 1 THEN '; no frame of its stack names a collective'
+           || CASE WHEN op IS NULL AND n_members = 1 THEN '; no frame of its stack names a collective'
                    WHEN op IS NULL THEN '; no frame of their stacks names a collective' ELSE '' END AS text
     FROM groups
 ),
@@ -158,6 +161,8 @@ failed AS (
 dumps AS (
     SELECT min(capture_ts) AS ts, max(capture_ts) AS end_ts,
            count(DISTINCT capture_id)::BIGINT AS n,
+           -- a process dumped in two rounds is one process, in two dumps
+           count(DISTINCT concat_ws('|', host, coalesce(CAST(pid AS VARCHAR), 'capture ' || capture_id))) AS processes,
            count(DISTINCT capture_id) FILTER (WHERE dump_event IS NOT NULL) AS by_sglang,
            CASE WHEN count(DISTINCT coalesce(role, '?')) = 1 THEN nullif(any_value(role), 'unknown') END AS role,
            CASE WHEN count(DISTINCT coalesce(host, '?')) = 1 THEN any_value(host) END AS host,
@@ -169,7 +174,8 @@ dumps AS (
     FROM told
 )
 SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
-       'py-spy dumps of ' || d.n || ' process' || CASE WHEN d.n = 1 THEN '' ELSE 'es' END || ': '
+       'py-spy dumps of ' || d.processes || ' process' || CASE WHEN d.processes = 1 THEN '' ELSE 'es' END
+       || CASE WHEN d.n > d.processes THEN ' (' || d.n || ' dumps)' ELSE '' END || ': '
        || (SELECT string_agg(text, '; ' ORDER BY op IS NULL, n_threads DESC, first_num) FROM group_text)
        || CASE WHEN d.by_sglang = d.n
                THEN ' (logged by SGLang''s watchdog or crash diagnostics: "Pyspy dump for PID ' || d.sglang_pids || '")'

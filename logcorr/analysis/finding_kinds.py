@@ -65,10 +65,12 @@ def saved_query(body: Callable[[str, str], str]) -> str:
 
 
 # A record's time is known to be UTC unless it is only a time printed without a zone (events.zoned, set at
-# ingest by ``clocks.zoneless``). Over ``events e``; a row of an older OUT (no zoned) counts as zoned.
+# ingest by ``clocks.zoneless``). Over ``events e``; a part file written before the column (null) counts
+# as zoned. An OUT written wholly before it has no such column: findings fails there until re-ingested.
 RECORD_ZONED = "e.zoned IS DISTINCT FROM false"
 
-# A finding whose timed evidence is all zoneless states its times as printed: the kind files write " UTC", dropped here.
+# A finding whose timed evidence is all zoneless states its times as printed: the kind files write
+# " UTC", dropped here.
 ZONES_SQL = """found AS (
 {union}
 ),

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -155,22 +154,12 @@ def test_header_layouts():
 # --- the sample incident --------------------------------------------------------------------------
 
 
-def test_each_saved_query_is_fast_and_returns_its_documented_columns(sample_out):
-    """Under a second each: CPU time on one thread (what an idle machine's wall clock shows), and wall
-    time too unless the machine is busier than its cores (then only CPU time says anything)."""
+def test_each_saved_query_returns_its_documented_columns(sample_out):
+    """Every saved query runs on the sample and returns the columns its header documents, with rows.
+    How fast each runs is a figure of ``bench/bench_queries.py --sample`` (target: under 1 s CPU)."""
     con = saved.connect(sample_out)
-    con.execute("SET threads = 1")
-    busy = os.getloadavg()[0] > (os.cpu_count() or 1)
     for query in saved.load_saved().values():
-        q(sample_out, query.name, con)  # warm: polars' first conversion
-        cpu, wall = [], []
-        for _ in range(3):
-            c, w = time.process_time(), time.perf_counter()
-            rows = q(sample_out, query.name, con)
-            cpu.append(time.process_time() - c)
-            wall.append(time.perf_counter() - w)
-        assert min(cpu) < 1.0, f"{query.name}: {min(cpu):.2f} s CPU"
-        assert busy or min(wall) < 1.0, f"{query.name}: {min(wall):.2f} s"
+        rows = q(sample_out, query.name, con)
         assert rows.columns == query.column_names, query.name
         assert rows.height > 0, query.name
 

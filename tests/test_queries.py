@@ -731,3 +731,23 @@ def test_a_folder_that_is_no_ingest_output_is_named_as_such(tmp_path):
     assert result.exit_code == 1
     assert "not a logcorr output folder (no tables, no manifest.json)" in result.output
     assert "Catalog Error" not in result.output
+
+
+def test_an_out_written_before_a_column_existed_reads_it_as_null(sample_out, tmp_path):
+    """An OUT from before ``events.zoned``: the column reads as NULL (the rule counts it as zoned), so
+    ``findings`` still binds, states the sample's times in UTC, and views.sql declares it too."""
+    old = tmp_path / "old"
+    shutil.copytree(sample_out, old)
+    for part in (old / "events").glob("**/*.parquet"):
+        pl.read_parquet(part).drop("zoned").write_parquet(part)
+    con = saved.connect(old)
+    assert (
+        con.execute("SELECT count(*) FROM events WHERE zoned IS NULL").fetchall()[0][0]
+        == pl.read_parquet(next((old / "events").glob("**/*.parquet"))).height
+    )
+    now, before = q(sample_out, "findings", saved.connect(sample_out)), q(old, "findings", con)
+    assert before["kind"].to_list() == now["kind"].to_list()
+    wedge = before.filter(pl.col("kind") == "wedge")
+    assert wedge["zoned"].to_list() == [True] and " UTC" in wedge["summary"][0]
+    views = database.views_sql(saved.table_folders(old), saved.load_saved())
+    assert 'CAST(NULL AS BOOLEAN) AS "zoned" FROM read_parquet(\'events/' in views

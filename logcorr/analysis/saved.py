@@ -43,12 +43,13 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 
 from logcorr.analysis import finding_kinds, known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
 from logcorr.store import processes
 from logcorr.store.output import glob_escape, stable_out
-from logcorr.store.schema import TABLES, empty_view_sql
+from logcorr.store.schema import TABLES, empty_view_sql, null_columns_sql
 
 FORMATS = ("table", "vertical", "csv", "json", "markdown")
 SECTION_ALIASES = {
@@ -339,14 +340,29 @@ def parquet_glob(folder: Path | str) -> str:
     return glob_escape(folder) + "/**/*.parquet"
 
 
-def parquet_view_sql(table: str, glob: str, create: str = "CREATE OR REPLACE VIEW") -> str:
+def parquet_view_sql(
+    table: str, glob: str, create: str = "CREATE OR REPLACE VIEW", folder: Path | None = None
+) -> str:
     """``CREATE OR REPLACE VIEW table AS SELECT * FROM read_parquet(glob)`` (glob absolute or
     relative to the working directory of whoever runs it; see ``parquet_glob``), the name quoted
-    as an identifier and the glob as a literal; ``create="CREATE TABLE"`` copies the rows instead."""
+    as an identifier and the glob as a literal; ``create="CREATE TABLE"`` copies the rows instead.
+    With ``folder`` (the parts' folder), a contract column no part holds (an OUT written before the
+    column existed) is added as a typed NULL, so queries written since still bind."""
+    missing = (
+        null_columns_sql(table, parquet_columns(folder)) if folder is not None and table in TABLES else ""
+    )
     return (
-        f"{create} {quote_ident(table)} AS SELECT * FROM read_parquet({quote_literal(glob)}, "
+        f"{create} {quote_ident(table)} AS SELECT *{missing} FROM read_parquet({quote_literal(glob)}, "
         "union_by_name = true, hive_partitioning = false)"
     )
+
+
+def parquet_columns(folder: Path) -> set[str]:
+    """The column names any Parquet part below ``folder`` holds (read from the footers only)."""
+    names: set[str] = set()
+    for part in sorted(Path(folder).glob("**/*.parquet")):
+        names.update(pq.read_schema(part).names)
+    return names
 
 
 def derived_view_sql(folders: dict[str, Path]) -> list[str]:
@@ -375,7 +391,7 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     con.execute("SET TimeZone = 'UTC'")
     folders = table_folders(stable_out(Path(out)))  # never a folder an ingest is swapping in
     for table, folder in folders.items():
-        con.execute(parquet_view_sql(table, parquet_glob(folder)))
+        con.execute(parquet_view_sql(table, parquet_glob(folder), folder=folder))
     for sql in derived_view_sql(folders):
         con.execute(sql)
     for q in view_order(saved if saved is not None else load_saved()):

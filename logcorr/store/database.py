@@ -144,7 +144,8 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         con.execute("USE lc")
         for table, folder in folders.items():
             glob = parquet_glob(folder)
-            con.execute(parquet_view_sql(table, glob, "CREATE TABLE" if embed else "CREATE OR REPLACE VIEW"))
+            create = "CREATE TABLE" if embed else "CREATE OR REPLACE VIEW"
+            con.execute(parquet_view_sql(table, glob, create, folder=folder))
             # the row count from the Parquet footers: no data read
             result.tables[table] = con.execute(
                 f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"
@@ -251,7 +252,9 @@ def views_sql(
         "SET TimeZone = 'UTC';",
         "",
     ]
-    lines += [parquet_view_sql(table, parquet_glob(table)) + ";" for table in folders]
+    lines += [
+        parquet_view_sql(table, parquet_glob(table), folder=folder) + ";" for table, folder in folders.items()
+    ]
     lines += [sql + ";" for sql in derived_view_sql(folders)]
     for q in view_order(saved):
         lines += ["", f"-- {q.name}: {q.question}"]

@@ -662,6 +662,17 @@ def describe(names: list[str] | None = None) -> str:
     return "\n".join(out)
 
 
+def null_columns_sql(table: str, present: set[str]) -> str:
+    """``, CAST(NULL AS T) AS "c"`` for each column of the contract table ``table`` not in ``present``
+    (the columns an OUT's Parquet parts hold): an OUT written before a column existed reads it as NULL.
+    Empty when every column is present."""
+    return "".join(
+        f', CAST(NULL AS {_TYPES[c.dtype][1]}) AS "{n}"'
+        for n, c in TABLES[table].columns.items()
+        if n not in present
+    )
+
+
 def empty_view_sql(table: str) -> str:
     """``CREATE OR REPLACE VIEW`` of a contract table with its columns and no row: the table an OUT
     written before it existed (or by a tool that wrote no part of it) lacks."""

@@ -584,6 +584,16 @@ def _repeated_prefix_off(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame:
     ``time LEVEL pid [ranks file:line]`` per line, sglang#9867), else its Ray/vLLM worker prefix
     (``(APIServer pid=N) ``); a later line without it stays as it is, and ``message`` keeps them all.
     Only records whose second line starts with that prefix are touched (split into lines, joined)."""
+    multi = df["text"].str.contains("\n", literal=True).fill_null(False)
+    if not multi.any():  # the common case: one line per record, nothing to take off
+        return df
+    at_multi = multi.arg_true()
+    cut = _repeated_prefix_off_lines(df[at_multi], ray_like)
+    return df.with_columns(df["body"].scatter(at_multi, cut["body"]))
+
+
+def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame:
+    """``_repeated_prefix_off`` on records of more than one line."""
     text, body = pl.col("text"), pl.col("body")
     first = text.str.extract(r"^([^\n]*)", 1)
     header = first.str.slice(0, first.str.len_chars() - body.str.extract(r"^([^\n]*)", 1).str.len_chars())

@@ -1,6 +1,6 @@
 -- question: What did an incident do to requests between two times: how many were answered with an
 --   error (5xx), how many were aborted, how many answered fine, per role that logged them?
--- tables: requests, aborts, request_errors
+-- tables: requests, aborts, request_errors, events
 -- columns:
 --   role       the role that logged the requests or aborts (router, prefill, decode, engine)
 --   requests   HTTP request lines in the window, /health and /metrics left out
@@ -13,6 +13,8 @@
 --   errors     failed requests seen only as an ERROR record without a status (request_errors'
 --              error_record: e.g. "Failed to select PD pair")
 --   aborted    distinct requests (rid, else room) aborted in the window
+--   zoned      whether the 5xx answers' records print their zone (false: first/last_failed_ts are times
+--              printed without a zone, stated as printed; NULL without a 5xx)
 -- parameters:
 --   since   window start (TIMESTAMPTZ, UTC; default: the data's start)
 --   until   window end (TIMESTAMPTZ, UTC; default: the data's end)
@@ -29,8 +31,9 @@ r AS (
            count(*) FILTER (WHERE status >= 500) AS failed,
            count(*) FILTER (WHERE status BETWEEN 400 AND 499) AS client_err,
            count(*) FILTER (WHERE status BETWEEN 200 AND 299) AS ok,
-           min(ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(ts) FILTER (WHERE status >= 500) AS last_failed_ts
-    FROM requests q, w
+           min(q.ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(q.ts) FILTER (WHERE status >= 500) AS last_failed_ts,
+           bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE status >= 500 AND q.ts IS NOT NULL) AS zoned
+    FROM requests q CROSS JOIN w LEFT JOIN events e ON e.event_id = q.event_id
     WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics')
     GROUP BY q.role
 ),
@@ -50,7 +53,8 @@ a AS (
 )
 SELECT coalesce(r.role, a.role, x.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
-       r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted
+       r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted,
+       r.zoned
 FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
 FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
 LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)

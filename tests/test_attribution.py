@@ -238,3 +238,12 @@ def test_b4_06_engine_and_router_clocks_are_not_put_in_one_order(workdir):
     assert "2025-11-11 21:44:24 UTC" not in report(out)
     clocks = sql(out, "SELECT clock, events FROM coverage WHERE scope = 'clock' ORDER BY clock")
     assert clocks == [("UTC", 1), ("zone not printed", 1)]
+
+
+def test_b4_06_a_zoneless_cell_of_mixed_data_carries_no_utc(workdir):
+    """The engine's abort (21:44:24, printed without a zone) beside the router's UTC line: its cell in
+    the detail table is stated as printed, and the column says which cells are UTC."""
+    text = report(out_of(workdir, "b4_06"))
+    row = next(line for line in text.splitlines() if line.startswith("| 806626514800541158 |"))
+    assert "| 21:44:24 | prefill | TP2 | transfer_aborted |" in row
+    assert "| abort (UTC where marked) |" in text

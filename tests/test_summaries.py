@@ -114,3 +114,12 @@ def test_the_summary_names_the_main_event(workdir, case):
     if main["zoned"] is False:  # a time printed without a zone is stated as printed
         assert main["ts"] is not None
         assert " UTC" not in happened and "as printed (zone not printed)" in lines[1]
+
+
+def test_impact_states_each_roles_5xx_in_its_own_clock(workdir):
+    """real2/02: the router's two 500s print UTC, the decode server's access line prints no zone."""
+    out = ingested_alone(workdir, CASES / "real2", "02")
+    lines = report_mod.summary_lines(report_mod.gather(out))
+    (impact,) = [line for line in lines if line.startswith("**Impact**")]
+    assert "2 router request(s) answered 5xx (500×2, 07:15:26 UTC to 07:15:26 UTC)" in impact
+    assert "1 request(s) answered 5xx (500×1, 07:15:26 to 07:15:26)" in impact

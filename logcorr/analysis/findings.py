@@ -225,12 +225,13 @@ def _chain(found: pl.DataFrame) -> str:
     return " → ".join(shown)
 
 
-def _impact_line(rows: pl.DataFrame, running: int | None, zone: bool = True) -> str:
+def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     parts = []
     if running:
         parts.append(f"{running} request(s) running at the stop")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r["failed"]:
+            zone = _zoned(r)  # false: the 5xx answers' records print no zone (times as printed)
             span = f"{_t(r['first_failed_ts'], False, zone)} to {_t(r['last_failed_ts'], False, zone)}"
             span = "time unknown" if r["first_failed_ts"] is None else span
             role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
@@ -252,13 +253,12 @@ def summary(
     *,
     running: int | None = None,
     roles: dict[str, set[str]] | None = None,
-    zone: bool = True,
 ) -> list[str]:
     """At most six Markdown lines: what happened (the main finding), when and where, how it came
     about (the findings in causal order), the impact on requests, the likely upstream family with its
     workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
-    data shows no failure (and naming gaps in the data, if any). ``zone`` False: no record of the data
-    prints its zone, so the impact's times are as printed (the findings' own say so by ``zoned``)."""
+    data shows no failure (and naming gaps in the data, if any). A time is UTC where its records print
+    their zone and as printed where they do not (the rows' ``zoned``)."""
     main = main_finding(found)
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")
@@ -277,7 +277,7 @@ def summary(
     chain = _chain(found)
     if chain:
         lines.append(f"**How it came about**: {chain}.")
-    lines.append(f"**Impact**: {_impact_line(impact_rows, running, zone)}.")
+    lines.append(f"**Impact**: {_impact_line(impact_rows, running)}.")
     fam = likely_family(main, known, roles or {})
     actions = []
     if fam is not None:

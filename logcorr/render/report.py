@@ -8,9 +8,14 @@ its zone. The output is Markdown.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
-from datetime import UTC, datetime
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -28,8 +33,30 @@ class ReportError(Exception):
     """The report could not be drawn (OUT missing or a saved query failing on its tables)."""
 
 
-# False while a report of data whose every time is printed without a zone is drawn (``zone_known``).
-_ZONE = contextvars.ContextVar("zone", default=True)
+@dataclass(frozen=True)
+class Clock:
+    """How a report states its times. ``zoned`` False: no record of the data prints its zone, every
+    time is stated as printed. ``zoneless``: in data that mixes both, the times (µs since the epoch,
+    sorted) of the records that print none; a cell holding one of them is stated as printed."""
+
+    zoned: bool = True
+    zoneless: array = field(default_factory=lambda: array("q"))
+
+    def states_utc(self, ts: datetime) -> bool:
+        """Whether ``ts`` (aware) is stated with " UTC"."""
+        if not self.zoned or not self.zoneless:
+            return self.zoned
+        us = (ts - _EPOCH) // timedelta(microseconds=1)
+        i = bisect_left(self.zoneless, us)
+        return not (i < len(self.zoneless) and self.zoneless[i] == us)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ZONE: contextvars.ContextVar[Clock | None] = contextvars.ContextVar("zone", default=None)  # None: UTC
+
+
+def _clock() -> Clock:
+    return _ZONE.get() or Clock()
 
 
 def zone_known(cov: pl.DataFrame) -> bool:
@@ -41,19 +68,38 @@ def zone_known(cov: pl.DataFrame) -> bool:
     return not (clocks.len() and (clocks == "zone not printed").all())
 
 
+def clock_of(results: dict[str, pl.DataFrame]) -> Clock:
+    """The ``Clock`` of the rows of ``gather`` (coverage's clock rows, the zoneless records' times)."""
+    zoneless = results.get("zoneless")
+    us = array("q", zoneless["us"].to_list()) if zoneless is not None and zoneless.height else array("q")
+    return Clock(zone_known(results["coverage"]), us)
+
+
+@contextlib.contextmanager
+def drawn(results: dict[str, pl.DataFrame]) -> Iterator[None]:
+    """While drawing the rows of ``gather``: times are stated by their ``Clock`` (``utc_time``)."""
+    token = _ZONE.set(clock_of(results))
+    try:
+        yield
+    finally:
+        _ZONE.reset(token)
+
+
 def time_label(name: str) -> str:
-    """A time column's header: ``name (UTC)``, or ``name (as printed)`` in a report of zoneless data."""
-    return f"{name} ({'UTC' if _ZONE.get() else 'as printed'})"
+    """A time column's header: ``name (UTC)``; ``name (as printed)`` in a report of zoneless data;
+    ``name (UTC where marked)`` where the data mixes both (a zoneless cell carries no " UTC")."""
+    clock = _clock()
+    return f"{name} ({'as printed' if not clock.zoned else 'UTC where marked' if clock.zoneless else 'UTC'})"
 
 
 def utc_time(ts: datetime | None, *, date: bool = True, zone: bool | None = None) -> str:
     """``2025-10-29 21:34:47.120 UTC`` (milliseconds only when not zero); ``?`` for no time; without
     `` UTC`` when ``zone`` is False (a time printed without a zone, as printed); ``zone`` None: as the
-    report being drawn says (``zone_known``; UTC outside a report)."""
-    zone = _ZONE.get() if zone is None else zone
+    report being drawn states ``ts`` (its ``Clock``; UTC outside a report)."""
     if ts is None:
         return "?"
     ts = ts.astimezone(UTC)
+    zone = _clock().states_utc(ts) if zone is None else zone
     text = ts.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
     if ts.microsecond:
         text += f".{ts.microsecond // 1000:03d}"
@@ -107,6 +153,12 @@ def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -
     return lines
 
 
+# the times of the records that print no zone (events.zoned false), for ``Clock.zoneless``
+ZONELESS_SQL = (
+    "SELECT DISTINCT epoch_us(ts) AS us FROM events WHERE zoned = false AND ts IS NOT NULL ORDER BY us"
+)
+
+
 def gather(out: Path) -> dict[str, pl.DataFrame]:
     """Run every query the report uses on OUT; ``{name: rows}``.
 
@@ -142,6 +194,8 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         results["impact"] = findings_mod.impact(out, results["findings"], saved=saved, con=con)
     except QueryError as e:
         raise ReportError(f"report: {e}") from e
+    if zone_known(results["coverage"]):  # data mixing zoned and zoneless records: which times are which
+        results["zoneless"] = saved_mod.query(out, ZONELESS_SQL, saved=saved, con=con)
     roles = findings_mod.families_by_role(out, saved=saved, con=con)
     results["family_roles"] = pl.DataFrame(
         {"family": list(roles), "roles": [sorted(v) for v in roles.values()]},
@@ -161,8 +215,7 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
         running = w["running_req_at_stop"][0] if w.height else None
     roles = {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
     return findings_mod.summary(
-        found, results["known_issues"], results["impact"], running=running, roles=roles,
-        zone=zone_known(results["coverage"]),
+        found, results["known_issues"], results["impact"], running=running, roles=roles
     )  # fmt: skip
 
 
@@ -228,11 +281,8 @@ def report(out: Path) -> str:
         FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
     """
     r = gather(Path(out))
-    token = _ZONE.set(zone_known(r["coverage"]))
-    try:
+    with drawn(r):
         return _report(Path(out), r)
-    finally:
-        _ZONE.reset(token)
 
 
 def _report(out: Path, r: dict[str, pl.DataFrame]) -> str:
@@ -330,7 +380,7 @@ def data_span(cov: pl.DataFrame) -> str:
     n_loose = int(loose["events"].sum()) if loose.height else 0
     text = ""
     if utc.height:
-        text = f", {_t(utc['first_ts'].min())} to {_t(utc['last_ts'].max())}"
+        text = f", {_t(utc['first_ts'].min(), zone=True)} to {_t(utc['last_ts'].max(), zone=True)}"
     if loose.height:
         lo, hi = loose["first_ts"].min(), loose["last_ts"].max()
         printed = f"{_t(lo, zone=False)} to {_t(hi, zone=False)} as printed (zone not printed)"

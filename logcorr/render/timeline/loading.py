@@ -275,7 +275,8 @@ def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
         from logcorr.render import report
 
         rows = report.gather(out)
-        lines = report.verdict(rows)
+        with report.drawn(rows):
+            lines = report.verdict(rows)
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
         return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"], None
     return lines, _focus(rows)

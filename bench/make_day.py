@@ -127,6 +127,77 @@ class Stats:
         self.kinds[kind] = self.kinds.get(kind, 0) + n
 
 
+class Host:
+    """The host's processes: hands out pids (rising by steps drawn from the day's rng) and builds each
+    process's constant journal fields (``Proc.block``)."""
+
+    def __init__(self, rng: random.Random, machine_id: str, boot_id: str, shared_pid: bool) -> None:
+        self.rng = rng
+        self.machine_id = machine_id
+        self.boot_id = boot_id
+        self.shared_pid = shared_pid
+        self.next_pid = 2000 + rng.randrange(1000)
+        self.invocations: dict[str, int] = {}
+
+    def pid(self) -> int:
+        """A new pid, above every pid handed out before."""
+        self.next_pid += 1 + self.rng.randrange(40)
+        return self.next_pid
+
+    def proc(
+        self, pid: int, unit: str, comm: str, cmdline: str, exe: str = "/usr/bin/python3.12", ident: str = ""
+    ) -> Proc:
+        """A process of ``unit`` with its fields between ``_BOOT_ID`` and ``MESSAGE`` formatted once."""
+        p = Proc(pid, unit, comm, cmdline, exe, ident=ident or comm)
+        stream = hashlib.md5(f"{unit}{pid}".encode()).hexdigest()
+        invocation = hashlib.md5(f"inv{unit}{self.invocations.get(unit, 0)}".encode()).hexdigest()
+        transport = "journal" if unit == "init.scope" else "stdout"
+        p.block = (
+            f"_BOOT_ID={self.boot_id}\n"
+            "PRIORITY=6\n"
+            "SYSLOG_FACILITY=3\n"
+            "_UID=0\n"
+            "_GID=0\n"
+            "_CAP_EFFECTIVE=1ffffffffff\n"
+            f"_MACHINE_ID={self.machine_id}\n"
+            f"_HOSTNAME={HOST}\n"
+            f"_TRANSPORT={transport}\n"
+            + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
+            + f"SYSLOG_IDENTIFIER={p.ident}\n"
+            f"_PID={pid}\n"
+            f"_COMM={comm}\n"
+            f"_EXE={exe}\n"
+            f"_CMDLINE={cmdline}\n"
+            f"_SYSTEMD_CGROUP=/system.slice/{unit}\n"
+            f"_SYSTEMD_UNIT={unit}\n"
+            "_SYSTEMD_SLICE=system.slice\n"
+            + (f"_SYSTEMD_INVOCATION_ID={invocation}\n" if transport == "stdout" else "")
+        )
+        return p
+
+    def engine(self, role: str, port: int) -> Engine:
+        """A (re)started engine of ``role``: a new invocation id, a main process and one per TP rank
+        (all the main process when ``shared_pid``)."""
+        unit = f"sglang-{role}.service"
+        self.invocations[unit] = self.invocations.get(unit, 0) + 1  # a (re)start: new invocation id
+        main = self.proc(
+            self.pid(),
+            unit,
+            "python3",
+            f"/usr/bin/python3 -m sglang.launch_server --model-path {MODEL} --tp {TP} "
+            f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl --host 0.0.0.0 --port {port}",
+        )
+        ranks = []
+        for r in range(TP):
+            pid = main.pid if self.shared_pid else self.pid()
+            title = f"sglang::scheduler_TP{r}"
+            if self.shared_pid:
+                ranks.append(main)
+            else:
+                ranks.append(self.proc(pid, unit, title[:15], title, ident="python3"))
+        return Engine(role, unit, port, main, ranks)
+
+
 class Day:
     """Generates the entries of one day in time order and formats them as export bytes."""
 
@@ -165,15 +236,14 @@ class Day:
         self.us_per_entry = DAY_US / max(entries, 1)
         self.written = 0
         self.t = self.start_us
-        self.next_pid = 2000 + rng.randrange(1000)
-        self.invocations: dict[str, int] = {}
-        self.systemd = self._proc(
+        self.host = Host(rng, self.machine_id, self.boot_id, shared_pid)
+        self.systemd = self.host.proc(
             1, "init.scope", "systemd", "/sbin/init", "/usr/lib/systemd/systemd", "systemd"
         )
-        self.prefill = self._engine("prefill", 30000)
-        self.decode = self._engine("decode", 30001)
-        self.router = self._proc(
-            self._pid(),
+        self.prefill = self.host.engine("prefill", 30000)
+        self.decode = self.host.engine("decode", 30001)
+        self.router = self.host.proc(
+            self.host.pid(),
             "sglang-router.service",
             "python3",
             "/usr/bin/python3 -m sglang_router.launch_router --pd-disaggregation "
@@ -183,62 +253,6 @@ class Day:
         self.parts: list[str] = []
         self.blocks: list[bytes] = []
         self.seq = 1
-
-    # -- processes -------------------------------------------------------------------------------
-
-    def _pid(self) -> int:
-        self.next_pid += 1 + self.rng.randrange(40)
-        return self.next_pid
-
-    def _proc(
-        self, pid: int, unit: str, comm: str, cmdline: str, exe: str = "/usr/bin/python3.12", ident: str = ""
-    ) -> Proc:
-        p = Proc(pid, unit, comm, cmdline, exe, ident=ident or comm)
-        stream = hashlib.md5(f"{unit}{pid}".encode()).hexdigest()
-        invocation = hashlib.md5(f"inv{unit}{self.invocations.get(unit, 0)}".encode()).hexdigest()
-        transport = "journal" if unit == "init.scope" else "stdout"
-        p.block = (
-            f"_BOOT_ID={self.boot_id}\n"
-            "PRIORITY=6\n"
-            "SYSLOG_FACILITY=3\n"
-            "_UID=0\n"
-            "_GID=0\n"
-            "_CAP_EFFECTIVE=1ffffffffff\n"
-            f"_MACHINE_ID={self.machine_id}\n"
-            f"_HOSTNAME={HOST}\n"
-            f"_TRANSPORT={transport}\n"
-            + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
-            + f"SYSLOG_IDENTIFIER={p.ident}\n"
-            f"_PID={pid}\n"
-            f"_COMM={comm}\n"
-            f"_EXE={exe}\n"
-            f"_CMDLINE={cmdline}\n"
-            f"_SYSTEMD_CGROUP=/system.slice/{unit}\n"
-            f"_SYSTEMD_UNIT={unit}\n"
-            "_SYSTEMD_SLICE=system.slice\n"
-            + (f"_SYSTEMD_INVOCATION_ID={invocation}\n" if transport == "stdout" else "")
-        )
-        return p
-
-    def _engine(self, role: str, port: int) -> Engine:
-        unit = f"sglang-{role}.service"
-        self.invocations[unit] = self.invocations.get(unit, 0) + 1  # a (re)start: new invocation id
-        main = self._proc(
-            self._pid(),
-            unit,
-            "python3",
-            f"/usr/bin/python3 -m sglang.launch_server --model-path {MODEL} --tp {TP} "
-            f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl --host 0.0.0.0 --port {port}",
-        )
-        ranks = []
-        for r in range(TP):
-            pid = main.pid if self.shared_pid else self._pid()
-            title = f"sglang::scheduler_TP{r}"
-            if self.shared_pid:
-                ranks.append(main)
-            else:
-                ranks.append(self._proc(pid, unit, title[:15], title, ident="python3"))
-        return Engine(role, unit, port, main, ranks)
 
     # -- writing entries -------------------------------------------------------------------------
 
@@ -634,7 +648,7 @@ class Day:
             self.systemd_line(u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
             self.systemd_line(u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
             self.systemd_line(u, f"Started {u} - SGLang decode server.", t + 7_000_200)
-            self.decode = self._engine("decode", 30001)
+            self.decode = self.host.engine("decode", 30001)
             self.open_requests.clear()
             self.prefill_ticks(t, t + 60_000_000)
             t += 60_000_000
@@ -673,7 +687,7 @@ class Day:
             self.systemd_line(eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
             t += 3_000_000
         for name in ("decode", "prefill"):
-            fresh = self._engine(name, 30001 if name == "decode" else 30000)
+            fresh = self.host.engine(name, 30001 if name == "decode" else 30000)
             setattr(self, name, fresh)
             if name == "decode":
                 self.open_requests.clear()  # the old process's requests end with it, unanswered

@@ -292,7 +292,7 @@ class Day:
         self.blocks.clear()
         return data
 
-    # -- line shapes -----------------------------------------------------------------------------
+    # -- stamps and ids --------------------------------------------------------------------------
 
     def stamp(self, t: int, ms: bool = False) -> str:
         """SGLang's ``%Y-%m-%d %H:%M:%S`` in the engine's local time (from µs since the epoch)."""
@@ -301,250 +301,16 @@ class Day:
         return f"{s}.{local.microsecond // 1000:03d}" if ms else s
 
     def router_stamp(self, t: int) -> str:
+        """The router's UTC ``%Y-%m-%d %H:%M:%S`` (from µs since the epoch)."""
         return datetime.fromtimestamp(t / 1e6, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
     def rid(self) -> str:
+        """A new request id: 32 hex digits."""
         return f"{self.rng.getrandbits(128):032x}"
 
     def room(self) -> int:
+        """A new bootstrap room: a 63-bit int."""
         return self.rng.getrandbits(63)
-
-    def batch_tick(self, eng: Engine) -> None:
-        """One batch line on every rank of ``eng``, printed within a few ms of each other."""
-        rng = self.rng
-        eng.forward_ct += 1
-        t0 = self.t
-        ts = self.stamp(t0)
-        if eng.role == "prefill":
-            seqs = rng.randint(1, 16)
-            body = (
-                f"Prefill batch, #new-seq: {seqs}, #new-token: {seqs * rng.randint(200, 4000)}, "
-                f"#cached-token: {rng.randint(0, 20000)}, token usage: {rng.random() * 0.5:.2f}, "
-                f"#running-req: 0, #queue-req: {rng.randint(0, 30)}, #prealloc-req: 0, "
-                f"#inflight-req: {rng.randint(0, 40)}, cuda graph: False, "
-                f"input throughput (token/s): {rng.uniform(1000, 60000):.2f}"
-            )
-        else:
-            running = rng.randint(1, 256)
-            self.decode_running = running
-            body = (
-                f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
-                f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
-                f"#prealloc-req: {rng.randint(0, 8)}, #transfer-req: {rng.randint(0, 8)}, "
-                f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {rng.uniform(500, 9000):.2f}, "
-                f"#queue-req: {rng.randint(0, 10)}"
-            )
-        for r, proc in enumerate(eng.ranks):
-            self.emit(proc, f"[{ts} TP{r}] {body}", t0 + r * 150 + rng.randrange(100))
-        self.stats.add(f"{eng.role}_batch", TP)
-
-    def access(self, eng: Engine, path: str | None = None, status: int = 200) -> None:
-        rng = self.rng
-        if path is None:
-            path = rng.choice(
-                ("/generate", "/generate", "/generate", "/health", "/health", "/v1/chat/completions")
-            )
-        method = "GET" if path in ("/health", "/get_server_info", "/metrics") else "POST"
-        reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "OK")
-        self.emit(
-            eng.main,
-            f"[{self.stamp(self.t)}] INFO:     10.0.0.11:{rng.randint(30000, 60999)} - "
-            f'"{method} {path} HTTP/1.1" {status} {reason}',
-        )
-        self.stats.add("health" if path == "/health" else "access")
-
-    def router_request(self, status: int = 200) -> None:
-        rng = self.rng
-        rq = "gnt-" + "".join(
-            rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24)
-        )
-        span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{rq}"}}'
-        ts = self.router_stamp(self.t)
-        level = " INFO" if status < 500 else "ERROR"
-        if rng.random() < 0.5:
-            msg = f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:412: started processing request"
-        else:
-            lat = rng.uniform(0.05, 30)
-            msg = (
-                f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:447: "
-                f"finished processing request status={status} latency={lat:.6f}s"
-            )
-        self.emit(self.router, msg)
-        self.stats.add("router")
-
-    def misc(self, eng: Engine) -> None:
-        rng = self.rng
-        r = rng.randrange(TP)
-        choices = (
-            f"[{self.stamp(self.t)} TP{r}] Cache flushed successfully!",
-            f"[{self.stamp(self.t)} TP{r}] KV cache usage is high: token usage: {rng.uniform(0.9, 0.99):.2f}",
-            f"[{self.stamp(self.t)}] Receive: obj=GenerateReqInput(rid='{self.rid()}', text=None, "
-            f"input_ids=[{', '.join(str(rng.randrange(128000)) for _ in range(rng.randint(20, 400)))}], "
-            f"sampling_params={{'max_new_tokens': {rng.randint(16, 4096)}, 'temperature': 0.6}}, "
-            f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={self.room()})",
-        )
-        msg = rng.choice(choices)
-        proc = eng.main if msg.startswith(f"[{self.stamp(self.t)}] ") else eng.ranks[r]
-        self.emit(proc, msg)
-        self.stats.add("other")
-
-    def coloured(self, eng: Engine) -> None:
-        """A line with ANSI colour codes (written binary-safe, as journalctl exports it)."""
-        self.emit(
-            eng.main,
-            f"[{self.stamp(self.t)}] \x1b[33mWARNING\x1b[0m: \x1b[1mtoken usage\x1b[0m above "
-            f"{self.rng.randint(80, 95)}%",
-        )
-        self.stats.add("ansi")
-
-    def invalid_utf8(self, eng: Engine) -> None:
-        """A line with bytes that are not UTF-8 (a detokenizer cutting a multi-byte character)."""
-        r = self.rng.randrange(TP)
-        self.emit(
-            eng.ranks[r],
-            f"[{self.stamp(self.t)} TP{r}] Finish: output text='\u4f60\u597d".encode() + b"\xe4\xbd'",
-        )
-        self.stats.add("invalid_utf8")
-
-    def traceback(self, eng: Engine) -> None:
-        """An ASGI exception with its traceback, one entry per line of the main process."""
-        t = self.t
-        lines = [
-            f"[{self.stamp(t)}] ERROR:    Exception in ASGI application",
-            "Traceback (most recent call last):",
-            '  File "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py", '
-            "line 409, in run_asgi",
-            "    result = await app(  # type: ignore[func-returns-value]",
-            '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 512, in generate_request',
-            "    ret = await _global_state.tokenizer_manager.generate_request(obj, request).__anext__()",
-            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 1180, '
-            "in _wait_one_response",
-            '    raise ValueError(f"Request {obj.rid} is aborted")',
-            f"ValueError: Request {self.rid()} is aborted",
-        ]
-        for i, line in enumerate(lines):
-            self.emit(eng.main, line, t + i * 20)
-        self.stats.add("traceback")
-        self.stats.add("traceback_lines", len(lines))
-
-    def pyspy_dump(self, eng: Engine, rank: int, where: str, t: int) -> int:
-        """An embedded py-spy dump of one rank printed by the engine's main process; returns the
-        time after its last line."""
-        proc = eng.ranks[rank]
-        pid = proc.pid if not self.shared_pid else 5000 + rank
-        loop = f"event_loop_overlap_disagg_{eng.role}"
-        native_wait = [
-            "    0x7f3a9c316d71 (libc.so.6)",
-            "    0x7f3a9c322fb8 (libc.so.6)",
-        ]
-        if where == "all_reduce":
-            frames = [
-                *native_wait,
-                "    cudaStreamSynchronize (libcudart.so.12)",
-                "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (libtorch_cuda.so)",
-                "    all_reduce (torch/distributed/distributed_c10d.py:2806)",
-                "    wrapper (torch/distributed/c10d_logger.py:81)",
-                "    _all_reduce_in_place (sglang/srt/distributed/parallel_state.py:526)",
-                "    all_reduce (sglang/srt/distributed/parallel_state.py:513)",
-                "    tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
-                "    forward (sglang/srt/layers/linear.py:1297)",
-                "    forward_batch_generation (sglang/srt/managers/tp_worker.py:231)",
-                "    run_batch (sglang/srt/managers/scheduler.py:1820)",
-            ]
-        elif where == "broadcast":
-            frames = [
-                *native_wait,
-                "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
-                "    gloo::broadcast (libtorch_cpu.so)",
-                "    broadcast (torch/distributed/distributed_c10d.py:2714)",
-                "    wrapper (torch/distributed/c10d_logger.py:81)",
-                "    broadcast_pyobj (sglang/srt/utils/common.py:1189)",
-                "    recv_requests (sglang/srt/managers/scheduler.py:1120)",
-            ]
-        else:  # idle in the event loop
-            frames = [
-                *native_wait,
-                "    recv_pyobj (zmq/sugar/socket.py:1051)",
-                "    recv_requests (sglang/srt/managers/scheduler.py:1098)",
-            ]
-        frames += [
-            f"    {loop} (sglang/srt/disaggregation/{eng.role}.py:{'353' if eng.role == 'prefill' else '812'})",
-            "    decorate_context (torch/utils/_contextlib.py:120)",
-            "    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)",
-            "    run (multiprocessing/process.py:108)",
-            "    _bootstrap (multiprocessing/process.py:314)",
-            "    _main (multiprocessing/spawn.py:135)",
-            "    spawn_main (multiprocessing/spawn.py:122)",
-            "    <module> (<string>:1)",
-        ]
-        lines = [
-            f"[{self.stamp(t)}] Pyspy dump for PID {pid} (py-spy dump --native --pid {pid}):",
-            f"Process {pid}: sglang::scheduler_TP{rank}",
-            "Python v3.12.3 (/usr/bin/python3.12)",
-            "",
-            f'Thread {pid} ({"active" if where == "all_reduce" else "idle"}): "MainThread"',
-            *frames,
-            f'Thread {pid + 61} (idle): "Thread-3 (transfer_worker)"',
-            "    0x7f3a9c316d71 (libc.so.6)",
-            "    wait (threading.py:359)",
-            "    get (queue.py:171)",
-            f"    transfer_worker (sglang/srt/disaggregation/nixl/conn.py:{'701' if eng.role == 'prefill' else '655'})",
-            "    run (threading.py:1012)",
-            "    _bootstrap_inner (threading.py:1075)",
-            "    _bootstrap (threading.py:1032)",
-            "",
-        ]
-        for i, line in enumerate(lines):
-            self.emit(eng.main, line, t + i * 10)
-        self.stats.add("pyspy_dump")
-        self.stats.add("pyspy_lines", len(lines))
-        return t + len(lines) * 10
-
-    def request_line(self) -> None:
-        """One ``--log-requests --log-requests-level 2`` line of the decode engine's HTTP server (text
-        format, SGLang late 2025, the shape of sample_logs/): a ``Receive: obj=GenerateReqInput(…)`` of
-        a new request, or the ``Finish: obj=…, out={'text': …, 'output_ids': […], 'meta_info': {…}}``
-        of the oldest open one, about as many of each. While decode is wedged only ``Receive`` lines
-        come (those requests never finish: the restart drops them). An answer given while decode's
-        last batch line ran 17 or more requests carries DeepSeek tool-call markup as text 5 % of the
-        time; with fewer running, never."""
-        rng = self.rng
-        eng = self.decode
-        ts = self.stamp(self.t)
-        pending = self.open_requests
-        if not self.decode_up or not pending or (len(pending) < 256 and rng.random() < 0.5):
-            rid, room = self.rid(), self.room()
-            prompt = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(30, 90)))
-            tokens = len(prompt) // 4
-            obj = (
-                f"GenerateReqInput(text={prompt!r}, input_ids=None, sampling_params={{'temperature': 0.6, "
-                f"'max_new_tokens': {rng.choice((512, 1024, 2048))}}}, rid='{rid}', stream=False, "
-                f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={room})"
-            )
-            pending.append((self.t, rid, obj, tokens))
-            self.emit(eng.main, f"[{ts}] Receive: obj={obj}")
-            self.stats.add("request_receive")
-            return
-        arrived, rid, obj, tokens = pending.pop(0)
-        leak = self.decode_running >= 17 and rng.random() < 0.05
-        if leak:
-            text = rng.choice(_MARKUP).format(city=rng.choice(("Paris", "Osaka", "Lima")))
-            self.stats.add("request_markup")
-        else:
-            text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(15, 60)))
-        ids = ", ".join(str(rng.randrange(128000)) for _ in range(rng.randint(10, 40)))
-        out = (
-            f"{{'text': {text!r}, 'output_ids': [{ids}], 'meta_info': {{'id': '{rid}', "
-            f"'finish_reason': {{'type': 'stop', 'matched': 1}}, 'prompt_tokens': {tokens}, "
-            f"'completion_tokens': {len(text) // 4}, 'cached_tokens': 0, "
-            f"'e2e_latency': {(self.t - arrived) / 1e6:.6f}}}}}"
-        )
-        self.emit(eng.main, f"[{ts}] Finish: obj={obj}, out={out}")
-        self.stats.add("request_finish")
-
-    def systemd_line(self, unit: str, text: str, t: int) -> None:
-        self.emit(self.systemd, text, t, unit_field=unit)
-        self.stats.add("systemd")
 
     # -- the incident ----------------------------------------------------------------------------
 
@@ -611,7 +377,7 @@ class Day:
             self.stats.add("transfer_worker_error")
         stop = t + 900_000
         inc["decode_last_batch"] = _iso(stop)
-        self.batch_at(self.decode, stop)
+        batch_at(self, self.decode, stop)
         self.decode_up = False
         self.t = stop + 10_000
         self.dumps_at = stop + 10 * 60_000_000
@@ -643,48 +409,37 @@ class Day:
                 self.emit(rank, line, t + i * 5)
             self.stats.add("traceback")
             u = eng.unit
-            self.systemd_line(u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
-            self.systemd_line(u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
-            self.systemd_line(u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
-            self.systemd_line(u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
-            self.systemd_line(u, f"Started {u} - SGLang decode server.", t + 7_000_200)
+            systemd_line(self, u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
+            systemd_line(self, u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
+            systemd_line(self, u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
+            systemd_line(self, u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
+            systemd_line(self, u, f"Started {u} - SGLang decode server.", t + 7_000_200)
             self.decode = self.host.engine("decode", 30001)
             self.open_requests.clear()
-            self.prefill_ticks(t, t + 60_000_000)
+            prefill_ticks(self, t, t + 60_000_000)
             t += 60_000_000
             self.emit(self.decode.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
             self.stats.add("other")
-            self.prefill_ticks(t, t + 60_000_000)
+            prefill_ticks(self, t, t + 60_000_000)
             t += 60_000_000
         inc["last_restart"] = _iso(t - 60_000_000)
         self.t = t
 
-    def prefill_ticks(self, t0: int, t1: int, every: int = 5_000_000) -> None:
-        """Prefill's batch lines from ``t0`` to ``t1`` (µs), one tick per ``every``: it goes on while
-        decode restarts."""
-        for t in range(t0, t1, every):
-            self.batch_at(self.prefill, t)
-
-    def batch_at(self, eng: Engine, t: int) -> None:
-        saved, self.t = self.t, t
-        self.batch_tick(eng)
-        self.t = saved
-
     def dumps(self) -> None:
         t = self.t
         for r in range(TP):
-            t = self.pyspy_dump(self.prefill, r, "all_reduce", t)
+            t = pyspy_dump(self, self.prefill, r, "all_reduce", t)
         for r in range(TP):
-            t = self.pyspy_dump(self.decode, r, "broadcast" if r < 4 else "all_reduce", t)
+            t = pyspy_dump(self, self.decode, r, "broadcast" if r < 4 else "all_reduce", t)
         self.t = t
 
     def restart(self) -> None:
         t = self.t
         for eng in (self.decode, self.prefill):
-            self.systemd_line(eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
-            self.systemd_line(eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
-            self.systemd_line(eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
-            self.systemd_line(eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
+            systemd_line(self, eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
+            systemd_line(self, eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
+            systemd_line(self, eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
+            systemd_line(self, eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
             t += 3_000_000
         for name in ("decode", "prefill"):
             fresh = self.host.engine(name, 30001 if name == "decode" else 30000)
@@ -734,30 +489,30 @@ class Day:
             elif dump_times and self.t >= dump_times[0]:
                 dump_times.pop(0)
                 eng = rng.choice((self.prefill, self.decode) if self.decode_up else (self.prefill,))
-                self.pyspy_dump(eng, rng.randrange(TP), "idle", self.t)
+                pyspy_dump(self, eng, rng.randrange(TP), "idle", self.t)
             elif self.request_share and rng.random() < self.request_odds:
-                self.request_line()
+                request_line(self)
             else:
                 x = rng.random()
                 if x < 0.42:
-                    self.batch_tick(self.prefill)
+                    batch_tick(self, self.prefill)
                 elif x < 0.84:
                     if self.decode_up:
-                        self.batch_tick(self.decode)
+                        batch_tick(self, self.decode)
                     else:
-                        self.batch_tick(self.prefill)
+                        batch_tick(self, self.prefill)
                 elif x < 0.90:
-                    self.access(rng.choice((self.prefill, self.decode)))
+                    access_line(self, rng.choice((self.prefill, self.decode)))
                 elif x < 0.975:
-                    self.router_request(200 if self.decode_up or rng.random() < 0.3 else 504)
+                    router_line(self, 200 if self.decode_up or rng.random() < 0.3 else 504)
                 elif x < 0.9985:
-                    self.misc(rng.choice((self.prefill, self.decode)))
+                    misc_line(self, rng.choice((self.prefill, self.decode)))
                 elif x < 0.9991:
-                    self.coloured(rng.choice((self.prefill, self.decode)))
+                    coloured_line(self, rng.choice((self.prefill, self.decode)))
                 elif x < 0.9993:
-                    self.invalid_utf8(self.prefill)
+                    invalid_utf8_line(self, self.prefill)
                 else:
-                    self.traceback(rng.choice((self.prefill, self.decode)))
+                    asgi_traceback(self, rng.choice((self.prefill, self.decode)))
             # Time moves on in proportion to the entries written, so N entries span one day.
             step = (self.written - before) * self.us_per_entry
             self.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
@@ -765,6 +520,8 @@ class Day:
                 sink(self.take())
         sink(self.take())
 
+
+# -- line shapes: each writes its entries at the day's time and counts them in day.stats -------
 
 _WORDS = (
     "the of and to in a is that for it as was with be by on not this are or from at which have an they you "
@@ -777,6 +534,278 @@ _MARKUP = (  # DeepSeek tool-call markup returned as text (research notes F19), 
     '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" '
     'string="true">{city}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
 )
+
+
+def batch_tick(day: Day, eng: Engine) -> None:
+    """One batch line on every rank of ``eng``, printed within a few ms of each other."""
+    rng = day.rng
+    eng.forward_ct += 1
+    t0 = day.t
+    ts = day.stamp(t0)
+    if eng.role == "prefill":
+        seqs = rng.randint(1, 16)
+        body = (
+            f"Prefill batch, #new-seq: {seqs}, #new-token: {seqs * rng.randint(200, 4000)}, "
+            f"#cached-token: {rng.randint(0, 20000)}, token usage: {rng.random() * 0.5:.2f}, "
+            f"#running-req: 0, #queue-req: {rng.randint(0, 30)}, #prealloc-req: 0, "
+            f"#inflight-req: {rng.randint(0, 40)}, cuda graph: False, "
+            f"input throughput (token/s): {rng.uniform(1000, 60000):.2f}"
+        )
+    else:
+        running = rng.randint(1, 256)
+        day.decode_running = running
+        body = (
+            f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
+            f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
+            f"#prealloc-req: {rng.randint(0, 8)}, #transfer-req: {rng.randint(0, 8)}, "
+            f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {rng.uniform(500, 9000):.2f}, "
+            f"#queue-req: {rng.randint(0, 10)}"
+        )
+    for r, proc in enumerate(eng.ranks):
+        day.emit(proc, f"[{ts} TP{r}] {body}", t0 + r * 150 + rng.randrange(100))
+    day.stats.add(f"{eng.role}_batch", TP)
+
+
+def access_line(day: Day, eng: Engine, path: str | None = None, status: int = 200) -> None:
+    """A uvicorn access line of ``eng``'s main process (a random path when none is given)."""
+    rng = day.rng
+    if path is None:
+        path = rng.choice(
+            ("/generate", "/generate", "/generate", "/health", "/health", "/v1/chat/completions")
+        )
+    method = "GET" if path in ("/health", "/get_server_info", "/metrics") else "POST"
+    reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "OK")
+    day.emit(
+        eng.main,
+        f"[{day.stamp(day.t)}] INFO:     10.0.0.11:{rng.randint(30000, 60999)} - "
+        f'"{method} {path} HTTP/1.1" {status} {reason}',
+    )
+    day.stats.add("health" if path == "/health" else "access")
+
+
+def router_line(day: Day, status: int = 200) -> None:
+    """A router ``tracing`` line (UTC) of a /generate request: started, or finished with ``status``."""
+    rng = day.rng
+    rq = "gnt-" + "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24)
+    )
+    span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{rq}"}}'
+    ts = day.router_stamp(day.t)
+    level = " INFO" if status < 500 else "ERROR"
+    if rng.random() < 0.5:
+        msg = f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:412: started processing request"
+    else:
+        lat = rng.uniform(0.05, 30)
+        msg = (
+            f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:447: "
+            f"finished processing request status={status} latency={lat:.6f}s"
+        )
+    day.emit(day.router, msg)
+    day.stats.add("router")
+
+
+def misc_line(day: Day, eng: Engine) -> None:
+    """One of: a rank's cache flush or KV usage warning, or the main process's ``Receive: obj=`` line."""
+    rng = day.rng
+    r = rng.randrange(TP)
+    choices = (
+        f"[{day.stamp(day.t)} TP{r}] Cache flushed successfully!",
+        f"[{day.stamp(day.t)} TP{r}] KV cache usage is high: token usage: {rng.uniform(0.9, 0.99):.2f}",
+        f"[{day.stamp(day.t)}] Receive: obj=GenerateReqInput(rid='{day.rid()}', text=None, "
+        f"input_ids=[{', '.join(str(rng.randrange(128000)) for _ in range(rng.randint(20, 400)))}], "
+        f"sampling_params={{'max_new_tokens': {rng.randint(16, 4096)}, 'temperature': 0.6}}, "
+        f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={day.room()})",
+    )
+    msg = rng.choice(choices)
+    proc = eng.main if msg.startswith(f"[{day.stamp(day.t)}] ") else eng.ranks[r]
+    day.emit(proc, msg)
+    day.stats.add("other")
+
+
+def coloured_line(day: Day, eng: Engine) -> None:
+    """A line with ANSI colour codes (written binary-safe, as journalctl exports it)."""
+    day.emit(
+        eng.main,
+        f"[{day.stamp(day.t)}] \x1b[33mWARNING\x1b[0m: \x1b[1mtoken usage\x1b[0m above "
+        f"{day.rng.randint(80, 95)}%",
+    )
+    day.stats.add("ansi")
+
+
+def invalid_utf8_line(day: Day, eng: Engine) -> None:
+    """A line with bytes that are not UTF-8 (a detokenizer cutting a multi-byte character)."""
+    r = day.rng.randrange(TP)
+    day.emit(
+        eng.ranks[r],
+        f"[{day.stamp(day.t)} TP{r}] Finish: output text='\u4f60\u597d".encode() + b"\xe4\xbd'",
+    )
+    day.stats.add("invalid_utf8")
+
+
+def asgi_traceback(day: Day, eng: Engine) -> None:
+    """An ASGI exception with its traceback, one entry per line of the main process."""
+    t = day.t
+    lines = [
+        f"[{day.stamp(t)}] ERROR:    Exception in ASGI application",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py", '
+        "line 409, in run_asgi",
+        "    result = await app(  # type: ignore[func-returns-value]",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 512, in generate_request',
+        "    ret = await _global_state.tokenizer_manager.generate_request(obj, request).__anext__()",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 1180, '
+        "in _wait_one_response",
+        '    raise ValueError(f"Request {obj.rid} is aborted")',
+        f"ValueError: Request {day.rid()} is aborted",
+    ]
+    for i, line in enumerate(lines):
+        day.emit(eng.main, line, t + i * 20)
+    day.stats.add("traceback")
+    day.stats.add("traceback_lines", len(lines))
+
+
+def main_thread_frames(role: str, where: str) -> list[str]:
+    """The MainThread frames of a ``role`` scheduler waiting ``where``: in an NCCL ``all_reduce``, a
+    gloo ``broadcast`` under recv_requests, or (anything else) idle in the event loop."""
+    loop = f"event_loop_overlap_disagg_{role}"
+    native_wait = [
+        "    0x7f3a9c316d71 (libc.so.6)",
+        "    0x7f3a9c322fb8 (libc.so.6)",
+    ]
+    if where == "all_reduce":
+        frames = [
+            *native_wait,
+            "    cudaStreamSynchronize (libcudart.so.12)",
+            "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (libtorch_cuda.so)",
+            "    all_reduce (torch/distributed/distributed_c10d.py:2806)",
+            "    wrapper (torch/distributed/c10d_logger.py:81)",
+            "    _all_reduce_in_place (sglang/srt/distributed/parallel_state.py:526)",
+            "    all_reduce (sglang/srt/distributed/parallel_state.py:513)",
+            "    tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
+            "    forward (sglang/srt/layers/linear.py:1297)",
+            "    forward_batch_generation (sglang/srt/managers/tp_worker.py:231)",
+            "    run_batch (sglang/srt/managers/scheduler.py:1820)",
+        ]
+    elif where == "broadcast":
+        frames = [
+            *native_wait,
+            "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
+            "    gloo::broadcast (libtorch_cpu.so)",
+            "    broadcast (torch/distributed/distributed_c10d.py:2714)",
+            "    wrapper (torch/distributed/c10d_logger.py:81)",
+            "    broadcast_pyobj (sglang/srt/utils/common.py:1189)",
+            "    recv_requests (sglang/srt/managers/scheduler.py:1120)",
+        ]
+    else:  # idle in the event loop
+        frames = [
+            *native_wait,
+            "    recv_pyobj (zmq/sugar/socket.py:1051)",
+            "    recv_requests (sglang/srt/managers/scheduler.py:1098)",
+        ]
+    frames += [
+        f"    {loop} (sglang/srt/disaggregation/{role}.py:{'353' if role == 'prefill' else '812'})",
+        "    decorate_context (torch/utils/_contextlib.py:120)",
+        "    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)",
+        "    run (multiprocessing/process.py:108)",
+        "    _bootstrap (multiprocessing/process.py:314)",
+        "    _main (multiprocessing/spawn.py:135)",
+        "    spawn_main (multiprocessing/spawn.py:122)",
+        "    <module> (<string>:1)",
+    ]
+    return frames
+
+
+def pyspy_dump(day: Day, eng: Engine, rank: int, where: str, t: int) -> int:
+    """An embedded py-spy dump of one rank printed by the engine's main process; returns the
+    time after its last line."""
+    proc = eng.ranks[rank]
+    pid = proc.pid if not day.shared_pid else 5000 + rank
+    frames = main_thread_frames(eng.role, where)
+    lines = [
+        f"[{day.stamp(t)}] Pyspy dump for PID {pid} (py-spy dump --native --pid {pid}):",
+        f"Process {pid}: sglang::scheduler_TP{rank}",
+        "Python v3.12.3 (/usr/bin/python3.12)",
+        "",
+        f'Thread {pid} ({"active" if where == "all_reduce" else "idle"}): "MainThread"',
+        *frames,
+        f'Thread {pid + 61} (idle): "Thread-3 (transfer_worker)"',
+        "    0x7f3a9c316d71 (libc.so.6)",
+        "    wait (threading.py:359)",
+        "    get (queue.py:171)",
+        f"    transfer_worker (sglang/srt/disaggregation/nixl/conn.py:{'701' if eng.role == 'prefill' else '655'})",
+        "    run (threading.py:1012)",
+        "    _bootstrap_inner (threading.py:1075)",
+        "    _bootstrap (threading.py:1032)",
+        "",
+    ]
+    for i, line in enumerate(lines):
+        day.emit(eng.main, line, t + i * 10)
+    day.stats.add("pyspy_dump")
+    day.stats.add("pyspy_lines", len(lines))
+    return t + len(lines) * 10
+
+
+def request_line(day: Day) -> None:
+    """One ``--log-requests --log-requests-level 2`` line of the decode engine's HTTP server (text
+    format, SGLang late 2025, the shape of sample_logs/): a ``Receive: obj=GenerateReqInput(…)`` of
+    a new request, or the ``Finish: obj=…, out={'text': …, 'output_ids': […], 'meta_info': {…}}``
+    of the oldest open one, about as many of each. While decode is wedged only ``Receive`` lines
+    come (those requests never finish: the restart drops them). An answer given while decode's
+    last batch line ran 17 or more requests carries DeepSeek tool-call markup as text 5 % of the
+    time; with fewer running, never."""
+    rng = day.rng
+    eng = day.decode
+    ts = day.stamp(day.t)
+    pending = day.open_requests
+    if not day.decode_up or not pending or (len(pending) < 256 and rng.random() < 0.5):
+        rid, room = day.rid(), day.room()
+        prompt = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(30, 90)))
+        tokens = len(prompt) // 4
+        obj = (
+            f"GenerateReqInput(text={prompt!r}, input_ids=None, sampling_params={{'temperature': 0.6, "
+            f"'max_new_tokens': {rng.choice((512, 1024, 2048))}}}, rid='{rid}', stream=False, "
+            f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={room})"
+        )
+        pending.append((day.t, rid, obj, tokens))
+        day.emit(eng.main, f"[{ts}] Receive: obj={obj}")
+        day.stats.add("request_receive")
+        return
+    arrived, rid, obj, tokens = pending.pop(0)
+    leak = day.decode_running >= 17 and rng.random() < 0.05
+    if leak:
+        text = rng.choice(_MARKUP).format(city=rng.choice(("Paris", "Osaka", "Lima")))
+        day.stats.add("request_markup")
+    else:
+        text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(15, 60)))
+    ids = ", ".join(str(rng.randrange(128000)) for _ in range(rng.randint(10, 40)))
+    out = (
+        f"{{'text': {text!r}, 'output_ids': [{ids}], 'meta_info': {{'id': '{rid}', "
+        f"'finish_reason': {{'type': 'stop', 'matched': 1}}, 'prompt_tokens': {tokens}, "
+        f"'completion_tokens': {len(text) // 4}, 'cached_tokens': 0, "
+        f"'e2e_latency': {(day.t - arrived) / 1e6:.6f}}}}}"
+    )
+    day.emit(eng.main, f"[{ts}] Finish: obj={obj}, out={out}")
+    day.stats.add("request_finish")
+
+
+def systemd_line(day: Day, unit: str, text: str, t: int) -> None:
+    """systemd's own line about ``unit`` (``UNIT=`` field) at ``t`` (µs)."""
+    day.emit(day.systemd, text, t, unit_field=unit)
+    day.stats.add("systemd")
+
+
+def batch_at(day: Day, eng: Engine, t: int) -> None:
+    """``batch_tick`` at ``t`` (µs), leaving the day's clock where it was."""
+    saved, day.t = day.t, t
+    batch_tick(day, eng)
+    day.t = saved
+
+
+def prefill_ticks(day: Day, t0: int, t1: int, every: int = 5_000_000) -> None:
+    """Prefill's batch lines from ``t0`` to ``t1`` (µs), one tick per ``every``: it goes on while
+    decode restarts."""
+    for t in range(t0, t1, every):
+        batch_at(day, day.prefill, t)
 
 
 def _needs_binary(text: str) -> bool:
@@ -935,7 +964,7 @@ def make_day(
         routine_dumps: ordinary py-spy dumps of one idle rank at random times of the day (default:
             one per 400,000 entries, at least one); some fall after the restart, by new pids.
         request_log: share of the entries (0-1) that are ``--log-requests`` Receive/Finish lines of
-            the decode engine (``Day.request_line``); 0 (the default) writes none and leaves the day
+            the decode engine (``request_line``); 0 (the default) writes none and leaves the day
             byte for byte as without the option, so ingest figures stay comparable.
         incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
             rank, restart): a healthy day, on which no known bug family may match.

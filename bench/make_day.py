@@ -199,7 +199,9 @@ class Host:
 
 
 class Day:
-    """Generates the entries of one day in time order and formats them as export bytes."""
+    """The state of one generated day: options, clock (``t``, µs UTC), rng, processes and engines,
+    open requests; formats each entry as export bytes (``emit``, ``take``). The line makers below
+    write its entries and ``generate`` runs the day in time order."""
 
     def __init__(
         self,
@@ -250,6 +252,8 @@ class Day:
             "--prefill http://10.0.0.11:30000 --decode http://10.0.0.11:30001 --host 0.0.0.0 --port 8000",
         )
         self.decode_up = True
+        self.dumps_at: int | None = None  # set by wedge_incident
+        self.restart_at: int | None = None
         self.parts: list[str] = []
         self.blocks: list[bytes] = []
         self.seq = 1
@@ -311,214 +315,6 @@ class Day:
     def room(self) -> int:
         """A new bootstrap room: a 63-bit int."""
         return self.rng.getrandbits(63)
-
-    # -- the incident ----------------------------------------------------------------------------
-
-    def incident(self) -> None:
-        """Abort burst, transfer_infos assertion on prefill ranks 0, 1, 3, decode wedged, dumps,
-        restart. Advances ``self.t`` past the burst; the wedge then lasts while ordinary lines go on."""
-        t = self.t
-        inc = self.stats.incident
-        inc["abort_burst_start"] = _iso(t)
-        rooms = []
-        for i in range(120):  # clients cancel many requests at once
-            tt = t + i * 15_000
-            rid, room = self.rid(), self.room()
-            rooms.append((rid, room))
-            self.emit(
-                self.decode.main,
-                f"[{self.stamp(tt)}] [http_server] Error: Request is disconnected from the client side "
-                f"(type 3). Abort request obj.rid='{rid}'",
-                tt,
-            )
-            self.stats.add("abort")
-            if i % 3 == 0:
-                for r in range(TP):
-                    self.emit(
-                        self.decode.ranks[r],
-                        f"[{self.stamp(tt)} TP{r}] Decode transfer failed for request rank={r} "
-                        f"decode_req.req.rid='{rid}' decode_req.req.bootstrap_room={room} with exception "
-                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
-                        tt + 2000 + r * 100,
-                    )
-                for r in range(TP):
-                    self.emit(
-                        self.prefill.ranks[r],
-                        f"[{self.stamp(tt)} TP{r}] Prefill bootstrap failed for request rank={r} "
-                        f"req.rid='{rid}' req.bootstrap_room={room} with exception "
-                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
-                        tt + 3000 + r * 100,
-                    )
-                self.stats.add("transfer_failed", 2 * TP)
-        t += 120 * 15_000
-        bad_rid, bad_room = rooms[117]  # the last aborted room with transfer-failed lines
-        inc["room"] = bad_room
-        inc["rid"] = bad_rid
-        inc["assert_ranks"] = [0, 1, 3]
-        inc["assert_time"] = _iso(t + 50_000)
-        for k, r in enumerate((0, 1, 3)):
-            tt = t + 50_000 + k * 700
-            lines = [
-                f"[{self.stamp(tt)} TP{r}] Unexpected transfer worker error for room {bad_room}",
-                "Traceback (most recent call last):",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 706, '
-                "in transfer_worker",
-                "    self.send_kvcache(",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 588, '
-                "in send_kvcache",
-                "    req = self.transfer_infos[room]  # noqa",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 561, '
-                "in add_transfer_request",
-                "    assert room in self.transfer_infos",
-                "AssertionError",
-            ]
-            for i, line in enumerate(lines):
-                self.emit(self.prefill.ranks[r], line, tt + i * 5)
-            self.stats.add("transfer_worker_error")
-        stop = t + 900_000
-        inc["decode_last_batch"] = _iso(stop)
-        batch_at(self, self.decode, stop)
-        self.decode_up = False
-        self.t = stop + 10_000
-        self.dumps_at = stop + 10 * 60_000_000
-        self.restart_at = stop + 25 * 60_000_000
-        inc["dumps_at"] = _iso(self.dumps_at)
-        inc["restart_at"] = _iso(self.restart_at)
-
-    def crash_loop(self, crashes: int = 4) -> None:
-        """Decode's TP1 scheduler raises (a RuntimeError in its event loop), the unit's main process
-        exits with status 1 and systemd restarts it, ``crashes`` times, each new process crashing about a
-        minute after it is ready; then the last one stays up. No wedge: prefill goes on throughout."""
-        t = self.t
-        inc = self.stats.incident
-        inc["kind"] = "crash_loop"
-        inc["crashes"] = crashes
-        inc["first_crash"] = _iso(t)
-        for n in range(1, crashes + 1):
-            eng = self.decode
-            rank = eng.ranks[1]
-            lines = [
-                f"[{self.stamp(t)} TP1] Scheduler hit an exception: Traceback (most recent call last):",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_scheduler_process',
-                "    scheduler.event_loop_overlap_disagg_decode()",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue',
-                "    self.resume_retracted_reqs()",
-                "RuntimeError: CUDA error: an illegal memory access was encountered",
-            ]
-            for i, line in enumerate(lines):
-                self.emit(rank, line, t + i * 5)
-            self.stats.add("traceback")
-            u = eng.unit
-            systemd_line(self, u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
-            systemd_line(self, u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
-            systemd_line(self, u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
-            systemd_line(self, u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
-            systemd_line(self, u, f"Started {u} - SGLang decode server.", t + 7_000_200)
-            self.decode = self.host.engine("decode", 30001)
-            self.open_requests.clear()
-            prefill_ticks(self, t, t + 60_000_000)
-            t += 60_000_000
-            self.emit(self.decode.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
-            self.stats.add("other")
-            prefill_ticks(self, t, t + 60_000_000)
-            t += 60_000_000
-        inc["last_restart"] = _iso(t - 60_000_000)
-        self.t = t
-
-    def dumps(self) -> None:
-        t = self.t
-        for r in range(TP):
-            t = pyspy_dump(self, self.prefill, r, "all_reduce", t)
-        for r in range(TP):
-            t = pyspy_dump(self, self.decode, r, "broadcast" if r < 4 else "all_reduce", t)
-        self.t = t
-
-    def restart(self) -> None:
-        t = self.t
-        for eng in (self.decode, self.prefill):
-            systemd_line(self, eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
-            systemd_line(self, eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
-            systemd_line(self, eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
-            systemd_line(self, eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
-            t += 3_000_000
-        for name in ("decode", "prefill"):
-            fresh = self.host.engine(name, 30001 if name == "decode" else 30000)
-            setattr(self, name, fresh)
-            if name == "decode":
-                self.open_requests.clear()  # the old process's requests end with it, unanswered
-            t += 90_000_000
-            self.emit(fresh.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
-            self.stats.add("other")
-        self.decode_up = True
-        self.t = t
-        self.stats.incident["ready_again"] = _iso(t)
-
-    # -- the day ---------------------------------------------------------------------------------
-
-    def run(self, sink) -> None:
-        """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
-        rng = self.rng
-        middle = self.start_us + DAY_US // 2
-        # a few ordinary embedded dumps per day (one per 400 k entries unless told)
-        dump_every = self.routine_dumps if self.routine_dumps is not None else max(self.n // 400_000, 1)
-        dump_times = sorted(self.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
-        state = "before"
-        self.dumps_at = self.restart_at = None
-        for eng in (self.prefill, self.decode):
-            self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
-        while self.written < self.n:
-            before = self.written
-            if (
-                self.with_incident
-                and state == "before"
-                and self.t >= middle
-                and self.incident_kind == "crash_loop"
-            ):
-                self.crash_loop()
-                state = "after"
-                before = self.written  # the loop set its own times: no extra step for its entries
-            elif self.with_incident and state == "before" and self.t >= middle:
-                self.incident()
-                state = "wedged"
-            elif state == "wedged" and self.t >= self.dumps_at:
-                self.dumps()
-                state = "dumped"
-            elif state == "dumped" and self.t >= self.restart_at:
-                self.restart()
-                state = "after"
-            elif dump_times and self.t >= dump_times[0]:
-                dump_times.pop(0)
-                eng = rng.choice((self.prefill, self.decode) if self.decode_up else (self.prefill,))
-                pyspy_dump(self, eng, rng.randrange(TP), "idle", self.t)
-            elif self.request_share and rng.random() < self.request_odds:
-                request_line(self)
-            else:
-                x = rng.random()
-                if x < 0.42:
-                    batch_tick(self, self.prefill)
-                elif x < 0.84:
-                    if self.decode_up:
-                        batch_tick(self, self.decode)
-                    else:
-                        batch_tick(self, self.prefill)
-                elif x < 0.90:
-                    access_line(self, rng.choice((self.prefill, self.decode)))
-                elif x < 0.975:
-                    router_line(self, 200 if self.decode_up or rng.random() < 0.3 else 504)
-                elif x < 0.9985:
-                    misc_line(self, rng.choice((self.prefill, self.decode)))
-                elif x < 0.9991:
-                    coloured_line(self, rng.choice((self.prefill, self.decode)))
-                elif x < 0.9993:
-                    invalid_utf8_line(self, self.prefill)
-                else:
-                    asgi_traceback(self, rng.choice((self.prefill, self.decode)))
-            # Time moves on in proportion to the entries written, so N entries span one day.
-            step = (self.written - before) * self.us_per_entry
-            self.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
-            if self.blocks and not self.parts:
-                sink(self.take())
-        sink(self.take())
 
 
 # -- line shapes: each writes its entries at the day's time and counts them in day.stats -------
@@ -808,6 +604,241 @@ def prefill_ticks(day: Day, t0: int, t1: int, every: int = 5_000_000) -> None:
         batch_at(day, day.prefill, t)
 
 
+# -- the incident: its parts, each run by generate() when its time has come ---------------------
+
+
+def abort_burst(day: Day, t: int) -> list[tuple[str, int]]:
+    """Clients cancel 120 requests from ``t`` (µs) on, one every 15 ms: decode's abort line for each,
+    and for every third the transfer-failed lines of all ranks of both engines. Returns the aborted
+    (rid, room) pairs in order."""
+    rooms = []
+    for i in range(120):
+        tt = t + i * 15_000
+        rid, room = day.rid(), day.room()
+        rooms.append((rid, room))
+        day.emit(
+            day.decode.main,
+            f"[{day.stamp(tt)}] [http_server] Error: Request is disconnected from the client side "
+            f"(type 3). Abort request obj.rid='{rid}'",
+            tt,
+        )
+        day.stats.add("abort")
+        if i % 3 == 0:
+            for r in range(TP):
+                day.emit(
+                    day.decode.ranks[r],
+                    f"[{day.stamp(tt)} TP{r}] Decode transfer failed for request rank={r} "
+                    f"decode_req.req.rid='{rid}' decode_req.req.bootstrap_room={room} with exception "
+                    f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                    tt + 2000 + r * 100,
+                )
+            for r in range(TP):
+                day.emit(
+                    day.prefill.ranks[r],
+                    f"[{day.stamp(tt)} TP{r}] Prefill bootstrap failed for request rank={r} "
+                    f"req.rid='{rid}' req.bootstrap_room={room} with exception "
+                    f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                    tt + 3000 + r * 100,
+                )
+            day.stats.add("transfer_failed", 2 * TP)
+    return rooms
+
+
+def transfer_worker_errors(day: Day, t: int, room: int) -> None:
+    """``Unexpected transfer worker error for room ROOM`` and its traceback ending in ``assert room in
+    self.transfer_infos`` on prefill ranks 0, 1 and 3, 0.7 ms apart from ``t`` (µs)."""
+    for k, r in enumerate((0, 1, 3)):
+        tt = t + k * 700
+        lines = [
+            f"[{day.stamp(tt)} TP{r}] Unexpected transfer worker error for room {room}",
+            "Traceback (most recent call last):",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 706, '
+            "in transfer_worker",
+            "    self.send_kvcache(",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 588, '
+            "in send_kvcache",
+            "    req = self.transfer_infos[room]  # noqa",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 561, '
+            "in add_transfer_request",
+            "    assert room in self.transfer_infos",
+            "AssertionError",
+        ]
+        for i, line in enumerate(lines):
+            day.emit(day.prefill.ranks[r], line, tt + i * 5)
+        day.stats.add("transfer_worker_error")
+
+
+def wedge_incident(day: Day) -> None:
+    """Abort burst, transfer_infos assertion on prefill ranks 0, 1, 3, decode's last batch; sets the
+    times of the dumps and the restart (``day.dumps_at``, ``day.restart_at``). Advances ``day.t`` past
+    the burst; the wedge then lasts while ordinary lines go on."""
+    t = day.t
+    inc = day.stats.incident
+    inc["abort_burst_start"] = _iso(t)
+    rooms = abort_burst(day, t)
+    t += 120 * 15_000
+    bad_rid, bad_room = rooms[117]  # the last aborted room with transfer-failed lines
+    inc["room"] = bad_room
+    inc["rid"] = bad_rid
+    inc["assert_ranks"] = [0, 1, 3]
+    inc["assert_time"] = _iso(t + 50_000)
+    transfer_worker_errors(day, t + 50_000, bad_room)
+    stop = t + 900_000
+    inc["decode_last_batch"] = _iso(stop)
+    batch_at(day, day.decode, stop)
+    day.decode_up = False
+    day.t = stop + 10_000
+    day.dumps_at = stop + 10 * 60_000_000
+    day.restart_at = stop + 25 * 60_000_000
+    inc["dumps_at"] = _iso(day.dumps_at)
+    inc["restart_at"] = _iso(day.restart_at)
+
+
+def crash_loop(day: Day, crashes: int = 4) -> None:
+    """Decode's TP1 scheduler raises (a RuntimeError in its event loop), the unit's main process
+    exits with status 1 and systemd restarts it, ``crashes`` times, each new process crashing about a
+    minute after it is ready; then the last one stays up. No wedge: prefill goes on throughout."""
+    t = day.t
+    inc = day.stats.incident
+    inc["kind"] = "crash_loop"
+    inc["crashes"] = crashes
+    inc["first_crash"] = _iso(t)
+    for n in range(1, crashes + 1):
+        eng = day.decode
+        rank = eng.ranks[1]
+        lines = [
+            f"[{day.stamp(t)} TP1] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_scheduler_process',
+            "    scheduler.event_loop_overlap_disagg_decode()",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue',
+            "    self.resume_retracted_reqs()",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+        ]
+        for i, line in enumerate(lines):
+            day.emit(rank, line, t + i * 5)
+        day.stats.add("traceback")
+        u = eng.unit
+        systemd_line(day, u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
+        systemd_line(day, u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
+        systemd_line(day, u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
+        systemd_line(day, u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
+        systemd_line(day, u, f"Started {u} - SGLang decode server.", t + 7_000_200)
+        day.decode = day.host.engine("decode", 30001)
+        day.open_requests.clear()
+        prefill_ticks(day, t, t + 60_000_000)
+        t += 60_000_000
+        day.emit(day.decode.main, f"[{day.stamp(t)}] The server is fired up and ready to roll!", t)
+        day.stats.add("other")
+        prefill_ticks(day, t, t + 60_000_000)
+        t += 60_000_000
+    inc["last_restart"] = _iso(t - 60_000_000)
+    day.t = t
+
+
+def dumps_of_every_rank(day: Day) -> None:
+    """py-spy dumps of all 16 ranks one after the other from ``day.t`` (prefill all in one all_reduce;
+    decode ranks 0-3 in a gloo broadcast, 4-7 in an all_reduce); moves ``day.t`` past the last."""
+    t = day.t
+    for r in range(TP):
+        t = pyspy_dump(day, day.prefill, r, "all_reduce", t)
+    for r in range(TP):
+        t = pyspy_dump(day, day.decode, r, "broadcast" if r < 4 else "all_reduce", t)
+    day.t = t
+
+
+def restart_engines(day: Day) -> None:
+    """systemd stops and starts decode then prefill; the new engines (new pids) are ready 90 s apart,
+    decode's open requests dropped. Decode is up again and ``day.t`` at the last ready line."""
+    t = day.t
+    for eng in (day.decode, day.prefill):
+        systemd_line(day, eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
+        systemd_line(day, eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
+        systemd_line(day, eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
+        systemd_line(day, eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
+        t += 3_000_000
+    for name in ("decode", "prefill"):
+        fresh = day.host.engine(name, 30001 if name == "decode" else 30000)
+        setattr(day, name, fresh)
+        if name == "decode":
+            day.open_requests.clear()  # the old process's requests end with it, unanswered
+        t += 90_000_000
+        day.emit(fresh.main, f"[{day.stamp(t)}] The server is fired up and ready to roll!", t)
+        day.stats.add("other")
+    day.decode_up = True
+    day.t = t
+    day.stats.incident["ready_again"] = _iso(t)
+
+
+# -- the day ------------------------------------------------------------------------------------
+
+
+def ordinary_line(day: Day) -> None:
+    """One ordinary draw of the day: mostly batch lines (prefill's only while decode is wedged), then
+    access, router, misc lines and, rarely, an ANSI-coloured line, a non-UTF-8 line or a traceback."""
+    rng = day.rng
+    x = rng.random()
+    if x < 0.42:
+        batch_tick(day, day.prefill)
+    elif x < 0.84:
+        if day.decode_up:
+            batch_tick(day, day.decode)
+        else:
+            batch_tick(day, day.prefill)
+    elif x < 0.90:
+        access_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.975:
+        router_line(day, 200 if day.decode_up or rng.random() < 0.3 else 504)
+    elif x < 0.9985:
+        misc_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.9991:
+        coloured_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.9993:
+        invalid_utf8_line(day, day.prefill)
+    else:
+        asgi_traceback(day, rng.choice((day.prefill, day.decode)))
+
+
+def generate(day: Day, sink) -> None:
+    """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
+    rng = day.rng
+    middle = day.start_us + DAY_US // 2
+    # a few ordinary embedded dumps per day (one per 400 k entries unless told)
+    dump_every = day.routine_dumps if day.routine_dumps is not None else max(day.n // 400_000, 1)
+    dump_times = sorted(day.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
+    state = "before"
+    for eng in (day.prefill, day.decode):
+        day.emit(eng.main, f"[{day.stamp(day.t)}] The server is fired up and ready to roll!")
+    while day.written < day.n:
+        before = day.written
+        if day.with_incident and state == "before" and day.t >= middle and day.incident_kind == "crash_loop":
+            crash_loop(day)
+            state = "after"
+            before = day.written  # the loop set its own times: no extra step for its entries
+        elif day.with_incident and state == "before" and day.t >= middle:
+            wedge_incident(day)
+            state = "wedged"
+        elif state == "wedged" and day.t >= day.dumps_at:
+            dumps_of_every_rank(day)
+            state = "dumped"
+        elif state == "dumped" and day.t >= day.restart_at:
+            restart_engines(day)
+            state = "after"
+        elif dump_times and day.t >= dump_times[0]:
+            dump_times.pop(0)
+            eng = rng.choice((day.prefill, day.decode) if day.decode_up else (day.prefill,))
+            pyspy_dump(day, eng, rng.randrange(TP), "idle", day.t)
+        elif day.request_share and rng.random() < day.request_odds:
+            request_line(day)
+        else:
+            ordinary_line(day)
+        # Time moves on in proportion to the entries written, so N entries span one day.
+        step = (day.written - before) * day.us_per_entry
+        day.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
+        if day.blocks and not day.parts:
+            sink(day.take())
+    sink(day.take())
+
+
 def _needs_binary(text: str) -> bool:
     return _BINARY_CHARS.search(text) is not None
 
@@ -969,7 +1000,7 @@ def make_day(
         incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
             rank, restart): a healthy day, on which no known bug family may match.
         incident_kind: "wedge" (default: the abort burst, assertion and wedge above) or "crash_loop"
-            (decode's TP1 raises and systemd restarts the unit four times: ``Day.crash_loop``).
+            (decode's TP1 raises and systemd restarts the unit four times: ``crash_loop``).
         log: called with one progress line per step.
 
     Raises:
@@ -1003,7 +1034,7 @@ def make_day(
         )
     writer = Writer(out / "day.export", remote)
     try:
-        day.run(writer)
+        generate(day, writer)
     finally:
         writer.close()
     timings["generate_s"] = round(time.monotonic() - began, 2)

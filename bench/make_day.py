@@ -127,8 +127,81 @@ class Stats:
         self.kinds[kind] = self.kinds.get(kind, 0) + n
 
 
+class Host:
+    """The host's processes: hands out pids (rising by steps drawn from the day's rng) and builds each
+    process's constant journal fields (``Proc.block``)."""
+
+    def __init__(self, rng: random.Random, machine_id: str, boot_id: str, shared_pid: bool) -> None:
+        self.rng = rng
+        self.machine_id = machine_id
+        self.boot_id = boot_id
+        self.shared_pid = shared_pid
+        self.next_pid = 2000 + rng.randrange(1000)
+        self.invocations: dict[str, int] = {}
+
+    def pid(self) -> int:
+        """A new pid, above every pid handed out before."""
+        self.next_pid += 1 + self.rng.randrange(40)
+        return self.next_pid
+
+    def proc(
+        self, pid: int, unit: str, comm: str, cmdline: str, exe: str = "/usr/bin/python3.12", ident: str = ""
+    ) -> Proc:
+        """A process of ``unit`` with its fields between ``_BOOT_ID`` and ``MESSAGE`` formatted once."""
+        p = Proc(pid, unit, comm, cmdline, exe, ident=ident or comm)
+        stream = hashlib.md5(f"{unit}{pid}".encode()).hexdigest()
+        invocation = hashlib.md5(f"inv{unit}{self.invocations.get(unit, 0)}".encode()).hexdigest()
+        transport = "journal" if unit == "init.scope" else "stdout"
+        p.block = (
+            f"_BOOT_ID={self.boot_id}\n"
+            "PRIORITY=6\n"
+            "SYSLOG_FACILITY=3\n"
+            "_UID=0\n"
+            "_GID=0\n"
+            "_CAP_EFFECTIVE=1ffffffffff\n"
+            f"_MACHINE_ID={self.machine_id}\n"
+            f"_HOSTNAME={HOST}\n"
+            f"_TRANSPORT={transport}\n"
+            + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
+            + f"SYSLOG_IDENTIFIER={p.ident}\n"
+            f"_PID={pid}\n"
+            f"_COMM={comm}\n"
+            f"_EXE={exe}\n"
+            f"_CMDLINE={cmdline}\n"
+            f"_SYSTEMD_CGROUP=/system.slice/{unit}\n"
+            f"_SYSTEMD_UNIT={unit}\n"
+            "_SYSTEMD_SLICE=system.slice\n"
+            + (f"_SYSTEMD_INVOCATION_ID={invocation}\n" if transport == "stdout" else "")
+        )
+        return p
+
+    def engine(self, role: str, port: int) -> Engine:
+        """A (re)started engine of ``role``: a new invocation id, a main process and one per TP rank
+        (all the main process when ``shared_pid``)."""
+        unit = f"sglang-{role}.service"
+        self.invocations[unit] = self.invocations.get(unit, 0) + 1  # a (re)start: new invocation id
+        main = self.proc(
+            self.pid(),
+            unit,
+            "python3",
+            f"/usr/bin/python3 -m sglang.launch_server --model-path {MODEL} --tp {TP} "
+            f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl --host 0.0.0.0 --port {port}",
+        )
+        ranks = []
+        for r in range(TP):
+            pid = main.pid if self.shared_pid else self.pid()
+            title = f"sglang::scheduler_TP{r}"
+            if self.shared_pid:
+                ranks.append(main)
+            else:
+                ranks.append(self.proc(pid, unit, title[:15], title, ident="python3"))
+        return Engine(role, unit, port, main, ranks)
+
+
 class Day:
-    """Generates the entries of one day in time order and formats them as export bytes."""
+    """The state of one generated day: options, clock (``t``, µs UTC), rng, processes and engines,
+    open requests; formats each entry as export bytes (``emit``, ``take``). The line makers below
+    write its entries and ``generate`` runs the day in time order."""
 
     def __init__(
         self,
@@ -165,80 +238,25 @@ class Day:
         self.us_per_entry = DAY_US / max(entries, 1)
         self.written = 0
         self.t = self.start_us
-        self.next_pid = 2000 + rng.randrange(1000)
-        self.invocations: dict[str, int] = {}
-        self.systemd = self._proc(
+        self.host = Host(rng, self.machine_id, self.boot_id, shared_pid)
+        self.systemd = self.host.proc(
             1, "init.scope", "systemd", "/sbin/init", "/usr/lib/systemd/systemd", "systemd"
         )
-        self.prefill = self._engine("prefill", 30000)
-        self.decode = self._engine("decode", 30001)
-        self.router = self._proc(
-            self._pid(),
+        self.prefill = self.host.engine("prefill", 30000)
+        self.decode = self.host.engine("decode", 30001)
+        self.router = self.host.proc(
+            self.host.pid(),
             "sglang-router.service",
             "python3",
             "/usr/bin/python3 -m sglang_router.launch_router --pd-disaggregation "
             "--prefill http://10.0.0.11:30000 --decode http://10.0.0.11:30001 --host 0.0.0.0 --port 8000",
         )
         self.decode_up = True
+        self.dumps_at: int | None = None  # set by wedge_incident
+        self.restart_at: int | None = None
         self.parts: list[str] = []
         self.blocks: list[bytes] = []
         self.seq = 1
-
-    # -- processes -------------------------------------------------------------------------------
-
-    def _pid(self) -> int:
-        self.next_pid += 1 + self.rng.randrange(40)
-        return self.next_pid
-
-    def _proc(
-        self, pid: int, unit: str, comm: str, cmdline: str, exe: str = "/usr/bin/python3.12", ident: str = ""
-    ) -> Proc:
-        p = Proc(pid, unit, comm, cmdline, exe, ident=ident or comm)
-        stream = hashlib.md5(f"{unit}{pid}".encode()).hexdigest()
-        invocation = hashlib.md5(f"inv{unit}{self.invocations.get(unit, 0)}".encode()).hexdigest()
-        transport = "journal" if unit == "init.scope" else "stdout"
-        p.block = (
-            f"_BOOT_ID={self.boot_id}\n"
-            "PRIORITY=6\n"
-            "SYSLOG_FACILITY=3\n"
-            "_UID=0\n"
-            "_GID=0\n"
-            "_CAP_EFFECTIVE=1ffffffffff\n"
-            f"_MACHINE_ID={self.machine_id}\n"
-            f"_HOSTNAME={HOST}\n"
-            f"_TRANSPORT={transport}\n"
-            + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
-            + f"SYSLOG_IDENTIFIER={p.ident}\n"
-            f"_PID={pid}\n"
-            f"_COMM={comm}\n"
-            f"_EXE={exe}\n"
-            f"_CMDLINE={cmdline}\n"
-            f"_SYSTEMD_CGROUP=/system.slice/{unit}\n"
-            f"_SYSTEMD_UNIT={unit}\n"
-            "_SYSTEMD_SLICE=system.slice\n"
-            + (f"_SYSTEMD_INVOCATION_ID={invocation}\n" if transport == "stdout" else "")
-        )
-        return p
-
-    def _engine(self, role: str, port: int) -> Engine:
-        unit = f"sglang-{role}.service"
-        self.invocations[unit] = self.invocations.get(unit, 0) + 1  # a (re)start: new invocation id
-        main = self._proc(
-            self._pid(),
-            unit,
-            "python3",
-            f"/usr/bin/python3 -m sglang.launch_server --model-path {MODEL} --tp {TP} "
-            f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl --host 0.0.0.0 --port {port}",
-        )
-        ranks = []
-        for r in range(TP):
-            pid = main.pid if self.shared_pid else self._pid()
-            title = f"sglang::scheduler_TP{r}"
-            if self.shared_pid:
-                ranks.append(main)
-            else:
-                ranks.append(self._proc(pid, unit, title[:15], title, ident="python3"))
-        return Engine(role, unit, port, main, ranks)
 
     # -- writing entries -------------------------------------------------------------------------
 
@@ -278,7 +296,7 @@ class Day:
         self.blocks.clear()
         return data
 
-    # -- line shapes -----------------------------------------------------------------------------
+    # -- stamps and ids --------------------------------------------------------------------------
 
     def stamp(self, t: int, ms: bool = False) -> str:
         """SGLang's ``%Y-%m-%d %H:%M:%S`` in the engine's local time (from µs since the epoch)."""
@@ -287,470 +305,19 @@ class Day:
         return f"{s}.{local.microsecond // 1000:03d}" if ms else s
 
     def router_stamp(self, t: int) -> str:
+        """The router's UTC ``%Y-%m-%d %H:%M:%S`` (from µs since the epoch)."""
         return datetime.fromtimestamp(t / 1e6, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
     def rid(self) -> str:
+        """A new request id: 32 hex digits."""
         return f"{self.rng.getrandbits(128):032x}"
 
     def room(self) -> int:
+        """A new bootstrap room: a 63-bit int."""
         return self.rng.getrandbits(63)
 
-    def batch_tick(self, eng: Engine) -> None:
-        """One batch line on every rank of ``eng``, printed within a few ms of each other."""
-        rng = self.rng
-        eng.forward_ct += 1
-        t0 = self.t
-        ts = self.stamp(t0)
-        if eng.role == "prefill":
-            seqs = rng.randint(1, 16)
-            body = (
-                f"Prefill batch, #new-seq: {seqs}, #new-token: {seqs * rng.randint(200, 4000)}, "
-                f"#cached-token: {rng.randint(0, 20000)}, token usage: {rng.random() * 0.5:.2f}, "
-                f"#running-req: 0, #queue-req: {rng.randint(0, 30)}, #prealloc-req: 0, "
-                f"#inflight-req: {rng.randint(0, 40)}, cuda graph: False, "
-                f"input throughput (token/s): {rng.uniform(1000, 60000):.2f}"
-            )
-        else:
-            running = rng.randint(1, 256)
-            self.decode_running = running
-            body = (
-                f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
-                f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
-                f"#prealloc-req: {rng.randint(0, 8)}, #transfer-req: {rng.randint(0, 8)}, "
-                f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {rng.uniform(500, 9000):.2f}, "
-                f"#queue-req: {rng.randint(0, 10)}"
-            )
-        for r, proc in enumerate(eng.ranks):
-            self.emit(proc, f"[{ts} TP{r}] {body}", t0 + r * 150 + rng.randrange(100))
-        self.stats.add(f"{eng.role}_batch", TP)
 
-    def access(self, eng: Engine, path: str | None = None, status: int = 200) -> None:
-        rng = self.rng
-        if path is None:
-            path = rng.choice(
-                ("/generate", "/generate", "/generate", "/health", "/health", "/v1/chat/completions")
-            )
-        method = "GET" if path in ("/health", "/get_server_info", "/metrics") else "POST"
-        reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "OK")
-        self.emit(
-            eng.main,
-            f"[{self.stamp(self.t)}] INFO:     10.0.0.11:{rng.randint(30000, 60999)} - "
-            f'"{method} {path} HTTP/1.1" {status} {reason}',
-        )
-        self.stats.add("health" if path == "/health" else "access")
-
-    def router_request(self, status: int = 200) -> None:
-        rng = self.rng
-        rq = "gnt-" + "".join(
-            rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24)
-        )
-        span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{rq}"}}'
-        ts = self.router_stamp(self.t)
-        level = " INFO" if status < 500 else "ERROR"
-        if rng.random() < 0.5:
-            msg = f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:412: started processing request"
-        else:
-            lat = rng.uniform(0.05, 30)
-            msg = (
-                f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:447: "
-                f"finished processing request status={status} latency={lat:.6f}s"
-            )
-        self.emit(self.router, msg)
-        self.stats.add("router")
-
-    def misc(self, eng: Engine) -> None:
-        rng = self.rng
-        r = rng.randrange(TP)
-        choices = (
-            f"[{self.stamp(self.t)} TP{r}] Cache flushed successfully!",
-            f"[{self.stamp(self.t)} TP{r}] KV cache usage is high: token usage: {rng.uniform(0.9, 0.99):.2f}",
-            f"[{self.stamp(self.t)}] Receive: obj=GenerateReqInput(rid='{self.rid()}', text=None, "
-            f"input_ids=[{', '.join(str(rng.randrange(128000)) for _ in range(rng.randint(20, 400)))}], "
-            f"sampling_params={{'max_new_tokens': {rng.randint(16, 4096)}, 'temperature': 0.6}}, "
-            f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={self.room()})",
-        )
-        msg = rng.choice(choices)
-        proc = eng.main if msg.startswith(f"[{self.stamp(self.t)}] ") else eng.ranks[r]
-        self.emit(proc, msg)
-        self.stats.add("other")
-
-    def coloured(self, eng: Engine) -> None:
-        """A line with ANSI colour codes (written binary-safe, as journalctl exports it)."""
-        self.emit(
-            eng.main,
-            f"[{self.stamp(self.t)}] \x1b[33mWARNING\x1b[0m: \x1b[1mtoken usage\x1b[0m above "
-            f"{self.rng.randint(80, 95)}%",
-        )
-        self.stats.add("ansi")
-
-    def invalid_utf8(self, eng: Engine) -> None:
-        """A line with bytes that are not UTF-8 (a detokenizer cutting a multi-byte character)."""
-        r = self.rng.randrange(TP)
-        self.emit(
-            eng.ranks[r],
-            f"[{self.stamp(self.t)} TP{r}] Finish: output text='\u4f60\u597d".encode() + b"\xe4\xbd'",
-        )
-        self.stats.add("invalid_utf8")
-
-    def traceback(self, eng: Engine) -> None:
-        """An ASGI exception with its traceback, one entry per line of the main process."""
-        t = self.t
-        lines = [
-            f"[{self.stamp(t)}] ERROR:    Exception in ASGI application",
-            "Traceback (most recent call last):",
-            '  File "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py", '
-            "line 409, in run_asgi",
-            "    result = await app(  # type: ignore[func-returns-value]",
-            '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 512, in generate_request',
-            "    ret = await _global_state.tokenizer_manager.generate_request(obj, request).__anext__()",
-            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 1180, '
-            "in _wait_one_response",
-            '    raise ValueError(f"Request {obj.rid} is aborted")',
-            f"ValueError: Request {self.rid()} is aborted",
-        ]
-        for i, line in enumerate(lines):
-            self.emit(eng.main, line, t + i * 20)
-        self.stats.add("traceback")
-        self.stats.add("traceback_lines", len(lines))
-
-    def pyspy_dump(self, eng: Engine, rank: int, where: str, t: int) -> int:
-        """An embedded py-spy dump of one rank printed by the engine's main process; returns the
-        time after its last line."""
-        proc = eng.ranks[rank]
-        pid = proc.pid if not self.shared_pid else 5000 + rank
-        loop = f"event_loop_overlap_disagg_{eng.role}"
-        native_wait = [
-            "    0x7f3a9c316d71 (libc.so.6)",
-            "    0x7f3a9c322fb8 (libc.so.6)",
-        ]
-        if where == "all_reduce":
-            frames = [
-                *native_wait,
-                "    cudaStreamSynchronize (libcudart.so.12)",
-                "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (libtorch_cuda.so)",
-                "    all_reduce (torch/distributed/distributed_c10d.py:2806)",
-                "    wrapper (torch/distributed/c10d_logger.py:81)",
-                "    _all_reduce_in_place (sglang/srt/distributed/parallel_state.py:526)",
-                "    all_reduce (sglang/srt/distributed/parallel_state.py:513)",
-                "    tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
-                "    forward (sglang/srt/layers/linear.py:1297)",
-                "    forward_batch_generation (sglang/srt/managers/tp_worker.py:231)",
-                "    run_batch (sglang/srt/managers/scheduler.py:1820)",
-            ]
-        elif where == "broadcast":
-            frames = [
-                *native_wait,
-                "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
-                "    gloo::broadcast (libtorch_cpu.so)",
-                "    broadcast (torch/distributed/distributed_c10d.py:2714)",
-                "    wrapper (torch/distributed/c10d_logger.py:81)",
-                "    broadcast_pyobj (sglang/srt/utils/common.py:1189)",
-                "    recv_requests (sglang/srt/managers/scheduler.py:1120)",
-            ]
-        else:  # idle in the event loop
-            frames = [
-                *native_wait,
-                "    recv_pyobj (zmq/sugar/socket.py:1051)",
-                "    recv_requests (sglang/srt/managers/scheduler.py:1098)",
-            ]
-        frames += [
-            f"    {loop} (sglang/srt/disaggregation/{eng.role}.py:{'353' if eng.role == 'prefill' else '812'})",
-            "    decorate_context (torch/utils/_contextlib.py:120)",
-            "    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)",
-            "    run (multiprocessing/process.py:108)",
-            "    _bootstrap (multiprocessing/process.py:314)",
-            "    _main (multiprocessing/spawn.py:135)",
-            "    spawn_main (multiprocessing/spawn.py:122)",
-            "    <module> (<string>:1)",
-        ]
-        lines = [
-            f"[{self.stamp(t)}] Pyspy dump for PID {pid} (py-spy dump --native --pid {pid}):",
-            f"Process {pid}: sglang::scheduler_TP{rank}",
-            "Python v3.12.3 (/usr/bin/python3.12)",
-            "",
-            f'Thread {pid} ({"active" if where == "all_reduce" else "idle"}): "MainThread"',
-            *frames,
-            f'Thread {pid + 61} (idle): "Thread-3 (transfer_worker)"',
-            "    0x7f3a9c316d71 (libc.so.6)",
-            "    wait (threading.py:359)",
-            "    get (queue.py:171)",
-            f"    transfer_worker (sglang/srt/disaggregation/nixl/conn.py:{'701' if eng.role == 'prefill' else '655'})",
-            "    run (threading.py:1012)",
-            "    _bootstrap_inner (threading.py:1075)",
-            "    _bootstrap (threading.py:1032)",
-            "",
-        ]
-        for i, line in enumerate(lines):
-            self.emit(eng.main, line, t + i * 10)
-        self.stats.add("pyspy_dump")
-        self.stats.add("pyspy_lines", len(lines))
-        return t + len(lines) * 10
-
-    def request_line(self) -> None:
-        """One ``--log-requests --log-requests-level 2`` line of the decode engine's HTTP server (text
-        format, SGLang late 2025, the shape of sample_logs/): a ``Receive: obj=GenerateReqInput(…)`` of
-        a new request, or the ``Finish: obj=…, out={'text': …, 'output_ids': […], 'meta_info': {…}}``
-        of the oldest open one, about as many of each. While decode is wedged only ``Receive`` lines
-        come (those requests never finish: the restart drops them). An answer given while decode's
-        last batch line ran 17 or more requests carries DeepSeek tool-call markup as text 5 % of the
-        time; with fewer running, never."""
-        rng = self.rng
-        eng = self.decode
-        ts = self.stamp(self.t)
-        pending = self.open_requests
-        if not self.decode_up or not pending or (len(pending) < 256 and rng.random() < 0.5):
-            rid, room = self.rid(), self.room()
-            prompt = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(30, 90)))
-            tokens = len(prompt) // 4
-            obj = (
-                f"GenerateReqInput(text={prompt!r}, input_ids=None, sampling_params={{'temperature': 0.6, "
-                f"'max_new_tokens': {rng.choice((512, 1024, 2048))}}}, rid='{rid}', stream=False, "
-                f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={room})"
-            )
-            pending.append((self.t, rid, obj, tokens))
-            self.emit(eng.main, f"[{ts}] Receive: obj={obj}")
-            self.stats.add("request_receive")
-            return
-        arrived, rid, obj, tokens = pending.pop(0)
-        leak = self.decode_running >= 17 and rng.random() < 0.05
-        if leak:
-            text = rng.choice(_MARKUP).format(city=rng.choice(("Paris", "Osaka", "Lima")))
-            self.stats.add("request_markup")
-        else:
-            text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(15, 60)))
-        ids = ", ".join(str(rng.randrange(128000)) for _ in range(rng.randint(10, 40)))
-        out = (
-            f"{{'text': {text!r}, 'output_ids': [{ids}], 'meta_info': {{'id': '{rid}', "
-            f"'finish_reason': {{'type': 'stop', 'matched': 1}}, 'prompt_tokens': {tokens}, "
-            f"'completion_tokens': {len(text) // 4}, 'cached_tokens': 0, "
-            f"'e2e_latency': {(self.t - arrived) / 1e6:.6f}}}}}"
-        )
-        self.emit(eng.main, f"[{ts}] Finish: obj={obj}, out={out}")
-        self.stats.add("request_finish")
-
-    def systemd_line(self, unit: str, text: str, t: int) -> None:
-        self.emit(self.systemd, text, t, unit_field=unit)
-        self.stats.add("systemd")
-
-    # -- the incident ----------------------------------------------------------------------------
-
-    def incident(self) -> None:
-        """Abort burst, transfer_infos assertion on prefill ranks 0, 1, 3, decode wedged, dumps,
-        restart. Advances ``self.t`` past the burst; the wedge then lasts while ordinary lines go on."""
-        t = self.t
-        inc = self.stats.incident
-        inc["abort_burst_start"] = _iso(t)
-        rooms = []
-        for i in range(120):  # clients cancel many requests at once
-            tt = t + i * 15_000
-            rid, room = self.rid(), self.room()
-            rooms.append((rid, room))
-            self.emit(
-                self.decode.main,
-                f"[{self.stamp(tt)}] [http_server] Error: Request is disconnected from the client side "
-                f"(type 3). Abort request obj.rid='{rid}'",
-                tt,
-            )
-            self.stats.add("abort")
-            if i % 3 == 0:
-                for r in range(TP):
-                    self.emit(
-                        self.decode.ranks[r],
-                        f"[{self.stamp(tt)} TP{r}] Decode transfer failed for request rank={r} "
-                        f"decode_req.req.rid='{rid}' decode_req.req.bootstrap_room={room} with exception "
-                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
-                        tt + 2000 + r * 100,
-                    )
-                for r in range(TP):
-                    self.emit(
-                        self.prefill.ranks[r],
-                        f"[{self.stamp(tt)} TP{r}] Prefill bootstrap failed for request rank={r} "
-                        f"req.rid='{rid}' req.bootstrap_room={room} with exception "
-                        f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
-                        tt + 3000 + r * 100,
-                    )
-                self.stats.add("transfer_failed", 2 * TP)
-        t += 120 * 15_000
-        bad_rid, bad_room = rooms[117]  # the last aborted room with transfer-failed lines
-        inc["room"] = bad_room
-        inc["rid"] = bad_rid
-        inc["assert_ranks"] = [0, 1, 3]
-        inc["assert_time"] = _iso(t + 50_000)
-        for k, r in enumerate((0, 1, 3)):
-            tt = t + 50_000 + k * 700
-            lines = [
-                f"[{self.stamp(tt)} TP{r}] Unexpected transfer worker error for room {bad_room}",
-                "Traceback (most recent call last):",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 706, '
-                "in transfer_worker",
-                "    self.send_kvcache(",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 588, '
-                "in send_kvcache",
-                "    req = self.transfer_infos[room]  # noqa",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 561, '
-                "in add_transfer_request",
-                "    assert room in self.transfer_infos",
-                "AssertionError",
-            ]
-            for i, line in enumerate(lines):
-                self.emit(self.prefill.ranks[r], line, tt + i * 5)
-            self.stats.add("transfer_worker_error")
-        stop = t + 900_000
-        inc["decode_last_batch"] = _iso(stop)
-        self.batch_at(self.decode, stop)
-        self.decode_up = False
-        self.t = stop + 10_000
-        self.dumps_at = stop + 10 * 60_000_000
-        self.restart_at = stop + 25 * 60_000_000
-        inc["dumps_at"] = _iso(self.dumps_at)
-        inc["restart_at"] = _iso(self.restart_at)
-
-    def crash_loop(self, crashes: int = 4) -> None:
-        """Decode's TP1 scheduler raises (a RuntimeError in its event loop), the unit's main process
-        exits with status 1 and systemd restarts it, ``crashes`` times, each new process crashing about a
-        minute after it is ready; then the last one stays up. No wedge: prefill goes on throughout."""
-        t = self.t
-        inc = self.stats.incident
-        inc["kind"] = "crash_loop"
-        inc["crashes"] = crashes
-        inc["first_crash"] = _iso(t)
-        for n in range(1, crashes + 1):
-            eng = self.decode
-            rank = eng.ranks[1]
-            lines = [
-                f"[{self.stamp(t)} TP1] Scheduler hit an exception: Traceback (most recent call last):",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_scheduler_process',
-                "    scheduler.event_loop_overlap_disagg_decode()",
-                '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue',
-                "    self.resume_retracted_reqs()",
-                "RuntimeError: CUDA error: an illegal memory access was encountered",
-            ]
-            for i, line in enumerate(lines):
-                self.emit(rank, line, t + i * 5)
-            self.stats.add("traceback")
-            u = eng.unit
-            self.systemd_line(u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
-            self.systemd_line(u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
-            self.systemd_line(u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
-            self.systemd_line(u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
-            self.systemd_line(u, f"Started {u} - SGLang decode server.", t + 7_000_200)
-            self.decode = self._engine("decode", 30001)
-            self.open_requests.clear()
-            self.prefill_ticks(t, t + 60_000_000)
-            t += 60_000_000
-            self.emit(self.decode.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
-            self.stats.add("other")
-            self.prefill_ticks(t, t + 60_000_000)
-            t += 60_000_000
-        inc["last_restart"] = _iso(t - 60_000_000)
-        self.t = t
-
-    def prefill_ticks(self, t0: int, t1: int, every: int = 5_000_000) -> None:
-        """Prefill's batch lines from ``t0`` to ``t1`` (µs), one tick per ``every``: it goes on while
-        decode restarts."""
-        for t in range(t0, t1, every):
-            self.batch_at(self.prefill, t)
-
-    def batch_at(self, eng: Engine, t: int) -> None:
-        saved, self.t = self.t, t
-        self.batch_tick(eng)
-        self.t = saved
-
-    def dumps(self) -> None:
-        t = self.t
-        for r in range(TP):
-            t = self.pyspy_dump(self.prefill, r, "all_reduce", t)
-        for r in range(TP):
-            t = self.pyspy_dump(self.decode, r, "broadcast" if r < 4 else "all_reduce", t)
-        self.t = t
-
-    def restart(self) -> None:
-        t = self.t
-        for eng in (self.decode, self.prefill):
-            self.systemd_line(eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
-            self.systemd_line(eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
-            self.systemd_line(eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
-            self.systemd_line(eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
-            t += 3_000_000
-        for name in ("decode", "prefill"):
-            fresh = self._engine(name, 30001 if name == "decode" else 30000)
-            setattr(self, name, fresh)
-            if name == "decode":
-                self.open_requests.clear()  # the old process's requests end with it, unanswered
-            t += 90_000_000
-            self.emit(fresh.main, f"[{self.stamp(t)}] The server is fired up and ready to roll!", t)
-            self.stats.add("other")
-        self.decode_up = True
-        self.t = t
-        self.stats.incident["ready_again"] = _iso(t)
-
-    # -- the day ---------------------------------------------------------------------------------
-
-    def run(self, sink) -> None:
-        """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
-        rng = self.rng
-        middle = self.start_us + DAY_US // 2
-        # a few ordinary embedded dumps per day (one per 400 k entries unless told)
-        dump_every = self.routine_dumps if self.routine_dumps is not None else max(self.n // 400_000, 1)
-        dump_times = sorted(self.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
-        state = "before"
-        self.dumps_at = self.restart_at = None
-        for eng in (self.prefill, self.decode):
-            self.emit(eng.main, f"[{self.stamp(self.t)}] The server is fired up and ready to roll!")
-        while self.written < self.n:
-            before = self.written
-            if (
-                self.with_incident
-                and state == "before"
-                and self.t >= middle
-                and self.incident_kind == "crash_loop"
-            ):
-                self.crash_loop()
-                state = "after"
-                before = self.written  # the loop set its own times: no extra step for its entries
-            elif self.with_incident and state == "before" and self.t >= middle:
-                self.incident()
-                state = "wedged"
-            elif state == "wedged" and self.t >= self.dumps_at:
-                self.dumps()
-                state = "dumped"
-            elif state == "dumped" and self.t >= self.restart_at:
-                self.restart()
-                state = "after"
-            elif dump_times and self.t >= dump_times[0]:
-                dump_times.pop(0)
-                eng = rng.choice((self.prefill, self.decode) if self.decode_up else (self.prefill,))
-                self.pyspy_dump(eng, rng.randrange(TP), "idle", self.t)
-            elif self.request_share and rng.random() < self.request_odds:
-                self.request_line()
-            else:
-                x = rng.random()
-                if x < 0.42:
-                    self.batch_tick(self.prefill)
-                elif x < 0.84:
-                    if self.decode_up:
-                        self.batch_tick(self.decode)
-                    else:
-                        self.batch_tick(self.prefill)
-                elif x < 0.90:
-                    self.access(rng.choice((self.prefill, self.decode)))
-                elif x < 0.975:
-                    self.router_request(200 if self.decode_up or rng.random() < 0.3 else 504)
-                elif x < 0.9985:
-                    self.misc(rng.choice((self.prefill, self.decode)))
-                elif x < 0.9991:
-                    self.coloured(rng.choice((self.prefill, self.decode)))
-                elif x < 0.9993:
-                    self.invalid_utf8(self.prefill)
-                else:
-                    self.traceback(rng.choice((self.prefill, self.decode)))
-            # Time moves on in proportion to the entries written, so N entries span one day.
-            step = (self.written - before) * self.us_per_entry
-            self.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
-            if self.blocks and not self.parts:
-                sink(self.take())
-        sink(self.take())
-
+# -- line shapes: each writes its entries at the day's time and counts them in day.stats -------
 
 _WORDS = (
     "the of and to in a is that for it as was with be by on not this are or from at which have an they you "
@@ -763,6 +330,513 @@ _MARKUP = (  # DeepSeek tool-call markup returned as text (research notes F19), 
     '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" '
     'string="true">{city}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
 )
+
+
+def batch_tick(day: Day, eng: Engine) -> None:
+    """One batch line on every rank of ``eng``, printed within a few ms of each other."""
+    rng = day.rng
+    eng.forward_ct += 1
+    t0 = day.t
+    ts = day.stamp(t0)
+    if eng.role == "prefill":
+        seqs = rng.randint(1, 16)
+        body = (
+            f"Prefill batch, #new-seq: {seqs}, #new-token: {seqs * rng.randint(200, 4000)}, "
+            f"#cached-token: {rng.randint(0, 20000)}, token usage: {rng.random() * 0.5:.2f}, "
+            f"#running-req: 0, #queue-req: {rng.randint(0, 30)}, #prealloc-req: 0, "
+            f"#inflight-req: {rng.randint(0, 40)}, cuda graph: False, "
+            f"input throughput (token/s): {rng.uniform(1000, 60000):.2f}"
+        )
+    else:
+        running = rng.randint(1, 256)
+        day.decode_running = running
+        body = (
+            f"Decode batch, #running-req: {running}, #token: {running * rng.randint(500, 3000)}, "
+            f"token usage: {rng.random():.2f}, pre-allocated usage: {rng.random() * 0.1:.2f}, "
+            f"#prealloc-req: {rng.randint(0, 8)}, #transfer-req: {rng.randint(0, 8)}, "
+            f"#retracted-req: 0, cuda graph: True, gen throughput (token/s): {rng.uniform(500, 9000):.2f}, "
+            f"#queue-req: {rng.randint(0, 10)}"
+        )
+    for r, proc in enumerate(eng.ranks):
+        day.emit(proc, f"[{ts} TP{r}] {body}", t0 + r * 150 + rng.randrange(100))
+    day.stats.add(f"{eng.role}_batch", TP)
+
+
+def access_line(day: Day, eng: Engine, path: str | None = None, status: int = 200) -> None:
+    """A uvicorn access line of ``eng``'s main process (a random path when none is given)."""
+    rng = day.rng
+    if path is None:
+        path = rng.choice(
+            ("/generate", "/generate", "/generate", "/health", "/health", "/v1/chat/completions")
+        )
+    method = "GET" if path in ("/health", "/get_server_info", "/metrics") else "POST"
+    reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}.get(status, "OK")
+    day.emit(
+        eng.main,
+        f"[{day.stamp(day.t)}] INFO:     10.0.0.11:{rng.randint(30000, 60999)} - "
+        f'"{method} {path} HTTP/1.1" {status} {reason}',
+    )
+    day.stats.add("health" if path == "/health" else "access")
+
+
+def router_line(day: Day, status: int = 200) -> None:
+    """A router ``tracing`` line (UTC) of a /generate request: started, or finished with ``status``."""
+    rng = day.rng
+    rq = "gnt-" + "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24)
+    )
+    span = f'http_request{{method=POST uri=/generate version=HTTP/1.1 request_id="{rq}"}}'
+    ts = day.router_stamp(day.t)
+    level = " INFO" if status < 500 else "ERROR"
+    if rng.random() < 0.5:
+        msg = f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:412: started processing request"
+    else:
+        lat = rng.uniform(0.05, 30)
+        msg = (
+            f"{ts} {level} {span}: sglang_router_rs::middleware: src/middleware.rs:447: "
+            f"finished processing request status={status} latency={lat:.6f}s"
+        )
+    day.emit(day.router, msg)
+    day.stats.add("router")
+
+
+def misc_line(day: Day, eng: Engine) -> None:
+    """One of: a rank's cache flush or KV usage warning, or the main process's ``Receive: obj=`` line."""
+    rng = day.rng
+    r = rng.randrange(TP)
+    choices = (
+        f"[{day.stamp(day.t)} TP{r}] Cache flushed successfully!",
+        f"[{day.stamp(day.t)} TP{r}] KV cache usage is high: token usage: {rng.uniform(0.9, 0.99):.2f}",
+        f"[{day.stamp(day.t)}] Receive: obj=GenerateReqInput(rid='{day.rid()}', text=None, "
+        f"input_ids=[{', '.join(str(rng.randrange(128000)) for _ in range(rng.randint(20, 400)))}], "
+        f"sampling_params={{'max_new_tokens': {rng.randint(16, 4096)}, 'temperature': 0.6}}, "
+        f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={day.room()})",
+    )
+    msg = rng.choice(choices)
+    proc = eng.main if msg.startswith(f"[{day.stamp(day.t)}] ") else eng.ranks[r]
+    day.emit(proc, msg)
+    day.stats.add("other")
+
+
+def coloured_line(day: Day, eng: Engine) -> None:
+    """A line with ANSI colour codes (written binary-safe, as journalctl exports it)."""
+    day.emit(
+        eng.main,
+        f"[{day.stamp(day.t)}] \x1b[33mWARNING\x1b[0m: \x1b[1mtoken usage\x1b[0m above "
+        f"{day.rng.randint(80, 95)}%",
+    )
+    day.stats.add("ansi")
+
+
+def invalid_utf8_line(day: Day, eng: Engine) -> None:
+    """A line with bytes that are not UTF-8 (a detokenizer cutting a multi-byte character)."""
+    r = day.rng.randrange(TP)
+    day.emit(
+        eng.ranks[r],
+        f"[{day.stamp(day.t)} TP{r}] Finish: output text='\u4f60\u597d".encode() + b"\xe4\xbd'",
+    )
+    day.stats.add("invalid_utf8")
+
+
+def asgi_traceback(day: Day, eng: Engine) -> None:
+    """An ASGI exception with its traceback, one entry per line of the main process."""
+    t = day.t
+    lines = [
+        f"[{day.stamp(t)}] ERROR:    Exception in ASGI application",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py", '
+        "line 409, in run_asgi",
+        "    result = await app(  # type: ignore[func-returns-value]",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/http_server.py", line 512, in generate_request',
+        "    ret = await _global_state.tokenizer_manager.generate_request(obj, request).__anext__()",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 1180, '
+        "in _wait_one_response",
+        '    raise ValueError(f"Request {obj.rid} is aborted")',
+        f"ValueError: Request {day.rid()} is aborted",
+    ]
+    for i, line in enumerate(lines):
+        day.emit(eng.main, line, t + i * 20)
+    day.stats.add("traceback")
+    day.stats.add("traceback_lines", len(lines))
+
+
+def main_thread_frames(role: str, where: str) -> list[str]:
+    """The MainThread frames of a ``role`` scheduler waiting ``where``: in an NCCL ``all_reduce``, a
+    gloo ``broadcast`` under recv_requests, or (anything else) idle in the event loop."""
+    loop = f"event_loop_overlap_disagg_{role}"
+    native_wait = [
+        "    0x7f3a9c316d71 (libc.so.6)",
+        "    0x7f3a9c322fb8 (libc.so.6)",
+    ]
+    if where == "all_reduce":
+        frames = [
+            *native_wait,
+            "    cudaStreamSynchronize (libcudart.so.12)",
+            "    c10d::ProcessGroupNCCL::WorkNCCL::synchronize (libtorch_cuda.so)",
+            "    all_reduce (torch/distributed/distributed_c10d.py:2806)",
+            "    wrapper (torch/distributed/c10d_logger.py:81)",
+            "    _all_reduce_in_place (sglang/srt/distributed/parallel_state.py:526)",
+            "    all_reduce (sglang/srt/distributed/parallel_state.py:513)",
+            "    tensor_model_parallel_all_reduce (sglang/srt/distributed/communication_op.py:13)",
+            "    forward (sglang/srt/layers/linear.py:1297)",
+            "    forward_batch_generation (sglang/srt/managers/tp_worker.py:231)",
+            "    run_batch (sglang/srt/managers/scheduler.py:1820)",
+        ]
+    elif where == "broadcast":
+        frames = [
+            *native_wait,
+            "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
+            "    gloo::broadcast (libtorch_cpu.so)",
+            "    broadcast (torch/distributed/distributed_c10d.py:2714)",
+            "    wrapper (torch/distributed/c10d_logger.py:81)",
+            "    broadcast_pyobj (sglang/srt/utils/common.py:1189)",
+            "    recv_requests (sglang/srt/managers/scheduler.py:1120)",
+        ]
+    else:  # idle in the event loop
+        frames = [
+            *native_wait,
+            "    recv_pyobj (zmq/sugar/socket.py:1051)",
+            "    recv_requests (sglang/srt/managers/scheduler.py:1098)",
+        ]
+    frames += [
+        f"    {loop} (sglang/srt/disaggregation/{role}.py:{'353' if role == 'prefill' else '812'})",
+        "    decorate_context (torch/utils/_contextlib.py:120)",
+        "    run_scheduler_process (sglang/srt/managers/scheduler.py:2618)",
+        "    run (multiprocessing/process.py:108)",
+        "    _bootstrap (multiprocessing/process.py:314)",
+        "    _main (multiprocessing/spawn.py:135)",
+        "    spawn_main (multiprocessing/spawn.py:122)",
+        "    <module> (<string>:1)",
+    ]
+    return frames
+
+
+def pyspy_dump(day: Day, eng: Engine, rank: int, where: str, t: int) -> int:
+    """An embedded py-spy dump of one rank printed by the engine's main process; returns the
+    time after its last line."""
+    proc = eng.ranks[rank]
+    pid = proc.pid if not day.shared_pid else 5000 + rank
+    frames = main_thread_frames(eng.role, where)
+    lines = [
+        f"[{day.stamp(t)}] Pyspy dump for PID {pid} (py-spy dump --native --pid {pid}):",
+        f"Process {pid}: sglang::scheduler_TP{rank}",
+        "Python v3.12.3 (/usr/bin/python3.12)",
+        "",
+        f'Thread {pid} ({"active" if where == "all_reduce" else "idle"}): "MainThread"',
+        *frames,
+        f'Thread {pid + 61} (idle): "Thread-3 (transfer_worker)"',
+        "    0x7f3a9c316d71 (libc.so.6)",
+        "    wait (threading.py:359)",
+        "    get (queue.py:171)",
+        f"    transfer_worker (sglang/srt/disaggregation/nixl/conn.py:{'701' if eng.role == 'prefill' else '655'})",
+        "    run (threading.py:1012)",
+        "    _bootstrap_inner (threading.py:1075)",
+        "    _bootstrap (threading.py:1032)",
+        "",
+    ]
+    for i, line in enumerate(lines):
+        day.emit(eng.main, line, t + i * 10)
+    day.stats.add("pyspy_dump")
+    day.stats.add("pyspy_lines", len(lines))
+    return t + len(lines) * 10
+
+
+def request_line(day: Day) -> None:
+    """One ``--log-requests --log-requests-level 2`` line of the decode engine's HTTP server (text
+    format, SGLang late 2025, the shape of sample_logs/): a ``Receive: obj=GenerateReqInput(…)`` of
+    a new request, or the ``Finish: obj=…, out={'text': …, 'output_ids': […], 'meta_info': {…}}``
+    of the oldest open one, about as many of each. While decode is wedged only ``Receive`` lines
+    come (those requests never finish: the restart drops them). An answer given while decode's
+    last batch line ran 17 or more requests carries DeepSeek tool-call markup as text 5 % of the
+    time; with fewer running, never."""
+    rng = day.rng
+    eng = day.decode
+    ts = day.stamp(day.t)
+    pending = day.open_requests
+    if not day.decode_up or not pending or (len(pending) < 256 and rng.random() < 0.5):
+        rid, room = day.rid(), day.room()
+        prompt = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(30, 90)))
+        tokens = len(prompt) // 4
+        obj = (
+            f"GenerateReqInput(text={prompt!r}, input_ids=None, sampling_params={{'temperature': 0.6, "
+            f"'max_new_tokens': {rng.choice((512, 1024, 2048))}}}, rid='{rid}', stream=False, "
+            f"bootstrap_host='10.0.0.11', bootstrap_port=8998, bootstrap_room={room})"
+        )
+        pending.append((day.t, rid, obj, tokens))
+        day.emit(eng.main, f"[{ts}] Receive: obj={obj}")
+        day.stats.add("request_receive")
+        return
+    arrived, rid, obj, tokens = pending.pop(0)
+    leak = day.decode_running >= 17 and rng.random() < 0.05
+    if leak:
+        text = rng.choice(_MARKUP).format(city=rng.choice(("Paris", "Osaka", "Lima")))
+        day.stats.add("request_markup")
+    else:
+        text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(15, 60)))
+    ids = ", ".join(str(rng.randrange(128000)) for _ in range(rng.randint(10, 40)))
+    out = (
+        f"{{'text': {text!r}, 'output_ids': [{ids}], 'meta_info': {{'id': '{rid}', "
+        f"'finish_reason': {{'type': 'stop', 'matched': 1}}, 'prompt_tokens': {tokens}, "
+        f"'completion_tokens': {len(text) // 4}, 'cached_tokens': 0, "
+        f"'e2e_latency': {(day.t - arrived) / 1e6:.6f}}}}}"
+    )
+    day.emit(eng.main, f"[{ts}] Finish: obj={obj}, out={out}")
+    day.stats.add("request_finish")
+
+
+def systemd_line(day: Day, unit: str, text: str, t: int) -> None:
+    """systemd's own line about ``unit`` (``UNIT=`` field) at ``t`` (µs)."""
+    day.emit(day.systemd, text, t, unit_field=unit)
+    day.stats.add("systemd")
+
+
+def batch_at(day: Day, eng: Engine, t: int) -> None:
+    """``batch_tick`` at ``t`` (µs), leaving the day's clock where it was."""
+    saved, day.t = day.t, t
+    batch_tick(day, eng)
+    day.t = saved
+
+
+def prefill_ticks(day: Day, t0: int, t1: int, every: int = 5_000_000) -> None:
+    """Prefill's batch lines from ``t0`` to ``t1`` (µs), one tick per ``every``: it goes on while
+    decode restarts."""
+    for t in range(t0, t1, every):
+        batch_at(day, day.prefill, t)
+
+
+# -- the incident: its parts, each run by generate() when its time has come ---------------------
+
+
+def abort_burst(day: Day, t: int) -> list[tuple[str, int]]:
+    """Clients cancel 120 requests from ``t`` (µs) on, one every 15 ms: decode's abort line for each,
+    and for every third the transfer-failed lines of all ranks of both engines. Returns the aborted
+    (rid, room) pairs in order."""
+    rooms = []
+    for i in range(120):
+        tt = t + i * 15_000
+        rid, room = day.rid(), day.room()
+        rooms.append((rid, room))
+        day.emit(
+            day.decode.main,
+            f"[{day.stamp(tt)}] [http_server] Error: Request is disconnected from the client side "
+            f"(type 3). Abort request obj.rid='{rid}'",
+            tt,
+        )
+        day.stats.add("abort")
+        if i % 3 == 0:
+            for r in range(TP):
+                day.emit(
+                    day.decode.ranks[r],
+                    f"[{day.stamp(tt)} TP{r}] Decode transfer failed for request rank={r} "
+                    f"decode_req.req.rid='{rid}' decode_req.req.bootstrap_room={room} with exception "
+                    f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                    tt + 2000 + r * 100,
+                )
+            for r in range(TP):
+                day.emit(
+                    day.prefill.ranks[r],
+                    f"[{day.stamp(tt)} TP{r}] Prefill bootstrap failed for request rank={r} "
+                    f"req.rid='{rid}' req.bootstrap_room={room} with exception "
+                    f"KVTransferError(bootstrap_room={room}): Aborted by AbortReq.",
+                    tt + 3000 + r * 100,
+                )
+            day.stats.add("transfer_failed", 2 * TP)
+    return rooms
+
+
+def transfer_worker_errors(day: Day, t: int, room: int) -> None:
+    """``Unexpected transfer worker error for room ROOM`` and its traceback ending in ``assert room in
+    self.transfer_infos`` on prefill ranks 0, 1 and 3, 0.7 ms apart from ``t`` (µs)."""
+    for k, r in enumerate((0, 1, 3)):
+        tt = t + k * 700
+        lines = [
+            f"[{day.stamp(tt)} TP{r}] Unexpected transfer worker error for room {room}",
+            "Traceback (most recent call last):",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 706, '
+            "in transfer_worker",
+            "    self.send_kvcache(",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 588, '
+            "in send_kvcache",
+            "    req = self.transfer_infos[room]  # noqa",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/nixl/conn.py", line 561, '
+            "in add_transfer_request",
+            "    assert room in self.transfer_infos",
+            "AssertionError",
+        ]
+        for i, line in enumerate(lines):
+            day.emit(day.prefill.ranks[r], line, tt + i * 5)
+        day.stats.add("transfer_worker_error")
+
+
+def wedge_incident(day: Day) -> None:
+    """Abort burst, transfer_infos assertion on prefill ranks 0, 1, 3, decode's last batch; sets the
+    times of the dumps and the restart (``day.dumps_at``, ``day.restart_at``). Advances ``day.t`` past
+    the burst; the wedge then lasts while ordinary lines go on."""
+    t = day.t
+    inc = day.stats.incident
+    inc["abort_burst_start"] = _iso(t)
+    rooms = abort_burst(day, t)
+    t += 120 * 15_000
+    bad_rid, bad_room = rooms[117]  # the last aborted room with transfer-failed lines
+    inc["room"] = bad_room
+    inc["rid"] = bad_rid
+    inc["assert_ranks"] = [0, 1, 3]
+    inc["assert_time"] = _iso(t + 50_000)
+    transfer_worker_errors(day, t + 50_000, bad_room)
+    stop = t + 900_000
+    inc["decode_last_batch"] = _iso(stop)
+    batch_at(day, day.decode, stop)
+    day.decode_up = False
+    day.t = stop + 10_000
+    day.dumps_at = stop + 10 * 60_000_000
+    day.restart_at = stop + 25 * 60_000_000
+    inc["dumps_at"] = _iso(day.dumps_at)
+    inc["restart_at"] = _iso(day.restart_at)
+
+
+def crash_loop(day: Day, crashes: int = 4) -> None:
+    """Decode's TP1 scheduler raises (a RuntimeError in its event loop), the unit's main process
+    exits with status 1 and systemd restarts it, ``crashes`` times, each new process crashing about a
+    minute after it is ready; then the last one stays up. No wedge: prefill goes on throughout."""
+    t = day.t
+    inc = day.stats.incident
+    inc["kind"] = "crash_loop"
+    inc["crashes"] = crashes
+    inc["first_crash"] = _iso(t)
+    for n in range(1, crashes + 1):
+        eng = day.decode
+        rank = eng.ranks[1]
+        lines = [
+            f"[{day.stamp(t)} TP1] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_scheduler_process',
+            "    scheduler.event_loop_overlap_disagg_decode()",
+            '  File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in process_decode_queue',
+            "    self.resume_retracted_reqs()",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+        ]
+        for i, line in enumerate(lines):
+            day.emit(rank, line, t + i * 5)
+        day.stats.add("traceback")
+        u = eng.unit
+        systemd_line(day, u, f"{u}: Main process exited, code=exited, status=1/FAILURE", t + 2_000_000)
+        systemd_line(day, u, f"{u}: Failed with result 'exit-code'.", t + 2_000_100)
+        systemd_line(day, u, f"{u}: Scheduled restart job, restart counter is at {n}.", t + 7_000_000)
+        systemd_line(day, u, f"Stopped {u} - SGLang decode server.", t + 7_000_100)
+        systemd_line(day, u, f"Started {u} - SGLang decode server.", t + 7_000_200)
+        day.decode = day.host.engine("decode", 30001)
+        day.open_requests.clear()
+        prefill_ticks(day, t, t + 60_000_000)
+        t += 60_000_000
+        day.emit(day.decode.main, f"[{day.stamp(t)}] The server is fired up and ready to roll!", t)
+        day.stats.add("other")
+        prefill_ticks(day, t, t + 60_000_000)
+        t += 60_000_000
+    inc["last_restart"] = _iso(t - 60_000_000)
+    day.t = t
+
+
+def dumps_of_every_rank(day: Day) -> None:
+    """py-spy dumps of all 16 ranks one after the other from ``day.t`` (prefill all in one all_reduce;
+    decode ranks 0-3 in a gloo broadcast, 4-7 in an all_reduce); moves ``day.t`` past the last."""
+    t = day.t
+    for r in range(TP):
+        t = pyspy_dump(day, day.prefill, r, "all_reduce", t)
+    for r in range(TP):
+        t = pyspy_dump(day, day.decode, r, "broadcast" if r < 4 else "all_reduce", t)
+    day.t = t
+
+
+def restart_engines(day: Day) -> None:
+    """systemd stops and starts decode then prefill; the new engines (new pids) are ready 90 s apart,
+    decode's open requests dropped. Decode is up again and ``day.t`` at the last ready line."""
+    t = day.t
+    for eng in (day.decode, day.prefill):
+        systemd_line(day, eng.unit, f"Stopping {eng.unit} - SGLang {eng.role} server...", t)
+        systemd_line(day, eng.unit, f"{eng.unit}: Deactivated successfully.", t + 2_000_000)
+        systemd_line(day, eng.unit, f"Stopped {eng.unit} - SGLang {eng.role} server.", t + 2_000_100)
+        systemd_line(day, eng.unit, f"Started {eng.unit} - SGLang {eng.role} server.", t + 2_500_000)
+        t += 3_000_000
+    for name in ("decode", "prefill"):
+        fresh = day.host.engine(name, 30001 if name == "decode" else 30000)
+        setattr(day, name, fresh)
+        if name == "decode":
+            day.open_requests.clear()  # the old process's requests end with it, unanswered
+        t += 90_000_000
+        day.emit(fresh.main, f"[{day.stamp(t)}] The server is fired up and ready to roll!", t)
+        day.stats.add("other")
+    day.decode_up = True
+    day.t = t
+    day.stats.incident["ready_again"] = _iso(t)
+
+
+# -- the day ------------------------------------------------------------------------------------
+
+
+def ordinary_line(day: Day) -> None:
+    """One ordinary draw of the day: mostly batch lines (prefill's only while decode is wedged), then
+    access, router, misc lines and, rarely, an ANSI-coloured line, a non-UTF-8 line or a traceback."""
+    rng = day.rng
+    x = rng.random()
+    if x < 0.42:
+        batch_tick(day, day.prefill)
+    elif x < 0.84:
+        if day.decode_up:
+            batch_tick(day, day.decode)
+        else:
+            batch_tick(day, day.prefill)
+    elif x < 0.90:
+        access_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.975:
+        router_line(day, 200 if day.decode_up or rng.random() < 0.3 else 504)
+    elif x < 0.9985:
+        misc_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.9991:
+        coloured_line(day, rng.choice((day.prefill, day.decode)))
+    elif x < 0.9993:
+        invalid_utf8_line(day, day.prefill)
+    else:
+        asgi_traceback(day, rng.choice((day.prefill, day.decode)))
+
+
+def generate(day: Day, sink) -> None:
+    """Generate the whole day, calling ``sink(bytes)`` with each formatted block."""
+    rng = day.rng
+    middle = day.start_us + DAY_US // 2
+    # a few ordinary embedded dumps per day (one per 400 k entries unless told)
+    dump_every = day.routine_dumps if day.routine_dumps is not None else max(day.n // 400_000, 1)
+    dump_times = sorted(day.start_us + rng.randrange(DAY_US) for _ in range(dump_every))
+    state = "before"
+    for eng in (day.prefill, day.decode):
+        day.emit(eng.main, f"[{day.stamp(day.t)}] The server is fired up and ready to roll!")
+    while day.written < day.n:
+        before = day.written
+        if day.with_incident and state == "before" and day.t >= middle and day.incident_kind == "crash_loop":
+            crash_loop(day)
+            state = "after"
+            before = day.written  # the loop set its own times: no extra step for its entries
+        elif day.with_incident and state == "before" and day.t >= middle:
+            wedge_incident(day)
+            state = "wedged"
+        elif state == "wedged" and day.t >= day.dumps_at:
+            dumps_of_every_rank(day)
+            state = "dumped"
+        elif state == "dumped" and day.t >= day.restart_at:
+            restart_engines(day)
+            state = "after"
+        elif dump_times and day.t >= dump_times[0]:
+            dump_times.pop(0)
+            eng = rng.choice((day.prefill, day.decode) if day.decode_up else (day.prefill,))
+            pyspy_dump(day, eng, rng.randrange(TP), "idle", day.t)
+        elif day.request_share and rng.random() < day.request_odds:
+            request_line(day)
+        else:
+            ordinary_line(day)
+        # Time moves on in proportion to the entries written, so N entries span one day.
+        step = (day.written - before) * day.us_per_entry
+        day.t += max(int(rng.uniform(0.5, 1.5) * step), 1)
+        if day.blocks and not day.parts:
+            sink(day.take())
+    sink(day.take())
 
 
 def _needs_binary(text: str) -> bool:
@@ -921,12 +995,12 @@ def make_day(
         routine_dumps: ordinary py-spy dumps of one idle rank at random times of the day (default:
             one per 400,000 entries, at least one); some fall after the restart, by new pids.
         request_log: share of the entries (0-1) that are ``--log-requests`` Receive/Finish lines of
-            the decode engine (``Day.request_line``); 0 (the default) writes none and leaves the day
+            the decode engine (``request_line``); 0 (the default) writes none and leaves the day
             byte for byte as without the option, so ingest figures stay comparable.
         incident: False leaves the incident out (no abort burst, assertion, wedge, dumps of every
             rank, restart): a healthy day, on which no known bug family may match.
         incident_kind: "wedge" (default: the abort burst, assertion and wedge above) or "crash_loop"
-            (decode's TP1 raises and systemd restarts the unit four times: ``Day.crash_loop``).
+            (decode's TP1 raises and systemd restarts the unit four times: ``crash_loop``).
         log: called with one progress line per step.
 
     Raises:
@@ -960,7 +1034,7 @@ def make_day(
         )
     writer = Writer(out / "day.export", remote)
     try:
-        day.run(writer)
+        generate(day, writer)
     finally:
         writer.close()
     timings["generate_s"] = round(time.monotonic() - began, 2)

@@ -43,6 +43,8 @@ RECORD_COLUMNS = {
     **RECORD,
     **dict.fromkeys(("stream", "cmdline", "comm", "entry_error"), pl.String),
     "ts_zoneless": pl.Boolean,
+    # input lines a reader already joined into the entry (a short capture's indented lines); null: one
+    "entry_lines": pl.Int32,
 }
 
 
@@ -529,6 +531,7 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         pl.col("n", "time", "host", "ident", "pid").first(),
         pl.col("line").first().alias("raw"),
         pl.col("text").fill_null(pl.col("line")).str.join("\n"),
+        pl.len().cast(pl.Int32).alias("entry_lines"),
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
     yearless = pl.col("time").str.contains(r"^[A-Z][a-z]{2} ")
@@ -568,5 +571,6 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             entry_error=pl.when(pl.col("time").is_null()).then(pl.lit("not a journalctl short line")),
             # `-o short` prints the local time without a zone: as printed, not UTC (clocks.zoneless)
             ts_zoneless=pl.when(yearless).then(True),
+            entry_lines=pl.when(pl.col("entry_lines") > 1).then(pl.col("entry_lines")),
         )
     )

@@ -37,6 +37,7 @@ def records(rows: list[tuple[int, str]], start: int = 0) -> pl.DataFrame:
             "comm": [None] * n,
             "entry_error": [None] * n,
             "ts_zoneless": [None] * n,
+            "entry_lines": [None] * n,
         },
         schema=RECORD_COLUMNS,
     )

@@ -144,7 +144,7 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
 def _records(lines: pl.DataFrame) -> pl.DataFrame:
     """One row per (key, rec) of ``lines``, in order. Most records are one line: they pass through
     as they are, and only the lines of multi-line records are grouped and joined."""
-    size = pl.len().over("key", "rec")
+    size = pl.col("entry_lines").fill_null(1).sum().over("key", "rec")  # input lines, as wc -l counts
     lines = lines.with_columns(size.cast(pl.Int32).alias("n_lines"))
     multi = lines.filter(pl.col("n_lines") > 1)
     if multi.height:

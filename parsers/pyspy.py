@@ -328,8 +328,10 @@ class _Elements:
         cap = self.ensure_capture()
         if self.last_kind == "thread" and not self.thread.frames:
             self.thread.shares_next = thread  # maybe the grouped form: see share_grouped
-        other_main = any(t.name == "MainThread" and t.tid != thread.tid for t in cap.threads)
-        if thread.name == "MainThread" and other_main:
+        # only a MainThread looks for another one: a scan per thread would cost time quadratic in threads
+        if thread.name == "MainThread" and any(
+            t.name == "MainThread" and t.tid != thread.tid for t in cap.threads
+        ):
             cap = self.open()  # a process has one main thread: this is another process, header not shown
             cap.another_process = True
         self.thread = thread

@@ -449,3 +449,19 @@ def test_f14_a_json_entry_whose_message_is_null_swallows_nothing(tmp_path):
     assert [(g[0], g[1], g[2]) for g in got] == [(c, 1, us) for c, us, _ in rows]
     assert [g[3] for g in got if g[0] != "b"] == ["plain", "after1", "after2"]
     assert '"MESSAGE": null' in got[1][3]
+
+
+def test_f10_a_dump_of_many_threads_parses_in_time_linear_in_its_threads():
+    """40,000 threads (the trial's 2.4 MB dump took 38 s, quadratic): every thread a stacks row. The
+    bound is ten times what a linear parse takes here (about 1.5 s), far under the quadratic 38 s."""
+    from logcorr.parsers import pyspy
+
+    n = 40_000
+    text = "Process 1234: python3 -m sglang.launch_server\nPython v3.11.7 (/usr/bin/python3)\n\n" + "".join(
+        f'Thread 0x{0x7F0000000000 + i:X} (active): "t{i}"\n    run (worker.py:{i % 100 + 1})\n'
+        for i in range(n)
+    )
+    began = time.process_time()
+    found = pyspy.parse_dump(text, capture_ts="2025-10-29 21:40:10")
+    assert time.process_time() - began < 15
+    assert found.frames["thread_id"].n_unique() == n and found.frames.height == n

@@ -111,7 +111,7 @@ class _Enricher:
         self, recs: pl.DataFrame, unit_roles: dict[str, str], forced_kind: str | None
     ) -> pl.DataFrame:
         source = recs["source"][0] if recs.height else ""
-        head = self._fix_years(split_prefix(recs["message"]), source)
+        head = _in_range(self._fix_years(split_prefix(recs["message"]), source))
         df = pl.concat([recs, head.rename({"pid": "header_pid", "host": "header_host"})], how="horizontal")
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
@@ -136,12 +136,28 @@ class _Enricher:
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
-            pl.coalesce(pl.col("entry_error"), parsed["room_error"]).alias("entry_error"),
-        )
+            pl.coalesce(pl.col("entry_error"), pl.col("time_error"), parsed["room_error"]).alias(
+                "entry_error"
+            ),
+        ).drop("time_error")
         df = df.with_columns(  # whether its ts has a known zone (clocks.zoneless): events.zoned
             pl.when(pl.col("ts").is_not_null()).then(~zoneless(df).fill_null(False)).alias("zoned")
         )
         return self.flow(df)  # the role of a record's process, pod or input (logcorr/roles.py)
+
+
+def _in_range(head: pl.DataFrame) -> pl.DataFrame:
+    """``head`` (``split_prefix``'s columns) with a printed time outside 1970-9999 dropped (the record is
+    kept without a time, as a journal's out-of-range receive time is) and said in ``time_error``."""
+    year = pl.col("log_ts").dt.year()
+    bad = pl.col("log_ts").is_not_null() & ((year < 1970) | (year > 9999))
+    says = pl.format(
+        "printed time {} is not from 1970 to 9999: kept without a time",
+        pl.col("log_ts").dt.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+    return head.with_columns(
+        pl.when(bad).then(says).alias("time_error"), pl.when(~bad).then(pl.col("log_ts")).alias("log_ts")
+    )
 
 
 def records_from_text(text: str, source: str = "text") -> pl.DataFrame:

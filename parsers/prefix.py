@@ -20,7 +20,7 @@ from datetime import datetime
 
 import polars as pl
 
-_DATE = r"\d{4}-\d\d-\d\d"
+_DATE = r"\d{4,5}-\d\d-\d\d"  # a fifth digit (year 10000) still opens a record; its time is out of range
 _TIME = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"

@@ -465,3 +465,28 @@ def test_f10_a_dump_of_many_threads_parses_in_time_linear_in_its_threads():
     found = pyspy.parse_dump(text, capture_ts="2025-10-29 21:40:10")
     assert time.process_time() - began < 15
     assert found.frames["thread_id"].n_unique() == n and found.frames.height == n
+
+
+def test_f16_a_time_outside_1970_9999_is_kept_without_a_time_in_a_record_of_its_own(tmp_path):
+    batch = "Decode batch, #running-req: {}, #token: 10, token usage: 0.01, gen throughput (token/s): 1.00, #queue-req: 0"
+    stamps = ["9999-12-31 23:59:59", "10000-01-01 00:00:00", "0001-01-01 00:00:00", "1969-12-31 23:59:59", "2025-01-01 00:00:00"]  # fmt: skip
+    log = tmp_path / "y.log"
+    log.write_text("".join(f"[{s} TP0] {batch.format(i)}\n" for i, s in enumerate(stamps, 1)))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", "ingest", str(log), "-o", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "y.log at line 3: printed time 0001-01-01 00:00:00 is not from 1970 to 9999"
+        in proc.stdout + proc.stderr
+    )
+    con = duckdb.connect()
+    rows = con.execute(
+        f"SELECT b.running_req, year(b.ts), e.n_lines FROM read_parquet('{out}/batches/**/*.parquet') b "
+        f"JOIN read_parquet('{out}/events/**/*.parquet') e USING (event_id) ORDER BY b.running_req"
+    ).fetchall()
+    assert rows == [(1, 9999, 1), (2, None, 1), (3, None, 1), (4, None, 1), (5, 2025, 1)]

@@ -35,7 +35,7 @@
 -- parameters:
 --   room        only this bootstrap room (BIGINT; default: every room)
 --   error_kind  which transfer_errors.error_kind counts as the assertion (default
---               assert_transfer_infos; e.g. bootstrap_failed to ask the same of another failure)
+--               assert_transfer_infos; e.g. prefill_bootstrap_failed to ask the same of another failure)
 --   since       only assertions (or, when none, aborts) at or after this time (TIMESTAMPTZ, UTC)
 --   until       only those at or before this time (TIMESTAMPTZ, UTC)
 -- reading: one row per (room that asserted, abort of that room), ordered by assertion then abort

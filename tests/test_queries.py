@@ -192,6 +192,17 @@ def test_abort_to_assert_on_the_sample(sample_out, sample_con, room):
     assert rows["abort_source"].is_not_null().all() and rows["abort_source_pos"].is_not_null().all()
 
 
+def test_abort_to_assert_asks_the_same_of_the_documented_other_error_kind(tmp_path):
+    """The header's example ``error_kind=prefill_bootstrap_failed`` (tests/cases/README.md, sglang/02):
+    the three failures of room 7561186998443553199 on prefill TP0, TP1, TP7 stand in for the assertion."""
+    out = tmp_path / "out"
+    ingest([next((CASES / "sglang").glob("02_*"))], out)
+    rows = q(out, "abort_to_assert", error_kind="prefill_bootstrap_failed")
+    assert rows.height > 0 and rows["asserted"].all()
+    assert set(rows["bootstrap_room"]) == {7561186998443553199}
+    assert rows["assert_tp_ranks"][0].to_list() == [0, 1, 7] and set(rows["assert_role"]) == {"prefill"}
+
+
 def test_abort_to_assert_parameters(sample_out, sample_con, room):
     assert set(q(sample_out, "abort_to_assert", sample_con, room=room)["bootstrap_room"]) == {room}
     assert q(sample_out, "abort_to_assert", sample_con, room=1).height == 0

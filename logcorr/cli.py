@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -228,13 +229,16 @@ def format_summary(result) -> str:
     """The text ``logcorr ingest`` prints: inputs, records per role and kind, span, skips, speed."""
     lines = ["inputs:"]
     pods = [r.source for r in result.reports if r.format == "skipped-pod"]
-    for r in result.reports:
-        if r.format in ("skipped", "skipped-pod"):
-            continue
+    read = [r for r in result.reports if r.format not in ("skipped", "skipped-pod")]
+    # a note many inputs share (twelve dumps without a time) is said once, after them
+    shared = Counter(n for r in read for n in dict.fromkeys(r.notes))
+    shared = {n: k for n, k in shared.items() if k >= 3}
+    for r in read:
         unknown = f" ({r.unparsed:,} of no known kind, kept as they are)" if r.unparsed else ""
         lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
-        lines += [f"    {n}" for n in r.notes]
+        lines += [f"    {n}" for n in r.notes if n not in shared]
         lines += [f"    error: {e}" for e in r.errors]
+    lines += [f"  {k} inputs: {n}" for n, k in shared.items()]
     by_name = [
         r.source for r in result.reports if r.format == "skipped" and " is not a log " in "".join(r.notes)
     ]

@@ -738,3 +738,15 @@ def test_append_of_a_plain_log_and_a_capture_reads_only_what_out_held(tmp_path):
     assert events(out).height == 1097 + 1 + 5964  # each alone: 1,097 and 5,964
     result = CliRunner().invoke(app, ["ingest", "--append", str(SAMPLE / "journal.export"), "-o", str(out)])
     assert result.exit_code == 1 and "entries are already in" in result.output
+
+
+def test_a_note_many_inputs_share_is_said_once(tmp_path):
+    """Twelve dump files without a time (issue 30 item 8): the summary names each file and says the
+    note once, with how many inputs it is about."""
+    from logcorr.cli import format_summary
+
+    dumps = sorted((SAMPLE / "pyspy").glob("*.txt"))
+    text = format_summary(ingest(dumps, tmp_path / "out"))
+    note = "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
+    assert text.count(note) == 1 and f"  {len(dumps)} inputs: {note}" in text
+    assert all(f"  {d} [pyspy]: 1 records\n" in text for d in dumps)

@@ -87,7 +87,11 @@ _PROVENANCE = {
 RANKS = {name: col.dtype for name, col in _RANKS.items()}
 _EVENT_ID = C(pl.Int64, "events.event_id of the record this row comes from")
 _TS = C(UTC_US, "journald's receive time where there is one, else the printed time read as UTC (µs)")
-_HOST = C(pl.String, "host name (journald _HOSTNAME, else the ingest's origin)")
+_HOST = C(
+    pl.String,
+    "host name: journald _HOSTNAME, else one the record names (NCCL host:pid:tid, UCX, a pod, its process); "
+    "null when the data names none (a plain router.log): never guessed from the partition's origin",
+)
 _ROLE = C(pl.String, "prefill, decode, router, engine (a server that is not half of a PD pair) or unknown")
 _PID = C(pl.Int32, "process id (journald _PID); null for plain text without one")
 _LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null when the line prints none")

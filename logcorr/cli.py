@@ -293,6 +293,7 @@ def query(
             "--format",
             "-f",
             help="table (vertical when wider than the terminal), vertical, csv, json or markdown.",
+            metavar="FORMAT",
         ),
     ] = "table",
     limit: Annotated[
@@ -303,7 +304,10 @@ def query(
         typer.Option("--columns", "-c", help="Only these columns, comma-separated.", metavar="A,B"),
     ] = None,
     param: Annotated[
-        list[str], typer.Option("--param", "-p", help="NAME=VALUE for a query parameter (repeatable).")
+        list[str],
+        typer.Option(
+            "--param", "-p", help="NAME=VALUE for a query parameter (repeatable).", metavar="NAME=VALUE"
+        ),
     ] = [],  # noqa: B006
     list_: Annotated[
         bool, typer.Option("--list", help="List the saved queries and their questions.")
@@ -339,7 +343,8 @@ def query(
 def report(
     out: OutDir = DEFAULT_OUT,
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write the report here instead of printing it.")
+        Path | None,
+        typer.Option("-o", "--output", help="Write the report here instead of printing it.", metavar="FILE"),
     ] = None,
     fmt: Annotated[
         str,
@@ -347,6 +352,7 @@ def report(
             "--format",
             help="markdown (the report), json (summary and findings, keys in logcorr/render/report.schema.json)"
             " or issue (a draft upstream bug report in SGLang's template).",
+            metavar="FORMAT",
         ),
     ] = "markdown",
 ) -> None:
@@ -386,13 +392,21 @@ def report(
 @app.command()
 def timeline(
     out: OutDir = DEFAULT_OUT,
-    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
-        "timeline.html"
-    ),
-    since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
-    until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
-    room: Annotated[int | None, typer.Option(help="Only the marks of this bootstrap_room.")] = None,
-    role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="The HTML file to write.", metavar="FILE")
+    ] = Path("timeline.html"),
+    since: Annotated[
+        str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+    ] = None,
+    room: Annotated[
+        int | None, typer.Option(help="Only the marks of this bootstrap_room.", metavar="ROOM")
+    ] = None,
+    role: Annotated[
+        str | None, typer.Option(help="Only the lanes of prefill, decode or router.", metavar="ROLE")
+    ] = None,
     detail: Annotated[
         bool | None,
         typer.Option(
@@ -422,13 +436,22 @@ def timeline(
 @app.command()
 def export(
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).")
+        str,
+        typer.Option("--format", "-f", help="chrome-trace (Perfetto, chrome://tracing).", metavar="FORMAT"),
     ] = "chrome-trace",
     out: OutDir = DEFAULT_OUT,
-    output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.")] = Path("trace.json"),
-    since: Annotated[str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
-    until: Annotated[str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).")] = None,
-    role: Annotated[str | None, typer.Option(help="Only the lanes of prefill, decode or router.")] = None,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.", metavar="FILE")] = Path(
+        "trace.json"
+    ),
+    since: Annotated[
+        str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+    ] = None,
+    role: Annotated[
+        str | None, typer.Option(help="Only the lanes of prefill, decode or router.", metavar="ROLE")
+    ] = None,
     detail: Annotated[
         bool | None,
         typer.Option(
@@ -487,7 +510,9 @@ def database(
 def show(
     event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
     out: OutDir = DEFAULT_OUT,
-    context: Annotated[int, typer.Option("-n", "--context", help="Records before and after it.")] = 3,
+    context: Annotated[
+        int, typer.Option("-n", "--context", help="Records before and after it.", metavar="N")
+    ] = 3,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
     from logcorr.render.show import ShowError

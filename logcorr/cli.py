@@ -61,7 +61,8 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         unit, sep, role = pair.partition("=")
         if not sep or role not in ROLES:
-            _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of {', '.join(ROLES)}", 2)
+            # a bad option value exits 1, as --help says (2 is a usage error: unknown option, no input)
+            _fail(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of {', '.join(ROLES)}", 1)
         roles[unit] = role
     return roles
 

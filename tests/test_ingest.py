@@ -750,3 +750,21 @@ def test_a_note_many_inputs_share_is_said_once(tmp_path):
     note = "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
     assert text.count(note) == 1 and f"  {len(dumps)} inputs: {note}" in text
     assert all(f"  {d} [pyspy]: 1 records\n" in text for d in dumps)
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (["--role", "llm-a"], "--role 'llm-a': expected UNIT=ROLE"),
+        (["--since", "nonsense"], "--since 'nonsense'"),
+    ],
+)
+def test_a_bad_option_value_exits_1_as_the_help_says(tmp_path, option, says):
+    log = tmp_path / "router.log"
+    log.write_text("2025-10-29T21:34:40.123Z INFO sglang_router_rs::routers::pd_router: x\n")
+    result = CliRunner().invoke(app, ["ingest", str(log), "-o", str(tmp_path / "out"), *option])
+    assert result.exit_code == 1 and says in result.output
+    assert "1 nothing written (no input readable, a bad option value" in " ".join(
+        CliRunner().invoke(app, ["ingest", "--help"], env={"COLUMNS": "200"}).output.split()
+    )
+    assert not (tmp_path / "out").exists()

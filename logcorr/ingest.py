@@ -722,13 +722,15 @@ def _finish(run: _Run) -> IngestResult:
 
 
 def _manifest(run: _Run, result: IngestResult) -> dict:
-    """OUT's ``manifest.json``: the inputs read (with their identity and selection), rows per table,
+    """OUT's ``manifest.json``: the inputs read (as given, their absolute ``path`` where ingest ran, their
+    identity and selection), rows per table,
     the time span, the origin and its next event id, the errors; with ``--append``, of all runs."""
     plan = run.plan
     prev = run.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
     idents = {str(p): i for p, i in plan.identities.items()}
     inputs = prev.get("inputs", []) + [
-        {"source": r.source, "identity": idents.get(r.source, {}), "selection": plan.selection}
+        {"source": r.source, "path": str(Path(r.source).absolute()), "identity": idents.get(r.source, {})}
+        | {"selection": plan.selection}
         | {k: getattr(r, k) for k in ("format", "records", "unparsed", "errors", "notes")}
         for r in result.reports
     ]

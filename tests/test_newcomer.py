@@ -179,3 +179,22 @@ def test_a_parameter_named_as_a_reserved_word_is_bound_and_json_stays_json(sampl
     assert "(8 more row(s) not shown: --limit 2)" in cut.stderr
     csv_cut = run(app, ["query", "abort_to_assert", "-d", str(sample), "-f", "csv", "-n", "3"])
     assert len(csv_cut.stdout.strip().splitlines()) == 4 and "more row(s) not shown" not in csv_cut.stdout
+
+
+def test_show_opens_a_relative_input_from_anywhere_and_says_its_clock(tmp_path, monkeypatch):
+    """An input given relative to where ingest ran: show's command names its absolute path; a record
+    whose line prints no zone is stated as printed (issue 30 item 8)."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "prefill.log").write_text(
+        "[2025-10-29 21:34:46 TP0] Prefill batch, #new-seq: 1, #new-token: 8, #cached-token: 0, "
+        "token usage: 0.01, #running-req: 0, #queue-req: 0\n"
+        "[2025-10-29 21:34:47 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    ingest([Path("logs/prefill.log")], tmp_path / "out")
+    monkeypatch.chdir("/")
+    result = run(app, ["show", str(query(tmp_path / "out", "SELECT max(event_id) FROM events").item()),
+                       "-d", str(tmp_path / "out")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"in the file: sed -n '1,22p' {tmp_path / 'logs' / 'prefill.log'}" in result.output
+    assert "> 2025-10-29 21:34:47.000000 (as printed, zone not printed)" in result.output

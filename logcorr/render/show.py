@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 
 from logcorr.analysis import saved
@@ -29,9 +31,11 @@ class ShowError(Exception):
 def show(out: Path, event_id: int, context: int = 3) -> str:
     """The record ``event_id`` of OUT's ``events`` with up to ``context`` records before and after it
     from the same process stream (same source, host, boot, pid and unit), oldest first, as text:
-    a header line per record (time UTC, role, ranks, pid, kind, ``source:position``), its message
+    a header line per record (time UTC, or as printed where the record prints no zone; role, ranks, pid,
+    kind, ``source:position``), its message
     indented, the asked record marked ``>``; then, for a journal record, the ``journalctl`` command
-    that opens it by its full cursor. Raises ``ShowError`` when no record has that id,
+    that opens it by its full cursor (or the ``sed`` that shows a text file's lines), with the input's
+    absolute path as ingest saw it (``input_paths``). Raises ``ShowError`` when no record has that id,
     ``FileNotFoundError`` when OUT does not exist."""
     con = saved.connect(Path(out))
     con.execute(f"SET VARIABLE show_id = {int(event_id)}")
@@ -46,7 +50,8 @@ def show(out: Path, event_id: int, context: int = 3) -> str:
         ranks = " ".join(
             f"{k[:2].upper()}{r[k]}" for k in ("dp_rank", "pp_rank", "tp_rank", "ep_rank") if r[k] is not None
         )
-        when = r["ts"].strftime("%Y-%m-%d %H:%M:%S.%f UTC") if r["ts"] else "no time"
+        zone = " UTC" if r.get("zoned") is not False else " (as printed, zone not printed)"
+        when = r["ts"].strftime("%Y-%m-%d %H:%M:%S.%f") + zone if r["ts"] else "no time"
         head = "  ".join(
             x
             for x in (
@@ -64,11 +69,24 @@ def show(out: Path, event_id: int, context: int = 3) -> str:
         lines += [f"{mark}     {line}" for line in (r["message"] or "").splitlines() or [""]]
     target = rows.filter(rows["is_target"]).row(0, named=True)
     pos = target["source_pos"] or ""
+    where = shlex.quote(input_paths(Path(out)).get(target["source"], target["source"]))
     if pos.startswith("s="):
         lines.append(
-            f"\nin the journal: journalctl --directory '{target['source']}' --cursor '{pos}' --no-pager | head -20"
+            f"\nin the journal: journalctl --directory {where} --cursor {shlex.quote(pos)} --no-pager | head -20"
         )
     elif pos.startswith("line "):
         n = int(pos[5:])
-        lines.append(f"\nin the file: sed -n '{max(1, n - 5)},{n + 20}p' '{target['source']}'")
+        lines.append(f"\nin the file: sed -n '{max(1, n - 5)},{n + 20}p' {where}")
     return "\n".join(lines)
+
+
+def input_paths(out: Path) -> dict[str, str]:
+    """``{source: absolute path}`` of OUT's inputs from its ``manifest.json`` (a source is as it was given,
+    maybe relative to where ingest ran); empty for an OUT written before manifests kept the path."""
+    try:
+        inputs = json.loads((out / "manifest.json").read_text(encoding="utf-8")).get("inputs", [])
+    except (OSError, ValueError):
+        return {}
+    return {
+        i["source"]: i["path"] for i in inputs if isinstance(i, dict) and i.get("source") and i.get("path")
+    }

@@ -751,9 +751,8 @@ def _manifest(run: _Run, result: IngestResult) -> dict:
 def _result_notes(run: _Run) -> list[str]:
     """What to know about the run as a whole: ``--captured-at`` not used, nothing of a known kind read."""
     notes = []
-    if run.plan.captured_at and not any(
-        r.format in ("pyspy", "pyspy-json") and r.records for r in run.reports
-    ):
+    if run.plan.captured_at and not any(r.format in ("pyspy", "pyspy-json") for r in run.reports):
+        # (dumps a --since/--until window dropped are bare dumps: their own notes say so)
         notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
     counts = run.counts
     known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}

@@ -59,6 +59,7 @@ def test_a_bare_dump_captured_outside_the_window_is_left_out(tmp_path):
     dump_reports = [r for r in result.reports if r.format == "pyspy"]
     assert len(dump_reports) == 8 and all(r.records == 0 for r in dump_reports)
     assert all("outside --since/--until" in " ".join(r.notes) for r in dump_reports)
+    assert not any("--captured-at not used" in n for n in result.notes)  # it was used: it placed them
 
 
 def test_garbage_in_is_said_plainly(tmp_path):

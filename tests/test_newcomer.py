@@ -199,3 +199,16 @@ def test_show_opens_a_relative_input_from_anywhere_and_says_its_clock(tmp_path, 
     assert result.exit_code == 0, result.output
     assert f"in the file: sed -n '1,22p' {tmp_path / 'logs' / 'prefill.log'}" in result.output
     assert "> 2025-10-29 21:34:47.000000 (as printed, zone not printed)" in result.output
+
+
+def test_a_file_that_is_not_utf8_says_so_in_sources(tmp_path):
+    """Latin-1 bytes (issue 30 item 8): the line is kept, its bad byte as U+FFFD, and sources says how
+    many lines hold one."""
+    log = tmp_path / "l1.log"
+    log.write_bytes(b"[2025-10-29 21:34:46 TP0] caf\xe9 latin-1\n[2025-10-29 21:34:47 TP0] plain\n")
+    ingest([log], tmp_path / "out")
+    (notes,) = query(tmp_path / "out", "SELECT notes FROM sources")["notes"]
+    assert notes.startswith("1 line(s) hold U+FFFD: bytes that are not UTF-8")
+    assert query(tmp_path / "out", "SELECT message FROM events ORDER BY event_id")["message"][0].endswith(
+        "caf\ufffd latin-1"
+    )

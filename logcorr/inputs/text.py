@@ -78,11 +78,12 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    compose, pieces = None, 0
+    compose, pieces, replaced = None, 0, 0
     for lines, first, piece in lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
+        replaced += int(lines.str.contains("\ufffd", literal=True).sum() or 0)
         records = text_records(lines, fmt, report.source, first, compose=bool(compose))
         if piece:
             pieces += 1
@@ -91,6 +92,11 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
     if pieces:
         report.notes.append(
             f"{pieces} piece(s) of {MAX_LINE_BYTES >> 20} MiB cut from lines longer than that"
+        )
+    if replaced:
+        report.notes.append(
+            f"{replaced:,} line(s) hold U+FFFD: bytes that are not UTF-8 are kept as that character"
+            " (the file is not all UTF-8 text: Latin-1, binary, a cut character)"
         )
 
 

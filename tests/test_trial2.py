@@ -490,3 +490,24 @@ def test_f16_a_time_outside_1970_9999_is_kept_without_a_time_in_a_record_of_its_
         f"JOIN read_parquet('{out}/events/**/*.parquet') e USING (event_id) ORDER BY b.running_req"
     ).fetchall()
     assert rows == [(1, 9999, 1), (2, None, 1), (3, None, 1), (4, None, 1), (5, 2025, 1)]
+
+
+@pytest.mark.parametrize("after_s", [0.05, 0.2, 0.5])
+def test_f19_ctrl_c_while_the_command_loads_is_one_line_and_130(tmp_path, after_s):
+    """The console command, interrupted while typer, polars and DuckDB load: one line, exit 130, no
+    KeyboardInterrupt traceback (later, the ingest's own handler says the same way)."""
+    command = Path(sys.executable).parent / "logcorr"
+    if not command.exists():
+        pytest.skip("the logcorr console script is not installed beside this python")
+    log = tmp_path / "a.log"
+    log.write_text("[2025-10-29 21:34:46 TP0] Prefill batch, #new-seq: 1\n")
+    proc = subprocess.Popen(
+        [str(command), "ingest", str(log), "-o", str(tmp_path / "out")], stderr=subprocess.PIPE, text=True
+    )
+    time.sleep(after_s)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip(f"the ingest ended before {after_s} s")
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.startswith("logcorr: interrupted"), err

@@ -392,8 +392,8 @@ class _Json:
             return False
         end, snapshots, complete = self.scan_json(i)
         value = None  # the text starts with "[": a list when it parses
-        if complete:
-            with contextlib.suppress(ValueError):
+        if complete:  # (a value nested deeper than Python's recursion limit is no dump: RecursionError)
+            with contextlib.suppress(ValueError, RecursionError):
                 value, used = json.loads("\n".join(self.lines[i:end])), end - i
         if value is None:
             value, used = self.repair_json(i, end, snapshots)
@@ -443,7 +443,7 @@ class _Json:
             if head.endswith(":"):
                 continue
             closers = "".join("]" if ch == "[" else "}" for ch in reversed(snapshots[k - i]))
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 return json.loads(head + closers), k + 1 - i
         return None, 0
 

@@ -513,3 +513,20 @@ def test_f19_ctrl_c_while_the_command_loads_is_one_line_and_130(tmp_path, after_
         pytest.skip(f"the interpreter was still starting at {after_s} s")
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err == "" or err.startswith("logcorr: interrupted"), err  # (click's own parse ends quietly)
+
+
+def test_f19_a_json_dump_nested_past_the_recursion_limit_is_kept_unparsed(tmp_path):
+    """A py-spy --json dump whose frames nest 50,000 deep: no RecursionError; the text is one record,
+    its lines unparsed, no capture invented."""
+    from logcorr.parsers import pyspy
+
+    deep = '[{"pid": 4242, "thread_id": 7, "thread_name": "MainThread", "active": true, "frames": '
+    text = deep + "[" * 50_000 + "]" * 50_000 + "}]\n"
+    found = pyspy.parse_dump(text, capture_ts="2025-10-29 21:40:10")
+    assert found.captures.height == 0 and found.frames.height == 0 and found.line_kinds == ["unparsed"]
+    dump = tmp_path / "deep.json"
+    dump.write_text(text)
+    from logcorr.ingest import ingest
+
+    result = ingest([dump], tmp_path / "out", captured_at="2025-10-29 21:40:10")
+    assert result.rows["events"] == 1 and result.rows["captures"] == 0

@@ -530,3 +530,35 @@ def test_f19_a_json_dump_nested_past_the_recursion_limit_is_kept_unparsed(tmp_pa
 
     result = ingest([dump], tmp_path / "out", captured_at="2025-10-29 21:40:10")
     assert result.rows["events"] == 1 and result.rows["captures"] == 0
+
+
+def test_f19_database_embed_on_a_full_disk_is_one_line_and_leaves_out_as_it_was(tmp_path):
+    """``database --embed`` into a 6 MB tmpfs that holds OUT's Parquet files but not their copy: exit 1,
+    one line naming the file and 'No space left on device', no temporary file left, OUT's tables intact."""
+    import shutil
+
+    from logcorr.ingest import ingest
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6M", "tmpfs", str(disk)],
+                                           capture_output=True, check=False).returncode:  # fmt: skip
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        src = tmp_path / "out"
+        dumps = sorted((Path(__file__).parents[1] / "sample_logs" / "pyspy").glob("*.txt"))
+        ingest([*dumps, Path(__file__).parents[1] / "sample_logs" / "router.log"], src)
+        shutil.copytree(src, disk / "out", ignore=shutil.ignore_patterns("logcorr.duckdb"))
+        filler = disk / "filler"
+        free = shutil.disk_usage(disk).free
+        filler.write_bytes(b"\0" * max(0, free - 256 * 1024))  # leave 256 KiB: the Parquet copy cannot fit
+        got = subprocess.run(
+            [sys.executable, "-m", "logcorr.cli", "database", "-d", str(disk / "out"), "--embed"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
+        assert "cannot write the DuckDB file" in got.stderr and "No space left on device" in got.stderr
+        assert not [p.name for p in (disk / "out").iterdir() if ".tmp" in p.name]
+        assert {p.name for p in (disk / "out").iterdir()} >= {"events", "captures", "manifest.json"}
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

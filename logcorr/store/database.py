@@ -160,7 +160,8 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         for left in (tmp, Path(f"{tmp}.wal")):
             with contextlib.suppress(OSError):
                 left.unlink(missing_ok=True)
-        if isinstance(e, duckdb.IOException | duckdb.OutOfMemoryException):
+        # a full disk surfaces as an IOException or as a commit that cannot write its WAL
+        if isinstance(e, duckdb.IOException | duckdb.OutOfMemoryException | duckdb.TransactionException):
             said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise DatabaseError(f"{target}: cannot write the DuckDB file: {said}") from None
         raise

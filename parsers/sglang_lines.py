@@ -412,6 +412,19 @@ WATCHDOG_PATTERNS = [
         yields={"reason": "HCCL error, cause: aicore timeout", "nccl_seq": None},
     ),
     P(
+        "rank_divergence",
+        "watchdog",
+        "Found rank divergence for",
+        # SGLang's rank-consensus checker (sglang#34406): every rank of the group logs its own hash
+        r"Found rank divergence for (?P<reason>\d+ events?\(s\)! local hash: [0-9a-f]+[^\n]*)",
+        "≈2026-08 (sglang#34406, utils/rank_consensus)",
+        "[2026-08-12 10:00:00 TP1] Found rank divergence for 2 events(s)! local hash: 9f86d081884c7d659a2f,"
+        " events = ['check_prefetch_progress called params=(1,)', 'get_next_batch_to_run result=None']",
+        subkind="rank_divergence",
+        yields={"reason": "2 events(s)! local hash: 9f86d081884c7d659a2f, events = ['check_prefetch_progress"
+                " called params=(1,)', 'get_next_batch_to_run result=None']"},
+    ),
+    P(
         "fatal_python_error",
         "watchdog",
         "Fatal Python error:",

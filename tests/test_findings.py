@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from logcorr.analysis import findings as findings_mod
+from logcorr.analysis import saved
 from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.render import issue as issue_mod
@@ -299,3 +300,38 @@ def test_the_sample_dumps_count_processes_once_over_two_rounds(sample_out):
     )
     assert "2 decode scheduler ranks TP2-TP3 (4 dumps) wait in all_reduce (nccl)" in summary
     assert "1 decode scheduler rank TP0 (2 dumps) waits in broadcast (gloo)" in summary
+
+
+def test_sglang_rank_consensus_lines_are_a_rank_divergence_finding(tmp_path):
+    """SGLang's rank-consensus checker (sglang#34406): each rank logs its own hash; TP2's differs. The
+    finding groups the ranks by hash and leads the summary; the lines are watchdogs rows."""
+    events = "events = ['check_prefetch_progress called params=({}1,)', 'get_next_batch_to_run result=None']"
+    hashes = {
+        0: "9f86d081884c7d659a2f",
+        1: "9f86d081884c7d659a2f",
+        2: "2c26b46b68ffc68ff99b",
+        3: "9f86d081884c7d659a2f",
+    }
+    log = tmp_path / "prefill.log"
+    log.write_text(
+        "".join(
+            f"[2026-08-12 10:00:01 TP{r}] Found rank divergence for 2 events(s)! local hash: {h}, "
+            + events.format("" if r != 2 else "-")
+            + "\n"
+            for r, h in hashes.items()
+        )
+    )
+    out = tmp_path / "out"
+    ingest([log], out)
+    rows = saved.query(
+        out, "SELECT tp_rank, reason FROM watchdogs WHERE watchdog_kind = 'rank_divergence' ORDER BY tp_rank"
+    )
+    assert rows["tp_rank"].to_list() == [0, 1, 2, 3]
+    assert rows["reason"][2].startswith("2 events(s)! local hash: 2c26b46b68ffc68ff99b, events = [")
+    (f,) = findings_mod.findings(out).filter(pl.col("kind") == "rank_divergence").iter_rows(named=True)
+    assert f["ranks"] == ["TP0", "TP1", "TP2", "TP3"] and f["n"] == 4 and len(f["evidence"]) == 4
+    assert (
+        "at 2026-08-12 10:00:01: 2 event(s) hashed differently: TP0,TP1,TP3 hash 9f86d081884c… | TP2 hash 2c26b46b68ff…"
+        in f["summary"]
+    )
+    assert f["zoned"] is False  # SGLang's header prints local time

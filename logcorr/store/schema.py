@@ -363,7 +363,8 @@ WATCHDOGS = _table(
         "watchdog_kind": C(
             pl.String,
             "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
-            "(NCCL or HCCL), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:')",
+            "(NCCL or HCCL), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:'), "
+            "rank_divergence (SGLang's rank-consensus check: ranks of a group hashed different events)",
         ),
         "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
         "soft": C(pl.Boolean, "a soft watchdog (warns, does not kill)"),

@@ -421,8 +421,10 @@ WATCHDOG_PATTERNS = [
         "[2026-08-12 10:00:00 TP1] Found rank divergence for 2 events(s)! local hash: 9f86d081884c7d659a2f,"
         " events = ['check_prefetch_progress called params=(1,)', 'get_next_batch_to_run result=None']",
         subkind="rank_divergence",
-        yields={"reason": "2 events(s)! local hash: 9f86d081884c7d659a2f, events = ['check_prefetch_progress"
-                " called params=(1,)', 'get_next_batch_to_run result=None']"},
+        yields={
+            "reason": "2 events(s)! local hash: 9f86d081884c7d659a2f, events = ['check_prefetch_progress"
+            " called params=(1,)', 'get_next_batch_to_run result=None']"
+        },
     ),
     P(
         "fatal_python_error",

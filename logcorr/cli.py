@@ -32,6 +32,16 @@ app = typer.Typer(
 
 DEFAULT_OUT = Path("logcorr-out")
 OutDir = Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")]
+# the window and role options of the renderers (timeline, export)
+Since = Annotated[
+    str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+]
+Until = Annotated[
+    str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
+]
+LaneRole = Annotated[
+    str | None, typer.Option(help="Only the lanes of prefill, decode or router.", metavar="ROLE")
+]
 
 
 def _version(value: bool) -> None:
@@ -396,18 +406,12 @@ def timeline(
     output: Annotated[
         Path, typer.Option("-o", "--output", help="The HTML file to write.", metavar="FILE")
     ] = Path("timeline.html"),
-    since: Annotated[
-        str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
-    ] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
-    ] = None,
+    since: Since = None,
+    until: Until = None,
     room: Annotated[
         int | None, typer.Option(help="Only the marks of this bootstrap_room.", metavar="ROOM")
     ] = None,
-    role: Annotated[
-        str | None, typer.Option(help="Only the lanes of prefill, decode or router.", metavar="ROLE")
-    ] = None,
+    role: LaneRole = None,
     detail: Annotated[
         bool | None,
         typer.Option(
@@ -444,15 +448,9 @@ def export(
     output: Annotated[Path, typer.Option("-o", "--output", help="The file to write.", metavar="FILE")] = Path(
         "trace.json"
     ),
-    since: Annotated[
-        str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
-    ] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Until this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
-    ] = None,
-    role: Annotated[
-        str | None, typer.Option(help="Only the lanes of prefill, decode or router.", metavar="ROLE")
-    ] = None,
+    since: Since = None,
+    until: Until = None,
+    role: LaneRole = None,
     detail: Annotated[
         bool | None,
         typer.Option(

@@ -31,15 +31,16 @@ r AS (
            count(*) FILTER (WHERE status >= 500) AS failed,
            count(*) FILTER (WHERE status BETWEEN 400 AND 499) AS client_err,
            count(*) FILTER (WHERE status BETWEEN 200 AND 299) AS ok,
-           min(q.ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(q.ts) FILTER (WHERE status >= 500) AS last_failed_ts,
-           bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE status >= 500 AND q.ts IS NOT NULL) AS zoned
-    FROM requests q CROSS JOIN w LEFT JOIN events e ON e.event_id = q.event_id
+           min(ts) FILTER (WHERE status >= 500) AS first_failed_ts, max(ts) FILTER (WHERE status >= 500) AS last_failed_ts
+    FROM requests q, w
     WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND coalesce(q.path, '') NOT IN ('/health', '/health_generate', '/metrics')
     GROUP BY q.role
 ),
-s AS (
-    SELECT role, string_agg(status || '×' || n, ', ' ORDER BY n DESC) AS statuses
-    FROM (SELECT q.role, q.status, count(*) AS n FROM requests q, w
+s AS (  -- the 5xx answers: statuses, and whether their records print their zone (events.zoned)
+    SELECT role, string_agg(status || '×' || n, ', ' ORDER BY n DESC) AS statuses, bool_and(zoned) AS zoned
+    FROM (SELECT q.role, q.status, count(*) AS n,
+                 bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE q.ts IS NOT NULL) AS zoned
+          FROM requests q CROSS JOIN w LEFT JOIN events e ON e.event_id = q.event_id
           WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND q.status >= 500 GROUP BY ALL)
     GROUP BY role
 ),
@@ -54,7 +55,7 @@ a AS (
 SELECT coalesce(r.role, a.role, x.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
        r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted,
-       r.zoned
+       CASE WHEN r.failed > 0 THEN s.zoned END AS zoned
 FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
 FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
 LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-from array import array
-from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -40,15 +38,15 @@ class Clock:
     sorted) of the records that print none; a cell holding one of them is stated as printed."""
 
     zoned: bool = True
-    zoneless: array = field(default_factory=lambda: array("q"))
+    zoneless: pl.Series = field(default_factory=lambda: pl.Series("us", [], pl.Int64))
 
     def states_utc(self, ts: datetime) -> bool:
         """Whether ``ts`` (aware) is stated with " UTC"."""
-        if not self.zoned or not self.zoneless:
+        if not self.zoned or self.zoneless.is_empty():
             return self.zoned
         us = (ts - _EPOCH) // timedelta(microseconds=1)
-        i = bisect_left(self.zoneless, us)
-        return not (i < len(self.zoneless) and self.zoneless[i] == us)
+        i = self.zoneless.search_sorted(us)
+        return not (i < self.zoneless.len() and self.zoneless[i] == us)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -71,8 +69,9 @@ def zone_known(cov: pl.DataFrame) -> bool:
 def clock_of(results: dict[str, pl.DataFrame]) -> Clock:
     """The ``Clock`` of the rows of ``gather`` (coverage's clock rows, the zoneless records' times)."""
     zoneless = results.get("zoneless")
-    us = array("q", zoneless["us"].to_list()) if zoneless is not None and zoneless.height else array("q")
-    return Clock(zone_known(results["coverage"]), us)
+    if zoneless is None or not zoneless.height:
+        return Clock(zone_known(results["coverage"]))
+    return Clock(zone_known(results["coverage"]), zoneless["us"])
 
 
 @contextlib.contextmanager
@@ -89,7 +88,7 @@ def time_label(name: str) -> str:
     """A time column's header: ``name (UTC)``; ``name (as printed)`` in a report of zoneless data;
     ``name (UTC where marked)`` where the data mixes both (a zoneless cell carries no " UTC")."""
     clock = _clock()
-    return f"{name} ({'as printed' if not clock.zoned else 'UTC where marked' if clock.zoneless else 'UTC'})"
+    return f"{name} ({'as printed' if not clock.zoned else 'UTC where marked' if clock.zoneless.len() else 'UTC'})"
 
 
 def utc_time(ts: datetime | None, *, date: bool = True, zone: bool | None = None) -> str:

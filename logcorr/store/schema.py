@@ -89,8 +89,9 @@ _EVENT_ID = C(pl.Int64, "events.event_id of the record this row comes from")
 _TS = C(UTC_US, "journald's receive time where there is one, else the printed time read as UTC (µs)")
 _HOST = C(
     pl.String,
-    "host name: journald _HOSTNAME, else one the record names (NCCL host:pid:tid, UCX, a pod, its process); "
-    "null when the data names none (a plain router.log): never guessed from the partition's origin",
+    "host name: journald _HOSTNAME, a short capture's host, a container's node, a collect bundle's host, "
+    "else one the record prints (NCCL host:pid:tid, UCX) or its process's; null when the data names none "
+    "(a plain router.log): never guessed from the partition's origin",
 )
 _ROLE = C(pl.String, "prefill, decode, router, engine (a server that is not half of a PD pair) or unknown")
 _PID = C(pl.Int32, "process id (journald _PID); null for plain text without one")
@@ -681,5 +682,5 @@ def null_columns_sql(table: str, present: set[str]) -> str:
 def empty_view_sql(table: str) -> str:
     """``CREATE OR REPLACE VIEW`` of a contract table with its columns and no row: the table an OUT
     written before it existed (or by a tool that wrote no part of it) lacks."""
-    cols = ", ".join(f'CAST(NULL AS {_TYPES[c.dtype][1]}) AS "{n}"' for n, c in TABLES[table].columns.items())
+    cols = null_columns_sql(table, set()).removeprefix(", ")
     return f'CREATE OR REPLACE VIEW "{table}" AS SELECT {cols} WHERE false'

@@ -24,7 +24,15 @@ from logcorr.clocks import Clocks, clock_note, zoneless
 from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
-from logcorr.inputs.source import LINE_PIECE, InputError, ReadOptions, SourceReport
+from logcorr.inputs.source import (
+    LINE_PIECE,
+    MAX_RECORD_BYTES,
+    MAX_RECORD_LINES,
+    RECORD_PIECE,
+    InputError,
+    ReadOptions,
+    SourceReport,
+)
 from logcorr.inputs.text import has_compose_prefix, text_records
 from logcorr.parsers import collect, journald, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
@@ -507,8 +515,10 @@ def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> Non
         yearless = ev.filter(pl.col("ts").is_null() & pl.col("entry_error").is_null())
         report.yearless += int(yearless["n_lines"].sum() or 0)  # lines, as the note says
     errs = ev.filter(
-        pl.col("entry_error").is_not_null() & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
-    )  # pieces of an over-long line are said once, in the input's notes
+        pl.col("entry_error").is_not_null()
+        & ~pl.col("entry_error").str.starts_with(LINE_PIECE)
+        & ~pl.col("entry_error").str.starts_with(RECORD_PIECE)
+    )  # pieces of an over-long line or record are said once, in the input's notes
     shown = errs.select("source_pos", "entry_error").head(5).iter_rows()
     report.errors += [f"{report.source} at {pos}: {err}" for pos, err in shown]
     if errs.height > 5:
@@ -623,6 +633,11 @@ def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich
         for recs in joined():
             if recs.height:
                 yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+        if rejoin.pieces:
+            report.notes.append(
+                f"{rejoin.pieces:,} piece(s) of records over {MAX_RECORD_LINES:,} lines or"
+                f" {MAX_RECORD_BYTES >> 20} MiB: kept in pieces, each marked in entry_error"
+            )
     finally:
         chunks.close()  # stops the reading stage (and journalctl) when this one stops early
 

@@ -28,7 +28,9 @@ FIELDS = (
     "MESSAGE", "_PID", "_SYSTEMD_UNIT", "UNIT", "_HOSTNAME", "_COMM", "SYSLOG_IDENTIFIER", "_CMDLINE",
     "COREDUMP_UNIT", "OBJECT_SYSTEMD_UNIT",
 )  # fmt: skip
-_META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID")
+# __LOGCORR_PIECE: logcorr's reader marks an entry holding a piece of an over-long field (its value
+# is the entry's error; journald writes no such field)
+_META = ("__CURSOR", "__REALTIME_TIMESTAMP", "_BOOT_ID", "__LOGCORR_PIECE")
 BINARY_FIELD = re.compile(rb"(?m)^([A-Za-z0-9_]+)\n")
 # Where the entry after a damaged binary field starts: a blank line, then a text field (journald's
 # field names are upper case).
@@ -320,6 +322,7 @@ def _export_records(wide: pl.DataFrame, source: str, first_entry: int, errors: l
         message = clean_text(message)
     entry_error = pl.concat_str(
         [
+            pl.col("__LOGCORR_PIECE"),
             pl.col("damaged"),
             realtime_error(pl.col("__REALTIME_TIMESTAMP")),
             pl.when(pl.col("entry") == pl.col("entry").max()).then(

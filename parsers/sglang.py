@@ -390,6 +390,8 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
         .drop_nulls("anchor")
         .with_row_index("_p")
         .join(table, on="anchor", how="inner")
+        # a pattern is confirmed once per record, at its first anchor (a dump repeats its anchors)
+        .unique(["_i", "pattern"], keep="first", maintain_order=True)
     )
     confirmed = [
         sub.filter(

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 
 from logcorr.inputs import paths
@@ -562,3 +563,72 @@ def test_f19_database_embed_on_a_full_disk_is_one_line_and_leaves_out_as_it_was(
         assert {p.name for p in (disk / "out").iterdir()} >= {"events", "captures", "manifest.json"}
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+# -- F4: memory bounded by the shape of the input (figures: bench/bench_memory.py) -----------------
+
+
+def test_f4_a_file_of_tiny_lines_is_read_in_chunks_of_bounded_lines(tmp_path, monkeypatch):
+    from logcorr.inputs import text
+
+    monkeypatch.setattr(text, "CHUNK_LINES", 1000)
+    path = tmp_path / "tiny.log"
+    path.write_bytes(b"x\n" * 4500)  # one block of bytes: before, one chunk of 4,500 rows
+    chunks = list(text.lines_chunks(path))
+    assert [(len(lines), first) for lines, first, _ in chunks] == [
+        (1000, 1), (1000, 1001), (1000, 2001), (1000, 3001), (500, 4001)
+    ]  # fmt: skip
+
+
+def test_f4_a_record_of_runaway_length_leaves_in_marked_pieces_and_loses_no_line(tmp_path, monkeypatch):
+    from logcorr.ingest import ingest
+    from logcorr.inputs import rejoin, source, text
+
+    monkeypatch.setattr(text, "CHUNK_LINES", 100)
+    monkeypatch.setattr(rejoin, "MAX_RECORD_LINES", 250)
+    path = tmp_path / "record.log"
+    frame = '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2682, in f\n'
+    path.write_text(
+        "[2025-10-29 21:34:47 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        + frame * 999
+        + "[2025-10-29 21:34:50 TP0] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0\n"
+    )
+    result = ingest([path], tmp_path / "out")
+    with duckdb.connect() as con:
+        rows = con.sql(
+            f"SELECT source_pos, n_lines, kind, tp_rank FROM '{tmp_path}/out/events/**/*.parquet'"
+            " ORDER BY event_id"
+        ).fetchall()
+        notes = con.sql(f"SELECT notes FROM '{tmp_path}/out/sources/**/*.parquet'").fetchall()[0][0]
+    # the traceback's 1,000 lines in four pieces (held past 250 lines, let go at the next chunk)
+    assert [r[1] for r in rows] == [300, 300, 300, 100, 1]
+    assert [r[0] for r in rows] == ["line 1", "line 301", "line 601", "line 901", "line 1001"]
+    assert rows[0][2:] == ("traceback", 0) and rows[-1][2:] == ("batch", 0)
+    assert sum(r[1] for r in rows) == result.lines == 1001
+    assert f"4 piece(s) of records over {source.MAX_RECORD_LINES:,} lines" in notes
+
+
+def test_f4_a_huge_export_field_is_read_in_pieces_each_an_entry(tmp_path, monkeypatch):
+    import struct
+
+    from logcorr.inputs import export
+    from logcorr.inputs.source import LINE_PIECE, SourceReport
+
+    monkeypatch.setattr(export, "CHUNK_BYTES", 700)
+    monkeypatch.setattr(export, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(export, "MAX_RECORD_BYTES", 1000)
+    value = "".join(f"{i:05d}\x01" for i in range(1700)).encode()  # 10,200 bytes, binary-safe
+    head = b"__CURSOR=s=1;i=1\n__REALTIME_TIMESTAMP=1761773687000000\n_PID=3307\n"
+    tail = b"__CURSOR=s=1;i=2\n__REALTIME_TIMESTAMP=1761773688000000\n_PID=3307\nMESSAGE=next\n\n"
+    path = tmp_path / "field.export"
+    path.write_bytes(head + b"MESSAGE\n" + struct.pack("<Q", len(value)) + value + b"\n\n" + tail)
+    report = SourceReport(str(path), "export")
+    df = pl.concat(export.read_export_file(path, report))
+    pieces = df.filter(pl.col("source_pos") == "s=1;i=1")
+    assert pieces["message"].str.len_bytes().to_list() == [1000] * 10 + [200]
+    assert "".join(pieces["message"]).encode() == value  # every byte, in order
+    assert pieces["entry_error"].str.starts_with(LINE_PIECE).all()
+    assert pieces["ts"].dt.epoch("us").unique().to_list() == [1761773687000000]
+    assert df["message"][-1] == "next" and df["entry_error"][-1] is None
+    assert report.bytes == path.stat().st_size
+    assert report.notes[0].startswith("10 piece(s) of ")

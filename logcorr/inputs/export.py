@@ -4,12 +4,13 @@ https://systemd.io/JOURNAL_EXPORT_FORMATS/)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.source import CHUNK_BYTES, SourceReport
+from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, MAX_RECORD_BYTES, SourceReport
+from logcorr.inputs.text import char_boundary
 from logcorr.parsers import journald
 
 
@@ -42,20 +43,29 @@ def _safe_cut(buf: bytes) -> int:
 
 
 def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """Records of an export stream given as byte ``blocks``, parsed a chunk of whole entries at a time
+    (``journald.parse_export``). A binary field over ``MAX_LINE_BYTES`` is read
+    in pieces of ``MAX_RECORD_BYTES`` (``_held``), each the record of an entry of its own, so memory
+    stays bounded."""
     rest, entries = b"", 0  # entries so far: "entry N" for an entry without a cursor
+    blocks, held = iter(blocks), 0
     for block in blocks:
         report.bytes += len(block)
         buf = rest + block
         cut = buf.rfind(b"\n\n") + 2  # fast guess; wrong only when a binary field spans it
         if cut == 1:
-            rest = buf
+            before = entries
+            rest, entries = yield from _held(buf, blocks, source, report, entries)
+            held += entries - before
             continue
         try:
             df = journald.parse_export(buf[:cut], source=source, whole=True, first_entry=entries)
         except journald.CutInsideBinaryField:
             cut = _safe_cut(buf)
             if cut == 0:
-                rest = buf
+                before = entries
+                rest, entries = yield from _held(buf, blocks, source, report, entries)
+                held += entries - before
                 continue
             df = journald.parse_export(buf[:cut], source=source, first_entry=entries)
         rest = buf[cut:]
@@ -63,6 +73,64 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
         yield df
     if rest.strip():
         yield _cut_entry(rest, source, entries)
+    if held:
+        report.notes.append(
+            f"{held} piece(s) of {MAX_RECORD_BYTES >> 20} MiB cut from binary fields over"
+            f" {MAX_LINE_BYTES >> 20} MiB"
+            " (each an entry of its own; the field's last piece follows them)"
+        )
+
+
+# A field journald never writes (its own double-underscore fields are addresses): logcorr's mark on
+# the entries that hold a piece of a binary field too long to keep whole; parse_export reads it as
+# the entry's error.
+PIECE_LINE = b"__LOGCORR_PIECE=" + LINE_PIECE.encode() + b"\n"
+
+
+def _held(buf: bytes, blocks: Iterator[bytes], source: str, report: SourceReport, entries: int) -> Generator:
+    """``buf``, which holds no whole entry yet, to be held for the next block; when it is over
+    ``MAX_LINE_BYTES`` and its first entry has a binary field over that, that field's pieces are
+    yielded, each the record of an entry of its own, and what to hold is the field's last piece.
+    Returns what to hold and ``entries`` plus the entries yielded."""
+    at = _huge_field(buf) if len(buf) > MAX_LINE_BYTES else None
+    if at is None:
+        return buf, entries
+    name_start, value_start, size = at
+    head = buf[:name_start] + PIECE_LINE + buf[name_start : value_start - 8]  # the fields before, NAME\n
+    data, left = buf[value_start:], size
+    while left > MAX_RECORD_BYTES:
+        while len(data) < MAX_RECORD_BYTES and (block := next(blocks, b"")):
+            report.bytes += len(block)
+            data += block
+        if len(data) < MAX_RECORD_BYTES:  # the stream ends inside the field: a cut field, said as such
+            break
+        cut = char_boundary(data, MAX_RECORD_BYTES)
+        piece, data = data[:cut], data[cut:]
+        entry = head + len(piece).to_bytes(8, "little") + piece + b"\n\n"
+        df = journald.parse_export(entry, source=source, first_entry=entries)
+        entries += df.height
+        left -= len(piece)
+        yield df
+    return head + left.to_bytes(8, "little") + data, entries  # the last piece, read on as any field
+
+
+def _huge_field(buf: bytes) -> tuple[int, int, int] | None:
+    """Where the first binary field of ``buf``'s first entry that is over ``MAX_LINE_BYTES`` (and no
+    more than ``journald.MAX_FIELD_BYTES``, beyond which a length is damage) is: ``(start of its name
+    line, start of its value, its length)``; None when there is none (the fields before it are
+    skipped by their lengths, so bytes inside a value are never read as a field)."""
+    pos = 0
+    while m := journald.BINARY_FIELD.search(buf, pos):
+        size_at = m.end()
+        if size_at + 8 > len(buf) or b"\n\n" in buf[pos : m.start()]:
+            return None  # a cut length, or the field is in a later entry
+        size = int.from_bytes(buf[size_at : size_at + 8], "little")
+        if size > journald.MAX_FIELD_BYTES:
+            return None
+        if size > MAX_LINE_BYTES:
+            return m.start(), size_at + 8, size
+        pos = size_at + 8 + size + 1
+    return None
 
 
 def _cut_entry(rest: bytes, source: str, first_entry: int) -> pl.DataFrame:

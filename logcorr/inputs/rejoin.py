@@ -18,14 +18,17 @@ py-spy dump file).
 Streaming: records still open at the end of a chunk (the last record of a stream, which the next
 chunk may continue) are held back, together with every record after the earliest of them, so
 records leave in input order. A record also closes when its stream has been silent for
-``SETTLE_US`` while other streams went on, which bounds what is held back.
+``SETTLE_US`` while other streams went on, which bounds what is held back. A record still open past
+``MAX_RECORD_LINES`` lines or ``MAX_LINE_BYTES`` bytes is no log record (a runaway loop, a bomb): what
+is held is let go, and that record leaves in pieces, each marked ``RECORD_PIECE`` (``pieces`` counts
+them), so memory stays bounded whatever the input. A dump file (``join_all``) is never cut.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from logcorr.inputs.source import LINE_PIECE
+from logcorr.inputs.source import LINE_PIECE, MAX_RECORD_BYTES, MAX_RECORD_LINES, RECORD_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import CONTINUATION, HEADER_START, NOTE, SGLANG_START, is_record_start
 
@@ -44,6 +47,8 @@ class Rejoiner:
     def __init__(self, *, join_all: bool = False) -> None:
         self.join_all = join_all
         self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
+        self._cut: pl.Series = pl.Series("key", [], pl.UInt64)  # streams whose open record was cut
+        self.pieces = 0  # pieces of records let go in pieces
 
     def feed(self, df: pl.DataFrame) -> pl.DataFrame:
         return self._run(pl.concat([self._pending, df.select(list(RECORD_COLUMNS))]), final=False)
@@ -60,6 +65,9 @@ class Rejoiner:
             df = df.with_columns(_starts(df).alias("_start"))
             starts = pl.col("_start")
         df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
+        if self._cut.len():  # the lines before a cut stream's first start continue its cut record
+            df = _mark_piece(df, (pl.col("rec") == 0) & pl.col("key").is_in(self._cut.implode()))
+            self._cut = self._cut.clear()
         first_open = None
         if not final:
             newest = df["ts"].max()
@@ -70,10 +78,36 @@ class Rejoiner:
             first_open = df.filter(open_rec)["seq"].min()
         if first_open is None:
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
-            return _records(df)
+            return self._counted(_records(df))
         held = pl.col("seq").min().over("key", "rec") >= first_open
+        size = (
+            df.filter(held)
+            .group_by("key", "rec")
+            .agg(pl.len().alias("lines"), pl.col("message").str.len_bytes().sum().alias("bytes"))
+        )
+        too_long = (pl.col("lines") >= MAX_RECORD_LINES) | (pl.col("bytes") >= MAX_RECORD_BYTES)
+        huge = size.filter(too_long & (pl.col("lines") > 1))  # one line is cut by the reader
+        if huge.height and not self.join_all:  # let go of everything held; the huge ones in pieces
+            self._cut = huge["key"].unique()
+            cut = pl.struct("key", "rec").is_in(huge.select(pl.struct("key", "rec")).to_series().implode())
+            self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
+            return self._counted(_records(_mark_piece(df, cut)))
         self._pending = df.filter(held).select(list(RECORD_COLUMNS))
-        return _records(df.filter(~held))
+        return self._counted(_records(df.filter(~held)))
+
+    def _counted(self, records: pl.DataFrame) -> pl.DataFrame:
+        """``records``, their pieces of cut records counted in ``pieces``."""
+        self.pieces += int(records["entry_error"].str.starts_with(RECORD_PIECE).sum() or 0)
+        return records
+
+
+def _mark_piece(df: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
+    """``df`` with the first line of each (key, rec) group ``rows`` selects marked ``RECORD_PIECE``
+    (in ``entry_error``, before an error the line had)."""
+    first = rows & (pl.col("seq") == pl.col("seq").min().over("key", "rec"))
+    first = first & ~pl.col("entry_error").str.starts_with(RECORD_PIECE).fill_null(False)
+    mark = pl.concat_str(pl.lit(RECORD_PIECE), pl.lit("; ") + pl.col("entry_error"), ignore_nulls=True)
+    return df.with_columns(pl.when(first).then(mark).otherwise(pl.col("entry_error")).alias("entry_error"))
 
 
 def _starts(df: pl.DataFrame) -> pl.Series:

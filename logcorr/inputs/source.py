@@ -9,6 +9,16 @@ from datetime import datetime
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
 LINE_PIECE = f"a line over {MAX_LINE_BYTES >> 20} MiB, kept in pieces: this is one"  # its entry_error
+# Rows per chunk, whatever the bytes: memory per chunk is per row (about 500 bytes of columns), so a
+# file of tiny lines must not make a chunk of millions. A day's log lines (about 150 bytes) fill a
+# chunk of 10 MB; journalctl export entries, about 500 bytes, fill CHUNK_BYTES at 32,000.
+CHUNK_LINES = 65_536
+# A record longer than this (lines of one traceback or dump, joined) is no log record: kept in pieces
+MAX_RECORD_LINES = 131_072
+MAX_RECORD_BYTES = 4 << 20
+RECORD_PIECE = (
+    f"a record over {MAX_RECORD_LINES:,} lines or {MAX_RECORD_BYTES >> 20} MiB, kept in pieces: this is one"
+)
 
 
 class InputError(Exception):

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs.sniff import RFC3339
-from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
+from logcorr.inputs.source import CHUNK_BYTES, CHUNK_LINES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import BODY_START, HEADER_START, ROUTER_START, SGLANG_START, strip_groups
 from logcorr.store.schema import UTC_US, conform
@@ -38,7 +38,8 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
     byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
-    pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory."""
+    pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory. A chunk
+    holds at most ``CHUNK_LINES`` lines (a file of tiny lines makes many chunks of one block)."""
     line_no = 1
     with open(path, "rb") as f:
         rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
@@ -66,7 +67,8 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
                 lines = journald.split_lines(piece)
                 if b"\x00" in piece:
                     lines = lines.str.replace_all("\x00", "", literal=True)
-                yield lines, line_no, False
+                for start in range(0, len(lines), CHUNK_LINES):
+                    yield lines.slice(start, CHUNK_LINES), line_no + start, False
                 line_no += len(lines)
             if not block:
                 return

@@ -12,6 +12,8 @@ Shapes (``--scale`` multiplies every size; 1.0 is the trial's):
 - ``one_record``: one traceback of 1,000,000 continuation lines (about 30 MB): per-record state
 - ``export_field``: a journal export whose one entry has a 300 MiB binary-safe MESSAGE
 - ``threads``: a py-spy dump of 100,000 threads (6.3 MB), with ``--captured-at``
+- ``long_line``: one line of 256 MiB after an SGLang header (F20/F22's shape; the trial's was 4.1 GiB:
+  a line is read in pieces of 4 MiB, so the peak does not grow with its length, only the time)
 
 Usage::
 
@@ -84,11 +86,23 @@ def threads(path: Path, scale: float) -> list[str]:
     return ["--captured-at", "2025-10-29 21:40:10"]
 
 
+def long_line(path: Path, scale: float) -> list[str]:
+    """An SGLang header and 256 MiB × scale of ``x`` on one line, then one short line."""
+    size = int((256 << 20) * scale)
+    with open(path, "wb") as f:
+        f.write(b"[2025-11-05 12:00:00 TP0] ")
+        for _ in range(size >> 20):
+            f.write(b"x" * (1 << 20))
+        f.write(b"x" * (size - (size >> 20 << 20)) + b"\n[2025-11-05 12:00:01 TP0] after\n")
+    return []
+
+
 SHAPES: dict[str, tuple[str, Callable[[Path, float], list[str]]]] = {
     "tiny_lines": ("tiny.log", tiny_lines),
     "one_record": ("record.log", one_record),
     "export_field": ("field.export", export_field),
     "threads": ("threads.txt", threads),
+    "long_line": ("line.log", long_line),
 }
 
 

@@ -578,10 +578,12 @@ def test_a_200_mb_line_is_kept_in_marked_pieces_in_bounded_memory(tmp_path: Path
     proc, peak = _ingest_measured(tmp_path, log)
     assert proc.returncode == 0, proc.stderr
     assert peak < 1.5 * (1 << 30)
-    assert "piece(s) of 16 MiB cut from lines longer than that" in proc.stdout
+    assert "(2 lines," in proc.stdout  # the long line counted once, at its first piece
     ev = pl.read_parquet(tmp_path / "out" / "events" / "**" / "*.parquet").sort("event_id")
     assert int(ev["message"].str.len_bytes().sum()) == len("[2025-11-05 12:00:00 TP0] ") + (200 << 20) + len(
         "[2025-11-05 12:00:01 TP0] after"
     )  # every byte kept
-    assert ev["message"].str.len_bytes().max() <= 32 << 20  # no record holds the line whole
+    assert ev["message"].str.len_bytes().max() <= 4 << 20  # no record holds the line whole
+    assert ev.height >= 50 and f"{ev.height - 1} piece(s) of 4 MiB cut from lines over 16 MiB" in proc.stdout
+    assert ev["n_lines"].to_list() == [1] + [0] * (ev.height - 2) + [1]  # later pieces count no line
     assert ev["message"][-1] == "[2025-11-05 12:00:01 TP0] after" and ev["tp_rank"][-1] == 0

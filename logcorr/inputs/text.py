@@ -20,27 +20,39 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs.sniff import RFC3339
-from logcorr.inputs.source import CHUNK_BYTES, CHUNK_LINES, LINE_PIECE, MAX_LINE_BYTES, SourceReport
+from logcorr.inputs.source import (
+    CHUNK_BYTES,
+    CHUNK_LINES,
+    LINE_PIECE,
+    MAX_LINE_BYTES,
+    MAX_RECORD_BYTES,
+    SourceReport,
+)
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import BODY_START, HEADER_START, ROUTER_START, SGLANG_START, strip_groups
 from logcorr.store.schema import UTC_US, conform
 
 
 def char_boundary(data: bytes, at: int) -> int:
-    """The largest cut ``<= at`` that does not split a UTF-8 character."""
-    while at > 0 and data[at] & 0xC0 == 0x80:
-        at -= 1
-    return at or len(data)
+    """The largest cut ``<= at`` (``at`` > 0) that does not split a UTF-8 character: at most 3 bytes
+    before ``at``, else ``at`` itself (bytes that are no UTF-8); ``len(data)`` when ``at`` is past it."""
+    if at >= len(data):
+        return len(data)
+    for cut in range(at, max(at - 4, 0), -1):
+        if data[cut] & 0xC0 != 0x80:
+            return cut
+    return at
 
 
-def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
+def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
     """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
     return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
     byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
-    pieces of that size (``is_piece`` True), each numbered as the line, never whole in memory. A chunk
+    pieces of ``MAX_RECORD_BYTES`` (``is_piece`` 1 for its first, 2 for the others), each numbered as the
+    line, never whole in memory. A chunk
     holds at most ``CHUNK_LINES`` lines (a file of tiny lines makes many chunks of one block)."""
-    line_no = 1
+    line_no, long_line = 1, False  # long_line: reading the pieces of a line over MAX_LINE_BYTES
     with open(path, "rb") as f:
         rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
         while True:
@@ -50,6 +62,14 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
                 held = data.endswith(b"\r") and bool(block)  # its newline may open the next block
                 data = data[:-1] if held else data
                 data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
+            if long_line and (b"\n" in data or not block):  # the long line's last pieces
+                end = data.find(b"\n") if b"\n" in data else len(data)
+                at = 0
+                while at < end:
+                    cut = char_boundary(data, at + MAX_RECORD_BYTES) if end - at > MAX_RECORD_BYTES else end
+                    yield journald.split_lines(data[at:cut] + b"\n"), line_no, 2
+                    at = cut
+                data, line_no, long_line = data[end + 1 :], line_no + 1, False
             if not block:
                 cut = len(data)
             else:
@@ -58,9 +78,12 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, bool]]:
                     rest = data
                     continue
                 if cut == 0:  # longer than any log line: kept in pieces, each numbered as the line
-                    cut = char_boundary(data, MAX_LINE_BYTES)
-                    piece, rest = data[:cut], data[cut:]
-                    yield journald.split_lines(piece + b"\n"), line_no, True
+                    at = 0
+                    while len(data) - at > MAX_RECORD_BYTES:
+                        end = char_boundary(data, at + MAX_RECORD_BYTES)
+                        yield journald.split_lines(data[at:end] + b"\n"), line_no, 2 if long_line else 1
+                        at, long_line = end, True
+                    rest = data[at:]
                     continue
             piece, rest = data[:cut], data[cut:]
             if piece:
@@ -87,13 +110,15 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
         replaced += int(lines.str.contains("\ufffd", literal=True).sum() or 0)
         records = text_records(lines, fmt, report.source, first, compose=bool(compose))
-        if piece:
+        if piece:  # the line is counted once, at its first piece
             pieces += 1
             records = records.with_columns(pl.lit(LINE_PIECE).alias("entry_error"))
+            if piece == 2:
+                records = records.with_columns(pl.lit(0, records.schema["entry_lines"]).alias("entry_lines"))
         yield records
     if pieces:
         report.notes.append(
-            f"{pieces} piece(s) of {MAX_LINE_BYTES >> 20} MiB cut from lines longer than that"
+            f"{pieces} piece(s) of {MAX_RECORD_BYTES >> 20} MiB cut from lines over {MAX_LINE_BYTES >> 20} MiB"
         )
     if replaced:
         report.notes.append(

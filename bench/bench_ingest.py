@@ -15,7 +15,10 @@ as a fresh child process and prints ONE table: wall time, entries/s and peak RSS
     fresh child, time of the query alone; skipped with a note when there is no DuckDB file or no
     saved query yet;
 (d) with ``--only …d``: the renderers (``logcorr timeline``, ``logcorr export``) on the journal
-    ingest's OUT, see ``bench_render.py``.
+    ingest's OUT, see ``bench_render.py``;
+(e) with (a): what ``OUT/logcorr.duckdb`` costs: ``logcorr database`` with the tables copied in (the
+    ingest's default) and with ``--no-embed`` (views), wall time and file size beside the Parquet
+    tables' size, on the journal ingest's OUT.
 
 Targets (issue 7) are printed beside the figures: journal ingest ≤ 1.25× journalctl; json ingest
 ≤ 1.5× DuckDB; peak RSS ≤ 1 GB; each query < 1 s (at 5 M entries).
@@ -137,6 +140,27 @@ def query_runs(out: Path) -> tuple[list[Run], str]:
             run.note = f"failed: {last_error_line(run.stderr)}"
         runs.append(run)
     return runs, ""
+
+
+def embed_cost(out: Path) -> str:
+    """Part (e): the DuckDB file's cost on ``out``, as a small table."""
+    parquet = sum(f.stat().st_size for f in out.rglob("*.parquet"))
+    rows = [
+        f"(e) OUT/logcorr.duckdb at {parquet / 1e6:,.0f} MB of Parquet tables",
+        "",
+        "| file | wall s | MB |",
+        "|---|---|---|",
+    ]
+    for flag, what in (
+        ("--embed", "tables copied in (default)"),
+        ("--no-embed", "views over the Parquet files"),
+    ):
+        run = measure(
+            f"database {flag}", [sys.executable, "-m", "logcorr.cli", "database", "-d", str(out), flag]
+        )
+        size = (out / "logcorr.duckdb").stat().st_size / 1e6 if run.rc == 0 else float("nan")
+        rows.append(f"| {what} | {run.wall:.1f} | {size:,.1f} |")
+    return "\n".join(rows)
 
 
 def _verdict(ok: bool | None) -> str:
@@ -319,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 q_note = "the journal ingest failed, no OUT to query"
         d_table = ""
+        if a and a[1].rc == 0:
+            d_table += "\n\n" + embed_cost(work / "out-journal")
         if "d" in args.only:
             from bench_render import render_runs, render_table
 

@@ -81,6 +81,12 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+EMBED_HELP = (
+    "Copy the tables into OUT/logcorr.duckdb, so it opens anywhere (copied, moved, mailed; the default)."
+    " --no-embed: views over OUT's Parquet files instead: smaller and quicker, but they work only where OUT is."
+)
+
+
 @app.command()
 def ingest(
     paths: Annotated[
@@ -137,6 +143,7 @@ def ingest(
             metavar="NAME",
         ),
     ] = None,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
@@ -160,7 +167,14 @@ def ingest(
     try:
         try:
             result = run(
-                paths, out, opts, progress=progress, append=append, captured_at=captured_at, origin=origin
+                paths,
+                out,
+                opts,
+                progress=progress,
+                append=append,
+                captured_at=captured_at,
+                origin=origin,
+                embed=embed,
             )
         finally:
             progress.done()  # the progress line is cleared before any message or the summary
@@ -191,7 +205,7 @@ def _repoint(out: Path) -> None:
     if old is None:
         return
     try:
-        db.write(out)
+        db.write(out, embed=False)
         typer.echo(
             f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True
         )
@@ -484,15 +498,10 @@ def export(
 @app.command()
 def database(
     out: OutDir = DEFAULT_OUT,
-    embed: Annotated[
-        bool,
-        typer.Option(
-            "--embed", help="Copy the tables into the file, so it works alone (moved, zipped, mailed)."
-        ),
-    ] = False,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
 ) -> None:
-    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, after
-    moving OUT (the file's views name OUT's Parquet files by absolute path), or with --embed."""
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, or to
+    change between a file holding the tables (--embed) and one of views (--no-embed)."""
     from logcorr.store import database as db
     from logcorr.store.output import OutputError
 

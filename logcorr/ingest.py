@@ -288,6 +288,7 @@ def ingest(
     captured_at: str | None = None,
     origin: str | None = None,
     progress: Callable[[str], None] | None = None,
+    embed: bool = True,
 ) -> IngestResult:
     """Read every input, parse it and write the tables under ``out``.
 
@@ -303,6 +304,8 @@ def ingest(
             also tags its event ids; by default the host(s) the data names (``_origin``), never
             this machine's name.
         progress: called with a short line now and then on long inputs.
+        embed: copy the tables into ``OUT/logcorr.duckdb`` (``database.write``), so the file opens
+            anywhere; False: views over OUT's Parquet files, which work only where OUT is.
 
     Returns:
         An ``IngestResult`` with one ``SourceReport`` per input (what was read, skipped, and why).
@@ -320,7 +323,7 @@ def ingest(
         with tempfile.TemporaryDirectory() as scratch:
             for given, fmt in plan.inputs:  # journals first, then the others in the order given
                 _read_input(run, given, fmt, Path(scratch), progress)
-            return _finish(run)
+            return _finish(run, embed)
     except BaseException:
         run.output.abort()
         raise
@@ -694,7 +697,7 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None, clocks: 
 # --- the end: the tables summed up, the result, OUT committed ---
 
 
-def _finish(run: _Run) -> IngestResult:
+def _finish(run: _Run, embed: bool) -> IngestResult:
     """The tables summed up at the end, the result and its notes; OUT committed. Raises
     ``NothingReadError`` when no input gave a record."""
     plan, reports, output = run.plan, run.reports, run.output
@@ -730,8 +733,8 @@ def _finish(run: _Run) -> IngestResult:
     result.seconds = time.monotonic() - plan.started
     output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
         _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
-        derive=database.write,
-        provisional=lambda tmp: database.write(tmp, saved={}),
+        derive=lambda folder: database.write(folder, embed=embed),
+        provisional=lambda tmp: database.write(tmp, saved={}, embed=False),
     )
     return result
 

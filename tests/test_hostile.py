@@ -656,6 +656,11 @@ def test_truncated_real_journal_beside_a_readable_input(tmp_path: Path, log: Pat
     text = check_clean(proc, TRUNCATED_JOURNAL, log)
     assert proc.returncode == 3  # journalctl refuses it: nothing of it could be read
     assert f"could not be read at all: {TRUNCATED_JOURNAL}" in text
+    # issue 30 item 9: the file, its size and what to try
+    assert f"{TRUNCATED_JOURNAL}: journalctl refused it: Failed to open files" in text
+    assert (
+        "The file holds 153,600 bytes" in text and f"journalctl --file {TRUNCATED_JOURNAL} --verify" in text
+    )
     assert_all_kept(tmp_path / "out", LOG_LINES)
 
 

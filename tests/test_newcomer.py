@@ -154,12 +154,49 @@ def test_a_copied_out_is_re_pointed_by_query_and_report(sample, tmp_path):
 
     from logcorr.store import database
 
+    views = tmp_path / "views"  # a file of views (ingest --no-embed) reads the tables by absolute path
+    shutil.copytree(sample, views)
+    database.write(views, embed=False)
     copy = tmp_path / "copy"
-    shutil.copytree(sample, copy)
-    assert database.points_elsewhere(copy) == str(sample)  # its file reads the original's tables
+    shutil.copytree(views, copy)
+    assert database.points_elsewhere(copy) == str(views)  # its file reads the original's tables
     result = run(app, ["query", "SELECT count(*) AS n FROM events", "-d", str(copy), "-f", "csv"])
     assert result.exit_code == 0 and f"re-pointed {copy}/logcorr.duckdb" in result.output
     assert database.points_elsewhere(copy) is None
+
+
+def test_the_folder_travels_its_duckdb_file_opens_from_anywhere_after_the_original_is_gone(tmp_path):
+    """Issue 30 item 6, the README's recipe: ingest, ``cp -r OUT elsewhere``, remove OUT, then DuckDB's
+    own client (a fresh process, working directory /) opens the copy's file: every table and view."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    need_journalctl()
+    out = tmp_path / "incident"
+    result = run(app, ["ingest", str(SAMPLE / "journal"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((out / "manifest.json").read_text())["rows"]
+    shutil.copytree(out, tmp_path / "anywhere" / "incident")
+    shutil.rmtree(out)
+    code = (
+        "import duckdb, sys\n"
+        "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "names = [r[0] for r in con.sql('SELECT table_name FROM information_schema.tables').fetchall()]\n"
+        "for n in sorted(names):\n"
+        "    print(n, con.sql(f'SELECT count(*) FROM \"{n}\"').fetchall()[0][0])\n"
+    )
+    db = tmp_path / "anywhere" / "incident" / "logcorr.duckdb"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(db)], cwd="/", capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    counts = dict(line.rsplit(" ", 1) for line in proc.stdout.splitlines())
+    assert {t: int(counts[t]) for t in rows} == rows  # every table whole
+    assert rows["events"] == 5964 and rows["aborts"] == 300  # the sample journal's records
+    assert int(counts["abort_to_assert"]) > 0 and "wedge" in counts and "findings" in counts
+    assert len(counts) >= 35  # 17 tables, the derived views and every saved query
 
 
 def test_a_parameter_named_as_a_reserved_word_is_bound_and_json_stays_json(sample):

@@ -289,6 +289,19 @@ def header_entries(path: Path) -> int:
     return sum(int(n) for n in re.findall(r"(?m)^Entry objects: (\d+)$", text))
 
 
+def _refused(given: str, path: Path, said: str) -> str:
+    """What to tell when journalctl gave no entry of ``path`` (``given``: its name as the user gave it):
+    journalctl's words, the file's size, and what to try."""
+    if not path.is_file():
+        return f"{given}: journalctl refused it: {said} (`journalctl --directory {given} --verify` names the damaged file)"
+    return (
+        f"{given}: journalctl refused it: {said}. The file holds {path.stat().st_size:,} bytes: journalctl"
+        " refuses a .journal file given by name that it cannot open, such as one cut short (copied while"
+        f" journald wrote it, a truncated upload). Try `journalctl --file {given} --verify`; on the host, `journalctl -o export"
+        " > FILE` gives a capture logcorr reads entry by entry, as far as it goes"
+    )
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -332,7 +345,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
                 err.seek(0)
                 stderr = err.read().decode("utf-8", errors="replace").strip()
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
-        raise InputError(f"{report.source}: journalctl refused it: {stderr or f'exit status {rc}'}")
+        raise InputError(_refused(report.source, path, stderr or f"exit status {rc}"))
     if rc != 0:  # killed, or an error after some entries: what came is kept, and said to be part
         how = f"was killed by signal {-rc}" if rc < 0 else f"ended with exit status {rc}"
         report.errors.append(f"{report.source}: journalctl {how} after {got:,} entries: more may exist")

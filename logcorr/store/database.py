@@ -3,11 +3,12 @@
 ``write(out)`` runs at the end of every successful ingest (``ingest.ingest``) and can be run
 again by hand. It writes:
 
-* ``OUT/logcorr.duckdb``: a view per table over ``OUT/<table>/**/*.parquet`` by absolute path (it
-  works from any working directory and costs nothing to write; after OUT is moved, ``write`` again
-  re-points it), or with ``embed=True`` every table copied into the file (it then stands on its own,
-  after OUT is moved, zipped or mailed, at the cost of a second copy of the data: about as long as
-  the ingest's parsing); every saved query as a view (``SELECT * FROM abort_to_assert``), and a
+* ``OUT/logcorr.duckdb``: every table copied into the file (``embed=True``, the default: it stands on
+  its own after OUT is copied, moved, zipped or mailed, at the cost of a second copy of the data; at
+  1 M journal entries 179 MB beside 66 MB of Parquet, 8.5 s to write where views take 3.1 s), or
+  with ``embed=False`` a view per table over ``OUT/<table>/**/*.parquet`` by absolute path (it works
+  from any working directory but only where OUT is; after OUT is moved, ``write`` again re-points
+  it); every saved query as a view (``SELECT * FROM abort_to_assert``), and a
   ``saved_queries`` table documenting them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
   the oldest the current DuckDB writes, so DuckDB 0.10.0 and every later CLI open it; the saved-query
   views use ``getvariable`` and need DuckDB 1.1.0 or later (older CLIs read the tables and fail only
@@ -71,14 +72,15 @@ def write(
     out: Path,
     *,
     saved: dict[str, SavedQuery] | None = None,
-    embed: bool = False,
+    embed: bool = True,
 ) -> DatabaseResult:
     """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
 
     Args:
         out: an ingest output folder (``OUT/<table>/**/*.parquet``).
         saved: the saved queries to add as views (default: ``saved.load_saved()``).
-        embed: copy the tables into the file instead of views over OUT's Parquet files.
+        embed: copy the tables into the file (the default: it then opens anywhere, after OUT is
+            copied, moved or mailed), else views over OUT's Parquet files by absolute path.
 
     Returns:
         A ``DatabaseResult``. A saved query that does not bind on these tables is left out of the
@@ -137,6 +139,7 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
     # Ingest runs on the GPU host next to a recovering service: keep the copy's memory bounded
     # (DuckDB spills to a temporary file past it) instead of DuckDB's default of 80 % of RAM.
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute("SET preserve_insertion_order = false")  # the copy in half the time; rows have no order
     try:
         con.execute(
             f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(STORAGE_VERSION)})"

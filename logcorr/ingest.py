@@ -636,6 +636,7 @@ def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich
         for recs in joined():
             if recs.height:
                 yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+        report.pieces += rejoin.pieces
         if rejoin.pieces:
             report.notes.append(
                 f"{rejoin.pieces:,} piece(s) of records over {MAX_RECORD_LINES:,} lines or"
@@ -731,6 +732,14 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
         result.by_role_kind.setdefault(role, {})[kind] = n
     result.notes += _result_notes(run)
     result.seconds = time.monotonic() - plan.started
+    cut = [r.source for r in reports if r.pieces]
+    if embed and cut:  # DuckDB holds a row group whole while it copies it: of such records, over 1 GB
+        embed = False
+        result.notes.append(
+            f"{plan.out}/logcorr.duckdb holds views over the Parquet tables, not a copy of them:"
+            f" {', '.join(cut)} gave records cut in pieces (over 4 MiB), which DuckDB takes over 1 GB of"
+            f" memory to copy; `logcorr database -d {plan.out} --embed` copies them anyway"
+        )
     output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
         _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
         derive=lambda folder: database.write(folder, embed=embed),

@@ -606,6 +606,12 @@ def test_f4_a_record_of_runaway_length_leaves_in_marked_pieces_and_loses_no_line
     assert rows[0][2:] == ("traceback", 0) and rows[-1][2:] == ("batch", 0)
     assert sum(r[1] for r in rows) == result.lines == 1001
     assert f"4 piece(s) of records over {source.MAX_RECORD_LINES:,} lines" in notes
+    # DuckDB would hold such records whole while copying them: the file keeps views instead, and says so
+    assert any("logcorr.duckdb holds views over the Parquet tables" in n for n in result.notes)
+    with duckdb.connect(str(tmp_path / "out" / "logcorr.duckdb"), read_only=True) as con:
+        assert con.sql(
+            "SELECT table_type FROM information_schema.tables WHERE table_name = 'events'"
+        ).fetchall() == [("VIEW",)]
 
 
 def test_f4_a_huge_export_field_is_read_in_pieces_each_an_entry(tmp_path, monkeypatch):

@@ -73,6 +73,7 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
         yield df
     if rest.strip():
         yield _cut_entry(rest, source, entries)
+    report.pieces += held
     if held:
         report.notes.append(
             f"{held} piece(s) of {MAX_RECORD_BYTES >> 20} MiB cut from binary fields over"

@@ -41,6 +41,7 @@ class SourceReport:
     zoneless: int = 0  # records whose only time is one printed without a zone (read as UTC)
     zoned: int = 0  # records whose time has a known zone
     yearless: int = 0  # journalctl short lines without a year that no line of the input dated
+    pieces: int = 0  # records cut from a line, field or record too long to keep whole (the notes say which)
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None
 

@@ -116,6 +116,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
             if piece == 2:
                 records = records.with_columns(pl.lit(0, records.schema["entry_lines"]).alias("entry_lines"))
         yield records
+    report.pieces += pieces
     if pieces:
         report.notes.append(
             f"{pieces} piece(s) of {MAX_RECORD_BYTES >> 20} MiB cut from lines over {MAX_LINE_BYTES >> 20} MiB"

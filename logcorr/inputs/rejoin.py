@@ -19,7 +19,7 @@ Streaming: records still open at the end of a chunk (the last record of a stream
 chunk may continue) are held back, together with every record after the earliest of them, so
 records leave in input order. A record also closes when its stream has been silent for
 ``SETTLE_US`` while other streams went on, which bounds what is held back. A record still open past
-``MAX_RECORD_LINES`` lines or ``MAX_LINE_BYTES`` bytes is no log record (a runaway loop, a bomb): what
+``MAX_RECORD_LINES`` lines or ``MAX_RECORD_BYTES`` bytes is no log record (a runaway loop, a bomb): what
 is held is let go, and that record leaves in pieces, each marked ``RECORD_PIECE`` (``pieces`` counts
 them), so memory stays bounded whatever the input. A dump file (``join_all``) is never cut.
 """

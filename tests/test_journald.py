@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lzma
 import struct
+import subprocess
 from pathlib import Path
 
 import polars as pl
@@ -187,3 +188,66 @@ def test_export_without_cursors_gets_entry_numbers_across_chunks(tmp_path):
     assert len(chunks) > 1
     pos = pl.concat(chunks)["source_pos"]
     assert pos.to_list() == [f"entry {n}" for n in range(1, 10_001)]
+
+
+JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
+
+
+def _journal(tmp_path: Path, entries: list[dict[str, str]]) -> Path:
+    """A real journal folder made by systemd-journal-remote from export text of ``entries``."""
+    if not JOURNAL_REMOTE.exists():
+        pytest.skip("systemd-journal-remote not installed (apt-get install systemd-journal-remote)")
+    need_journalctl()
+    text = "".join("".join(f"{k}={v}\n" for k, v in e.items()) + "\n" for e in entries)
+    (tmp_path / "in.export").write_text(text)
+    folder = tmp_path / "journal"
+    folder.mkdir()
+    out = f"--output={folder / 'remote.journal'}"
+    subprocess.run([str(JOURNAL_REMOTE), "--split-mode=none", out, str(tmp_path / "in.export")], check=True)
+    return folder
+
+
+def _line(i: int, unit: str, pid: int, cmdline: str, message: str) -> dict[str, str]:
+    return {
+        "__CURSOR": f"s=1;i={i}",
+        "__REALTIME_TIMESTAMP": str(1761773687000000 + i * 1_000_000),
+        "_BOOT_ID": "0" * 32,
+        "_HOSTNAME": "gpu-node-1",
+        "_SYSTEMD_UNIT": unit,
+        "_PID": str(pid),
+        "_COMM": cmdline.split()[0].rsplit("/", 1)[-1][:15],
+        "_CMDLINE": cmdline,
+        "MESSAGE": message,
+    }
+
+
+def test_units_chosen_by_command_line_on_systemd_252_and_roles_named_without_service(tmp_path):
+    """Issue 30 item 4: engines in units not named like SGLang are chosen by their processes' command
+    lines (systemd 252's journalctl refuses ``_SYSTEMD_UNIT=U -F _CMDLINE``), ``--role NAME=ROLE``
+    names NAME.service, and a --role no unit matches is said."""
+    prefill = "python3 -m sglang.launch_server --model-path m --disaggregation-mode prefill --port 30000"
+    decode = "python3 -m sglang.launch_server --model-path m --disaggregation-mode decode --port 30001"
+    other = "/usr/bin/python3 -m sglang.launch_server --model-path m --port 30002"
+    folder = _journal(
+        tmp_path,
+        [
+            _line(1, "llm-a.service", 100, prefill, "[2025-10-29 21:34:48 TP0] Prefill batch. #new-seq: 1"),
+            _line(2, "llm-b.service", 200, decode, "[2025-10-29 21:34:49 TP0] Decode batch. #running-req: 1"),
+            _line(3, "llm-c.service", 300, other, "[2025-10-29 21:34:50 TP0] Decode batch. #running-req: 2"),
+            _line(4, "cron.service", 400, "/usr/sbin/cron -f", "(root) CMD (run-parts /etc/cron.hourly)"),
+        ],
+    )
+    report = SourceReport(str(folder), "journal-dir")
+    opts = ReadOptions(roles={"llm-c": "decode", "llm-z": "prefill"})
+    df = pl.concat(list(read_journal(folder, opts, report)))
+    assert (
+        "units chosen: llm-a.service (prefill), llm-b.service (decode), llm-c.service (decode)"
+        in report.notes
+    )
+    assert "units skipped: cron.service (use --unit or --all-units to read them)" in report.notes
+    assert any(
+        n.startswith("--role llm-z=prefill: this journal has no unit llm-z or llm-z.service")
+        for n in report.notes
+    )
+    assert not any(n.startswith("--role llm-c") for n in report.notes)
+    assert sorted(df["unit"].to_list()) == ["llm-a.service", "llm-b.service", "llm-c.service"]

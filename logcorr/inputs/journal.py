@@ -57,12 +57,18 @@ def journalctl(path: Path, *args: str, text: bool = True) -> subprocess.Complete
     )
 
 
+def role_override(unit: str, overrides: dict[str, str]) -> str | None:
+    """The role ``--role NAME=ROLE`` (``overrides``) gives ``unit``: NAME is the unit, or the unit
+    without ``.service``, as journalctl reads a unit name without a type (``-u NAME``)."""
+    return overrides.get(unit) or overrides.get(unit.removesuffix(".service"))
+
+
 def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str], str]) -> str | None:
     """The role of a unit that looks like an SGLang engine or router, else None: from ``--role``
     (``overrides``), else the unit's name, else its ``_CMDLINE`` (``unknown`` when the command is
     SGLang's but names no role), else its ``_COMM``. ``process_text(field)`` gives the field's values
     for the unit as one text; it is asked only when the name does not decide."""
-    role = overrides.get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+    role = role_override(unit, overrides) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
     if role:
         return role
     cmdlines = process_text("_CMDLINE")
@@ -93,7 +99,7 @@ def _chosen_note(roles: dict[str, str]) -> str:
     return "units chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(roles.items()))
 
 
-NO_SGLANG_UNIT = "no unit looks like an SGLang engine or router"
+NO_SGLANG_UNIT = "no unit looks like an SGLang engine or router by its name or its processes' command lines"
 
 
 def select_units(
@@ -110,12 +116,24 @@ def select_units(
     found = journalctl(path, "-F", "_SYSTEMD_UNIT")
     units = sorted(u for u in found.stdout.splitlines() if u)
     roles: dict[str, str] = {}
+    texts: dict[str, dict[str, str]] = {}  # per field, per unit (process_texts), read when first asked
+
+    def process_text(field: str, unit: str) -> str:
+        if field not in texts:
+            texts[field] = process_texts(path, field)
+        return texts[field].get(unit, "")
+
     for unit in units:
-        role = unit_role(
-            unit, opts.roles, lambda f, u=unit: journalctl(path, f"_SYSTEMD_UNIT={u}", "-F", f).stdout
-        )
+        role = unit_role(unit, opts.roles, lambda f, u=unit: process_text(f, u))
         if role:
             roles[unit] = role
+    for name in opts.roles:
+        if name not in units and f"{name}.service" not in units:
+            report.notes.append(
+                f"--role {name}={opts.roles[name]}: this journal has no unit {name}"
+                + ("" if name.endswith(".service") else f" or {name}.service")
+                + f" (its units: {', '.join(units) or 'none'})"
+            )
     if opts.units:
         report.notes.append(f"units given: {', '.join(opts.units)}")
         return list(opts.units), roles, []
@@ -124,7 +142,10 @@ def select_units(
         return [], roles, []
     chosen = [u for u in units if u in roles]
     if not chosen:
-        report.notes.append(f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry")
+        report.notes.append(
+            f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry; name the engines'"
+            " units with --unit UNIT, their roles with --role UNIT=ROLE"
+        )
         return [], roles, []
     report.notes.append(_chosen_note({u: roles[u] for u in chosen}))
     return chosen, roles, [u for u in units if u not in roles]
@@ -250,25 +271,9 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     ``journalctl -F _CMDLINE`` (journald's field index, no entry read), then per launch command the
     first entry that carries it (``journalctl _CMDLINE=…``, stopped after one entry)."""
     found = journalctl(path, "-F", "_CMDLINE").stdout.splitlines()
-    out, fields = [], "--output-fields=_PID,_SYSTEMD_UNIT,_BOOT_ID,_HOSTNAME"
+    out = []
     for cmd in (c for c in found if LAUNCH.search(c)):
-        proc = subprocess.Popen(
-            _command(path, f"_CMDLINE={cmd}", "-o", "export", fields),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-        )
-        entry: dict[str, str] = {}
-        try:
-            for line in proc.stdout or ():
-                if not line.strip():
-                    break
-                k, _, v = line.rstrip("\n").partition("=")
-                entry[k] = v
-        finally:
-            proc.kill()
-            proc.wait()
+        entry = first_entry(path, f"_CMDLINE={cmd}", "_PID", "_SYSTEMD_UNIT", "_BOOT_ID", "_HOSTNAME")
         if entry.get("_SYSTEMD_UNIT") in units:
             pid, ts = (
                 int(v) if (v := entry.get(k, "")).isdigit() else None
@@ -277,6 +282,44 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
             unit, boot_id, host = entry["_SYSTEMD_UNIT"], entry.get("_BOOT_ID"), entry.get("_HOSTNAME")
             out.append({"unit": unit, "pid": pid, "boot_id": boot_id, "host": host, "ts": ts, "cmdline": cmd})
     return out
+
+
+def first_entry(path: Path, match: str, *fields: str) -> dict[str, str]:
+    """``fields`` (and the cursor and times) of the first entry of ``path`` that ``match``
+    (``FIELD=value``) chooses, ``{}`` when none does: journalctl is stopped after that entry."""
+    proc = subprocess.Popen(
+        _command(path, match, "-o", "export", "--output-fields=" + ",".join(fields)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+    )
+    entry: dict[str, str] = {}
+    try:
+        for line in proc.stdout or ():
+            if not line.strip():
+                break
+            k, _, v = line.rstrip("\n").partition("=")
+            entry[k] = v
+    finally:
+        proc.kill()
+        proc.wait()
+    return entry
+
+
+def process_texts(path: Path, field: str) -> dict[str, str]:
+    """Per unit of the journal ``path``, the SGLang-looking values of ``field`` (``_CMDLINE``,
+    ``_COMM``) its processes logged, one per line. Read from journald's field index (``journalctl
+    -F FIELD``, no entry read), then the unit of each such value's first entry: systemd 252's
+    journalctl refuses ``-F`` beside a match (``_SYSTEMD_UNIT=U -F _CMDLINE``: "Extraneous
+    arguments"), so a unit's own values cannot be asked for directly there."""
+    texts: dict[str, list[str]] = {}
+    for value in journalctl(path, "-F", field).stdout.splitlines():
+        if SGLANG_PROCESS.search(value):
+            unit = first_entry(path, f"{field}={value}", "_SYSTEMD_UNIT").get("_SYSTEMD_UNIT")
+            if unit:
+                texts.setdefault(unit, []).append(value)
+    return {unit: "\n".join(values) for unit, values in texts.items()}
 
 
 def header_entries(path: Path) -> int:

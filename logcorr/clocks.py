@@ -13,6 +13,7 @@ disagree. Which one is UTC the lines do not say.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,6 +23,31 @@ import polars as pl
 INNER_STAMP = r"^(?:\S+\s+){0,2}?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)"
 SAME_CLOCK_S = 2.0  # stamps cut to the second, a logging delay: closer than this is one clock
 ZONE_STEP_S = 900  # time zones are whole quarter hours from UTC
+
+
+# A --since/--until given as a bare time of day (``21:34``, ``21:34:47.5``): every command dates it on
+# the data's first day (UTC), and says so (``on_first_day``)
+TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d\d)(?::(\d\d)(?:\.(\d{1,6}))?)?")
+
+
+def on_first_day(text: str, first: datetime | None, last: datetime | None) -> tuple[str, str] | None:
+    """A bare time of day ``text`` dated on the first day (UTC) of data spanning ``first``..``last``
+    (aware datetimes): ``("2025-10-29 21:34", what to say about it)``; None when ``text`` is no
+    bare time of day. Raises ``ValueError`` (its text the reason) when the data has no time."""
+    if not TIME_OF_DAY.fullmatch(text.strip()):
+        return None
+    if first is None:
+        raise ValueError(
+            f"{text!r}: a time of day needs a date, and no record of the data carries one; give the date too"
+        )
+    dated = f"{first:%Y-%m-%d} {text.strip()}"
+    days = (last.date() - first.date()).days + 1 if last else 1
+    more = (
+        f"; the data spans {days} days ({first:%Y-%m-%d} .. {last:%Y-%m-%d}): give the date for another"
+        if days > 1
+        else ""
+    )
+    return dated, f"{text.strip()!r} read as {dated} UTC, on the data's first day{more}"
 
 
 def zoneless(ev: pl.DataFrame) -> pl.Expr:

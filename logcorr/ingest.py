@@ -12,7 +12,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
-from logcorr.clocks import Clocks, clock_note, zoneless
+from logcorr.clocks import TIME_OF_DAY, Clocks, clock_note, on_first_day, zoneless
 from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
@@ -351,6 +351,7 @@ class _Plan:
     identities: dict[Path, dict]  # per input read, ``input_files.identity``
     run_tag: str  # 8 hex digits naming what this ingest read (``Output``'s ``run``)
     roots: dict[Path, Path]  # per input found in a folder, the PATH given that holds it
+    window_notes: list[str]  # how a --since/--until without a date was dated (``_dated``)
 
 
 def _plan(
@@ -377,6 +378,7 @@ def _plan(
         except InputError as e:
             missing.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
     inputs, repeats = _read_order(found)
+    opts, window_notes = _dated(opts, inputs, out if append else None)
     window = _window(opts, inputs)
     since, until = window or (None, None)
     at = captured  # a bare dump's time: when it is outside --since/--until, so are the dumps
@@ -405,7 +407,44 @@ def _plan(
         identities=identities,
         run_tag=run_tag,
         roots=roots,
+        window_notes=window_notes,
     )
+
+
+def _dated(
+    opts: ReadOptions, inputs: list[tuple[Path, str]], out: Path | None
+) -> tuple[ReadOptions, list[str]]:
+    """``opts`` with a ``--since/--until`` given as a bare time of day (``21:34``) dated on the data's
+    first day (UTC), as every command does (``clocks.on_first_day``), and what to say about it. The
+    data's days are known before reading for journals (their first and last entries) and, with
+    ``--append``, for OUT (``out``); other inputs are read only later: then a clear refusal
+    (``OptionError``)."""
+    bare = [t for t in (opts.since, opts.until) if t and TIME_OF_DAY.fullmatch(t.strip())]
+    if not bare:
+        return opts, []
+    ends = [t for p, fmt in inputs if _is_journal(p, fmt) for t in journal.entry_span(p) if t]
+    if out is not None and (out / "events").is_dir():
+        ts = pl.scan_parquet(out / "events" / "**" / "*.parquet", hive_partitioning=False).select("ts")
+        ends += [
+            t
+            for t in ts.select(pl.col("ts").min().alias("a"), pl.col("ts").max().alias("b")).collect().row(0)
+            if t
+        ]
+    first, last = (min(ends), max(ends)) if ends else (None, None)
+    notes, dated = [], {}
+    for flag, given in (("--since", opts.since), ("--until", opts.until)):
+        if not given or not TIME_OF_DAY.fullmatch(given.strip()):
+            continue
+        if first is None:
+            raise OptionError(
+                f"{flag} {given!r}: a time of day needs a date, and the data's first day is known before"
+                " reading only for a journal (or OUT with --append); give the date too ('2025-10-29 21:30')"
+            )
+        dated[flag], note = on_first_day(given, first, last)
+        notes.append(f"{flag} {note}")
+    return replace(
+        opts, since=dated.get("--since", opts.since), until=dated.get("--until", opts.until)
+    ), notes
 
 
 def _window(
@@ -776,8 +815,9 @@ def _manifest(run: _Run, result: IngestResult) -> dict:
 
 
 def _result_notes(run: _Run) -> list[str]:
-    """What to know about the run as a whole: ``--captured-at`` not used, nothing of a known kind read."""
-    notes = []
+    """What to know about the run as a whole: how a time without a date was dated, ``--captured-at``
+    not used, nothing of a known kind read."""
+    notes = list(run.plan.window_notes)
     if run.plan.captured_at and not any(r.format in ("pyspy", "pyspy-json") for r in run.reports):
         # (dumps a --since/--until window dropped are bare dumps: their own notes say so)
         notes.append("--captured-at not used: no bare py-spy dump file among the inputs")

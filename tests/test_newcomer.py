@@ -199,6 +199,26 @@ def test_the_folder_travels_its_duckdb_file_opens_from_anywhere_after_the_origin
     assert len(counts) >= 35  # 17 tables, the derived views and every saved query
 
 
+def test_a_time_without_a_date_is_on_the_data_s_first_day_in_every_command_or_refused(tmp_path):
+    """Issue 30 item 5: ``--since 21:34`` on a journal meant today to journalctl ("no entries"), was
+    refused on an export and meant the data's first day to ``timeline``: one rule now, said."""
+    need_journalctl()
+    out = tmp_path / "out"
+    got = run(
+        app, ["ingest", str(SAMPLE / "journal"), "--since", "21:34", "--until", "21:35", "-o", str(out)]
+    )
+    assert got.exit_code == 0, got.output
+    assert "--since '21:34' read as 2025-10-29 21:34 UTC, on the data's first day" in got.output
+    assert "time span: 2025-10-29 21:34:00 .. 2025-10-29 21:34:57 (UTC)" in got.output
+    refused = run(
+        app, ["ingest", str(SAMPLE / "journal.export"), "--since", "21:34", "-o", str(tmp_path / "x")]
+    )
+    assert refused.exit_code == 1 and "a time of day needs a date" in refused.output
+    assert "give the date too ('2025-10-29 21:30')" in refused.output and not (tmp_path / "x").exists()
+    shown = run(app, ["timeline", "-d", str(out), "--since", "21:34:40", "-o", str(tmp_path / "t.html")])
+    assert shown.exit_code == 0, shown.output
+
+
 def test_a_parameter_named_as_a_reserved_word_is_bound_and_json_stays_json(sample):
     """Issue 30.3: ``-p at=…`` (AT is reserved in DuckDB's SET VARIABLE) was a traceback; ``-f json -n``
     printed the elided-rows note into stdout, so the JSON did not parse."""

@@ -284,11 +284,13 @@ def unit_cmdlines(path: Path, units: list[str]) -> list[dict]:
     return out
 
 
-def first_entry(path: Path, match: str, *fields: str) -> dict[str, str]:
+def first_entry(path: Path, match: str | None, *fields: str, last: bool = False) -> dict[str, str]:
     """``fields`` (and the cursor and times) of the first entry of ``path`` that ``match``
-    (``FIELD=value``) chooses, ``{}`` when none does: journalctl is stopped after that entry."""
+    (``FIELD=value``; None: any) chooses, or with ``last`` of its last entry; ``{}`` when none does:
+    journalctl is stopped after that entry."""
+    args = [*([match] if match else []), *(["-n", "1"] if last else [])]
     proc = subprocess.Popen(
-        _command(path, match, "-o", "export", "--output-fields=" + ",".join(fields)),
+        _command(path, *args, "-o", "export", "--output-fields=" + ",".join(fields)),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -305,6 +307,15 @@ def first_entry(path: Path, match: str, *fields: str) -> dict[str, str]:
         proc.kill()
         proc.wait()
     return entry
+
+
+def entry_span(path: Path) -> tuple[datetime | None, datetime | None]:
+    """The times (UTC) of the first and the last entry of the journal ``path``; None where it has none."""
+    ends = []
+    for last in (False, True):
+        us = first_entry(path, None, "__REALTIME_TIMESTAMP", last=last).get("__REALTIME_TIMESTAMP", "")
+        ends.append(datetime.fromtimestamp(int(us) / 1e6, UTC) if us.isdigit() else None)
+    return ends[0], ends[1]
 
 
 def process_texts(path: Path, field: str) -> dict[str, str]:

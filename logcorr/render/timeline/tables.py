@@ -7,7 +7,6 @@ All times are ``datetime[us, UTC]``; every frame keeps ``event_id``/``source``/`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.analysis import saved
+from logcorr.clocks import TIME_OF_DAY
 from logcorr.parsers.prefix import split_prefix
 from logcorr.render.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
 from logcorr.store.schema import EVENTS, RANKS, TABLES
@@ -80,7 +80,7 @@ def parse_time(text: str | datetime | None, *, day: datetime | None = None) -> d
     try:
         value = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
-        m = re.fullmatch(r"(\d{1,2}):(\d\d)(?::(\d\d)(?:\.(\d{1,6}))?)?", t)
+        m = TIME_OF_DAY.fullmatch(t)
         not_a_time = TimelineError(
             f"{text!r}: not a time; use ISO 8601 like '2025-10-29 21:34:40' (UTC unless a zone is "
             "given) or a time of day like '21:34:40' (on the data's first day)"

@@ -30,18 +30,11 @@ ZONE_STEP_S = 900  # time zones are whole quarter hours from UTC
 TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d\d)(?::(\d\d)(?:\.(\d{1,6}))?)?")
 
 
-def on_first_day(text: str, first: datetime | None, last: datetime | None) -> tuple[str, str] | None:
-    """A bare time of day ``text`` dated on the first day (UTC) of data spanning ``first``..``last``
-    (aware datetimes): ``("2025-10-29 21:34", what to say about it)``; None when ``text`` is no
-    bare time of day. Raises ``ValueError`` (its text the reason) when the data has no time."""
-    if not TIME_OF_DAY.fullmatch(text.strip()):
-        return None
-    if first is None:
-        raise ValueError(
-            f"{text!r}: a time of day needs a date, and no record of the data carries one; give the date too"
-        )
+def on_first_day(text: str, first: datetime, last: datetime) -> tuple[str, str]:
+    """A bare time of day ``text`` (``TIME_OF_DAY``) dated on the first day (UTC) of data spanning
+    ``first``..``last`` (aware datetimes): ``("2025-10-29 21:34", what to say about it)``."""
     dated = f"{first:%Y-%m-%d} {text.strip()}"
-    days = (last.date() - first.date()).days + 1 if last else 1
+    days = (last.date() - first.date()).days + 1
     more = (
         f"; the data spans {days} days ({first:%Y-%m-%d} .. {last:%Y-%m-%d}): give the date for another"
         if days > 1

@@ -34,10 +34,7 @@ def unit_roles(recs: pl.DataFrame, overrides: dict[str, str]) -> pl.Series:
     else the ``--disaggregation-mode`` its command line passes (``parsers.roles``); null where none.
     Worked out once per distinct (unit, cmdline): a chunk holds a handful of them and a million rows."""
     unit = pl.col("unit").fill_null("")
-    if overrides:  # NAME=ROLE names NAME.service too, as journalctl reads a unit name without a type
-        overrides = {
-            f"{n}.service": r for n, r in overrides.items() if not n.endswith(".service")
-        } | overrides
+    overrides = text_rules.unit_names(overrides)
     by_unit = unit.replace_strict(overrides, default=None) if overrides else pl.lit(None, pl.String)
     role = pl.coalesce(by_unit, text_rules.role_expr(unit), text_rules.mode_expr(pl.col("cmdline")))
     keys = recs.select("unit", "cmdline")

@@ -19,6 +19,12 @@ ROUTER_PROCESS = r"sglang_router|sgl-router|sgl_router|model[-_]gateway|\bsmg\b|
 NAME_WORDS = (("prefill", "prefill"), ("decode", "decode"), ("router", "router"), ("gateway", "router"))
 
 
+def unit_names(overrides: dict[str, str]) -> dict[str, str]:
+    """``--role NAME=ROLE`` overrides keyed by every unit name they give: NAME, and NAME.service
+    where NAME has no ``.service``, as journalctl reads a unit name without a type (``-u NAME``)."""
+    return {f"{n}.service": r for n, r in overrides.items() if not n.endswith(".service")} | overrides
+
+
 def role_from_text(text: str | None) -> str | None:
     """The role ``text`` (a unit name, a command line, a process title) names: the
     ``--disaggregation-mode`` it passes, else ``router`` for a router's binary, else the first of

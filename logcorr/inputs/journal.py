@@ -19,7 +19,7 @@ from logcorr.inputs.export import export_chunks
 from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
 from logcorr.inputs.threads import ahead
 from logcorr.parsers import journald
-from logcorr.parsers.roles import role_from_text
+from logcorr.parsers.roles import role_from_text, unit_names
 from logcorr.parsers.server_args import LAUNCH
 
 JOURNAL_ONLY_FOR_UNITS = ("_CMDLINE", "_COMM", "SYSLOG_IDENTIFIER")
@@ -57,18 +57,12 @@ def journalctl(path: Path, *args: str, text: bool = True) -> subprocess.Complete
     )
 
 
-def role_override(unit: str, overrides: dict[str, str]) -> str | None:
-    """The role ``--role NAME=ROLE`` (``overrides``) gives ``unit``: NAME is the unit, or the unit
-    without ``.service``, as journalctl reads a unit name without a type (``-u NAME``)."""
-    return overrides.get(unit) or overrides.get(unit.removesuffix(".service"))
-
-
 def unit_role(unit: str, overrides: dict[str, str], process_text: Callable[[str], str]) -> str | None:
     """The role of a unit that looks like an SGLang engine or router, else None: from ``--role``
     (``overrides``), else the unit's name, else its ``_CMDLINE`` (``unknown`` when the command is
     SGLang's but names no role), else its ``_COMM``. ``process_text(field)`` gives the field's values
     for the unit as one text; it is asked only when the name does not decide."""
-    role = role_override(unit, overrides) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
+    role = unit_names(overrides).get(unit) or (role_from_text(unit) if SGLANG_UNIT.search(unit) else None)
     if role:
         return role
     cmdlines = process_text("_CMDLINE")

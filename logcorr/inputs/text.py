@@ -44,6 +44,17 @@ def char_boundary(data: bytes, at: int) -> int:
     return at
 
 
+def _pieces(data: bytes, at: int, end: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of the pieces of ``data[at:end]``: ``MAX_RECORD_BYTES`` each but the last, cut at
+    UTF-8 character starts (``char_boundary``)."""
+    while end - at > MAX_RECORD_BYTES:
+        cut = char_boundary(data, at + MAX_RECORD_BYTES)
+        yield at, cut
+        at = cut
+    if at < end:
+        yield at, end
+
+
 def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
     """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
     as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
@@ -64,11 +75,8 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
                 data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
             if long_line and (b"\n" in data or not block):  # the long line's last pieces
                 end = data.find(b"\n") if b"\n" in data else len(data)
-                at = 0
-                while at < end:
-                    cut = char_boundary(data, at + MAX_RECORD_BYTES) if end - at > MAX_RECORD_BYTES else end
-                    yield journald.split_lines(data[at:cut] + b"\n"), line_no, 2
-                    at = cut
+                for a, b in _pieces(data, 0, end):
+                    yield journald.split_lines(data[a:b] + b"\n"), line_no, 2
                 data, line_no, long_line = data[end + 1 :], line_no + 1, False
             if not block:
                 cut = len(data)
@@ -78,12 +86,11 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
                     rest = data
                     continue
                 if cut == 0:  # longer than any log line: kept in pieces, each numbered as the line
-                    at = 0
-                    while len(data) - at > MAX_RECORD_BYTES:
-                        end = char_boundary(data, at + MAX_RECORD_BYTES)
-                        yield journald.split_lines(data[at:end] + b"\n"), line_no, 2 if long_line else 1
-                        at, long_line = end, True
-                    rest = data[at:]
+                    cuts = list(_pieces(data, 0, len(data)))  # the last, shorter one waits for more
+                    for a, b in cuts[:-1]:
+                        yield journald.split_lines(data[a:b] + b"\n"), line_no, 2 if long_line else 1
+                        long_line = True
+                    rest = data[cuts[-1][0] :]
                     continue
             piece, rest = data[:cut], data[cut:]
             if piece:

@@ -136,10 +136,10 @@ def select_units(
         return [], roles, []
     chosen = [u for u in units if u in roles]
     if not chosen:
-        report.notes.append(
-            f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry; name the engines'"
-            " units with --unit UNIT, their roles with --role UNIT=ROLE"
+        hint = (
+            "; name the engines' units with --unit UNIT, their roles with --role UNIT=ROLE" if units else ""
         )
+        report.notes.append(f"{NO_SGLANG_UNIT} ({len(units)} unit(s)): reading every entry{hint}")
         return [], roles, []
     report.notes.append(_chosen_note({u: roles[u] for u in chosen}))
     return chosen, roles, [u for u in units if u not in roles]

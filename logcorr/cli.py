@@ -418,8 +418,24 @@ def report(
 def timeline(
     out: OutDir = DEFAULT_OUT,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="The HTML file to write.", metavar="FILE")
-    ] = Path("timeline.html"),
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="The file to write; default: timeline.html (or .png, .svg).",
+            metavar="FILE",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="html (the page), png or svg (its first view as a picture); default: from -o's suffix, else html.",
+            metavar="FORMAT",
+            show_default=False,
+        ),
+    ] = None,
     since: Since = None,
     until: Until = None,
     room: Annotated[
@@ -435,13 +451,22 @@ def timeline(
         ),
     ] = None,
 ) -> None:
-    """Per-rank swimlanes of OUT as one self-contained HTML file (works offline, from file://)."""
-    from logcorr.render.timeline import TimelineError
+    """Per-rank swimlanes of OUT as one self-contained HTML file (works offline, from file://), or its
+    first view as a PNG or SVG picture."""
+    from logcorr.render.timeline import TimelineError, image
     from logcorr.render.timeline import timeline as draw
 
+    suffix = output.suffix.lower().lstrip(".") if output else ""
+    fmt = (fmt or (suffix if suffix in ("png", "svg") else "html")).lower()
+    if fmt not in ("html", "png", "svg"):
+        _fail(f"--format {fmt}: one of html, png, svg")
+    output = output or Path(f"timeline.{fmt}")
     _check_output_file(output)
     try:
-        info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
+        if fmt == "html":
+            info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
+        else:
+            info = image(out, output, fmt, since=since, until=until, room=room, role=role, detail=detail)
     except TimelineError as e:
         _fail(str(e))
     except OSError as e:

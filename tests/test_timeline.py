@@ -4,6 +4,7 @@ when binned, and the page opened in headless Chromium with the network off."""
 from __future__ import annotations
 
 import base64
+import html
 import html.parser
 import json
 import re
@@ -510,19 +511,130 @@ def test_short_window_title_has_seconds_and_axis_is_the_window(sample_out: Path,
     assert layout["xaxis"]["rangeslider"]["range"] == [ms(since), ms(until)]
 
 
-def test_sample_opens_on_the_incident_with_an_overview(sample_html: Path) -> None:
-    """Issue 20 item 12: the default view was the whole 18 minutes (the 7-second chain one pixel
-    column wide); it opens on the wedge with the chain before it, the whole span in the overview."""
+def test_sample_opens_on_the_chain_with_the_whole_span_a_click_away(sample_html: Path) -> None:
+    """Issue 30 item 7: the page opened on the 6-minute wedge, the 7-second chain 25 px at its left
+    edge. It opens on the chain, the abort burst's first abort to decode's last batch, with 3 s
+    on either side; one button shows the whole span (the overview's range), the other goes back."""
     page = sample_html.read_text()
     _, layout = plot_of(page)
     a, b = layout["xaxis"]["range"]
     full = layout["xaxis"]["rangeslider"]["range"]
-    assert a < ms(BURST) and ms(DECODE_STOP) < ms(RESTART) < b  # burst, trigger, stop, restart
-    assert b < ms(READY_DECODE)  # and no further: the recovery is in the overview
+    assert a == pytest.approx(ms(BURST) - 3000, abs=1)
+    assert b == pytest.approx(ms(DECODE_STOP) + 3000, abs=1) and b < ms(RESTART)
     assert full[0] < ms(datetime(2025, 10, 29, 21, 25, 0, 744060, tzinfo=UTC)) < a
     assert full[1] > ms(datetime(2025, 10, 29, 21, 42, 59, 263000, tzinfo=UTC)) > b
-    assert (b - a) < (full[1] - full[0]) / 2
-    assert "opens on the incident" in page
+    (menu,) = layout["updatemenus"]
+    assert [(x["label"], x["args"][0]["xaxis.range"]) for x in menu["buttons"]] == [
+        ("the chain", [a, b]),
+        ("the whole span", full),
+    ]
+    assert "Opens on the chain, 21:34:37–21:34:50 UTC" in page
+
+
+def test_sample_marks_at_one_instant_fan_out(sample_html: Path) -> None:
+    """Issue 30 item 7: marks of one lane at one instant sat on top of each other. Marks of a lane's
+    half closer than FAN_PX on the first view now sit at distinct heights inside their half, at
+    their true time; the sample has such instants (aborts of several rooms within milliseconds)."""
+    from logcorr.render.timeline.model import MARK_STYLE
+    from logcorr.render.timeline.plot import FAN_PLOT_PX, FAN_PX
+
+    kinds = {v[0] for k, v in MARK_STYLE.items() if not k.startswith("request")}
+    data, layout = plot_of(sample_html.read_text())
+    a, b = layout["xaxis"]["range"]
+    instant = (b - a) / FAN_PLOT_PX * FAN_PX
+    marks = [
+        (x, y)
+        for t in data
+        if t["name"] in kinds
+        for x, y in zip(values(t["x"]), values(t["y"]), strict=True)
+    ]
+    assert len(marks) > 500
+    by_half: dict[tuple[int, bool], list[tuple[float, float]]] = {}
+    for x, y in marks:
+        lane = round(y)
+        assert abs(y - lane) < 0.5  # inside its lane
+        by_half.setdefault((lane, y < lane), []).append((x, y))
+    close = 0
+    for pts in by_half.values():
+        pts.sort()
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+            if x1 - x0 <= instant:
+                close += 1
+                assert y0 != y1, (x0, x1)
+    assert close > 20  # the sample's instants were fanned, not absent
+
+
+def test_sample_first_screen_shows_the_time_axis(sample_html: Path) -> None:
+    """Issue 30 item 7: at 1280×720 the time axis was under 260 px of text. The page shows the
+    title, what happened and one line that folds the rest; the axis's tick labels are on the first
+    screen, the verdict folded (measured in Chromium through choreographer, kaleido's driver)."""
+    chromium()
+    import asyncio
+
+    import choreographer
+
+    async def measure() -> dict:
+        async with choreographer.Browser(headless=True) as browser:
+            tab = await browser.create_tab("")
+            metrics = dict(width=1280, height=720, deviceScaleFactor=1, mobile=False)
+            await tab.send_command("Emulation.setDeviceMetricsOverride", params=metrics)
+            await tab.send_command("Page.enable")
+            loaded = tab.subscribe_once("Page.loadEventFired")
+            await tab.send_command("Page.navigate", params=dict(url=sample_html.resolve().as_uri()))
+            await loaded
+            js = (
+                "JSON.stringify({ticks: [...document.querySelectorAll('.xtick text')]"
+                ".map(e => e.getBoundingClientRect().bottom),"
+                " folded: !document.querySelector('details').open,"
+                " details: document.querySelector('details').getBoundingClientRect().height,"
+                " lead: document.querySelector('.summary').getBoundingClientRect().bottom})"
+            )
+            for _ in range(50):  # plotly draws after the load event
+                r = await tab.send_command("Runtime.evaluate", params=dict(expression=js, returnByValue=True))
+                got = json.loads(r["result"]["result"]["value"])
+                if got["ticks"]:
+                    return got
+                await asyncio.sleep(0.2)
+            return got
+
+    got = asyncio.run(measure())
+    assert len(got["ticks"]) >= 5 and max(got["ticks"]) < 720
+    assert got["lead"] < 200 and got["folded"] and got["details"] < 40  # one line until opened
+
+
+def test_cli_timeline_png_and_svg_are_the_first_view(sample_out: Path, tmp_path: Path) -> None:
+    """Issue 30 item 7: a postmortem takes pictures. ``timeline -o F.png`` (or ``--format svg``)
+    writes the page's first view through kaleido: PNG 1280 px wide at twice the pixels; the SVG
+    holds the title with the view's span, what happened, the lanes, the chain's marks and the
+    wedge label, and no overview or buttons."""
+    chromium()
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["timeline", "-d", str(sample_out), "-o", str(tmp_path / "t.png")])
+    assert r.exit_code == 0, r.output
+    assert "wrote" in r.output and "t.png" in r.output
+    png = (tmp_path / "t.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width == 2560 and 1200 < height < 2400 and len(png) > 100_000
+    r = runner.invoke(app, ["timeline", "-d", str(sample_out), "-f", "svg", "-o", str(tmp_path / "t.svg")])
+    assert r.exit_code == 0, r.output
+    svg = (tmp_path / "t.svg").read_text()
+    assert svg.startswith("<svg") and 'width="1280"' in svg
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", svg)).split())
+    assert "logcorr timeline: gpu-node-1, 2025-10-29 21:23:03–21:42:59 UTC" in text
+    assert "drawn 21:34:37–21:34:50 UTC (the chain)" in text
+    assert "What happened" in text and "Decode wedged at 2025-10-29 21:34:47 UTC" in text
+    for lane in ("prefill TP0", "decode TP3", "router"):
+        assert lane in text
+    assert "decode wedged 21:34:47" in text
+    assert "the whole span" not in text and "rangeslider" not in svg
+    assert svg.count('class="point"') > 300  # the aborts, assertions and last batches of the chain
+    r = runner.invoke(app, ["timeline", "-d", str(sample_out), "-f", "gif", "-o", str(tmp_path / "t.gif")])
+    assert r.exit_code == 1 and "--format gif: one of html, png, svg" in r.output
 
 
 def test_sample_counters_panel_shows_the_load_and_the_stop(sample_html: Path) -> None:

@@ -189,16 +189,17 @@ def locked(out: Path) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
-def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
-    """Write the text file ``path`` whole or not at all: ``write(f)`` fills a temporary file created
-    exclusively (``O_EXCL``, a fresh random name) beside ``path``, which then replaces ``path``. A
-    link planted at the temporary name is never followed; a link at ``path`` itself is replaced,
-    not written through. Raises ``OSError``; the temporary file is removed on any failure."""
+def write_atomic(path: Path, write: Callable[[IO], None], binary: bool = False) -> None:
+    """Write the file ``path`` whole or not at all: ``write(f)`` fills a temporary file (text, UTF-8;
+    bytes with ``binary``) created exclusively (``O_EXCL``, a fresh random name) beside ``path``,
+    which then replaces ``path``. A link planted at the temporary name is never followed; a link at
+    ``path`` itself is replaced, not written through. Raises ``OSError``; the temporary file is
+    removed on any failure."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o644)  # mkstemp makes it 0600; the file is a report to share
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
             write(f)
         os.replace(tmp, path)
     except BaseException:

@@ -8,8 +8,9 @@ Three steps, each usable alone:
   captures and the router requests, plus the wedge spans and the verdict. ``trace.py`` renders the
   same model as a Chrome trace.
 - ``figure(swimlanes)`` arranges it as a plotly figure (UTC axis; numeric lanes, top to bottom).
-- ``timeline(out, html, …)`` writes the page: a header (title, verdict, time span, sources, whether
-  batches were binned) and the figure, with plotly.js inlined.
+- ``timeline(out, html, …)`` writes the page: a header (title, what happened, and folded under it
+  the rest of the summary, the verdict, time span, sources, whether batches were binned) and the
+  figure, with plotly.js inlined; ``image(out, path, "png"|"svg", …)`` its first view as a picture.
 
 The package, by concern: ``model`` (the dataclasses, limits, styles and text helpers), ``tables``
 (polars reads of the Parquet tables), ``duck`` (the DuckDB aggregations that keep a day's batch lines
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from logcorr.render.timeline.loading import load, wedges
 from logcorr.render.timeline.model import Swimlanes, TimelineError, TimelineInfo, Wedge
-from logcorr.render.timeline.page import render, timeline
+from logcorr.render.timeline.page import image, render, timeline
 from logcorr.render.timeline.plot import figure, mark_hover  # noqa: F401 — mark_hover: tests/test_request_log.py
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "TimelineInfo",
     "Wedge",
     "figure",
+    "image",
     "load",
     "render",
     "timeline",

@@ -264,13 +264,12 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
     return found, []
 
 
-def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime] | None]:
+def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime, str] | None]:
     """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text, so the
     page and the report say the same; when the report fails, one line saying so and the drawing goes
-    on) and the incident to open the page on, from the same rows (``report.gather``): from the chain's first step before the first wedge (abort burst,
-    ``transfer_infos`` assertion, within ``FOCUS_LOOKBACK`` of the stop) or the stop itself, to the
-    restart or the next batch (else the end of the data). ``None`` when no row says wedged or stalled
-    or the report fails. Times are aware UTC datetimes."""
+    on) and the span to open the page on with its name, from the same rows (``report.gather``; see
+    ``_focus``).
+    ``None`` when no row says wedged or stalled or the report fails. Times are aware UTC datetimes."""
     try:
         from logcorr.render import report
 
@@ -297,8 +296,11 @@ def summary(out: Path) -> list[str]:
 FOCUS_LOOKBACK = timedelta(minutes=10)
 
 
-def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime] | None:
-    """The first wedged or stalled stop, with the chain before it (see ``findings``)."""
+def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime, str] | None:
+    """The causal chain of the first wedged or stalled stop: from its first step before the stop
+    (the abort burst's first abort or the ``transfer_infos`` assertion, within ``FOCUS_LOOKBACK``)
+    to the stop, the last batch of the role, named ``"the chain"``. A stop with no such step before
+    it: the stop to the restart or the next batch (else the end of the stall), ``"the wedge"``."""
     wedge = rows.get("wedge")
     if wedge is None or wedge.is_empty():
         return None
@@ -306,14 +308,14 @@ def _focus(rows: dict[str, pl.DataFrame]) -> tuple[datetime, datetime] | None:
     if stops.is_empty():
         return None
     w = stops.row(0, named=True)
-    start = w["stopped_ts"]
-    end = w["restart_ts"] or w["resumed_ts"] or start + timedelta(seconds=w["stalled_s"] or 0)
+    stop = w["stopped_ts"]
     chain = rows.get("incident_chain")
     if chain is not None and chain.height:
         before = chain.filter(
             pl.col("step").is_in(["abort_burst", "assertion"]),
-            pl.col("ts").is_between(start - FOCUS_LOOKBACK, start),
+            pl.col("ts").is_between(stop - FOCUS_LOOKBACK, stop),
         )
         if before.height:
-            start = min(start, before["ts"].min())
-    return start, max(end, start)
+            return before["ts"].min(), stop, "the chain"
+    end = w["restart_ts"] or w["resumed_ts"] or stop + timedelta(seconds=w["stalled_s"] or 0)
+    return stop, max(end, stop), "the wedge"

@@ -122,7 +122,7 @@ class Swimlanes:
     until: datetime | None = None  # --until as given (the axis ends there), else None
     # the incident the page opens on: the first wedge's span with the chain before it (abort burst,
     # assertion), from the report's findings; None when there is no wedge
-    focus: tuple[datetime, datetime] | None = None
+    focus: tuple[datetime, datetime, str] | None = None  # the first view: start, end, its name
 
 
 @dataclass

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import re
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from logcorr.render.timeline.model import (
     _span,
     esc,
 )
-from logcorr.render.timeline.plot import figure
+from logcorr.render.timeline.plot import VIEW_BUTTONS_PX, figure
 from logcorr.store.output import write_atomic
 
 
@@ -50,16 +52,21 @@ h1 {{ font-size: 19px; margin: 0 0 6px 0; }}
 .facts {{ font-size: 12.5px; color: #444; margin: 0; padding-left: 18px; }}
 .facts li {{ margin: 1px 0; }}
 .binned {{ color: #8a4b00; font-weight: 600; }}
-details {{ font-size: 12px; color: #444; }}
+details {{ margin: 4px 0 0 0; }}
+details > summary {{ font-size: 13px; color: #1f4e9c; cursor: pointer; }}
 </style>
 </head>
 <body>
 <header>
 <h1>{title}</h1>
+{lead}
+<details>
+<summary>{more}</summary>
 {verdict}
 <ul class="facts">
 {facts}
 </ul>
+</details>
 </header>
 {plot}
 </body>
@@ -112,10 +119,15 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
         )
     if facts.get("framed"):
         a, b = (datetime.fromtimestamp(x / 1000, UTC) for x in facts["x_range"])
+        what = (
+            "from the first step of the chain (the abort burst or the transfer_infos assertion) to the first stop"
+            if sw.focus[2] == "the chain"
+            else "the first wedge, from its stop to the restart or the next batch"
+        )
         items.append(
-            f"<b>opens on the incident</b>, {a:%H:%M:%S}–{b:%H:%M:%S} UTC (the first wedge, from the chain "
-            "before it to the restart, as the report finds them): drag the handles of the overview under "
-            "the time axis, or double-click the overview, to see the whole span"
+            f"<b>opens on {esc(sw.focus[2])}</b>, {a:%H:%M:%S}–{b:%H:%M:%S} UTC ({what}, as the report finds "
+            "them): the buttons above the lanes go back and forth to the whole span; the overview under the "
+            "time axis moves the view"
         )
     if facts.get("counters"):
         items.append(
@@ -130,6 +142,16 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     if sw.sources:
         items.append(f"sources ({esc(sw.out)}): " + _sources_text(sw.sources))
     return [f"<li>{i}</li>" for i in items]
+
+
+def _more(sw: Swimlanes, facts: dict) -> str:
+    """The line the verdict and facts fold under: how the first view was chosen, and what is inside."""
+    view = ""
+    if facts.get("framed"):
+        a, b = (datetime.fromtimestamp(x / 1000, UTC) for x in facts["x_range"])
+        view = f"Opens on {esc(sw.focus[2])}, {a:%H:%M:%S}–{b:%H:%M:%S} UTC; the buttons above the lanes show the whole span. "
+    inside = "the rest of the summary, the verdict" if sw.summary else "the verdict"
+    return f"{view}Show {inside} and the facts of this drawing"
 
 
 def _title(sw: Swimlanes) -> str:
@@ -186,14 +208,16 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
     verdict = [_markdown_line(v) for v in sw.verdict] or [
         "No wedge, assertion or py-spy capture found in this window."
     ]
+    # the first screen at 1280×720 shows the title, what happened and the time axis; the rest of
+    # the summary, the verdict and the facts fold under one line that says how the view was chosen
+    lead = [_markdown_line(v) for v in sw.summary[:1]] or verdict[:1]
+    rest = [_markdown_line(v) for v in sw.summary[1:]]
     page = _PAGE.format(
         csp=_csp(scripts),
         title=esc(_title(sw)),
-        verdict=(
-            '<div class="summary">' + "".join(f"<p>{_markdown_line(v)}</p>" for v in sw.summary) + "</div>\n"
-            if sw.summary
-            else ""
-        )
+        lead=f'<div class="summary"><p>{lead[0]}</p></div>',
+        more=_more(sw, facts),
+        verdict=('<div class="summary">' + "".join(f"<p>{v}</p>" for v in rest) + "</div>\n" if rest else "")
         + '<div class="verdict">'
         + "".join(f"<p>{v}</p>" for v in verdict)
         + "</div>",
@@ -250,4 +274,108 @@ def timeline(
         verdict=sw.verdict,
         first=sw.first,
         last=sw.last,
+    )
+
+
+IMAGE_WIDTH_PX = 1280
+IMAGE_FORMATS = ("png", "svg")
+
+
+def image(
+    out: Path,
+    path: Path,
+    fmt: str = "png",
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    room: int | None = None,
+    role: str | None = None,
+    detail: bool | None = None,
+) -> TimelineInfo:
+    """Write the timeline's first view as a static picture for a postmortem or an upstream issue:
+    the page's title and its "What happened" line above the lanes and counters, as the page opens
+    (framed on the chain when the report finds one), without the overview and the view buttons.
+
+    Args:
+        out, since, until, room, role, detail: as ``timeline``.
+        path: the file to write (its folder is created).
+        fmt: ``png`` (``IMAGE_WIDTH_PX`` wide, at twice the pixels) or ``svg``.
+
+    Returns:
+        A ``TimelineInfo`` as ``timeline``'s, ``html`` being the picture.
+
+    Raises:
+        TimelineError: OUT is not a logcorr folder, an option is invalid, or plotly's exporter
+            (kaleido ≥ 1, which drives the system's Chromium or Chrome) cannot run.
+    """
+    from logcorr.render.timeline.model import TimelineError
+
+    if fmt not in IMAGE_FORMATS:
+        raise TimelineError(f"--format {fmt}: one of html, {', '.join(IMAGE_FORMATS)}")
+    sw = load(out, since=since, until=until, room=room, role=role, detail=detail)
+    fig, facts = figure(sw)
+    layout = fig["layout"]
+    layout.pop("updatemenus", None)
+    layout["xaxis"]["rangeslider"]["visible"] = False
+    lead = (
+        [_markdown_line(v) for v in sw.summary[:1]] or [_markdown_line(v) for v in sw.verdict[:1]] or [""]
+    )[0]
+    lead = re.sub(r"</?code>", "", lead)
+    view = ""
+    if facts["x_range"]:
+        a, b = (datetime.fromtimestamp(x / 1000, UTC) for x in facts["x_range"])
+        view = f" · drawn {a:%H:%M:%S}–{b:%H:%M:%S} UTC" + (
+            f" ({esc(sw.focus[2])})" if facts["framed"] else ""
+        )
+    lines = [f"<b>{esc(_title(sw))}</b>{view}"] + textwrap.wrap(lead, 170, break_on_hyphens=False)
+    old_top = layout["margin"]["t"]
+    top = old_top - (VIEW_BUTTONS_PX if facts["framed"] else 0) + 18 * len(lines)
+    height = layout["height"] + top - old_top - 60  # no overview under the axis
+    layout["title"] = dict(
+        text="<br>".join(lines), x=0.005, xanchor="left", y=1 - 20 / height,  # plotly places
+        yref="container", yanchor="top", font=dict(size=13),  # a title's first line, the others under it
+    )  # fmt: skip
+    layout["xaxis"]["title"] = None  # the title line says UTC; the label would sit on the ticks
+    layout["height"], layout["margin"]["t"] = height, top
+    picture = _export(fig, fmt, layout["height"])
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, lambda f: f.write(picture), binary=True)
+    return TimelineInfo(
+        html=path,
+        bytes=path.stat().st_size,
+        lanes=sw.lanes["label"].to_list(),
+        binned=facts["binned"],
+        bin_seconds=facts["bin_seconds"],
+        counts=facts["counts"],
+        wedges=sw.wedges,
+        verdict=sw.verdict,
+        first=sw.first,
+        last=sw.last,
+    )
+
+
+def _export(fig: dict, fmt: str, height: int) -> bytes:
+    """The figure as PNG or SVG bytes through kaleido (plotly.js from the plotly package, no MathJax:
+    nothing is fetched). A first start of Chromium sometimes answers before the page's scripts
+    have loaded: tried twice."""
+    from logcorr.render.timeline.model import TimelineError
+
+    try:
+        import kaleido
+    except ImportError as e:
+        raise TimelineError(f"--format {fmt} needs plotly's exporter: pip install 'kaleido>=1' ({e})") from e
+    # choreographer logs a browser message it could not decode and goes on: not the user's concern
+    logging.getLogger("choreographer").setLevel(logging.CRITICAL)
+    opts = dict(format=fmt, width=IMAGE_WIDTH_PX, height=height, scale=2 if fmt == "png" else 1)
+    error: Exception | None = None
+    for _ in range(2):
+        try:
+            return kaleido.calc_fig_sync(fig, opts=opts, kopts=dict(mathjax=False))
+        except Exception as e:  # noqa: BLE001 — kaleido's and choreographer's errors share no base class
+            error = e
+            if "ChromeNotFound" in type(e).__name__ or "BrowserFailed" in type(e).__name__:
+                break
+    raise TimelineError(
+        f"--format {fmt}: plotly's exporter failed ({type(error).__name__}: {str(error)[:300]}); it drives "
+        "Chromium or Chrome: install Debian's chromium, or name the browser in BROWSER_PATH"
     )

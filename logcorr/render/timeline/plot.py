@@ -222,7 +222,44 @@ def _request_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
 def _mark_trace(df: pl.DataFrame, kind: str, hover: list[str]) -> dict:
     name, symbol, color, size, dy = MARK_STYLE[kind]
     marker = dict(symbol=symbol, size=size, color=color, line=dict(width=1.5, color=color))
-    return _markers(name, _ms(df["ts"]), (df["lane"] + dy).to_numpy(), hover, marker)
+    y = df["y"] if "y" in df.columns else df["lane"] + dy
+    return _markers(name, _ms(df["ts"]), y.to_numpy(), hover, marker)
+
+
+FAN_PX = 12  # marks of one lane and half-lane closer than this on the first view are one instant
+FAN_PLOT_PX = 1000  # the plot's width the first view is drawn at, about (1280 px less the labels)
+
+
+def _fanned(marks: pl.DataFrame, view: list | None) -> pl.DataFrame:
+    """``marks`` with ``y``: the lane and its kind's offset, or, where several marks of a lane's half
+    (above or below the batch ticks) fall within ``FAN_PX`` on the first ``view`` (epoch ms), the
+    marks of that instant spread over the half in time order, so none hides another."""
+    dy = pl.col("kind").replace_strict(
+        {k: v[4] for k, v in MARK_STYLE.items()}, default=0.0, return_dtype=pl.Float64
+    )
+    marks = marks.with_columns(_dy=dy)
+    if view is None or marks.height < 2:
+        return marks.with_columns(y=pl.col("lane") + pl.col("_dy")).drop("_dy")
+    instant_us = int((view[1] - view[0]) / FAN_PLOT_PX * FAN_PX * 1000)
+    side = pl.col("_dy").sign()
+    t = pl.col("ts").dt.epoch("us")
+    fanned = (
+        marks.with_row_index("_row")
+        .sort("lane", side, "ts", "_row")
+        .with_columns(_new=(t.diff().fill_null(instant_us + 1) > instant_us).over("lane", side))
+        .with_columns(_group=pl.col("_new").cum_sum().over("lane", side))
+        .with_columns(
+            _k=pl.int_range(pl.len()).over("lane", side, "_group"), _n=pl.len().over("lane", side, "_group")
+        )
+        .with_columns(
+            y=pl.col("lane")
+            + pl.when(pl.col("_n") > 1)
+            .then(side * (0.08 + 0.36 * pl.col("_k") / (pl.col("_n") - 1).clip(lower_bound=1)))
+            .otherwise(pl.col("_dy"))
+        )
+        .sort("_row")
+    )
+    return fanned.drop("_row", "_new", "_group", "_k", "_n", "_dy")
 
 
 def _merged(df: pl.DataFrame, bin_s: float) -> pl.DataFrame:
@@ -236,12 +273,13 @@ def _merged(df: pl.DataFrame, bin_s: float) -> pl.DataFrame:
     )
 
 
-def _marker_traces(sw: Swimlanes, bin_s: float) -> list[dict]:
+def _marker_traces(sw: Swimlanes, bin_s: float, view: list | None) -> list[dict]:
     traces = []
+    marks = _fanned(sw.marks, view)
     for kind in MARK_STYLE:
         if kind.startswith("request"):
             continue
-        df = sw.marks.filter(pl.col("kind") == kind)
+        df = marks.filter(pl.col("kind") == kind)
         if df.is_empty():
             continue
         traces.append(_thinned(sw, df, kind, bin_s, mark_hover))
@@ -254,7 +292,7 @@ def _marker_traces(sw: Swimlanes, bin_s: float) -> list[dict]:
 def _thinned(sw, df, kind, bin_s, hover_fn) -> dict:
     if df.height <= MAX_MARKS_PER_KIND:
         return _mark_trace(df, kind, hover_fn(sw, df))
-    merged = _merged(df, bin_s)
+    merged = _merged(df.drop("y", strict=False), bin_s)  # one mark per bin: no fan
     hover = [
         f"<b>{n:,} × {esc(MARK_STYLE[kind][0])}</b> until {t:%H:%M:%S} UTC; the first:<br>{h}"
         for n, t, h in zip(merged["n"], merged["ts_last"], hover_fn(sw, merged), strict=True)
@@ -409,18 +447,19 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     bin_s = _bin_seconds(max(span_s, 1.0))
     captures, labels = _capture_traces(sw)
     load = counter_traces(sw, _ms)
-    data = _activity_traces(sw, binned) + _marker_traces(sw, bin_s) + captures + load
-    n = sw.lanes.height
     x_range, full, framed = _x_ranges(sw, span_s)
+    data = _activity_traces(sw, binned) + _marker_traces(sw, bin_s, x_range) + captures + load
+    n = sw.lanes.height
     shapes, notes = _wedge_shapes(sw, x_range)
     panels = bool(load)
     lanes_px = max(130, LANE_PX * n + 20)
     plot_px = lanes_px + (2 * (PANEL_PX + PANEL_GAP_PX) if panels else 0)
     bottom = (2 * PANEL_PX + 2 * PANEL_GAP_PX) / plot_px if panels else 0.0
+    top = 24 + 16 * len(notes) + (VIEW_BUTTONS_PX if framed else 0)
     layout = dict(
         template="plotly_white",
-        height=plot_px + 24 + 16 * len(notes) + 150,
-        margin=dict(l=10, r=170 if labels else 10, t=24 + 16 * len(notes), b=40),
+        height=plot_px + top + 150,
+        margin=dict(l=10, r=170 if labels else 10, t=top, b=40),
         hovermode="closest",
         hoverlabel=dict(align="left", font=dict(family="monospace", size=11)),
         showlegend=True,
@@ -444,6 +483,10 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         annotations=notes + labels,
         barmode="overlay",
     )
+    if framed:
+        # above the wedge labels: paper units over the plot's height
+        above = 1 + (16 * len(notes) + 4) / plot_px
+        layout["updatemenus"] = [_view_buttons(sw.focus[2], x_range, full, above)]
     if panels:
         layout.update(_panel_axes(plot_px))
     counts = {
@@ -461,6 +504,30 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         binned=binned, bin_seconds=bin_seconds, counts=counts, x_range=x_range, framed=framed, counters=panels
     )
     return dict(data=data, layout=layout), facts
+
+
+VIEW_BUTTONS_PX = 30  # the row above the lanes that holds the view buttons
+
+
+def _view_buttons(name: str, view: list, full: list, y: float) -> dict:
+    """Two buttons at ``y`` (paper units) above the lanes: back to the first view (``name``,
+    ``view``) and the whole span (``full``), both epoch ms."""
+    return dict(
+        type="buttons",
+        direction="right",
+        showactive=True,
+        active=0,
+        x=0,
+        xanchor="left",
+        y=y,
+        yanchor="bottom",
+        pad=dict(t=0, b=0, l=0),
+        font=dict(size=11),
+        buttons=[
+            dict(label=name, method="relayout", args=[{"xaxis.range": view}]),
+            dict(label="the whole span", method="relayout", args=[{"xaxis.range": full}]),
+        ],
+    )
 
 
 def _x_axis(x_range: list | None, full: list | None, panels: bool) -> dict:
@@ -524,7 +591,7 @@ def _x_ranges(sw: Swimlanes, span_s: float) -> tuple[list | None, list | None, b
         return view, view, False
     if sw.focus is None:
         return full, full, False
-    a, b = (t.timestamp() for t in sw.focus)
+    a, b = (t.timestamp() for t in sw.focus[:2])
     margin = max((b - a) * 0.05, 3.0)
     view = [max((a - margin) * 1000, full[0]), min((b + margin) * 1000, full[1])]
     return view, full, view != full

@@ -31,7 +31,26 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = Path("logcorr-out")
-OutDir = Annotated[Path, typer.Option("-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT")]
+
+
+def _one_ingest_per_origin(out: Path) -> Path:
+    """``-d OUT``'s check, before any command reads it: a folder combined from two separate ingests of
+    one origin is refused (exit 1, naming both parts), not read with every record twice."""
+    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+
+    try:
+        refuse_two_ingests_of_one_origin(out)
+    except DatabaseError as e:
+        _fail(str(e))
+    return out
+
+
+OutDir = Annotated[
+    Path,
+    typer.Option(
+        "-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT", callback=_one_ingest_per_origin
+    ),
+]
 # the window and role options of the renderers (timeline, export)
 Since = Annotated[
     str | None, typer.Option(help="From this time (ISO 8601, UTC; or HH:MM[:SS]).", metavar="TIME")
@@ -544,13 +563,17 @@ def show(
     event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
     out: OutDir = DEFAULT_OUT,
     context: Annotated[
-        int, typer.Option("-n", "--context", help="Records before and after it.", metavar="N")
+        int, typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N")
     ] = 3,
+    old_context: Annotated[int | None, typer.Option("-n", hidden=True)] = None,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
     from logcorr.render.show import ShowError
     from logcorr.render.show import show as show_record
 
+    if old_context is not None:  # -n was --context before it meant --limit everywhere else
+        typer.echo("logcorr show: -n is now -C (--context, as grep's); -n will go", err=True)
+        context = old_context
     try:
         typer.echo(clean(show_record(out, event_id, context)))
     except (ShowError, FileNotFoundError) as e:

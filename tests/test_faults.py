@@ -166,10 +166,18 @@ def test_two_outputs_of_one_host_combined_are_refused_not_merged(tmp_path: Path)
     subprocess.run("mkdir all && cp -r a/. all/ && cp -r b/. all/", shell=True, cwd=tmp_path, check=True)
     parts = sorted(p.name for p in (tmp_path / "all" / "events" / "origin=gpu-node-1").iterdir())
     assert len(parts) == 2  # nothing overwritten: part-0-<run> of each
-    proc = cli("database", "-d", str(tmp_path / "all"))
-    no_traceback(proc)
-    assert proc.returncode == 1
-    assert "two separate ingests of origin=gpu-node-1" in proc.stderr and "--origin" in proc.stderr
+    # issue 30 item 2: every command that reads OUT refuses it, not only database (report gave a
+    # report with every record twice)
+    drawn = ["-o", str(tmp_path / "x")]
+    for command in (["database"], ["report"], ["query", "findings"], ["timeline", *drawn], ["export", *drawn], ["show", "1"]):  # fmt: skip
+        proc = cli(*command, "-d", str(tmp_path / "all"))
+        no_traceback(proc)
+        assert proc.returncode == 1, command
+        assert "two separate ingests of origin=gpu-node-1" in proc.stderr and "--origin" in proc.stderr, (
+            command
+        )
+        assert "part-0-" in proc.stderr  # both parts named
+    assert not (tmp_path / "x").exists()
 
 
 # -- 3 and 4: a lock on OUT, inputs known by identity -------------------------------------------------

@@ -74,7 +74,7 @@ def test_show_prints_a_record_with_its_neighbours(sample):
         sample,
         "SELECT event_id FROM transfer_errors WHERE error_kind = 'assert_transfer_infos' ORDER BY ts LIMIT 1",
     )
-    result = run(app, ["show", str(eid.item()), "-d", str(sample), "-n", "1"])
+    result = run(app, ["show", str(eid.item()), "-d", str(sample), "-C", "1"])
     assert result.exit_code == 0
     marked = [line for line in result.output.splitlines() if line.startswith(">")]
     assert (
@@ -86,6 +86,10 @@ def test_show_prints_a_record_with_its_neighbours(sample):
     assert len([line for line in result.output.splitlines() if line.startswith("  2025-")]) == 2
     assert "journalctl --directory" in result.output and "--cursor 's=" in result.output
     assert run(app, ["show", "42", "-d", str(sample)]).exit_code == 1
+    # issue 30 item 8: -n meant --context here and --limit in query; the old spelling still works, said
+    old = run(app, ["show", str(eid.item()), "-d", str(sample), "-n", "1"])
+    assert old.exit_code == 0 and "-n is now -C (--context" in old.stderr
+    assert [x for x in old.stdout.splitlines() if x.startswith(">")] == marked
 
 
 def test_query_limit_columns_and_vertical(sample):

@@ -218,6 +218,17 @@ def _saved_views(con: duckdb.DuckDBPyConnection, saved: dict, folders: dict, res
         con.executemany(f'INSERT INTO "{DOC_TABLE}" VALUES (?, ?, ?, ?, ?, ?, ?, ?)', docs)
 
 
+def refuse_two_ingests_of_one_origin(out: Path) -> None:
+    """Raise ``DatabaseError`` naming both parts when OUT's ``events`` holds two separate ingests of one
+    origin (see ``_refuse_overlapping_ids``): every command refuses such a folder, whose event ids
+    would each name two records and whose counts would be doubled. Reads Parquet footers only; a
+    folder without events passes."""
+    events = store.stable_out(Path(out)) / "events"
+    if events.is_dir() and next(events.rglob("*.parquet"), None) is not None:
+        with duckdb.connect() as con:
+            _refuse_overlapping_ids(con, events)
+
+
 def _refuse_overlapping_ids(con: duckdb.DuckDBPyConnection, events: Path) -> None:
     """Raise ``DatabaseError`` when two ``events`` parts of one origin hold overlapping event ids:
     two separate ingests of one origin (the same host ingested into two outputs, or two outputs

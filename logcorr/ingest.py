@@ -21,7 +21,7 @@ import polars as pl
 
 import logcorr
 from logcorr.clocks import TIME_OF_DAY, Clocks, clock_note, on_first_day, zoneless
-from logcorr.inputs import bundle, containers, export, journal, sniff, text, threads
+from logcorr.inputs import bundle, containers, export, exports, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import (
@@ -641,6 +641,8 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
         if damaged:
             report.errors.append(damaged)
         return _chunks(run, unpacked, inner, report, scratch)
+    if fmt in exports.DOCUMENTS:  # OTLP logs, a Loki query_range answer, Elasticsearch hits
+        return _chunks(run, exports.flatten(path, fmt, scratch, report), "log-export", report, scratch)
     if fmt in ("journal-dir", "journal"):
         chunks = journal.read_journal(path, opts, report)
     elif fmt == "export":
@@ -650,6 +652,8 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
     elif fmt in bundle.FORMATS:  # a logcorr collect bundle's dumps (timed) and steps
         chunks = bundle.read(path, fmt, report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
+        if fmt == "log-export":
+            path = exports.oldest_first(path, scratch, report)
         chunks = containers.read(path, fmt, opts, report)
     else:
         chunks = text.read_text(path, fmt, report)

@@ -172,6 +172,141 @@ def write_kubectl(path: Path, lines: dict) -> Path:
     return path
 
 
+# --- issue 31 item 9: the same lines as log platforms export them ---------------------------------------
+LABELS = {"container": "sglang", "namespace": "default", "node": "gpu-node-1"}
+
+
+def _by_time(lines: dict) -> list[tuple[int, str, str]]:
+    """``(µs, service, line)`` of every service, by time, as a platform's query answers."""
+    return sorted((us, service, line) for service, rows in lines.items() for us, line, _ in rows)
+
+
+def _jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+    return path
+
+
+def write_loki_jsonl(path: Path, lines: dict) -> Path:
+    """``logcli query --output=jsonl --forward --limit 0``: labels, line, RFC 3339 timestamp."""
+    return _jsonl(
+        path,
+        (
+            {"labels": {"pod": PODS[s], "container": "sglang", "namespace": "default", "node_name": "gpu-node-1"},
+             "line": line, "timestamp": _rfc3339(us)}
+            for us, s, line in _by_time(lines)
+        ),
+    )  # fmt: skip
+
+
+def write_loki_range(path: Path, lines: dict) -> Path:
+    """Loki's ``query_range`` answer: a stream per pod, values ``[ns, line]`` newest first (the API's
+    default direction)."""
+    result = [
+        {
+            "stream": {"pod": PODS[s], **LABELS},
+            "values": [[str(us * 1000), line] for us, line, _ in rows][::-1],
+        }
+        for s, rows in lines.items()
+    ]
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "streams", "result": result}}))
+    return path
+
+
+def write_es_response(path: Path, lines: dict) -> Path:
+    """An Elasticsearch search answer of Filebeat's ECS documents (``kubernetes.pod.name``, ``host.name``)."""
+    hits = [
+        {"_index": "filebeat-8", "_id": str(i), "_score": None,
+         "_source": {"@timestamp": _rfc3339(us, ""), "message": line, "host": {"name": "gpu-node-1"},
+                     "kubernetes": {"pod": {"name": PODS[s]}, "container": {"name": "sglang"}, "namespace": "default"}}}
+        for i, (us, s, line) in enumerate(_by_time(lines))
+    ]  # fmt: skip
+    doc = {
+        "took": 5,
+        "timed_out": False,
+        "hits": {"total": {"value": len(hits), "relation": "eq"}, "hits": hits},
+    }
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def write_fluent_bit(path: Path, lines: dict) -> Path:
+    """Fluent Bit's tail + kubernetes filter without a CRI parser: ``date`` epoch seconds, ``log`` still
+    carrying the CRI prefix (long lines in ``P`` parts), ``kubernetes.*_name``."""
+    return _jsonl(
+        path,
+        (
+            {"date": us / 1e6,
+             "log": f"{_rfc3339(us)} stdout {'F' if i == len(parts) - 1 else 'P'} {part}",
+             "kubernetes": {"pod_name": PODS[s], "namespace_name": "default", "container_name": "sglang",
+                            "host": "gpu-node-1"}}
+            for us, s, line in _by_time(lines)
+            for parts in [_parts(line)]
+            for i, part in enumerate(parts)
+        ),
+    )  # fmt: skip
+
+
+def write_otlp(path: Path, lines: dict) -> Path:
+    """The OpenTelemetry collector's ``file`` exporter: an OTLP JSON logs request per line, 100
+    records each, the pod in the resource's ``k8s.*`` attributes."""
+
+    def attrs(**kv):
+        return [{"key": k, "value": {"stringValue": v}} for k, v in kv.items()]
+
+    requests = []
+    for s, rows in lines.items():
+        resource = {"attributes": attrs(**{"k8s.pod.name": PODS[s], "k8s.container.name": "sglang",
+                                           "k8s.namespace.name": "default", "k8s.node.name": "gpu-node-1"})}  # fmt: skip
+        for k in range(0, len(rows), 100):
+            records = [
+                {"timeUnixNano": str(us * 1000), "observedTimeUnixNano": str(us * 1000 + 5),
+                 "body": {"stringValue": line}, "attributes": attrs(**{"log.iostream": "stdout"})}
+                for us, line, _ in rows[k : k + 100]
+            ]  # fmt: skip
+            requests.append(
+                {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]}
+            )
+    return _jsonl(path, requests)
+
+
+def write_victorialogs(path: Path, lines: dict) -> Path:
+    """VictoriaLogs' JSON lines: ``_msg``, ``_time``, the pod only in ``_stream``."""
+    return _jsonl(
+        path,
+        (
+            {"_msg": line, "_time": _rfc3339(us),
+             "_stream": f'{{kubernetes.container_name="sglang",kubernetes.namespace_name="default",kubernetes.pod_name="{PODS[s]}"}}'}
+            for us, s, line in _by_time(lines)
+        ),
+    )  # fmt: skip
+
+
+def write_vector_journald(path: Path) -> Path:
+    """Vector's journald source: the journal's fields kept, the line as ``message``, ``host``, a
+    ``timestamp``; the engines' and router's units only."""
+    entries = [json.loads(line) for line in (SAMPLE / "journal.json").read_text().splitlines()]
+    keep = ("_SYSTEMD_UNIT", "_PID", "_COMM", "SYSLOG_IDENTIFIER", "PRIORITY", "__REALTIME_TIMESTAMP")
+    return _jsonl(
+        path,
+        (
+            {**{k: e[k] for k in keep if k in e}, "host": e.get("_HOSTNAME"), "message": e["MESSAGE"],
+             "source_type": "journald", "timestamp": _rfc3339(int(e["__REALTIME_TIMESTAMP"]), "")}
+            for e in entries
+            if e.get("_SYSTEMD_UNIT") in SERVICES
+        ),
+    )  # fmt: skip
+
+
+PLATFORM_FORMS = {
+    "loki-jsonl": write_loki_jsonl,
+    "loki-range": write_loki_range,
+    "es-response": write_es_response,
+    "fluent-bit": write_fluent_bit,
+    "otlp-logs": write_otlp,
+    "victorialogs": write_victorialogs,
+}
+
+
 def truth(pattern: str) -> str:
     table = (SAMPLE / "README.md").read_text().split("## True answers", 1)[1]
     rows = [
@@ -206,6 +341,8 @@ def forms(lines, tmp_path_factory) -> dict[str, Path]:
         "docker": write_docker(base / "docker", lines),
         "cri": write_cri(base / "cri", lines),
         "kubectl": write_kubectl(base / "kubectl.log", lines),
+        **{name: write(base / f"{name}.json", lines) for name, write in PLATFORM_FORMS.items()},
+        "vector-journald": write_vector_journald(base / "vector.json"),
     }
     outs = {}
     for name, path in inputs.items():
@@ -218,7 +355,7 @@ def section(text: str, title: str) -> str:
     return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
-@pytest.mark.parametrize("form", ["docker", "cri", "kubectl"])
+@pytest.mark.parametrize("form", ["docker", "cri", "kubectl", *PLATFORM_FORMS, "vector-journald"])
 def test_container_forms_give_the_journals_answers(forms, form):
     """The room, the prefill ranks that assert, decode wedged on 4 ranks, the divergent groups."""
     verdict = section(report(forms[form]), "Verdict")
@@ -461,3 +598,67 @@ def test_bad_container_input_never_raises():
     for fmt in containers.FORMATS:
         df = containers.parse_lines(pl.Series(["", "{", "garbage", '{"log":1}', "\x00"]), fmt)
         assert df.height == 5 and df["text"].null_count() == 0
+
+
+def test_platform_exports_are_known_by_content(forms, tmp_path):
+    """Issue 31 item 9: each platform's export is read as what it is (``sources.format``), every line
+    of the journal's three units kept (5,954 records, as from the journal), each pod or unit with its
+    role, the node named where the export names it (VictoriaLogs' ``_stream`` here names none)."""
+    expected = {
+        "loki-jsonl": "log-export", "loki-range": "loki-range", "es-response": "es-response",
+        "fluent-bit": "log-export", "otlp-logs": "otlp-logs", "victorialogs": "log-export",
+        "vector-journald": "log-export",
+    }  # fmt: skip
+    for form, fmt in expected.items():
+        src = pl.read_parquet(next((forms[form] / "sources").glob("**/*.parquet")))
+        got = src.filter(pl.col("source").str.ends_with(".json"))
+        assert got["format"].to_list() == [fmt], form
+        assert got["records"].to_list() == [5954], form
+        units = (
+            saved.connect(forms[form])
+            .execute(
+                "SELECT unit, role, any_value(host), count(DISTINCT pid) FROM events "
+                "WHERE source LIKE '%.json' GROUP BY ALL ORDER BY role"
+            )
+            .fetchall()
+        )
+        host = None if form == "victorialogs" else "gpu-node-1"
+        if form == "vector-journald":  # the journal's fields kept: units and each rank's process
+            assert units == [
+                ("sglang-decode.service", "decode", host, 10),
+                ("sglang-prefill.service", "prefill", host, 10),
+                ("sglang-router.service", "router", host, 1),
+            ]
+        else:
+            assert [u[:3] for u in units] == [
+                (f"{PODS[r]}/sglang", r, host) for r in ("decode", "prefill", "router")
+            ], form
+
+
+def test_a_newest_first_export_is_read_oldest_first_and_said(lines, tmp_path):
+    """logcli without ``--forward`` answers newest first (and only 30 lines without ``--limit``):
+    the lines are read oldest first, so tracebacks join and the answers hold, and the note says so."""
+    forward = write_loki_jsonl(tmp_path / "loki.json", lines).read_text().splitlines()
+    (tmp_path / "back.json").write_text("\n".join(reversed(forward)) + "\n")
+    ingest([tmp_path / "back.json"], tmp_path / "out")
+    src = pl.read_parquet(next((tmp_path / "out" / "sources").glob("**/*.parquet")))
+    assert src["records"].to_list() == [5954]
+    assert "lines newest first (Loki's logcli answers so without --forward" in src["notes"][0]
+    verdict = section(report(tmp_path / "out"), "Verdict")
+    assert "**Decode wedged** at 2025-10-29 21:34:47.412 UTC" in verdict
+    (tmp_path / "last30.json").write_text("\n".join(reversed(forward[-30:])) + "\n")
+    ingest([tmp_path / "last30.json"], tmp_path / "out30")
+    src = pl.read_parquet(next((tmp_path / "out30" / "sources").glob("**/*.parquet")))
+    assert "only the newest 30 lines without --limit" in src["notes"][0]
+
+
+def test_a_document_cut_short_keeps_what_parses(lines, tmp_path):
+    """An OTLP export whose last request is cut: the requests before it are read, the cut is named."""
+    text = write_otlp(tmp_path / "otlp.json", lines).read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) - 5000])
+    ingest([cut], tmp_path / "out")
+    src = pl.read_parquet(next((tmp_path / "out" / "sources").glob("**/*.parquet")))
+    assert src["format"].to_list() == ["otlp-logs"]
+    assert 5800 < src["records"][0] < 5954
+    assert "is not JSON" in src["errors"][0] and "the rest is not read" in src["errors"][0]

@@ -48,13 +48,37 @@ from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 
 FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
 
-TIME_KEYS = ("timestamp", "time", "ts", "['@timestamp']", "date")
-POD_PATHS = ("labels.pod", "labels.pod_name", "kubernetes.pod_name", "pod", "pod_name")
+# Where each platform's record keeps the line, its time and its labels (the first one present wins):
+# Loki logcli jsonl (``labels``, ``line``), Fluent Bit (``log``, ``date`` as epoch seconds,
+# ``kubernetes.*_name``), Elasticsearch/OpenSearch hits (``_source``, ECS ``kubernetes.pod.name``,
+# ``host.name``), Vector (``message``, ``timestamp``, ``host``, journald's ``_SYSTEMD_UNIT``/``_PID``),
+# VictoriaLogs (``_msg``, ``_time``, stream fields as dotted keys), OTLP as ``exports`` flattens it.
+LINE_PATHS = (*LINE_KEYS, "_msg", "_source.message", "_source.log", "_source.msg")
+TIME_KEYS = (
+    "timestamp", "time", "ts", "['@timestamp']", "date", "_time", "_source['@timestamp']",
+    "_source.timestamp", "_source.time", "__REALTIME_TIMESTAMP",
+)  # fmt: skip
+_K8S = ("labels.{}", "labels.{}_name", "kubernetes.{}_name", "kubernetes.{}.name", "['kubernetes.{}_name']")
+POD_PATHS = (
+    *(p.format("pod") for p in _K8S), *(f"_source.{p.format('pod')}" for p in _K8S[2:4]), "pod", "pod_name",
+)  # fmt: skip
 CONTAINER_PATHS = tuple(
     p.replace("pod", "container") for p in POD_PATHS
 )  # the same places, for the container
-NAMESPACE_PATHS = ("labels.namespace", "kubernetes.namespace_name", "namespace")
-NODE_PATHS = ("labels.node_name", "labels.node", "labels.host", "kubernetes.host", "host", "hostname", "node")
+NAMESPACE_PATHS = (
+    "labels.namespace", "kubernetes.namespace_name", "kubernetes.namespace", "['kubernetes.namespace_name']",
+    "_source.kubernetes.namespace_name", "_source.kubernetes.namespace", "namespace",
+)  # fmt: skip
+NODE_PATHS = (
+    "labels.node_name", "labels.node", "labels.host", "kubernetes.host", "kubernetes.node.name",
+    "['kubernetes.host']", "_source.kubernetes.host", "_source.kubernetes.node.name", "_source.host.name",
+    "host.name", "_source.host", "host", "hostname", "node", "_HOSTNAME",
+)  # fmt: skip
+# a unit where no pod or container is named: a journald field kept by Vector, a label, OTel's service
+UNIT_PATHS = ("labels.unit", "_SYSTEMD_UNIT", "_source._SYSTEMD_UNIT", "labels.service_name", "labels.job")
+PID_PATHS = ("_PID", "_source._PID", "pid")
+# Fluent Bit's tail input without a CRI parser keeps the runtime's prefix in ``log``
+CRI_PREFIX = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([PF]) "
 # /var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart count>.log (rotated: .log.<date>[.gz])
 POD_LOG = re.compile(
     r"(?:^|/)(?P<ns>[^/_]+)_(?P<pod>[^/_]+)_(?P<uid>[0-9a-fA-F-]{8,})/(?P<container>[^/]+)/"
@@ -208,9 +232,10 @@ def _any_time(expr: pl.Expr) -> pl.Expr:
     digits = expr.str.extract(r"^(\d{9,19})(?:\.\d+)?$", 1)
     n = digits.cast(pl.Int64, strict=False)
     size = digits.str.len_chars()
+    seconds = (expr.cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64)  # Fluent Bit: 1761773680.073
     epoch_us = (
         pl.when(size <= 11)
-        .then(n * 1_000_000)
+        .then(seconds)
         .when(size <= 14)
         .then(n * 1000)
         .when(size <= 17)
@@ -248,14 +273,20 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
             "text": log.str.strip_suffix("\n"),
         }
     elif fmt == "log-export":
+        line = _first_path(LINE_PATHS).str.strip_suffix("\n")
+        stream = _first_path(("_stream", "_source._stream"))  # VictoriaLogs: {k="v",…}
+        cri = line.str.extract_groups(CRI_PREFIX)
         cols = {
             "ts": _any_time(_first_path(TIME_KEYS)),
-            "fd": raw.str.json_path_match("$.stream"),
-            "pod": _first_path(POD_PATHS),
-            "container": _first_path(CONTAINER_PATHS),
-            "namespace": _first_path(NAMESPACE_PATHS),
-            "node": _first_path(NODE_PATHS),
-            "text": _first_path(LINE_KEYS).str.strip_suffix("\n"),
+            "fd": pl.coalesce(raw.str.json_path_match("$.stream"), cri.struct.field("1")),
+            "partial": (cri.struct.field("2") == "P").fill_null(False),
+            "pod": pl.coalesce(_first_path(POD_PATHS), _stream_label(stream, "pod")),
+            "container": pl.coalesce(_first_path(CONTAINER_PATHS), _stream_label(stream, "container")),
+            "namespace": pl.coalesce(_first_path(NAMESPACE_PATHS), _stream_label(stream, "namespace")),
+            "node": pl.coalesce(_first_path(NODE_PATHS), _stream_label(stream, "host")),
+            "unit_field": _first_path(UNIT_PATHS),
+            "pid_field": _first_path(PID_PATHS),
+            "text": line.str.replace(CRI_PREFIX, ""),
         }
     else:
         pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
@@ -269,9 +300,18 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
         cols["ts"].alias("ts"),
         cols.get("fd", none).alias("fd"),
         cols.get("partial", pl.lit(False)).alias("partial"),
-        *[cols.get(c, none).alias(c) for c in ("pod", "container", "namespace", "node")],
+        *[
+            cols.get(c, none).alias(c)
+            for c in ("pod", "container", "namespace", "node", "unit_field", "pid_field")
+        ],
         pl.coalesce(cols["text"], raw).alias("text"),
     )
+
+
+def _stream_label(stream: pl.Expr, name: str) -> pl.Expr:
+    """A label of a VictoriaLogs ``_stream`` (``{kubernetes.pod_name="x",…}``): ``NAME``, ``NAME_name``
+    or ``NAME.name`` under any prefix."""
+    return stream.str.extract(rf'(?:^\{{|,)\s*(?:[\w.]*\.)?{name}(?:_name|\.name)?="([^"]*)"', 1)
 
 
 def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -411,7 +451,9 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
         rows = recs["source_pos"].str.slice(5).cast(pl.Int64) - 1
         df = df.select(pl.all().gather(rows)) if recs.height != df.height else df
         df = df.with_columns(
-            recs["pid"].alias("pid"), recs["message"].alias("message"), recs["ts"].alias("inner_ts")
+            pl.coalesce(df["pid_field"].cast(recs["pid"].dtype, strict=False), recs["pid"]).alias("pid"),
+            recs["message"].alias("message"),
+            recs["ts"].alias("inner_ts"),
         )
         yield df.select(
             journald.record_columns(
@@ -438,14 +480,15 @@ def _units(df: pl.DataFrame, meta: dict) -> pl.DataFrame:
         unit = pl.lit(meta["unit"])
         names = pl.lit(list(meta["names"]), pl.List(pl.String))
     else:
-        pod, container = pl.col("pod"), pl.col("container")
-        unit = pl.coalesce(pl.concat_str([pod, container], separator="/"), pod, container)
+        pod, container, field = pl.col("pod"), pl.col("container"), pl.col("unit_field")
+        unit = pl.coalesce(pl.concat_str([pod, container], separator="/"), pod, container, field)
         names = pl.concat_list(
             [
                 pod,
                 container,
                 pl.concat_str([pod, container], separator="/"),
                 pl.concat_str([pl.col("namespace"), pod], separator="/"),
+                field,
             ]
         ).list.drop_nulls()
     return df.with_columns(unit.alias("unit"), names.alias("names")).with_columns(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.inputs import exports
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
 
@@ -25,6 +26,8 @@ KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<t
 _DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
 LINE_KEYS = ("line", "log", "message", "msg")
+# a log platform's record, whatever its line looks like: VictoriaLogs, Elasticsearch/OpenSearch hits
+PLATFORM_LINE_KEYS = ("_msg", "_source.message", "_source.log")
 
 
 def sniff(path: Path) -> str:
@@ -33,7 +36,8 @@ def sniff(path: Path) -> str:
     Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
     ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
     (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
-    ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    a log platform's whole-document export (``exports.DOCUMENTS``: ``otlp-logs``, ``loki-range``,
+    ``es-response``), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
     Raises ``OSError`` when the file cannot be opened.
     """
     with open(path, "rb") as f:
@@ -55,8 +59,12 @@ def sniff_bytes(head: bytes) -> str:
         return "export"
     if lines and sum(ln.startswith('{"log":') for ln in lines) >= max(1, len(lines) // 2):
         return sniff_lines(lines) or "text"  # Docker json-file: its log may hold "__
-    if lines and sum(ln.lstrip().startswith('{"') and '"__' in ln for ln in lines) >= max(1, len(lines) // 2):
-        return "json"
+    if lines and sum(
+        ln.lstrip().startswith('{"') and '"__' in ln and '"MESSAGE"' in ln for ln in lines
+    ) >= max(1, len(lines) // 2):
+        return "json"  # journalctl -o json (Vector keeps the fields but names the line "message")
+    if document := exports.sniff_document(text):
+        return document
     short = re.compile(journald.SHORT_LINE)
     if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
         return "short"
@@ -88,12 +96,16 @@ def sniff_lines(lines: list[str]) -> str | None:
     if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
         return "docker-json"
     if share(r"^\s*\{") >= half:
-        line, log, message, msg = (pl.col("l").str.json_path_match(f"$.{k}") for k in LINE_KEYS)
+        line, log, message, msg, *platform = (
+            pl.col("l").str.json_path_match(f"$.{k}") for k in (*LINE_KEYS, *PLATFORM_LINE_KEYS)
+        )
         wrapped = pl.any_horizontal(
             line.is_not_null(),
             log.is_not_null(),
             message.str.contains(HEADER_START),
             msg.str.contains(HEADER_START),
+            *(p.is_not_null() for p in platform),
+            message.is_not_null() & pl.col("l").str.contains(r'"(?:source_type|_SYSTEMD_UNIT|kubernetes)"'),
         )
         if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
             return "log-export"

@@ -21,7 +21,7 @@ import polars as pl
 
 import logcorr
 from logcorr.clocks import TIME_OF_DAY, Clocks, clock_note, on_first_day, zoneless
-from logcorr.inputs import bundle, containers, export, exports, journal, sniff, text, threads
+from logcorr.inputs import bundle, containers, dumps, export, exports, journal, sniff, text, threads
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import (
@@ -643,12 +643,20 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
         return _chunks(run, unpacked, inner, report, scratch)
     if fmt in exports.DOCUMENTS:  # OTLP logs, a Loki query_range answer, Elasticsearch hits
         return _chunks(run, exports.flatten(path, fmt, scratch, report), "log-export", report, scratch)
+    if fmt == "pickle":
+        report.errors.append(
+            f"{path}: a Python pickle that names no SGLang class: not read (only SGLang's crash and request "
+            "dumps are, and none of their code runs)"
+        )
+        return iter(())
     if fmt in ("journal-dir", "journal"):
         chunks = journal.read_journal(path, opts, report)
     elif fmt == "export":
         chunks = journal.CaptureUnits(opts).read(export.read_export_file(path, report), report)
     elif fmt == "json":
         chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
+    elif fmt == dumps.FORMAT:  # SGLang's crash or request dump, unpickled without running its code
+        chunks = _dump_records(path, report)
     elif fmt in bundle.FORMATS:  # a logcorr collect bundle's dumps (timed) and steps
         chunks = bundle.read(path, fmt, report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
@@ -660,6 +668,14 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
     if run.seen is None or fmt in ("pyspy", "pyspy-json", "bundle-pyspy"):
         return chunks
     return run.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
+
+
+def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
+    """``dumps.read``, a file it refuses named in the report and nothing read from it."""
+    try:
+        yield from dumps.read(path, report)
+    except dumps.DumpError as e:
+        report.errors.append(str(e))
 
 
 def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich: _Enricher) -> Generator:

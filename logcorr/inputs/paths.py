@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr.inputs import bundle, containers
+from logcorr.inputs import bundle, containers, dumps
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
 from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
@@ -391,7 +391,7 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
     journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
     binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
     for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read; of a
-    bundle's files the host its manifest names. Never raises."""
+    bundle's files the host its manifest names; of an SGLang crash dump its folder's name. Never raises."""
     if fmt in bundle.FORMATS:  # a logcorr collect bundle names its host in its manifest
         return bundle.hosts(path, fmt)
     try:
@@ -400,6 +400,8 @@ def hosts_in(path: Path, fmt: str) -> set[str]:
         if not path.is_file():  # a pipe is read once, by the ingest
             return set()
         fmt = sniff(path) if fmt == "?" else fmt
+        if fmt == dumps.FORMAT:  # a crash dump sits in <crash folder>/<host>/
+            return {path.parent.name} if dumps.CRASH_NAME.search(path.name) else set()
         first = head(path, fmt)
     except (OSError, InputError, subprocess.SubprocessError):
         return set()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs import exports
+from logcorr.inputs import dumps, exports
 from logcorr.parsers import journald
 from logcorr.parsers.prefix import HEADER_START
 
@@ -37,7 +37,8 @@ def sniff(path: Path) -> str:
     ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
     (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
     a log platform's whole-document export (``exports.DOCUMENTS``: ``otlp-logs``, ``loki-range``,
-    ``es-response``), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    ``es-response``), ``sglang-dump`` (SGLang's crash or request dump) or ``pickle`` (any other:
+    never read), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
     Raises ``OSError`` when the file cannot be opened.
     """
     with open(path, "rb") as f:
@@ -51,6 +52,8 @@ def sniff_bytes(head: bytes) -> str:
         return "empty"
     if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
         return fmt
+    if dumps.is_pickle(head):  # SGLang's crash and request dumps; any other pickle is refused
+        return dumps.sniff_pickle(head)
     text = head.decode("utf-8", errors="replace")
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
     if re.match(r"(?s)\s*(?:\S[^\n]*\n){0,5}?\s*\[\s*\{\s*\"(?:pid|thread_id|frames)\"", text):

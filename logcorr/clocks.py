@@ -45,12 +45,18 @@ def on_first_day(text: str, first: datetime, last: datetime) -> tuple[str, str]:
 
 def zoneless(ev: pl.DataFrame) -> pl.Expr:
     """Records whose ``ts`` is only a time printed without a zone: ``ts`` equals ``log_ts`` read as
-    UTC, not the router's or a JSON line's (their formats print UTC), or ``ts`` is an envelope's time
-    printed without a zone (``ts_zoneless``, a launcher's prefix)."""
+    UTC, not the router's (its format prints UTC) nor a JSON line's whose ``timestamp`` ends in ``Z``
+    or an offset, or ``ts`` is an envelope's time printed without a zone (``ts_zoneless``, a
+    launcher's prefix)."""
+    # a JSON line's time is zoned when it prints its zone (sgl-router's RFC 3339 ``…Z``); SGLang's
+    # log_json lines (scheduler status) print datetime.now().isoformat(): local, no zone
+    json_zoned = (pl.col("header") == "json") & pl.col("body").str.json_path_match(
+        "$.timestamp"
+    ).str.contains(r"(?:Z|[+-]\d\d:?\d\d)$").fill_null(True)
     printed = (
         pl.col("log_ts").is_not_null()
         & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-        & ~pl.col("header").is_in(["router", "json"]).fill_null(False)
+        & ~((pl.col("header") == "router") | json_zoned).fill_null(False)
     )
     if "ts_zoneless" not in ev.columns:
         return printed

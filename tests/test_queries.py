@@ -161,7 +161,12 @@ def test_each_saved_query_returns_its_documented_columns(sample_out):
     for query in saved.load_saved().values():
         rows = q(sample_out, query.name, con)
         assert rows.columns == query.column_names, query.name
-        assert rows.height > 0, query.name
+        # the sample's engines ran without NCCL_DEBUG_SUBSYS=COLL and the status logger: those
+        # queries' rows are asserted on inputs of their own (tests/test_rank_evidence.py)
+        assert (rows.height == 0) if query.name in NOT_IN_SAMPLE else (rows.height > 0), query.name
+
+
+NOT_IN_SAMPLE = {"nccl_collectives", "scheduler_status"}
 
 
 def test_abort_to_assert_on_the_sample(sample_out, sample_con, room):

@@ -88,5 +88,5 @@ SELECT n.* EXCLUDE (finding_no)
                          ELSE replace(n.summary, ' UTC', '') END AS summary),
        CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned
 FROM numbered n LEFT JOIN clock c USING (finding_no)
-ORDER BY n.ts NULLS LAST, n.kind, n.summary  -- kinds of one instant in a fixed order, run after run
+ORDER BY n.ts NULLS LAST, n.kind, n.summary
 """

@@ -499,3 +499,25 @@ def test_the_sections_stay_apart_when_no_family_matches():
     lines = known_issues.report_sections(pl.DataFrame(), pl.DataFrame())
     text = "\n".join(lines)
     assert "never a match).\n\n## Configuration (config)\n\ncannot tell: no server_args line" in text
+
+
+def test_a_check_env_paste_states_the_sglang_version_of_its_server_args(tmp_path):
+    """Issue 31 item 7: bug reports paste ``python -m sglang.check_env`` (``Key: value`` lines, one per
+    package) beside the server_args line. Its ``sglang: 0.5.4.post1`` is the version of that paste's
+    engine, whether the lines follow the server_args line (one record) or come first (a record of
+    their own); two different versions in one paste name none."""
+    env = (
+        "Python: 3.12.3 (main, Nov  6 2025, 13:44:16) [GCC 13.2.0]\nCUDA available: True\n"
+        "GPU 0,1,2,3,4,5,6,7: NVIDIA H100 80GB HBM3\nPyTorch: 2.8.0+cu128\nsglang: 0.5.4.post1\n"
+        "sgl_kernel: 0.3.16.post3\nflashinfer_python: 0.4.1\nnixl: Module Not Found\n"
+    )
+    line = '[2025-10-29 21:30:00] server_args=ServerArgs(model_path="/m", tp_size=4, disaggregation_mode="decode")\n'
+    for name, text, version in [
+        ("after.txt", line + env, "0.5.4.post1"),
+        ("before.txt", env + line, "0.5.4.post1"),
+        ("two.txt", env + line + env.replace("0.5.4.post1", "0.5.2"), None),
+    ]:
+        (tmp_path / name).write_text(text)
+        ingest([tmp_path / name], tmp_path / f"out-{name}")
+        cfg = saved.query(tmp_path / f"out-{name}", "SELECT tp_size, sglang_version FROM config")
+        assert cfg.rows() == [(4, version)], name

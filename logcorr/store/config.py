@@ -47,11 +47,12 @@ OBS = {
     "source_pos": pl.String,
 }
 # A version an engine states: a pip/venv name ("sglang==0.5.8", "sglang-0.5.8.post1"), a docker tag
-# ("lmsysorg/sglang:v0.5.6"), "sglang version: 0.5.6".
+# ("lmsysorg/sglang:v0.5.6"), "sglang version: 0.5.6", a ``python -m sglang.check_env`` line
+# ("sglang: 0.5.4.post1", the line's only text).
 VERSION = re.compile(
-    r"(?i)\bsglang(?:==|-|:v|[ _]version[:= ]+v?)(\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)"
+    r"(?im)(?:\bsglang(?:==|-|:v|[ _]version[:= ]+v?)|^\s*sglang:\s+v?)(\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)"
 )
-_VERSION_HINT = r"(?i)sglang(?:==|-\d|:v\d|[ _]version)"
+_VERSION_HINT = r"(?im)sglang(?:==|-\d|:v\d|[ _]version)|^\s*sglang:\s+v?\d"
 
 
 def observations(ev: pl.DataFrame) -> pl.DataFrame:
@@ -148,9 +149,14 @@ def rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
         for u, t in by_unit.items()
         if len(t) == 1 and u is not None  # processes outside any unit share no command line
     }
+    # a paste names no process: a version it states (check_env's "sglang: 0.5.4") is its server_args
+    # lines' when it states one version only
+    pasted: dict[str, list[dict]] = {}
     for r in obs.iter_rows(named=True):
         key = (r["host"], r["boot_id"], r["unit"], r["pid"])
         if r["pid"] is None:  # no process to group by: each server_args line stands alone
+            if r["kind"] == "version" and (m := VERSION.search(r["text"] or "")):
+                pasted.setdefault(r["source"], []).append({**r, "_v": m.group(1)})
             if r["kind"] != "server_args":
                 continue
             key = (*key, r["event_id"])
@@ -158,6 +164,10 @@ def rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
         slot = g.setdefault(r["kind"], r)
         if r["kind"] == "version" and slot is not r and not VERSION.search(slot["text"] or ""):
             g["version"] = r
+    for key, g in groups.items():
+        said = pasted.get(g.get("server_args", {}).get("source"), []) if key[3] is None else []
+        if said and "version" not in g and len({v["_v"] for v in said}) == 1:
+            g["version"] = said[0]
     out = []
     for key, g in groups.items():
         if "server_args" in g and "cmdline" not in g and key[2] in cm_of_unit:

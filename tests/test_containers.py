@@ -297,7 +297,19 @@ def write_vector_journald(path: Path) -> Path:
     )  # fmt: skip
 
 
+def write_logcli_default(path: Path, lines: dict) -> Path:
+    """``logcli query --forward --limit 0`` with its default output: ``<time> {labels} <line>``."""
+    path.write_text(
+        "".join(
+            f'{_rfc3339(us, "")} {{container="sglang", namespace="default", node_name="gpu-node-1", pod="{PODS[s]}"}} {line}\n'
+            for us, s, line in _by_time(lines)
+        )
+    )
+    return path
+
+
 PLATFORM_FORMS = {
+    "logcli-default": write_logcli_default,
     "loki-jsonl": write_loki_jsonl,
     "loki-range": write_loki_range,
     "es-response": write_es_response,
@@ -605,6 +617,7 @@ def test_platform_exports_are_known_by_content(forms, tmp_path):
     of the journal's three units kept (5,954 records, as from the journal), each pod or unit with its
     role, the node named where the export names it (VictoriaLogs' ``_stream`` here names none)."""
     expected = {
+        "logcli-default": "kubectl",
         "loki-jsonl": "log-export", "loki-range": "loki-range", "es-response": "es-response",
         "fluent-bit": "log-export", "otlp-logs": "otlp-logs", "victorialogs": "log-export",
         "vector-journald": "log-export",

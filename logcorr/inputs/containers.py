@@ -293,6 +293,11 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
         df = df.with_columns(raw.str.extract_groups(pattern).alias("m"))
         cols = {k: pl.col("m").struct.field(k) for k in re.findall(r"\(\?P<(\w+)>", pattern)}
         cols["ts"] = _time(cols.pop("time"))
+        if "labels" in cols:  # logcli's stream labels: {pod="…", container="…", namespace="…"}
+            labels = pl.concat_str([pl.lit("{"), cols.pop("labels")])
+            for name in ("pod", "container", "namespace"):
+                cols[name] = pl.coalesce(cols.get(name, pl.lit(None, pl.String)), _stream_label(labels, name))
+            cols["node"] = pl.coalesce(_stream_label(labels, "node"), _stream_label(labels, "host"))
         if "tag" in cols:
             cols["partial"] = (cols.pop("tag") == "P").fill_null(False)
     none = pl.lit(None, pl.String)

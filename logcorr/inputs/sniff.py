@@ -22,7 +22,11 @@ HEAD_BYTES = 1 << 16
 RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
 DOCKER_LINE = r'^\{"log":\s*"'
 CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
-KUBECTL_LINE = rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) (?P<text>.*)$"
+# kubectl logs --timestamps [--prefix]; also Loki's logcli default output, ``<time> {k="v", …} <line>``
+KUBECTL_LINE = (
+    rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) "
+    r'(?:\{(?P<labels>[\w.]+="[^"]*"(?:, ?[\w.]+="[^"]*")*)\} )?(?P<text>.*)$'
+)
 _DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
 LINE_KEYS = ("line", "log", "message", "msg")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
-import io
 import pickle
 import re
 from collections.abc import Iterator
@@ -162,7 +161,7 @@ def load(path: Path) -> dict:
         )
     try:
         with open(path, "rb") as f:
-            data = DumpUnpickler(io.BufferedReader(f)).load()
+            data = DumpUnpickler(f).load()
     except pickle.UnpicklingError as e:
         if "truncated" in str(e):  # a pickle is one program: a cut one gives nothing back
             raise DumpError(f"{path}: cut short ({e}): nothing of it can be read") from None

@@ -144,6 +144,12 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     return [f"<li>{i}</li>" for i in items]
 
 
+def _lead(sw: Swimlanes) -> str:
+    """The line the page and the picture lead with: the summary's first (What happened), else the
+    verdict's (HTML); empty without either."""
+    return _markdown_line((sw.summary or sw.verdict or [""])[0])
+
+
 def _more(sw: Swimlanes, facts: dict) -> str:
     """The line the verdict and facts fold under: how the first view was chosen, and what is inside."""
     view = ""
@@ -210,7 +216,7 @@ def render(sw: Swimlanes) -> tuple[str, dict]:
     ]
     # the first screen at 1280×720 shows the title, what happened and the time axis; the rest of
     # the summary, the verdict and the facts fold under one line that says how the view was chosen
-    lead = [_markdown_line(v) for v in sw.summary[:1]] or verdict[:1]
+    lead = [_lead(sw)] if sw.summary or sw.verdict else verdict[:1]
     rest = [_markdown_line(v) for v in sw.summary[1:]]
     page = _PAGE.format(
         csp=_csp(scripts),
@@ -259,13 +265,17 @@ def timeline(
     """
     sw = load(out, since=since, until=until, room=room, role=role, detail=detail)
     page, facts = render(sw)
-    html_path = Path(html_path)
-    html_path.parent.mkdir(parents=True, exist_ok=True)
-    # a fresh O_EXCL name beside it: no planted link followed
-    write_atomic(html_path, lambda f: f.write(page))
+    return _written(Path(html_path), page, sw, facts)
+
+
+def _written(path: Path, content: str | bytes, sw: Swimlanes, facts: dict) -> TimelineInfo:
+    """Write ``content`` to ``path`` (its folder created; a fresh O_EXCL name beside it, so no planted
+    link is followed) and tell what was drawn."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, lambda f: f.write(content), binary=isinstance(content, bytes))
     return TimelineInfo(
-        html=html_path,
-        bytes=html_path.stat().st_size,
+        html=path,
+        bytes=path.stat().st_size,
         lanes=sw.lanes["label"].to_list(),
         binned=facts["binned"],
         bin_seconds=facts["bin_seconds"],
@@ -316,10 +326,7 @@ def image(
     layout = fig["layout"]
     layout.pop("updatemenus", None)
     layout["xaxis"]["rangeslider"]["visible"] = False
-    lead = (
-        [_markdown_line(v) for v in sw.summary[:1]] or [_markdown_line(v) for v in sw.verdict[:1]] or [""]
-    )[0]
-    lead = re.sub(r"</?code>", "", lead)
+    lead = re.sub(r"</?code>", "", _lead(sw))
     view = ""
     if facts["x_range"]:
         a, b = (datetime.fromtimestamp(x / 1000, UTC) for x in facts["x_range"])
@@ -336,22 +343,7 @@ def image(
     )  # fmt: skip
     layout["xaxis"]["title"] = None  # the title line says UTC; the label would sit on the ticks
     layout["height"], layout["margin"]["t"] = height, top
-    picture = _export(fig, fmt, layout["height"])
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, lambda f: f.write(picture), binary=True)
-    return TimelineInfo(
-        html=path,
-        bytes=path.stat().st_size,
-        lanes=sw.lanes["label"].to_list(),
-        binned=facts["binned"],
-        bin_seconds=facts["bin_seconds"],
-        counts=facts["counts"],
-        wedges=sw.wedges,
-        verdict=sw.verdict,
-        first=sw.first,
-        last=sw.last,
-    )
+    return _written(Path(path), _export(fig, fmt, layout["height"]), sw, facts)
 
 
 def _export(fig: dict, fmt: str, height: int) -> bytes:

@@ -152,7 +152,8 @@ def ingest(
     captured_at: Annotated[
         str | None,
         typer.Option(
-            help="When bare py-spy dump files were taken ('2025-10-29 21:40:10', UTC).", metavar="TIME"
+            help="When bare py-spy dump files (and a Prometheus scrape saved without a time) were taken ('2025-10-29 21:40:10', UTC).",
+            metavar="TIME",
         ),
     ] = None,
     origin: Annotated[

@@ -21,7 +21,19 @@ import polars as pl
 
 import logcorr
 from logcorr.clocks import TIME_OF_DAY, Clocks, clock_note, on_first_day, zoneless
-from logcorr.inputs import bundle, containers, dumps, export, exports, journal, sniff, text, threads
+from logcorr.inputs import (
+    bundle,
+    containers,
+    dumps,
+    export,
+    exports,
+    journal,
+    scrape,
+    sniff,
+    text,
+    threads,
+    traces,
+)
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import (
@@ -34,7 +46,7 @@ from logcorr.inputs.source import (
     SourceReport,
 )
 from logcorr.inputs.text import has_compose_prefix, text_records
-from logcorr.parsers import collect, journald, pyspy, request_log, router, sglang, systemd
+from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
 from logcorr.store import config, database
@@ -54,7 +66,11 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,
     "probes": collect.probes,
+    "metrics": prometheus.metrics,
+    "spans": otel.spans,
 }
+# records whose unit says what they are, whatever their text: a scrape's samples, a trace's spans
+UNIT_KINDS = {prometheus.UNIT: "metric", **{otel.UNIT + r: "span" for r in ("", "/prefill", "/decode")}}
 
 
 class OptionError(ValueError):
@@ -131,6 +147,8 @@ class _Enricher:
         self.next_id += df.height
         parsed = sglang.classify(df)
         kind = pl.lit(forced_kind) if forced_kind else parsed["kind"]
+        if "unit" in df.columns and (by_unit := df["unit"].is_in(list(UNIT_KINDS))).any():
+            kind = pl.when(by_unit).then(df["unit"].replace(UNIT_KINDS)).otherwise(kind)
         # systemd's message about a unit names it: a text capture's record has only the syslog ident
         lifecycle = parsed["kind"] == "lifecycle"
         if lifecycle.any():
@@ -657,6 +675,12 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
         chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
     elif fmt == dumps.FORMAT:  # SGLang's crash or request dump, unpickled without running its code
         chunks = _dump_records(path, report)
+    elif fmt == scrape.FORMAT:  # a Prometheus scrape: a record per sample
+        chunks = scrape.read(path, report, run.plan.captured_at)
+    elif fmt == scrape.BUNDLE_FORMAT:  # SGLang's incident bundle: its endpoint answers
+        chunks = scrape.read_bundle(path, report)
+    elif fmt == traces.FORMAT:  # OpenTelemetry spans (--enable-trace through a collector's file exporter)
+        chunks = traces.read(path, report)
     elif fmt in bundle.FORMATS:  # a logcorr collect bundle's dumps (timed) and steps
         chunks = bundle.read(path, fmt, report)
     elif fmt in containers.FORMATS:  # Docker json-file, CRI, kubectl, stern, a log platform's export
@@ -838,9 +862,13 @@ def _result_notes(run: _Run) -> list[str]:
     """What to know about the run as a whole: how a time without a date was dated, ``--captured-at``
     not used, nothing of a known kind read."""
     notes = list(run.plan.window_notes)
-    if run.plan.captured_at and not any(r.format in ("pyspy", "pyspy-json") for r in run.reports):
+    if run.plan.captured_at and not any(
+        r.format in ("pyspy", "pyspy-json", scrape.FORMAT) for r in run.reports
+    ):
         # (dumps a --since/--until window dropped are bare dumps: their own notes say so)
-        notes.append("--captured-at not used: no bare py-spy dump file among the inputs")
+        notes.append(
+            "--captured-at not used: no bare py-spy dump file nor Prometheus scrape among the inputs"
+        )
     counts = run.counts
     known = {k for (role, k) in counts if k != "other"} | {r for (r, _) in counts} - {"unknown"}
     if counts and not known:

@@ -1,4 +1,4 @@
-"""The steps of a ``logcorr collect`` bundle → typed ``probes`` rows.
+"""The steps of a ``logcorr collect`` bundle (and the answers of SGLang's incident bundle) → typed ``probes`` rows.
 
 A bundle's ``manifest.json`` lists each step the collector took (an endpoint asked, a py-spy dump, the
 journal saved, a tool run). ``logcorr.inputs.bundle`` makes one record of each, whose text is
@@ -20,8 +20,8 @@ STEP_LINE = LinePattern(
     kind="other",
     anchor="logcorr collect: ",
     regex=(
-        r"^logcorr collect: (?P<step>\w+)(?: round (?P<round_no>\d+))?(?: pid (?P<pid>\d+))?: "
-        r"(?:status (?P<status>-?\d+)|no answer|not run) in (?P<latency_ms>\d+(?:\.\d+)?) ms, "
+        r"^(?:logcorr collect|sglang incident bundle): (?P<step>\w+)(?: round (?P<round_no>\d+))?(?: pid (?P<pid>\d+))?: "
+        r"(?:status (?P<status>-?\d+)|no answer|not run)(?: in (?P<latency_ms>\d+(?:\.\d+)?) ms)?, "
         r"(?P<bytes>\d+) bytes: (?P<target>.*?)(?: \| error: (?P<error>.*?))?(?: \| fix: (?P<fix>.*))?$"
     ),
     since="logcorr collect 0.1",
@@ -43,12 +43,14 @@ STEP_LINE = LinePattern(
 )
 
 
-def step_line(artifact: dict) -> str:
-    """The ``STEP_LINE`` text of one manifest artifact (``logcorr.collect`` writes them): its kind,
-    round and pid (py-spy), HTTP or exit status (``no answer`` when none, ``not run`` when the budget
-    was spent), duration (ms), bytes, the URL, process title or command, the error and the fix."""
+def step_line(artifact: dict, tool: str = "logcorr collect", timed: bool = True) -> str:
+    """The ``STEP_LINE`` text of one manifest artifact (``logcorr.collect`` writes them; ``tool`` names
+    another collector, such as SGLang's incident bundle): its kind, round and pid (py-spy), HTTP or exit
+    status (``no answer`` when none, ``not run`` when the budget was spent), duration (ms; left out when
+    the collector did not time it, ``timed=False``), bytes, the URL, process title or command, the
+    error and the fix."""
     step = artifact.get("kind") or "step"
-    head = f"logcorr collect: {step}"
+    head = f"{tool}: {step}"
     head += f" round {artifact['round']}" if artifact.get("round") is not None else ""
     head += f" pid {artifact['pid']}" if artifact.get("pid") is not None else ""
     status = artifact.get("status", artifact.get("exit"))
@@ -63,7 +65,8 @@ def step_line(artifact: dict) -> str:
     ms = artifact.get("latency_ms", artifact.get("duration_ms")) or 0
     command = artifact.get("command")
     target = artifact.get("url") or artifact.get("title") or (" ".join(command) if command else step)
-    text = f"{head}: {said} in {float(ms):.3f} ms, {int(artifact.get('bytes') or 0)} bytes: {target}"
+    took = f" in {float(ms):.3f} ms" if timed else ""
+    text = f"{head}: {said}{took}, {int(artifact.get('bytes') or 0)} bytes: {target}"
     text += f" | error: {error}" if error else ""
     text += f" | fix: {artifact['fix']}" if artifact.get("fix") else ""
     return " ".join(text.split("\n"))
@@ -74,7 +77,10 @@ def probes(ev: pl.DataFrame) -> pl.DataFrame:
     unit ``UNIT`` whose text is a ``STEP_LINE``; empty otherwise. Never raises."""
     if "unit" not in ev.columns or ev.height == 0:
         return pl.DataFrame(schema=PROBES.schema)
-    steps = ev.filter((pl.col("unit") == UNIT) & pl.col("message").str.starts_with(STEP_LINE.anchor))
+    steps = ev.filter(
+        (pl.col("unit") == UNIT)
+        & pl.col("message").str.contains(r"^(?:logcorr collect|sglang incident bundle): ")
+    )
     if steps.height == 0:
         return pl.DataFrame(schema=PROBES.schema)
     fields = steps.select(pl.col("message").str.extract_groups(STEP_LINE.regex).alias("f")).unnest("f")

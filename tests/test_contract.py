@@ -14,6 +14,8 @@ from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.store import schema
 from tests.conftest import CASES, ROOT, SAMPLE
+from tests.test_scrape import SCRAPE
+from tests.test_traces import trace_file
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +24,9 @@ def out(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("contract") / "out"
     inputs = [SAMPLE / "journal.export", SAMPLE / "pyspy", CASES / "sglang", CASES / "real2", CASES / "pyspy"]
     inputs.append(ROOT / "tests" / "bundles" / "bundle-vm")  # a logcorr collect bundle: the probes table
+    scrape = folder.parent / "metrics_2026-08-04_11-58-42.txt"  # the metrics table
+    scrape.write_text(SCRAPE)
+    inputs += [scrape, trace_file(folder.parent / "otel_trace.json")]  # the spans table
     ingest([p for p in inputs if p.exists()], folder)
     return folder
 

@@ -514,7 +514,10 @@ def test_captured_at_without_a_bare_dump_is_said_unused(tmp_path):
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0
-    assert "  --captured-at not used: no bare py-spy dump file among the inputs" in result.output
+    assert (
+        "  --captured-at not used: no bare py-spy dump file nor Prometheus scrape among the inputs"
+        in result.output
+    )
 
 
 def test_output_below_a_file_and_a_window_backwards_are_refused(tmp_path):

@@ -1,4 +1,5 @@
-"""What ``logcorr collect`` asked and took on each host, in words: the report's section on a bundle.
+"""What ``logcorr collect`` (or SGLang's incident bundle tool) asked and took on each host, in words: the
+report's section on a bundle.
 
 Not a saved query (``queries/``): every saved query must give rows on the sample incident, which holds
 no bundle. The rows it reads are the ``probes`` table (``logcorr query 'SELECT * FROM probes' -d OUT``);
@@ -18,7 +19,8 @@ SQL = """\
 --   last_ts     when the round's last dump started (UTC; the step's start for other steps)
 --   target      the URL asked or the command run; for a round "N schedulers"
 --   status      the HTTP status or exit status (NULL: no answer; for a round NULL)
---   latency_ms  how long the answer took, milliseconds (for a round the slowest dump)
+--   latency_ms  how long the answer took, milliseconds (for a round the slowest dump; NULL: not timed,
+--               as in SGLang's incident bundle)
 --   taken       dumps taken in the round (1 or 0 for other steps: the step gave output or an answer)
 --   failed      dumps of the round that failed (1 or 0 for other steps)
 --   said        the step in words: "/health 200 in 3 ms", "/health_generate timed out after 5 s",
@@ -51,9 +53,10 @@ others AS (
     SELECT host, step, round_no, ts AS first_ts, ts AS last_ts, target, status, latency_ms,
            (error IS NULL)::INTEGER AS taken, (error IS NOT NULL)::INTEGER AS failed,
            CASE WHEN step = 'endpoint' AND status IS NOT NULL
-                THEN what || ' ' || status || ' in ' || round(latency_ms)::BIGINT || ' ms'
+                THEN what || ' ' || status || coalesce(' in ' || round(latency_ms)::BIGINT || ' ms', '')
                 WHEN step = 'endpoint' THEN what || ' ' || coalesce(error, 'no answer')
-                ELSE step || ' (' || what || '): ' || coalesce(error, bytes || ' bytes in ' || round(latency_ms)::BIGINT || ' ms')
+                ELSE step || ' (' || what || '): '
+                     || coalesce(error, bytes || ' bytes' || coalesce(' in ' || round(latency_ms)::BIGINT || ' ms', ''))
            END AS said,
            fix, source
     FROM steps WHERE step <> 'pyspy'

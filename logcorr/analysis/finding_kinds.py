@@ -12,16 +12,16 @@ from logcorr.analysis.shipped import shipped_queries
 HEADER = """-- question: What happened, of every kind: one row per finding (wedge, stop or no data, crash, start-up
 --   failure, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
 --   loops, lying health checks, CUDA errors, failed requests, aborts outside a burst, where py-spy dumps
---   wait), with its time, role, host, ranks and evidence rows?
+--   wait, what endpoints and scrapes said), with its time, role, host, ranks and evidence rows?
 -- tables: wedge, incident_chain, desync, unit_lifecycle, events, tracebacks, transfer_errors, watchdogs,
---   lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks
+--   lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks, probes, metrics
 -- columns:
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
 --             rank_divergence, restart, crash_loop, cuda_error, failed_requests, request_aborts,
---             stacks_captured (findings.findings adds abort_burst rows from incident_chain)
+--             stacks_captured, health_generate_failed, failure_counters (findings.findings adds abort_burst rows from incident_chain)
 --   role      prefill, decode, engine, router, unknown (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks involved, e.g. [TP0, TP1]

@@ -23,17 +23,17 @@ from logcorr.analysis import saved as saved_mod
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
-    "request_aborts", "cuda_error",
+    "request_aborts", "cuda_error", "failure_counters",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
-    "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
+    "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "failed_requests", "restart", "abort_burst", "request_aborts",
-    "stacks_captured",
+    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "restart", "abort_burst",
+    "request_aborts", "stacks_captured",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
@@ -48,6 +48,8 @@ ACTIONS = {
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+    "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",
+    "health_generate_failed": "py-spy every rank now (`logcorr collect`), before the restart: the HTTP server lives but no forward pass completes",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }

@@ -75,14 +75,14 @@ def flatten(path: Path, fmt: str, scratch: Path, report) -> Path:
 
 def _records(path: Path, fmt: str, report) -> Iterator[dict]:
     if fmt == "otlp-logs":  # one request per line (the file exporter), or one pretty-printed object
-        for doc in _documents(path, report):
+        for doc in documents(path, report):
             yield from _otlp(doc)
         return
-    for doc in _documents(path, report):
+    for doc in documents(path, report):
         yield from (_loki if fmt == "loki-range" else _hits)(doc)
 
 
-def _documents(path: Path, report) -> Iterator[dict]:
+def documents(path: Path, report) -> Iterator[dict]:
     """The JSON objects of the file: one per line, streamed (the collector's file exporter, NDJSON),
     or, when the first line is no whole JSON value, the file as one document (pretty-printed; at most
     ``MAX_DOCUMENT_BYTES``). Bytes that are no UTF-8 are replaced; a value that does not parse ends the
@@ -144,7 +144,8 @@ def _value(v) -> str | None:
     return json.dumps(v, separators=(",", ":")) if v else None
 
 
-def _attributes(items) -> dict[str, str]:
+def attributes(items) -> dict[str, str]:
+    """OTLP ``attributes`` (``[{"key", "value": AnyValue}]``) as ``{key: text}``."""
     return {a.get("key"): _value(a.get("value")) for a in items or [] if isinstance(a, dict) and a.get("key")}
 
 
@@ -158,10 +159,10 @@ def _labels(attrs: dict[str, str]) -> dict[str, str]:
 
 def _otlp(doc: dict) -> Iterator[dict]:
     for resource in doc.get("resourceLogs") or []:
-        res = _attributes((resource.get("resource") or {}).get("attributes"))
+        res = attributes((resource.get("resource") or {}).get("attributes"))
         for scope in resource.get("scopeLogs") or []:
             for rec in scope.get("logRecords") or []:
-                labels = _labels({**res, **_attributes(rec.get("attributes"))})
+                labels = _labels({**res, **attributes(rec.get("attributes"))})
                 ts = rec.get("timeUnixNano") or rec.get("observedTimeUnixNano")
                 yield {"line": _value(rec.get("body")) or "", "timestamp": str(ts or ""), "labels": labels}
 

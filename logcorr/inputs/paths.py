@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr.inputs import bundle, containers, dumps
+from logcorr.inputs import bundle, containers, dumps, scrape
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
 from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
@@ -47,7 +47,8 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     look like SGLang (``containers.skip_pod``, by ``opts``: ``/var/log/pods`` of a whole node). Links
     to folders are followed (each folder once). A file named itself is always read. A ``logcorr
     collect`` bundle (its folder, one found inside, or its ``.tar.gz``, unpacked) gives the inputs its
-    manifest lists (``bundle.inputs``).
+    manifest lists (``bundle.inputs``); an SGLang incident bundle (``inputs.scrape``) its metadata and
+    its ``metrics.txt``.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
     if not path.exists():
@@ -58,6 +59,8 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
         return [(path, "?")]
     if manifest := bundle.manifest_of(path):
         return bundle.inputs(path, manifest)
+    if scrape.bundle_metadata(path):
+        return scrape.bundle_inputs(path)
     below = _walk(path)
     journal_dirs = set()
     for f in below:
@@ -72,12 +75,15 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     bundles = {
         f.parent: m for f in below if f.name == bundle.MANIFEST and (m := bundle.manifest_of(f.parent))
     }
-    files = sorted(p for p in below if not any(d in p.parents for d in journal_dirs | outputs | set(bundles)))
-    if not journal_dirs and not files and not bundles:
+    incidents = {f.parent for f in below if f.name == scrape.METADATA and scrape.bundle_metadata(f.parent)}
+    held = journal_dirs | outputs | set(bundles) | incidents
+    files = sorted(p for p in below if not any(d in p.parents for d in held))
+    if not journal_dirs and not files and not bundles and not incidents:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
     opts = opts or ReadOptions()
     found = [(p, "skipped" if not_a_log(p, path) or containers.skip_pod(p, opts) else "?") for p in files]
     found += [i for folder in sorted(bundles) for i in bundle.inputs(folder, bundles[folder])]
+    found += [i for folder in sorted(incidents) for i in scrape.bundle_inputs(folder)]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs import dumps, exports
-from logcorr.parsers import journald
+from logcorr.inputs import dumps, exports, traces
+from logcorr.parsers import journald, prometheus
 from logcorr.parsers.prefix import HEADER_START
 
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
@@ -42,7 +42,7 @@ def sniff(path: Path) -> str:
     (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
     a log platform's whole-document export (``exports.DOCUMENTS``: ``otlp-logs``, ``loki-range``,
     ``es-response``), ``sglang-dump`` (SGLang's crash or request dump) or ``pickle`` (any other:
-    never read), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
+    never read), ``prometheus`` (a scrape's text exposition), ``otlp-traces`` (OpenTelemetry spans), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
     Raises ``OSError`` when the file cannot be opened.
     """
     with open(path, "rb") as f:
@@ -70,8 +70,12 @@ def sniff_bytes(head: bytes) -> str:
         ln.lstrip().startswith('{"') and '"__' in ln and '"MESSAGE"' in ln for ln in lines
     ) >= max(1, len(lines) // 2):
         return "json"  # journalctl -o json (Vector keeps the fields but names the line "message")
+    if traces.sniff_traces(text):
+        return traces.FORMAT
     if document := exports.sniff_document(text):
         return document
+    if prometheus.is_exposition(lines):
+        return "prometheus"
     short = re.compile(journald.SHORT_LINE)
     if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
         return "short"

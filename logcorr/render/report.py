@@ -299,7 +299,9 @@ def _report(out: Path, r: dict[str, pl.DataFrame]) -> str:
     lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
     lines += _waits(stuck)
     if r["collected"].height:
-        lines += ["", "## What logcorr collect asked and took (collected)", ""] + _collected(r["collected"])
+        lines += ["", "## What was asked and taken before the restart (collected)", ""] + _collected(
+            r["collected"]
+        )
     if r["unit_lifecycle"].height:
         lines += ["", "## What systemd said about each unit (unit_lifecycle)", ""] + _units(
             r["unit_lifecycle"]

@@ -32,6 +32,8 @@ KINDS = (
     "traceback",
     "health",
     "lifecycle",
+    "metric",
+    "span",
     "other",
 )
 
@@ -500,6 +502,57 @@ PROBES = _table(
         "fix": C(
             pl.String, "what would make it work (CAP_SYS_PTRACE, kernel.yama.ptrace_scope); null when none"
         ),
+        **_PROVENANCE,
+    },
+)
+
+METRICS = _table(
+    "metrics",
+    "one sample of a Prometheus scrape (SGLang's /metrics text saved to a file, an incident bundle's "
+    "metrics.txt, its /v1/loads answers as loads:… samples)",
+    ("event_id",),
+    {
+        **{c: _IDS[c] for c in ("event_id", "ts", "host", "role")},
+        "name": C(pl.String, "the sample's name as printed: sglang:num_running_reqs, …_bucket, …_total"),
+        "family": C(
+            pl.String,
+            "the metric it belongs to: the name a # TYPE line gives it, else the name without _bucket, _sum, _count, _total",
+        ),
+        "type": C(
+            pl.String,
+            "gauge, counter, histogram, summary or untyped, from the scrape's # TYPE line; null: none",
+        ),
+        "labels": C(
+            pl.String, 'every label of the sample as a JSON object ({"engine_type":"decode","tp_rank":"0"})'
+        ),
+        "engine_type": C(pl.String, "SGLang's engine_type label: prefill, decode, unified; null when absent"),
+        **_RANKS,
+        "value": C(pl.Float64, "the sample's value (NaN and ±Inf as printed)"),
+        **_PROVENANCE,
+    },
+)
+
+SPANS = _table(
+    "spans",
+    "one OpenTelemetry span of SGLang's --enable-trace, as an OTLP JSON file holds it (the collector's file "
+    "exporter); a request still in flight never ended its span and so is not in the file",
+    ("trace_id", "span_id"),
+    {
+        **{c: _IDS[c] for c in ("event_id", "ts", "host", "role", "pid")},
+        **_RANKS,
+        "trace_id": C(pl.String, "the trace's id, 32 hex digits"),
+        "span_id": C(pl.String, "the span's id, 16 hex digits"),
+        "parent_span_id": C(pl.String, "the parent span's id; null for a trace's root"),
+        "name": C(
+            pl.String, "the span's name: '<role> Req <rid[:8]>', a thread's, or a stage (prefill_forward, …)"
+        ),
+        "start_ts": C(UTC_US, "when the span started (startTimeUnixNano), UTC µs; also ts"),
+        "end_ts": C(UTC_US, "when it ended (endTimeUnixNano), UTC µs"),
+        "duration_ms": C(pl.Float64, "end_ts - start_ts, milliseconds"),
+        "status": C(pl.String, "OK, ERROR or null (unset): an aborted request's span is ERROR"),
+        "rid": C(pl.String, "the request's rid: the span's rid attribute, else its trace root's"),
+        "bootstrap_room": C(pl.Int64, "bootstrap_room: the span's (or its root's) hex attribute as a number"),
+        "service": C(pl.String, "the resource's service.name: sglang (engine) or smg (gateway)"),
         **_PROVENANCE,
     },
 )

@@ -572,7 +572,8 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
     body = body.otherwise(pl.col("text") if ray_like else pl.col("src"))
     df = df.with_columns(
         body.alias("body"),
-        _json_field("timestamp", json_like).alias("js_ts"),
+        # SGLang's and the router's ``timestamp``; Dynamo's (``DYN_LOGGING_JSONL``) and tracing's ``time``
+        pl.coalesce(_json_field("timestamp", json_like), _json_field("time", json_like)).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
     )
     return _repeated_prefix_off(df, ray_like), json_like

@@ -406,7 +406,7 @@ def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
         js("$.span.uri", "$.uri").alias("path"),
         js("$.span.status_code", "$.status_code", "$.status").alias("status"),
         _latency_ms(js("$.span.latency", "$.latency")).alias("latency_ms"),
-        js("$.span.request_id", "$.request_id").alias("request_id"),
+        js("$.span.request_id", "$.request_id", "$.x_request_id").alias("request_id"),  # Dynamo: x_request_id
         js("$.prefill_url", "$.fields.prefill_url").alias("prefill_url"),
         js("$.decode_url", "$.fields.decode_url").alias("decode_url"),
     )

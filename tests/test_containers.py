@@ -675,3 +675,79 @@ def test_a_document_cut_short_keeps_what_parses(lines, tmp_path):
     assert src["format"].to_list() == ["otlp-logs"]
     assert 5800 < src["records"][0] < 5954
     assert "is not JSON" in src["errors"][0] and "the rest is not read" in src["errors"][0]
+
+
+DYNAMO_LINE = (
+    '{"time":"2025-10-31T21:06:45.418584Z","level":"DEBUG","file":"/opt/dynamo/lib/llm/src/kv_router/'
+    'prefill_router.rs","line":232,"target":"dynamo_llm::kv_router::prefill_router","message":"Prefill succeeded,'
+    ' using disaggregated params for decode","method":"POST","span_id":"f7e487a9d2a6bf38","span_name":'
+    '"http-request","trace_id":"80196f3e3a6fdf06d23bb9ada3788518","uri":"/v1/chat/completions","version":'
+    '"HTTP/1.1","x_request_id":"8372eac7-5f43-4d76-beca-0a94cfb311d0"}'
+)  # Dynamo's DYN_LOGGING_JSONL=true (docs/observability/logging.md)
+
+
+def test_dynamo_json_lines_keep_their_time_level_and_request_id_and_a_line_number_is_no_line(tmp_path):
+    path = tmp_path / "frontend.jsonl"
+    path.write_text(
+        DYNAMO_LINE + "\n" + DYNAMO_LINE.replace("45.418584Z", "47.5Z").replace("DEBUG", "WARN") + "\n"
+    )
+    ingest([path], tmp_path / "out")
+    ev = saved.query(tmp_path / "out", "SELECT ts, level, message FROM events ORDER BY ts")
+    assert ev["ts"].to_list() == [
+        datetime(2025, 10, 31, 21, 6, 45, 418584, tzinfo=UTC),
+        datetime(2025, 10, 31, 21, 6, 47, 500000, tzinfo=UTC),
+    ]
+    assert ev["level"].to_list() == ["DEBUG", "WARNING"] and ev["message"][0] == DYNAMO_LINE
+    req = saved.query(tmp_path / "out", "SELECT method, path, request_id FROM requests")
+    assert req.rows()[0] == ("POST", "/v1/chat/completions", "8372eac7-5f43-4d76-beca-0a94cfb311d0")
+    # beside a wrapped record, a "line": 232 is a source line number, never the log line
+    mixed = tmp_path / "mixed.jsonl"
+    wrapped = (
+        '{"time":"2025-10-31T21:06:46Z","message":"[2025-10-31 21:06:46 TP3] Prefill batch. #new-seq: 1"}'
+    )
+    mixed.write_text(DYNAMO_LINE + "\n" + wrapped + "\n")
+    ingest([mixed], tmp_path / "mixed")
+    ev = saved.query(tmp_path / "mixed", "SELECT message FROM events ORDER BY ts")
+    assert ev["message"].to_list()[0] == "Prefill succeeded, using disaggregated params for decode"
+
+
+def test_a_cluster_info_dump_gives_each_section_its_pod_and_container(tmp_path):
+    folder = tmp_path / "dump" / "default" / "sglang-decode-0"
+    folder.mkdir(parents=True)
+    batch = (
+        "[2026-08-04 11:58:40 DP0 TP0] Decode batch. #running-req: 12, #token: 4000, token usage: 0.05, "
+        "gen throughput (token/s): 900.00, #queue-req: 0,"
+    )
+    failed = (
+        "[2026-08-04 11:58:41 DP0 TP1] Decode transfer failed for request rank=1 decode_req.req.rid='abc' "
+        "decode_req.req.bootstrap_room=12345 with exception KVTransferError(bootstrap_room=12345): "
+        "Failed to get kvcache from prefill instance, it might be dead"
+    )
+
+    def section(container: str, *lines: str) -> str:
+        edge = "logs for container {} of pod default/sglang-decode-0 ===="
+        return "\n".join(
+            [f"==== START {edge.format(container)}", *lines, f"==== END {edge.format(container)}"]
+        )
+
+    (folder / "logs.txt").write_text(
+        section("sglang", batch, failed) + "\n" + section("sidecar", "ready") + "\n"
+    )
+    assert sniff_bytes((folder / "logs.txt").read_bytes()) == "cluster-dump"
+    ingest([tmp_path / "dump"], tmp_path / "out")
+    ev = saved.query(
+        tmp_path / "out", "SELECT unit, role, kind, tp_rank, source_pos FROM events ORDER BY source_pos"
+    )
+    assert ev.rows() == [
+        ("sglang-decode-0/sglang", "decode", "batch", 0, "line 2"),
+        ("sglang-decode-0/sglang", "decode", "transfer_error", 1, "line 3"),
+        ("sglang-decode-0/sidecar", "decode", "other", None, "line 6"),
+    ]
+    # a section cut by the reader's chunks keeps its names: the reader carries the open section over
+    lines = pl.Series(["==== START logs for container c of pod ns/p ====", "a"])
+    df, open_section = containers._in_sections(containers.parse_lines(lines, "cluster-dump"), None)
+    assert df.select("pod", "container", "namespace", "text").rows() == [("p", "c", "ns", "a")]
+    df, open_section = containers._in_sections(
+        containers.parse_lines(pl.Series(["b"]), "cluster-dump"), open_section
+    )
+    assert df.select("pod", "text").rows() == [("p", "b")] and open_section["container"] == "c"

@@ -42,11 +42,12 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs import text
-from logcorr.inputs.sniff import CRI_LINE, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
+from logcorr.inputs.sniff import CRI_LINE, DUMP_SECTION, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
 from logcorr.parsers import journald
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
+from logcorr.store.schema import UTC_US
 
-FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export")
+FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export", "cluster-dump")
 
 # Where each platform's record keeps the line, its time and its labels (the first one present wins):
 # Loki logcli jsonl (``labels``, ``line``), Fluent Bit (``log``, ``date`` as epoch seconds,
@@ -249,6 +250,22 @@ def _any_time(expr: pl.Expr) -> pl.Expr:
     return pl.coalesce(pl.from_epoch(epoch_us, time_unit="us").dt.replace_time_zone("UTC"), iso)
 
 
+def _first_string(paths: tuple[str, ...]) -> pl.Expr:
+    """The first of ``paths`` whose value is a JSON string: Dynamo's ``"line": 232`` is the source line
+    that logged, its ``message`` the line."""
+    raw = pl.col("raw")
+    return pl.coalesce(
+        [
+            raw.str.json_path_match(f"$.{p}")
+            if "." in p
+            else pl.when(raw.str.contains(rf'"{re.escape(p)}"\s*:\s*"')).then(
+                raw.str.json_path_match(f"$.{p}")
+            )
+            for p in paths
+        ]
+    )
+
+
 def _first_path(paths: tuple[str, ...]) -> pl.Expr:
     return pl.coalesce(
         [pl.col("raw").str.json_path_match(f"${p}" if p.startswith("[") else f"$.{p}") for p in paths]
@@ -273,7 +290,7 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
             "text": log.str.strip_suffix("\n"),
         }
     elif fmt == "log-export":
-        line = _first_path(LINE_PATHS).str.strip_suffix("\n")
+        line = _first_string(LINE_PATHS).str.strip_suffix("\n")
         stream = _first_path(("_stream", "_source._stream"))  # VictoriaLogs: {k="v",…}
         cri = line.str.extract_groups(CRI_PREFIX)
         cols = {
@@ -288,6 +305,10 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
             "pid_field": _first_path(PID_PATHS),
             "text": line.str.replace(CRI_PREFIX, ""),
         }
+    elif fmt == "cluster-dump":  # the section lines name the container; its lines carry no time
+        section = raw.str.extract_groups(DUMP_SECTION)
+        cols = {k: section.struct.field(k) for k in ("pod", "container", "namespace")}
+        cols |= {"ts": pl.lit(None, UTC_US), "fd": section.struct.field("edge"), "text": raw}
     else:
         pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
         df = df.with_columns(raw.str.extract_groups(pattern).alias("m"))
@@ -434,13 +455,15 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     run = pl.lit(meta.get("run"), pl.String)
     if started is not None:  # Docker: lines before the current run's start are of an earlier run
         run = pl.when(pl.col("ts") < started).then(run + pl.lit("@earlier")).otherwise(run)
-    held = None
+    held, section = None, None
     end = (pl.Series("line", [], pl.String), 0, None)  # after the last chunk: what is held is joined
     # (a piece of an over-long line is parsed as a line of its own)
     for lines, first, piece in itertools.chain(text.lines_chunks(path), [end]):
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
         df = parse_lines(lines, fmt).with_row_index("n", offset=first)
         df = df.with_columns(pl.col("n").cast(pl.Int64))
+        if fmt == "cluster-dump":
+            df, section = _in_sections(df, section)
         df = _units(df, meta)
         if held is not None and held.height:
             df = pl.concat([held, df], how="vertical_relaxed")
@@ -476,6 +499,23 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
             )
         )
     report.notes += choice.notes(kind)
+
+
+def _in_sections(df: pl.DataFrame, section: dict | None) -> tuple[pl.DataFrame, dict | None]:
+    """A ``cluster-dump`` chunk's lines with the pod, container and namespace of the section they are in
+    (``section``: the one open at the chunk's start, or None), the START/END lines themselves dropped;
+    and the section open at the chunk's end (None when the last marker closed one)."""
+    names = ("pod", "container", "namespace")
+    edge = pl.col("fd")
+    df = df.with_columns(
+        pl.when(edge == "START").then(pl.col(c)).when(edge == "END").then(pl.lit(""))
+        .otherwise(None).forward_fill().fill_null(pl.lit((section or {}).get(c, ""))).alias(c)
+        for c in names
+    )  # fmt: skip
+    last = df.tail(1).select(names).row(0, named=True) if df.height else section or {}
+    carry = last if last.get("pod") else None
+    df = df.filter(edge.is_null()).with_columns(pl.col(c).replace("", None) for c in names)
+    return df, carry
 
 
 def _units(df: pl.DataFrame, meta: dict) -> pl.DataFrame:

@@ -30,6 +30,8 @@ KUBECTL_LINE = (
 _DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
 LINE_KEYS = ("line", "log", "message", "msg")
+# ``kubectl cluster-info dump``: each container's current log between these lines (clusterinfo_dump.go)
+DUMP_SECTION = r"^==== (?P<edge>START|END) logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====$"
 # a log platform's record, whatever its line looks like: VictoriaLogs, Elasticsearch/OpenSearch hits
 PLATFORM_LINE_KEYS = ("_msg", "_source.message", "_source.log")
 
@@ -39,7 +41,8 @@ def sniff(path: Path) -> str:
 
     Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
     ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
-    (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``),
+    (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``,
+    ``cluster-dump``),
     a log platform's whole-document export (``exports.DOCUMENTS``: ``otlp-logs``, ``loki-range``,
     ``es-response``), ``sglang-dump`` (SGLang's crash or request dump) or ``pickle`` (any other:
     never read), ``prometheus`` (a scrape's text exposition), ``otlp-traces`` (OpenTelemetry spans), ``pyspy-json``, ``pyspy``, ``text`` (plain SGLang or router log), or ``empty``.
@@ -91,6 +94,7 @@ def sniff_bytes(head: bytes) -> str:
 def sniff_lines(lines: list[str]) -> str | None:
     """The container format of an input from its first non-blank lines (up to 200), or None.
 
+    ``cluster-dump`` (the first line opens a ``kubectl cluster-info dump`` container section),
     ``docker-json`` (half the lines are ``{"log":…`` objects with a ``"time"``), ``log-export`` (JSON
     objects with a ``line``/``log`` key, or a ``message``/``msg`` that is itself a log line: an
     application's own JSON logging, whose ``message`` is bare, stays text), ``cri``, ``kubectl``
@@ -98,6 +102,8 @@ def sniff_lines(lines: list[str]) -> str | None:
     known log header or a time). Never raises."""
     if not lines:
         return None
+    if re.match(DUMP_SECTION, lines[0]):
+        return "cluster-dump"
     s = pl.Series("l", lines, pl.String)
     half = max(1, len(lines) // 2)
 
@@ -110,9 +116,10 @@ def sniff_lines(lines: list[str]) -> str | None:
         line, log, message, msg, *platform = (
             pl.col("l").str.json_path_match(f"$.{k}") for k in (*LINE_KEYS, *PLATFORM_LINE_KEYS)
         )
+        string = {k: pl.col("l").str.contains(rf'"{k}"\s*:\s*"') for k in LINE_KEYS}
         wrapped = pl.any_horizontal(
-            line.is_not_null(),
-            log.is_not_null(),
+            line.is_not_null() & string["line"],
+            log.is_not_null() & string["log"],
             message.str.contains(HEADER_START),
             msg.str.contains(HEADER_START),
             *(p.is_not_null() for p in platform),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import tempfile
 import time
 import zlib
@@ -62,6 +63,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "requests": router.requests,
     "rooms": sglang.rooms,
     "request_log": request_log.request_log,
+    "req_time_stats": sglang.req_time_stats,
     "watchdogs": sglang.watchdogs,
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,
@@ -69,6 +71,8 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "metrics": prometheus.metrics,
     "spans": otel.spans,
 }
+# SGLang's request-metrics files (--export-metrics-to-file), named by the local hour they cover
+METRICS_FILE = re.compile(r"^sglang-request-metrics-(?P<day>\d{8})_(?P<hour>\d\d)\.log")
 # records whose unit says what they are, whatever their text: a scrape's samples, a trace's spans
 UNIT_KINDS = {prometheus.UNIT: "metric", **{otel.UNIT + r: "span" for r in ("", "/prefill", "/decode")}}
 
@@ -767,6 +771,14 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None, clocks: 
     offset, n = clocks.offset()
     if offset is not None:
         report.notes.append(clock_note(offset, n))
+    undated = report.records - report.zoned - report.zoneless
+    hour = METRICS_FILE.search(Path(report.source).name)
+    if hour and undated > 0:
+        report.notes.append(
+            f"{undated:,} request-metrics records carry no time (SGLang writes response_sent_to_client_ts"
+            " since ≈2025-12): kept without a time; the file's name puts them in the hour from"
+            f" {hour['day'][:4]}-{hour['day'][4:6]}-{hour['day'][6:]} {hour['hour']}:00, the engine's local time"
+        )
     if report.yearless:
         report.notes.append(
             f"{report.yearless:,} journalctl short lines print no year and no line of this input prints one:"

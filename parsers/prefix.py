@@ -375,6 +375,20 @@ def _json_field(key: str, present: bool) -> pl.Expr:
     return pl.when(text.str.starts_with('{"')).then(text.str.json_path_match(f"$.{key}"))
 
 
+# A request-metrics record (SGLang's --export-metrics-to-file) is dated by the meta_info keys it
+# carries: Unix seconds, UTC (response_sent_to_client_ts ≈2025-12, request_finished_ts before).
+METRICS_RECORD = '{"request_parameters"'
+_EPOCH_KEYS = ("response_sent_to_client_ts", "request_finished_ts")
+
+
+def _json_epoch(text: pl.Series, json_like: bool) -> pl.Expr:
+    if not json_like or not text.str.starts_with(METRICS_RECORD).any():
+        return pl.lit(None, pl.String)
+    return pl.when(pl.col("text").str.starts_with(METRICS_RECORD)).then(
+        pl.coalesce(pl.col("text").str.json_path_match(f"$.{key}") for key in _EPOCH_KEYS)
+    )
+
+
 def _json_timestamp(value: pl.Expr) -> pl.Expr:
     """``2025-10-29 21:49:19``, ``2025-10-29T21:49:19.123456`` or with a ``Z``/offset (dropped)."""
     m = value.str.extract_groups(rf"^(?P<date>{_DATE})[ T](?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)")
@@ -502,6 +516,8 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         [pl.when(f.is_not_null()).then(pl.lit(n)) for f, (n, _) in zip(found, _LEVEL_ONLY, strict=True)]
     )
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
+    if df["js_epoch"].is_not_null().any():
+        json_ts = pl.coalesce(json_ts, _epoch(pl.col("js_epoch")))
     epoch_ts = _epoch(pl.col("epoch")) if df["epoch"].is_not_null().any() else pl.lit(None, pl.Datetime("us"))
     month = pl.col("month").str.pad_start(2, "0")
     date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
@@ -509,7 +525,8 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     md_time = pl.concat_str([month, pl.col("day")], separator="-")
     df = df.with_columns(
         pl.when(pl.col("header").is_not_null()).then(pl.col("header")).when(uv.is_not_null()).then(level_only)
-        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null()).then(pl.lit("json"))
+        .when(pl.col("js_ts").is_not_null() | pl.col("js_level").is_not_null() | pl.col("js_epoch").is_not_null())
+        .then(pl.lit("json"))
         .alias("header"),
         uv.alias("uv"),
         pl.coalesce(_timestamp(date, pl.col("time")), epoch_ts, json_ts).alias("dated_ts"),
@@ -575,6 +592,7 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         # SGLang's and the router's ``timestamp``; Dynamo's (``DYN_LOGGING_JSONL``) and tracing's ``time``
         pl.coalesce(_json_field("timestamp", json_like), _json_field("time", json_like)).alias("js_ts"),
         _json_field("level", json_like).alias("js_level"),
+        _json_epoch(df["text"], json_like).alias("js_epoch"),
     )
     return _repeated_prefix_off(df, ray_like), json_like
 

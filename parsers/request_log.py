@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logcorr.parsers.fields import base_columns, extract_fields
+from logcorr.parsers.prefix import METRICS_RECORD
 from logcorr.parsers.sglang import recognise, rid_room
 from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON
 from logcorr.store.schema import REQUEST_LOG, conform
@@ -85,7 +86,9 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
     'cached_tokens', 'e2e_latency', …}}`` (SGLang v0.3 onwards, tokenizer_manager.py, since 2025-12-24
     utils/request_logger.py), and the JSON form of ``--log-requests-format json`` (``{"event":
     "request.received" | "request.received.openai" | "request.finished", "rid", "obj", "out"}``, since
-    2025-12-24). Fields are read by key, never by position: a prompt quoting ``'text': `` or
+    2025-12-24), and the records of the request-metrics exporter (``--export-metrics-to-file``, files
+    ``sglang-request-metrics-YYYYMMDD_HH.log``: ``{"request_parameters": "<the request as a JSON
+    string>", <meta_info keys>}``, a finished request each, ``format`` ``metrics_export``). Fields are read by key, never by position: a prompt quoting ``'text': `` or
     ``, out={`` inside a string cannot move them. Level 0 and 1 log no text (``output_text`` null);
     level 2 cuts a string over 2048 characters to ``'head' ... 'tail'`` (JSON: ``head...tail``), kept
     as ``head ... tail`` with ``output_cut`` true; markup is looked for in head and tail apart, so the
@@ -102,8 +105,8 @@ def request_log(ev: pl.DataFrame) -> pl.DataFrame:
         ``status_code`` (Int32), ``prompt_tokens``/``completion_tokens``/``cached_tokens`` (Int64),
         ``e2e_latency_s`` (seconds), ``output_text`` (cut to ``REQUEST_TEXT_CHARS``),
         ``output_chars`` (characters as logged), ``output_cut``, ``markup_leak`` (a
-        ``MARKUP_FAMILIES`` name or null), ``markup`` (the token as printed), ``format`` (``text`` or
-        ``json``), ``level``, ``source``, ``source_pos``.
+        ``MARKUP_FAMILIES`` name or null), ``markup`` (the token as printed), ``format`` (``text``,
+        ``json`` or ``metrics_export``), ``level``, ``source``, ``source_pos``.
     """
     base, kinds = _request_rows(ev)
     if base.height == 0:
@@ -140,9 +143,12 @@ def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
     ``REQUEST_LOG_FIELDS`` read from the text form, by their ``REQUEST_LOG_JSON`` paths."""
     body = pl.col("body")
     is_json = body.str.starts_with("{")
+    exported = body.str.starts_with(METRICS_RECORD)
     json_event = body.str.json_path_match("$.event")
     event = (
-        pl.when(is_json)
+        pl.when(exported)
+        .then(pl.lit("finished"))
+        .when(is_json)
         .then(json_event.replace_strict(_JSON_EVENTS, default=None, return_dtype=pl.String))
         .when(body.str.contains("Receive OpenAI: obj=", literal=True))
         .then(pl.lit("received_openai"))
@@ -152,10 +158,20 @@ def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
     )
     return [
         event.alias("event"),
-        pl.when(is_json).then(pl.lit("json")).otherwise(pl.lit("text")).alias("format"),
+        pl.when(exported)
+        .then(pl.lit("metrics_export"))
+        .when(is_json)
+        .then(pl.lit("json"))
+        .otherwise(pl.lit("text"))
+        .alias("format"),
         *[
             pl.when(is_json)
-            .then(body.str.json_path_match(path).cast(REQUEST_LOG.schema.get(c, pl.String), strict=False))
+            .then(
+                pl.when(exported)  # the meta_info keys sit at the record's top level
+                .then(body.str.json_path_match(path.replace(".out.meta_info", "")))
+                .otherwise(body.str.json_path_match(path))
+                .cast(REQUEST_LOG.schema.get(c, pl.String), strict=False)
+            )
             .otherwise(pl.col(c))
             .alias(c)
             for c, path in REQUEST_LOG_JSON.items()

@@ -37,6 +37,7 @@ from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
     FRAME_LINE,
+    TIME_STATS_FIELDS,
     TRACEBACK_FIELDS,
     TRACEBACK_FRAGMENT,
     TRANSFER_ERROR_FIELDS,
@@ -56,6 +57,7 @@ from logcorr.parsers.sglang_lines import (
     PYSPY_FRAME_START,
     RID_REGEX,
     ROOM_REGEX,
+    TIME_STATS_PATTERNS,
     TRACEBACK_PATTERNS,
     TRACEBACK_ROLES,
     TRANSFER_ERROR_PATTERNS,
@@ -64,6 +66,7 @@ from logcorr.parsers.sglang_lines import (
 from logcorr.store.schema import (
     ABORTS,
     BATCHES,
+    REQ_TIME_STATS,
     ROOMS,
     TRACEBACKS,
     TRANSFER_ERRORS,
@@ -309,6 +312,33 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     return merge_rooms([_conform(one, ROOMS)])
 
 
+def req_time_stats(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per ``Req Time Stats(rid=…)`` line (``TIME_STATS_PATTERNS``; SGLang's
+    ``Req.log_time_stats``, ``--enable-request-time-stats-logging``).
+
+    Returns:
+        ``REQ_TIME_STATS`` columns: provenance, ``rid``, ``bootstrap_room`` (printed under PD),
+        ``disagg_mode`` (the line's ``type=``), ``input_len``/``output_len`` (Int32), each stage's
+        duration in seconds (``bootstrap_s``, ``alloc_wait_s``, ``prealloc_s``, ``transfer_s``,
+        ``queue_s``, ``forward_s``; null when the line's version prints none), ``entry_ts`` (UTC, from
+        the wall-clock ``entry_time=``; an older ``start_time=`` is a perf_counter value and gives
+        null), ``transfer_gb_s``, ``transfer_mb``, ``retries``, ``durations`` (the fields as printed),
+        ``level``, ``source``, ``source_pos``. ``role`` is ``type=``'s prefill/decode when the source
+        named none.
+    """
+    df = _family(
+        ev, "req_time_stats", TIME_STATS_PATTERNS, TIME_STATS_PATTERNS + TIME_STATS_FIELDS, REQ_TIME_STATS
+    )
+    if df is None:
+        return pl.DataFrame(schema=REQ_TIME_STATS.schema)
+    entry_us = (pl.col("_entry_time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64)
+    df = df.with_columns(
+        pl.from_epoch(entry_us, "us").dt.replace_time_zone("UTC").alias("entry_ts"),
+        _resolve_role(pl.col("content_role")).alias("role"),
+    )
+    return _conform(df, REQ_TIME_STATS)
+
+
 def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per watchdog-family record (``WATCHDOG_PATTERNS``), with its fields parsed.
 
@@ -451,7 +481,8 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     """``rid`` and ``bootstrap_room`` named anywhere in each record (batches, access lines and
     py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
     value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
-    are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``)."""
+    are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``; a request-metrics
+    record's ``id`` and the ``rid``/``bootstrap_room`` inside its ``request_parameters`` string)."""
     none = pl.DataFrame(schema={"rid": pl.String, "bootstrap_room": pl.Int64, "room_error": pl.String})
     none = none.clear(df.height)
     look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
@@ -477,6 +508,11 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     # an HTTP answer's error text names the room its transfer failed for (sglang#7338)
     said = js("$.meta_info.finish_reason.message", "$.out.meta_info.finish_reason.message", "$.error.message")
     said_room = said.str.extract_groups(ROOM_REGEX)
+    # a request-metrics record (--export-metrics-to-file) holds the request as a JSON string
+    params = obj.str.json_path_match("$.request_parameters")
+    exported_rid = pl.coalesce(
+        params.str.json_path_match("$.rid"), pl.when(params.is_not_null()).then(js("$.id"))
+    )
 
     g = masked.str.extract_groups(RID_REGEX)
     r = masked.str.extract_groups(ROOM_REGEX)
@@ -484,13 +520,14 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(
         pl.when(pl.col("j"))
-        .then(js("$.rid", "$.obj.rid", "$.out.meta_info.id", "$.meta_info.id"))
+        .then(pl.coalesce(js("$.rid", "$.obj.rid", "$.out.meta_info.id", "$.meta_info.id"), exported_rid))
         .otherwise(text_rid)
         .alias("rid"),
         pl.when(pl.col("j"))
         .then(
             pl.coalesce(
                 js("$.obj.bootstrap_room", "$.bootstrap_room"),
+                params.str.json_path_match("$.bootstrap_room"),
                 *[said_room.struct.field(f) for f in "abcde"],
             )
         )

@@ -240,3 +240,97 @@ _JSON_DICTS = {
 REQUEST_LOG_JSON = {
     column: f"{_JSON_DICTS[scope]}.{key}" for column, key, _, scope, _ in _REQUEST_FIELDS if column != "_id"
 }
+
+
+# req_time_stats: TimeStats.convert_to_duration's fields (managers/schedule_batch.py, later
+# observability/req_time_stats.py), each "<stage>_duration=X.XXms"; which ones a line has depends on
+# its type= and the version.
+_MS = r"(?P<{}_ms>-?\d+(?:\.\d+)?)ms"
+_TIME_STATS_SAMPLE = (
+    "Req Time Stats(rid=a, bootstrap_room=1, input len=8, output len=1, type=prefill): bootstrap_queue_duration=2.00ms,"
+    " queue_duration=3.10ms, forward_duration=85.02ms, transfer_duration=7.25ms, entry_time=1772439245.012,"
+    " transfer_speed=18.25 GB/s, transfer_total=120.00 MB, #retries=2"
+)
+TIME_STATS_FIELDS = [
+    R(
+        "bootstrap",
+        r"\bbootstrap(?:_queue)?_duration=" + _MS.format("bootstrap"),
+        "first_line",
+        "≈2025-10 (PD TimeStats)",
+        _TIME_STATS_SAMPLE,
+        {"bootstrap_s": 0.002},
+    ),
+    R(
+        "alloc_wait",
+        r"\balloc_wait_duration=" + _MS.format("alloc_wait"),
+        "first_line",
+        "≈2026",
+        "type=decode): bootstrap_duration=1.00ms, alloc_wait_duration=0.50ms,",
+        {"alloc_wait_s": 0.0005},
+    ),
+    R(
+        "prealloc",
+        r"\bprealloc(?:_queue)?_duration=" + _MS.format("prealloc"),
+        "first_line",
+        "≈2025-10 (PD TimeStats)",
+        "type=decode): prealloc_queue_duration=4.00ms, transfer_duration=1.00ms",
+        {"prealloc_s": 0.004},
+    ),
+    R(
+        "transfer",
+        r"\btransfer_duration=" + _MS.format("transfer"),
+        "first_line",
+        "≈2025-10 (PD TimeStats)",
+        _TIME_STATS_SAMPLE,
+        {"transfer_s": 0.00725},
+    ),
+    R(
+        "queue",
+        r"\bqueue_duration=" + _MS.format("queue"),
+        "first_line",
+        "≈v0.4.9 (2025-07)",
+        _TIME_STATS_SAMPLE,
+        {"queue_s": 0.0031},
+    ),
+    R(
+        "forward",
+        r"\bforward_duration=" + _MS.format("forward"),
+        "first_line",
+        "≈v0.4.9 (2025-07)",
+        _TIME_STATS_SAMPLE,
+        {"forward_s": 0.08502},
+    ),
+    R(
+        "entry_time",
+        r"\bentry_time=(?P<_entry_time>\d+(?:\.\d+)?)",
+        "first_line",
+        "≈2026",
+        _TIME_STATS_SAMPLE,
+        {"_entry_time": "1772439245.012"},
+    ),
+    R(
+        "transfer_speed",
+        r"\btransfer_speed=(?P<transfer_gb_s>\d+(?:\.\d+)?) GB/s",
+        "first_line",
+        "≈2026",
+        _TIME_STATS_SAMPLE,
+        {"transfer_gb_s": 18.25},
+    ),
+    R(
+        "transfer_total",
+        r"\btransfer_total=(?P<transfer_mb>\d+(?:\.\d+)?) MB",
+        "first_line",
+        "≈2026",
+        _TIME_STATS_SAMPLE,
+        {"transfer_mb": 120.0},
+    ),
+    R("retries", r"#retries=(?P<retries>\d+)", "first_line", "≈2026", _TIME_STATS_SAMPLE, {"retries": 2}),
+    R(
+        "durations",
+        r"type=\w+\): (?P<durations>[^\n]*)$",
+        "first_line",
+        "≈v0.4.9 (2025-07)",
+        "Req Time Stats(rid=a, input len=1, output len=2, type=unified): queue_duration=0.00ms, start_time=0.0",
+        {"durations": "queue_duration=0.00ms, start_time=0.0"},
+    ),
+]

@@ -604,6 +604,97 @@ REQUEST_LOG_PATTERNS = [
 ]
 
 
+# Req.log_time_stats (managers/schedule_batch.py, --enable-request-time-stats-logging), printed by
+# attention-TP rank 0 when a request finishes; its type= is the engine's disaggregation mode.
+_TIME_STATS_HEAD = (
+    r"Req Time Stats\(rid=[^,\s)]+(?:, bootstrap_room=\d+)?, input len=(?P<input_len>\d+),"
+    r" output len=(?P<output_len>\d+), type="
+)
+TIME_STATS_PATTERNS = [
+    P(
+        "req_time_stats_prefill",
+        "req_time_stats",
+        "Req Time Stats(rid=",
+        _TIME_STATS_HEAD + r"(?P<disagg_mode>prefill)\)",
+        "≈2025-10 (PD TimeStats); entry_time, transfer_speed, #retries ≈2026",
+        "[2026-03-02 08:14:05 TP0] Req Time Stats(rid=9f1c2e0b7a6d4e3f8a1b2c3d4e5f6a7b,"
+        " bootstrap_room=4611686018427387911, input len=1024, output len=1, type=prefill):"
+        " bootstrap_duration=12.50ms, alloc_wait_duration=0.40ms, queue_duration=3.10ms,"
+        " forward_duration=85.02ms, entry_time=1772439245.012, transfer_speed=18.25 GB/s,"
+        " transfer_total=120.00 MB, #retries=0",
+        "prefill",
+        yields={
+            "rid": "9f1c2e0b7a6d4e3f8a1b2c3d4e5f6a7b",
+            "bootstrap_room": 4611686018427387911,
+            "disagg_mode": "prefill",
+            "input_len": 1024,
+            "bootstrap_s": 0.0125,
+            "forward_s": 0.08502,
+            "transfer_gb_s": 18.25,
+            "retries": 0,
+            "role": "prefill",
+        },
+    ),
+    P(
+        "req_time_stats_decode",
+        "req_time_stats",
+        "Req Time Stats(rid=",
+        _TIME_STATS_HEAD + r"(?P<disagg_mode>decode)\)",
+        "≈2025-10 (PD TimeStats)",
+        "[2025-10-20 16:02:11 TP0] Req Time Stats(rid=0d5c, bootstrap_room=77, input len=12, output len=256,"
+        " type=decode): prealloc_duration=4.00ms, transfer_duration=30.50ms, queue_duration=0.20ms,"
+        " forward_duration=2100.75ms, start_time=51234.567",
+        "decode",
+        yields={
+            "rid": "0d5c",
+            "bootstrap_room": 77,
+            "output_len": 256,
+            "prealloc_s": 0.004,
+            "transfer_s": 0.0305,
+            "queue_s": 0.0002,
+            "entry_ts": None,
+            "role": "decode",
+        },
+    ),
+    P(
+        "req_time_stats",
+        "req_time_stats",
+        "Req Time Stats(rid=",
+        _TIME_STATS_HEAD + r"(?P<disagg_mode>\w+)\)",
+        "≈v0.4.9 (2025-07)",
+        "[2025-07-24 04:10:19] Req Time Stats(rid=b2bb906b3afe40ada934bcade595dcb3, input len=69, output len=4621,"
+        " type=unified): queue_duration=0.00ms, forward_duration=1753355419058.33ms, start_time=0.0",
+        yields={"disagg_mode": "unified", "bootstrap_room": None, "output_len": 4621, "queue_s": 0.0},
+    ),
+]
+
+# SGLang's request-metrics exporter (--export-metrics-to-file, managers/request_metrics_exporter.py):
+# files sglang-request-metrics-YYYYMMDD_HH.log, one record per finished request, the request's fields
+# as a JSON string beside the meta_info keys.
+METRICS_RECORD_PATTERNS = [
+    P(
+        "request_metrics_record",
+        "request_finished",
+        '{"request_parameters": ',
+        r'^\{"request_parameters": "',
+        "≈v0.5.4 (2025-10, --export-metrics-to-file, PR #10973)",
+        '{"request_parameters": "{\\"rid\\": \\"c0ffee\\", \\"bootstrap_room\\": 42, \\"stream\\": false}",'
+        ' "id": "c0ffee", "finish_reason": {"type": "abort", "message": "Abort before prefill", "status_code": 500},'
+        ' "prompt_tokens": 12, "completion_tokens": 0, "cached_tokens": 0, "e2e_latency": 0.5,'
+        ' "response_sent_to_client_ts": 1781167822.7474675}',
+        yields={
+            "event": "finished",
+            "format": "metrics_export",
+            "rid": "c0ffee",
+            "bootstrap_room": 42,
+            "finish_type": "abort",
+            "status_code": 500,
+            "prompt_tokens": 12,
+            "e2e_latency_s": 0.5,
+        },
+    ),
+]
+
 HEALTH_PATTERNS = [
     P(
         "health_check_failed",
@@ -652,6 +743,8 @@ ENGINE_PATTERNS = (
     + TRACEBACK_PATTERNS
     + PYSPY_PATTERNS
     + REQUEST_LOG_PATTERNS
+    + METRICS_RECORD_PATTERNS
+    + TIME_STATS_PATTERNS
     + HEALTH_PATTERNS
 )
 # Access and mini_lb lines are found by the same anchor pass; router.kinds then says request/health.

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from logcorr.cli import app
 from logcorr.ingest import ingest
+from logcorr.parsers import sglang_lines
 from logcorr.store import schema
 from tests.conftest import CASES, ROOT, SAMPLE
 from tests.test_scrape import SCRAPE
@@ -27,6 +28,9 @@ def out(tmp_path_factory) -> Path:
     scrape = folder.parent / "metrics_2026-08-04_11-58-42.txt"  # the metrics table
     scrape.write_text(SCRAPE)
     inputs += [scrape, trace_file(folder.parent / "otel_trace.json")]  # the spans table
+    time_stats = folder.parent / "time_stats.log"  # the req_time_stats table: no real case prints one yet
+    time_stats.write_text("".join(p.sample + "\n" for p in sglang_lines.TIME_STATS_PATTERNS))
+    inputs.append(time_stats)
     ingest([p for p in inputs if p.exists()], folder)
     return folder
 

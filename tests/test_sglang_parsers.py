@@ -17,7 +17,15 @@ from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
 from logcorr.parsers import request_log, router, sglang, sglang_fields, sglang_lines
-from logcorr.store.schema import ABORTS, KINDS, REQUEST_LOG, TRACEBACKS, TRANSFER_ERRORS, WATCHDOGS
+from logcorr.store.schema import (
+    ABORTS,
+    KINDS,
+    REQ_TIME_STATS,
+    REQUEST_LOG,
+    TRACEBACKS,
+    TRANSFER_ERRORS,
+    WATCHDOGS,
+)
 
 CASES = Path(__file__).parent / "cases"
 SAMPLE = Path(__file__).parents[1] / "sample_logs"
@@ -68,12 +76,14 @@ BUILDERS = {
     "traceback": (sglang.tracebacks, TRACEBACKS),
     "request_received": (request_log.request_log, REQUEST_LOG),
     "request_finished": (request_log.request_log, REQUEST_LOG),
+    "req_time_stats": (sglang.req_time_stats, REQ_TIME_STATS),
 }
 FIELD_RULES = (
     [(rule, TRANSFER_ERRORS) for rule in sglang_fields.TRANSFER_ERROR_FIELDS]
     + [(rule, ABORTS) for rule in sglang_fields.ABORT_FIELDS]
     + [(rule, TRACEBACKS) for rule in sglang_fields.TRACEBACK_FIELDS]
     + [(rule, REQUEST_LOG) for rule in sglang_fields.REQUEST_LOG_FIELDS]
+    + [(rule, REQ_TIME_STATS) for rule in sglang_fields.TIME_STATS_FIELDS]
 )
 
 

@@ -27,6 +27,7 @@ KINDS = (
     "request",
     "request_received",
     "request_finished",
+    "req_time_stats",
     "watchdog",
     "pyspy",
     "traceback",
@@ -314,7 +315,8 @@ ROOMS = _table(
 
 REQUEST_LOG = _table(
     "request_log",
-    "one --log-requests line of an engine's HTTP server: Receive:, Receive OpenAI:, Finish: or their JSON form",
+    "one --log-requests line of an engine's HTTP server: Receive:, Receive OpenAI:, Finish: or their JSON form;"
+    " or one record of its request-metrics file (--export-metrics-to-file)",
     ("event_id",),
     {
         **_BASE,
@@ -351,7 +353,49 @@ REQUEST_LOG = _table(
         "markup": C(
             pl.String, "finished: the first markup token found, as printed (<｜DSML｜function_calls> …)"
         ),
-        "format": C(pl.String, "text (a Python repr line) or json (--log-requests-format json)"),
+        "format": C(
+            pl.String,
+            "text (a Python repr line), json (--log-requests-format json) or metrics_export (a record of"
+            " --export-metrics-to-file: finished only, no text)",
+        ),
+        **_TAIL,
+    },
+)
+
+REQ_TIME_STATS = _table(
+    "req_time_stats",
+    "one Req Time Stats line (--enable-request-time-stats-logging): a finished request's stage durations,"
+    " logged by attention-TP rank 0 of the engine that ran the stage",
+    ("event_id",),
+    {
+        **_BASE,
+        "rid": _RID,
+        "bootstrap_room": _ROOM,
+        "disagg_mode": C(pl.String, "the line's type=: prefill, decode or unified (no PD)"),
+        "input_len": C(pl.Int32, "input len=: prompt tokens"),
+        "output_len": C(pl.Int32, "output len=: tokens generated"),
+        "bootstrap_s": C(
+            pl.Float64,
+            "bootstrap_duration (or prefill's bootstrap_queue_duration): waiting for the peer's handshake, seconds",
+        ),
+        "alloc_wait_s": C(
+            pl.Float64, "alloc_wait_duration: from bootstrap done to memory allocated, seconds"
+        ),
+        "prealloc_s": C(pl.Float64, "decode: prealloc_duration / prealloc_queue_duration, seconds"),
+        "transfer_s": C(pl.Float64, "transfer_duration: the KV cache transfer, seconds"),
+        "queue_s": C(pl.Float64, "queue_duration: in the wait queue before the forward pass, seconds"),
+        "forward_s": C(pl.Float64, "forward_duration: from the first forward pass to completion, seconds"),
+        "entry_ts": C(
+            UTC_US,
+            "entry_time=: when the request entered its first queue (wall clock, UTC); null when the line"
+            " prints start_time (a perf_counter value, before ≈2025-11) or nothing",
+        ),
+        "transfer_gb_s": C(pl.Float64, "prefill: transfer_speed=, GB/s"),
+        "transfer_mb": C(pl.Float64, "prefill: transfer_total=, MB"),
+        "retries": C(pl.Int32, "prefill: #retries="),
+        "durations": C(
+            pl.String, "the text after the closing parenthesis, as printed (every field, any version)"
+        ),
         **_TAIL,
     },
 )

@@ -661,6 +661,28 @@ def test_sample_counters_panel_shows_the_load_and_the_stop(sample_html: Path) ->
     }
 
 
+def test_a_scrape_puts_its_request_gauges_on_the_requests_panel(sample_out: Path, tmp_path: Path) -> None:
+    """Issue 31 item 6: a /metrics scrape taken inside the wedge (21:36:00 UTC, from its file name) is a
+    point per gauge on the requests panel: decode's running requests are the most of one DP group's TP
+    ranks (TP0 37, TP1 36), its transfer queue TP0's 12; the failure counter is no request gauge."""
+    from tests.test_scrape import SCRAPE
+
+    out = tmp_path / "out"
+    shutil.copytree(sample_out, out)
+    scrape = tmp_path / "metrics_2025-10-29T21-36-00Z.txt"
+    scrape.write_text(SCRAPE)
+    ingest([scrape], out, append=True)
+    data, _ = plot_of(timeline(out, tmp_path / "t.html").html.read_text())
+    points = {t["name"]: t for t in data if t["name"].endswith("(scrape)")}
+    assert set(points) == {"decode #running-req (scrape)", "decode #transfer-req (scrape)"}
+    running = points["decode #running-req (scrape)"]
+    assert running["yaxis"] == "y2" and running["mode"] == "markers"
+    assert values(running["x"]) == [ms(datetime(2025, 10, 29, 21, 36, tzinfo=UTC))]
+    assert values(running["y"]) == [37.0]
+    assert values(points["decode #transfer-req (scrape)"]["y"]) == [12.0]
+    assert "2 sample(s)" in running["hovertext"][0] and scrape.name in running["hovertext"][0]
+
+
 def test_sample_page_makes_no_network_reference(sample_html: Path) -> None:
     page = sample_html.read_text()
     outside = re.sub(r"(?s)<script[^>]*>.*?</script>", "<script></script>", page)

@@ -1,4 +1,5 @@
-"""The load an engine's batch lines report, per role (HTML panel) or per engine (trace counters).
+"""The load an engine's batch lines report, per role (HTML panel) or per engine (trace counters), and
+the request gauges a /metrics scrape holds (points on the HTML panel).
 
 ``Swimlanes.load`` holds per lane and time bucket (aggregated in DuckDB: a day of millions of lines
 is at most ``MAX_BINS`` buckets) the maximum of each request counter, the maximum token usage and the
@@ -21,12 +22,62 @@ REQUEST_COUNTERS = (
     ("transfer_req", "#transfer-req"),
 )
 RATES = (("gen_throughput", "gen throughput"), ("input_throughput", "input throughput"))
+# a scrape's point per label: the legend tells them apart as the dashes tell the lines apart
+SCRAPE_SYMBOL = {"#running-req": "circle-open", "#queue-req": "square-open", "#prealloc-req": "diamond-open",
+                 "#inflight-req": "triangle-up-open", "#transfer-req": "star-open"}  # fmt: skip
 DASH = {"running_req": "solid", "queue_req": "dot", "prealloc_req": "dash", "inflight_req": "dashdot"}
 # a line breaks at a gap of at least this many seconds (the wedge query's min_gap_s): an engine that
 # slows down (prefill during a decode wedge) keeps its line
 BREAK_MIN_S = 60.0
 # darker than the activity's tints: a line must read on white
 LINE_COLOR = {"prefill": "#2171b5", "decode": "#238b45", "router": "#636363", "unknown": "#8c6d31"}
+
+
+# SGLang's /metrics gauges that count requests (observability/metrics_collector.py), drawn from a
+# scrape as points on the requests panel under the batch lines' label they match; the bootstrap queue
+# was the "prealloc" queue before ≈2025-10
+SCRAPED_GAUGES = {
+    "sglang:num_running_reqs": "#running-req",
+    "sglang:num_queue_reqs": "#queue-req",
+    "sglang:num_prefill_bootstrap_queue_reqs": "#prealloc-req",
+    "sglang:num_prefill_prealloc_queue_reqs": "#prealloc-req",
+    "sglang:num_prefill_inflight_queue_reqs": "#inflight-req",
+    "sglang:num_decode_prealloc_queue_reqs": "#prealloc-req",
+    "sglang:num_decode_transfer_queue_reqs": "#transfer-req",
+}
+
+
+def scraped_load(samples: pl.DataFrame) -> pl.DataFrame:
+    """``samples`` (rows of ``metrics`` whose ``name`` is a ``SCRAPED_GAUGES`` key: ``ts``, ``host``,
+    ``role``, ``dp_rank``, ``tp_rank``, ``name``, ``value``, ``source``) summed per scrape as
+    ``engine_load`` sums batch lines: per ``ts``, ``host``, ``role`` and label the maximum over a DP
+    group's ranks, added over DP groups; with ``ranks`` (samples) and ``source``."""
+    if samples.is_empty():
+        return pl.DataFrame(
+            schema={
+                "ts": samples.schema.get("ts", pl.Datetime("us", "UTC")),
+                "host": pl.String,
+                "role": pl.String,
+                "label": pl.String,
+                "value": pl.Float64,
+                "ranks": pl.UInt32,
+                "source": pl.String,
+            }  # fmt: skip
+        )
+    df = samples.with_columns(
+        pl.col("name").replace_strict(SCRAPED_GAUGES, return_dtype=pl.String).alias("label"),
+        pl.col("role").fill_null("unknown"),
+        pl.col("host").fill_null(""),
+    )
+    key = ["ts", "host", "role", "label"]
+    per_group = df.group_by([*key, pl.col("dp_rank").fill_null(-1)]).agg(
+        pl.col("value").max(), pl.len().alias("ranks"), pl.col("source").first()
+    )
+    return (
+        per_group.group_by(key)
+        .agg(pl.col("value").sum(), pl.col("ranks").sum(), pl.col("source").first())
+        .sort(key)
+    )
 
 
 def engine_load(load: pl.DataFrame, lanes: pl.DataFrame, by: tuple[str, ...] = ("role",)) -> pl.DataFrame:
@@ -117,6 +168,40 @@ def counter_traces(sw: Swimlanes, ms) -> list[dict]:
                     **(dict(hovertext=shown, hoverinfo="text") if shown else dict(hoverinfo="skip")),
                 )
             )
+    return traces + _scrape_traces(sw, ms)
+
+
+def _scrape_traces(sw: Swimlanes, ms) -> list[dict]:
+    """A point per scrape, role and gauge of ``Swimlanes.scrapes`` on the requests panel (``y2``):
+    what the engine's /metrics said at that instant, beside what its batch lines said."""
+    if sw.scrapes.is_empty():
+        return []
+    traces = []
+    for (role, label), df in sorted(sw.scrapes.partition_by(["role", "label"], as_dict=True).items()):
+        hover = [
+            f"<b>{esc(role)}</b> · {label} {r['value']:,.4g} · /metrics scraped {r['ts']:%H:%M:%S} UTC"
+            f"{' on ' + esc(r['host']) if r['host'] else ''}<br>{r['ranks']} sample(s), {esc(r['source'] or '')}"
+            for r in df.iter_rows(named=True)
+        ]
+        traces.append(
+            dict(
+                type="scatter",
+                mode="markers",
+                name=f"{role} {label} (scrape)",
+                legendgroup="load",
+                x=ms(df["ts"]),
+                y=df["value"].to_numpy(),
+                xaxis="x",
+                yaxis="y2",
+                marker=dict(
+                    symbol=SCRAPE_SYMBOL.get(label, "circle-open"),
+                    size=9,
+                    color=LINE_COLOR.get(role, LINE_COLOR["unknown"]),
+                ),
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
     return traces
 
 
@@ -136,4 +221,4 @@ def _hover(df: pl.DataFrame, role: str, bucket_s: float) -> list[str]:
     return out
 
 
-__all__ = ["RATES", "REQUEST_COUNTERS", "counter_traces", "engine_load"]
+__all__ = ["RATES", "REQUEST_COUNTERS", "SCRAPED_GAUGES", "counter_traces", "engine_load", "scraped_load"]

@@ -36,6 +36,7 @@ from logcorr.render.timeline.tables import (
     _load_captures,
     _load_marks,
     _load_requests,
+    _load_scrapes,
     _room_filter,
     _sources,
     parse_time,
@@ -111,6 +112,7 @@ def load(
         notes=notes,
         **{k: activity[k] for k in ("clock_notes", "bucket_s", "detail", "totals")},
     )
+    sw.scrapes = _load_scrapes(out, t0, t1, role)
     sw.wedges, notes = wedges(out)
     sw.notes += notes
     sw.verdict, sw.focus = findings(out)

@@ -116,6 +116,8 @@ class Swimlanes:
     # batch load per lane and bucket of ``bucket_s`` seconds: see ``_load_load``
     load: pl.DataFrame = field(default_factory=pl.DataFrame)
     bucket_s: float | None = None
+    # request gauges of /metrics scrapes per scrape, role and label: see ``counters.scraped_load``
+    scrapes: pl.DataFrame = field(default_factory=pl.DataFrame)
     detail: bool = True  # ``batches`` and ``requests`` hold every line of the window (else: runs)
     totals: dict[str, int] = field(default_factory=dict)  # lines in the window: batches, requests
     since: datetime | None = None  # --since as given (the axis starts there), else None

@@ -1,6 +1,7 @@
 """Reading OUT's Parquet tables with polars into the frames of ``Swimlanes``: marks (aborts, transfer
 errors, watchdog, /health, tracebacks, tool-call markup), router requests, py-spy captures and their
-innermost frames, batch lines of a narrow window, and the lanes every row is placed on.
+innermost frames, batch lines of a narrow window, the request gauges of /metrics scrapes, and the
+lanes every row is placed on.
 
 All times are ``datetime[us, UTC]``; every frame keeps ``event_id``/``source``/``source_pos``.
 """
@@ -16,6 +17,7 @@ import polars as pl
 from logcorr.analysis import saved
 from logcorr.clocks import TIME_OF_DAY
 from logcorr.parsers.prefix import split_prefix
+from logcorr.render.timeline.counters import SCRAPED_GAUGES, scraped_load
 from logcorr.render.timeline.model import RANK_TOKENS, ROLE_ORDER, TimelineError
 from logcorr.store.schema import EVENTS, RANKS, TABLES
 
@@ -155,6 +157,18 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     if empty:
         return lf.head(0).collect()
     return lf.filter(pl.col("ts").is_not_null()).collect()
+
+
+def _load_scrapes(out: Path, since, until, role: str | None) -> pl.DataFrame:
+    """The request gauges of the /metrics scrapes in the window (``counters.SCRAPED_GAUGES``), summed
+    per scrape, role and label (``counters.scraped_load``); only ``role``'s when given."""
+    cols = contract("metrics", "ts", "host", "role", "dp_rank", "tp_rank", "name", "value", "source")
+    lf = scan(out, "metrics", cols).filter(
+        pl.col("name").is_in(list(SCRAPED_GAUGES)) & pl.col("ts").is_not_null()
+    )
+    if role is not None:
+        lf = lf.filter(pl.col("role") == role)
+    return scraped_load(_in_window(lf, since, until).collect())
 
 
 def _marks_of(out: Path, table: str, common: dict, kind: pl.Expr, cols: tuple[str, ...]) -> pl.LazyFrame:

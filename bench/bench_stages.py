@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Where the CPU of ``logcorr ingest`` goes, stage by stage (issue 33).
+
+Runs one ingest in this process with its stages made serial (``threads.ahead`` replaced by a plain
+iterator, so no two stages overlap) and each stage's calls timed with ``time.process_time()``: the CPU
+of every thread of the process, polars' and DuckDB's pools included, so a polars call that fans out
+over both cores is counted whole. Timings are exclusive: a stage called inside another (``classify``
+inside a table builder) is counted once, in its own row. journalctl's CPU (a child process) comes
+from ``getrusage(RUSAGE_CHILDREN)``.
+
+Prints one table: stage, CPU s, share of logcorr's own CPU, CPU µs per input entry; then logcorr's
+total beside journalctl's and the ratio the issue's target is about (whole tree CPU / journalctl
+CPU). Wall time here is that of the serial run, longer than a normal (pipelined) ingest.
+
+Usage::
+
+    python bench/bench_stages.py --reuse /tmp/logcorr-day-1000000            # DIR/journal
+    python bench/bench_stages.py --reuse DIR --input DIR/day.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from logcorr import ingest as ingest_module  # noqa: E402
+from logcorr.inputs import rejoin, threads  # noqa: E402
+from logcorr.parsers import sglang  # noqa: E402
+from logcorr.store import config, database, processes  # noqa: E402
+from logcorr.store import output as output_module  # noqa: E402
+
+
+class Stages:
+    """Exclusive CPU seconds per stage name: a stage entered inside another is taken off its parent."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self._stack: list[list] = []  # [name, start, time of children]
+
+    def enter(self, name: str) -> None:
+        self._stack.append([name, time.process_time(), 0.0])
+
+    def leave(self) -> None:
+        name, start, children = self._stack.pop()
+        spent = time.process_time() - start
+        self.cpu[name] += spent - children
+        self.calls[name] += 1
+        if self._stack:
+            self._stack[-1][2] += spent
+
+    def call(self, name: str, fn):
+        def timed(*args, **kw):
+            self.enter(name)
+            try:
+                return fn(*args, **kw)
+            finally:
+                self.leave()
+
+        return timed
+
+    def each(self, name: str, gen_fn):
+        """``gen_fn``'s generator with the work of each ``next()`` counted to ``name``."""
+
+        def timed(*args, **kw):
+            it = iter(gen_fn(*args, **kw))
+            while True:
+                self.enter(name)
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                finally:
+                    self.leave()
+                yield item
+
+        return timed
+
+
+def instrument(st: Stages) -> None:
+    """Serial stages, each timed (see the module's docstring)."""
+    threads.ahead = lambda items, depth=2, name="": iter(items)
+    ingest_module._chunks = st.each("read + parse (journal export / text)", ingest_module._chunks)
+    rejoin.Rejoiner.feed = st.call("re-join multi-line records", rejoin.Rejoiner.feed)
+    rejoin.Rejoiner.finish = st.call("re-join multi-line records", rejoin.Rejoiner.finish)
+    ingest_module.split_prefix = st.call("split prefix (header, time, ranks)", ingest_module.split_prefix)
+    sglang.classify = st.call("classify (kind, rid, room)", sglang.classify)
+    ingest_module.record_roles = st.call("roles", ingest_module.record_roles)
+    ingest_module._Enricher.__call__ = st.call("enrich (ids, ts, the rest)", ingest_module._Enricher.__call__)
+    ingest_module._stacks = st.call("py-spy stacks", ingest_module._stacks)
+    for name, build in list(ingest_module.TABLE_BUILDERS.items()):
+        ingest_module.TABLE_BUILDERS[name] = st.call(f"table {name}", build)
+    output_module.Output.write = st.call("write Parquet parts", output_module.Output.write)
+    ingest_module._finish = st.call("finish (sources, manifest, the rest)", ingest_module._finish)
+    database.write = st.call("finish: OUT/logcorr.duckdb (tables copied in)", database.write)
+    output_module.Output.finish = st.call("finish: a table's parts listed", output_module.Output.finish)
+    processes.from_events = st.call("finish: processes summary", processes.from_events)
+    processes.batch_seconds = st.call("finish: batch_seconds summary", processes.batch_seconds)
+    sglang.merge_rooms = st.call("rooms merged", sglang.merge_rooms)
+    config.rows = st.call("finish: config rows", config.rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reuse", type=Path, required=True, help="a folder bench/make_day.py wrote")
+    ap.add_argument("--input", type=Path, help="what to ingest (default: REUSE/journal)")
+    args = ap.parse_args()
+    src = args.input or args.reuse / "journal"
+    entries = (
+        json.loads((args.reuse / "meta.json").read_text()).get("entries")
+        if (args.reuse / "meta.json").exists()
+        else None
+    )
+    st = Stages()
+    instrument(st)
+    out = Path(tempfile.mkdtemp(prefix="logcorr-stages-")) / "out"
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    result = ingest_module.ingest([src], out)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_cpu = child.ru_utime + child.ru_stime
+    shutil.rmtree(out.parent, ignore_errors=True)
+    n = entries or result.lines
+    accounted = sum(st.cpu.values())
+    rows = sorted(st.cpu.items(), key=lambda kv: -kv[1])
+    rows.append(("(not in a stage above)", cpu - accounted))
+    print(f"{src}: {n:,} entries, {result.rows.get('events', 0):,} events; serial run {wall:.1f} s wall")
+    print(f"{'stage':<48} {'CPU s':>7} {'share':>6} {'µs/entry':>9} {'calls':>6}")
+    for name, s in rows:
+        print(f"{name:<48} {s:7.2f} {s / cpu:6.1%} {s / n * 1e6:9.2f} {st.calls.get(name, ''):>6}")
+    print(f"{'logcorr (this process)':<48} {cpu:7.2f} {1:6.0%} {cpu / n * 1e6:9.2f}")
+    print(f"{'journalctl (child)':<48} {child_cpu:7.2f} {'':>6} {child_cpu / n * 1e6:9.2f}")
+    if child_cpu:
+        print(
+            f"whole tree CPU / journalctl CPU: {(cpu + child_cpu) / child_cpu:.2f}× (target for wall: 1.25×)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -253,11 +253,14 @@ def _field_columns(df: pl.DataFrame, entries: pl.Series, binaries: pl.DataFrame)
     only the others are aligned by a join."""
     line = pl.col("line")
     names = (*_META, *FIELDS)
+    # one pass: each line's field name and value, split at its first "=" (a filter per name cost more)
+    eq = line.str.find("=", literal=True)
+    named = df.select("entry", line.str.slice(0, eq).alias("key"), line.str.slice(eq + 1).alias("value"))
+    by_name = named.filter(pl.col("key").is_in(names)).partition_by("key", as_dict=True, include_key=False)
+    none = pl.DataFrame(schema={"entry": df.schema["entry"], "value": pl.String})
     columns = {}
     for name in names:
-        rows = df.filter(line.str.starts_with(name + "=")).select(
-            "entry", line.str.slice(len(name) + 1).alias("value")
-        )
+        rows = by_name.get((name,), none)
         extra = binaries.filter(pl.col("key") == name)
         if extra.height:
             rows = pl.concat([rows, extra.drop("key")]).sort("entry", maintain_order=True)

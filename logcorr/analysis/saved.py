@@ -269,14 +269,15 @@ def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
 
 def uses(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
     """The other saved queries ``q`` reads as views, directly or through them, sorted."""
+    # one pass per query over its text for every name (a search per name was 0.5 s per ingest)
+    named = re.compile(r"\b(" + "|".join(sorted(map(re.escape, saved), key=len, reverse=True)) + r")\b")
     found: set[str] = set()
     todo = [q]
     while todo:
         sql = re.sub(r"--[^\n]*", "", todo.pop().sql)  # a name in a comment uses no view
-        for name, other in saved.items():
-            if name != q.name and name not in found and re.search(rf"\b{re.escape(name)}\b", sql):
-                found.add(name)
-                todo.append(other)
+        for name in set(named.findall(sql)) - found - {q.name}:
+            found.add(name)
+            todo.append(saved[name])
     return sorted(found)
 
 

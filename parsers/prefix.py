@@ -384,9 +384,8 @@ _EPOCH_KEYS = ("response_sent_to_client_ts", "request_finished_ts")
 def _json_epoch(text: pl.Series, json_like: bool) -> pl.Expr:
     if not json_like or not text.str.starts_with(METRICS_RECORD).any():
         return pl.lit(None, pl.String)
-    return pl.when(pl.col("text").str.starts_with(METRICS_RECORD)).then(
-        pl.coalesce(pl.col("text").str.json_path_match(f"$.{key}") for key in _EPOCH_KEYS)
-    )
+    record = pl.col("text").str.starts_with(METRICS_RECORD)
+    return pl.when(record).then(pl.coalesce(_json_field(key, True) for key in _EPOCH_KEYS))
 
 
 def _json_timestamp(value: pl.Expr) -> pl.Expr:
@@ -517,8 +516,10 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     )
     json_ts = _json_timestamp(pl.col("js_ts")) if json_like else pl.lit(None, pl.Datetime("us"))
     if df["js_epoch"].is_not_null().any():
-        json_ts = pl.coalesce(json_ts, _epoch(pl.col("js_epoch")))
-    epoch_ts = _epoch(pl.col("epoch")) if df["epoch"].is_not_null().any() else pl.lit(None, pl.Datetime("us"))
+        json_ts = pl.coalesce(json_ts, epoch_seconds(pl.col("js_epoch")))
+    epoch_ts = (
+        epoch_seconds(pl.col("epoch")) if df["epoch"].is_not_null().any() else pl.lit(None, pl.Datetime("us"))
+    )
     month = pl.col("month").str.pad_start(2, "0")
     date = pl.coalesce(pl.col("date"), pl.concat_str([pl.col("year"), month, pl.col("day")], separator="-"))
     yearless = pl.col("header").is_in(YEARLESS)
@@ -555,8 +556,9 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
     )
 
 
-def _epoch(epoch: pl.Expr) -> pl.Expr:
-    """``1784621081.896649`` (Unix seconds with a fraction, UCX) as a naive UTC Datetime[us]."""
+def epoch_seconds(epoch: pl.Expr) -> pl.Expr:
+    """``1784621081.896649`` (Unix seconds with a fraction, as text: UCX, SGLang's wall-clock stamps)
+    as a naive UTC Datetime[us], to the µs without a float's rounding; null where it is no number."""
     seconds = epoch.str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
     micros = epoch.str.extract(r"\.(\d+)", 1).str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int64, strict=False)
     return pl.from_epoch(seconds * 1_000_000 + micros, time_unit="us")

@@ -13,7 +13,7 @@ import polars as pl
 from logcorr.parsers.fields import base_columns, extract_fields
 from logcorr.parsers.prefix import METRICS_RECORD
 from logcorr.parsers.sglang import recognise, rid_room
-from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON
+from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON, REQUEST_METRICS_JSON
 from logcorr.store.schema import REQUEST_LOG, conform
 
 
@@ -167,8 +167,10 @@ def _logged_fields(kinds: pl.Series) -> list[pl.Expr]:
         *[
             pl.when(is_json)
             .then(
-                pl.when(exported)  # the meta_info keys sit at the record's top level
-                .then(body.str.json_path_match(path.replace(".out.meta_info", "")))
+                pl.when(exported)
+                .then(
+                    body.str.json_path_match(REQUEST_METRICS_JSON[c]) if c in REQUEST_METRICS_JSON else None
+                )
                 .otherwise(body.str.json_path_match(path))
                 .cast(REQUEST_LOG.schema.get(c, pl.String), strict=False)
             )

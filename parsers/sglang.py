@@ -32,6 +32,7 @@ from logcorr.parsers.batch_lines import GRAPH_KEY as GRAPH_KEY
 from logcorr.parsers.batch_lines import first_line, parse_batch_lines
 from logcorr.parsers.fields import SCOPES as SCOPES
 from logcorr.parsers.fields import base_columns, extract_fields
+from logcorr.parsers.prefix import epoch_seconds
 from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
@@ -331,9 +332,8 @@ def req_time_stats(ev: pl.DataFrame) -> pl.DataFrame:
     )
     if df is None:
         return pl.DataFrame(schema=REQ_TIME_STATS.schema)
-    entry_us = (pl.col("_entry_time").cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64)
     df = df.with_columns(
-        pl.from_epoch(entry_us, "us").dt.replace_time_zone("UTC").alias("entry_ts"),
+        epoch_seconds(pl.col("_entry_time")).dt.replace_time_zone("UTC").alias("entry_ts"),
         _resolve_role(pl.col("content_role")).alias("role"),
     )
     return _conform(df, REQ_TIME_STATS)

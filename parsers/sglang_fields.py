@@ -240,6 +240,13 @@ _JSON_DICTS = {
 REQUEST_LOG_JSON = {
     column: f"{_JSON_DICTS[scope]}.{key}" for column, key, _, scope, _ in _REQUEST_FIELDS if column != "_id"
 }
+# A request-metrics record (--export-metrics-to-file) has the meta_info keys at its top level and no text.
+_METRICS_DICTS = {"meta_info": "$", "finish_reason": "$.finish_reason"}
+REQUEST_METRICS_JSON = {
+    column: f"{_METRICS_DICTS[scope]}.{key}"
+    for column, key, _, scope, _ in _REQUEST_FIELDS
+    if column != "_id" and scope in _METRICS_DICTS
+}
 
 
 # req_time_stats: TimeStats.convert_to_duration's fields (managers/schedule_batch.py, later

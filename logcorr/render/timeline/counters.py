@@ -49,7 +49,7 @@ SCRAPED_GAUGES = {
 
 def scraped_load(samples: pl.DataFrame) -> pl.DataFrame:
     """``samples`` (rows of ``metrics`` whose ``name`` is a ``SCRAPED_GAUGES`` key: ``ts``, ``host``,
-    ``role``, ``dp_rank``, ``tp_rank``, ``name``, ``value``, ``source``) summed per scrape as
+    ``role``, ``dp_rank``, ``name``, ``value``, ``source``) summed per scrape as
     ``engine_load`` sums batch lines: per ``ts``, ``host``, ``role`` and label the maximum over a DP
     group's ranks, added over DP groups; with ``ranks`` (samples) and ``source``."""
     if samples.is_empty():

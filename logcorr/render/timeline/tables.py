@@ -162,7 +162,7 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
 def _load_scrapes(out: Path, since, until, role: str | None) -> pl.DataFrame:
     """The request gauges of the /metrics scrapes in the window (``counters.SCRAPED_GAUGES``), summed
     per scrape, role and label (``counters.scraped_load``); only ``role``'s when given."""
-    cols = contract("metrics", "ts", "host", "role", "dp_rank", "tp_rank", "name", "value", "source")
+    cols = contract("metrics", "ts", "host", "role", "dp_rank", "name", "value", "source")
     lf = scan(out, "metrics", cols).filter(
         pl.col("name").is_in(list(SCRAPED_GAUGES)) & pl.col("ts").is_not_null()
     )

@@ -226,7 +226,7 @@ def test_nccl_watchdog_is_a_collective_timeout(tmp_path):
         in summary
     )
     assert (
-        "ran 600009 ms past its 600 s timeout; last completed work -1 (no collective of the group ever completed)"
+        "ran 600009 ms, past its 600 s timeout; last completed work -1 (no collective of the group ever completed)"
         in summary
     )
     assert not re.search(r"(?i)wedge|stall", summary)

@@ -45,7 +45,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
             || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
             || ': ' || coalesce(nccl_op, 'op not printed') || coalesce(' SeqNum ' || nccl_seq, '')
-            || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(' past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
+            || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
             || coalesce(', last enqueued ' || last_enqueued, '')

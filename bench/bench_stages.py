@@ -107,12 +107,61 @@ def instrument(st: Stages) -> None:
     processes.batch_seconds = st.call("finish: batch_seconds summary", processes.batch_seconds)
     sglang.merge_rooms = st.call("rooms merged", sglang.merge_rooms)
     config.rows = st.call("finish: config rows", config.rows)
+    config.observations = st.call("config observations", config.observations)
+    ingest_module._learn_processes = st.call("processes learned", ingest_module._learn_processes)
+
+
+# Which of the ingest's threads runs each stage (``ingest._read_input``): reading and parsing, re-joining
+# and classifying, building the tables, writing them (the main thread); then the tail, after the last
+# chunk, which no stage overlaps.
+THREADS = {
+    "read + parse (journal export / text)": "read",
+    "re-join multi-line records": "classify",
+    "split prefix (header, time, ranks)": "classify",
+    "classify (kind, rid, room)": "classify",
+    "roles": "classify",
+    "enrich (ids, ts, the rest)": "classify",
+    "write Parquet parts": "write",
+}
+
+
+def thread_of(stage: str) -> str:
+    """The ingest thread that runs ``stage`` (``THREADS``; a table, py-spy stacks, config observations,
+    processes learned and per-chunk room merges: the tables thread; a ``finish`` step: the tail;
+    CPU no stage timed: counted in the tail, so the model errs slow)."""
+    if stage in THREADS:
+        return THREADS[stage]
+    if stage.startswith("finish") or stage.startswith("("):
+        return "tail"
+    return "tables"
+
+
+def core_model(by_thread: dict[str, float], journalctl: float, floor: float | None) -> list[tuple]:
+    """Projected wall seconds of the pipelined ingest on C cores, from the CPU seconds of each of its
+    threads measured serially (``by_thread``) and journalctl's: the pipeline takes at least its
+    slowest thread and at least its total CPU spread over C cores; the tail's CPU is spread over C
+    (DuckDB's copy is multi-threaded; the rest is small). Assumes the stages never wait on the
+    GIL (their time is mostly in polars, pyarrow and DuckDB, which release it): a lower bound.
+    Rows: (cores, pipeline s, tail s, total s, ratio to ``floor`` (journalctl alone, wall) or None)."""
+    stages = [by_thread.get(t, 0.0) for t in ("read", "classify", "tables", "write")]
+    rows = []
+    for cores in (1, 2, 4, 8, 16, 64):
+        pipeline = max(journalctl, *stages, (sum(stages) + journalctl) / cores)
+        tail = by_thread.get("tail", 0.0) / cores
+        total = pipeline + tail
+        rows.append((cores, pipeline, tail, total, total / floor if floor else None))
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reuse", type=Path, required=True, help="a folder bench/make_day.py wrote")
     ap.add_argument("--input", type=Path, help="what to ingest (default: REUSE/journal)")
+    ap.add_argument(
+        "--floor",
+        type=float,
+        help="journalctl -o export > /dev/null alone, wall s (bench_ingest's floor): prints ratios",
+    )
     args = ap.parse_args()
     src = args.input or args.reuse / "journal"
     entries = (
@@ -143,6 +192,18 @@ def main() -> None:
         print(
             f"whole tree CPU / journalctl CPU: {(cpu + child_cpu) / child_cpu:.2f}× (target for wall: 1.25×)"
         )
+    by_thread: dict[str, float] = defaultdict(float)
+    for name, s in rows:
+        by_thread[thread_of(name)] += s
+    print("\nCPU s per ingest thread: " + ", ".join(f"{t} {s:.2f}" for t, s in by_thread.items()))
+    print(
+        f"journalctl {child_cpu:.2f}"
+        + (f", journalctl alone (--floor) {args.floor:.2f} s wall" if args.floor else "")
+    )
+    print("model of the pipelined ingest on C cores (a lower bound; see core_model):")
+    print(f"{'cores':>5} {'pipeline s':>10} {'tail s':>7} {'total s':>8} {'ratio':>6}")
+    for cores, pipeline, tail, total, ratio in core_model(by_thread, child_cpu, args.floor):
+        print(f"{cores:>5} {pipeline:10.1f} {tail:7.1f} {total:8.1f} {f'{ratio:.2f}×' if ratio else '':>6}")
 
 
 if __name__ == "__main__":

@@ -223,26 +223,29 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     return b"".join(pieces), found
 
 
-def _export_lines(data: bytes, whole: bool) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None]:
+def _export_lines(
+    data: bytes, whole: bool
+) -> tuple[pl.Series, list[tuple[int, str, bytes]], str | None, bool]:
     """The text lines of export ``data``, its binary-safe fields as ``(entry index, name, value)``,
-    and an error text (see ``_split_export``). The common case (text fields, and binary ones only
-    where journalctl wrote a control character or invalid UTF-8) never looks at a line in Python."""
+    an error text (see ``_split_export``), and whether every line is known to be blank or hold a
+    ``=``. The common case (text fields, and binary ones only where journalctl wrote a control
+    character or invalid UTF-8) never looks at a line in Python."""
     taken = _take_binary_fields(data)
     if taken is not None:
         text, found = taken
         lines = _split_utf8(text)
         if lines is not None and not (~lines.str.contains("=", literal=True) & (lines != "")).any():
             if not found:
-                return lines, [], None
+                return lines, [], None, True
             sizes = lines.str.len_bytes().cast(pl.Int64)
             starts = (sizes + 1).cum_sum() - (sizes + 1)
             blank_starts = starts.filter(lines == "")
             entries = blank_starts.search_sorted(pl.Series([at for at, _, _ in found]), side="left")
-            return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None
+            return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None, True
     lines, binaries, error = _split_export(data, whole)
     if error and whole:
         raise CutInsideBinaryField(error)
-    return lines, binaries, error
+    return lines, binaries, error, False
 
 
 def _field_columns(df: pl.DataFrame, entries: pl.Series, binaries: pl.DataFrame) -> pl.DataFrame:
@@ -296,10 +299,10 @@ def parse_export(data: bytes, *, source: str, whole: bool = False, first_entry: 
     and the text before it is kept. With ``whole=True`` (a chunk cut by the caller at a guessed entry
     boundary) a binary field running past the end raises ``CutInsideBinaryField`` instead.
     """
-    lines, raw, error = _export_lines(data, whole)
+    lines, raw, error, checked = _export_lines(data, whole)
     df = pl.DataFrame({"line": lines}).with_columns((pl.col("line") == "").cum_sum().alias("entry"))
     df = df.filter(pl.col("line") != "")
-    bad_lines = df.filter(~pl.col("line").str.contains("=", literal=True)).height
+    bad_lines = 0 if checked else df.filter(~pl.col("line").str.contains("=", literal=True)).height
     found = pl.DataFrame(
         [(e, name, _decode(v)) for e, name, v in raw],
         schema={"entry": df.schema["entry"], "key": pl.String, "value": pl.String},

@@ -521,3 +521,23 @@ def test_a_check_env_paste_states_the_sglang_version_of_its_server_args(tmp_path
         ingest([tmp_path / name], tmp_path / f"out-{name}")
         cfg = saved.query(tmp_path / f"out-{name}", "SELECT tp_size, sglang_version FROM config")
         assert cfg.rows() == [(4, version)], name
+
+
+def test_a_version_joined_to_a_batch_line_is_still_read(tmp_path):
+    """Issue 33: config observations pass over records that are one batch line (most of a day), not a
+    batch record that took in a later unheaded line: a ``sglang: 0.5.4.post1`` pasted right after a
+    batch line joins its record and still states the engine's version."""
+    text = (
+        '[2025-10-29 21:30:00] server_args=ServerArgs(model_path="/m", tp_size=2, disaggregation_mode="decode")\n'
+        "[2025-10-29 21:30:05 TP0] Decode batch, #running-req: 3, #token: 900, token usage: 0.01, gen throughput (token/s): 40.0, #queue-req: 0\n"
+        "[2025-10-29 21:30:06 TP0] Decode batch, #running-req: 3, #token: 960, token usage: 0.01, gen throughput (token/s): 41.0, #queue-req: 0\n"
+        "sglang: 0.5.4.post1\n"
+    )
+    (tmp_path / "decode.log").write_text(text)
+    ingest([tmp_path / "decode.log"], tmp_path / "out")
+    joined = saved.query(
+        tmp_path / "out", "SELECT kind, n_lines FROM events WHERE message LIKE '%0.5.4.post1%'"
+    )
+    assert joined.rows() == [("batch", 2)]
+    cfg = saved.query(tmp_path / "out", "SELECT tp_size, sglang_version FROM config")
+    assert cfg.rows() == [(2, "0.5.4.post1")]

@@ -126,7 +126,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced)
     maybe = lines.str.contains_any(["Process ", "\x1b"]).fill_null(False)  # (an escape may hide it)
     if (h & maybe).any():
-        previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
+        previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)
     header = header.scatter(slow, h)
@@ -167,12 +167,20 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
     lines continue the record. False elsewhere."""
     if not h.any():
         return h
-    previous = df.select(pl.col("message").shift(1).over("key")).to_series().gather(slow)
+    previous = _previous_lines(df, slow)
     lead = lines.str.extract(_LEAD, 1)
     before = previous.str.extract(_LEAD, 1)
     rest = lines.str.slice(lead.str.len_chars().fill_null(0))
     same = lead.str.strip_chars_end() == before.str.strip_chars_end()
     return (h & same & rest.str.contains(STAMPED_CONTINUATION)).fill_null(False)
+
+
+def _previous_lines(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
+    """The message of the line before each of ``rows`` (row indexes of ``df``, whose ``seq`` is its row
+    index) in its stream (``key``); null for a stream's first line. Only the row numbers are shifted
+    per stream, so no text is copied but that of ``rows``."""
+    before = df.select(pl.col("seq").shift(1).over("key")).to_series().gather(rows)
+    return df["message"].gather(before)
 
 
 def _records(lines: pl.DataFrame) -> pl.DataFrame:

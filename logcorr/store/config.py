@@ -62,6 +62,27 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
     if ev.height == 0:
         return pl.DataFrame(schema=OBS)
     keep = [c for c in OBS if c not in ("kind", "text")]
+    frames = _said(ev.filter(~_one_batch_line(ev)) if "kind" in ev.columns else ev, keep)
+    if "cmdline" in ev.columns:
+        cm = ev.filter(pl.col("cmdline").is_not_null())
+        if cm.height:
+            cm = cm.unique(["host", "boot_id", "unit", "pid", "cmdline"], keep="first", maintain_order=True)
+            cm = cm.filter(pl.col("cmdline").str.contains(sa.LAUNCH.pattern))
+            frames.append(cm.select(*keep, pl.lit("cmdline").alias("kind"), pl.col("cmdline").alias("text")))
+    if not frames:
+        return pl.DataFrame(schema=OBS)
+    return pl.concat([f.cast(OBS) for f in frames]).select(list(OBS))  # type: ignore[arg-type]
+
+
+def _one_batch_line(ev: pl.DataFrame) -> pl.Expr:
+    """A record that is a batch line alone (most of a serving day): its text is SGLang's batch
+    statistics, never a server_args line or a version, so it is not searched."""
+    lines = pl.col("n_lines") if "n_lines" in ev.columns else pl.lit(1)
+    return ((pl.col("kind") == "batch") & (lines == 1)).fill_null(False)
+
+
+def _said(ev: pl.DataFrame, keep: list[str]) -> list[pl.DataFrame]:
+    """The ``server_args`` and ``version`` observations of ``ev``'s texts."""
     body = ev["body"] if "body" in ev.columns else ev["message"]
     frames = []
     has_sa = body.str.contains(sa.MARKER, literal=True).fill_null(False)
@@ -74,15 +95,7 @@ def observations(ev: pl.DataFrame) -> pl.DataFrame:
             frames.append(
                 ev.filter(hit).select(*keep, pl.lit(kind).alias("kind"), body.filter(hit).alias("text"))
             )
-    if "cmdline" in ev.columns:
-        cm = ev.filter(pl.col("cmdline").is_not_null())
-        if cm.height:
-            cm = cm.unique(["host", "boot_id", "unit", "pid", "cmdline"], keep="first", maintain_order=True)
-            cm = cm.filter(pl.col("cmdline").str.contains(sa.LAUNCH.pattern))
-            frames.append(cm.select(*keep, pl.lit("cmdline").alias("kind"), pl.col("cmdline").alias("text")))
-    if not frames:
-        return pl.DataFrame(schema=OBS)
-    return pl.concat([f.cast(OBS) for f in frames]).select(list(OBS))  # type: ignore[arg-type]
+    return frames
 
 
 def unit_observations(found: list[dict], source: str) -> pl.DataFrame:

@@ -10,12 +10,15 @@ from ``getrusage(RUSAGE_CHILDREN)``.
 
 Prints one table: stage, CPU s, share of logcorr's own CPU, CPU µs per input entry; then logcorr's
 total beside journalctl's and the ratio the issue's target is about (whole tree CPU / journalctl
-CPU). Wall time here is that of the serial run, longer than a normal (pipelined) ingest.
+CPU); then the CPU per ingest thread and the model of the pipelined ingest's wall time on 1 to 64
+cores (``core_model``; with ``--floor``, its ratio to journalctl alone). Wall time here is that of the
+serial run, longer than a normal (pipelined) ingest.
 
 Usage::
 
     python bench/bench_stages.py --reuse /tmp/logcorr-day-1000000            # DIR/journal
     python bench/bench_stages.py --reuse DIR --input DIR/day.json
+    python bench/bench_stages.py --reuse DIR --floor 6.45   # journalctl alone took 6.45 s
 """
 
 from __future__ import annotations

@@ -167,6 +167,17 @@ def test_ray_prefix_before_anything_else_is_no_header():
     assert row["header"] is None and row["body"] == "(Actor pid=1) E0414 03:56:41.856248 7 f.cpp:1] x"
 
 
+def test_a_header_is_printed_in_ascii_digits():
+    """Loggers print times, pids and ranks with ASCII digits: a lookalike in other digits (here
+    Arabic-Indic) is text, its line kept whole, not a header with a time that cannot be read."""
+    rows = split_prefix(pl.Series(["[2025-08-31 07:26:45 TP3] x", "[٢٠٢٥-08-31 07:26:45 TP3] x"]))
+    assert rows.row(0, named=True)["header"] == "sglang" and rows.row(0, named=True)["tp_rank"] == 3
+    other = rows.row(1, named=True)
+    assert other["header"] is None and other["tp_rank"] is None
+    assert other["body"] == "[٢٠٢٥-08-31 07:26:45 TP3] x"
+    assert not pl.select(is_record_start(pl.lit("[٢٠٢٥-08-31 07:26:45 TP3] x"))).item()
+
+
 @pytest.mark.parametrize(
     "line,start",
     [

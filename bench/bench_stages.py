@@ -119,7 +119,7 @@ def instrument(st: Stages) -> None:
 # chunk, which no stage overlaps.
 THREADS = {
     "read + parse (journal export / text)": "read",
-    "re-join multi-line records": "classify",
+    "re-join multi-line records": "read",
     "split prefix (header, time, ranks)": "classify",
     "classify (kind, rid, room)": "classify",
     "roles": "classify",

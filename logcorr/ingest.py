@@ -604,9 +604,11 @@ def _read_input(
     path, fmt = report.path, report.format  # type: ignore[attr-defined]
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json", "bundle-pyspy") else None
     try:
-        # Four stages, each a chunk ahead of the next: reading and parsing; re-joining and
+        # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
         # classifying; building the tables; writing them (here).
-        parsed = threads.ahead(_chunks(run, path, fmt, report, scratch), name="logcorr-read")
+        parsed = threads.ahead(
+            _joined(_chunks(run, path, fmt, report, scratch), report, forced), name="logcorr-read"
+        )
         built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
         for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
             run.write(report, ev, tables, unknown_in_dumps)
@@ -706,23 +708,21 @@ def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
         report.errors.append(str(e))
 
 
-def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich: _Enricher) -> Generator:
-    """Stage 2: re-joined, classified records of one input's chunks (one frame per chunk)."""
+def _joined(chunks: Iterator[pl.DataFrame], report: SourceReport, forced: str | None) -> Generator:
+    """Stage 1's second half, on the reading thread: one input's chunks re-joined into logical records
+    (one frame per chunk; the last with the record the re-joiner held back, so an input of one chunk is
+    enriched whole and a role its last record shows reaches the others). On the reading thread because
+    that thread uses few other regexes: polars keeps only 32 compiled patterns per thread, and the
+    re-joiner's record-start pattern (every header family) costs ~8 ms to compile again."""
     rejoin = Rejoiner(join_all=forced is not None)
-
-    def joined():  # the last chunk with the record the re-joiner held back: an input of one
-        held = None  # chunk is enriched whole, so a role its last record shows reaches the others
+    held = None
+    try:
         for chunk in chunks:
             if held is not None:
                 yield held
             held = rejoin.feed(chunk)
         tail = rejoin.finish()
         yield tail if held is None else pl.concat([held, tail], how="vertical_relaxed")
-
-    try:
-        for recs in joined():
-            if recs.height:
-                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
         report.pieces += rejoin.pieces
         if rejoin.pieces:
             report.notes.append(
@@ -730,7 +730,17 @@ def _records(chunks: Generator, report: SourceReport, forced: str | None, enrich
                 f" {MAX_RECORD_BYTES >> 20} MiB: kept in pieces, each marked in entry_error"
             )
     finally:
-        chunks.close()  # stops the reading stage (and journalctl) when this one stops early
+        getattr(chunks, "close", lambda: None)()  # stops journalctl when this stage stops early
+
+
+def _records(joined: Generator, report: SourceReport, forced: str | None, enrich: _Enricher) -> Generator:
+    """Stage 2: classified records of one input's re-joined chunks (one frame per chunk)."""
+    try:
+        for recs in joined:
+            if recs.height:
+                yield enrich(recs, getattr(report, "unit_roles", {}), forced)
+    finally:
+        joined.close()  # stops the reading stage (and journalctl) when this one stops early
 
 
 def _tables(run: _Run, classified: Generator) -> Generator:

@@ -114,8 +114,8 @@ def instrument(st: Stages) -> None:
     ingest_module._learn_processes = st.call("processes learned", ingest_module._learn_processes)
 
 
-# Which of the ingest's threads runs each stage (``ingest._read_input``): reading and parsing, re-joining
-# and classifying, building the tables, writing them (the main thread); then the tail, after the last
+# Which of the ingest's threads runs each stage (``ingest._read_input``): reading, parsing and
+# re-joining; classifying; building the tables; writing them (the main thread); then the tail, after the last
 # chunk, which no stage overlaps.
 THREADS = {
     "read + parse (journal export / text)": "read",

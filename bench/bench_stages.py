@@ -115,8 +115,8 @@ def instrument(st: Stages) -> None:
 
 
 # Which of the ingest's threads runs each stage (``ingest._read_input``): reading, parsing and
-# re-joining; classifying; building the tables; writing them (the main thread); then the tail, after the last
-# chunk, which no stage overlaps.
+# re-joining; classifying; building the tables; writing them (the main thread); then the tail,
+# after the last chunk, which no stage overlaps.
 THREADS = {
     "read + parse (journal export / text)": "read",
     "re-join multi-line records": "read",

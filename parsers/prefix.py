@@ -20,10 +20,10 @@ from datetime import datetime
 
 import polars as pl
 
-# Loggers print times, pids and ranks in ASCII digits: [0-9], not \d, which also takes the digits of
-# other scripts and costs polars several times as long to compile (6.7 ms against 2.5 ms for the
-# record-start pattern of every family); polars keeps 32 compiled patterns per thread, so the ingest
-# compiles most of its patterns again on every chunk.
+# Loggers print times, pids and ranks in ASCII digits: the header patterns say [0-9], not \d, which
+# also takes the digits of other scripts and costs polars several times as long to compile (6.7 ms
+# against 2.5 ms for the record-start pattern of every family); polars keeps 32 compiled patterns per
+# thread, so the ingest compiles most of its patterns again on every chunk.
 _DATE = r"[0-9]{4,5}-[0-9]{2}-[0-9]{2}"  # a fifth digit (year 10000) still opens a record; its time is out of range
 _TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
 _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)[0-9]+"

@@ -5,6 +5,7 @@ bundle and its report."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -29,7 +30,22 @@ from logcorr.parsers.collect import STEP_LINE, probes
 from logcorr.render.report import report
 from tests.conftest import need_journalctl
 
-PYSPY = shutil.which("py-spy")
+
+def _pyspy_binary() -> str | None:
+    """The py-spy executable the test extra installed (the wheel's own binary, which the
+    unprivileged run below can execute), else whatever ``py-spy`` is on PATH: under pyenv that
+    is a shell shim into /root, which the user nobody may not run."""
+    try:
+        dist = importlib.metadata.distribution("py-spy")
+    except importlib.metadata.PackageNotFoundError:
+        return shutil.which("py-spy")
+    for f in dist.files or []:
+        if f.name == "py-spy" and Path(dist.locate_file(f)).is_file():
+            return str(Path(dist.locate_file(f)).resolve())
+    return shutil.which("py-spy")
+
+
+PYSPY = _pyspy_binary()
 JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
 SETPRIV = shutil.which("setpriv")
 

@@ -19,6 +19,8 @@ from datetime import datetime
 
 import polars as pl
 
+from logcorr.parsers import prefix
+
 # A second stamp right after the header, past at most two tokens (a launcher's ``[/bin/sh@<0,0>]:``).
 INNER_STAMP = r"^(?:\S+\s+){0,2}?\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)"
 SAME_CLOCK_S = 2.0  # stamps cut to the second, a logging delay: closer than this is one clock
@@ -56,7 +58,7 @@ def zoneless(ev: pl.DataFrame) -> pl.Expr:
     printed = (
         pl.col("log_ts").is_not_null()
         & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-        & ~((pl.col("header") == "router") | json_zoned).fill_null(False)
+        & ~(pl.col("header").is_in(["router", prefix.UTC_HEADER]) | json_zoned).fill_null(False)
     )
     if "ts_zoneless" not in ev.columns:
         return printed

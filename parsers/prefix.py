@@ -35,6 +35,10 @@ ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 RAY_PREFIX = r"^(?:\((?P<worker>[A-Za-z]\w*) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
 
 
+# The family of a header whose time is printed in UTC (Z or +00:00): its records are zoned.
+UTC_HEADER = "iso_utc"
+
+
 @dataclass(frozen=True)
 class Header:
     """One header family: ``regex`` anchored at the line start, named groups as its fields;
@@ -58,6 +62,22 @@ HEADERS = (
         rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\]\[(?P<origin>[^\]\n]*)\]\[(?P<level>[A-Z]+)\]:? ?",
         "SGLANG_LOGGING_CONFIG_PATH formats, e.g. [%(asctime)s][%(filename)s:%(lineno)d][%(levelname)s]:",
         (("[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg", {"level": "INFO"}),),
+    ),
+    H(
+        "tagged",
+        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\] [A-Za-z][\w.-]* (?P<level>{_LEVEL_WORD}): ",
+        "a library's logger with a bracketed time, its name, then the level: LMCache's "
+        "'[%(asctime)s] LMCache %(levelname)s: %(message)s' (comma milliseconds)",
+        (
+            (
+                "[2025-10-31 21:08:41,928] LMCache INFO: Storing KV cache for 10 out of 10 tokens",
+                {
+                    "level": "INFO",
+                    "log_ts": datetime(2025, 10, 31, 21, 8, 41, 928000),
+                    "body": "Storing KV cache for 10 out of 10 tokens",
+                },
+            ),
+        ),
     ),
     H(
         "sglang",
@@ -173,10 +193,14 @@ HEADERS = (
     ),
     H(
         "vllm",
-        rf"^(?P<level>{_LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[[^\]\s]+:[0-9]+\] ?",
-        "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line], no year",
+        rf"^(?P<level>{_LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\] ?",
+        "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line] (before 2025-03 without the '['), no year",
         (
             ("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO", "log_ts": None}),
+            (
+                "INFO 04-01 17:24:46 __init__.py:190] Automatically detected",
+                {"level": "INFO", "body": "Automatically detected"},
+            ),
             (
                 "(Worker_DP1_TP0_EP8 pid=23143) ERROR 03-17 09:49:03 [mooncake_backend.py:85] Failed to put",
                 {
@@ -280,6 +304,50 @@ HEADERS = (
         "also after an SGLang header",
         (("WARNING server_args.py:2326: KV cache is forced as chunk cache", {"level": "WARNING"}),),
         after_worker=True,
+    ),
+    H(
+        "pylogging",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) - [^\s]+ - (?P<level>{_LEVEL_WORD}) - ",
+        "Python logging's '%(asctime)s - %(name)s - %(levelname)s - %(message)s' (comma milliseconds; "
+        "a wrapper re-logging a child's output, e.g. olmocr)",
+        (
+            (
+                "2025-03-08 02:04:48,880 - __main__ - ERROR - Ended up starting the sglang server",
+                {
+                    "level": "ERROR",
+                    "log_ts": datetime(2025, 3, 8, 2, 4, 48, 880000),
+                    "body": "Ended up starting the sglang server",
+                },
+            ),
+        ),
+    ),
+    H(
+        UTC_HEADER,
+        rf"^(?P<date>{_DATE})T(?P<time>{_TIME})(?:Z|[+-]00:?00) \[(?P<level>{_LEVEL_WORD})\] ",
+        "ISO 8601 in UTC (Z or +0000) with a bracketed level: Dynamo's CLI "
+        "'2025-04-01T17:24:43+0000 [WARNING] [cli] msg' (its time is UTC)",
+        (
+            (
+                "2025-04-01T17:24:43+0000 [WARNING] [cli] Converting 'Frontend' to lowercase",
+                {
+                    "level": "WARNING",
+                    "log_ts": datetime(2025, 4, 1, 17, 24, 43),
+                    "body": "[cli] Converting 'Frontend' to lowercase",
+                },
+            ),
+        ),
+    ),
+    H(
+        "memfabric",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>error|warn|warning|info|debug) (?P<pid>[0-9]+) pid\[[0-9]+\] ",
+        "Ascend memfabric/hybm (the ascend transfer backend): 'DATE TIME.us level PID pid[PID] [COMP file:N]', "
+        "the level in lower case",
+        (
+            (
+                "2025-09-22 20:20:40.102319 error 12789 pid[12789] [BM devmm_ioctl.cpp:122] svm advise failed:-1",
+                {"level": "error", "pid": 12789, "log_ts": datetime(2025, 9, 22, 20, 20, 40, 102319)},
+            ),
+        ),
     ),
     H(
         "json",

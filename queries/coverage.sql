@@ -25,12 +25,13 @@
 --                  the same record carries (sources.clock_offset_s), NULL when none differ
 -- parameters: none.
 -- reading: a role row with events 0 means that role was not ingested (for the router: no router
---   log), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
+--   record read as its), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
 --   group; a rank with no batches has no last batch. The report lists these under "what the data
 --   cannot say". Roles are the tables' own (logcorr/roles.py): the router row is always there; the
 --   prefill and decode rows too, unless every engine in the data is one that is not half of a PD
---   pair (role engine), which then has its row instead. So on empty tables the answer is "no prefill
---   engine log ingested", "no decode engine log ingested", "no router log ingested". Clock rows
+--   pair (role engine), which then has its row instead. So on empty tables the answer is "no record
+--   read as the prefill engine's", "… the decode engine's", "no record read as the router's" (what
+--   logcorr attributed, not what the text holds: a router line whose role was not read is not one). Clock rows
 --   (one per input and clock) give the span of each clock: times of two clocks, or of a clock whose
 --   zone is not printed, cannot be put in one order with the others; offset_s a whole number of
 --   quarter hours is one clock printed in two zones.
@@ -105,9 +106,14 @@ role_rows AS (
            coalesce(q.n, 0) AS requests, e.first_ts, e.last_ts,
            nullif(concat_ws('; ',
                CASE WHEN coalesce(e.n, 0) = 0 THEN
-                   CASE ro.role WHEN 'router' THEN 'no router log ingested' ELSE 'no ' || ro.role || ' engine log ingested' END
+                   CASE ro.role WHEN 'router' THEN 'no record read as the router''s' ELSE 'no record read as the ' || ro.role || ' engine''s' END
                END,
-               CASE WHEN ro.role = 'unknown' THEN 'no role: neither their unit, pod or host name, process, input nor text names one' END,
+               CASE WHEN ro.role = 'unknown' THEN 'no role read: logcorr found no unit, pod or host name, process, input or text cue it knows'
+                    || coalesce('; their text mentions ' || (
+                           SELECT string_agg(w || ' in ' || k, ', ' ORDER BY w) FROM (
+                               SELECT w, count(*) AS k FROM events, unnest(['decode', 'prefill', 'router']) AS t(w)
+                               WHERE role = 'unknown' AND contains(lower(message), w) GROUP BY w))
+                           || ' (words logcorr did not read as a role)', '') END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN

@@ -1,6 +1,6 @@
 -- question: What did an incident do to requests between two times: how many were answered with an
 --   error (5xx), how many were aborted, how many answered fine, per role that logged them?
--- tables: requests, aborts, request_errors, events
+-- tables: requests, aborts, request_errors, transfer_errors, events
 -- columns:
 --   role       the role that logged the requests or aborts (router, prefill, decode, engine)
 --   requests   HTTP request lines in the window, /health and /metrics left out
@@ -13,6 +13,8 @@
 --   errors     failed requests seen only as an ERROR record without a status (request_errors'
 --              error_record: e.g. "Failed to select PD pair")
 --   aborted    distinct requests (rid, else room) aborted in the window
+--   transfer_failed  distinct requests (rid, else room) a KV transfer or bootstrap failure names
+--              (transfer_errors), in the window
 --   zoned      whether the 5xx answers' records print their zone (false: first/last_failed_ts are times
 --              printed without a zone, stated as printed; NULL without a 5xx)
 -- parameters:
@@ -51,12 +53,20 @@ x AS (
 a AS (
     SELECT role, count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR))) AS aborted
     FROM aborts, w WHERE ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole) GROUP BY role
+),
+t AS (
+    SELECT role, count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR))) AS transfer_failed
+    FROM transfer_errors, w
+    WHERE (rid IS NOT NULL OR bootstrap_room IS NOT NULL)
+      AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
 )
-SELECT coalesce(r.role, a.role, x.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
+SELECT coalesce(r.role, a.role, x.role, t.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
        r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted,
+       coalesce(t.transfer_failed, 0) AS transfer_failed,
        CASE WHEN r.failed > 0 THEN s.zoned END AS zoned
 FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
 FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
-LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)
+FULL JOIN t ON t.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)
+LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role)
 ORDER BY role

@@ -92,7 +92,7 @@ stuck AS (
     SELECT role, min(verdict) AS verdict, min(groups) AS groups,
            min(capture_ts) AS first_ts, max(capture_ts) AS last_ts,
            string_agg(rank_label, ',' ORDER BY pp_rank, tp_rank, rank_label, capture_id) AS ranks,
-           count(*) AS n_ranks,
+           count(*) FILTER (WHERE is_rank) AS n_ranks, count(*) FILTER (WHERE NOT is_rank) AS n_other,
            arg_max(capture_id, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS capture_id,
            arg_max(source, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS source,
            arg_max(source_pos, (coalesce(capture_ts, '-infinity'::TIMESTAMPTZ), capture_id)) AS source_pos,
@@ -147,7 +147,9 @@ steps AS (
     ) AS hq ON true
     UNION ALL
     SELECT 5, 'stuck_stacks', k.first_ts, k.last_ts, k.role, k.ranks, NULL,
-           k.verdict || ': ' || k.groups || ' (' || k.n_ranks || ' ranks, last captures'
+           k.verdict || ': ' || k.groups || ' (' || concat_ws(', ', nullif(k.n_ranks, 0) || ' rank(s)',
+                                                               nullif(k.n_other, 0) || ' process(es) without a rank')
+               || ', last captures'
                || CASE WHEN k.untimed > 0 THEN '; ' || k.untimed || ' without a capture time' ELSE '' END || ')',
            NULL, k.source, k.source_pos
     FROM stuck AS k

@@ -526,9 +526,9 @@ def test_queries_over_empty_tables_return_empty_results(empty_out):
         in_file = con.sql(f'SELECT * FROM "{query.name}"').pl()
         if query.name == "coverage":  # says each role was not ingested
             assert sorted(rows["missing"]) == [
-                "no decode engine log ingested",
-                "no prefill engine log ingested",
-                "no router log ingested",
+                "no record read as the decode engine's",
+                "no record read as the prefill engine's",
+                "no record read as the router's",
             ]
         else:
             assert rows.height == 0 and in_file.height == 0, query.name
@@ -546,7 +546,7 @@ def test_a_missing_router_log_leaves_requests_empty_not_an_error(tmp_path):
         q(out, query.name)
     assert q(out, "abort_to_assert").height == 0
     missing = q(out, "coverage").filter(pl.col("role") == "router")["missing"].to_list()
-    assert missing == ["no router log ingested"]
+    assert missing == ["no record read as the router's"]
 
 
 # --- the DuckDB file and views.sql ----------------------------------------------------------------

@@ -103,7 +103,7 @@ def test_sgl_router_01_lines_are_the_router_s(tmp_path: Path):
     routed = ev.filter(pl.col("role") == "router")
     assert routed.height == 2 and set(routed["level"]) == {"INFO"}
     assert set(routed["ts"]) == {datetime(2025, 3, 8, 2, 33, 9, tzinfo=UTC)}
-    assert "no router log ingested" not in report(out)
+    assert "no record read as the router's" not in report(out)
 
 
 def test_health_lines_of_no_role_are_not_said_to_be_missing(tmp_path: Path):

@@ -131,8 +131,11 @@ def test_report_of_case_02_alone(tmp_path):
     assert "No transfer_infos assertion in the data; 1 room(s) were aborted" in text
     assert "| 7561186998443553199 |" in text
     missing = section(text, "What the data cannot say (coverage)")
-    assert "decode: no decode engine log ingested, so nothing about that engine can be said." in missing
-    assert "No py-spy capture" in missing
+    assert (
+        "decode: no record read as the decode engine's, so logcorr can say nothing about that engine."
+        in missing
+    )
+    assert "No py-spy or faulthandler dump was read" in missing
 
 
 def test_report_of_empty_tables(tmp_path):
@@ -140,7 +143,7 @@ def test_report_of_empty_tables(tmp_path):
     Output(out, table_schemas()).commit({"inputs": []})
     text = report(out)
     assert "No step of the chain has a row" in text
-    assert "no router log ingested" in text
+    assert "no record read as the router's" in text
 
 
 def test_report_command_writes_a_file(sample_out, tmp_path):

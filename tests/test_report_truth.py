@@ -53,7 +53,7 @@ def check(out: Path) -> None:
     # PD halves are missing unless a record has that role, or every engine is one of no PD pair
     pd_expected = "engine" not in roles or bool(roles & {"prefill", "decode"})
     for role in ("prefill", "decode"):
-        said_missing = f"- {role}: no {role} engine log ingested" in text
+        said_missing = f"- {role}: no record read as the {role} engine's" in text
         assert said_missing == (role not in roles and pd_expected), (role, roles)
         n = batches.filter(pl.col("role") == role).height
         if f"no batch lines of {role} in the data" in text:

@@ -194,8 +194,8 @@ def test_training_and_vllm_dumps_say_what_they_show_without_sglang_roles(workdir
 def test_the_watchdog_leads_over_the_dumps(workdir):
     """sglang/06: the scheduler watchdog on TP3 (11:25:58) leads; the dump of pid 309
     (sglang::scheduler_TP6, active in _apply (penaltylib/min_new_tokens.py:78)) is a finding below it
-    and out of the chain line; stacks_captured sits last in MAIN_ORDER."""
-    assert findings_mod.MAIN_ORDER[-1] == "stacks_captured"
+    and out of the chain line; stacks_captured sits last in MAIN_ORDER but for unexplained error-level records."""
+    assert findings_mod.MAIN_ORDER[-2:] == ("stacks_captured", "unexplained_errors")
     out = case(workdir, "sglang/06")
     found = findings_mod.findings(out)
     assert findings_mod.main_finding(found)["kind"] == "scheduler_watchdog"

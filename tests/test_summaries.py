@@ -1,7 +1,8 @@
 """Every real case file, ingested alone, gets a summary that names its main event as the folder's
 README describes it (kind, time, role, ranks, room, cause), or says the data shows no failure where the
-README lists none; and the summary words nothing its rows contradict (no "UTC" for a time printed
-without a zone, no role "unknown" worded as a role)."""
+README lists none; and the report words nothing its rows contradict (``report_audit``: no "no failure"
+beside an error record, no "not printed" beside the printed value, no "UTC" for a time printed without
+a zone, no role "unknown" worded as a role)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from logcorr.analysis import findings as findings_mod
 from logcorr.render import report as report_mod
 from tests.conftest import CASES, ingested_alone
+from tests.report_audit import audit
 
 NO_FAILURE = None
 
@@ -50,7 +52,7 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "real2/10": ("stacks_captured", ["wait in all_reduce", "wait in recv", "thread 686181-686184", "thread 686185-686188"]),
     "real2/11": ("collective_timeout", ["rank 0, rank 1", "ALLREDUCE SeqNum 1", "last completed work -1"]),
     "real2/12": ("scheduler_watchdog", ["watchdog fired on DP4 TP4 at 2025-06-26 07:25:31 (timeout 300 s)"]),
-    "real2/13": (NO_FAILURE, []),
+    "real2/13": ("unexplained_errors", ["2 record(s) that no other finding explains", "TP1 ×1, TP7 ×1", '"[2026-08-04 11:58:42 TP1] Scheduler debug info:" on TP1']),
     "batch3/01": (NO_FAILURE, []),
     "batch3/02": (NO_FAILURE, []),
     "batch3/03": ("stacks_captured", ["4 scheduler ranks TP0-TP3 wait in a device synchronize", "pynccl.py:121", "a start-up hang"]),
@@ -79,6 +81,23 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch4/13": (NO_FAILURE, []),
     "batch4/14": ("stacks_captured", ["DP1 TP3 is active in draft (eagle_worker.py:397)", "no frame of its stack names a collective"]),
     "batch4/15": ("scheduler_crash", ["Scheduler (decode) crashed on DP2 TP2 EP2 at 2025-10-03 14:38:55:", "exception type not printed"]),
+    "batch5/01": ("stacks_captured", ["pid 10366", "idle in wait4", "run_data_parallel_controller_process", "no frame of its stack names a collective"]),
+    "batch5/02": ("unexplained_crash", ["Unexplained crash or exception", "in collective_rpc", "DP0"]),
+    "batch5/03": ("unexplained_errors", ["svm advise failed", "at 2025-09-22 20:20:40", "6 record(s)", "5 error level, 1 failure word"]),
+    "batch5/04": (NO_FAILURE, []),
+    "batch5/05": (NO_FAILURE, []),
+    "batch5/06": ("unexplained_errors", ["failure detected by watchdog at work sequence id: 40231", "on TP1", "TP7 ×3, TP1 ×2"]),
+    "batch5/07": ("collective_timeout", ["NCCL watchdog", "rank 2, rank 4", "op printed (OpType=) but not read", "last completed work 1522788, last enqueued 1522789"]),
+    "batch5/08": (NO_FAILURE, []),
+    "batch5/09": (NO_FAILURE, []),
+    "batch5/10": (NO_FAILURE, []),
+    "batch5/11": ("unexplained_crash", ["json.decoder.JSONDecodeError: Expecting value", "at 2025-03-08 02:04:48"]),
+    "batch5/12": ("transfer_failures", ["8 KV transfer backend error record(s) on DP0 TP5 (2 of the 8 print a rank)", "backend mooncake", "Failed to connect to target"]),
+    "batch5/13": ("scheduler_crash", ["Scheduler (decode) crashed on DP1 TP1 EP1 at 2026-07-05 19:49:44:", "torch.AcceleratorError: CUDA error: an illegal memory access", "sampler.py:128"]),
+    "batch5/14": ("unexplained_crash", ['"!!!!!!! Segfault encountered !!!!!!!"']),
+    "batch5/15": ("unexplained_crash", ['Fatal Python error: "Segmentation fault', "on decode"]),
+    "batch5/16": (NO_FAILURE, []),
+    "batch5/17": (NO_FAILURE, []),
 }  # fmt: skip
 
 
@@ -88,7 +107,7 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def test_every_case_file_has_an_expectation():
-    files = {f"{p.parent.name}/{p.name[:2]}" for d in ("sglang", "pyspy", "real2", "batch3", "batch4")
+    files = {f"{p.parent.name}/{p.name[:2]}" for d in ("sglang", "pyspy", "real2", "batch3", "batch4", "batch5")
              for p in (CASES / d).glob("[0-9][0-9]_*")}  # fmt: skip
     assert files == set(EXPECTED)
 
@@ -98,6 +117,9 @@ def test_the_summary_names_the_main_event(workdir, case):
     folder, prefix = case.split("/")
     out = ingested_alone(workdir, CASES / folder, prefix)
     results = report_mod.gather(out)
+    with report_mod.drawn(results):
+        text = report_mod.markdown(out, results)
+    assert audit(out, text, results["findings"]) == []
     lines = report_mod.summary_lines(results)
     kind, words = EXPECTED[case]
     main = findings_mod.main_finding(results["findings"])

@@ -47,7 +47,7 @@ def test_mooncake_asio_exception_and_session_failed_on_prefill(workdir):
         "**What happened**: 2 KV transfer backend error record(s) on prefill from 2026-04-30 16:02:26"
         in summary
     )
-    assert "no room printed; backend mooncake" in summary
+    assert "no room read; backend mooncake" in summary
     assert "ASIO exception: connect: Cannot assign requested address ×1" in summary
     assert "Session … failed ×1" in summary
     assert "no failure" not in summary
@@ -85,11 +85,11 @@ def test_vllm_ascend_mooncake_store_failed_put_with_year_in_glog(workdir):
 
 def test_ascend_transfer_slice_failed_without_year(workdir):
     """batch3/13: 3 glog errors (Transfer slice failed with status: 503900, two TRANSFER_FAIL) without a
-    year, and the ERROR `Failed to put key` of (Worker_TP2 pid=107182): 4 records, time unknown."""
+    year, and the ERROR `Failed to put key` of (Worker_TP2 pid=107182): 4 records, no time read."""
     out = _out(workdir, "batch3/13")
     (row,) = _rows(out, "transfer_failures")
     assert row["n"] == 4 and row["ts"] is None and row["ranks"] == ["TP2"]
-    assert "(time unknown), no room printed; backend mooncake" in row["summary"]
+    assert "(no time read), no room read; backend mooncake" in row["summary"]
     assert (
         "TRANSFER_FAIL ×2" in row["summary"]
         and "Transfer slice failed with status: 503900 ×1" in row["summary"]
@@ -190,7 +190,7 @@ def test_a_router_error_without_its_time_is_still_a_failed_request(workdir):
     out = _out(workdir, "batch3/09")
     summary = _summary(out)
     assert (
-        "**What happened**: Failed requests on router: 1 ERROR record(s) without a status (time unknown); "
+        "**What happened**: Failed requests on router: 1 ERROR record(s) without a status (no time read); "
         "errors: Failed to select PD pair error=Policy consistent_hashing failed to select a prefill worker."
         in summary
     )
@@ -220,7 +220,7 @@ def test_a_lone_client_disconnect_is_a_finding(workdir):
     out = _out(workdir, "sglang/18")
     summary = _summary(out)
     assert (
-        "**What happened**: 1 request(s) aborted (time unknown): "
+        "**What happened**: 1 request(s) aborted (no time read): "
         "rid 61165a643f00435ca1112901a78071f7; reason Request is disconnected from the client side (type 3)"
         in summary
     )

@@ -21,7 +21,8 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
 --             rank_divergence, restart, crash_loop, cuda_error, failed_requests, request_aborts,
---             stacks_captured, health_generate_failed, failure_counters (findings.findings adds abort_burst rows from incident_chain)
+--             stacks_captured, health_generate_failed, failure_counters, unexplained_crash and unexplained_errors
+--             (records with a crash marker or exception, or an error level or failure marker, no other row cites) (findings.findings adds abort_burst rows from incident_chain)
 --   role      prefill, decode, engine, router, unknown (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks involved, e.g. [TP0, TP1]
@@ -37,6 +38,10 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
 --   causal order and leads with the main one (logcorr/analysis/findings.py).
 """
+
+
+# The kind file read last: its records are those no other kind's evidence cites (the CTE ``cited``).
+UNEXPLAINED = "unexplained"
 
 
 def shipped_folder() -> Path:
@@ -59,8 +64,12 @@ def saved_query(body: Callable[[str, str], str]) -> str:
     name and ordered by time. ``body(text, name)`` is a kind file's SQL without its header (the saved
     queries' reader passes its own, so this module needs nothing of it)."""
     parts = {name: body(sql, name) for name, sql in kind_queries().items()}
+    last = parts.pop(UNEXPLAINED, None)
     ctes = ",\n".join(f"finding_{name} AS (\n{body}\n)" for name, body in parts.items())
     union = "\nUNION ALL BY NAME ".join(f"SELECT * FROM finding_{name}" for name in parts)
+    if last is not None:  # it reads the other kinds' rows (``cited``): what none of them explains
+        ctes += f",\ncited AS (\n{union}\n),\nfinding_{UNEXPLAINED} AS (\n{last}\n)"
+        union = f"SELECT * FROM cited\nUNION ALL BY NAME SELECT * FROM finding_{UNEXPLAINED}"
     return f"{HEADER}WITH {ctes},\n{ZONES_SQL.format(union=union, zoned=RECORD_ZONED)}"
 
 

@@ -26,14 +26,14 @@ KIND_ORDER = (
     "request_aborts", "cuda_error", "failure_counters",
     "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
-    "stacks_captured",
+    "stacks_captured", "unexplained_crash", "unexplained_errors",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "restart", "abort_burst",
-    "request_aborts", "stacks_captured",
+    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
+    "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
@@ -51,6 +51,8 @@ ACTIONS = {
     "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",
     "health_generate_failed": "py-spy every rank now (`logcorr collect`), before the restart: the HTTP server lives but no forward pass completes",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
+    "unexplained_crash": "read the most severe unexplained record with its neighbours (`logcorr show EVENT_ID`, the first id of its evidence)",
+    "unexplained_errors": "read the most severe unexplained record with its neighbours (`logcorr show EVENT_ID`, the first id of its evidence)",
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
@@ -153,7 +155,7 @@ def main_finding(found: pl.DataFrame) -> dict | None:
 def _t(ts: datetime | None, date: bool = True, zone: bool = True) -> str:
     """A finding's time: UTC when its records print their zone (``zone``), else as printed, no zone."""
     if ts is None:
-        return "time unknown"
+        return "no time read"
     text = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S")
     return text + (" UTC" if zone else "")
 
@@ -190,15 +192,37 @@ def families_by_role(out: Path, *, saved: dict | None = None, con=None) -> dict[
 
 def likely_family(main: dict | None, known: pl.DataFrame, roles: dict[str, set[str]]) -> dict | None:
     """The matched family most likely behind the main finding: a bug mechanism (weight 1) whose
-    evidence lies on the main finding's role, else the first mechanism, else the first match."""
+    evidence lies on the main finding's role, else the first mechanism, else the first match; with
+    ``why``, that rule in words."""
     if not known.height:
         return None
     rows = list(known.sort("rank").iter_rows(named=True))
     role = (main or {}).get("role")
     weights = {f.id: f.meta.get("weight", "") for f in known_mod.load_families().values()}
-    mechanisms = [r for r in rows if weights.get(r["family"]) == "1"] or rows
+    mechanisms = [r for r in rows if weights.get(r["family"]) == "1"]
     on_role = [r for r in mechanisms if role and role in roles.get(r["family"], set())]
-    return (on_role or mechanisms)[0]
+    if on_role:
+        why = f"a bug mechanism whose evidence rows lie on the main finding's role ({role})"
+    elif mechanisms:
+        why = "the strongest bug mechanism matched (none has evidence on the main finding's role)"
+    else:
+        why = "the strongest match (no bug mechanism matched)"
+    return {**(on_role or mechanisms or rows)[0], "why": why}
+
+
+def ranked_families(main: dict | None, known: pl.DataFrame, roles: dict[str, set[str]]) -> pl.DataFrame:
+    """``known`` (the ``known_issues`` rows) in the order the summary gives them: the likely family
+    (``likely_family``) first, the others by rank; ``rank`` renumbered 1, 2, … and a ``why`` column
+    saying why the first is first (null on the others)."""
+    fam = likely_family(main, known, roles)
+    if fam is None:
+        return known
+    first = known.filter(pl.col("family") == fam["family"])
+    ordered = pl.concat([first, known.filter(pl.col("family") != fam["family"]).sort("rank")])
+    return ordered.with_columns(
+        pl.int_range(1, ordered.height + 1).cast(known.schema["rank"]).alias("rank"),
+        pl.when(pl.int_range(0, ordered.height) == 0).then(pl.lit(fam["why"])).otherwise(None).alias("why"),
+    )
 
 
 def _step_text(r: dict) -> str:
@@ -211,7 +235,7 @@ def _step_text(r: dict) -> str:
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "").replace(" (time unknown)", "")
+    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "").replace(" (no time read)", "")
 
 
 def _chain(found: pl.DataFrame) -> str:
@@ -235,17 +259,21 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
         if r["failed"]:
             zone = _zoned(r)  # false: the 5xx answers' records print no zone (times as printed)
             span = f"{_t(r['first_failed_ts'], False, zone)} to {_t(r['last_failed_ts'], False, zone)}"
-            span = "time unknown" if r["first_failed_ts"] is None else span
+            span = "no time read" if r["first_failed_ts"] is None else span
             role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
             parts.append(f"{r['failed']}{role} request(s) answered 5xx ({r['statuses']}, {span})")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
     for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("transfer_failed"):
+            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
+            parts.append(f"{r['transfer_failed']} request(s) named by a KV transfer or bootstrap failure{on}")
+    for r in rows.iter_rows(named=True) if rows.height else []:
         if r["aborted"]:
             on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
             parts.append(f"{r['aborted']} request(s) aborted{on}")
-    return "; ".join(parts) if parts else "no failed, aborted or running request is in the data"
+    return "; ".join(parts) if parts else "no 5xx answer, abort or running request was read"
 
 
 def summary(
@@ -255,21 +283,29 @@ def summary(
     *,
     running: int | None = None,
     roles: dict[str, set[str]] | None = None,
+    batches: int | None = None,
 ) -> list[str]:
     """At most six Markdown lines: what happened (the main finding), when and where, how it came
     about (the findings in causal order), the impact on requests, the likely upstream family with its
     workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
-    data shows no failure (and naming gaps in the data, if any). A time is UTC where its records print
-    their zone and as printed where they do not (the rows' ``zoned``)."""
+    data shows no failure (and naming gaps in the data, if any): said only when no record carries an error
+    level or a crash or failure marker, as those make an ``unexplained_crash`` or ``unexplained_errors`` finding. A time is UTC where its records print
+    their zone and as printed where they do not (the rows' ``zoned``). ``batches``: the batch lines read
+    (0: a no-failure line says a stall cannot be told)."""
     main = main_finding(found)
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")
-        line = "**What happened**: the data shows no failure (no crash, stop, timeout or failed transfer)."
+        line = (
+            "**What happened**: the data shows no failure: no record logcorr read carries an error level or a"
+            " crash, exception, watchdog or failure marker, and no stop, timeout or failed transfer was found."
+        )
         if gaps.height:
             line += " " + "; ".join(gaps["summary"].to_list()) + "."
+        if batches == 0:  # a stall shows only in batch lines
+            line += " No batch line was read, so whether an engine stalled cannot be said."
         return [line]
-    ranks = ", ".join(main["ranks"] or []) or "ranks not printed"
-    where = main["role"] if main["role"] not in (None, "unknown") else "role unknown"
+    ranks = ", ".join(main["ranks"] or []) or "no rank read"
+    where = main["role"] if main["role"] not in (None, "unknown") else "no role read"
     where += f" on {main['host']}" if main["host"] else ""
     lines = [
         f"**What happened**: {main['summary']}.",
@@ -287,7 +323,7 @@ def summary(
             f"**Likely upstream family**: {fam['family']}: {fam['title']}; workaround: {fam['workaround']}."
         )
         actions.append(f"{fam['workaround']} ({fam['family']})")
-        for r in known.sort("rank").iter_rows(named=True):
+        for r in ranked_families(main, known, roles or {}).iter_rows(named=True):
             if r["family"] != fam["family"] and r["workaround"]:
                 actions.append(f"{r['workaround']} ({r['family']})")
     if main["kind"] in ACTIONS:
@@ -299,9 +335,20 @@ def summary(
     return lines[:6]
 
 
+def as_json(row: dict, keys: tuple[str, ...] | None = None) -> dict:
+    """A finding's or impact's row as a JSON-able dict: times ISO 8601 UTC ``Z`` where the row is
+    zoned, else ISO 8601 without a zone (as printed: its records print none); ``keys`` (default: all)."""
+    zoned = row.get("zoned") is not False
+    fmt = saved_mod.format_value
+    return {
+        k: fmt(v.replace(tzinfo=None) if isinstance(v, datetime) and not zoned else v)
+        for k, v in ((k, row.get(k)) for k in (keys or tuple(row)))
+    }
+
+
 def rows_as_dicts(found: pl.DataFrame) -> list[dict]:
-    """The findings as JSON-able dicts (times ISO 8601 UTC ``Z``), keys as in ``report.schema.json``."""
+    """The findings as JSON-able dicts (``as_json``), keys as in ``report.schema.json``."""
     keys = (
         "step", "ts", "end_ts", "kind", "role", "host", "ranks", "n", "summary", "evidence", "rests_on", "zoned",
     )  # fmt: skip
-    return [{k: saved_mod.format_value(r.get(k)) for k in keys} for r in found.iter_rows(named=True)]
+    return [as_json(r, keys) for r in found.iter_rows(named=True)]

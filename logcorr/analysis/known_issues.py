@@ -276,7 +276,8 @@ def report_sections(matches, config) -> list[str]:
     """Markdown lines of the report's "Known upstream issues" and "Configuration" sections.
 
     Args:
-        matches: ``known_issues`` rows (polars DataFrame; empty or column-less when OUT has none).
+        matches: ``known_issues`` rows (polars DataFrame; empty or column-less when OUT has none), in
+            the order to show them (``findings.ranked_families``; a ``why`` column on the first).
         config: ``config`` rows (likewise).
     """
     out = ["", "## Known upstream issues (known_issues)", ""]
@@ -295,6 +296,7 @@ def report_sections(matches, config) -> list[str]:
             f"**{m['rank']}. {m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows"
             f"{', ' + issue.group(0) if issue else ''})",
             "",
+            *([f"- First because it is {m['why']}."] if m.get("why") else []),
             f"- What to do now: {now}",
             f"- What matches: {m['evidence']}.",
             f"- Configuration: {m['config_check']} (needs {m['needs']}).",
@@ -304,7 +306,7 @@ def report_sections(matches, config) -> list[str]:
         ]
     out += ["## Configuration (config)", ""]
     if config.height == 0:
-        out.append("cannot tell: no server_args line or command line in the data.")
+        out.append("cannot tell: logcorr read no server_args line or launch command.")
         return out
     cols = [
         "tp_size", "dp_size", "pp_size", "ep_size", "enable_dp_attention", "disaggregation_mode",

@@ -159,8 +159,11 @@ class SeenEntries:
 
     A plain log or a short capture holding the same lines as a journal (``router.log`` beside the
     router unit's journal), or two copies of one log, cannot be matched entry for entry: two access
-    lines may be equal. Those are kept, and a note says how many lines (when at least 10 and a tenth
-    of the input) have the text of another input's lines.
+    lines may be equal. Such an input is a copy when at least ``COPY_SHARE`` of the records of its first
+    chunk (and at least 10) have the text of an earlier input's records: then each of its records is
+    skipped while an earlier input holds that text more times than this input has used it (counted once
+    wherever it comes from), and a note says how many. Otherwise its records are kept, and a note says
+    how many lines (when at least 10 and a tenth of the input) have the text of another input's lines.
 
     With ``--append``, ``in_output`` gives the keys of the single-line journal records OUT already
     holds (loaded when a journald input first needs them): an input holding any of them is refused
@@ -179,6 +182,8 @@ class SeenEntries:
         self.in_output = in_output
         self.window = window
         self._output_keys: np.ndarray | None = None
+        self._merged_for: tuple[str, ...] = ()
+        self._merged = np.empty(0, np.uint64)
 
     def unseen(
         self, chunks: Iterable[pl.DataFrame], report: SourceReport, *, journald: bool
@@ -188,9 +193,15 @@ class SeenEntries:
         how many were skipped, and how many of its lines have the text of another input's lines."""
         entries, texts = [], []
         dropped, same_text = dict.fromkeys(self.entries, 0), dict.fromkeys(self.texts, 0)
+        copy: _TextCopy | None = None
         try:
             for recs in chunks:
                 seen = np.zeros(recs.height, dtype=bool)
+                if not journald and self.texts:
+                    if copy is None:
+                        copy = _TextCopy(self._earlier_texts, recs["message"].hash().to_numpy())
+                    if copy.is_copy:
+                        seen |= copy.take(recs["message"].hash().to_numpy())
                 if journald:
                     timed = recs["ts"].is_not_null().to_numpy()
                     keys = recs.select(ENTRY_KEY).to_series().to_numpy()
@@ -216,13 +227,26 @@ class SeenEntries:
                 report.notes.append(
                     f"{n:,} entries already read from {source} (same time, boot, pid and message): skipped"
                 )
+        if copy is not None and copy.skipped:
+            report.notes.append(
+                f"{copy.skipped:,} of its lines are also in {', '.join(k for k, t in self.texts.items() if len(t) and k != report.source)}, "
+                "word for word: a copy, skipped (counted once)"
+            )
         lines = sum(len(t) for t in texts)
         for source, n in same_text.items():
+            if copy is not None and copy.is_copy:
+                continue
             if n >= max(10, lines // 10):  # a few equal lines (a blank one, a banner) are no copy
                 report.notes.append(
                     f"{n:,} of its lines are also in {source}, word for word: the same lines counted twice? "
                     "give one of the two"
                 )
+
+    def _earlier_texts(self) -> np.ndarray:
+        """The sorted text hashes of every input read so far (merged once per new input)."""
+        if self._merged_for != tuple(self.texts):
+            self._merged_for, self._merged = tuple(self.texts), _sorted(list(self.texts.values()))
+        return self._merged
 
     def _refuse_if_in_output(self, recs: pl.DataFrame, keys: np.ndarray, report: SourceReport) -> None:
         """Raise ``AlreadyIngested`` when OUT holds any of ``keys`` (of the timed ``recs``) inside
@@ -258,6 +282,32 @@ def in_window(window: tuple[datetime | None, datetime | None]) -> pl.Expr:
 
 def _sorted(parts: list[np.ndarray]) -> np.ndarray:
     return np.sort(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+
+
+COPY_SHARE = 0.9  # of a first chunk's records found in earlier inputs: the input is a copy of them
+
+
+class _TextCopy:
+    """Whether a text input copies earlier inputs' lines (judged on its first chunk), and which of its
+    records to skip: a text is skipped as many times as the earlier inputs hold it, no more."""
+
+    def __init__(self, earlier: Callable[[], np.ndarray], first: np.ndarray) -> None:
+        self.earlier = earlier() if len(first) >= 10 else np.empty(0, np.uint64)
+        self.is_copy = len(first) >= 10 and _in_sorted(first, self.earlier).mean() >= COPY_SHARE
+        self.used: dict[int, int] = {}  # text hash -> records of this input skipped for it
+        self.skipped = 0
+
+    def take(self, hashes: np.ndarray) -> np.ndarray:
+        """The records of ``hashes`` (one chunk, in order) to skip."""
+        skip = np.zeros(len(hashes), dtype=bool)
+        held = np.searchsorted(self.earlier, hashes, "right") - np.searchsorted(self.earlier, hashes, "left")
+        for i in np.flatnonzero(held):
+            h = int(hashes[i])
+            if self.used.get(h, 0) < held[i]:
+                self.used[h] = self.used.get(h, 0) + 1
+                skip[i] = True
+        self.skipped += int(skip.sum())
+        return skip
 
 
 def _in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

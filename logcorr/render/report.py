@@ -23,7 +23,7 @@ from logcorr.analysis import collected, known_issues
 from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
-from logcorr.clocks import hours, offset_words
+from logcorr.clocks import offset_words
 from logcorr.store.schema import short_position
 
 
@@ -181,6 +181,8 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         ("config", "SELECT * FROM config ORDER BY first_ts"),
         ("f19", "SELECT * FROM known_issue_evidence WHERE family = 'F19'"),
         ("collected", collected.SQL),  # an OUT written before the probes table has none
+        ("read_once", READ_ONCE_SQL),
+        ("captured", "SELECT count(*) AS threads, count(DISTINCT capture_id) AS dumps FROM captures"),
     ):
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
@@ -212,23 +214,33 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
     if main is not None and main["kind"] in ("wedge", "stop"):
         w = results["wedge"].filter((pl.col("role") == main["role"]) & (pl.col("stopped_ts") == main["ts"]))
         running = w["running_req_at_stop"][0] if w.height else None
-    roles = {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
+    cov = results["coverage"]
+    batches = int(cov.filter(pl.col("scope") == "role")["batches"].sum()) if cov.height else 0
     return findings_mod.summary(
-        found, results["known_issues"], results["impact"], running=running, roles=roles
+        found, results["known_issues"], results["impact"], running=running, roles=_family_roles(results),
+        batches=batches,
     )  # fmt: skip
+
+
+def _family_roles(results: dict[str, pl.DataFrame]) -> dict[str, set[str]]:
+    """``{family: roles of its evidence rows}`` from ``gather``'s ``family_roles``."""
+    return {r["family"]: set(r["roles"]) for r in results["family_roles"].iter_rows(named=True)}
 
 
 def _findings_section(found: pl.DataFrame) -> list[str]:
     """The findings in causal order, one line each: step, time, kind, the finding, how many evidence
     records it cites (their event ids are in ``--format json`` and the ``findings`` query)."""
     if not found.height:
-        return ["No finding: no crash, stop, timeout, failed transfer, divergence or restart in the data."]
+        return [
+            "No finding: no record logcorr read carries an error level or a crash, exception, watchdog or failure"
+            " marker, and no stop, divergence or restart was found."
+        ]
     lines = []
     for r in found.iter_rows(named=True):
         ev = r["evidence"] or []  # the ids themselves: --format json, `logcorr query findings`
         cite = f" ({len(ev)} evidence record(s))" if ev else ""
         zone = r.get("zoned") is not False  # false: its records print no zone (times as printed)
-        when = _t(r["ts"], date=False, zone=zone) if r["ts"] is not None else "time unknown"
+        when = _t(r["ts"], date=False, zone=zone) if r["ts"] is not None else "no time read"
         lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
     return lines
 
@@ -281,23 +293,28 @@ def report(out: Path) -> str:
     """
     r = gather(Path(out))
     with drawn(r):
-        return _report(Path(out), r)
+        return markdown(Path(out), r)
 
 
-def _report(out: Path, r: dict[str, pl.DataFrame]) -> str:
+def markdown(out: Path, r: dict[str, pl.DataFrame]) -> str:
+    """The Markdown report of OUT from the rows ``r`` that ``gather`` returned (inside ``drawn(r)``:
+    its times are worded in the data's clock), as ``report`` returns it."""
     chain, a2a, stuck, cov = r["incident_chain"], r["abort_to_assert"], r["desync"], r["coverage"]
-    lines = _head(Path(out), cov) + [f"- {line}" for line in summary_lines(r)]
+    lines = _head(Path(out), cov, r.get("read_once")) + [f"- {line}" for line in summary_lines(r)]
     lines += ["", "## Findings (causal order; `logcorr query findings -d OUT`)", ""] + _findings_section(
         r["findings"]
     )
     lines += ["", "## Verdict", ""] + [f"- {line}" for line in verdict(r)]
-    lines += known_issues.report_sections(r["known_issues"], r["config"])
+    ranked = findings_mod.ranked_families(
+        findings_mod.main_finding(r["findings"]), r["known_issues"], _family_roles(r)
+    )  # the summary's order, the likely family first
+    lines += known_issues.report_sections(ranked, r["config"])
     lines += ["", "## Chain of events (incident_chain)", ""] + _chain(_chain_in_order(chain, _gaps(r)))
     lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""] + _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
     lines += _stops(r["wedge"], r["last_batch_per_rank"])
     lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
-    lines += _waits(stuck)
+    lines += _waits(stuck, r.get("captured"))
     if r["collected"].height:
         lines += ["", "## What was asked and taken before the restart (collected)", ""] + _collected(
             r["collected"]
@@ -311,7 +328,7 @@ def _report(out: Path, r: dict[str, pl.DataFrame]) -> str:
         lines += _markup(r["markup_leaks"], r["markup_leak_rate"], r["config"], r["known_issues"], r["f19"])
     lines += ["", "## Evidence", ""] + _evidence(chain, a2a)
     lines += ["", "## What the data cannot say (coverage)", ""]
-    lines += _missing(cov, _stops_of(r["wedge"]), stuck, a2a)
+    lines += _missing(cov, _stops_of(r["wedge"]), stuck, a2a, r.get("captured"))
     return "\n".join(lines) + "\n"
 
 
@@ -338,30 +355,38 @@ def report_data(out: Path) -> dict:
         }
         for m in (known.iter_rows(named=True) if known.height else [])
     ]  # fmt: skip
-    fmt = saved_mod.format_value
     return {
         "logcorr_version": logcorr.__version__,
-        "data": {
-            "out": str(out),
-            "first_ts": fmt(cov["first_ts"].min()) if cov.height else None,
-            "last_ts": fmt(cov["last_ts"].max()) if cov.height else None,
-        },
+        "data": {"out": str(out), **data_clocks(cov)},
         "summary": summary_lines(r),
         "main": next((s for s in steps if main is not None and s["step"] == main["step"]), None),
         "findings": steps,
-        "impact": [{k: fmt(v) for k, v in row.items()} for row in r["impact"].iter_rows(named=True)],
+        "impact": [findings_mod.as_json(row) for row in r["impact"].iter_rows(named=True)],
         "known_issues": families,
     }
 
 
-def _head(out: Path, cov: pl.DataFrame) -> list[str]:
-    """The title, the data's folder and span (per clock: ``_span``), and the verdict's heading."""
+# Inputs whose records were skipped as copies of an earlier input's (inputs.paths.SeenEntries' notes).
+READ_ONCE_SQL = """
+SELECT source, trim(note) AS note FROM sources, unnest(string_split(notes, chr(10))) AS n(note)
+WHERE note LIKE '%already read from%' OR note LIKE '%(counted once)%' ORDER BY source
+"""
+
+
+def _head(out: Path, cov: pl.DataFrame, read_once: pl.DataFrame | None = None) -> list[str]:
+    """The title, the data's folder and span (per clock: ``_span``), what was skipped as a copy of
+    another input (``READ_ONCE_SQL``: every figure counts those records once), and the summary's heading."""
+    once = [
+        f"Read once: {inline_md(r['source'])}: {inline_md(r['note'])}; every figure below counts them once."
+        for r in (read_once.iter_rows(named=True) if read_once is not None and read_once.height else [])
+    ]
     return [
         "# Incident report",
         "",
         f"Data: `{out}`{data_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
         " row of a saved query; `logcorr query NAME -d OUT` shows the full rows.",
         "",
+        *[line for o in once for line in (o, "")],
         "## Summary",
         "",
     ]
@@ -391,18 +416,29 @@ def data_span(cov: pl.DataFrame) -> str:
             text += (
                 f" for the {int(utc['events'].sum()):,} record(s) whose time has a known zone; {n_loose:,} more"
                 f" carry only a time printed without a zone, {printed}: the two cannot be put in one order,"
-                f" so which came first{_apart(utc, lo, hi)} is not stated"
+                " so which came first and how far apart is not stated"
             )
     for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
         text += f"; in {inline_md(row['source'])}, {offset_words(row['offset_s'])}"
     return text
 
 
-def _apart(utc: pl.DataFrame, lo: datetime, hi: datetime) -> str:
-    """`` (their times lie 7 h 59 min 16 s apart as printed)`` when the two spans do not overlap."""
-    u_lo, u_hi = utc["first_ts"].min(), utc["last_ts"].max()
-    gap = (u_lo - hi).total_seconds() if u_lo > hi else (lo - u_hi).total_seconds() if lo > u_hi else 0
-    return f" (their times lie {hours(gap)} apart as printed)" if gap else ""
+def data_clocks(cov: pl.DataFrame) -> dict:
+    """The data's span per clock for ``--format json``: ``first_ts``/``last_ts`` (ISO 8601 UTC ``Z``)
+    over the records whose time has a known zone, ``zoneless_first_ts``/``zoneless_last_ts`` (ISO 8601
+    without a zone: as printed) over those printed without one; a clock the data lacks is ``None``."""
+    fmt = saved_mod.format_value
+    clocks = cov.filter(pl.col("scope") == "clock") if "clock" in cov.columns else cov.clear()
+    if not clocks.height:  # no clock rows: the coverage of an older OUT, all zoned
+        clocks = cov.with_columns(pl.lit("UTC").alias("clock")) if cov.height else cov
+    out = {}
+    for clock, key in (("UTC", ""), ("zone not printed", "zoneless_")):
+        rows = clocks.filter(pl.col("clock") == clock) if clocks.height else clocks
+        lo, hi = (rows["first_ts"].min(), rows["last_ts"].max()) if rows.height else (None, None)
+        if key:
+            lo, hi = (t.replace(tzinfo=None) if t is not None else None for t in (lo, hi))
+        out[f"{key}first_ts"], out[f"{key}last_ts"] = fmt(lo), fmt(hi)
+    return out
 
 
 def _chain_in_order(chain: pl.DataFrame, gaps: pl.DataFrame) -> pl.DataFrame:
@@ -446,10 +482,21 @@ def _chain(chain: pl.DataFrame) -> list[str]:
     )
 
 
-def _waits(stuck: pl.DataFrame) -> list[str]:
+def _no_desync(captured: pl.DataFrame | None) -> str:
+    """Why ``desync`` has no row: no dump was read, or the dumps read place no rank's main thread."""
+    threads, dumps = captured.row(0) if captured is not None and captured.height else (0, 0)
+    if not threads:
+        return "No py-spy or faulthandler dump was read"
+    return (
+        f"The {dumps} dump(s) read ({threads} thread(s) in captures) hold no main thread of a process"
+        " logcorr could place in an engine's round"
+    )
+
+
+def _waits(stuck: pl.DataFrame, captured: pl.DataFrame | None = None) -> list[str]:
     """Per engine (and PP stage) the desync verdict of its round of captures, then each rank's wait."""
     if not stuck.height:
-        return ["No py-spy capture in the data: where each rank waited cannot be said."]
+        return [f"{_no_desync(captured)}: where each rank waited cannot be said."]
     lines = []
     for row in stuck.unique(["role", "pp_rank"], keep="first", maintain_order=True).iter_rows(named=True):
         pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
@@ -571,12 +618,12 @@ def _markup(
 def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
     """The engine's tool-call/reasoning parser and chat template as its ``config`` rows state them."""
     if config.height == 0:
-        return "cannot tell: no server_args line or command line in the data"
+        return "cannot tell: logcorr read no server_args line or launch command"
     rows = config.filter(
         (pl.col("role") == role) & (pl.col("host").is_null() | pl.col("host").eq_missing(host))
     )
     if rows.height == 0:
-        return f"cannot tell: no server_args line or command line of the {role} engine"
+        return f"cannot tell: logcorr read no server_args line or launch command of the {role} engine"
     parts = []
     for r in rows.iter_rows(named=True):
         try:
@@ -841,14 +888,20 @@ def _clock_lines(row: dict) -> list[str]:
     return lines
 
 
-def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
+def _missing(
+    cov: pl.DataFrame,
+    stops: pl.DataFrame,
+    stuck: pl.DataFrame,
+    a2a: pl.DataFrame,
+    captured: pl.DataFrame | None = None,
+) -> list[str]:
     lines = []
     consequences = {
-        "no router log ingested": "router requests (client status, latency, which prefill/decode pair) cannot be tied in",
+        "no record read as the router's": "router requests (client status, latency, which prefill/decode pair) cannot be tied in",
         "no py-spy capture": "where it waited cannot be said",
         "no batch lines": "when it last advanced cannot be said",
         "no /health lines": "whether /health kept answering cannot be said",
-        "engine log ingested": "nothing about that engine can be said",
+        "engine's": "logcorr can say nothing about that engine",
         "no router request lines": "no request can be tied to a room through the router",
         "without capture time": "when it was taken cannot be said (a bare py-spy file; its file name may tell)",
     }
@@ -856,10 +909,7 @@ def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: p
         what = row["missing"]
         so = "; ".join(v for k, v in consequences.items() if k in what)
         if row["scope"] == "role" and row["role"] == "unknown":
-            lines.append(
-                f"- {row['events']:,} record(s) have no role: neither their unit, pod or host name, process, input"
-                " nor text names one, so they are counted for no engine."
-            )
+            lines.append(f"- {row['events']:,} record(s) have {what}, so they are counted for no engine.")
             continue
         if row["scope"] == "clock":
             lines += _clock_lines(row)
@@ -888,7 +938,7 @@ def _missing(cov: pl.DataFrame, stops: pl.DataFrame, stuck: pl.DataFrame, a2a: p
         lines.append("- No batch lines: whether and when an engine wedged cannot be said.")
     if stuck.height == 0:
         lines.append(
-            "- No py-spy capture: the desync (which rank waits in which collective) cannot be shown."
+            f"- {_no_desync(captured)}: the desync (which rank waits in which collective) cannot be shown."
         )
     if not lines:
         lines.append("Every role and rank has batch lines and a py-spy capture; the router log is present.")

@@ -11,7 +11,7 @@
 --   n         requests aborted (distinct rid, else room, as the impact query counts them)
 --   summary   the finding in words: count, role, ranks, time, the rids and rooms (when at most 3), the
 --             reason and abort kind as printed
---   evidence  events.event_id of up to 20 records (the first ones)
+--   evidence  events.event_id of every record it counts
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (role, host, abort kind) (rule "lone abort"). findings.py keeps a row only when
@@ -29,13 +29,13 @@ g AS (
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list_sort(list_distinct(list(names) FILTER (WHERE names <> ''))) AS names,
            string_agg(DISTINCT reason, '; ' ORDER BY reason) AS reasons,
-           list(event_id ORDER BY ts, event_id)[1:20] AS evidence
+           list(event_id ORDER BY ts, event_id) AS evidence
     FROM a GROUP BY ALL
 )
 SELECT ts, end_ts, 'request_aborts' AS kind, role, host, ranks, n,
        n || ' request(s) aborted'  -- an unknown role is left out, never worded
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
-       || CASE WHEN ts IS NULL THEN ' (time unknown)'
+       || CASE WHEN ts IS NULL THEN ' (no time read)'
                WHEN ts = end_ts THEN ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
                ELSE ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC') END
        || CASE WHEN len(names) BETWEEN 1 AND 3 THEN ': ' || array_to_string(names, '; ') ELSE '' END

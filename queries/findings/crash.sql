@@ -38,8 +38,11 @@ WITH tb AS (
                                      AND b.role = t.role AND b.ts BETWEEN c.first_ts AND t.ts)
                      AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.host IS NOT DISTINCT FROM t.host
                                      AND p.role = t.role AND p.ready_ts BETWEEN c.first_ts AND t.ts)
-           ) AS before_serving
-    FROM tracebacks t
+           ) AS before_serving,
+           -- what the record's text prints, to tell "not printed" from "printed but not read"
+           regexp_matches(coalesce(e.message, t.traceback, ''), '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
+           regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text
+    FROM tracebacks t LEFT JOIN events e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
@@ -52,6 +55,7 @@ grouped AS (
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
+           bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id) AS ids, max(event_id) AS last_id,
@@ -98,10 +102,11 @@ after AS (
 SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        coalesce(g.component, 'A process') || CASE WHEN g.role <> 'unknown' THEN ' (' || g.role || ')' ELSE '' END
        || CASE WHEN g.kind = 'start_up_failure' THEN ' failed at start-up' ELSE ' crashed' END
-       || CASE WHEN len(g.ranks) > 0 THEN ' on ' || array_to_string(g.ranks, ', ') ELSE ' (rank not printed)' END
-       || coalesce(' at ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+       || CASE WHEN len(g.ranks) > 0 THEN ' on ' || array_to_string(g.ranks, ', ') WHEN g.rank_in_text THEN ' (a rank printed but not read)' ELSE ' (rank not printed)' END
+       || coalesce(' at ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
        || ': ' || coalesce(g.exception || coalesce(': ' || CASE WHEN length(g.exc_message) > 120 THEN left(g.exc_message, 119) || '…' ELSE g.exc_message END, ''),
-                           'exception type not printed (the traceback is cut)')
+                           CASE WHEN g.exc_in_text THEN 'exception line printed but not read'
+                                ELSE 'exception type not printed (the traceback is cut)' END)
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END

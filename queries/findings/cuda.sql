@@ -10,7 +10,7 @@
 --   ranks     the ranks that printed it: [TP3] from SGLang's header, [rank 3] from PyTorch's [rank3]: prefix
 --   n         records
 --   summary   the finding in words: which CUDA error, how many records, where, when
---   evidence  events.event_id of up to 20 records
+--   evidence  events.event_id of every record it counts
 --   rests_on  the rule behind it
 -- parameters: none.
 -- reading: one row per (role, host, error). A record is counted under the first error its text names,
@@ -38,8 +38,8 @@ SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.hos
        any_value(x.said) || ' on ' || coalesce(h.role, '?')
        || coalesce(' ' || array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')
        || ': ' || count(*) || ' record(s)'
-       || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)') AS summary,
-       list(h.event_id ORDER BY h.ts)[1:20] AS evidence,
+       || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)') AS summary,
+       list(h.event_id ORDER BY h.ts) AS evidence,
        'events whose text names a CUDA error (first match of the table in this query)' AS rests_on
 FROM hit h JOIN errors x ON x.error = h.error
 GROUP BY h.role, h.host, h.error

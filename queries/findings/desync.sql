@@ -34,7 +34,7 @@ SELECT min(ts) AS ts, max(end_ts) AS end_ts, 'rank_divergence' AS kind, role, ho
        list_sort(flatten(list(ranks))) AS ranks, sum(n)::BIGINT AS n,
        'Rank divergence found by SGLang''s rank-consensus check'
        || coalesce(' on ' || nullif(role, 'unknown'), '')
-       || coalesce(' at ' || strftime(min(ts), '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+       || coalesce(' at ' || strftime(min(ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
        || ': ' || any_value(n_events) || ' event(s) hashed differently: '
        || string_agg(coalesce(nullif(array_to_string(ranks, ','), ''), 'rank not printed') || ' hash ' || left(hash, 12) || '…',
                      ' | ' ORDER BY ranks)

@@ -12,7 +12,7 @@
 --   n         5xx answers plus ERROR records without a status
 --   summary   the finding in words: counts, statuses with counts, span, method and paths, the router
 --             errors' words
---   evidence  events.event_id of up to 20 records (the first ones)
+--   evidence  events.event_id of every record it counts
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per role with a failed request (rule "failed request", see request_errors). The
@@ -25,7 +25,7 @@ g AS (
            max(ts) FILTER (WHERE failure = 'error_record') AS last_err_ts,
            string_agg(DISTINCT coalesce(method || ' ', '') || path, ', ' ORDER BY coalesce(method || ' ', '') || path) AS paths,
            string_agg(DISTINCT left(message, 120), '; ' ORDER BY left(message, 120)) AS messages,
-           list(event_id ORDER BY ts NULLS FIRST, event_id)[1:20] AS evidence
+           list(event_id ORDER BY ts NULLS FIRST, event_id) AS evidence
     FROM rec GROUP BY role
 )
 SELECT least(i.first_failed_ts, g.first_err_ts) AS ts, greatest(i.last_failed_ts, g.last_err_ts) AS end_ts,
@@ -35,7 +35,7 @@ SELECT least(i.first_failed_ts, g.first_err_ts) AS ts, greatest(i.last_failed_ts
        || concat_ws(' and ',
               CASE WHEN i.failed > 0 THEN i.failed || ' request(s) answered 5xx (' || i.statuses || ')' END,
               CASE WHEN i.errors > 0 THEN i.errors || ' ERROR record(s) without a status' END)
-       || CASE WHEN least(i.first_failed_ts, g.first_err_ts) IS NULL THEN ' (time unknown)'
+       || CASE WHEN least(i.first_failed_ts, g.first_err_ts) IS NULL THEN ' (no time read)'
                WHEN least(i.first_failed_ts, g.first_err_ts) = greatest(i.last_failed_ts, g.last_err_ts)
                THEN ' at ' || strftime(least(i.first_failed_ts, g.first_err_ts), '%Y-%m-%d %H:%M:%S UTC')
                ELSE ' from ' || strftime(least(i.first_failed_ts, g.first_err_ts), '%Y-%m-%d %H:%M:%S UTC')

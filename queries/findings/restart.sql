@@ -11,7 +11,7 @@
 --   ranks     empty (a unit holds every rank of its engine)
 --   n         restarts: scheduled restarts, else starts after a stop
 --   summary   the finding in words: unit, crashes, how it ended, restarts, restart counter
---   evidence  events.event_id of the unit's last exit (else its first message) and of its lifecycle records (up to 20)
+--   evidence  events.event_id of the unit's last exit (else its first message) and of its lifecycle records
 --   rests_on  the tables behind it
 -- parameters: none.
 -- reading: one row per (host, unit) whose lifecycle shows a crash, a scheduled restart, or a stop and a
@@ -50,7 +50,7 @@ SELECT p.first_ts AS ts, p.last_ts AS end_ts,
        || coalesce(', from ' || strftime(first_ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(last_ts, '%H:%M:%S UTC'),
                    ' (its records print no usable time)') AS summary,
        list_filter([p.event_id], lambda x: x IS NOT NULL)
-       || (SELECT coalesce(list(l.event_id ORDER BY l.ts)[1:20], [])
+       || (SELECT coalesce(list(l.event_id ORDER BY l.ts), [])
            FROM lifecycle l WHERE l.host IS NOT DISTINCT FROM p.host AND l.unit IS NOT DISTINCT FROM p.unit
              AND l.event_id <> p.event_id) AS evidence,
        'unit_lifecycle (systemd messages) and lifecycle (HTTP server start lines)' AS rests_on

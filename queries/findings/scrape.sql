@@ -47,7 +47,7 @@ at_last AS (
            sum(s.value) FILTER (WHERE s.ts IS NOT DISTINCT FROM l.last_ts) AS total,
            list_sort(list_distinct(list('TP' || s.tp_rank) FILTER (WHERE s.value > 0 AND s.tp_rank IS NOT NULL
                                                                       AND s.ts IS NOT DISTINCT FROM l.last_ts))) AS ranks,
-           list(s.event_id ORDER BY s.ts) FILTER (WHERE s.value > 0)[1:20] AS evidence,
+           list(s.event_id ORDER BY s.ts) FILTER (WHERE s.value > 0) AS evidence,
            count(DISTINCT s.ts) AS scrapes,
            sum(s.value) FILTER (WHERE s.ts IS NOT DISTINCT FROM l.first_ts) AS first_total
     FROM samples s JOIN last_scrape l

@@ -92,7 +92,9 @@ threads AS (
                 WHEN t.pid IS NOT NULL THEN 'pid ' ELSE 'thread ' END AS unit,
            CASE WHEN t.is_rank THEN t.tp_rank WHEN t.pid IS NOT NULL THEN t.pid ELSE t.thread_id END AS num,
            concat_ws(' ', CASE WHEN t.is_rank THEN 'EP' || t.ep_rank END,
-                     CASE WHEN NOT t.is_main AND (t.is_rank OR t.pid IS NOT NULL) THEN 'thread ' || t.thread_id END)
+                     CASE WHEN NOT t.is_main AND (t.is_rank OR t.pid IS NOT NULL) THEN 'thread ' || t.thread_id END,
+                     -- an SGLang process without a rank is named by its title (sglang::data_parallel_controller)
+                     CASE WHEN NOT t.is_rank AND t.process_name LIKE 'sglang::%' THEN t.process_name END)
                AS lab_suffix,
            t.process_name LIKE 'sglang::scheduler%' AS is_scheduler,
            nullif(t.role, 'unknown') AS known_role

@@ -13,7 +13,7 @@
 --   n         failure records in the group
 --   summary   the finding in words: count, the record as printed ("Decode transfer failed"), rooms
 --             (named when at most 3), cause, backend, span
---   evidence  events.event_id of up to 20 records (the first ones)
+--   evidence  events.event_id of every record it counts
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, error kind, cause, backend), an assertion row per room. A cause
@@ -45,7 +45,7 @@ g AS (
            count(DISTINCT bootstrap_room) AS rooms,
            list_sort(list_distinct(list(bootstrap_room) FILTER (WHERE bootstrap_room IS NOT NULL))) AS room_list,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
-           list(event_id ORDER BY ts, event_id)[1:20] AS evidence
+           list(event_id ORDER BY ts, event_id) AS evidence
     FROM t GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
 ),
 line AS (  -- backend error lines: the body after the glog / UCX / Python logger / SGLang header
@@ -82,7 +82,8 @@ bg AS (
     SELECT role, host, min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(backend) FILTER (WHERE backend IS NOT NULL))) AS backends,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
-           list(event_id ORDER BY ts, event_id)[1:20] AS evidence
+           count(*) FILTER (WHERE rank_label <> '') AS with_rank,
+           list(event_id ORDER BY ts, event_id) AS evidence
     FROM bc GROUP BY ALL
 ),
 bcause AS (
@@ -110,8 +111,9 @@ SELECT g.ts, g.end_ts, 'transfer_failures' AS kind, g.role, g.host, g.ranks, g.n
        g.n || ' KV transfer backend error record(s)'
        -- an unknown role is left out, never worded
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(g.role, 'unknown'), nullif(array_to_string(g.ranks, ', '), '')), ''), '')
-       || coalesce(' from ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(g.end_ts, '%H:%M:%S UTC'), ' (time unknown)')
-       || ', no room printed; backend ' || coalesce(nullif(array_to_string(g.backends, ', '), ''), 'not named')
+       || CASE WHEN g.with_rank BETWEEN 1 AND g.n - 1 THEN ' (' || g.with_rank || ' of the ' || g.n || ' print a rank)' ELSE '' END
+       || coalesce(' from ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(g.end_ts, '%H:%M:%S UTC'), ' (no time read)')
+       || ', no room read; backend ' || coalesce(nullif(array_to_string(g.backends, ', '), ''), 'not named')
        || '; cause ' || c.causes AS summary,
        g.evidence, 'events (backend line: glog E/F of a transfer-engine file, UCX ERROR, KV connector ERROR, Session … failed)' AS rests_on
 FROM bg g JOIN bcause c ON c.role IS NOT DISTINCT FROM g.role AND c.host IS NOT DISTINCT FROM g.host

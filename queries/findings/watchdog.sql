@@ -11,10 +11,11 @@
 --   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks) or [TP0, TP1]
 --   n         watchdog records in the group
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work
---   evidence  events.event_id of the records
+--   evidence  events.event_id of the records, then of the work-state records whose numbers it states
 --   rests_on  the tables behind it
 -- parameters: none.
--- reading: one row per (kind, role, host, backend, op, SeqNum, timeout). A last completed work of -1
+-- reading: one row per (kind, role, host, backend, op, SeqNum, timeout). An op the parser did not read
+--   is "not printed" only when no record of the group prints OpType=, else "printed but not read". A last completed work of -1
 --   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
 --   never joined).
 WITH w AS (
@@ -26,15 +27,18 @@ WITH w AS (
     WHERE w.watchdog_kind IN ('nccl_watchdog', 'watchdog_timeout')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank
-    SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed
+    SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,
+           list(event_id) AS state_ids
     FROM watchdogs WHERE watchdog_kind = 'collective_work_state' GROUP BY ALL
 ),
 g AS (
     SELECT CASE WHEN w.watchdog_kind = 'nccl_watchdog' THEN 'collective_timeout' ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
+           bool_or(contains(w.message, 'OpType=')) AS op_in_text,
            list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
-           list(w.event_id ORDER BY w.ts, w.event_id) AS evidence,
+           list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
+           list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
            max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
     FROM w LEFT JOIN state s
       ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
@@ -43,8 +47,8 @@ g AS (
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
-            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
-            || ': ' || coalesce(nccl_op, 'op not printed') || coalesce(' SeqNum ' || nccl_seq, '')
+            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+            || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
@@ -52,9 +56,9 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
-            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (time unknown)')
+            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
-       evidence,
+       list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE WHEN kind = 'collective_timeout' THEN 'nccl_watchdog with collective_work_state' ELSE 'watchdog_timeout' END || ')' AS rests_on
 FROM g ORDER BY ts NULLS LAST

@@ -1,0 +1,115 @@
+-- question: Which records carry an error level or a crash or failure marker that no other finding cites,
+--   so that the report never says "no failure" beside them?
+-- tables: events, tracebacks, watchdogs, transfer_errors, cited (the other findings' rows)
+-- columns:
+--   ts        the first such record (UTC; NULL when none prints a time logcorr read)
+--   end_ts    the last one (UTC)
+--   kind      unexplained_crash (its records carry a crash marker or an exception: grades 1-2 below)
+--             or unexplained_errors (the rest: grades 3-5)
+--   role      the role of the records when they share one, else unknown
+--   host      host
+--   ranks     the ranks the records print (or inherit), e.g. [TP1, rank 7]
+--   n         records in the group
+--   summary   the most severe record quoted (its marker line, cut at 160 characters) with its rank and
+--             time as read, then the count by severity and by role and rank as read
+--   evidence  events.event_id of the records, the most severe first
+--   rests_on  the rule behind it
+-- parameters: none.
+-- reading: one row per (host, kind). A record counts when no other finding cites it, nor a record its
+--   process printed at the same instant (a traceback stamped line by line), and it is one of, most
+--   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
+--   SIGSEGV/SIGABRT, core dumped, terminate called, an exit code -N, "crashed"); (2) an exception: a
+--   tracebacks row, or a line that is only `Type: message` with a type ending in Error or Exception;
+--   (3) a watchdogs row (any kind) or a "timed out"/watchdog line; (4) a level ERROR, CRITICAL, FATAL,
+--   E or F (any case); (5) a log record (one with a time or a level read) whose words say failed,
+--   failure or error, at a level other than DEBUG/TRACE. py-spy records, and lines that are a comment
+--   (`#` first), carry no marker. Ranks are those the records print or inherit; "k of n records"
+--   says how many print one.
+WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
+cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
+    SELECT DISTINCT e.host, e.pid, e.ts FROM events e JOIN cited_ids USING (event_id)
+    WHERE e.pid IS NOT NULL AND e.ts IS NOT NULL
+),
+marked AS (
+    SELECT e.event_id, e.ts, e.role, e.host, e.level, e.message, e.kind,
+           concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label,
+           regexp_replace(coalesce(e.message, ''), '(?m)^\s*#.*$', '', 'g') AS text,
+           e.event_id IN (SELECT event_id FROM tracebacks) AS is_traceback,
+           e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
+           e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
+    FROM events e
+    WHERE e.kind NOT IN ('batch', 'pyspy', 'metric', 'span', 'request_received', 'request_finished', 'req_time_stats')
+      AND e.event_id NOT IN (SELECT event_id FROM cited_ids)
+      AND NOT EXISTS (SELECT 1 FROM cited_at c
+                      WHERE c.pid = e.pid AND c.ts = e.ts AND c.host IS NOT DISTINCT FROM e.host)
+),
+graded AS (
+    SELECT *,
+           CASE
+             WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|\bcrashed\b')
+               THEN 1
+             WHEN is_traceback OR regexp_matches(text, '(?m)(^|\s)([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|\s)File "[^"]+", line \d+, in \S')
+               THEN 2
+             WHEN is_watchdog OR is_transfer_error OR regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)')
+               THEN 3
+             WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
+               THEN 4
+             WHEN (ts IS NOT NULL OR level IS NOT NULL) AND upper(coalesce(level, '')) NOT IN ('DEBUG', 'TRACE', 'D')
+                  AND regexp_matches(text, '(?i)\b(failed|failure|error)\b')
+               THEN 5
+           END AS grade
+    FROM marked
+),
+found AS (
+    SELECT * EXCLUDE (marker),
+           marker IS NOT NULL AS on_marker,
+           coalesce(marker,
+                    CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
+                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote
+    FROM (
+        SELECT *,
+               -- the line that carries the marker (else the innermost frame, else the first line)
+               nullif(regexp_extract(text, CASE grade
+                 WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed).*$'
+                 WHEN 2 THEN '(?m)^.*(^|\s)([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
+                 WHEN 5 THEN '(?im)^.*\b(failed|failure|error)\b.*$'
+                 ELSE '(?m)^.*\S.*$' END), '') AS marker
+        FROM graded WHERE grade IS NOT NULL
+    )
+),
+split AS (SELECT * EXCLUDE (kind), CASE WHEN grade <= 2 THEN 'unexplained_crash' ELSE 'unexplained_errors' END AS kind FROM found),
+counted AS (
+    SELECT host, kind,
+           min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
+           CASE WHEN count(DISTINCT coalesce(role, 'unknown')) = 1 THEN any_value(coalesce(role, 'unknown')) ELSE 'unknown' END AS role,
+           list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
+           count(*) FILTER (WHERE rank_label <> '') AS with_rank,
+           list(event_id ORDER BY grade, NOT on_marker, ts NULLS LAST, event_id) AS evidence,
+           arg_min(event_id, (grade, NOT on_marker, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
+           count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
+           count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4) AS error_level,
+           count(*) FILTER (WHERE grade = 5) AS failure_words
+    FROM split GROUP BY host, kind
+),
+places AS (  -- "decode TP1 ×2", "TP7 ×1" (role not read), "no role or rank read ×3"
+    SELECT host, kind, string_agg(place || ' ×' || k, ', ' ORDER BY k DESC, place) AS by_place
+    FROM (SELECT host, kind, coalesce(nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(rank_label, '')), ''),
+                                      'no role or rank read') AS place, count(*) AS k
+          FROM split GROUP BY ALL)
+    GROUP BY host, kind
+)
+SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
+       CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
+       || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
+       || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
+       || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+       || '; ' || c.n || ' record(s) that no other finding explains ('
+       || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
+                    nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',
+                    nullif(c.failure_words, 0) || ' failure word')
+       || '; by role and rank as read: ' || p.by_place || ')' AS summary,
+       c.evidence,
+       'events (error level or crash/failure marker, cited by no other finding; rule unexplained_errors)' AS rests_on
+FROM counted c JOIN places p ON p.host IS NOT DISTINCT FROM c.host AND p.kind = c.kind
+JOIN found w ON w.event_id = c.worst_id
+ORDER BY c.ts NULLS LAST

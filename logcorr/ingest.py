@@ -46,7 +46,7 @@ from logcorr.inputs.source import (
     ReadOptions,
     SourceReport,
 )
-from logcorr.inputs.text import has_compose_prefix, text_records
+from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
 from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
@@ -202,7 +202,10 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
     fmt = fmt if fmt in ("json", "short") else "text"
     lines = journald.split_lines(data)
-    recs = text_records(lines, fmt, source, 1, compose=has_compose_prefix(lines))  # `text`: the str
+    width = paste_width(lines) if fmt == "text" else None
+    recs = text_records(
+        lines, fmt, source, 1, compose=has_compose_prefix(lines), width=width
+    )  # `text`: the str
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
@@ -469,6 +472,14 @@ def _dated(
     ), notes
 
 
+# journalctl's own --since/--until forms that are no ISO time (systemd.time(7)): a keyword, a
+# relative time ("-1h", "+3h 5min", "2h ago"), Unix seconds after "@".
+JOURNALCTL_TIME = re.compile(
+    r"(?:now|today|yesterday|tomorrow|@\d+(?:\.\d+)?|[+-]?\s*\d+\s*[a-zµ]+(?:\s+\d+\s*[a-zµ]+)*(?:\s+ago)?)",
+    re.IGNORECASE,
+)
+
+
 def _window(
     opts: ReadOptions, inputs: list[tuple[Path, str]]
 ) -> tuple[datetime | None, datetime | None] | None:
@@ -484,8 +495,13 @@ def _window(
         bounds = (("--since", opts.since), ("--until", opts.until))
         window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
     except OptionError as e:
-        if not others:
+        if not others and all(JOURNALCTL_TIME.fullmatch(t.strip()) for t in (opts.since, opts.until) if t):
             return None
+        if not others:  # refused here, not by journalctl (whose refusal reads as a damaged journal)
+            raise OptionError(
+                f"{e}; with journals journalctl's own forms work too ('yesterday', 'today', '-1h', '2h ago',"
+                " '@1761773640')"
+            ) from None
         raise OptionError(
             f"{e}; journalctl's own forms ('yesterday', '-1h') work only when every input is a journal, "
             f"and {', '.join(others[:3])}{' …' if len(others) > 3 else ''} is not"
@@ -533,14 +549,15 @@ class _Run:
             self.output.abort()
             raise OptionError(
                 f"{', '.join(again)}: already in {plan.out} (the same file or folder, by its identity or content, "
-                "whatever path names it); --append would count it twice (drop --append to replace OUT)"
+                "whatever path names it); --append would count it twice: leave it out (without --append, ingest "
+                "replaces OUT and keeps the previous one as OUT.prev)"
             )
         said = (prev.get("next_event_id") or {}).get(plan.origin, 0)
         if not (isinstance(said, int) or (isinstance(said, str) and said.isdigit())):
             self.output.abort()
             raise OptionError(
                 f"{plan.out}/manifest.json: next_event_id {said!r} is not an event id: the manifest is "
-                "damaged (drop --append to replace OUT)"
+                "damaged (without --append, ingest writes OUT anew and keeps this one as OUT.prev)"
             )
         next_id = int(said)
         self.enrich.next_id = max(self.enrich.next_id, next_id)
@@ -845,12 +862,34 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
             f" {', '.join(cut)} gave records cut in pieces (over 4 MiB), which DuckDB takes over 1 GB of"
             f" memory to copy; `logcorr database -d {plan.out} --embed` copies them anyway"
         )
+    dropped = [] if run.prev is not None else _inputs_replaced(plan.out, result.reports)
     output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
         _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
         derive=lambda folder: database.write(folder, embed=embed),
         provisional=lambda tmp: database.write(tmp, saved={}, embed=False),
+        keep_previous=bool(dropped),
     )
+    if output.previous is not None:
+        result.notes.append(
+            f"REPLACED {plan.out}: it held {len(dropped)} input(s) this ingest did not read"
+            f" ({', '.join(dropped[:3])}{', …' if len(dropped) > 3 else ''}); the previous OUT is kept whole as"
+            f" {output.previous} (add inputs to an OUT with --append; delete {output.previous.name} when done)"
+        )
     return result
+
+
+def _inputs_replaced(out: Path, reports: list[SourceReport]) -> list[str]:
+    """The inputs (absolute paths, as OUT's manifest names them) of the OUT an ingest without
+    ``--append`` replaces that this ingest did not read; empty when OUT is new or unreadable."""
+    manifest = out / "manifest.json"
+    if not manifest.is_file():
+        return []
+    try:
+        held = json.loads(manifest.read_text()).get("inputs", [])
+    except (OSError, ValueError, AttributeError):
+        return [f"{manifest} (unreadable: what it held cannot be told)"]
+    read = {str(Path(r.source).absolute()) for r in reports}
+    return [i["path"] for i in held if isinstance(i, dict) and i.get("path") and i["path"] not in read]
 
 
 def _manifest(run: _Run, result: IngestResult) -> dict:

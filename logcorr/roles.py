@@ -10,7 +10,8 @@ record's host name (a k8s pod ``…-prefill-0``).
 
 Then the role flows (``RoleFlow``): a process (source, host, pid) whose records show one role gives
 it to its records that show none; an input whose records carry no unit and no host (a plain log, a
-paste) and whose records show one engine role gives it to its records that show none, HTTP access
+paste, its worker or compose streams) and whose records show one engine role gives it to its
+records that show none, HTTP access
 lines aside. A scope that shows
 ``prefill`` or ``decode`` and also ``engine`` (a batch line printed without PD keys) is that half of
 a PD pair: its ``engine`` records take it too. A scope that shows two roles gives none. The flow
@@ -121,7 +122,8 @@ class RoleFlow:
         return _take_scope(df)
 
     def _by_input(self, df: pl.DataFrame) -> pl.DataFrame:
-        """Records with no unit and no host (a plain log, a paste) take the one engine role (prefill,
+        """Records with no host and no systemd unit (a plain log, a paste, its worker or compose
+        streams) take the one engine role (prefill,
         decode, engine) their input's records show: an engine's stream holds its ranks' lines, its
         warnings and its libraries' output. Not the router's (a router prints only its own format:
         other lines beside it are a paste of another stream), and not to HTTP access lines
@@ -131,9 +133,10 @@ class RoleFlow:
         scoped = {s: r for s, shown in self.inputs.items() if (r := scope_role(shown)) in ENGINE_ROLES}
         if not scoped:
             return df
-        anonymous = (
-            pl.col("unit").is_null() & pl.col("host").is_null() & ~pl.col("kind").is_in(INPUT_SCOPE_SKIPS)
-        )
+        # a unit that is no systemd unit (a Ray/vLLM worker prefix, a compose service) is a stream of
+        # the same paste: it takes the input's one engine role too
+        no_unit = pl.col("unit").is_null() | ~pl.col("unit").str.contains(r"\.(?:service|scope)$")
+        anonymous = no_unit & pl.col("host").is_null() & ~pl.col("kind").is_in(INPUT_SCOPE_SKIPS)
         scope = pl.when(anonymous).then(pl.col("source").replace_strict(scoped, default=None))
         return _take_scope(df.with_columns(scope.alias("_scope_role")))
 

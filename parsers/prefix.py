@@ -372,6 +372,9 @@ def strip_groups(regex: str) -> str:
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
 NOTE = (
     r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
+    # a terminal's own lines in a paste: ^C, a shell prompt with its command ([root@host dir]# …,
+    # (venv) user@host:~/dir$ …, zsh's ✗/➜ …, $ …); what follows is another stream's output
+    r"|^\^C\s*$|^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
 )
 BODY_STARTS = (
     r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",

@@ -114,9 +114,18 @@ OWN_NAMES = (
     ),
     OwnName(
         "kubectl logs",
-        r"(?m)^\s*(?:kubectl|k|oc)\s+logs\s+(?:-{1,2}[\w-]+(?:=\S+)?\s+)*(?P<name>[a-z0-9][\w.-]*)",
-        "the command a paste of `kubectl logs [-f] POD` opens with",
-        "k logs -f sglang-router-1p1d-roleset-d6xd4-routing-574479cbcf-0 ",
+        r"(?m)(?:^|[#$>✗➜]\s+)(?:kubectl|k|oc)\s+(?:-{1,2}[\w-]+(?:[= ][\w./=-]+)?\s+)*logs\s+"
+        r"(?:-{1,2}[\w-]+(?:=\S+)?\s+)*(?P<name>[a-z0-9][\w.-]*)",
+        "the command a paste of `kubectl [-n NS] logs [-f] POD` opens with, also after a shell prompt",
+        "[root@node14 kthena]# kubectl  -n prj-e5459ba0 logs -f deepseek-15b-0-prefill-0-0 --tail=100 --previous",
+        "prefill",
+    ),
+    OwnName(
+        "router target",
+        r"^\S+[ T]\S+\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:\S.*?\}: )?(?P<name>\w*router\w*)::",
+        "a Rust tracing line whose target is a router crate (sglang_router_rs::, vllm_router_rs::): the "
+        "router's own line, whatever pod it names",
+        "2026-03-31 13:29:07  INFO vllm_router_rs::server: src/server.rs:966: Started health checker",
         "router",
     ),
     OwnName(
@@ -129,7 +138,7 @@ OWN_NAMES = (
 )
 # Literal words one of the rules above needs: a record holding none is not searched (a day's journal
 # holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
-_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs "
+_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::"
 
 
 def name_role_expr(name: pl.Expr) -> pl.Expr:

@@ -64,13 +64,14 @@ def test_each_own_name_rule_gives_its_samples_role(rule):
 
 
 def test_a_peer_named_in_a_router_line_is_not_the_lines_role():
-    """sgl-router naming the prefill pod it found (batch4/02 line 6) is the router's line, not prefill's."""
+    """sgl-router naming the prefill pod it found (batch4/02 line 6) is the router's line (its target is
+    the router's crate), not prefill's."""
     line = (
         "2025-07-30 00:09:38  INFO sglang_router_rs::service_discovery: src/service_discovery.rs:377: Healthy pod "
         "found: sglang-router-1p1d-roleset-d6xd4-prefill-6d5d66b5b8-0 (type: Some(Prefill)). Adding worker: "
         "http://10.0.8.2:30000"
     )
-    assert text_role(pl.Series([line])).to_list() == [None]
+    assert text_role(pl.Series([line])).to_list() == ["router"]
 
 
 def test_server_args_and_frames_name_the_role():

@@ -801,3 +801,28 @@ JSON_LINES = st.one_of(
 def test_fuzz_parse_json_lines_keeps_every_line(lines):
     df = parse_json_lines(pl.Series("line", lines, dtype=pl.String), source="fuzz")
     assert df.height == sum(1 for ln in lines if ln.strip(RUST_WS))
+
+
+@pytest.mark.parametrize("name", ["/ABS", "../../secret.txt", "link.log"])
+def test_a_bundle_reads_only_its_own_files(tmp_path, name):
+    """Third reliability trial F1: a collect manifest naming an absolute path, one climbing out with
+    `..`, or a link out of the bundle pulled any file of the machine into events. Each is skipped and
+    named; nothing of the file is read."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET token=abc123\n")
+    bundle = tmp_path / "a" / "b"
+    bundle.mkdir(parents=True)
+    if name == "link.log":
+        (bundle / name).symlink_to(secret)
+    name = str(secret) if name == "/ABS" else name
+    manifest = {"collector": "logcorr collect", "host": "x", "artifacts": [{"kind": "journal", "file": name}]}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    from logcorr.ingest import ingest
+
+    result = ingest([bundle], tmp_path / "out")
+    skipped = [r for r in result.reports if r.format == "skipped"]
+    assert [Path(r.source).name for r in skipped] == [Path(name).name]
+    assert "not read" in skipped[0].notes[0]
+    from logcorr.analysis.saved import query
+
+    assert query(tmp_path / "out", "SELECT count(*) FROM events WHERE message LIKE '%SECRET%'").item() == 0

@@ -273,3 +273,13 @@ def test_a_file_that_is_not_utf8_says_so_in_sources(tmp_path):
     assert query(tmp_path / "out", "SELECT message FROM events ORDER BY event_id")["message"][0].endswith(
         "caf\ufffd latin-1"
     )
+
+
+def test_a_bad_since_with_a_journal_names_the_option_not_a_damaged_journal(tmp_path):
+    """Third trial F7: `--since yesterday-ish` with a journal read as "journalctl refused it … --verify
+    names the damaged file"; it is refused before journalctl runs, naming the option and the forms."""
+    need_journalctl()
+    bad = run(app, ["ingest", str(SAMPLE / "journal"), "--since", "yesterday-ish", "-o", str(tmp_path / "o")])
+    assert bad.exit_code == 1
+    assert "--since 'yesterday-ish'" in bad.output and "'2h ago'" in bad.output
+    assert "--verify" not in bad.output and not (tmp_path / "o").exists()

@@ -86,6 +86,19 @@ def test_report_names_room_ranks_groups_and_restart(text):
     )
 
 
+def test_router_log_beside_the_journal_is_counted_once_and_said(sample_out, text):
+    """The README's sample_logs/router.log holds the journal's router lines: read once (137 502s, not
+    274), and the report's head says which input was skipped and why."""
+    (impact,) = [line for line in section(text, "Summary").splitlines() if "**Impact**" in line]
+    assert "137 router request(s) answered 5xx (502×137" in impact
+    assert "Read once: " in text.split("## Summary")[0]
+    assert "router.log: 1,097 of its lines are also in " in text and "a copy, skipped (counted once)" in text
+    assert (
+        saved.query(sample_out, "SELECT count(*) FROM requests WHERE role = 'router' AND status = 502").item()
+        == 137
+    )
+
+
 def test_report_chain_and_evidence(text):
     chain = section(text, "Chain of events (incident_chain)")
     steps = [line.split("|")[2].strip() for line in chain.splitlines() if re.match(r"\| \d", line)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shutil
 import tarfile
 import tempfile
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.source import InputError, SourceReport
+from logcorr.inputs.source import InputError, SourceReport, in_folder
 from logcorr.inputs.text import read_text
 from logcorr.parsers import journald
 from logcorr.parsers.collect import UNIT, step_line
@@ -80,15 +81,21 @@ def unpack(path: Path) -> Path:
 
 def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     """The ``(path, format)`` inputs of a bundle: the manifest (``bundle-manifest``), each py-spy dump
-    taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file)."""
+    taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file); a file the manifest
+    names outside the bundle's folder (an absolute path, ``..``, a link out) is ``skipped``."""
     found = [(folder / MANIFEST, "bundle-manifest")]
     for a in manifest.get("artifacts", []):
-        if not a.get("file") or not (folder / a["file"]).is_file():
+        if not isinstance(a, dict) or not isinstance(a.get("file"), str) or not a["file"]:
             continue
-        if a.get("kind") == "pyspy":
-            found.append((folder / a["file"], "bundle-pyspy"))
+        path = in_folder(folder, a["file"])
+        if path is None:  # outside the bundle: named in the ingest's notes (paths.not_a_log), never read
+            found.append((Path(os.path.normpath(folder / a["file"])), "skipped"))
+        elif not path.is_file():
+            continue
+        elif a.get("kind") == "pyspy":
+            found.append((path, "bundle-pyspy"))
         elif a.get("kind") in READ_AS_LOGS:
-            found.append((folder / a["file"], "?"))
+            found.append((path, "?"))
     return found
 
 

@@ -9,7 +9,8 @@ before the stream's first record start and after a blank line, where only contin
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
 a fragment after a blank line never takes the rank, pid and time of the record before it. A pasted
-note (``parsers.prefix.NOTE``) is one line: the line after it opens a record. A blank
+note (``parsers.prefix.NOTE``: a comment, a prompt, ^C) is one line: the next line of every stream
+after it opens a record (a prompt starts another command's output). A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
 its text. A native multi-line
 MESSAGE is one line here and stays one record. ``join_all=True`` makes each stream one record (a
@@ -137,10 +138,19 @@ def _starts(df: pl.DataFrame) -> pl.Series:
         other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
     note = header & message.str.contains(NOTE).fill_null(False)
-    marks = df.select("key", header.alias("h"), blank.alias("b"), note.alias("n")).with_columns(
-        pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
-        pl.col("n").shift(1, fill_value=False).over("key").alias("after_note"),
-        (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
+    marks = (
+        df.select("key", header.alias("h"), blank.alias("b"), note.alias("n"))
+        .with_columns(
+            pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
+            # a note (a prompt, ^C) ends the open record of every stream: a line after one, in any stream
+            (pl.col("n").cum_sum() - pl.col("n").cast(pl.UInt32)).alias("_notes_before"),
+            (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
+        )
+        .with_columns(
+            (pl.col("_notes_before") != pl.col("_notes_before").shift(1).over("key"))
+            .fill_null(False)
+            .alias("after_note")
+        )
     )
     # a note is one line: the line after it opens a record, whatever its shape (a dump fragment)
     after_note = ~marks["b"] & marks["after_note"] & ~header

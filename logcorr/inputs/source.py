@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 CHUNK_BYTES = 16 << 20
 MAX_LINE_BYTES = 16 << 20  # a longer "line" is no log line (a binary, a bomb): kept in pieces
@@ -55,3 +57,15 @@ class ReadOptions:
     until: str | None = None
     all_units: bool = False
     roles: dict[str, str] = field(default_factory=dict)
+
+
+def in_folder(folder: Path, name: str | Path) -> Path | None:
+    """``folder / name`` when it stays inside ``folder`` once links are followed (a bundle names only
+    its own files), else None: an absolute ``name``, one that climbs out with ``..``, or a link to a
+    file elsewhere on the machine."""
+    name = Path(name)
+    if name.is_absolute() or ".." in name.parts:
+        return None
+    path = folder / name
+    inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+    return path if inside else None

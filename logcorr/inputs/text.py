@@ -29,7 +29,14 @@ from logcorr.inputs.source import (
     SourceReport,
 )
 from logcorr.parsers import journald
-from logcorr.parsers.prefix import BODY_START, HEADER_START, ROUTER_START, SGLANG_START, strip_groups
+from logcorr.parsers.prefix import (
+    BODY_START,
+    HEADER_START,
+    ROUTER_START,
+    SGLANG_START,
+    is_record_start,
+    strip_groups,
+)
 from logcorr.store.schema import UTC_US, conform
 
 
@@ -110,13 +117,15 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
-    compose, pieces, replaced = None, 0, 0
+    compose, pieces, replaced, width, unwrapped = None, 0, 0, None, 0
     for lines, first, piece in lines_chunks(path):
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
+            width = paste_width(lines) if fmt == "text" else None
         report.bytes += int(lines.str.len_bytes().sum() or 0) + len(lines)
         replaced += int(lines.str.contains("\ufffd", literal=True).sum() or 0)
-        records = text_records(lines, fmt, report.source, first, compose=bool(compose))
+        records = text_records(lines, fmt, report.source, first, compose=bool(compose), width=width)
+        unwrapped += int((records["entry_lines"].fill_null(1) - 1).sum() or 0) if width else 0
         if piece:  # the line is counted once, at its first piece
             pieces += 1
             records = records.with_columns(pl.lit(LINE_PIECE).alias("entry_error"))
@@ -127,6 +136,11 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
     if pieces:
         report.notes.append(
             f"{pieces} piece(s) of {MAX_RECORD_BYTES >> 20} MiB cut from lines over {MAX_LINE_BYTES >> 20} MiB"
+        )
+    if unwrapped:
+        report.notes.append(
+            f"{unwrapped:,} line(s) a terminal wrapped at {width} characters joined to the line before them"
+            " (no newline between: a field split by the wrap reads whole); each record keeps its first line's number"
         )
     if replaced:
         report.notes.append(
@@ -208,7 +222,54 @@ def has_compose_prefix(lines: pl.Series) -> bool:
     return hits >= 1 and hits * 2 >= len(sample)
 
 
-def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose: bool) -> pl.DataFrame:
+# A terminal wraps a long line at its width: a paste then holds lines of exactly that many characters
+# whose next line is no record start (a field cut in two: ``Timeout(ms)=`` / ``600000)``). Widths below
+# this are ordinary lines.
+WRAP_MIN_WIDTH = 80
+
+
+def _wrapped(lines: pl.Series, width: int) -> pl.Series:
+    """Per line of ``lines``: is it ``width`` characters long and followed by a line that is neither
+    blank nor a record start (``is_record_start``)? The last line is not."""
+    after = lines.shift(-1)
+    opens = pl.select(is_record_start(pl.lit(after))).to_series().fill_null(True)
+    blank = after.str.strip_chars().str.len_chars().fill_null(0) == 0
+    return ((lines.str.len_chars() == width) & ~opens & ~blank).fill_null(False)
+
+
+def paste_width(lines: pl.Series) -> int | None:
+    """The width a terminal wrapped a paste at: the longest line's length (characters, at least
+    ``WRAP_MIN_WIDTH``) when two lines or more have it and one of them is wrapped (``_wrapped``); None
+    for a file whose lines were not wrapped (most logs)."""
+    n = lines.str.len_chars()
+    width = n.max()
+    if width is None or width < WRAP_MIN_WIDTH or int((n == width).sum()) < 2:
+        return None
+    return int(width) if _wrapped(lines, int(width)).any() else None
+
+
+def unwrap(frame: pl.DataFrame, width: int) -> pl.DataFrame:
+    """``frame`` (``n``, ``line``) with each terminal-wrapped line (``_wrapped``) joined to the lines
+    it continues, without a newline (the wrap's padding at the end of its last line dropped): one row
+    per logical line, ``n`` of its first, ``entry_lines`` the physical lines it holds."""
+    wrapped = _wrapped(frame["line"], width)
+    if not wrapped.any():
+        return frame
+    cont = wrapped.shift(1, fill_value=False)
+    piece = (
+        pl.when(pl.lit(cont) & ~pl.lit(wrapped)).then(pl.col("line").str.strip_chars_end()).otherwise("line")
+    )
+    return (
+        frame.with_columns(piece.alias("line"), (~pl.lit(cont)).cum_sum().alias("_wrap"))
+        .group_by("_wrap", maintain_order=True)
+        .agg(pl.col("n").first(), pl.col("line").str.join(""), pl.len().cast(pl.Int32).alias("entry_lines"))
+        .drop("_wrap")
+    )
+
+
+def text_records(
+    lines: pl.Series, fmt: str, source: str, first: int, *, compose: bool, width: int | None = None
+) -> pl.DataFrame:
     """One reader record per line of ``lines`` (a String Series of one chunk, line ``first`` first),
     in ``journald.RECORD_COLUMNS``: journalctl ``json``/``short`` captures parsed as such, any other
     text one record per line, its envelope taken off (``MARKDOWN_*``; ``TSV_ENVELOPE`` whose epoch-ms
@@ -217,13 +278,16 @@ def text_records(lines: pl.Series, fmt: str, source: str, first: int, *, compose
     ``WORKER_PREFIX`` stays in the message and gives ``unit`` and ``pid``; ``ts`` null otherwise (the
     line's own time is read later); ``stream`` = the source plus the service or worker and the
     envelope's stream. A line holding a ``GLUED_RECORD`` is two records, both at its position.
-    ``source_pos`` is ``line N``."""
+    ``source_pos`` is ``line N``. With ``width`` (``paste_width``), terminal-wrapped lines are joined
+    first (``unwrap``)."""
     if fmt == "json":
         return journald.parse_json_lines(lines, source=source, first_line=first)
     if fmt == "short":
         return journald.parse_short_lines(lines, source=source, first_line=first)
     frame = pl.DataFrame({"line": lines}).with_columns(journald.clean_text(pl.col("line")).alias("line"))
     frame = frame.with_row_index("n", offset=first)
+    if width:
+        frame = unwrap(frame, width)
     frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

@@ -389,6 +389,7 @@ class Output:
         self.run = f"-{safe_name(run)}" if run else ""
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         self.parts: Parts | None = None  # made once the folder is
+        self.previous: Path | None = None  # where commit kept the OUT it replaced (keep_previous)
         self._committed = False
         self.rows: dict[str, int] = dict.fromkeys(schemas, 0)
         for parent in out.parents:
@@ -431,6 +432,7 @@ class Output:
         manifest: dict,
         derive: Callable[[Path], object] | None = None,
         provisional: Callable[[Path], object] | None = None,
+        keep_previous: bool = False,
     ) -> Path:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json,
         build the derived files (``derive(OUT)``, e.g. ``database.write``) and put the new OUT in
@@ -443,13 +445,20 @@ class Output:
         writes the new DuckDB file through that link, and a second exchange makes OUT the folder
         itself. When anything fails before that (disk full while the DuckDB file is written, an
         interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
-        finished or undone by the next one (``_remove_stale``)."""
+        finished or undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is
+        kept as ``OUT.prev`` (an earlier ``OUT.prev`` removed), not deleted: ``previous`` names it."""
         self.parts.close()  # type: ignore[union-attr]
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
         old = _swap_in(self.out, self.tmp, derive, provisional)
         self._committed = True
         self.tmp.unlink()
-        if old is not None:
+        if old is not None and keep_previous:
+            self.previous = self.out.parent / f"{self.out.name}.prev"
+            if self.previous.is_symlink() or self.previous.is_file():
+                self.previous.unlink()
+            shutil.rmtree(self.previous, ignore_errors=True)
+            old.rename(self.previous)
+        elif old is not None:
             shutil.rmtree(old, ignore_errors=True)
         self._lock.close()
         return self.out

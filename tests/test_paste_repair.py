@@ -1,0 +1,109 @@
+"""Reading what users paste (issue "read what users paste"): terminal wraps joined, a prompt or ^C ends
+every stream's record, roles from a kubectl command and a router's own line format, headers read by
+their parts; and two ingests into one OUT never lose the first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from logcorr.ingest import ingest, records_from_text
+from logcorr.inputs.text import paste_width
+from tests.conftest import CASES, ingested_alone, sql
+
+B5 = CASES / "batch5"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("paste")
+
+
+def test_a_terminal_wrap_is_joined_without_a_newline_and_every_watchdog_field_reads(workdir):
+    """batch5/07: lines wrapped at 209 characters (`Timeout(ms)=` / `600000)`, `WorkNCCL(S` / `eqNum=`)."""
+    out = ingested_alone(workdir, B5, "07")
+    rows = sql(
+        out,
+        "SELECT tp_rank, nccl_seq, nccl_op, numel_in, numel_out, timeout_s, ran_for_ms FROM watchdogs "
+        "WHERE watchdog_kind = 'nccl_watchdog' ORDER BY tp_rank",
+    )
+    assert rows == [
+        (2, 1522789, "_ALLGATHER_BASE", 298960, 4783360, 600.0, 600094),
+        (4, 1522789, "_ALLGATHER_BASE", 298960, 4783360, 600.0, 600022),
+    ]
+    (notes,) = sql(out, "SELECT notes FROM sources")[0]
+    assert "4 line(s) a terminal wrapped at 209 characters joined" in notes
+    # the record keeps its first line's number and counts both lines
+    assert sql(out, "SELECT n_lines FROM events WHERE source_pos = 'line 10'") == [(2,)]
+
+
+def test_paste_width_needs_two_full_lines_and_a_wrap():
+    long = "x" * 120
+    start = "[2025-01-01 00:00:00] next"
+    assert paste_width(pl.Series([long, start, long, start])) is None  # no full line is continued
+    assert paste_width(pl.Series([long, "tail", long, "tail"])) == 120
+    assert paste_width(pl.Series(["short", "lines"])) is None
+
+
+def test_a_prompt_and_ctrl_c_end_the_record_of_every_stream(workdir):
+    """batch5/02: the previous container's traceback tail after `^C` and a prompt is a record of its
+    own, not the tail of the INFO record four lines up (another stream: no worker prefix)."""
+    out = ingested_alone(workdir, B5, "02")
+    rows = sql(
+        out,
+        "SELECT source_pos, n_lines FROM events WHERE message LIKE '(EngineCore_DP0 pid=36)%' ORDER BY event_id",
+    )
+    assert rows == [("line 6", 2), ("line 10", 1), ("line 11", 1), ("line 15", 3)]
+    assert sql(out, "SELECT n_lines FROM events WHERE message = '^C'") == [(1,)]
+
+
+def test_a_kubectl_logs_command_names_the_pods_role_for_its_paste(workdir):
+    """batch5/02 and 05: `kubectl [-n NS] logs [-f] POD` after a prompt or zsh's ✗ names a prefill pod."""
+    for prefix in ("02", "05"):
+        out = ingested_alone(workdir, B5, prefix)
+        roles = dict(sql(out, "SELECT role, count(*) FROM events WHERE kind <> 'health' GROUP BY role"))
+        assert set(roles) == {"prefill"}, (prefix, roles)
+
+
+def test_a_router_crates_line_is_the_routers(workdir):
+    """batch5/04 and 16: vllm_router_rs targets; 16's requests are the router's too."""
+    out = ingested_alone(workdir, B5, "04")
+    assert sql(out, "SELECT count(*) FROM events WHERE role = 'router'") == [(9,)]
+    out = ingested_alone(workdir, B5, "16")
+    assert sql(out, "SELECT role, count(*) FROM requests GROUP BY role") == [("router", 6)]
+
+
+@pytest.mark.parametrize(
+    ("text", "level", "log_ts", "zoned"),
+    [
+        ("2025-03-08 02:04:48,880 - __main__ - ERROR - Ended up starting", "ERROR", "2025-03-08 02:04:48.880", False),
+        ("[2025-10-31 21:08:41,928] LMCache DEBUG: Sent the request", "DEBUG", "2025-10-31 21:08:41.928", False),
+        ("2025-04-01T17:24:43+0000 [WARNING] [cli] Converting", "WARNING", "2025-04-01 17:24:43", True),
+        ("2025-09-22 20:20:40.102319 error 12789 pid[12789] [BM devmm_ioctl.cpp:122] svm advise failed", "error",
+         "2025-09-22 20:20:40.102319", False),
+    ],
+)  # fmt: skip
+def test_headers_read_by_their_parts(text, level, log_ts, zoned):
+    """batch5/11, 05, 17, 03: Python logging, a library's tagged header, ISO UTC with a bracketed level,
+    memfabric's lower-case level; the time as printed, UTC only where the line prints its zone."""
+    row = records_from_text(text).row(0, named=True)
+    assert row["level"] == level
+    assert str(row["log_ts"]).startswith(log_ts)
+    assert row["zoned"] is zoned
+
+
+def test_an_ingest_without_append_keeps_the_out_it_replaces(tmp_path):
+    """newcomer trial F14: a second ingest into OUT of other inputs replaced the first without a word."""
+    out = tmp_path / "incident"
+    ingest([next(B5.glob("07_*"))], out)
+    second = ingest([next(B5.glob("06_*"))], out)
+    prev = tmp_path / "incident.prev"
+    kept = json.loads((prev / "manifest.json").read_text())["inputs"]
+    assert [Path(i["source"]).name[:2] for i in kept] == ["07"]
+    assert any(n.startswith(f"REPLACED {out}") and str(prev) in n for n in second.notes)
+    again = ingest([next(B5.glob("06_*"))], out)  # the same inputs again: nothing to keep
+    assert not any("REPLACED" in n for n in again.notes)
+    assert json.loads((prev / "manifest.json").read_text())["inputs"] == kept

@@ -1,6 +1,6 @@
 -- question: What did an incident do to requests between two times: how many were answered with an
 --   error (5xx), how many were aborted, how many answered fine, per role that logged them?
--- tables: requests, aborts, request_errors, transfer_errors, events
+-- tables: requests, aborts, request_errors, transfer_errors, watchdogs, events
 -- columns:
 --   role       the role that logged the requests or aborts (router, prefill, decode, engine)
 --   requests   HTTP request lines in the window, /health and /metrics left out
@@ -15,6 +15,8 @@
 --   aborted    distinct requests (rid, else room) aborted in the window
 --   transfer_failed  distinct requests (rid, else room) a KV transfer or bootstrap failure names
 --              (transfer_errors), in the window
+--   in_stuck_batch   distinct requests (rid) of a batch a watchdog printed when it fired (watchdogs.rid:
+--              the batch's first rid), in the window
 --   zoned      whether the 5xx answers' records print their zone (false: first/last_failed_ts are times
 --              printed without a zone, stated as printed; NULL without a 5xx)
 -- parameters:
@@ -59,14 +61,20 @@ t AS (
     FROM transfer_errors, w
     WHERE (rid IS NOT NULL OR bootstrap_room IS NOT NULL)
       AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
+),
+wd AS (
+    SELECT role, count(DISTINCT rid) AS in_stuck_batch
+    FROM watchdogs, w
+    WHERE rid IS NOT NULL AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
 )
-SELECT coalesce(r.role, a.role, x.role, t.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
+SELECT coalesce(r.role, a.role, x.role, t.role, wd.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
        r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted,
-       coalesce(t.transfer_failed, 0) AS transfer_failed,
+       coalesce(t.transfer_failed, 0) AS transfer_failed, coalesce(wd.in_stuck_batch, 0) AS in_stuck_batch,
        CASE WHEN r.failed > 0 THEN s.zoned END AS zoned
 FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
 FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
 FULL JOIN t ON t.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)
-LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role)
+FULL JOIN wd ON wd.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role)
+LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role, wd.role)
 ORDER BY role

@@ -270,6 +270,10 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
             on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
             parts.append(f"{r['transfer_failed']} request(s) named by a KV transfer or bootstrap failure{on}")
     for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("in_stuck_batch"):
+            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
+            parts.append(f"{r['in_stuck_batch']} request(s) in a batch a watchdog printed as it fired{on}")
+    for r in rows.iter_rows(named=True) if rows.height else []:
         if r["aborted"]:
             on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
             parts.append(f"{r['aborted']} request(s) aborted{on}")

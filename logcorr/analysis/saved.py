@@ -506,6 +506,12 @@ def query(
         ) from e
     except duckdb.Error as e:
         hint = ""
+        missing = re.search(r"Table with name (\w+) does not exist", str(e))
+        if missing and missing[1] in saved:  # a saved query that did not bind as a view: its own error
+            try:
+                con.sql(saved[missing[1]].body()).limit(0).fetchall()
+            except duckdb.Error as inner:
+                raise QueryError(f"{q.name}: the saved query {missing[1]} fails: {str(inner).strip()}") from e
         if isinstance(e, duckdb.CatalogException):
             hint = " (tables here: " + ", ".join(sorted(table_folders(Path(out)))) + ")"
         raise QueryError(f"{q.name}: {str(e).strip()}{hint}") from e

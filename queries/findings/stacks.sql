@@ -16,9 +16,10 @@
 --   evidence  events.event_id of SGLang's "Pyspy dump for PID N" records and "Pyspy failed" records
 --   rests_on  the tables and rule behind it
 -- parameters: none.
--- reading: rule stacks_captured, one row for all dumps. The threads told: each dump's main thread, and
+-- reading: rule stacks_captured, one row for all dumps. The threads told: each dump's main thread,
 --   any other thread whose stack is inside a collective, a send/recv or a device sync (captures'
---   wait_class, from parsers/pyspy_rules.py). A thread waits "in" an op only when a frame names one
+--   wait_class, from parsers/pyspy_rules.py), and an active thread of a dump whose main thread is idle
+--   (the process is not idle). A thread waits "in" an op only when a frame names one
 --   (its wait_frame); else it is idle or active in its innermost Python frame (with py-spy --native:
 --   in the innermost named native frame, inside that Python frame), and no collective is claimed. "under" is the first
 --   Python frame above it outside torch/ and outside the frame's own top-level package. Serving loop:
@@ -40,7 +41,11 @@ WITH told AS (
          AND e.message LIKE '%Pyspy dump for PID%'
     WHERE c.n_frames > 0
       AND (c.is_main OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
-                                         'barrier', 'send', 'recv', 'cuda_sync'))
+                                         'barrier', 'send', 'recv', 'cuda_sync')
+           -- a process is told by all its threads: an active one beside an idle main thread too
+           OR (c.thread_state = 'active'
+               AND EXISTS (SELECT 1 FROM captures m WHERE m.capture_id = c.capture_id AND m.is_main
+                                                        AND m.thread_state = 'idle')))
 ),
 frames AS (
     SELECT s.capture_id, s.thread_id, s.depth, s.function, s.is_native,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import time
@@ -18,7 +19,7 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5
 import typer  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
-from logcorr.render.terminal import clean  # noqa: E402
+from logcorr.render.terminal import clean, for_terminal  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
 app = typer.Typer(
@@ -400,9 +401,16 @@ def report(
             metavar="FORMAT",
         ),
     ] = "markdown",
+    summary_only: Annotated[
+        bool,
+        typer.Option(
+            "--summary", help="Only the report's head and summary (what happened, impact, what to do now)."
+        ),
+    ] = False,
 ) -> None:
     """The incident in words and numbers, for a postmortem, drawn from the saved queries: a summary that
-    leads, the findings in causal order, the detail; as Markdown, JSON or an upstream-issue draft."""
+    leads, the findings in causal order, the detail; as Markdown, JSON or an upstream-issue draft. On a
+    terminal the Markdown is wrapped to its width and shown through a pager ($PAGER, else less)."""
     import json
 
     from logcorr.render import issue
@@ -422,7 +430,14 @@ def report(
             text = clean(report_mod.report(out))  # a terminal and a Markdown file alike
     except (report_mod.ReportError, FileNotFoundError) as e:
         _fail(str(e))
-    if output is None:
+    if summary_only and fmt == "markdown":
+        text = text.split("\n## ", 2)
+        text = text[0] + "\n## " + text[1].rstrip("\n") + "\n" if len(text) > 1 else text[0]
+    if output is None and fmt == "markdown" and sys.stdout.isatty():
+        import pydoc
+
+        pydoc.pager(for_terminal(text, shutil.get_terminal_size().columns))
+    elif output is None:
         typer.echo(text, nl=False)
     else:
         from logcorr.store.output import write_atomic

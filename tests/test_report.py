@@ -219,3 +219,18 @@ def test_synthetic_day_desync_compares_the_incident_round(day_out):
         "all_reduce(nccl): TP4,TP5,TP6,TP7 (py-spy round of " in verdict
     )
     assert "cannot be told" not in verdict
+
+
+def test_the_summary_alone_and_wrapped_for_a_terminal(sample_out):
+    """Third newcomer trial B5: the report in a terminal. `--summary` prints the head and the summary
+    only; on a terminal the prose is wrapped at its width, list items under their text, tables whole."""
+    from logcorr.render.terminal import for_terminal
+
+    result = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--summary"])
+    assert result.exit_code == 0
+    assert "## Summary" in result.output and "## Findings" not in result.output
+    assert "**What happened**: Decode wedged at 2025-10-29 21:34:47 UTC" in result.output
+    wrapped = for_terminal("- **What happened**: " + "word " * 30 + "\n| a | " + "x" * 100 + " |\n", 60)
+    lines = wrapped.splitlines()
+    assert all(len(line) <= 60 for line in lines[:-1]) and lines[1].startswith("  word")
+    assert lines[-1].startswith("| a | xxxx") and len(lines[-1]) > 100

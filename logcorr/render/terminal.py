@@ -6,6 +6,7 @@ so the evidence stays readable and nothing acts on the terminal."""
 from __future__ import annotations
 
 import re
+import textwrap
 
 # C0 controls but tab and newline, DEL, C1 controls (U+0080-U+009F: CSI U+009B, OSC U+009D), and the
 # invisible characters that reorder text (bidi embeddings, overrides, isolates and marks)
@@ -21,3 +22,17 @@ def clean(text: str) -> str:
     """``text`` with every character of ``UNSAFE`` written as its escape (``\\x1b``, ``\\x07``,
     ``\\x9b``, ``\\u202e``); tab, newline and all other characters as they are. Never raises."""
     return UNSAFE.sub(_escaped, text)
+
+
+def for_terminal(text: str, width: int) -> str:
+    """Markdown ``text`` with its prose lines wrapped at ``width`` columns (a list item's lines under its
+    text; tables and code left whole), for reading in a terminal."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        if fenced or len(line) <= width or line.startswith("|"):
+            out.append(line)
+            continue
+        lead = len(re.match(r"\s*(?:(?:[-*]|\d+\.)\s+)?", line).group())  # a list item's marker
+        out.append(textwrap.fill(line, width, subsequent_indent=" " * lead, break_on_hyphens=False))
+    return "\n".join(out) + "\n"

@@ -101,9 +101,12 @@ def test_the_chain_is_numbered_in_time_order(sample_out):
 def test_known_issue_entries_put_the_action_first_and_links_last(sample_out):
     text = report_mod.report(sample_out)
     section = text.split("## Known upstream issues (known_issues)", 1)[1].split("\n## ", 1)[0]
-    entry = section.split("**2. F1:", 1)[1].split("\n\n**", 1)[0]
+    entry = section.split("**1. F1:", 1)[1].split("\n\n**", 1)[0]  # the summary's likely family first
     items = [line for line in entry.splitlines() if line.startswith("- ")]
-    assert items[0].startswith("- What to do now: run decode with `--disable-overlap-schedule`")
+    assert items[0] == (
+        "- First because it is a bug mechanism whose evidence rows lie on the main finding's role (decode)."
+    )
+    assert items[1].startswith("- What to do now: run decode with `--disable-overlap-schedule`")
     assert items[-1].startswith("- Links: https://github.com/sgl-project/sglang/issues/26454")
     assert all(len(line) < 700 for line in items)
 
@@ -117,7 +120,7 @@ def test_report_json_validates_against_its_schema(sample_out):
     assert data["main"]["kind"] == "wedge" and data["main"]["ts"] == "2025-10-29T21:34:47.414741Z"
     assert any(f["kind"] == "rank_divergence" for f in data["findings"])
     assert data["summary"] == report_mod.summary_lines(report_mod.gather(sample_out))
-    assert [k["family"] for k in data["known_issues"]] == ["F14", "F1", "F15"]
+    assert [k["family"] for k in data["known_issues"]] == ["F1", "F14", "F15"]  # the summary's order
 
 
 def test_report_issue_is_a_short_markdown_draft_naming_the_family(sample_out):

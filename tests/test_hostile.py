@@ -496,7 +496,9 @@ def test_a_log_starting_like_compressed_data_is_read_as_text(tmp_path: Path, log
     proc = ingest(path, log, out=tmp_path / "out")
     check_clean(proc, path, log)
     assert proc.returncode == 0
-    assert_all_kept(tmp_path / "out", [first, *LOG_LINES, *LOG_LINES])
+    # the log holds only notes.log's lines: a copy, read once and said
+    assert_all_kept(tmp_path / "out", [first, *LOG_LINES])
+    assert "a copy, skipped (counted once)" in proc.stdout
 
 
 def test_rotated_gz_logs_are_unpacked_and_a_cut_one_keeps_its_start(tmp_path: Path):

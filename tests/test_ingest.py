@@ -190,25 +190,24 @@ def test_a_capture_is_read_where_it_adds_entries(tmp_path):
 
 
 def test_a_plain_log_beside_the_journal_holding_its_lines_is_named(tmp_path):
-    # router.log is the router unit's stdout: its lines are in the journal too. Two access lines may
-    # be equal, so nothing is dropped, but the summary says the lines are counted twice.
+    # router.log is the router unit's stdout: its lines are in the journal too. An input whose lines
+    # are (nearly) all another input's is a copy: read once, and its note says what was skipped.
     result = ingest([SAMPLE / "journal", SAMPLE / "router.log"], tmp_path / "out")
     journal, log = result.reports
-    assert log.records == 1097
+    assert log.records == 0
     assert log.notes == [
-        f"1,097 of its lines are also in {SAMPLE / 'journal'}, word for word: the same lines counted twice? "
-        "give one of the two"
+        f"1,097 of its lines are also in {SAMPLE / 'journal'}, word for word: a copy, skipped (counted once)"
     ]
-    assert result.rows["events"] == 5964 + 1097
-    # two copies of one log (a rotated copy beside it) are named the same way; a dump without a
+    assert result.rows["events"] == 5964
+    # two copies of one log (a rotated copy beside it) are read once the same way; a dump without a
     # time says what would place it
     (tmp_path / "router.log.1").write_bytes((SAMPLE / "router.log").read_bytes())
     dump = SAMPLE / "pyspy" / "decode_tp0_214010.txt"
     copies = ingest([SAMPLE / "router.log", tmp_path / "router.log.1", dump], tmp_path / "copies")
     assert copies.reports[1].notes == [
-        f"1,097 of its lines are also in {SAMPLE / 'router.log'}, word for word: the same lines counted twice? "
-        "give one of the two"
+        f"1,097 of its lines are also in {SAMPLE / 'router.log'}, word for word: a copy, skipped (counted once)"
     ]
+    assert copies.reports[1].records == 0 and copies.reports[0].records == 1097
     assert copies.reports[2].notes == [
         "no time in the dump: give --captured-at (when it was taken) to place it on the timeline"
     ]

@@ -515,7 +515,10 @@ def test_the_sections_stay_apart_when_no_family_matches():
     # the no-match sentence ran into "## Configuration" with no blank line between them
     lines = known_issues.report_sections(pl.DataFrame(), pl.DataFrame())
     text = "\n".join(lines)
-    assert "never a match).\n\n## Configuration (config)\n\ncannot tell: no server_args line" in text
+    assert (
+        "never a match).\n\n## Configuration (config)\n\ncannot tell: logcorr read no server_args line"
+        in text
+    )
 
 
 def test_a_check_env_paste_states_the_sglang_version_of_its_server_args(tmp_path):

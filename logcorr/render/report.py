@@ -347,7 +347,7 @@ def report_data(out: Path) -> dict:
     cov, found = r["coverage"], r["findings"]
     main = findings_mod.main_finding(found)
     steps = findings_mod.rows_as_dicts(found)
-    known = r["known_issues"]
+    known = findings_mod.ranked_families(main, r["known_issues"], _family_roles(r))  # the summary's order
     families = [
         {
             "family": m["family"], "title": m["title"], "strength": m["strength"],

@@ -58,7 +58,7 @@ def zoneless(ev: pl.DataFrame) -> pl.Expr:
     printed = (
         pl.col("log_ts").is_not_null()
         & (pl.col("ts") == pl.col("log_ts").dt.replace_time_zone("UTC"))
-        & ~(pl.col("header").is_in(["router", prefix.UTC_HEADER]) | json_zoned).fill_null(False)
+        & ~(pl.col("header").is_in(list(prefix.UTC_HEADERS)) | json_zoned).fill_null(False)
     )
     if "ts_zoneless" not in ev.columns:
         return printed

@@ -30,13 +30,18 @@ _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)[0-9]+"
 _LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 # Ray's and vLLM's worker-log prefix, once or twice (``(Worker pid=7) (Worker_TP2 pid=7) ``): the
-# last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``) are the line's ranks,
+# last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``, ``VllmWorker TP0``) are the line's ranks,
 # its pid the line's pid; only a family marked ``after_worker`` may follow it (split_prefix).
-RAY_PREFIX = r"^(?:\((?P<worker>[A-Za-z]\w*) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
+RAY_PREFIX = r"^(?:\((?P<worker>[A-Za-z]\w*(?: [A-Z]+[0-9]+)*) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
 
 
 # The family of a header whose time is printed in UTC (Z or +00:00): its records are zoned.
 UTC_HEADER = "iso_utc"
+# sgl-router 0.1.x's own header: a router line whose time is local (the Rust tracing one prints UTC).
+ROUTER_LOCAL_HEADER = "router_local"
+# Header families whose time is UTC by their format: sgl-router's Rust tracing, ISO with Z/+00:00, UCX's
+# epoch seconds. A record of another family with a time but no zone printed keeps it as printed.
+UTC_HEADERS = ("router", UTC_HEADER, "ucx")
 
 
 @dataclass(frozen=True)
@@ -166,9 +171,10 @@ HEADERS = (
         ),
     ),
     H(
-        "router",
+        ROUTER_LOCAL_HEADER,
         rf"^\[Router \([\w ]+\)\] (?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>TRACE|DEBUG|INFO|WARN|ERROR) - ",
-        "sgl-router 0.1.x (2025-03, Rust core under Python): [Router (Rust)] YYYY-MM-DD HH:MM:SS - LEVEL - msg",
+        "sgl-router 0.1.x (2025-03, Rust core under Python): [Router (Rust)] YYYY-MM-DD HH:MM:SS - LEVEL - msg "
+        "(its time is local: chrono::Local, no zone printed)",
         (
             (
                 "[Router (Rust)] 2025-03-08 02:33:09 - INFO - Worker http://0.0.0.0:31000 health check is pending",
@@ -375,6 +381,8 @@ NOTE = (
     # a terminal's own lines in a paste: ^C, a shell prompt with its command ([root@host dir]# …,
     # (venv) user@host:~/dir$ …, zsh's ✗/➜ …, $ …); what follows is another stream's output
     r"|^\^C\s*$|^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
+    # a markdown fence, and the shell's word on a killed child: the output before it has ended
+    r"|^\s*```[\w-]*\s*$|^Killed\s*$"
 )
 BODY_STARTS = (
     r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",
@@ -401,7 +409,10 @@ CONTINUATION = (
     rf"^(?:{strip_groups(RAY_PREFIX[1:])})?"
     r"(?:[ \t]+\S|Traceback \(most recent call last\):|(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|[0-9]+) \("
     r"|(?:The above exception|During handling of the above exception)|Caused by:$"
-    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$))"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$)"
+    # a C++ exception's report (c10::Error, terminate called … what():): where it was raised (its
+    # `frame #N:` lines follow that line; after a blank line alone they are another paste's)
+    r"|Exception raised from \S+ at )"
 )
 
 

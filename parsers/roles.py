@@ -59,10 +59,13 @@ def mode_expr(text: pl.Expr) -> pl.Expr:
 
 # --- roles a record's own text names (``text_role``) ------------------------------------------------
 # The SGLang event loop a frame runs in (a traceback, a py-spy stack, a frame line on its own) names
-# the engine's half: ``event_loop_overlap_disagg_prefill``, ``disaggregation/decode.py``.
+# the engine's half: ``event_loop_overlap_disagg_prefill``, ``disaggregation/decode.py``; a plain loop
+# an engine that is no half.
 FRAME_ROLES = (
     ("prefill", r"event_loop_\w*disagg_prefill|disaggregation/prefill\.py"),
     ("decode", r"event_loop_\w*disagg_decode|disaggregation/decode\.py"),
+    # a scheduler's plain loop (event_loop_normal, event_loop_overlap, event_loop_pp): not half of a PD pair
+    ("engine", r"\bevent_loop_(?:normal|overlap|pp)\b"),
 )
 
 

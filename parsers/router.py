@@ -25,7 +25,7 @@ import polars as pl
 
 from logcorr.parsers.batch_lines import first_line
 from logcorr.parsers.fields import extract_fields
-from logcorr.parsers.prefix import HEADERS, strip_groups
+from logcorr.parsers.prefix import HEADERS, ROUTER_LOCAL_HEADER, strip_groups
 from logcorr.parsers.rules import FieldRule
 from logcorr.store.schema import EVENTS
 from logcorr.store.schema import REQUESTS as REQUESTS_TABLE
@@ -245,7 +245,7 @@ def is_router_line(ev: pl.DataFrame) -> pl.Series:
     header = base["header"]
     text_router = pl.select(
         pl.when(header.is_not_null())
-        .then(header == "router")
+        .then(header.is_in(["router", ROUTER_LOCAL_HEADER]))
         .otherwise(base["message"].str.contains(ROUTER_HEADER_LINE))
         .fill_null(False)
     ).to_series()

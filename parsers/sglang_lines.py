@@ -323,8 +323,8 @@ WATCHDOG_PATTERNS = [
     P(
         "sigquit",
         "watchdog",
-        "Received sigquit from a child process",
-        r"Received sigquit from a child process",
+        "Received sigquit from a child",
+        r"Received sigquit from a child proces",  # "proces." (sic) in some releases
         "v0.3 (2024)",
         "[2025-08-02 19:24:36] Received sigquit from a child process. It usually means the child failed.",
         subkind="sigquit",
@@ -347,6 +347,16 @@ WATCHDOG_PATTERNS = [
         "[2026-04-01 10:00:00] Subprocess scheduler_0 (pid=4242) crashed with exit code -3. Triggering SIGQUIT for cleanup...",
         subkind="subprocess_crashed",
         yields={"target_pid": 4242, "exit_code": -3},
+    ),
+    P(
+        "child_failed",
+        "watchdog",
+        "Child process unexpectedly failed with an exit code",
+        r"Child process unexpectedly failed with an exit code (?P<exit_code>-?\d+)\.?(?: pid=(?P<target_pid>\d+))?",
+        "v0.4 (2025, the engine's launcher watching its schedulers)",
+        "[2025-05-23 04:49:21] Child process unexpectedly failed with an exit code 131. pid=247",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 247, "exit_code": 131},
     ),
     P(
         "collective_work_state",

@@ -87,7 +87,7 @@ def test_server_args_and_frames_name_the_role():
     assert frame_role(
         ["run_scheduler_process scheduler.py", "event_loop_overlap_disagg_decode scheduler.py"]
     ) == ("decode")
-    assert frame_role(["event_loop_normal scheduler.py"]) is None
+    assert frame_role(["event_loop_normal scheduler.py"]) == "engine"  # a plain loop: no PD half
 
 
 # --- roles flow through a process, a pod, an input -------------------------------------------------
@@ -153,18 +153,23 @@ def test_b4_06_two_roles_in_one_paste_give_their_role_to_no_other_record(workdir
     ]
     assert sql(out, "SELECT role FROM requests") == [("router",)]
     unknown = sql(out, "SELECT kind, left(message, 8) FROM events WHERE role = 'unknown' ORDER BY event_id")
-    # the notes, and the prose line 1 (its own record since a pasted note is one line): no role
+    # the notes, the prose lines and the markdown fences (each its own record: a note or a fence is
+    # one line): no role
     assert unknown == [
         ("other", "# source"),
         ("other", "# note: "),
         ("other", "# note: "),
         ("other", "On the p"),
+        ("other", "```"),
+        ("other", "```"),
+        ("other", "Meanwhil"),
+        ("other", "```"),
     ]
 
 
 def test_b4_12_the_nccl_host_names_the_prefill_pod(workdir):
     out = out_of(workdir, "b4_12")
-    assert sql(out, "SELECT role, count(*), count(ts) FROM events GROUP BY role") == [("prefill", 14, 0)]
+    assert sql(out, "SELECT role, count(*), count(ts) FROM events GROUP BY role") == [("prefill", 15, 0)]
     assert sql(out, "SELECT DISTINCT pid FROM events WHERE pid IS NOT NULL") == [(206899,)]
     text = coverage(out)
     assert "prefill: no record read as the prefill engine's" not in text and "have no role" not in text

@@ -69,7 +69,7 @@ def test_b3_07_a_yearless_journal_says_both_exceptions_and_the_exit_and_restart_
         assert row["ts"] is None
         assert "then exited (openclaw-vllm.service, 1/FAILURE)" in row["summary"]
         assert "restart counter 64" in row["summary"]
-        assert "no exit or restart in the data" not in row["summary"]
+        assert "no exit or restart read after it" not in row["summary"]
         assert "the traceback is cut" not in row["summary"]
     exits = sql(
         out,

@@ -11,7 +11,7 @@ import pytest
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest
-from logcorr.inputs.text import has_compose_prefix, text_records
+from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
 from logcorr.parsers import journald
 
 CASES = Path(__file__).parent / "cases"
@@ -31,9 +31,12 @@ def tables(tmp_path_factory) -> tuple[pl.DataFrame, pl.DataFrame]:
 def reader_lines(path: Path) -> int:
     """The non-blank lines the reader makes of ``path``, as its records count them: a line whose text
     is only an envelope it takes off (a compose prefix before nothing) counts none, and a line it
-    splits in two records (an SGLang header glued mid-line) counts two."""
+    splits in two records (an SGLang header glued mid-line) counts two, and lines a terminal wrapped,
+    joined back, count one."""
     lines = journald.split_lines(path.read_bytes())
-    recs = text_records(lines, "text", str(path), 1, compose=has_compose_prefix(lines))
+    recs = text_records(
+        lines, "text", str(path), 1, compose=has_compose_prefix(lines), width=paste_width(lines)
+    )
     return int((recs["message"].str.strip_chars() != "").sum())
 
 

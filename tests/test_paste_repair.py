@@ -107,3 +107,48 @@ def test_an_ingest_without_append_keeps_the_out_it_replaces(tmp_path):
     again = ingest([next(B5.glob("06_*"))], out)  # the same inputs again: nothing to keep
     assert not any("REPLACED" in n for n in again.notes)
     assert json.loads((prev / "manifest.json").read_text())["inputs"] == kept
+
+
+B6 = CASES / "batch6"
+
+
+def test_a_held_record_keeps_its_lines_when_the_next_feed_reevaluates_them():
+    """batch6/19: a C++ `what():` report after two notes: the reader feeds the notes and holds the
+    report open; on the next feed its CUDA hints, `Exception raised from` and `frame #N:` lines still
+    continue it (the stream had opened a record in the feed before)."""
+    from logcorr.inputs.rejoin import Rejoiner
+    from logcorr.inputs.text import text_records
+
+    lines = pl.Series(next(B6.glob("19_*")).read_text().splitlines())
+    rejoin = Rejoiner()
+    out = pl.concat([rejoin.feed(text_records(lines, "text", "x", 1, compose=False)), rejoin.finish()])
+    assert out.select("source_pos", "n_lines").rows() == [("line 1", 1), ("line 2", 1), ("line 3", 11)]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "sql_text", "rows"),
+    [
+        # a worker name with a rank token (`VllmWorker TP0`) opens a record: the ERROR line is its own
+        ("14", "SELECT level, tp_rank, pid FROM events WHERE message LIKE '(VllmWorker TP0%'", [("ERROR", 0, 2940)]),
+        # the older launcher's child exit, behind a prose label and a backtick, typed and timed
+        ("04", "SELECT watchdog_kind, exit_code, target_pid, ts IS NOT NULL FROM watchdogs",
+         [("subprocess_crashed", 131, 247, True)]),
+        # "Received sigquit from a child proces." (sic) is a sigquit
+        ("01", "SELECT count(*) FROM watchdogs WHERE watchdog_kind = 'sigquit'", [(2,)]),
+        # UCX's epoch stamp is UTC; sgl-router 0.1.x's `[Router (Rust)]` header is local time
+        ("16", "SELECT zoned FROM events WHERE message LIKE '[1749803291.555759]%'", [(True,)]),
+        ("18", "SELECT DISTINCT zoned FROM events WHERE message LIKE '[Router (Rust)]%'", [(False,)]),
+        # a plain event loop is an engine's (no half of a PD pair)
+        ("11", "SELECT DISTINCT role FROM tracebacks", [("engine",)]),
+    ],
+)  # fmt: skip
+def test_batch6_reads(workdir, prefix, sql_text, rows):
+    assert sql(ingested_alone(workdir, B6, prefix), sql_text) == rows
+
+
+def test_prose_and_routine_lines_are_no_unexplained_error(workdir):
+    """batch6/08: the reporter's sentence naming a watchdog timeout; batch6/18: INFO lines saying a
+    health check is pending with an error. Neither is an error record."""
+    for prefix in ("08", "18"):
+        out = ingested_alone(workdir, B6, prefix)
+        assert sql(out, "SELECT count(*) FROM findings WHERE kind LIKE 'unexplained%'") == [(0,)], prefix

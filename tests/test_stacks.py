@@ -90,7 +90,7 @@ def test_eagle_draft_dump_is_dp1_tp3_and_names_no_collective(workdir):
     assert row["ranks"] == ["DP1 TP3"] and row["n"] == 1
     assert row["ts"] == datetime(2025, 6, 5, 8, 28, 3, tzinfo=UTC)
     assert (
-        "1 scheduler rank DP1 TP3 is active in draft (eagle_worker.py:397) under"
+        "1 engine scheduler rank DP1 TP3 is active in draft (eagle_worker.py:397) under"
         " forward_batch_speculative_generation (eagle_worker.py:267), in the serving loop event_loop_normal;"
         " no frame of its stack names a collective" in row["summary"]
     )
@@ -102,8 +102,9 @@ def test_eagle_draft_dump_is_dp1_tp3_and_names_no_collective(workdir):
     assert sql(out, f"SELECT kind, tp_rank, dp_rank FROM events WHERE event_id = {dump_event}") == [
         ("pyspy", 3, 1)
     ]
-    assert "**What happened**: py-spy dumps of 1 process: 1 scheduler rank DP1 TP3 is active in draft" in (
-        what_happened(out)
+    assert (
+        "**What happened**: py-spy dumps of 1 process: 1 engine scheduler rank DP1 TP3 is active in draft"
+        in (what_happened(out))
     )
 
 
@@ -116,7 +117,7 @@ def test_npu_dump_by_crash_diagnostics_and_the_failed_pid(workdir):
     row = stacks_row(out)
     assert row["ranks"] == ["TP0"] and row["ts"] == datetime(2026, 7, 7, 7, 20, 50, tzinfo=UTC)
     assert (
-        "1 scheduler rank TP0 is idle in read (libc.so.6) inside decorated (torch_npu/contrib/transfer_to_npu.py:182)"
+        "1 engine scheduler rank TP0 is idle in read (libc.so.6) inside decorated (torch_npu/contrib/transfer_to_npu.py:182)"
         " under _compute_mrope_positions (forward_batch_info.py:1106), in the serving loop event_loop_overlap"
         in row["summary"]
     )

@@ -87,7 +87,7 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch5/04": (NO_FAILURE, []),
     "batch5/05": (NO_FAILURE, []),
     "batch5/06": ("unexplained_errors", ["failure detected by watchdog at work sequence id: 40231", "on TP1", "TP7 ×3, TP1 ×2"]),
-    "batch5/07": ("collective_timeout", ["NCCL watchdog", "rank 2, rank 4", "op printed (OpType=) but not read", "last completed work 1522788, last enqueued 1522789"]),
+    "batch5/07": ("collective_timeout", ["NCCL watchdog", "rank 2, rank 4", "_ALLGATHER_BASE SeqNum 1522789 ran 600094 ms, past its 600 s timeout", "last completed work 1522788, last enqueued 1522789"]),
     "batch5/08": (NO_FAILURE, []),
     "batch5/09": (NO_FAILURE, []),
     "batch5/10": (NO_FAILURE, []),
@@ -98,6 +98,26 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch5/15": ("unexplained_crash", ['Fatal Python error: "Segmentation fault', "on decode"]),
     "batch5/16": (NO_FAILURE, []),
     "batch5/17": (NO_FAILURE, []),
+    "batch6/01": ("start_up_failure", ["failed at start-up on TP2 at 2025-02-09 21:23:00", "init_torch_distributed", "SIGQUIT"]),
+    "batch6/02": ("scheduler_crash", ["Scheduler (prefill) crashed on TP5 at 2026-06-09 11:38:45", "exception type not printed"]),
+    "batch6/03": ("scheduler_crash", ["TpModelWorkerClient crashed on DP0 TP0 EP0 at 2025-08-24 20:28:03"]),
+    "batch6/04": ("scheduler_crash", ["Scheduler (decode) crashed on DP10 TP21 at 2025-05-28 04:24:31", "a subprocess crashed (exit code 131)"]),
+    "batch6/05": ("scheduler_crash", ["Scheduler (decode) crashed on DP1 TP4 at 2025-05-27 04:36:06", "synchronize (streams.py:224)"]),
+    "batch6/06": ("transfer_failures", ['"Decode transfer failed"', "(2170015846053279415)"]),
+    "batch6/07": ("unexplained_crash", ['"Fatal Python error: Segmentation fault"']),
+    "batch6/08": ("collective_timeout", ["rank 4", "ALLREDUCE SeqNum 91885 ran 600037 ms, past its 600 s timeout", "last completed work 91884"]),
+    "batch6/09": ("scheduler_watchdog", ["TP0, TP1, TP2, TP3, TP4, TP5, TP6, TP7 from 2025-03-09 00:57:15 to 00:57:16", "(timeout 300 s)"]),
+    "batch6/10": ("start_up_failure", ["failed at start-up on TP5 at 2025-02-08 00:55:32"]),
+    "batch6/11": ("scheduler_crash", ["Scheduler (engine) crashed on TP0 at 2025-11-06 01:16:21"]),
+    "batch6/12": ("unexplained_crash", ['"Fatal Python error: Aborted"']),
+    "batch6/13": ("unexplained_crash", ["ERROR 07-03 20:47:11 [core.py:517]", "vllm/v1/engine/core.py"]),
+    "batch6/14": ("unexplained_crash", ["UnicodeDecodeError: 'utf-8' codec can't decode byte 0xbb"]),
+    "batch6/15": (NO_FAILURE, []),
+    "batch6/16": ("transfer_failures", ["backend UCX", "send(110) failed: Input/output error"]),
+    "batch6/17": ("unexplained_errors", ["Failed to connect gRPC client for worker grpc://localhost:20000", "on router"]),
+    "batch6/18": (NO_FAILURE, []),
+    "batch6/19": ("cuda_error", ["CUDA illegal memory access"]),
+    "batch6/20": (NO_FAILURE, []),
 }  # fmt: skip
 
 
@@ -107,7 +127,7 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def test_every_case_file_has_an_expectation():
-    files = {f"{p.parent.name}/{p.name[:2]}" for d in ("sglang", "pyspy", "real2", "batch3", "batch4", "batch5")
+    files = {f"{p.parent.name}/{p.name[:2]}" for d in ("sglang", "pyspy", "real2", "batch3", "batch4", "batch5", "batch6")
              for p in (CASES / d).glob("[0-9][0-9]_*")}  # fmt: skip
     assert files == set(EXPECTED)
 

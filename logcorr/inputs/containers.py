@@ -404,6 +404,8 @@ class PodChoice:
             role = role_by_name(names, self.opts.roles)
             looks = bool(role) or bool(sglang) or any(SGLANG_NAME.search(n) for n in names)
             take = _matches(names, self.opts.units) if self.opts.units else looks
+            # lines no prefix names (a paste's own prose, a fence) are no pod's: kept, never skipped
+            take = take or (unit == "" and not self.opts.units)
             self.decided[unit] = take
             if take or self.opts.all_units:
                 self.roles[unit] = role or mode or ("router" if router else None) or "unknown"
@@ -430,7 +432,7 @@ class PodChoice:
             notes = [f"no {kind} looks like an SGLang engine or router: reading every one"]
         else:
             notes = []
-        chosen = {u: r for u, r in self.roles.items() if self.keep_all or self.decided.get(u)}
+        chosen = {u: r for u, r in self.roles.items() if u and (self.keep_all or self.decided.get(u))}
         if chosen:
             notes.append(f"{kind}s chosen: " + ", ".join(f"{u} ({r})" for u, r in sorted(chosen.items())))
         if self.skipped:

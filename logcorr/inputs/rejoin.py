@@ -49,6 +49,8 @@ class Rejoiner:
         self.join_all = join_all
         self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
         self._cut: pl.Series = pl.Series("key", [], pl.UInt64)  # streams whose open record was cut
+        # streams that opened a record in an earlier chunk: their held lines are no stream's start
+        self._started: pl.Series = pl.Series("key", [], pl.UInt64)
         self.pieces = 0  # pieces of records let go in pieces
 
     def feed(self, df: pl.DataFrame) -> pl.DataFrame:
@@ -63,7 +65,10 @@ class Rejoiner:
         if self.join_all:
             starts = pl.col("seq") == pl.col("seq").min().over("key")
         else:
-            df = df.with_columns(_starts(df).alias("_start"))
+            starts, firm = _starts(df, self._started)
+            df = df.with_columns(starts.alias("_start"))
+            opened = df.filter(firm)["key"].unique()
+            self._started = pl.concat([self._started, opened]).unique() if opened.len() else self._started
             starts = pl.col("_start")
         df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
         if self._cut.len():  # the lines before a cut stream's first start continue its cut record
@@ -111,9 +116,11 @@ def _mark_piece(df: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
     return df.with_columns(pl.when(first).then(mark).otherwise(pl.col("entry_error")).alias("entry_error"))
 
 
-def _starts(df: pl.DataFrame) -> pl.Series:
+def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Series, pl.Series]:
     """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record
-    (the rule of the module docstring)? A piece of an over-long line always does."""
+    (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
+    streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
+    past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     message = df["message"]
     # SGLang's own header, which most lines of an engine's journal carry, opens a record: the full
     # rule (every header family, known bodies, continuation shapes) runs on the others only
@@ -121,7 +128,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     piece = df["entry_error"].str.starts_with(LINE_PIECE).fill_null(False)
     slow = (~header).arg_true()
     if slow.len() == 0:
-        return header | piece
+        return header | piece, header
     lines = message.gather(slow)
     h = pl.select(is_record_start(pl.lit(lines)).fill_null(True)).to_series()
     # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced)
@@ -133,7 +140,7 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     header = header.scatter(slow, h)
     other = (~header).arg_true()  # most chunks: none (every line opens a record)
     if other.len() == 0:
-        return header | piece
+        return header | piece, header
     blank = pl.repeat(False, df.height, eager=True).scatter(
         other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
@@ -144,7 +151,9 @@ def _starts(df: pl.DataFrame) -> pl.Series:
             pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
             # a note (a prompt, ^C) ends the open record of every stream: a line after one, in any stream
             (pl.col("n").cum_sum() - pl.col("n").cast(pl.UInt32)).alias("_notes_before"),
-            (pl.col("h").cum_sum().over("key") == 0).alias("before_first"),
+            ((pl.col("h").cum_sum().over("key") == 0) & ~pl.col("key").is_in(_implode(started))).alias(
+                "before_first"
+            ),
         )
         .with_columns(
             (pl.col("_notes_before") != pl.col("_notes_before").shift(1).over("key"))
@@ -156,11 +165,15 @@ def _starts(df: pl.DataFrame) -> pl.Series:
     after_note = ~marks["b"] & marks["after_note"] & ~header
     loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header & ~after_note
     if not loose.any():
-        return header | piece | after_note
+        return header | piece | after_note, header | after_note
     idx = loose.arg_true()
     shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
     opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
-    return header | piece | opens | after_note
+    return header | piece | opens | after_note, header | after_note
+
+
+def _implode(keys: pl.Series | None) -> pl.Expr:
+    return pl.lit(keys if keys is not None else pl.Series("key", [], pl.UInt64)).implode()
 
 
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's

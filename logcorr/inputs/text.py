@@ -159,7 +159,10 @@ MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
-WORKER_PREFIX = r"^(?:\([A-Za-z]\w* pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>[A-Za-z]\w*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
+WORKER_PREFIX = (
+    r"^(?:\([A-Za-z]\w*(?: [A-Z]+\d+)* pid=\d+(?:, ip=[^)]*)?\) )*"
+    r"\((?P<worker>[A-Za-z]\w*(?: [A-Z]+\d+)*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
+)
 # A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
 # ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
 # --prefix --timestamps`` (``[pod/NAME/CONTAINER] <RFC3339> ``), ``kubectl logs --timestamps`` alone
@@ -179,8 +182,9 @@ LINE_ENVELOPE = (
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
-GLUED_RECORD = rf"^(?P<pre>.*?[\w.)])(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
-GLUED_START = r"[\w.)]\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+# Also after an inline-code backtick and a space (a paste's "label: ` [ts] …").
+GLUED_RECORD = rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
+GLUED_START = r"(?:[\w.)]|` )\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
@@ -230,22 +234,30 @@ WRAP_MIN_WIDTH = 80
 
 def _wrapped(lines: pl.Series, width: int) -> pl.Series:
     """Per line of ``lines``: is it ``width`` characters long and followed by a line that is neither
-    blank nor a record start (``is_record_start``)? The last line is not."""
+    blank, nor a record start (``is_record_start``), nor one opening with the same first token (the
+    next of a run of equal-length records: a scrape's samples, a repeated debug line)? The last
+    line is not."""
     after = lines.shift(-1)
     opens = pl.select(is_record_start(pl.lit(after))).to_series().fill_null(True)
     blank = after.str.strip_chars().str.len_chars().fill_null(0) == 0
-    return ((lines.str.len_chars() == width) & ~opens & ~blank).fill_null(False)
+    lead = r"^\s*[^\s\[\](){}|,;=]+"
+    same_lead = (lines.str.extract(lead, 0) == after.str.extract(lead, 0)).fill_null(False)
+    return ((lines.str.len_chars() == width) & ~opens & ~blank & ~same_lead).fill_null(False)
 
 
 def paste_width(lines: pl.Series) -> int | None:
     """The width a terminal wrapped a paste at: the longest line's length (characters, at least
-    ``WRAP_MIN_WIDTH``) when two lines or more have it and one of them is wrapped (``_wrapped``); None
-    for a file whose lines were not wrapped (most logs)."""
+    ``WRAP_MIN_WIDTH``) when two lines or more have it, two of them are wrapped (``_wrapped``) and one
+    of those breaks a word (a word character before the break, a lower-case one or a digit after it:
+    not a new sentence or line such as ``Python v3``); None for a file whose
+    lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
     width = n.max()
     if width is None or width < WRAP_MIN_WIDTH or int((n == width).sum()) < 2:
         return None
-    return int(width) if _wrapped(lines, int(width)).any() else None
+    wrapped = _wrapped(lines, int(width))
+    mid_token = lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")  # "compl|eted"
+    return int(width) if int(wrapped.sum()) >= 2 and (wrapped & mid_token.fill_null(False)).any() else None
 
 
 def unwrap(frame: pl.DataFrame, width: int) -> pl.DataFrame:

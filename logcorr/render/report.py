@@ -880,7 +880,7 @@ def _clock_lines(row: dict) -> list[str]:
     if row["clock"] == "zone not printed":
         lines.append(
             f"- input {inline_md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
-            f" ({_t(row['first_ts'], zone=False)} to {_t(row['last_ts'], zone=False)}; SGLang prints local time):"
+            f" ({_t(row['first_ts'], zone=False)} to {_t(row['last_ts'], zone=False)}; a log that prints no zone, SGLang's among them, prints local time):"
             " their times are as printed, not UTC, so they cannot be put in one order with another clock's."
         )
     if row["offset_s"] is not None:

@@ -110,7 +110,7 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
-       || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart in the data') AS summary,
+       || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
        list_filter(g.ids || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
        'tracebacks (not transfer_errors), lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
 FROM grouped g JOIN after a ON a.gid = g.gid

@@ -35,8 +35,9 @@ hit AS (
 )
 SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.host,
        list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))) AS ranks, count(*)::BIGINT AS n,
-       any_value(x.said) || ' on ' || coalesce(h.role, '?')
-       || coalesce(' ' || array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')
+       any_value(x.said)  -- an unknown role is left out, never worded
+       || coalesce(' on ' || nullif(concat_ws(' ', nullif(h.role, 'unknown'),
+                    nullif(array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')), ''), '')
        || ': ' || count(*) || ' record(s)'
        || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)') AS summary,
        list(h.event_id ORDER BY h.ts) AS evidence,

@@ -18,13 +18,15 @@
 -- reading: one row per (host, kind). A record counts when no other finding cites it, nor a record its
 --   process printed at the same instant (a traceback stamped line by line), and it is one of, most
 --   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
---   SIGSEGV/SIGABRT, core dumped, terminate called, an exit code -N, "crashed"); (2) an exception: a
---   tracebacks row, or a line that is only `Type: message` with a type ending in Error or Exception;
---   (3) a watchdogs row (any kind) or a "timed out"/watchdog line; (4) a level ERROR, CRITICAL, FATAL,
---   E or F (any case); (5) a log record (one with a time or a level read) whose words say failed,
---   failure or error, at a level other than DEBUG/TRACE. py-spy records, and lines that are a comment
---   (`#` first), carry no marker. Ranks are those the records print or inherit; "k of n records"
---   says how many print one.
+--   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed"); (2) an
+--   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception, or a Python
+--   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut); (3) a watchdogs
+--   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired; (4) a level
+--   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
+--   error. A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
+--   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
+--   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first).
+--   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
 cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
     SELECT DISTINCT e.host, e.pid, e.ts FROM events e JOIN cited_ids USING (event_id)
@@ -34,6 +36,10 @@ marked AS (
     SELECT e.event_id, e.ts, e.role, e.host, e.level, e.message, e.kind,
            concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label,
            regexp_replace(coalesce(e.message, ''), '(?m)^\s*#.*$', '', 'g') AS text,
+           -- a log record (a time or a level read) whose logger did not call it routine: words of
+           -- failure in prose, or at INFO/DEBUG, are no error
+           (e.ts IS NOT NULL OR e.level IS NOT NULL)
+             AND upper(coalesce(e.level, '')) NOT IN ('INFO', 'I', 'DEBUG', 'D', 'TRACE', 'NOTICE') AS logged,
            e.event_id IN (SELECT event_id FROM tracebacks) AS is_traceback,
            e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
            e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
@@ -48,14 +54,14 @@ graded AS (
            CASE
              WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|\bcrashed\b')
                THEN 1
-             WHEN is_traceback OR regexp_matches(text, '(?m)(^|\s)([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|\s)File "[^"]+", line \d+, in \S')
+             WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
                THEN 2
-             WHEN is_watchdog OR is_transfer_error OR regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)')
+             WHEN is_watchdog OR is_transfer_error
+                  OR (logged AND regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)'))
                THEN 3
              WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
                THEN 4
-             WHEN (ts IS NOT NULL OR level IS NOT NULL) AND upper(coalesce(level, '')) NOT IN ('DEBUG', 'TRACE', 'D')
-                  AND regexp_matches(text, '(?i)\b(failed|failure|error)\b')
+             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error)\b')
                THEN 5
            END AS grade
     FROM marked
@@ -71,7 +77,7 @@ found AS (
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed).*$'
-                 WHEN 2 THEN '(?m)^.*(^|\s)([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
+                 WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
                  WHEN 5 THEN '(?im)^.*\b(failed|failure|error)\b.*$'
                  ELSE '(?m)^.*\S.*$' END), '') AS marker
         FROM graded WHERE grade IS NOT NULL

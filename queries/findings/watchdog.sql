@@ -47,7 +47,8 @@ g AS (
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
-            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+            || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END, ' (no time read)')
             || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
@@ -56,7 +57,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
-            || coalesce(' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+            || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END, ' (no time read)')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,

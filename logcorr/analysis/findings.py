@@ -10,6 +10,7 @@ summary is a cell of one of those rows.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -235,7 +236,7 @@ def _step_text(r: dict) -> str:
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "").replace(" (no time read)", "")
+    return re.sub(r" \(no time read[^)]*\)", "", text.replace(" at " + _t(r["ts"], zone=_zoned(r)), ""))
 
 
 def _chain(found: pl.DataFrame) -> str:

@@ -108,7 +108,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
        CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
        || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
-       || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+       || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'),  -- a yearless stamp quoted as printed
+                   ' (no time read' || coalesce('; printed without a year: '
+                       || nullif(regexp_extract(w.text, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), ''), '') || ')')
        || '; ' || c.n || ' record(s) that no other finding explains ('
        || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
                     nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',

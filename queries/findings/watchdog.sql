@@ -36,6 +36,8 @@ g AS (
            w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
+           -- a time printed without a year (glog/c10 E223 11:14:34): quoted as printed, never dated
+           min(nullif(regexp_extract(w.message, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), '')) AS yearless,
            list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
@@ -48,7 +50,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
             || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
-                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END, ' (no time read)')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
+                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
             || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
@@ -58,7 +61,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
-                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END, ' (no time read)')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
+                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,

@@ -376,6 +376,8 @@ def strip_groups(regex: str) -> str:
 # Bodies that are a known kind of record even without a header: they open a record too (a paste
 # from `kubectl logs` or a pod without SGLang's header). A py-spy ``Process N:`` line right after a
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
+TERMINATE_LINE = r"^terminate called after throwing an instance of "
+WHAT_LINE = r"^\s*what\(\): "
 NOTE = (
     r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
     # a terminal's own lines in a paste: ^C, a shell prompt with its command ([root@host dir]# …,
@@ -390,6 +392,10 @@ BODY_STARTS = (
     r"^Scheduler hit an exception:",
     r"^Process [0-9]+: ",
     r"^Fatal Python error: ",  # CPython's fatal error handler, before faulthandler's thread stacks
+    # a C++ exception that ended the process (std::terminate, torch's c10::Error in a watchdog thread);
+    # "what():" alone when the paste starts there (after a "terminate called" line it continues it)
+    TERMINATE_LINE,
+    WHAT_LINE,
     r"^\S+:[0-9]+ - \"[A-Z]+ \S+ HTTP/[0-9.]+\" [0-9]{3}",
     r"^(?:Prefill|Decode) batch[.,] ",  # a batch line whose header was stripped (--log-requests pastes)
     NOTE,
@@ -434,7 +440,8 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
 
     ``lines`` is an expression over a ``str`` column of single lines (no trailing newline);
     ``previous`` the line before it in the same stream (None: unknown), which keeps a py-spy
-    ``Process N:`` line in the "Pyspy dump for PID" record that announced it. ANSI colour escapes are
+    ``Process N:`` line in the "Pyspy dump for PID" record that announced it, and a ``what():`` line in
+    the "terminate called after throwing" record before it. ANSI colour escapes are
     ignored; a null line is null.
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
@@ -443,6 +450,9 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
         process = clean.str.starts_with("Process ")
         marked = pl.when(process).then(previous.str.contains(PYSPY_MARKER)).fill_null(False)
         start = start & ~(process & marked)
+        # std::terminate's "what():" continues the "terminate called after throwing" line before it
+        what = clean.str.contains(WHAT_LINE)
+        start = start & ~(what & previous.str.contains(TERMINATE_LINE).fill_null(False))
     return start
 
 

@@ -152,3 +152,12 @@ def test_prose_and_routine_lines_are_no_unexplained_error(workdir):
     for prefix in ("08", "18"):
         out = ingested_alone(workdir, B6, prefix)
         assert sql(out, "SELECT count(*) FROM findings WHERE kind LIKE 'unexplained%'") == [(0,)], prefix
+
+
+def test_a_cpp_terminate_report_is_one_record_even_where_the_paste_starts_at_what():
+    """batch6/19 without its notes starts at `  what():`; with a `terminate called` line before it,
+    `what():` continues that line's record. CUDA hints, `Exception raised from` and frames follow."""
+    body = [line for line in next(B6.glob("19_*")).read_text().splitlines() if not line.startswith("# ")]
+    assert records_from_text("\n".join(body)).select("source_pos", "n_lines").rows() == [("line 1", 11)]
+    text = "terminate called after throwing an instance of 'c10::DistBackendError'\n" + "\n".join(body[:3])
+    assert records_from_text(text).select("source_pos", "n_lines").rows() == [("line 1", 4)]

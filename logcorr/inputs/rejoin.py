@@ -131,8 +131,11 @@ def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Seri
         return header | piece, header
     lines = message.gather(slow)
     h = pl.select(is_record_start(pl.lit(lines)).fill_null(True)).to_series()
-    # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced)
-    maybe = lines.str.contains_any(["Process ", "\x1b"]).fill_null(False)  # (an escape may hide it)
+    # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced) and a
+    # "what():" line (std::terminate's, after its "terminate called" line)
+    maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(
+        False
+    )  # (an escape may hide it)
     if (h & maybe).any():
         previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()

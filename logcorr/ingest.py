@@ -41,6 +41,7 @@ from logcorr.inputs.source import (
     LINE_PIECE,
     MAX_RECORD_BYTES,
     MAX_RECORD_LINES,
+    OUTSIDE_BUNDLE,
     RECORD_PIECE,
     InputError,
     ReadOptions,
@@ -54,6 +55,9 @@ from logcorr.store import config, database
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
 from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US
+
+# Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
+NOT_READ = ("skipped", OUTSIDE_BUNDLE)
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
 TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
@@ -295,7 +299,10 @@ def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]],
 
 def _is_journal(path: Path, fmt: str) -> bool:
     """A journal folder or file: by format, by its first bytes, or by a name like ``system.journal~``
-    or ``user-1000.journal.xz`` (what is packed cannot be looked into before it is unpacked)."""
+    or ``user-1000.journal.xz`` (what is packed cannot be looked into before it is unpacked); never
+    an input that is not read (``NOT_READ``)."""
+    if fmt in NOT_READ:
+        return False
     if fmt == "journal-dir" or ".journal" in path.name:
         return True
     try:
@@ -412,7 +419,7 @@ def _plan(
     selection = (
         f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
     )
-    identities = {p: input_files.identity(p, captured) for p, fmt in inputs if fmt != "skipped"}
+    identities = {p: input_files.identity(p, captured) for p, fmt in inputs if fmt not in NOT_READ}
     # the part-<n>-<tag>.parquet of two outputs differ unless they read the same data
     idents = sorted(json.dumps(i, sort_keys=True) for i in identities.values())
     run_tag = hashlib.sha256(json.dumps([origin, selection, idents]).encode()).hexdigest()[:8]
@@ -490,7 +497,7 @@ def _window(
     its own syntax (``yesterday``, ``-1h``), and then cuts alone (None)."""
     if not opts.since and not opts.until:
         return None
-    others = [str(p) for p, fmt in inputs if fmt != "skipped" and not _is_journal(p, fmt)]
+    others = [str(p) for p, fmt in inputs if fmt not in NOT_READ and not _is_journal(p, fmt)]
     try:
         bounds = (("--since", opts.since), ("--until", opts.until))
         window = tuple(_parse_time(flag, text) if text else None for flag, text in bounds)
@@ -644,6 +651,10 @@ def _read_input(
 def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
     """The input's ``SourceReport`` with its format found, or None when there is nothing to read
     (skipped by name, unreadable, empty: said in its report)."""
+    if known_fmt == OUTSIDE_BUNDLE:  # a bundle reads only its own files
+        note = f"{given}: outside the bundle given (its manifest or a link names another file of this machine): not read"
+        run.reports.append(SourceReport(str(given), "skipped", notes=[note]))
+        return None
     if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
         why = input_files.not_a_log(given, run.plan.roots.get(given))
         pod = containers.skip_pod(given, run.plan.opts)
@@ -992,7 +1003,7 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
     journals are copied to). Several hosts: their names joined by ``+`` (the first three, then how
     many more). None named by the data: with ``--append``, the origin OUT has (dumps added to a
     node's output are that node's); else ``logs-<digest of the inputs' names>``."""
-    hosts = sorted(set().union(*(input_files.hosts_in(p, fmt) for p, fmt in inputs if fmt != "skipped")))
+    hosts = sorted(set().union(*(input_files.hosts_in(p, fmt) for p, fmt in inputs if fmt not in NOT_READ)))
     if hosts:
         return "+".join(hosts[:3]) + (f"+{len(hosts) - 3}-more" if len(hosts) > 3 else "")
     if append:

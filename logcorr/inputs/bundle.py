@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.source import InputError, SourceReport, in_folder
+from logcorr.inputs.source import OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
 from logcorr.inputs.text import read_text
 from logcorr.parsers import journald
 from logcorr.parsers.collect import UNIT, step_line
@@ -82,14 +82,14 @@ def unpack(path: Path) -> Path:
 def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     """The ``(path, format)`` inputs of a bundle: the manifest (``bundle-manifest``), each py-spy dump
     taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file); a file the manifest
-    names outside the bundle's folder (an absolute path, ``..``, a link out) is ``skipped``."""
+    names outside the bundle's folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``."""
     found = [(folder / MANIFEST, "bundle-manifest")]
     for a in manifest.get("artifacts", []):
         if not isinstance(a, dict) or not isinstance(a.get("file"), str) or not a["file"]:
             continue
         path = in_folder(folder, a["file"])
-        if path is None:  # outside the bundle: named in the ingest's notes (paths.not_a_log), never read
-            found.append((Path(os.path.normpath(folder / a["file"])), "skipped"))
+        if path is None:  # outside the bundle: named in the ingest's notes, never read
+            found.append((Path(os.path.normpath(folder / a["file"])), OUTSIDE_BUNDLE))
         elif not path.is_file():
             continue
         elif a.get("kind") == "pyspy":

@@ -102,8 +102,6 @@ def not_a_log(path: Path, root: Path | None = None) -> str | None:
         target = Path(os.path.realpath(path))
         if not target.is_relative_to(os.path.realpath(root if root is not None else path.parent)):
             return f"{path}: a link to {target}, outside the folder given: not read (name it on the command line to read it)"
-    if root is not None and not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root)):
-        return f"{path}: outside the bundle or folder given (a manifest naming another file): not read"
     suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
     if suffix in NOT_LOGS:
         return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
-from logcorr.inputs.source import InputError, SourceReport, in_folder
+from logcorr.inputs.source import OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
 from logcorr.parsers import journald, prometheus
 from logcorr.parsers.collect import UNIT as STEP_UNIT
 from logcorr.parsers.collect import step_line
@@ -78,8 +78,8 @@ def bundle_inputs(folder: Path) -> list[tuple[Path, str]]:
     """The ``(path, format)`` inputs of an incident bundle: its ``metadata.json`` (``sglang-bundle``:
     the endpoint answers) and ``metrics.txt`` when it was saved (sniffed as any file)."""
     found = [(folder / METADATA, BUNDLE_FORMAT)]
-    if (folder / "metrics.txt").is_file():  # a link out of the bundle is skipped (paths.not_a_log says why)
-        found.append((folder / "metrics.txt", "?" if in_folder(folder, "metrics.txt") else "skipped"))
+    if (folder / "metrics.txt").is_file():  # a link out of the bundle is named, never read
+        found.append((folder / "metrics.txt", "?" if in_folder(folder, "metrics.txt") else OUTSIDE_BUNDLE))
     return found
 
 

@@ -59,6 +59,10 @@ class ReadOptions:
     roles: dict[str, str] = field(default_factory=dict)
 
 
+# The format of a file a bundle names outside itself: skipped and named, never read (``in_folder``).
+OUTSIDE_BUNDLE = "outside-bundle"
+
+
 def in_folder(folder: Path, name: str | Path) -> Path | None:
     """``folder / name`` when it stays inside ``folder`` once links are followed (a bundle names only
     its own files), else None: an absolute ``name``, one that climbs out with ``..``, or a link to a

@@ -49,7 +49,7 @@ g AS (
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
-            || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+            || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
             || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
@@ -60,7 +60,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
-            || coalesce(CASE WHEN end_ts > ts THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+            || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'

@@ -148,6 +148,20 @@ HEADERS = (
         ),
     ),
     H(
+        "torch",
+        r"^\[rank(?P<rank>[0-9]+)\]:(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)"
+        r"\s+(?P<pid>[0-9]+) [^\]\s]+:[0-9]+\] ?",
+        "PyTorch's Python logging with TORCH_DISTRIBUTED rank prefix, glog-style: [rankN]:W1207 hh:mm:ss.f pid "
+        "file.py:N] (torch._inductor, torch.distributed; no year)",
+        (
+            (
+                "[rank0]:W1207 22:10:35.487000 73 torch/_inductor/codecache.py:123] msg",
+                {"tp_rank": 0, "level": "WARNING", "pid": 73, "log_ts": None, "body": "msg"},
+            ),
+        ),
+        after_worker=True,
+    ),
+    H(
         "c10",
         r"^\[(?P<level>[IWEF])(?P<month>[0-9][0-9]?)(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+) [^\]\s]+:[0-9]+\] ?",
         "PyTorch c10 logging without the rank prefix: [W227 14:33:13.089 file.cpp:123], no year",

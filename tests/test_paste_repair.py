@@ -138,6 +138,8 @@ def test_a_held_record_keeps_its_lines_when_the_next_feed_reevaluates_them():
         # UCX's epoch stamp is UTC; sgl-router 0.1.x's `[Router (Rust)]` header is local time
         ("16", "SELECT zoned FROM events WHERE message LIKE '[1749803291.555759]%'", [(True,)]),
         ("18", "SELECT DISTINCT zoned FROM events WHERE message LIKE '[Router (Rust)]%'", [(False,)]),
+        # torch's glog-style Python logging after a rank prefix and two worker prefixes: its level
+        ("15", "SELECT level, tp_rank, pid FROM events WHERE message LIKE '(APIServer%[rank0]:W1207%'", [("WARNING", 0, 73)]),
         # a plain event loop is an engine's (no half of a PD pair)
         ("11", "SELECT DISTINCT role FROM tracebacks", [("engine",)]),
     ],

@@ -423,7 +423,7 @@ def test_kubectl_text_without_the_servers_words_cannot_tell_the_restart(lines, t
     }
     ingest([write_kubectl(tmp_path / "kubectl.log", quiet), SAMPLE / "pyspy"], tmp_path / "out")
     verdict = section(report(tmp_path / "out"), "Verdict")
-    assert "no restart is in the data" in verdict
+    assert "no restart was read" in verdict
 
 
 @pytest.mark.parametrize("form", ["docker", "cri", "kubectl"])

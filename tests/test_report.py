@@ -141,7 +141,7 @@ def test_report_of_case_02_alone(tmp_path):
     out = tmp_path / "out"
     ingest(files, out)
     text = report(out)
-    assert "No transfer_infos assertion in the data; 1 room(s) were aborted" in text
+    assert "No transfer_infos assertion was read; 1 room(s) were aborted" in text
     assert "| 7561186998443553199 |" in text
     missing = section(text, "What the data cannot say (coverage)")
     assert (

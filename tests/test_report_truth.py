@@ -56,7 +56,7 @@ def check(out: Path) -> None:
         said_missing = f"- {role}: no record read as the {role} engine's" in text
         assert said_missing == (role not in roles and pd_expected), (role, roles)
         n = batches.filter(pl.col("role") == role).height
-        if f"no batch lines of {role} in the data" in text:
+        if f"no batch line of {role} was read" in text:
             assert n == 0
         m = re.search(rf"- {role.capitalize()}: its ([\d,]+) batch line", text)
         if m:
@@ -76,7 +76,7 @@ def check(out: Path) -> None:
     asserted = table(out, "transfer_errors").filter(pl.col("error_kind") == "assert_transfer_infos")
     if "No transfer_infos assertion" in text:
         assert asserted.height == 0
-    if "no restart is in the data" in text:
+    if "no restart was read" in text:
         assert table(out, "lifecycle").filter(pl.col("event") == "started").height == 0
     m = re.search(r"- ([\d,]+) record\(s\) have no role", text)
     assert (int(m.group(1).replace(",", "")) if m else 0) == ev.filter(pl.col("role") == "unknown").height

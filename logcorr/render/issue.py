@@ -69,7 +69,7 @@ def _evidence(out: Path, found: pl.DataFrame, con) -> list[str]:
 
 def _pyspy(stuck: pl.DataFrame) -> list[str]:
     if not stuck.height:
-        return ["No py-spy capture in the data.", ""]
+        return ["No py-spy or faulthandler dump was read.", ""]
     lines = []
     for r in stuck.unique(["role", "pp_rank"], keep="first", maintain_order=True).iter_rows(named=True):
         lines.append(f"- {r['role'] or 'unknown role'}: **{r['verdict']}**: {r['groups']}")
@@ -97,10 +97,10 @@ def _families(known: pl.DataFrame) -> list[str]:
 def _environment(config: pl.DataFrame) -> list[str]:
     if not config.height:
         return [
-            "- SGLang version, server_args, hardware: not in the data (no server_args line or launch command)."
+            "- SGLang version, server_args, hardware: not read (logcorr read no server_args line or launch command)."
         ]
     versions = sorted({v for v in config["sglang_version"].to_list() if v})
-    lines = [f"- SGLang version: {', '.join(versions) if versions else 'not printed in the data'}",
+    lines = [f"- SGLang version: {', '.join(versions) if versions else 'not read'}",
              "- Hardware: not in the data (add `nvidia-smi` / `python -m sglang.check_env`)", ""]  # fmt: skip
     heads = [f"{r['role']} pid {r['pid']}" for r in config.iter_rows(named=True)]
     lines += ["| server_args | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]

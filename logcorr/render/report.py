@@ -658,7 +658,7 @@ def _stop_lines(stops: pl.DataFrame) -> list[str]:
         restart = (
             f"the restart came at {_t(s['restart_ts'])} ({_s(s['until_restart_s'])} after the stop)"
             if s["restart_ts"] is not None
-            else "no restart is in the data"
+            else "no restart was read"
         )
         resumed = (
             f", batches again at {_t(s['resumed_ts'], date=False)}"
@@ -724,11 +724,11 @@ def _trigger_lines(a2a: pl.DataFrame) -> list[str]:
             )
     elif a2a.height:
         lines.append(
-            "No transfer_infos assertion in the data; "
+            "No transfer_infos assertion was read; "
             f"{a2a['bootstrap_room'].n_unique()} room(s) were aborted (see below): the trigger cannot be named."
         )
     else:
-        lines.append("No transfer_infos assertion and no abort with a room in the data.")
+        lines.append("No transfer_infos assertion and no abort naming a room was read.")
     return lines
 
 
@@ -751,9 +751,9 @@ def _wedge_verdict(stops: pl.DataFrame, cov: pl.DataFrame, lbr: pl.DataFrame) ->
                 f" (min_gap_s); whether it advanced after its last one ({_t(last)}) the data cannot tell."
             )
         elif row["events"]:
-            lines.append(f"{label}: cannot tell whether it wedged: no batch lines of {role} in the data.")
+            lines.append(f"{label}: cannot tell whether it wedged: no batch line of {role} was read.")
     if not lines and not stopped:
-        lines.append("Cannot tell whether an engine wedged: no batch lines of any engine in the data.")
+        lines.append("Cannot tell whether an engine wedged: no batch line of any engine was read.")
     return lines
 
 
@@ -793,7 +793,7 @@ def _aborts(a2a: pl.DataFrame) -> list[str]:
         return ["No assertion and no abort with a bootstrap room: nothing to pair."]
     lines = []
     if not a2a["asserted"].any():
-        lines += ["No transfer_infos assertion in the data; the aborts of each room are listed instead.", ""]
+        lines += ["No transfer_infos assertion was read; the aborts of each room are listed instead.", ""]
     return lines + _table(
         a2a,
         {
@@ -854,7 +854,7 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
             },
         )
     else:
-        lines.append("No batch line in the data: the last batch of each rank cannot be said.")
+        lines.append("No batch line was read: the last batch of each rank cannot be said.")
     return lines
 
 

@@ -32,7 +32,8 @@ ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 # Ray's and vLLM's worker-log prefix, once or twice (``(Worker pid=7) (Worker_TP2 pid=7) ``): the
 # last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``, ``VllmWorker TP0``) are the line's ranks,
 # its pid the line's pid; only a family marked ``after_worker`` may follow it (split_prefix).
-RAY_PREFIX = r"^(?:\((?P<worker>[A-Za-z]\w*(?: [A-Z]+[0-9]+)*) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
+WORKER_NAME = r"[A-Za-z]\w*(?: [A-Z]+[0-9]+)*"  # Worker_DP1_TP0_EP8, EngineCore_DP0, VllmWorker TP0
+RAY_PREFIX = rf"^(?:\((?P<worker>{WORKER_NAME}) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
 
 
 # The family of a header whose time is printed in UTC (Z or +00:00): its records are zoned.

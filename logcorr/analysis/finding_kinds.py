@@ -21,8 +21,10 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
 --             rank_divergence, restart, crash_loop, cuda_error, failed_requests, request_aborts,
---             stacks_captured, health_generate_failed, failure_counters, unexplained_crash and unexplained_errors
---             (records with a crash marker or exception, or an error level or failure marker, no other row cites) (findings.findings adds abort_burst rows from incident_chain)
+--             stacks_captured, health_generate_failed, failure_counters, unexplained_crash and
+--             unexplained_errors (records with a crash marker or exception, resp. an error level or a
+--             failure marker, that no other row cites); findings.findings adds abort_burst rows from
+--             incident_chain
 --   role      prefill, decode, engine, router, unknown (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks involved, e.g. [TP0, TP1]

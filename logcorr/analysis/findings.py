@@ -38,6 +38,7 @@ MAIN_ORDER = (
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
+READ_UNEXPLAINED = "read the most severe unexplained record with its neighbours (`logcorr show EVENT_ID`, the first id of its evidence)"
 # What to do now, by main kind, when no known family names a workaround (and after the families' ones).
 ACTIONS = {
     "start_up_failure": "read the start-up traceback and the launch flags of that rank (`logcorr show EVENT_ID`)",
@@ -52,8 +53,8 @@ ACTIONS = {
     "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",
     "health_generate_failed": "py-spy every rank now (`logcorr collect`), before the restart: the HTTP server lives but no forward pass completes",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
-    "unexplained_crash": "read the most severe unexplained record with its neighbours (`logcorr show EVENT_ID`, the first id of its evidence)",
-    "unexplained_errors": "read the most severe unexplained record with its neighbours (`logcorr show EVENT_ID`, the first id of its evidence)",
+    "unexplained_crash": READ_UNEXPLAINED,
+    "unexplained_errors": READ_UNEXPLAINED,
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
@@ -252,6 +253,14 @@ def _chain(found: pl.DataFrame) -> str:
     return " → ".join(shown)
 
 
+# The impact query's per-role request counts the summary states after the 5xx answers, in this order.
+IMPACT_COUNTS = (
+    ("transfer_failed", "named by a KV transfer or bootstrap failure"),
+    ("in_stuck_batch", "in a batch a watchdog printed as it fired"),
+    ("aborted", "aborted"),
+)
+
+
 def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     parts = []
     if running:
@@ -266,18 +275,11 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
-    for r in rows.iter_rows(named=True) if rows.height else []:
-        if r.get("transfer_failed"):
-            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
-            parts.append(f"{r['transfer_failed']} request(s) named by a KV transfer or bootstrap failure{on}")
-    for r in rows.iter_rows(named=True) if rows.height else []:
-        if r.get("in_stuck_batch"):
-            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
-            parts.append(f"{r['in_stuck_batch']} request(s) in a batch a watchdog printed as it fired{on}")
-    for r in rows.iter_rows(named=True) if rows.height else []:
-        if r["aborted"]:
-            on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
-            parts.append(f"{r['aborted']} request(s) aborted{on}")
+    for column, words in IMPACT_COUNTS:
+        for r in rows.iter_rows(named=True) if rows.height else []:
+            if r.get(column):
+                on = "" if r["role"] in (None, "unknown") else f" on {r['role']}"
+                parts.append(f"{r[column]} request(s) {words}{on}")
     return "; ".join(parts) if parts else "no 5xx answer, abort or running request was read"
 
 
@@ -293,10 +295,11 @@ def summary(
     """At most six Markdown lines: what happened (the main finding), when and where, how it came
     about (the findings in causal order), the impact on requests, the likely upstream family with its
     workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
-    data shows no failure (and naming gaps in the data, if any): said only when no record carries an error
-    level or a crash or failure marker, as those make an ``unexplained_crash`` or ``unexplained_errors`` finding. A time is UTC where its records print
-    their zone and as printed where they do not (the rows' ``zoned``). ``batches``: the batch lines read
-    (0: a no-failure line says a stall cannot be told)."""
+    data shows no failure (and naming gaps in the data, if any): said only when no record carries an
+    error level or a crash or failure marker, as those make an ``unexplained_crash`` or
+    ``unexplained_errors`` finding. A time is UTC where its records print their zone and as printed
+    where they do not (the rows' ``zoned``). ``batches``: the batch lines read (0: a no-failure line
+    says a stall cannot be told)."""
     main = main_finding(found)
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")

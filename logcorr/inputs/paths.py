@@ -228,9 +228,9 @@ class SeenEntries:
                     f"{n:,} entries already read from {source} (same time, boot, pid and message): skipped"
                 )
         if copy is not None and copy.skipped:
+            others = ", ".join(k for k, t in self.texts.items() if len(t) and k != report.source)
             report.notes.append(
-                f"{copy.skipped:,} of its lines are also in {', '.join(k for k, t in self.texts.items() if len(t) and k != report.source)}, "
-                "word for word: a copy, skipped (counted once)"
+                f"{copy.skipped:,} of its lines are also in {others}, word for word: a copy, skipped (counted once)"
             )
         lines = sum(len(t) for t in texts)
         for source, n in same_text.items():
@@ -294,18 +294,26 @@ class _TextCopy:
     def __init__(self, earlier: Callable[[], np.ndarray], first: np.ndarray) -> None:
         self.earlier = earlier() if len(first) >= 10 else np.empty(0, np.uint64)
         self.is_copy = len(first) >= 10 and _in_sorted(first, self.earlier).mean() >= COPY_SHARE
-        self.used: dict[int, int] = {}  # text hash -> records of this input skipped for it
+        self.used = pl.DataFrame(schema={"h": pl.UInt64, "used": pl.UInt32})  # records skipped per text
         self.skipped = 0
 
     def take(self, hashes: np.ndarray) -> np.ndarray:
-        """The records of ``hashes`` (one chunk, in order) to skip."""
-        skip = np.zeros(len(hashes), dtype=bool)
+        """The records of ``hashes`` (one chunk, in order) to skip: a text's n-th record here (after the
+        ones skipped in earlier chunks) while the earlier inputs hold it more than n times."""
         held = np.searchsorted(self.earlier, hashes, "right") - np.searchsorted(self.earlier, hashes, "left")
-        for i in np.flatnonzero(held):
-            h = int(hashes[i])
-            if self.used.get(h, 0) < held[i]:
-                self.used[h] = self.used.get(h, 0) + 1
-                skip[i] = True
+        rows = (
+            pl.DataFrame({"h": hashes, "held": held.astype(np.uint32)})
+            .join(self.used, on="h", how="left", maintain_order="left")
+            .with_columns(
+                (pl.int_range(pl.len(), dtype=pl.UInt32).over("h") + pl.col("used").fill_null(0)).alias("n")
+            )
+            .with_columns((pl.col("n") < pl.col("held")).alias("skip"))
+        )
+        taken = rows.filter("skip").group_by("h").agg(pl.len().cast(pl.UInt32).alias("more"))
+        self.used = self.used.join(taken, on="h", how="full", coalesce=True).select(
+            "h", (pl.col("used").fill_null(0) + pl.col("more").fill_null(0)).alias("used")
+        )
+        skip = rows["skip"].to_numpy()
         self.skipped += int(skip.sum())
         return skip
 

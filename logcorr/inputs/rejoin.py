@@ -116,7 +116,7 @@ def _mark_piece(df: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
     return df.with_columns(pl.when(first).then(mark).otherwise(pl.col("entry_error")).alias("entry_error"))
 
 
-def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Series, pl.Series]:
+def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]:
     """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record
     (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
@@ -132,10 +132,8 @@ def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Seri
     lines = message.gather(slow)
     h = pl.select(is_record_start(pl.lit(lines)).fill_null(True)).to_series()
     # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced) and a
-    # "what():" line (std::terminate's, after its "terminate called" line)
-    maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(
-        False
-    )  # (an escape may hide it)
+    # "what():" line (std::terminate's, after its "terminate called" line); an escape may hide either
+    maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(False)
     if (h & maybe).any():
         previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
@@ -154,9 +152,9 @@ def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Seri
             pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
             # a note (a prompt, ^C) ends the open record of every stream: a line after one, in any stream
             (pl.col("n").cum_sum() - pl.col("n").cast(pl.UInt32)).alias("_notes_before"),
-            ((pl.col("h").cum_sum().over("key") == 0) & ~pl.col("key").is_in(_implode(started))).alias(
-                "before_first"
-            ),
+            (
+                (pl.col("h").cum_sum().over("key") == 0) & ~pl.col("key").is_in(pl.lit(started).implode())
+            ).alias("before_first"),
         )
         .with_columns(
             (pl.col("_notes_before") != pl.col("_notes_before").shift(1).over("key"))
@@ -173,10 +171,6 @@ def _starts(df: pl.DataFrame, started: pl.Series | None = None) -> tuple[pl.Seri
     shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
     opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
     return header | piece | opens | after_note, header | after_note
-
-
-def _implode(keys: pl.Series | None) -> pl.Expr:
-    return pl.lit(keys if keys is not None else pl.Series("key", [], pl.UInt64)).implode()
 
 
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's

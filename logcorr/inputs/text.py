@@ -34,6 +34,7 @@ from logcorr.parsers.prefix import (
     HEADER_START,
     ROUTER_START,
     SGLANG_START,
+    WORKER_NAME,
     is_record_start,
     strip_groups,
 )
@@ -159,10 +160,7 @@ MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
-WORKER_PREFIX = (
-    r"^(?:\([A-Za-z]\w*(?: [A-Z]+\d+)* pid=\d+(?:, ip=[^)]*)?\) )*"
-    r"\((?P<worker>[A-Za-z]\w*(?: [A-Z]+\d+)*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
-)
+WORKER_PREFIX = rf"^(?:\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>{WORKER_NAME}) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
 # A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
 # ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
 # --prefix --timestamps`` (``[pod/NAME/CONTAINER] <RFC3339> ``), ``kubectl logs --timestamps`` alone

@@ -81,13 +81,39 @@ class RoleFlow:
     def __init__(self) -> None:
         self.processes: dict[tuple, set[str]] = {}
         self.inputs: dict[str, set[str]] = {}
+        self.labels: dict[str, str] = {}  # per input: the role of the last label line read
+        self.sglang: set[str] = set()  # inputs whose plain records show an SGLang process
+        self.pd_cue: set[str] = set()  # inputs whose plain records show a prefill-decode cue
 
     def __call__(self, df: pl.DataFrame) -> pl.DataFrame:
         """``df`` (events columns, ``role`` null or ``unknown`` where nothing named one) with the roles
         of their process, then of their input, filled in; ``role`` never null."""
+        df = self._by_label(df)
         df = self._by_process(df)
         df = self._by_input(df)
         return df.with_columns(pl.col("role").fill_null("unknown"))
+
+    def _by_label(self, df: pl.DataFrame) -> pl.DataFrame:
+        """Records after a reporter's label line (``text_rules.LABEL_ROLE``: "Prefill node:", a prose
+        line without a printed time) up to the next prose line, in the same input and across its
+        chunks, take the label's half where their own text names none or only ``engine``. Only records
+        with a printed time or a kind of their own: the prose and fences around a block stay as read."""
+        prose = (
+            (pl.col("kind") == "other")
+            & pl.col("log_ts").is_null()
+            & pl.col("message").str.contains(r"^[A-Za-z]")
+        )
+        label = pl.col("message").str.extract(text_rules.LABEL_ROLE, 1).str.to_lowercase()
+        found = df.select("source", pl.when(prose).then(label.fill_null("")).alias("_label"))
+        if found["_label"].is_null().all() and not self.labels:
+            return df
+        carried = pl.col("source").replace_strict(self.labels, default=None, return_dtype=pl.String)
+        found = found.with_columns(pl.col("_label").forward_fill().over("source").fill_null(carried))
+        for src, last in found.group_by("source").agg(pl.col("_label").last()).iter_rows():
+            self.labels[src] = last or ""
+        record = (pl.col("kind") != "other") | pl.col("log_ts").is_not_null()
+        scope = pl.when(record & (found["_label"] != "")).then(found["_label"])
+        return _take_scope(df.with_columns(scope.alias("_scope_role")))
 
     def _by_process(self, df: pl.DataFrame) -> pl.DataFrame:
         """A process takes the one role its records show (in this chunk or an earlier one of the same
@@ -130,15 +156,42 @@ class RoleFlow:
         (``INPUT_SCOPE_SKIPS``: an engine and a mini_lb both serve HTTP; the line cannot tell whose)."""
         for src, shown_roles in df.group_by("source").agg(pl.col("role").drop_nulls().unique()).iter_rows():
             self.inputs.setdefault(src, set()).update(shown_roles)
-        scoped = {s: r for s, shown in self.inputs.items() if (r := scope_role(shown)) in ENGINE_ROLES}
-        if not scoped:
-            return df
         # a unit that is no systemd unit (a Ray/vLLM worker prefix, a compose service) is a stream of
         # the same paste: it takes the input's one engine role too
         no_unit = pl.col("unit").is_null() | ~pl.col("unit").str.contains(r"\.(?:service|scope)$")
+        self._learn_cues(df.filter(no_unit))
+        scoped = {
+            s: r for s, shown in self.inputs.items() if (r := self._input_role(s, shown)) in ENGINE_ROLES
+        }
+        if not scoped:
+            return df
         anonymous = no_unit & pl.col("host").is_null() & ~pl.col("kind").is_in(INPUT_SCOPE_SKIPS)
         scope = pl.when(anonymous).then(pl.col("source").replace_strict(scoped, default=None))
         return _take_scope(df.with_columns(scope.alias("_scope_role")))
+
+    def _learn_cues(self, plain: pl.DataFrame) -> None:
+        """Note which inputs' plain records (no systemd unit) show an SGLang process and which a
+        prefill-decode cue (``text_rules.SGLANG_CUE``, ``PD_CUE``)."""
+        todo = plain.filter(~pl.col("source").is_in(list(self.pd_cue)))
+        if not todo.height:
+            return
+        cues = todo.group_by("source").agg(
+            pl.col("message").str.contains(text_rules.SGLANG_CUE).any().alias("sglang"),
+            pl.col("message").str.contains(text_rules.PD_CUE).any().alias("pd"),
+        )
+        for src, sglang_seen, pd_seen in cues.iter_rows():
+            if sglang_seen:
+                self.sglang.add(src)
+            if pd_seen:
+                self.pd_cue.add(src)
+
+    def _input_role(self, source: str, shown: set[str]) -> str | None:
+        """The input's one role (``scope_role``); for an SGLang input that names none and shows no
+        prefill-decode cue so far, ``engine``: a server with no ``--disaggregation-mode`` is no half."""
+        role = scope_role(shown)
+        if role is None and not (shown - {"unknown"}) and source in self.sglang and source not in self.pd_cue:
+            return "engine"
+        return role
 
 
 def _take_scope(df: pl.DataFrame) -> pl.DataFrame:

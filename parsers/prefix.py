@@ -49,7 +49,9 @@ UTC_HEADERS = ("router", UTC_HEADER, "ucx")
 class Header:
     """One header family: ``regex`` anchored at the line start, named groups as its fields;
     ``starts`` False for a family that is read but never opens a record on its own;
-    ``after_worker`` True for a Python logger's header that a Ray/vLLM worker prefix may precede."""
+    ``after_worker`` True for a Python logger's header that a Ray/vLLM worker prefix may precede;
+    ``own_lines`` True for a C++ logger that stamps every line it prints (glog, c10, NCCL): a line
+    after its record that is not continuation-shaped is another writer's, never part of it."""
 
     name: str
     regex: str
@@ -57,6 +59,7 @@ class Header:
     samples: tuple[tuple[str, dict], ...] = ()
     starts: bool = True
     after_worker: bool = False
+    own_lines: bool = False
 
 
 H = Header
@@ -119,6 +122,7 @@ HEADERS = (
         r" [^\]\s]+:[0-9]+\] ?",
         "glog with the year (newer Mooncake, absl): I20260317 09:49:03.944839 tid file:line]",
         (("I20260317 09:49:03.944839  8123 client.cpp:12] msg", {"level": "INFO", "tid": 8123}),),
+        own_lines=True,
     ),
     H(
         "glog",
@@ -131,6 +135,7 @@ HEADERS = (
             ),
             ("I0325 09:32:23.100996  7990 client_metric.cpp:76] msg", {"level": "INFO", "tid": 7990}),
         ),
+        own_lines=True,
     ),
     H(
         "torch",
@@ -147,6 +152,7 @@ HEADERS = (
                 {"tp_rank": 1, "level": "WARNING", "log_ts": None, "body": "[c10d] waitForInput: poll"},
             ),
         ),
+        own_lines=True,
     ),
     H(
         "torch",
@@ -167,6 +173,7 @@ HEADERS = (
         r"^\[(?P<level>[IWEF])(?P<month>[0-9][0-9]?)(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+) [^\]\s]+:[0-9]+\] ?",
         "PyTorch c10 logging without the rank prefix: [W227 14:33:13.089 file.cpp:123], no year",
         (("[W227 14:33:13.089395 socket.cpp:752] msg", {"level": "WARNING"}),),
+        own_lines=True,
     ),
     H(
         "router",
@@ -211,6 +218,7 @@ HEADERS = (
                 {"host": "s-20260228211257-kg9mw-prefill-0", "pid": 206899, "tid": 213190, "log_ts": None},
             ),
         ),
+        own_lines=True,
     ),
     H(
         "vllm",
@@ -439,6 +447,10 @@ CONTINUATION = (
 
 HEADER_START = "|".join(f"(?:{strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
 HEADER_START = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:{HEADER_START})"
+# The headers of loggers that stamp each line (``Header.own_lines``), and what may still follow such a
+# record unstamped: a traceback's parts, an indented line, a C++ frame of a c10 error.
+OWN_LINES_START = "|".join(f"(?:{strip_groups(h.regex)})" for h in HEADERS if h.own_lines)
+OWN_LINES_CONTINUATION = rf"(?:{CONTINUATION})|^frame #\d+: "
 _HEADERS_WITH_FIELDS = [h for h in HEADERS if "(?P<" in h.regex]
 _SGLANG = next(h for h in HEADERS if h.name == "sglang")
 SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"

@@ -139,6 +139,26 @@ OWN_NAMES = (
         "router",
     ),
 )
+# A reporter's label line before a pasted block ("Prefill node:", "decode instance log:", "prefill node
+# throw exception:"): the block after it, up to the next label, is that half's unless its own text says
+# otherwise. A file name ("prefill.log") is no label: pastes under one often hold the other half's lines.
+LABEL_ROLE = (
+    r"(?i)^\s*(?:the\s+|on\s+(?:the\s+)?)?(prefill|decode)(?:\s+|-)"
+    r"(?:node|instance|server|worker|pod|side|engine)s?\b[^\n]{0,60}:[ \t]*(?:\n|$)"
+)
+# An SGLang process the text shows (its rank-tagged header, a scheduler's exception or watchdog, its
+# package path or process title) and a prefill-decode cue: an SGLang input with no PD cue anywhere is
+# served by an engine that is no half of a PD pair (SGLang's default, --disaggregation-mode null).
+SGLANG_CUE = (
+    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)+\]|sglang(?:/srt|\.srt|::|-\w)|sgl-workspace|"
+    r"\b(?:Scheduler|TpModelWorkerClient) hit an exception|Watchdog timeout \(self\.watchdog_timeout"
+)
+PD_CUE = (
+    r"(?i)disagg|bootstrap|\bPD\b|\b\d+P\d+D\b|(?:prefill|decode)[ _-]?(?:node|instance|server|pod|worker)|"
+    r"kv_?transfer|remote_(?:prefill|decode)|mooncake|nixl|transferring-req|KVPoll|mini_lb"
+)
+
+
 # Literal words one of the rules above needs: a record holding none is not searched (a day's journal
 # holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
 _TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::"

@@ -261,7 +261,8 @@ def test_records_from_text_rules():
     ]
     assert ev["source_pos"].to_list() == ["line 1", "line 2", "line 3", "line 9"]
     assert ev["n_lines"].to_list() == [1, 1, 6, 1]  # the two blank lines end the dump's record
-    assert ev["event_id"].to_list() == [0, 1, 2, 3] and set(ev["role"]) == {"unknown"}
+    # SGLang's ranks and no prefill-decode cue anywhere: an engine (roles.RoleFlow)
+    assert ev["event_id"].to_list() == [0, 1, 2, 3] and set(ev["role"]) == {"engine"}
     assert ev["tp_rank"].to_list() == [None, None, 6, 3]
     assert str(ev["ts"].dtype) == "Datetime(time_unit='us', time_zone='UTC')"
 

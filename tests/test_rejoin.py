@@ -95,3 +95,26 @@ def test_quiet_stream_closes_its_record():
     assert emitted.height == 0  # the traceback may go on
     emitted = r.feed(later)
     assert emitted["message"].to_list() == ["\n".join(TRACEBACK[:2])]
+
+
+def test_an_unstamped_line_after_a_stamp_every_line_logger_is_its_own_record():
+    # batch6/08 (sglang PR 3709): the tail of an interleaved NCCL line between torch's c10 record and
+    # NCCL's own lines belongs to neither; a c10 error's "Exception raised from" and frames still join
+    from logcorr.ingest import records_from_text
+
+    text = (
+        "[rank4]:[E223 11:14:34.991762039 ProcessGroupNCCL.cpp:616] [Rank 4] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=91885, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+        "ran for 600037 milliseconds before timing out.\n"
+        "ected all trees\n"
+        "sglang-head-r1:105:81719 [4] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512\n"
+        "[rank4]:[E223 11:14:34.991860392 ProcessGroupNCCL.cpp:1785] [PG ID 2 PG GUID 3 Rank 4] Timeout at "
+        "NCCL work: 91885\n"
+        "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 "
+        "(most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in libc10.so)\n"
+    )
+    df = records_from_text(text, "paste.log")
+    assert df["n_lines"].to_list() == [1, 1, 1, 3]
+    assert df["message"][1] == "ected all trees"
+    assert df["kind"][0] == "watchdog" and df["tp_rank"][0] == 4

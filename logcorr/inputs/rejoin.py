@@ -31,7 +31,15 @@ import polars as pl
 
 from logcorr.inputs.source import LINE_PIECE, MAX_RECORD_BYTES, MAX_RECORD_LINES, RECORD_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
-from logcorr.parsers.prefix import CONTINUATION, HEADER_START, NOTE, SGLANG_START, is_record_start
+from logcorr.parsers.prefix import (
+    CONTINUATION,
+    HEADER_START,
+    NOTE,
+    OWN_LINES_CONTINUATION,
+    OWN_LINES_START,
+    SGLANG_START,
+    is_record_start,
+)
 
 SETTLE_US = 5_000_000
 
@@ -146,10 +154,18 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
         other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
     note = header & message.str.contains(NOTE).fill_null(False)
+    own = pl.repeat(False, df.height, eager=True).scatter(slow, h & lines.str.contains(OWN_LINES_START))
     marks = (
-        df.select("key", header.alias("h"), blank.alias("b"), note.alias("n"))
+        df.select("key", header.alias("h"), blank.alias("b"), note.alias("n"), own.alias("o"))
         .with_columns(
             pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
+            # the record open is a stamp-every-line logger's (glog, c10, NCCL)
+            pl.when(pl.col("h"))
+            .then(pl.col("o"))
+            .forward_fill()
+            .over("key")
+            .fill_null(False)
+            .alias("after_own"),
             # a note (a prompt, ^C) ends the open record of every stream: a line after one, in any stream
             (pl.col("n").cum_sum() - pl.col("n").cast(pl.UInt32)).alias("_notes_before"),
             (
@@ -165,11 +181,22 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     # a note is one line: the line after it opens a record, whatever its shape (a dump fragment)
     after_note = ~marks["b"] & marks["after_note"] & ~header
     loose = ~marks["b"] & (marks["before_first"] | marks["after_blank"]) & ~header & ~after_note
-    if not loose.any():
+    # after a record of a logger that stamps every line, an unstamped line is another writer's
+    # (interleaved output: "ected all trees", the tail of an NCCL line whose head went elsewhere)
+    stray = ~marks["b"] & marks["after_own"] & ~header & ~after_note & ~loose
+    if not (loose.any() or stray.any()):
         return header | piece | after_note, header | after_note
-    idx = loose.arg_true()
-    shaped = message.gather(idx).str.contains(CONTINUATION).fill_null(False)
-    opens = pl.repeat(False, df.height, eager=True).scatter(idx, ~shaped)
+    opens = pl.repeat(False, df.height, eager=True)
+    if loose.any():
+        idx = loose.arg_true()
+        opens = opens.scatter(idx, ~message.gather(idx).str.contains(CONTINUATION).fill_null(False))
+    if (
+        stray.any()
+    ):  # unless continuation-shaped, or the rest of a token a terminal wrap cut ("…9945" "bb3e …")
+        idx = stray.arg_true()
+        body = message.gather(idx)
+        cut = _previous_lines(df, idx).str.contains(r"\w$") & body.str.contains(r"^\w")
+        opens = opens.scatter(idx, ~(body.str.contains(OWN_LINES_CONTINUATION) | cut).fill_null(False))
     return header | piece | opens | after_note, header | after_note
 
 

@@ -134,6 +134,9 @@ class _Enricher:
             head = head.with_columns(
                 pl.coalesce(pl.col("log_ts"), date_yearless(pl.col("yearless"), pl.lit(year))).alias("log_ts")
             )
+        head = head.with_columns(
+            pl.when(pl.col("log_ts").is_null()).then(pl.col("printed_time")).alias("printed_time")
+        )
         known = head.filter(pl.col("yearless").is_null())["log_ts"].drop_nulls()
         if known.len():
             self.years[source] = int(known.dt.year()[-1])

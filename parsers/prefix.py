@@ -96,6 +96,22 @@ HEADERS = (
         (("[2025-08-31 07:26:45 TP0 EP0] msg", {"tp_rank": 0, "ep_rank": 0}),),
     ),
     H(
+        "sglang",
+        rf"^\[(?P<time>{_TIME})?(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        "SGLang's header with a time of day only (2024: datefmt %H:%M:%S) or none at all (an empty datefmt): "
+        "[16:43:29 TP0], [ TP2]",
+        (
+            ("[16:43:29 TP0] Prefill batch. #new-seq: 1", {"tp_rank": 0, "log_ts": None}),
+            ("[ TP2] Scheduler hit an exception:", {"tp_rank": 2, "log_ts": None}),
+        ),
+    ),
+    H(
+        "sglang",
+        r"^\[(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2})\] ",
+        "SGLang 2024's header outside a rank (datefmt %H:%M:%S): [16:43:29] Prompts loaded.",
+        (("[16:43:29] SGLang Generating!", {"log_ts": None, "body": "SGLang Generating!"}),),
+    ),
+    H(
         "custom",
         rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{_LEVEL_WORD}) (?P<pid>[0-9]+) "
         rf"\[ ?(?P<ranks>(?:{_RANK_TOKENS} )*)[^\]\s]+:[0-9]+\] ?",
@@ -625,7 +641,8 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         (str, a host the header names: NCCL, UCX), ``header`` (the family of ``HEADERS`` that matched, or
         null), ``body`` (the text after the header, ANSI escapes removed; the whole text when no
         header matched; a JSON line whole, with ``log_ts``/``level`` from its ``"timestamp"`` and
-        ``"level"`` keys) and ``yearless``.
+        ``"level"`` keys), ``yearless`` and ``printed_time`` (a time printed without a year or a date,
+        as printed, where ``log_ts`` stays null).
 
     Never raises on any string input; nulls stay null.
     """
@@ -657,6 +674,9 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         uv.alias("uv"),
         pl.coalesce(_timestamp(date, pl.col("time")), epoch_ts, json_ts).alias("dated_ts"),
         pl.when(yearless).then(pl.concat_str([md_time, pl.col("time")], separator=" ")).alias("yearless"),
+        # a time of day printed without any date ([16:43:29 TP0])
+        pl.when(pl.col("date").is_null() & pl.col("month").is_null() & pl.col("year").is_null())
+        .then(pl.col("time")).alias("clock"),
     )  # fmt: skip
     log_ts, still_yearless = _dated(df)
     level = pl.coalesce(
@@ -678,6 +698,7 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         pl.col("header"),
         pl.col("body"),
         still_yearless.alias("yearless"),
+        pl.when(log_ts.is_null()).then(pl.coalesce(still_yearless, pl.col("clock"))).alias("printed_time"),
     )
 
 

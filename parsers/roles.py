@@ -155,7 +155,7 @@ SGLANG_CUE = (
 )
 PD_CUE = (
     r"(?i)disagg|bootstrap|\bPD\b|\b\d+P\d+D\b|(?:prefill|decode)[ _-]?(?:node|instance|server|pod|worker)|"
-    r"kv_?transfer|remote_(?:prefill|decode)|mooncake|nixl|transferring-req|KVPoll|mini_lb"
+    r"kv_?transfer|remote_(?:prefill|decode)|transferring-req|KVPoll|mini_lb"
 )
 
 

@@ -155,7 +155,7 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 # envelope, a container runtime's or launcher's prefix (``LINE_ENVELOPE``), a `docker compose logs`
 # service prefix, a Ray/vLLM worker prefix `(Worker_DP1_TP0 pid=N)` (kept in the message: its ranks
 # and pid are read with the header, ``parsers.prefix``).
-MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*) ?(?P<c>\S)"
+MARKDOWN_OPEN = r"^(?:`{1,3}|\*\*|[\"']) ?(?P<c>\S)"  # also a quote the reporter opened a log with
 MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
@@ -203,10 +203,42 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 
 
+# A paste indented as a whole (a markdown list item, a quoted block): every line but fences and blank
+# ones opens with the same spaces. Fewer lines than this are no paste worth judging.
+DEDENT_MIN_LINES = 3
+
+
+def dedent(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with the indent every non-blank line but a markdown fence or a note shares taken off
+    (``textwrap.dedent``'s rule over spaces and tabs, fences aside), when at least
+    ``DEDENT_MIN_LINES`` lines share it; a log's own lines open at column 0, so most files are
+    returned as they are after one scan."""
+    if lines.len() < DEDENT_MIN_LINES or not lines.str.contains(r"^[ \t]").any():
+        return lines
+    fence = lines.str.contains(r"^\s*```|^# ")  # a fence, a note: the paste's frame, not its lines
+    counted = lines.filter(~fence.fill_null(True) & (lines.str.strip_chars() != ""))
+    if counted.len() < DEDENT_MIN_LINES:
+        return lines
+    indent = counted.str.extract(r"^([ \t]*)", 1)
+    common = indent.str.len_chars().min()
+    if not common or indent.unique().str.slice(0, common).n_unique() != 1:
+        return lines
+    prefix = indent[0][:common]
+    return pl.select(
+        pl.when(pl.lit(lines).str.starts_with(prefix) & ~pl.lit(fence))
+        .then(pl.lit(lines).str.slice(common))
+        .otherwise(pl.lit(lines))
+    ).to_series()
+
+
 def markdown_off(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with ``_strip_markdown`` applied to the few that hold a backtick or ``**`` (one
     literal scan of the rest)."""
-    maybe = (lines.str.contains("`", literal=True) | lines.str.contains("**", literal=True)).fill_null(False)
+    maybe = (
+        lines.str.contains("`", literal=True)
+        | lines.str.contains("**", literal=True)
+        | lines.str.contains(r"^[\"']")
+    ).fill_null(False)
     idx = maybe.arg_true()
     if idx.len() == 0:
         return lines
@@ -236,11 +268,14 @@ def _wrapped(lines: pl.Series, width: int) -> pl.Series:
     next of a run of equal-length records: a scrape's samples, a repeated debug line)? The last
     line is not."""
     after = lines.shift(-1)
-    opens = pl.select(is_record_start(pl.lit(after))).to_series().fill_null(True)
+    opens = pl.select(is_record_start(pl.lit(after)) | pl.lit(after).str.contains(WORKER_PREFIX)).to_series()
+    opens = opens.fill_null(True)
+    # a line padded with spaces to the width ended there: a terminal pads what it did not wrap
+    padded = lines.str.contains(r"\s\s$")
     blank = after.str.strip_chars().str.len_chars().fill_null(0) == 0
     lead = r"^\s*[^\s\[\](){}|,;=]+"
     same_lead = (lines.str.extract(lead, 0) == after.str.extract(lead, 0)).fill_null(False)
-    return ((lines.str.len_chars() == width) & ~opens & ~blank & ~same_lead).fill_null(False)
+    return ((lines.str.len_chars() == width) & ~opens & ~blank & ~same_lead & ~padded).fill_null(False)
 
 
 def paste_width(lines: pl.Series) -> int | None:
@@ -298,6 +333,7 @@ def text_records(
     frame = frame.with_row_index("n", offset=first)
     if width:
         frame = unwrap(frame, width)
+    frame = frame.with_columns(dedent(frame["line"]).alias("line"))
     frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

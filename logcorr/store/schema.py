@@ -120,6 +120,11 @@ EVENTS = _table(
             "true: ts has a known zone (journald, an envelope with Z or an offset, the router's UTC); false: ts"
             " is a time printed without a zone, taken as printed; null: no time",
         ),
+        "printed_time": C(
+            pl.String,
+            "a time the line prints without a year or a date, as printed (MM-DD hh:mm:ss.f, hh:mm:ss), which"
+            " ts and log_ts cannot hold: no year or date is ever invented; null where log_ts holds the time",
+        ),
         "host": _HOST,
         "boot_id": C(pl.String, "journald _BOOT_ID; with host and pid, the process a record came from"),
         "unit": C(pl.String, "systemd unit, compose service or container the record came from"),

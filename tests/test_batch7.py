@@ -1,0 +1,70 @@
+"""batch7 (tests/cases/batch7, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read
+it) through the reader, re-joiner and enrichment of an ingest (``records_from_text``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logcorr.ingest import records_from_text
+
+BATCH = Path(__file__).parent / "cases" / "batch7"
+
+
+def body(prefix: str) -> str:
+    path = next(BATCH.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+@pytest.fixture(scope="module")
+def events():
+    return {p: records_from_text(body(p), f"{p}.log") for p in ("02", "09", "11", "13")}
+
+
+def test_02_sglang_headers_with_a_time_of_day_only_are_batch_lines_of_tp0(events):
+    ev = events["02"]
+    batches = ev.filter(ev["kind"] == "batch")
+    assert batches.height == 7
+    assert set(batches["tp_rank"]) == {0}
+    # 16:43:29 … 16:43:33 printed without a date: kept as printed, never a made-up day
+    assert batches["printed_time"].to_list() == [
+        "16:43:29", "16:43:29", "16:43:30", "16:43:30", "16:43:31", "16:43:32", "16:43:33"
+    ]  # fmt: skip
+    assert batches["log_ts"].null_count() == 7 and batches["ts"].null_count() == 7
+    assert ev.filter(ev["message"] == "[16:43:29] Prompts loaded.")["printed_time"].to_list() == ["16:43:29"]
+    assert set(ev["role"]) == {"engine"}  # SGLang's own lines, nothing of prefill-decode
+
+
+def test_09_a_quoted_glog_line_and_empty_time_rank_tags_open_records(events):
+    ev = events["09"]
+    glog = ev.filter(ev["message"].str.starts_with("I1120 11:09:23.594488"))
+    assert glog["level"].to_list() == ["INFO"]  # the opening quote taken off
+    assert glog["printed_time"].to_list() == ["11-20 11:09:23.594488"]  # glog prints no year
+    tagged = ev.filter(ev["message"].str.starts_with("[ TP"))
+    assert tagged["tp_rank"].to_list() == [2, 3, 1, 0, 0, 2, 2]
+    crash = ev.filter(ev["kind"] == "traceback")
+    assert crash["tp_rank"].to_list() == [2] and crash["message"][0].startswith("[ TP2] Scheduler hit")
+    timeout = ev.filter(ev["message"].str.starts_with("E1120 11:10:27.133715"))
+    assert timeout["level"].to_list() == ["ERROR"] and timeout["n_lines"].to_list() == [1]
+    assert set(ev["role"]) == {"engine"}  # HiCache with a Mooncake store is no PD cue
+
+
+def test_11_a_padded_line_is_no_terminal_wrap_and_a_worker_prefix_opens_a_record(events):
+    ev = events["11"]
+    worker = ev.filter(ev["message"].str.starts_with("(VllmWorkerProcess pid=8441)"))
+    assert worker["pid"].to_list() == [8441] and worker["n_lines"].to_list() == [1]
+    # the metrics line the terminal did wrap is joined back whole, without the newline
+    metrics = ev.filter(ev["message"].str.contains("Avg prompt throughput"))
+    assert "Running: 0 reqs, Swapped: 0 reqs" in metrics["message"][0]
+
+
+def test_13_a_paste_indented_as_a_whole_reads_as_its_records(events):
+    ev = events["13"]
+    info = ev.filter(ev["level"] == "INFO")
+    assert info.height >= 6
+    assert info["message"][0].startswith("INFO 03-21 02:38:51 worker.py:269] model weights take 14.99GiB")
+    assert info["printed_time"][0] == "03-21 02:38:51"
+    assert ev.filter(ev["message"].str.starts_with("INFO 03-21 02:38:51 executor_base.py:110]")).height == 2

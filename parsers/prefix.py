@@ -549,6 +549,7 @@ _SPLIT = [h for h in _HEADERS_WITH_FIELDS if h.name not in LEVEL_ONLY]
 _SGLANG_AT = _SPLIT.index(_SGLANG)
 REFINES_SGLANG = _SPLIT[:_SGLANG_AT]
 _AFTER_WORKER = [h for h in _SPLIT[_SGLANG_AT + 1 :] if h.after_worker]
+DEFAULT_PG_RANK = r"^[^\n]*?\[PG (?:ID )?0 (?:PG GUID 0 ?)?\(default_pg\) Rank ([0-9]+)\]"
 _FIELDS = ("date", "year", "month", "day", "time", "epoch", "level", "ranks", "rank", "pid", "tid", "host")
 _CLAIM_SCHEMA = {"_i": pl.UInt32, "header": pl.String, **dict.fromkeys(_FIELDS, pl.String), "_cut": pl.UInt32}
 _LEVEL_ONLY = [(h.name, h.regex) for h in HEADERS if h.name in LEVEL_ONLY]
@@ -685,12 +686,17 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         pl.col("js_level").str.to_uppercase().replace({"WARN": "WARNING"}),
     )
     rank = _ranks(df)
+    # PyTorch's default process group numbers its ranks as the global ranks: "[PG ID 0 PG GUID
+    # 0(default_pg) Rank 3]" (torch 2.4+), "[PG 0 (default_pg) Rank 3]" (2.2-2.3), on the record's first line
+    pg_rank = pl.lit(None, pl.Int16)
+    if df["src"].str.contains("(default_pg) Rank ", literal=True).any():
+        pg_rank = pl.col("src").str.extract(DEFAULT_PG_RANK, 1).cast(pl.Int16, strict=False)
     return df.select(
         log_ts.alias("log_ts"),
         level.alias("level"),
         rank["DP"].alias("dp_rank"),
         rank["PP"].alias("pp_rank"),
-        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False)).alias("tp_rank"),
+        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False), pg_rank).alias("tp_rank"),
         rank["EP"].alias("ep_rank"),
         pl.coalesce("pid", "wpid").cast(pl.Int32, strict=False).alias("pid"),
         pl.col("tid").cast(pl.Int64, strict=False).alias("tid"),

@@ -422,6 +422,24 @@ WATCHDOG_PATTERNS = [
         yields={"reason": "HCCL error, cause: aicore timeout", "nccl_seq": None},
     ),
     P(
+        "nccl_watchdog_terminated",
+        "watchdog",
+        "watchdog thread terminated with exception",
+        # PyTorch's NCCL watchdog ended on an error other than a collective's timeout (an NCCL error, a
+        # CUDA error it saw on the stream); the timeout forms above are tried first
+        # (a reason opening with "[Rank N] Watchdog caught …" is a timeout: left to those patterns)
+        r"(?:Process group|NCCL) watchdog thread terminated with exception:?[ \t]*(?P<reason>[^\[\s:][^\n]*[^\s])",
+        "PyTorch 2.x ProcessGroupNCCL (the `what():` of a c10::DistBackendError)",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception:"
+        " NCCL error: remote process exited or there was a network error, NCCL version 2.21.5",
+        subkind="nccl_error",
+        yields={
+            "reason": "NCCL error: remote process exited or there was a network error, NCCL version 2.21.5",
+            "nccl_seq": None,
+            "tp_rank": 1,
+        },
+    ),
+    P(
         "rank_divergence",
         "watchdog",
         "Found rank divergence for",

@@ -68,3 +68,31 @@ def test_13_a_paste_indented_as_a_whole_reads_as_its_records(events):
     assert info["message"][0].startswith("INFO 03-21 02:38:51 worker.py:269] model weights take 14.99GiB")
     assert info["printed_time"][0] == "03-21 02:38:51"
     assert ev.filter(ev["message"].str.starts_with("INFO 03-21 02:38:51 executor_base.py:110]")).height == 2
+
+
+def test_18_an_nccl_watchdog_ended_by_an_nccl_error_is_no_collective_timeout(tmp_path):
+    import duckdb
+
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "18.log"
+    log.write_text(body("18"))
+    out = tmp_path / "out"
+    ingest([log], out)
+    con = duckdb.connect(str(out / "logcorr.duckdb"), read_only=True)
+    rows = con.sql("SELECT watchdog_kind, tp_rank, reason FROM watchdogs").fetchall()
+    assert rows == [
+        (
+            "nccl_error",
+            1,
+            "NCCL error: remote process exited or there was a network error, NCCL version 2.21.5",
+        )
+    ]
+    kinds = [k for (k,) in con.sql("SELECT kind FROM findings").fetchall()]
+    assert "collective_error" in kinds and "collective_timeout" not in kinds
+
+
+def test_19_a_wrapped_what_line_of_the_default_group_names_its_global_rank():
+    ev = records_from_text(body("19"), "19.log")
+    what = ev.filter(ev["message"].str.contains("what():", literal=True))
+    assert what["kind"].to_list() == ["watchdog"] and what["tp_rank"].to_list() == [3]

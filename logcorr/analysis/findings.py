@@ -25,13 +25,15 @@ from logcorr.analysis import saved as saved_mod
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters",
-    "start_up_failure", "scheduler_crash", "collective_timeout", "wedge", "stop", "no_data", "health_lies",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "no_data",
+    "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured", "unexplained_crash", "unexplained_errors",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
-    "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "wedge", "crash_loop", "stop",
+    "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
+    "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
     "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
@@ -45,6 +47,7 @@ ACTIONS = {
     "scheduler_crash": "read the traceback of the rank that raised first (`logcorr show EVENT_ID`) and the ranks' logs around it",
     "cuda_error": "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check the GPU's memory headroom",
     "collective_timeout": "find the rank that never entered the collective: py-spy every rank (`logcorr collect`) before the restart",
+    "collective_error": "find the peer the NCCL error names (a rank that exited, a network link) and read its log at that time",
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",

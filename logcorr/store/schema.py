@@ -415,7 +415,8 @@ WATCHDOGS = _table(
         "watchdog_kind": C(
             pl.String,
             "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
-            "(NCCL or HCCL), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:'), "
+            "(NCCL or HCCL: a collective past its timeout), nccl_error (the NCCL watchdog ended on another error: an "
+            "NCCL or CUDA error), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:'), "
             "rank_divergence (SGLang's rank-consensus check: ranks of a group hashed different events)",
         ),
         "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),

@@ -4,7 +4,8 @@
 -- columns:
 --   ts        the first watchdog record of the group (UTC; NULL when the lines print no year)
 --   end_ts    the last one (UTC)
---   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout)
+--   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout),
+--             collective_error (the NCCL watchdog thread ended on an NCCL or CUDA error, no timeout)
 --             or scheduler_watchdog (SGLang's watchdog: the scheduler advanced nothing for its timeout)
 --   role      role of the records
 --   host      host
@@ -21,10 +22,10 @@
 WITH w AS (
     SELECT w.*, e.message,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           CASE WHEN w.watchdog_kind = 'nccl_watchdog' THEN 'rank ' || w.tp_rank
+           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error') THEN 'rank ' || w.tp_rank
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN events e ON e.event_id = w.event_id
-    WHERE w.watchdog_kind IN ('nccl_watchdog', 'watchdog_timeout')
+    WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,
@@ -32,9 +33,11 @@ state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     FROM watchdogs WHERE watchdog_kind = 'collective_work_state' GROUP BY ALL
 ),
 g AS (
-    SELECT CASE WHEN w.watchdog_kind = 'nccl_watchdog' THEN 'collective_timeout' ELSE 'scheduler_watchdog' END AS kind,
+    SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'nccl_error' THEN 'collective_error'
+                ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
+           min(w.reason) AS reason,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
            -- a time printed without a year (glog/c10 E223 11:14:34): quoted as printed, never dated
            min(nullif(regexp_extract(w.message, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), '')) AS yearless,
@@ -57,6 +60,12 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
             || coalesce(', last enqueued ' || last_enqueued, '')
+       WHEN kind = 'collective_error' THEN
+            backend || ' watchdog thread ended on an error, not a timeout, on ' || coalesce(array_to_string(ranks, ', '), '?')
+            || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
+                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
+            || coalesce(': ' || reason, '')
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
@@ -66,5 +75,6 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,
-       'watchdogs (' || CASE WHEN kind = 'collective_timeout' THEN 'nccl_watchdog with collective_work_state' ELSE 'watchdog_timeout' END || ')' AS rests_on
+       'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
+                                 WHEN 'collective_error' THEN 'nccl_error' ELSE 'watchdog_timeout' END || ')' AS rests_on
 FROM g ORDER BY ts NULLS LAST

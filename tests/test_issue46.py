@@ -1,0 +1,80 @@
+"""Issue 46, a newcomer's first hour (/work/shared/research/newcomer_trial.md): items 4 (collect on a
+wedged host), 7 (small traps) and 8 (many hosts' bare journal files), each reproduced and its fix
+asserted."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from logcorr.store import output
+
+run = CliRunner().invoke
+
+BATCH = "[2025-10-29 21:25:0{s} TP0] Prefill batch, #new-seq: 1, #new-token: 5, #prealloc-req: 0\n"
+
+
+def write_log(path: Path, lines: int = 3) -> Path:
+    path.write_text("".join(BATCH.format(s=s) for s in range(lines)))
+    return path
+
+
+@pytest.fixture
+def small_out(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out)
+    return out
+
+
+# --- item 7: small traps -----------------------------------------------------------------------------
+
+
+def locks(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob(".*lock*"))
+
+
+def test_b7_no_lock_file_is_left_beside_out(tmp_path: Path):
+    log = write_log(tmp_path / "a.log")
+    assert run(app, ["ingest", str(log), "-o", str(tmp_path / "incident")]).exit_code == 0
+    assert run(app, ["database", "-d", str(tmp_path / "incident")]).exit_code == 0
+    missing = run(app, ["ingest", str(tmp_path / "jornal"), "-o", str(tmp_path / "m1")])  # F1
+    assert missing.exit_code == 1 and "nothing could be read" in missing.output
+    (tmp_path / "notmine").mkdir()
+    (tmp_path / "notmine" / "x").write_text("x")
+    refused = run(app, ["ingest", str(log), "-o", str(tmp_path / "notmine")])
+    assert refused.exit_code == 1 and "not a logcorr output folder" in refused.output
+    assert locks(tmp_path) == []  # was: .incident.lock, .m1.lock, .notmine.lock
+    with output.locked(tmp_path / "incident"):  # while a run holds OUT, its lock names the run
+        assert (tmp_path / ".incident.lock").read_text() == f"{os.getpid()}\n"
+    assert locks(tmp_path) == []
+
+
+def test_b7_a_lock_file_removed_after_it_was_opened_is_not_the_lock(tmp_path: Path):
+    """A run that opened the lock file just before its holder removed it must not lock that removed
+    file (a third run could then lock a new one beside it): it locks the file at the path."""
+    out = tmp_path / "out"
+    path = tmp_path / ".out.lock"
+    path.write_text("")
+    real_open = output.os.open
+    opened = []
+
+    def open_then_replaced(p, *a):
+        fd = real_open(p, *a)
+        if not opened:  # the holder removes the file and another run makes a new one
+            opened.append(fd)
+            Path(p).unlink()
+            Path(p).write_text("")
+        return fd
+
+    output.os.open = open_then_replaced
+    try:
+        fd = output._take_lock(out, path)
+    finally:
+        output.os.open = real_open
+    assert output.os.path.samestat(output.os.fstat(fd), path.stat())
+    output.os.close(fd)

@@ -449,6 +449,10 @@ def report(
         typer.echo(f"wrote {output}")
 
 
+TIMELINE_SUFFIXES = {"html": (".html", ".htm"), "png": (".png",), "svg": (".svg",)}  # -o's, per --format
+SUFFIX_OF = {s: f for f, names in TIMELINE_SUFFIXES.items() for s in names}
+
+
 @app.command()
 def timeline(
     out: OutDir = DEFAULT_OUT,
@@ -457,7 +461,7 @@ def timeline(
         typer.Option(
             "-o",
             "--output",
-            help="The file to write; default: timeline.html (or .png, .svg).",
+            help="The file to write: .html or .htm (the page), .png or .svg (a picture); default: timeline.html.",
             metavar="FILE",
         ),
     ] = None,
@@ -491,12 +495,22 @@ def timeline(
     from logcorr.render.timeline import TimelineError, image
     from logcorr.render.timeline import timeline as draw
 
-    suffix = output.suffix.lower().lstrip(".") if output else ""
-    fmt = (fmt or (suffix if suffix in ("png", "svg") else "html")).lower()
-    if fmt not in ("html", "png", "svg"):
+    suffix = output.suffix.lower() if output else ""
+    fmt = (fmt or SUFFIX_OF.get(suffix, "html")).lower()
+    if fmt not in TIMELINE_SUFFIXES:
         _fail(f"--format {fmt}: one of html, png, svg")
     output = output or Path(f"timeline.{fmt}")
     _check_output_file(output)
+    if output.suffix.lower() not in TIMELINE_SUFFIXES[fmt]:  # HTML in x.jpg opens as a broken picture
+        clash = (
+            f"; --format {fmt} writes a {' or '.join(TIMELINE_SUFFIXES[fmt])} file"
+            if suffix in SUFFIX_OF
+            else ""
+        )
+        _fail(
+            f"{output}: -o names a .html or .htm file (the page), or a .png or .svg file (its first view as"
+            f" a picture){clash}"
+        )
     try:
         if fmt == "html":
             info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)

@@ -34,6 +34,20 @@ def small_out(tmp_path: Path) -> Path:
 # --- item 7: small traps -----------------------------------------------------------------------------
 
 
+def test_f21_timeline_refuses_a_file_name_it_would_not_write(small_out: Path, tmp_path: Path):
+    accepted = (
+        "-o names a .html or .htm file (the page), or a .png or .svg file (its first view as a picture)"
+    )
+    jpg = run(app, ["timeline", "-d", str(small_out), "-o", str(tmp_path / "x.jpg")])
+    assert jpg.exit_code == 1 and f"logcorr: {tmp_path / 'x.jpg'}: {accepted}" in jpg.output
+    assert not (tmp_path / "x.jpg").exists()  # was: 'wrote x.jpg', an HTML page
+    clash = run(app, ["timeline", "-d", str(small_out), "-f", "png", "-o", str(tmp_path / "x.html")])
+    assert clash.exit_code == 1 and f"{accepted}; --format png writes a .png file" in clash.output
+    htm = run(app, ["timeline", "-d", str(small_out), "-o", str(tmp_path / "x.HTM")])
+    assert htm.exit_code == 0, htm.output
+    assert (tmp_path / "x.HTM").read_text().lstrip().lower().startswith("<!doctype html")
+
+
 def locks(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob(".*lock*"))
 

@@ -257,8 +257,9 @@ class Progress:
         self.shown = False
 
     def __call__(self, text: str) -> None:
-        if self.tty:
-            sys.stderr.write(f"\r\x1b[K  … {text}")
+        if self.tty:  # cut to the terminal's width: a wrapped line is not rewritten in place
+            width = shutil.get_terminal_size().columns - 5
+            sys.stderr.write(f"\r\x1b[K  … {text if len(text) <= width else text[: width - 1] + '…'}")
             sys.stderr.flush()
             self.shown = True
         elif time.monotonic() - self.last >= self.every:

@@ -58,6 +58,7 @@ from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US
 
 # Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
 NOT_READ = ("skipped", OUTSIDE_BUNDLE)
+PROGRESS_FROM = 64 << 20  # an input this big (bytes) is said as it is read, and then the writing steps
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
 TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
@@ -335,7 +336,8 @@ def ingest(
         origin: the name of the partition this ingest writes (``OUT/<table>/origin=NAME/``), which
             also tags its event ids; by default the host(s) the data names (``_origin``), never
             this machine's name.
-        progress: called with a short line now and then on long inputs.
+        progress: called with a short line now and then: on a long input (``PROGRESS_FROM`` bytes) the
+            records and bytes read, of how many, the rate and the time left; then each writing step.
         embed: copy the tables into ``OUT/logcorr.duckdb`` (``database.write``), so the file opens
             anywhere; False: views over OUT's Parquet files, which work only where OUT is.
 
@@ -355,7 +357,7 @@ def ingest(
         with tempfile.TemporaryDirectory() as scratch:
             for given, fmt in plan.inputs:  # journals first, then the others in the order given
                 _read_input(run, given, fmt, Path(scratch), progress)
-            return _finish(run, embed)
+            return _finish(run, embed, progress or (lambda text: None))
     except BaseException:
         run.output.abort()
         raise
@@ -626,6 +628,7 @@ def _read_input(
     if report is None:
         return
     path, fmt = report.path, report.format  # type: ignore[attr-defined]
+    started, total = time.monotonic(), _size(path, fmt)
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json", "bundle-pyspy") else None
     try:
         # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
@@ -636,8 +639,8 @@ def _read_input(
         built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
         for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
             run.write(report, ev, tables, unknown_in_dumps)
-            if progress and report.bytes > 64 << 20:
-                progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+            if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
+                progress(_progress_line(given, report, total, time.monotonic() - started))
     except input_files.AlreadyIngested as e:
         raise OptionError(str(e)) from None
     except InputError as e:
@@ -646,6 +649,27 @@ def _read_input(
     if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
         run.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
     _input_notes(run.plan, report, forced, run.clocks.get(report.source, Clocks()))
+
+
+def _size(path: Path, fmt: str) -> int | None:
+    """The bytes an input's reader will count (``SourceReport.bytes``) when they are its file's size:
+    None for a journal (journalctl's output is counted) and a packed file (its unpacked bytes)."""
+    if fmt in ("journal", "journal-dir", "xz", "gz") or not path.is_file():
+        return None
+    return path.stat().st_size
+
+
+def _progress_line(given: Path, report: SourceReport, total: int | None, seconds: float) -> str:
+    """``given: 17,878 records, 40 of 72 MB (55%), 12 MB/s, about 3 s left``; without ``total``
+    (or once the bytes counted pass it) the bytes read and the rate only."""
+    done, rate = report.bytes, report.bytes / seconds if seconds > 0 else 0.0
+    line = f"{given}: {report.records:,} records, "
+    if total and done <= total:
+        line += f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB ({100 * done / total:.0f}%)"
+        left = f", about {(total - done) / rate:,.0f} s left" if rate else ""
+    else:
+        line, left = line + f"{done / 1e6:,.0f} MB read", ""
+    return f"{line}, {rate / 1e6:,.1f} MB/s{left}"
 
 
 def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
@@ -831,9 +855,9 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None, clocks: 
 # --- the end: the tables summed up, the result, OUT committed ---
 
 
-def _finish(run: _Run, embed: bool) -> IngestResult:
-    """The tables summed up at the end, the result and its notes; OUT committed. Raises
-    ``NothingReadError`` when no input gave a record."""
+def _finish(run: _Run, embed: bool, progress: Callable[[str], None]) -> IngestResult:
+    """The tables summed up at the end, the result and its notes; OUT committed, each writing step said
+    to ``progress``. Raises ``NothingReadError`` when no input gave a record."""
     plan, reports, output = run.plan, run.reports, run.output
     if not any(r.records for r in reports):
         bounds = [
@@ -846,6 +870,7 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
             f"nothing could be read{inside}:\n"
             + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
         )
+    progress(f"writing {plan.out}: rooms, aborts, processes, sources, config")
     rooms = sglang.merge_rooms(run.held["rooms"])
     output.write("rooms", rooms)
     output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
@@ -874,9 +899,16 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
             f" memory to copy; `logcorr database -d {plan.out} --embed` copies them anyway"
         )
     dropped = [] if run.prev is not None else _inputs_replaced(plan.out, result.reports)
+
+    def derive(folder: Path) -> None:
+        how = "the tables copied in" if embed else "views over the tables"
+        progress(f"writing {plan.out}/logcorr.duckdb ({how})")
+        database.write(folder, embed=embed)
+
+    progress(f"writing {plan.out}: the Parquet tables' footers and manifest.json")
     output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
         _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
-        derive=lambda folder: database.write(folder, embed=embed),
+        derive=derive,
         provisional=lambda tmp: database.write(tmp, saved={}, embed=False),
         keep_previous=bool(dropped),
     )

@@ -5,6 +5,7 @@ asserted."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,29 @@ def test_b7_a_lock_file_removed_after_it_was_opened_is_not_the_lock(tmp_path: Pa
         output.os.open = real_open
     assert output.os.path.samestat(output.os.fstat(fd), path.stat())
     output.os.close(fd)
+
+
+def test_g1_progress_says_how_far_how_fast_and_each_writing_step(tmp_path: Path, monkeypatch):
+    from logcorr import ingest as ingest_mod
+    from logcorr.inputs.source import SourceReport
+
+    report = SourceReport("big.export", "export", bytes=40_000_000, records=17_878)
+    assert (
+        ingest_mod._progress_line(Path("big.export"), report, 72_000_000, 4.0)
+        == "big.export: 17,878 records, 40 of 72 MB (56%), 10.0 MB/s, about 3 s left"
+    )
+    assert (
+        ingest_mod._progress_line(Path("j"), report, None, 4.0) == "j: 17,878 records, 40 MB read, 10.0 MB/s"
+    )
+    monkeypatch.setattr(ingest_mod, "PROGRESS_FROM", 0)  # every input is long
+    lines: list[str] = []
+    out = tmp_path / "out"
+    ingest([write_log(tmp_path / "a.log")], out, progress=lines.append)
+    log = tmp_path / "a.log"
+    size = log.stat().st_size
+    assert re.fullmatch(rf"{log}: 3 records, 0 of 0 MB \(100%\), [\d.]+ MB/s, about 0 s left", lines[0])
+    assert size > 0 and lines[1:] == [
+        f"writing {out}: rooms, aborts, processes, sources, config",
+        f"writing {out}: the Parquet tables' footers and manifest.json",
+        f"writing {out}/logcorr.duckdb (the tables copied in)",
+    ]

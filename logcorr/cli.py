@@ -17,6 +17,7 @@ from typing import Annotated
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5000")
 
 import typer  # noqa: E402
+from typer.core import TyperArgument, TyperCommand  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.render.terminal import clean, for_terminal  # noqa: E402
@@ -32,6 +33,35 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = Path("logcorr-out")
+
+
+class _PlainArgument(TyperArgument):
+    """An argument shown in help by its name alone, as click shows one (``PATH...``, ``[NAME_OR_SQL]``),
+    not with typer's braces and Python type (``{PATH}...``, ``PATH <list[Path]>``, ``<int>``)."""
+
+    def shown(self) -> str:
+        name = self.metavar or (self.name or "").upper()
+        return f"{name}..." if self.nargs != 1 else name
+
+    def display_type_rich(self, ctx) -> None:
+        return None
+
+    def get_usage_pieces(self, ctx) -> list[str]:
+        return [self.shown() if self.required else f"[{self.shown()}]"]
+
+    def get_help_record(self, ctx) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        return record and (self.shown(), record[1])
+
+
+class _Command(TyperCommand):
+    """A command whose arguments are ``_PlainArgument``s (give it as ``@app.command(cls=_Command)``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.__class__ = _PlainArgument
 
 
 def _one_ingest_per_origin(out: Path) -> Path:
@@ -107,7 +137,7 @@ EMBED_HELP = (
 )
 
 
-@app.command()
+@app.command(cls=_Command)
 def ingest(
     paths: Annotated[
         list[Path],
@@ -328,10 +358,11 @@ def format_summary(result) -> str:
     return "\n".join(lines)
 
 
-@app.command()
+@app.command(cls=_Command)
 def query(
     name_or_sql: Annotated[
-        str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
+        str | None,
+        typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.", metavar="NAME_OR_SQL"),
     ] = None,
     out: OutDir = DEFAULT_OUT,
     fmt: Annotated[
@@ -589,9 +620,11 @@ def database(
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def show(
-    event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
+    event_id: Annotated[
+        int, typer.Argument(help="The event_id of a record (every table has one).", metavar="EVENT_ID")
+    ],
     out: OutDir = DEFAULT_OUT,
     context: Annotated[
         int, typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N")
@@ -667,10 +700,11 @@ def collect(
     typer.echo(clean(summary(bundle, manifest)))
 
 
-@app.command()
+@app.command(cls=_Command)
 def tables(
     names: Annotated[
-        list[str] | None, typer.Argument(help="Tables to show (all when none given).", show_default=False)
+        list[str] | None,
+        typer.Argument(help="Tables to show (all when none given).", show_default=False, metavar="NAME"),
     ] = None,
 ) -> None:
     """Print the table contract: each table's row, key, columns, types and meaning (Markdown)."""

@@ -119,3 +119,19 @@ def test_g1_progress_says_how_far_how_fast_and_each_writing_step(tmp_path: Path,
         f"writing {out}: the Parquet tables' footers and manifest.json",
         f"writing {out}/logcorr.duckdb (the tables copied in)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "usage", "argument"),
+    [
+        ("ingest", "Usage: logcorr ingest [OPTIONS] PATH...", "PATH..."),
+        ("show", "Usage: logcorr show [OPTIONS] EVENT_ID", "EVENT_ID"),
+        ("query", "Usage: logcorr query [OPTIONS] [NAME_OR_SQL]", "NAME_OR_SQL"),
+        ("tables", "Usage: logcorr tables [OPTIONS] [NAME...]", "NAME..."),
+    ],
+)
+def test_g4_help_names_arguments_in_words_not_python_types(command, usage, argument):
+    text = run(app, [command, "-h"], prog_name="logcorr", env={"COLUMNS": "200"}).output
+    assert text.startswith(usage + "\n")
+    assert re.search(rf"(?m)^Arguments:\n  {re.escape(argument)}  \S", text)
+    assert not re.search(r"<(list\[|int>|str>|Path>)|\{", text)

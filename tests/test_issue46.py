@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.store import output
+from tests.conftest import ROOT
 
 run = CliRunner().invoke
 
@@ -135,3 +136,11 @@ def test_g4_help_names_arguments_in_words_not_python_types(command, usage, argum
     assert text.startswith(usage + "\n")
     assert re.search(rf"(?m)^Arguments:\n  {re.escape(argument)}  \S", text)
     assert not re.search(r"<(list\[|int>|str>|Path>)|\{", text)
+
+
+def test_a1_the_readme_installs_into_a_venv_first():
+    readme = (ROOT / "README.md").read_text()
+    quick = re.search(r"## Quick start\n.*?```sh\n(.*?)\n```", readme, re.S).group(1).splitlines()
+    assert quick[0] == "python3 -m venv .venv && . .venv/bin/activate"
+    assert quick[1].startswith("pip install -e . && logcorr ingest sample_logs/journal ")
+    assert readme.index(". .venv/bin/activate") < readme.index("pip install")

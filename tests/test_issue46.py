@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from typer.testing import CliRunner
 from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.store import output
-from tests.conftest import ROOT
+from tests.conftest import ROOT, need_journalctl, sql
 
 run = CliRunner().invoke
 
@@ -144,3 +146,71 @@ def test_a1_the_readme_installs_into_a_venv_first():
     assert quick[0] == "python3 -m venv .venv && . .venv/bin/activate"
     assert quick[1].startswith("pip install -e . && logcorr ingest sample_logs/journal ")
     assert readme.index(". .venv/bin/activate") < readme.index("pip install")
+
+
+# --- item 8: many hosts' bare journal files ---------------------------------------------------------
+
+JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
+
+
+def test_a_bare_journal_file_is_named_after_its_host(tmp_path: Path):
+    """A .journal file given by name (format not known before it is sniffed) keeps its _HOSTNAME out
+    of its first 64 KiB, past the hash tables: it was named logs-<digest of 'system.journal'>, the
+    same for every node's system.journal."""
+    from logcorr.ingest import _origin
+    from logcorr.inputs.paths import discover, hosts_in
+    from logcorr.inputs.source import ReadOptions
+
+    need_journalctl()
+    (node1,) = (ROOT / "sample_logs" / "journal").glob("*/system@*.journal")
+    bare = tmp_path / "n1" / "system.journal"
+    bare.parent.mkdir()
+    shutil.copyfile(node1, bare)
+    inputs = discover(bare, ReadOptions())
+    assert inputs == [(bare, "?")]
+    assert hosts_in(bare, "?") == {"gpu-node-1"}
+    assert _origin(inputs, tmp_path / "out", False) == "gpu-node-1"
+
+
+def _export(host: str, unit: str) -> str:
+    at = 1761773100_000_000  # 2025-10-29 21:25:00 UTC
+    fields = {
+        "__REALTIME_TIMESTAMP": str(at),
+        "__MONOTONIC_TIMESTAMP": "1000",
+        "_BOOT_ID": "d81e5a3c6f0b4b2a9e7c1f4d8a2b6c3e",
+        "_MACHINE_ID": "4c2f8e1a9b7d4e6f8a3c5b1d2e9f0a7c",
+        "_HOSTNAME": host,
+        "_PID": "3371",
+        "_SYSTEMD_UNIT": unit,
+        "MESSAGE": "[2025-10-29 21:25:00 TP0] Decode batch, #running-req: 4, #token: 9",
+    }
+    return "".join(f"{k}={v}\n" for k, v in fields.items()) + "\n"
+
+
+def test_two_nodes_system_journal_files_ingested_one_by_one_combine(tmp_path: Path):
+    if not JOURNAL_REMOTE.exists():
+        pytest.skip("systemd-journal-remote not installed (apt-get install systemd-journal-remote)")
+    need_journalctl()
+    for host in ("gpu-node-1", "gpu-node-2"):
+        (tmp_path / f"{host}.export").write_text(_export(host, "sglang-decode.service"))
+        (tmp_path / host).mkdir()
+        journal = tmp_path / host / "system.journal"
+        cmd = [
+            str(JOURNAL_REMOTE),
+            "--split-mode=none",
+            f"--output={journal}",
+            str(tmp_path / f"{host}.export"),
+        ]
+        subprocess.run(cmd, check=True, capture_output=True)
+        got = run(app, ["ingest", str(journal), "-o", str(tmp_path / f"{host}-out")])
+        assert got.exit_code == 0, got.output
+        assert [p.name for p in (tmp_path / f"{host}-out" / "events").iterdir()] == [f"origin={host}"]
+    all_out = tmp_path / "all"
+    for host in ("gpu-node-1", "gpu-node-2"):
+        shutil.copytree(tmp_path / f"{host}-out", all_out, dirs_exist_ok=True)  # docs/many_hosts.md's cp -r
+    combined = run(app, ["database", "-d", str(all_out)])
+    assert combined.exit_code == 0, combined.output  # was: refused, 'two separate ingests of origin=logs-…'
+    assert sql(all_out, "SELECT host, count(*) FROM events GROUP BY 1 ORDER BY 1") == [
+        ("gpu-node-1", 1),
+        ("gpu-node-2", 1),
+    ]

@@ -239,6 +239,8 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(clean(format_summary(result)))
+    for warning in result.warnings:  # an option that did nothing: said where a script's log keeps it
+        typer.echo(clean(f"logcorr: warning: {warning}"), err=True)
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)

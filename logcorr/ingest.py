@@ -103,6 +103,7 @@ class IngestResult:
     seconds: float = 0.0
     lines: int = 0
     notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)
+    warnings: list[str] = field(default_factory=list)  # an option that named nothing in the data (stderr)
 
 
 def table_schemas() -> dict[str, dict]:
@@ -580,6 +581,7 @@ class _Run:
     def write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
         """Write one chunk's events and tables, and count it in the input's report."""
         self.lines += int(ev["n_lines"].sum())
+        report.units_seen.update(ev["unit"].drop_nulls().unique().to_list())
         self.output.write("events", ev)
         for name, frames in tables.items():
             if name in self.held:  # rooms merged, aborts completed with the pairings, at the end
@@ -889,6 +891,7 @@ def _finish(run: _Run, embed: bool, progress: Callable[[str], None]) -> IngestRe
     for (role, kind), n in sorted(run.counts.items()):
         result.by_role_kind.setdefault(role, {})[kind] = n
     result.notes += _result_notes(run)
+    result.warnings += _roles_not_seen(plan.opts.roles, set().union(*(r.units_seen for r in reports)))
     result.seconds = time.monotonic() - plan.started
     cut = [r.source for r in reports if r.pieces]
     if embed and cut:  # DuckDB holds a row group whole while it copies it: of such records, over 1 GB
@@ -960,6 +963,18 @@ def _manifest(run: _Run, result: IngestResult) -> dict:
         "next_event_id": {**prev.get("next_event_id", {}), plan.origin: run.enrich.next_id},
         "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
     }
+
+
+def _roles_not_seen(roles: dict[str, str], seen: set[str]) -> list[str]:
+    """A warning per ``--role NAME=ROLE`` whose NAME (or NAME.service) is no unit, pod or container any
+    input holds, naming those it holds: the role was given to nothing."""
+    return [
+        f"--role {name}={role}: no input has a unit {name}"
+        + ("" if name.endswith(".service") else f" or {name}.service")
+        + f" (the units seen: {', '.join(sorted(seen)) or 'none'})"
+        for name, role in roles.items()
+        if name not in seen and f"{name}.service" not in seen
+    ]
 
 
 def _result_notes(run: _Run) -> list[str]:

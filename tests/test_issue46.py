@@ -214,3 +214,22 @@ def test_two_nodes_system_journal_files_ingested_one_by_one_combine(tmp_path: Pa
         ("gpu-node-1", 1),
         ("gpu-node-2", 1),
     ]
+
+
+def test_a_role_for_a_unit_no_input_has_is_warned_of(tmp_path: Path):
+    capture = tmp_path / "day.export"
+    capture.write_text(_export("gpu-node-1", "sglang-decode.service") + _export("gpu-node-1", "cron.service"))
+    got = run(app, ["ingest", str(capture), "--role", "llm-b=decode", "-o", str(tmp_path / "o")])
+    assert got.exit_code == 0
+    assert got.stderr == (
+        "logcorr: warning: --role llm-b=decode: no input has a unit llm-b or llm-b.service"
+        " (the units seen: cron.service, sglang-decode.service)\n"
+    )
+    used = run(app, ["ingest", str(capture), "--role", "sglang-decode=prefill", "-o", str(tmp_path / "p")])
+    assert used.exit_code == 0 and used.stderr == ""
+    log = write_log(tmp_path / "a.log")  # a plain log names no unit
+    bare = run(app, ["ingest", str(log), "--role", "llm-b.service=decode", "-o", str(tmp_path / "q")])
+    assert bare.exit_code == 0
+    assert bare.stderr == (
+        "logcorr: warning: --role llm-b.service=decode: no input has a unit llm-b.service (the units seen: none)\n"
+    )

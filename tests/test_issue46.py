@@ -233,3 +233,68 @@ def test_a_role_for_a_unit_no_input_has_is_warned_of(tmp_path: Path):
     assert bare.stderr == (
         "logcorr: warning: --role llm-b.service=decode: no input has a unit llm-b.service (the units seen: none)\n"
     )
+
+
+# --- item 4: collect on a wedged host ----------------------------------------------------------------
+
+PYSPY_BACKTRACE = """Error: Failed to find python version from target process
+
+Stack backtrace:
+   0: anyhow::error::<impl anyhow::Error>::msg
+   1: py_spy::python_spy::PythonSpy::new
+  10: main
+"""
+
+
+def fake_tools(folder: Path) -> Path:
+    """py-spy failing as it does under RUST_BACKTRACE=1, a journalctl with nothing to give (journald
+    not persistent), a dmesg with one line: executables in ``folder``."""
+    folder.mkdir()
+    (folder / "stderr.txt").write_text(PYSPY_BACKTRACE)
+    tools = {
+        "py-spy": f"cat {folder / 'stderr.txt'} >&2; exit 1",
+        "journalctl": "exit 0",
+        "dmesg": "echo '2025-10-29T21:40:00,000000+00:00 eth0: link up'",
+    }
+    for name, body in tools.items():
+        (folder / name).write_text(f"#!/bin/sh\n{body}\n")
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def fake_proc(folder: Path) -> Path:
+    """A process table with one scheduler, ``sglang::scheduler_TP0`` of pid 600 in a systemd unit."""
+    (folder / "600").mkdir(parents=True)
+    (folder / "600" / "cmdline").write_bytes(b"sglang::scheduler_TP0\0")
+    (folder / "600" / "cgroup").write_text("0::/system.slice/sglang-decode.service\n")
+    return folder
+
+
+def test_e2_e5_collect_on_a_host_without_a_journal_says_exactly_what_it_got(tmp_path: Path, monkeypatch):
+    from logcorr.collect import collect, summary
+
+    bin_ = fake_tools(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
+    monkeypatch.setenv("RUST_BACKTRACE", "1")
+    bundle = tmp_path / "bundle-vm"
+    manifest = collect(bundle, urls=[], rounds=1, budget="20s", proc=fake_proc(tmp_path / "proc"))
+    steps = {a["kind"]: a for a in manifest["artifacts"]}
+    assert set(steps) >= {"pyspy", "journal", "kernel"}
+    for a in manifest["artifacts"]:  # every artifact: status, duration, bytes, error
+        assert {"status", "duration_ms", "bytes", "error"} <= a.keys(), a
+    # E5: py-spy's own error line, not the backtrace's last
+    assert steps["pyspy"]["error"] == "Error: Failed to find python version from target process"
+    assert steps["pyspy"]["status"] == 1 and steps["pyspy"]["file"] is None
+    # E2: an empty journal is no success, and the manifest names no file that was not written
+    journal = steps["journal"]
+    assert journal["status"] == 0 and journal["bytes"] == 0 and journal["file"] is None
+    assert journal["error"].startswith("empty: journalctl gave no entry since ")
+    assert journal["error"].endswith(" of sglang-decode.service")
+    assert not (bundle / "journal.export").exists()
+    assert steps["kernel"]["status"] == 0 and steps["kernel"]["file"] == "dmesg.txt"
+    written = [a["file"] for a in manifest["artifacts"] if a.get("file")]
+    assert written and all((bundle / f).is_file() for f in written)
+    text = summary(bundle, manifest)
+    assert "steps: pyspy 1 failed, journal 1 failed, kernel 1 ok" in text
+    assert "  pyspy sglang::scheduler_TP0: Error: Failed to find python version from target process" in text
+    assert "10: main" not in text and "journal 1 ok" not in text

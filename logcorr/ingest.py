@@ -57,7 +57,7 @@ from logcorr.store.output import Output
 from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US
 
 # Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
-NOT_READ = ("skipped", OUTSIDE_BUNDLE)
+NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT)
 PROGRESS_FROM = 64 << 20  # an input this big (bytes) is said as it is read, and then the writing steps
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
@@ -680,6 +680,9 @@ def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> Source
     if known_fmt == OUTSIDE_BUNDLE:  # a bundle reads only its own files
         note = f"{given}: outside the bundle given (its manifest or a link names another file of this machine): not read"
         run.reports.append(SourceReport(str(given), "skipped", notes=[note]))
+        return None
+    if known_fmt == bundle.KEPT:  # a bundle's dmesg.txt, nvidia-smi.txt: listed with why
+        run.reports.append(SourceReport(str(given), "skipped", notes=[bundle.kept_note(given)]))
         return None
     if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
         why = input_files.not_a_log(given, run.plan.roots.get(given))

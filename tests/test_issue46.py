@@ -298,3 +298,23 @@ def test_e2_e5_collect_on_a_host_without_a_journal_says_exactly_what_it_got(tmp_
     assert "steps: pyspy 1 failed, journal 1 failed, kernel 1 ok" in text
     assert "  pyspy sglang::scheduler_TP0: Error: Failed to find python version from target process" in text
     assert "10: main" not in text and "journal 1 ok" not in text
+
+
+def test_e3_a_bundle_without_sglang_data_is_reported_as_such(tmp_path: Path, monkeypatch):
+    from logcorr.collect import collect
+    from logcorr.render.report import report
+
+    bin_ = fake_tools(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
+    bundle = tmp_path / "bundle-vm"
+    (tmp_path / "noproc").mkdir()  # no SGLang process
+    collect(bundle, urls=[], rounds=1, budget="20s", proc=tmp_path / "noproc")
+    got = run(app, ["ingest", str(bundle), "-o", str(tmp_path / "vm-out")])
+    assert got.exit_code == 0, got.output
+    assert (
+        f"  skipped: {bundle / 'dmesg.txt'}: the kernel's ring buffer (dmesg), kept in the bundle"
+        in got.stdout
+    )
+    text = report(tmp_path / "vm-out")
+    assert "the data shows no failure" not in text
+    assert "**What happened**: cannot be told: no SGLang data was read" in text

@@ -17,6 +17,7 @@ from typing import Annotated
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5000")
 
 import typer  # noqa: E402
+from typer.core import TyperArgument, TyperCommand  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.render.terminal import clean, for_terminal  # noqa: E402
@@ -32,6 +33,35 @@ app = typer.Typer(
 )
 
 DEFAULT_OUT = Path("logcorr-out")
+
+
+class _PlainArgument(TyperArgument):
+    """An argument shown in help by its name alone, as click shows one (``PATH...``, ``[NAME_OR_SQL]``),
+    not with typer's braces and Python type (``{PATH}...``, ``PATH <list[Path]>``, ``<int>``)."""
+
+    def shown(self) -> str:
+        name = self.metavar or (self.name or "").upper()
+        return f"{name}..." if self.nargs != 1 else name
+
+    def display_type_rich(self, ctx) -> None:
+        return None
+
+    def get_usage_pieces(self, ctx) -> list[str]:
+        return [self.shown() if self.required else f"[{self.shown()}]"]
+
+    def get_help_record(self, ctx) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        return record and (self.shown(), record[1])
+
+
+class _Command(TyperCommand):
+    """A command whose arguments are ``_PlainArgument``s (give it as ``@app.command(cls=_Command)``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.__class__ = _PlainArgument
 
 
 def _one_ingest_per_origin(out: Path) -> Path:
@@ -107,7 +137,7 @@ EMBED_HELP = (
 )
 
 
-@app.command()
+@app.command(cls=_Command)
 def ingest(
     paths: Annotated[
         list[Path],
@@ -209,6 +239,8 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(clean(format_summary(result)))
+    for warning in result.warnings:  # an option that did nothing: said where a script's log keeps it
+        typer.echo(clean(f"logcorr: warning: {warning}"), err=True)
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)
@@ -257,8 +289,9 @@ class Progress:
         self.shown = False
 
     def __call__(self, text: str) -> None:
-        if self.tty:
-            sys.stderr.write(f"\r\x1b[K  … {text}")
+        if self.tty:  # cut to the terminal's width: a wrapped line is not rewritten in place
+            width = shutil.get_terminal_size().columns - 5
+            sys.stderr.write(f"\r\x1b[K  … {text if len(text) <= width else text[: width - 1] + '…'}")
             sys.stderr.flush()
             self.shown = True
         elif time.monotonic() - self.last >= self.every:
@@ -327,10 +360,11 @@ def format_summary(result) -> str:
     return "\n".join(lines)
 
 
-@app.command()
+@app.command(cls=_Command)
 def query(
     name_or_sql: Annotated[
-        str | None, typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.")
+        str | None,
+        typer.Argument(help="A saved query's name, a .sql file, or SQL in quotes.", metavar="NAME_OR_SQL"),
     ] = None,
     out: OutDir = DEFAULT_OUT,
     fmt: Annotated[
@@ -449,6 +483,10 @@ def report(
         typer.echo(f"wrote {output}")
 
 
+TIMELINE_SUFFIXES = {"html": (".html", ".htm"), "png": (".png",), "svg": (".svg",)}  # -o's, per --format
+SUFFIX_OF = {s: f for f, names in TIMELINE_SUFFIXES.items() for s in names}
+
+
 @app.command()
 def timeline(
     out: OutDir = DEFAULT_OUT,
@@ -457,7 +495,7 @@ def timeline(
         typer.Option(
             "-o",
             "--output",
-            help="The file to write; default: timeline.html (or .png, .svg).",
+            help="The file to write: .html or .htm (the page), .png or .svg (a picture); default: timeline.html.",
             metavar="FILE",
         ),
     ] = None,
@@ -491,12 +529,22 @@ def timeline(
     from logcorr.render.timeline import TimelineError, image
     from logcorr.render.timeline import timeline as draw
 
-    suffix = output.suffix.lower().lstrip(".") if output else ""
-    fmt = (fmt or (suffix if suffix in ("png", "svg") else "html")).lower()
-    if fmt not in ("html", "png", "svg"):
+    suffix = output.suffix.lower() if output else ""
+    fmt = (fmt or SUFFIX_OF.get(suffix, "html")).lower()
+    if fmt not in TIMELINE_SUFFIXES:
         _fail(f"--format {fmt}: one of html, png, svg")
     output = output or Path(f"timeline.{fmt}")
     _check_output_file(output)
+    if output.suffix.lower() not in TIMELINE_SUFFIXES[fmt]:  # HTML in x.jpg opens as a broken picture
+        clash = (
+            f"; --format {fmt} writes a {' or '.join(TIMELINE_SUFFIXES[fmt])} file"
+            if suffix in SUFFIX_OF
+            else ""
+        )
+        _fail(
+            f"{output}: -o names a .html or .htm file (the page), or a .png or .svg file (its first view as"
+            f" a picture){clash}"
+        )
     try:
         if fmt == "html":
             info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
@@ -574,9 +622,11 @@ def database(
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def show(
-    event_id: Annotated[int, typer.Argument(help="The event_id of a record (every table has one).")],
+    event_id: Annotated[
+        int, typer.Argument(help="The event_id of a record (every table has one).", metavar="EVENT_ID")
+    ],
     out: OutDir = DEFAULT_OUT,
     context: Annotated[
         int, typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N")
@@ -652,10 +702,11 @@ def collect(
     typer.echo(clean(summary(bundle, manifest)))
 
 
-@app.command()
+@app.command(cls=_Command)
 def tables(
     names: Annotated[
-        list[str] | None, typer.Argument(help="Tables to show (all when none given).", show_default=False)
+        list[str] | None,
+        typer.Argument(help="Tables to show (all when none given).", show_default=False, metavar="NAME"),
     ] = None,
 ) -> None:
     """Print the table contract: each table's row, key, columns, types and meaning (Markdown)."""

@@ -63,6 +63,7 @@ PTRACE_FIX = (
 )
 JOURNAL_CAP = 256 << 20  # bytes of journal export kept at most
 BODY_CAP = 8 << 20  # bytes of one endpoint's answer kept at most
+SUBFOLDERS = ("pyspy", "endpoints", "containers")  # of a bundle: an artifact's file there is named with it
 
 
 class CollectError(ValueError):
@@ -169,19 +170,28 @@ def _iso(t: datetime) -> str:
     return t.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def error_line(stderr: str) -> str | None:
+    """The line of a failed command's stderr that says why: a Rust tool's own ``Error: …`` line (py-spy
+    under ``RUST_BACKTRACE=1`` follows it with a backtrace whose last line is ``10: main``), else the
+    last line before a ``Stack backtrace:``, else the last line; None for no text."""
+    lines = [ln.strip() for ln in stderr.split("Stack backtrace:", 1)[0].splitlines() if ln.strip()]
+    return next((ln for ln in lines if ln.startswith("Error: ")), lines[-1] if lines else None)
+
+
 def _run(cmd: list[str], timeout: float, out: Path | None, cap: int = JOURNAL_CAP) -> dict:
-    """Run one read-only command, its stdout to ``out`` (at most ``cap`` bytes). Returns the
-    artifact's record: command, start (UTC), duration, exit status, bytes, error (stderr's first
-    line, a timeout, the command missing)."""
-    rec: dict = {"command": cmd, "started": _iso(_now()), "file": out.name if out else None}
+    """Run one read-only command, its stdout to ``out`` (at most ``cap`` bytes; ``file`` names it
+    only when something was written). Returns the artifact's record: command, start (UTC), duration,
+    exit status (as ``exit`` and ``status``), bytes, error (``error_line`` of stderr, a timeout, the
+    command missing)."""
+    rec: dict = {"command": cmd, "started": _iso(_now()), "file": None}
     t0 = time.monotonic()
     if timeout <= 0:
-        rec |= {"exit": None, "duration_ms": 0.0, "bytes": 0, "error": "not run: the budget was spent"}
-        return rec
+        rec |= {"exit": None, "status": None, "duration_ms": 0.0, "bytes": 0}
+        return rec | {"error": "not run: the budget was spent"}
     try:
         r = subprocess.run(cmd, check=False, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        data, code, err = r.stdout, r.returncode, r.stderr.decode(errors="replace").strip()
-        error = (err.splitlines() or [f"exit status {code}"])[-1] if code else None
+        data, code, err = r.stdout, r.returncode, r.stderr.decode(errors="replace")
+        error = (error_line(err) or f"exit status {code}") if code else None
     except subprocess.TimeoutExpired as e:
         data, code, error = e.stdout or b"", None, f"timed out after {timeout:.3g} s"
     except OSError as e:
@@ -191,7 +201,10 @@ def _run(cmd: list[str], timeout: float, out: Path | None, cap: int = JOURNAL_CA
         data, rec["truncated"] = data[:cap], f"cut at {cap:,} bytes"
     if out is not None and data:
         out.write_bytes(data)
-    rec |= {"exit": code, "bytes": len(data), "error": error}
+        rec["file"] = (
+            out.relative_to(out.parent.parent).as_posix() if out.parent.name in SUBFOLDERS else out.name
+        )
+    rec |= {"exit": code, "status": code, "bytes": len(data), "error": error}
     return rec
 
 
@@ -201,7 +214,7 @@ def _dump(p: Process, round_no: int, folder: Path, pyspy: str, native: bool, tim
     name = f"pyspy/round{round_no}-pid{p.pid}.txt"
     cmd = [pyspy, "dump", "--pid", str(p.pid)] + (["--native"] if native else [])
     rec = _run(cmd, timeout, folder / name)
-    rec |= {"kind": "pyspy", "round": round_no, "pid": p.pid, "title": p.title, "unit": p.unit, "file": name}
+    rec |= {"kind": "pyspy", "round": round_no, "pid": p.pid, "title": p.title, "unit": p.unit}
     rec["captured_at"] = rec["started"]
     err = rec["error"] or ""
     if rec["exit"] == 0 and rec["bytes"]:
@@ -212,8 +225,6 @@ def _dump(p: Process, round_no: int, folder: Path, pyspy: str, native: bool, tim
         rec["fix"] = PTRACE_FIX
     elif rec["exit"] == 0:
         rec["error"] = "py-spy printed nothing"
-    if not rec["bytes"]:
-        rec["file"] = None
     return rec
 
 
@@ -234,7 +245,8 @@ def _ask(url: str, folder: Path, index: int, timeout: float) -> dict:
         reason = getattr(e, "reason", e)
         said = getattr(reason, "strerror", None) or str(reason)
         error = f"timed out after {timeout:.3g} s" if isinstance(reason, TimeoutError) else said
-    rec |= {"status": status, "latency_ms": round((time.monotonic() - t0) * 1000, 3), "bytes": len(body)}
+    took = round((time.monotonic() - t0) * 1000, 3)
+    rec |= {"status": status, "latency_ms": took, "duration_ms": took, "bytes": len(body)}
     rec["error"] = error
     if body:
         rec["file"] = f"endpoints/{index:02d}-{re.sub(r'[^A-Za-z0-9]+', '_', url.split('://')[-1])[:80]}.txt"
@@ -259,9 +271,16 @@ def _journal(folder: Path, processes, since_s: float, journal_dir: Path | None, 
         cmd += [f"--directory={journal_dir}"] if journal_dir else []
         cmd += [a for u in units for a in ("-u", u)]
         rec = _run(cmd, left, folder / "journal.export") | {"kind": "journal", "units": units}
+        if rec["exit"] == 0 and not rec["bytes"]:  # journald not persistent, or nothing of the units
+            rec["error"] = f"empty: journalctl gave no entry since {_iso(since)}" + (
+                f" of {', '.join(units)}" if units else ""
+            )
         recs = [rec]
     else:
-        recs = [{"kind": "journal", "error": "journalctl not found", "bytes": 0, "exit": None}]
+        recs = [
+            {"kind": "journal", "command": None, "started": _iso(_now()), "file": None, "exit": None,
+             "status": None, "duration_ms": 0.0, "bytes": 0, "error": "journalctl not found"}
+        ]  # fmt: skip
     for cid in sorted({p.container for p in processes if p.container}):
         if shutil.which("docker"):
             cmd = ["docker", "logs", "--timestamps", f"--since={since.strftime('%Y-%m-%dT%H:%M:%SZ')}", cid]
@@ -286,7 +305,7 @@ def _host_state(folder: Path, left) -> list[dict]:
             text = (folder / "dmesg.txt").read_text(errors="replace").splitlines()
             xid = "".join(ln + "\n" for ln in text if "NVRM: Xid" in ln)
             recs.append({"kind": "xid", "command": rec["command"], "started": rec["started"], "exit": 0,
-                         "duration_ms": 0.0, "bytes": len(xid.encode()), "error": None,
+                         "status": 0, "duration_ms": 0.0, "bytes": len(xid.encode()), "error": None,
                          "file": "xid.txt" if xid else None})  # fmt: skip
             if xid:
                 (folder / "xid.txt").write_text(xid)
@@ -357,7 +376,7 @@ def collect(
         raise CollectError(f"{out}: exists and is not an empty folder (give another -o)")
     left = _Budget(spans["--budget"])
     started = _now()
-    for sub in ("pyspy", "endpoints", "containers"):
+    for sub in SUBFOLDERS:
         (out / sub).mkdir(parents=True, exist_ok=True)
     processes = find_processes(proc)
     schedulers = [p for p in processes if SCHEDULER.match(p.title)]
@@ -374,7 +393,7 @@ def collect(
         artifacts += _journal(out, processes, spans["--since"], journal_dir, left.left())
         artifacts += _host_state(out, left.left)
         artifacts += [f.result() for f in asked]
-    for sub in ("pyspy", "endpoints", "containers"):
+    for sub in SUBFOLDERS:
         if not any((out / sub).iterdir()):
             (out / sub).rmdir()
     manifest = {
@@ -407,10 +426,10 @@ def summary(bundle: Path, manifest: dict) -> str:
     lines.append(
         f"processes: {', '.join(p['title'].split()[0] for p in manifest['processes']) or 'no SGLang process found'}"
     )
-    lines.append(
-        "steps: "
-        + ", ".join(f"{k} {ok} ok" + (f", {bad} failed" if bad else "") for k, (ok, bad) in steps.items())
-    )
+    counts = [
+        ", ".join([f"{ok} ok"] * bool(ok) + [f"{bad} failed"] * bool(bad)) for ok, bad in steps.values()
+    ]
+    lines.append("steps: " + ", ".join(f"{k} {n}" for k, n in zip(steps, counts, strict=True)))
     for a in manifest["artifacts"]:
         if a.get("error"):
             what = a.get("url") or a.get("title") or " ".join(a.get("command") or [a["kind"]])

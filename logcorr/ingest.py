@@ -57,7 +57,8 @@ from logcorr.store.output import Output
 from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US
 
 # Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
-NOT_READ = ("skipped", OUTSIDE_BUNDLE)
+NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT)
+PROGRESS_FROM = 64 << 20  # an input this big (bytes) is said as it is read, and then the writing steps
 
 # What each parsed table is made from: a function of the enriched events of one chunk.
 TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
@@ -102,6 +103,7 @@ class IngestResult:
     seconds: float = 0.0
     lines: int = 0
     notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)
+    warnings: list[str] = field(default_factory=list)  # an option that named nothing in the data (stderr)
 
 
 def table_schemas() -> dict[str, dict]:
@@ -338,7 +340,8 @@ def ingest(
         origin: the name of the partition this ingest writes (``OUT/<table>/origin=NAME/``), which
             also tags its event ids; by default the host(s) the data names (``_origin``), never
             this machine's name.
-        progress: called with a short line now and then on long inputs.
+        progress: called with a short line now and then: on a long input (``PROGRESS_FROM`` bytes) the
+            records and bytes read, of how many, the rate and the time left; then each writing step.
         embed: copy the tables into ``OUT/logcorr.duckdb`` (``database.write``), so the file opens
             anywhere; False: views over OUT's Parquet files, which work only where OUT is.
 
@@ -358,7 +361,7 @@ def ingest(
         with tempfile.TemporaryDirectory() as scratch:
             for given, fmt in plan.inputs:  # journals first, then the others in the order given
                 _read_input(run, given, fmt, Path(scratch), progress)
-            return _finish(run, embed)
+            return _finish(run, embed, progress or (lambda text: None))
     except BaseException:
         run.output.abort()
         raise
@@ -581,6 +584,7 @@ class _Run:
     def write(self, report: SourceReport, ev: pl.DataFrame, tables: dict, unknown_in_dumps: int) -> None:
         """Write one chunk's events and tables, and count it in the input's report."""
         self.lines += int(ev["n_lines"].sum())
+        report.units_seen.update(ev["unit"].drop_nulls().unique().to_list())
         self.output.write("events", ev)
         for name, frames in tables.items():
             if name in self.held:  # rooms merged, aborts completed with the pairings, at the end
@@ -629,6 +633,7 @@ def _read_input(
     if report is None:
         return
     path, fmt = report.path, report.format  # type: ignore[attr-defined]
+    started, total = time.monotonic(), _size(path, fmt)
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json", "bundle-pyspy") else None
     try:
         # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
@@ -639,8 +644,8 @@ def _read_input(
         built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
         for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
             run.write(report, ev, tables, unknown_in_dumps)
-            if progress and report.bytes > 64 << 20:
-                progress(f"{given}: {report.records:,} records, {report.bytes / 1e6:,.0f} MB")
+            if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
+                progress(_progress_line(given, report, total, time.monotonic() - started))
     except input_files.AlreadyIngested as e:
         raise OptionError(str(e)) from None
     except InputError as e:
@@ -651,12 +656,36 @@ def _read_input(
     _input_notes(run.plan, report, forced, run.clocks.get(report.source, Clocks()))
 
 
+def _size(path: Path, fmt: str) -> int | None:
+    """The bytes an input's reader will count (``SourceReport.bytes``) when they are its file's size:
+    None for a journal (journalctl's output is counted) and a packed file (its unpacked bytes)."""
+    if fmt in ("journal", "journal-dir", "xz", "gz") or not path.is_file():
+        return None
+    return path.stat().st_size
+
+
+def _progress_line(given: Path, report: SourceReport, total: int | None, seconds: float) -> str:
+    """``given: 17,878 records, 40 of 72 MB (55%), 12 MB/s, about 3 s left``; without ``total``
+    (or once the bytes counted pass it) the bytes read and the rate only."""
+    done, rate = report.bytes, report.bytes / seconds if seconds > 0 else 0.0
+    line = f"{given}: {report.records:,} records, "
+    if total and done <= total:
+        line += f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB ({100 * done / total:.0f}%)"
+        left = f", about {(total - done) / rate:,.0f} s left" if rate else ""
+    else:
+        line, left = line + f"{done / 1e6:,.0f} MB read", ""
+    return f"{line}, {rate / 1e6:,.1f} MB/s{left}"
+
+
 def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> SourceReport | None:
     """The input's ``SourceReport`` with its format found, or None when there is nothing to read
     (skipped by name, unreadable, empty: said in its report)."""
     if known_fmt == OUTSIDE_BUNDLE:  # a bundle reads only its own files
         note = f"{given}: outside the bundle given (its manifest or a link names another file of this machine): not read"
         run.reports.append(SourceReport(str(given), "skipped", notes=[note]))
+        return None
+    if known_fmt == bundle.KEPT:  # a bundle's dmesg.txt, nvidia-smi.txt: listed with why
+        run.reports.append(SourceReport(str(given), "skipped", notes=[bundle.kept_note(given)]))
         return None
     if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
         why = input_files.not_a_log(given, run.plan.roots.get(given))
@@ -834,9 +863,9 @@ def _input_notes(plan: _Plan, report: SourceReport, forced: str | None, clocks: 
 # --- the end: the tables summed up, the result, OUT committed ---
 
 
-def _finish(run: _Run, embed: bool) -> IngestResult:
-    """The tables summed up at the end, the result and its notes; OUT committed. Raises
-    ``NothingReadError`` when no input gave a record."""
+def _finish(run: _Run, embed: bool, progress: Callable[[str], None]) -> IngestResult:
+    """The tables summed up at the end, the result and its notes; OUT committed, each writing step said
+    to ``progress``. Raises ``NothingReadError`` when no input gave a record."""
     plan, reports, output = run.plan, run.reports, run.output
     if not any(r.records for r in reports):
         bounds = [
@@ -849,6 +878,7 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
             f"nothing could be read{inside}:\n"
             + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
         )
+    progress(f"writing {plan.out}: rooms, aborts, processes, sources, config")
     rooms = sglang.merge_rooms(run.held["rooms"])
     output.write("rooms", rooms)
     output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
@@ -867,6 +897,7 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
     for (role, kind), n in sorted(run.counts.items()):
         result.by_role_kind.setdefault(role, {})[kind] = n
     result.notes += _result_notes(run)
+    result.warnings += _roles_not_seen(plan.opts.roles, set().union(*(r.units_seen for r in reports)))
     result.seconds = time.monotonic() - plan.started
     cut = [r.source for r in reports if r.pieces]
     if embed and cut:  # DuckDB holds a row group whole while it copies it: of such records, over 1 GB
@@ -877,9 +908,16 @@ def _finish(run: _Run, embed: bool) -> IngestResult:
             f" memory to copy; `logcorr database -d {plan.out} --embed` copies them anyway"
         )
     dropped = [] if run.prev is not None else _inputs_replaced(plan.out, result.reports)
+
+    def derive(folder: Path) -> None:
+        how = "the tables copied in" if embed else "views over the tables"
+        progress(f"writing {plan.out}/logcorr.duckdb ({how})")
+        database.write(folder, embed=embed)
+
+    progress(f"writing {plan.out}: the Parquet tables' footers and manifest.json")
     output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
         _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
-        derive=lambda folder: database.write(folder, embed=embed),
+        derive=derive,
         provisional=lambda tmp: database.write(tmp, saved={}, embed=False),
         keep_previous=bool(dropped),
     )
@@ -931,6 +969,18 @@ def _manifest(run: _Run, result: IngestResult) -> dict:
         "next_event_id": {**prev.get("next_event_id", {}), plan.origin: run.enrich.next_id},
         "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
     }
+
+
+def _roles_not_seen(roles: dict[str, str], seen: set[str]) -> list[str]:
+    """A warning per ``--role NAME=ROLE`` whose NAME (or NAME.service) is no unit, pod or container any
+    input holds, naming those it holds: the role was given to nothing."""
+    return [
+        f"--role {name}={role}: no input has a unit {name}"
+        + ("" if name.endswith(".service") else f" or {name}.service")
+        + f" (the units seen: {', '.join(sorted(seen)) or 'none'})"
+        for name, role in roles.items()
+        if name not in seen and f"{name}.service" not in seen
+    ]
 
 
 def _result_notes(run: _Run) -> list[str]:

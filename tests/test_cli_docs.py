@@ -29,7 +29,7 @@ def test_command_is_in_the_readme_and_has_help(name):
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_option_names_its_value_in_words(name):
     """An option's value is named (FORMAT, FILE, TIME, N), not by the Python type typer would print
-    (``<str>``, ``<path>``, ``<list[str]>``); arguments keep typer's own form."""
+    (``<str>``, ``<path>``, ``<list[str]>``); arguments too (tests/test_issue46.py)."""
     text = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"}).output
     options = [m[1] for m in re.finditer(r"(?m)^\s*(-\S.*?)(?:\s{2,}|$)", text)]  # "-n, --context N"
     assert options and [o for o in options if "<" in o] == []

@@ -302,7 +302,7 @@ def test_a_kill_at_each_step_of_the_swap_leaves_a_readable_out(tmp_path: Path, s
     assert saved.query(out, "SELECT count(*) AS n FROM events")["n"][0] in (3, 2)
     ingest([write_log(tmp_path / "c.log", LOG[:1])], out)  # the next run finishes or undoes the swap
     assert not out.is_symlink() and out_count(out) == 1
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == [".out.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == []
 
 
 def test_a_kill_while_the_first_outs_duckdb_file_is_written_leaves_one_that_opens(tmp_path: Path):
@@ -319,7 +319,7 @@ def test_a_kill_while_the_first_outs_duckdb_file_is_written_leaves_one_that_open
     assert saved.query(out, "SELECT count(*) AS n FROM events")["n"][0] == 3
     ingest([write_log(tmp_path / "b.log", LOG[:2])], out)
     assert not out.is_symlink() and out_count(out) == 2
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".out.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
 def test_old_out_restored_when_the_duckdb_file_cannot_be_written(tmp_path: Path, monkeypatch):
@@ -337,7 +337,7 @@ def test_old_out_restored_when_the_duckdb_file_cannot_be_written(tmp_path: Path,
         ingest([write_log(tmp_path / "b.log", LOG[:2])], out)
     assert (out / "manifest.json").read_text() == manifest
     assert out_count(out) == 3
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == [".out.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == []
 
 
 def test_an_old_versions_half_swap_is_put_back(tmp_path: Path):

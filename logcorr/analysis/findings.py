@@ -294,6 +294,7 @@ def summary(
     running: int | None = None,
     roles: dict[str, set[str]] | None = None,
     batches: int | None = None,
+    sglang_read: bool = True,
 ) -> list[str]:
     """At most six Markdown lines: what happened (the main finding), when and where, how it came
     about (the findings in causal order), the impact on requests, the likely upstream family with its
@@ -302,8 +303,14 @@ def summary(
     error level or a crash or failure marker, as those make an ``unexplained_crash`` or
     ``unexplained_errors`` finding. A time is UTC where its records print their zone and as printed
     where they do not (the rows' ``zoned``). ``batches``: the batch lines read (0: a no-failure line
-    says a stall cannot be told)."""
+    says a stall cannot be told). ``sglang_read`` False (no record of a known kind or role: a bundle of
+    a host without SGLang, a journal of other units): without a finding, the line says so instead."""
     main = main_finding(found)
+    if main is None and not sglang_read:
+        return [
+            "**What happened**: cannot be told: no SGLang data was read (no record of an SGLang engine, the"
+            " router or a py-spy dump; ingest's summary lists what was read), so no failure can be seen."
+        ]
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")
         line = (

@@ -36,6 +36,12 @@ MANIFEST = "manifest.json"
 MANIFEST_MAX = 64 << 20  # bytes: a manifest lists a few hundred steps
 FORMATS = ("bundle-pyspy", "bundle-manifest")
 READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
+KEPT = "kept-in-bundle"  # the format of a step's file kept for people, not read: listed with why
+KEPT_WHY = {
+    "kernel": "the kernel's ring buffer (dmesg), kept in the bundle; its GPU Xid lines are read from xid.txt",
+    "gpu": "nvidia-smi -q, kept in the bundle to read",
+    "check_env": "python -m sglang.check_env, kept in the bundle to read",
+}
 
 
 def manifest_of(folder: Path) -> dict | None:
@@ -81,8 +87,9 @@ def unpack(path: Path) -> Path:
 
 def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     """The ``(path, format)`` inputs of a bundle: the manifest (``bundle-manifest``), each py-spy dump
-    taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file); a file the manifest
-    names outside the bundle's folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``."""
+    taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file); the files of
+    ``KEPT_WHY``'s steps are ``KEPT`` (listed, not read); a file the manifest names outside the bundle's
+    folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``."""
     found = [(folder / MANIFEST, "bundle-manifest")]
     for a in manifest.get("artifacts", []):
         if not isinstance(a, dict) or not isinstance(a.get("file"), str) or not a["file"]:
@@ -96,7 +103,16 @@ def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
             found.append((path, "bundle-pyspy"))
         elif a.get("kind") in READ_AS_LOGS:
             found.append((path, "?"))
+        elif a.get("kind") in KEPT_WHY:
+            found.append((path, KEPT))
     return found
+
+
+def kept_note(path: Path) -> str:
+    """Why a ``KEPT`` file of a bundle is not read: ``dmesg.txt: the kernel's ring buffer …``."""
+    manifest = manifest_of(path.parent) or {}
+    kind = next((a.get("kind") for a in manifest.get("artifacts", []) if a.get("file") == path.name), None)
+    return f"{path}: {KEPT_WHY.get(kind, 'kept in the bundle')}: not read"
 
 
 def hosts(path: Path, fmt: str) -> set[str]:

@@ -386,6 +386,7 @@ class PodChoice:
         self.skipped: dict[str, int] = {}
         self.decided: dict[str, bool] = {}
         self.keep_all: bool | None = True if opts.all_units else None
+        self.seen: set[str] = set()  # every name of every unit seen, read or not (``--role``'s check)
 
     def learn(self, df: pl.DataFrame) -> None:
         """Decide the units of ``df`` (columns ``unit``, ``names``, ``text``) seen for the first time."""
@@ -401,6 +402,7 @@ class PodChoice:
         )
         for unit, listed, sglang, mode, router in seen.iter_rows():
             names = tuple(listed or (unit,))
+            self.seen.update(n for n in names if n)
             role = role_by_name(names, self.opts.roles)
             looks = bool(role) or bool(sglang) or any(SGLANG_NAME.search(n) for n in names)
             take = _matches(names, self.opts.units) if self.opts.units else looks
@@ -453,6 +455,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     started = _time(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
     choice = PodChoice(opts)
     report.unit_roles = choice.roles
+    choice.seen = report.units_seen
     kind = "pod" if fmt in ("cri", "kubectl", "stern") or meta.get("namespace") else "container"
     run = pl.lit(meta.get("run"), pl.String)
     if started is not None:  # Docker: lines before the current run's start are of an earlier run

@@ -109,6 +109,7 @@ def select_units(
     """
     found = journalctl(path, "-F", "_SYSTEMD_UNIT")
     units = sorted(u for u in found.stdout.splitlines() if u)
+    report.units_seen.update(units)
     roles: dict[str, str] = {}
     texts: dict[str, dict[str, str]] = {}  # per field, per unit (process_texts), read when first asked
 
@@ -180,6 +181,7 @@ class CaptureUnits:
     def read(self, chunks: Iterable[pl.DataFrame], report: SourceReport) -> Iterator[pl.DataFrame]:
         report.unit_roles = self.roles  # type: ignore[attr-defined]
         for recs in chunks:
+            report.units_seen.update(recs["unit"].drop_nulls().unique().to_list())
             yield self._filter(recs)
         if self.opts.all_units:
             note = "--all-units: every entry, with or without a unit"

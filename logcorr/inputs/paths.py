@@ -452,18 +452,20 @@ _HOST_IN_HEAD = re.compile(rb'(?m)(?:^_HOSTNAME=|"_HOSTNAME"\s*:\s*")([A-Za-z0-9
 
 def hosts_in(path: Path, fmt: str) -> set[str]:
     """The host names the data of one input says it came from (journald's ``_HOSTNAME``): of a
-    journal through ``journalctl -F _HOSTNAME``; of an export or json capture (packed or not) or a
-    binary journal file from its first 64 KiB; of a short capture from its lines' host field. Empty
+    journal folder or file (``fmt`` "?" sniffed first) through ``journalctl -F _HOSTNAME``, since a
+    journal file's field values lie past its hash tables, far beyond its head; of an export or json
+    capture (packed or not) from its first 64 KiB; of a short capture from its lines' host field. Empty
     for logs that do not name their host (plain SGLang logs, py-spy dumps) or that cannot be read; of a
     bundle's files the host its manifest names; of an SGLang crash dump its folder's name. Never raises."""
     if fmt in bundle.FORMATS:  # a logcorr collect bundle names its host in its manifest
         return bundle.hosts(path, fmt)
     try:
+        if fmt == "?" and path.is_file():  # not a pipe: that is read once, by the ingest
+            fmt = sniff(path)
         if fmt == "journal-dir" or (fmt == "journal" and shutil.which("journalctl")):
             return {h for h in journalctl(path, "-F", "_HOSTNAME").stdout.splitlines() if h}
-        if not path.is_file():  # a pipe is read once, by the ingest
+        if not path.is_file():
             return set()
-        fmt = sniff(path) if fmt == "?" else fmt
         if fmt == dumps.FORMAT:  # a crash dump sits in <crash folder>/<host>/
             return {path.parent.name} if dumps.CRASH_NAME.search(path.name) else set()
         first = head(path, fmt)

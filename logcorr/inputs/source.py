@@ -46,6 +46,7 @@ class SourceReport:
     pieces: int = 0  # records cut from a line, field or record too long to keep whole (the notes say which)
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None
+    units_seen: set[str] = field(default_factory=set)  # the unit (pod, container) names it holds, read or not
 
 
 @dataclass

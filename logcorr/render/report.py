@@ -158,6 +158,12 @@ ZONELESS_SQL = (
 )
 
 
+# records of a known kind or role: SGLang's, the router's, py-spy's (as ingest's "nothing SGLang-like" note)
+SGLANG_READ_SQL = (
+    "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
+)
+
+
 def gather(out: Path) -> dict[str, pl.DataFrame]:
     """Run every query the report uses on OUT; ``{name: rows}``.
 
@@ -183,6 +189,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         ("collected", collected.SQL),  # an OUT written before the probes table has none
         ("read_once", READ_ONCE_SQL),
         ("captured", "SELECT count(*) AS threads, count(DISTINCT capture_id) AS dumps FROM captures"),
+        ("sglang_read", SGLANG_READ_SQL),
     ):
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
@@ -218,7 +225,7 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
     batches = int(cov.filter(pl.col("scope") == "role")["batches"].sum()) if cov.height else 0
     return findings_mod.summary(
         found, results["known_issues"], results["impact"], running=running, roles=_family_roles(results),
-        batches=batches,
+        batches=batches, sglang_read=bool(results["sglang_read"]["n"][0]) if results["sglang_read"].height else True,
     )  # fmt: skip
 
 

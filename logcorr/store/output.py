@@ -152,7 +152,8 @@ _held: dict[str, int] = {}  # lock file → depth, for the runs of this process 
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
     """Hold the lock on ``out`` (``.OUT.lock`` beside it, ``flock``) for the whole block: one ingest,
-    append or database run at a time. The lock file holds the holder's pid. Reentrant in one
+    append or database run at a time. The lock file holds the holder's pid and is removed when the
+    block ends (a run refused or failed included), so none is left beside OUT. Reentrant in one
     process. Raises ``LockedError`` naming the holder's pid when another process holds it, and
     ``OutputError`` when the lock file cannot be made (OUT's parent missing or read-only)."""
     out = real_out(out)
@@ -165,18 +166,8 @@ def locked(out: Path) -> Iterator[None]:
         finally:
             _held[key] -= 1
         return
+    fd = _take_lock(out, path)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot make the lock file {path.name}: {e.strerror or e}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            raise LockedError(
-                f"{out}: another logcorr run (pid {holder}) is writing it; wait for it to end, then run again"
-            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         _held[key] = 1
@@ -184,9 +175,36 @@ def locked(out: Path) -> Iterator[None]:
             yield
         finally:
             del _held[key]
-            os.ftruncate(fd, 0)
+            path.unlink(missing_ok=True)  # while still held: the next run makes a new one
     finally:
         os.close(fd)  # releases the flock
+
+
+def _take_lock(out: Path, path: Path) -> int:
+    """Open the lock file ``path`` and ``flock`` it; returns the descriptor. A lock file removed by the
+    run that held it, after this run opened it, is locked in vain (a third run can make a new one):
+    then the new file is opened and locked instead. Raises ``LockedError`` and ``OutputError`` as
+    ``locked`` says."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise OutputError(f"{out}: cannot make the lock file {path.name}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise LockedError(
+                f"{out}: another logcorr run (pid {holder}) is writing it; wait for it to end, then run again"
+            ) from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
 
 
 def write_atomic(path: Path, write: Callable[[IO], None], binary: bool = False) -> None:

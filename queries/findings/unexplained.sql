@@ -25,7 +25,9 @@
 --   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
 --   error. A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
---   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first).
+--   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
+--   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
+--   the report's section on the collection states.
 --   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
 cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
@@ -45,6 +47,7 @@ marked AS (
            e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
     FROM events e
     WHERE e.kind NOT IN ('batch', 'pyspy', 'metric', 'span', 'request_received', 'request_finished', 'req_time_stats')
+      AND e.unit IS DISTINCT FROM 'logcorr-collect'  -- a collector's own steps: the probes section's
       AND e.event_id NOT IN (SELECT event_id FROM cited_ids)
       AND NOT EXISTS (SELECT 1 FROM cited_at c
                       WHERE c.pid = e.pid AND c.ts = e.ts AND c.host IS NOT DISTINCT FROM e.host)

@@ -209,6 +209,10 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(clean(format_summary(result)))
+    for r in result.reports:  # on stderr too, where a script looks: each input not read whole and why
+        if r.unread or r.incomplete:
+            for e in r.errors[:3]:
+                typer.echo(clean(f"logcorr: error: {e}"), err=True)
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)

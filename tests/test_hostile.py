@@ -828,3 +828,71 @@ def test_a_bundle_reads_only_its_own_files(tmp_path, name):
     from logcorr.analysis.saved import query
 
     assert query(tmp_path / "out", "SELECT count(*) FROM events WHERE message LIKE '%SECRET%'").item() == 0
+
+
+# -- one hostile input costs only itself (issue 47, trial F7) -----------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HOSTILE_JSON = {
+    "otlp_logs_wrong_types": '{"resourceLogs":[1]}',
+    "otlp_traces_wrong_types": '{"resourceSpans":["x"]}',
+    "loki_range_wrong_types": '{"status":"success","data":{"resultType":"streams","result":[1]}}',
+    "otlp_logs_deep": '{"resourceLogs":' + DEEP + "}",
+    "otlp_traces_deep": '{"resourceSpans":' + DEEP + "}",
+    "loki_range_deep": '{"status":"success","data":{"resultType":"streams","result":' + DEEP + "}}",
+    "es_hits_deep": '{"hits":{"hits":[{"_source":' + DEEP + "}]}}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_JSON))
+def test_a_json_document_of_wrong_types_or_depth_costs_only_itself(tmp_path: Path, log: Path, name: str):
+    """Trial F7: an OTLP, Loki or Elasticsearch document with a wrong JSON type or nested past Python's
+    recursion limit was a traceback, exit 1 and nothing written. Now it is named with its error (on
+    stderr too) and the log beside it is written, exit 3."""
+    bad = tmp_path / f"{name}.json"
+    bad.write_text(HOSTILE_JSON[name] + "\n")
+    proc = ingest(bad, log, out=tmp_path / "out")
+    check_clean(proc, bad, log)
+    assert proc.returncode == 3, proc.stderr
+    assert re.search(rf"(?m)^logcorr: error: {re.escape(str(bad))}: not read: \w+Error: ", proc.stderr), (
+        proc.stderr
+    )
+    assert f"could not be read at all: {bad}" in proc.stderr.splitlines()[-1]
+    assert_all_kept(tmp_path / "out", LOG_LINES)
+    sources = table(tmp_path / "out", "sources")
+    assert sources.filter(pl.col("source") == str(bad))["errors"].item().startswith(f"{bad}: not read: ")
+
+
+def test_a_file_name_that_is_not_utf8_is_read_and_named(tmp_path: Path, log: Path):
+    """Trial F7: a file name with a byte that is no UTF-8 (`bad\\xff.log`) was a UnicodeEncodeError
+    traceback, exit 1. Both inputs are read; the name is kept with the byte shown as `\\xff`."""
+    folder = os.fsencode(tmp_path) + b"/logs\xfe"
+    os.mkdir(folder)
+    with open(folder + b"/bad\xff.log", "wb") as f:
+        f.write(("\n".join(LOG_LINES[:3]) + "\n").encode())
+    proc = ingest(Path(os.fsdecode(folder)), log, out=tmp_path / "out")
+    check_clean(proc, log)
+    assert proc.returncode == 0, proc.stderr
+    assert "logs\\xfe/bad\\xff.log [text]: 3 records" in proc.stdout
+    assert_all_kept(tmp_path / "out", LOG_LINES + LOG_LINES[:3])
+
+
+def test_a_folder_1200_levels_deep_is_walked(tmp_path: Path, log: Path):
+    """Trial F7: Python 3.11's recursive os.walk raised RecursionError on a folder 1,200 levels deep
+    (a traceback, exit 1, the log beside it lost). The walk is iterative: the deepest file is read."""
+    deep = tmp_path / "deep"
+    bottom = deep
+    for _ in range(1201):  # one level at a time: os.makedirs recurses
+        bottom.mkdir()
+        bottom = bottom / "a"
+    bottom = bottom.parent
+    write_log(bottom / "x.log", LOG_LINES[:3])
+    try:
+        proc = ingest(deep, log, out=tmp_path / "out")
+    finally:  # removed bottom up: pytest's own clean-up of tmp_path recurses (and would fail later)
+        (bottom / "x.log").unlink()
+        for folder in [bottom, *bottom.parents][:1200]:
+            folder.rmdir()
+    check_clean(proc, log)
+    assert proc.returncode == 0, proc.stderr
+    assert_all_kept(tmp_path / "out", LOG_LINES + LOG_LINES[:3])

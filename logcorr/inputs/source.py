@@ -27,6 +27,16 @@ class InputError(Exception):
     """An input could not be read at all; the message names the input and the reason."""
 
 
+def failure(given: Path, e: BaseException, records: int = 0) -> str:
+    """The error text of an input whose reading raised ``e``, an exception no reader expected (hostile
+    content, a reader's bug): the input, what was kept (``records``) and the exception, on one line."""
+    what = f"{type(e).__name__}: {e}".replace("\n", " ")
+    what = what if len(what) <= 300 else what[:300] + " …"
+    if records:
+        return f"{given}: read only in part: {records:,} records, then {what} (the rest is not read)"
+    return f"{given}: not read: {what}"
+
+
 @dataclass
 class SourceReport:
     """What was read from one input: the row of the ``sources`` table, plus notes for the summary."""
@@ -46,6 +56,15 @@ class SourceReport:
     pieces: int = 0  # records cut from a line, field or record too long to keep whole (the notes say which)
     first_ts: datetime | None = None  # the earliest and latest ts of its records (UTC)
     last_ts: datetime | None = None
+
+    def __post_init__(self) -> None:
+        self.source = as_text(self.source)  # a name that is no UTF-8 must still fit the tables
+
+
+def as_text(name: str) -> str:
+    """``name`` (a path as Python gives it) as valid UTF-8 text: bytes of the name that are no UTF-8
+    (kept by Python as lone surrogates, which Parquet, JSON and the terminal refuse) shown as ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass

@@ -771,11 +771,12 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
 
 
 def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
-    """``dumps.read``, a file it refuses named in the report and nothing read from it."""
+    """``dumps.read``, a file it refuses named in the report and nothing read from it (``unread``)."""
     try:
         yield from dumps.read(path, report)
     except dumps.DumpError as e:
         report.errors.append(str(e))
+        report.unread = report.records == 0
 
 
 def _joined(chunks: Iterator[pl.DataFrame], report: SourceReport, forced: str | None) -> Generator:

@@ -17,6 +17,7 @@ import lzma
 import os
 import random
 import re
+import resource
 import shlex
 import shutil
 import struct
@@ -896,3 +897,142 @@ def test_a_folder_1200_levels_deep_is_walked(tmp_path: Path, log: Path):
     check_clean(proc, log)
     assert proc.returncode == 0, proc.stderr
     assert_all_kept(tmp_path / "out", LOG_LINES + LOG_LINES[:3])
+
+
+# -- a pickled dump is bounded by its file (issue 47, trial F2) ---------------------------------------
+
+DUMP_PREAMBLE = """
+import pickle, sys, types
+for n in ("sglang", "sglang.srt", "sglang.srt.server_args"):
+    sys.modules[n] = types.ModuleType(n)
+class ServerArgs:
+    pass
+ServerArgs.__module__ = "sglang.srt.server_args"
+sys.modules["sglang.srt.server_args"].ServerArgs = ServerArgs
+def laughs(levels):
+    x = ["lol"]
+    for _ in range(levels):
+        x = [x] * 10
+    return x
+def request(i, text="ok"):
+    return ({"rid": f"r{i}"}, {"meta_info": {"finish_reason": {"type": "stop"}}, "text": text}, 1761774000.0, 1761774001.0)
+"""
+
+
+def write_dump(path: Path, body: str) -> Path:
+    """A pickle made in a fresh python (SGLang's module names as stand-ins there, never here) from
+    ``body``, which sets ``data``."""
+    code = DUMP_PREAMBLE + body + f"\nopen({str(path)!r}, 'wb').write(pickle.dumps(data, 4))\n"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return path
+
+
+def _address_space(limit: int):
+    """A ``preexec_fn`` capping the child's address space at ``limit`` bytes: an allocation past it
+    fails at once instead of filling the machine's memory."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
+
+
+BOUNDED = 6 << 30  # the address space an ingest of a small dump runs in (polars reserves much, uses little)
+
+
+def test_a_dump_asking_bytearray_of_a_number_is_refused_by_name(tmp_path: Path, log: Path):
+    """Trial F2: `bytearray(2 << 30)` in a 129-byte dump allocated 2.3 GB (here 8 GiB, under a 6 GiB
+    address space: a MemoryError before the fix). The callable is refused by name, before allocating,
+    and the log beside it written; the dump, not read at all, is named on stderr, exit 3."""
+    dump = write_dump(
+        tmp_path / "crash_dump_2025-10-29_21-40-20.pkl",
+        "class Bomb:\n    def __reduce__(self):\n        return (bytearray, (8 << 30,))\n"
+        "data = {'server_args': ServerArgs(), 'requests': [], 'junk': Bomb()}",
+    )
+    assert dump.stat().st_size < 200
+    proc = ingest(dump, log, out=tmp_path / "out", preexec=_address_space(BOUNDED))
+    check_clean(proc, dump, log)
+    assert proc.returncode == 3, proc.stderr
+    assert f"logcorr: error: {dump}: bytearray(int): refused (it allocates from a number)" in proc.stderr
+    assert_all_kept(tmp_path / "out", LOG_LINES)
+
+
+@pytest.mark.parametrize("where", ["request_out", "server_args"])
+def test_a_billion_laughs_dump_is_shown_cut_not_expanded(tmp_path: Path, log: Path, where: str):
+    """Trial F2: ten references to one list, nine levels deep (10**9 strings in a file of a few hundred
+    bytes), were expanded by the repr of a Finish line or of server_args until the process was killed.
+    The value is shown up to MAX_SHOWN_CHARS and cut with '…'; the rest of the dump and the log are read."""
+    from logcorr.inputs.dumps import MAX_SHOWN_CHARS
+
+    body = {
+        "request_out": "data = {'server_args': ServerArgs(), 'requests': [request(1, laughs(9))]}",
+        "server_args": "a = ServerArgs(); a.tp_size = laughs(9)\ndata = {'server_args': a, 'requests': [request(1)]}",
+    }[where]
+    dump = write_dump(tmp_path / "crash_dump_2025-10-29_21-40-21.pkl", body)
+    assert dump.stat().st_size < 1000
+    proc = ingest(dump, log, out=tmp_path / "out", preexec=_address_space(BOUNDED))
+    check_clean(proc, dump, log)
+    assert proc.returncode == 0, proc.stderr
+    assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + 4)
+    mine = events(tmp_path / "out").filter(pl.col("source") == str(dump)).sort("source_pos")
+    assert mine["source_pos"].to_list() == [
+        "dump",
+        "requests[0] created",
+        "requests[0] finished",
+        "server_args",
+    ]
+    longest = mine["message"].str.len_chars().max()
+    assert MAX_SHOWN_CHARS < longest < MAX_SHOWN_CHARS + 1000
+    cut = mine.filter(
+        pl.col("source_pos") == ("server_args" if where == "server_args" else "requests[0] finished")
+    )
+    assert cut["message"].item().endswith("…")
+
+
+def test_a_request_referenced_a_hundred_thousand_times_stops_at_the_text_bound(tmp_path: Path, log: Path):
+    """Trial F2: one request tuple referenced 3,000,000 times (a 6 MB dump) made a record pair per
+    reference, until 8 GB. Records stop at TEXT_PER_BYTE times the file's size (or TEXT_FLOOR): the
+    requests before are kept, the dump named as read only in part, exit 3; the log beside it written."""
+    from logcorr.inputs.dumps import TEXT_FLOOR
+
+    dump = write_dump(
+        tmp_path / "crash_dump_2025-10-29_21-40-22.pkl",
+        "r = request(1, 'x' * 2000)\ndata = {'server_args': ServerArgs(), 'requests': [r] * 100_000}",
+    )
+    assert dump.stat().st_size < 400_000
+    proc = ingest(dump, log, out=tmp_path / "out", preexec=_address_space(BOUNDED))
+    check_clean(proc, dump, log)
+    assert proc.returncode == 3, proc.stderr
+    said = re.search(
+        rf"logcorr: error: {re.escape(str(dump))}: its first ([\d,]+) of 100,000 requests make", proc.stderr
+    )
+    assert said, proc.stderr
+    assert f"were read only in part: {dump}" in proc.stderr.splitlines()[-1]
+    mine = events(tmp_path / "out").filter(pl.col("source") == str(dump))
+    requests = int(said[1].replace(",", ""))
+    assert mine.height == 2 * requests + 2  # Receive and Finish of each, server_args and the dump
+    assert TEXT_FLOOR <= mine["message"].str.len_chars().sum() < TEXT_FLOOR + 10_000
+    assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + mine.height)
+
+
+def test_a_dump_whose_server_args_holds_itself_is_read(tmp_path: Path, log: Path):
+    """Trial F7: a ServerArgs referring to itself was a RecursionError in its repr, and a launch_command
+    that is a list a polars TypeError: each a traceback, exit 1, nothing written. Both dumps are read now:
+    the cycle shown as '…', a launch command that is no text left out."""
+    dump = write_dump(
+        tmp_path / "crash_dump_2025-10-29_21-40-23.pkl",
+        "a = ServerArgs(); a.me = a; a.tp_size = 4\n"
+        "data = {'server_args': a, 'requests': [request(1)], 'launch_command': ['python', '-m', 'sglang']}",
+    )
+    proc = ingest(dump, log, out=tmp_path / "out")
+    check_clean(proc, dump, log)
+    assert proc.returncode == 0, proc.stderr
+    mine = events(tmp_path / "out").filter(pl.col("source") == str(dump)).sort("source_pos")
+    assert mine["message"][-1] == "server_args=ServerArgs(me=…, tp_size=4)"
+    assert mine["source_pos"].to_list() == [
+        "dump",
+        "requests[0] created",
+        "requests[0] finished",
+        "server_args",
+    ]
+    assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + 4)

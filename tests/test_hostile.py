@@ -1036,3 +1036,106 @@ def test_a_dump_whose_server_args_holds_itself_is_read(tmp_path: Path, log: Path
         "server_args",
     ]
     assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + 4)
+
+
+# -- metadata files and archives a walk or a bundle opens (issue 47, trial F3/F4) ---------------------
+
+DOCKER_ID = "a" * 64
+
+
+def docker_folder(tmp_path: Path, config) -> tuple[Path, Path]:
+    """A Docker containers folder: ``<id>/<id>-json.log`` of the log's lines beside ``config.v2.json``,
+    made by ``config(path)``. Returns the folder and the log."""
+    folder = tmp_path / "containers" / DOCKER_ID
+    folder.mkdir(parents=True)
+    log = folder / f"{DOCKER_ID}-json.log"
+    log.write_text(
+        "".join(
+            json.dumps({"log": ln + "\n", "stream": "stdout", "time": "2025-11-05T12:00:00Z"}) + "\n"
+            for ln in LOG_LINES
+        )
+    )
+    config(folder / "config.v2.json")
+    return folder.parent, log
+
+
+DOCKER_CONFIGS = {
+    "dev_zero": lambda p: p.symlink_to("/dev/zero"),
+    "fifo": os.mkfifo,
+    "wrong_types": lambda p: p.write_text('{"Config": {"Labels": ["a"]}, "State": [1]}'),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DOCKER_CONFIGS))
+def test_a_docker_config_that_is_a_device_pipe_or_of_wrong_types_still_reads_the_log(
+    tmp_path: Path, kind: str
+):
+    """Trial F3/F7: config.v2.json beside a Docker log, a link to /dev/zero, exhausted memory; a FIFO
+    hung the walk for ever; `Labels: [...]` was an AttributeError traceback. It is read only when it is
+    a regular file (opened without blocking, at most 64 MiB) of the types Docker writes; else left out,
+    the refusal named, and the log read whole."""
+    folder, log = docker_folder(tmp_path, DOCKER_CONFIGS[kind])
+    cmd = [
+        sys.executable,
+        "-m",
+        "logcorr.cli",
+        "ingest",
+        str(folder),
+        "--all-units",
+        "-o",
+        str(tmp_path / "out"),
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=60, preexec_fn=_address_space(BOUNDED), check=False
+    )
+    check_clean(proc, log)
+    assert proc.returncode == 0, proc.stderr
+    if kind != "wrong_types":
+        assert f"{log.parent / 'config.v2.json'}: not read: not a regular file" in proc.stdout
+    assert_all_kept(tmp_path / "out", LOG_LINES)
+
+
+def test_a_bundle_manifest_of_wrong_types_reads_its_files(tmp_path: Path, log: Path):
+    """Trial F7: a collect manifest whose host is a list, whose steps hold a string and a number, and
+    whose start time is a number was a TypeError or AttributeError traceback, exit 1. The steps that are
+    objects are read; the journal it names is read whole."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    write_log(bundle / "engine.log", LOG_LINES)
+    artifacts = ["x", 12345, {"kind": "journal", "file": "engine.log", "started": 12}, {"file": 7}]
+    manifest = {"collector": "logcorr collect", "host": ["a"], "boot_id": {}, "artifacts": artifacts}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    proc = ingest(bundle, out=tmp_path / "out")
+    check_clean(proc, bundle / "engine.log")
+    assert proc.returncode == 0, proc.stderr
+    assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + 2)
+
+
+def test_a_bundle_archive_that_unpacks_past_the_bomb_bound_is_refused(tmp_path: Path, log: Path):
+    """Trial F4: a bundle .tar.gz was unpacked with no bound (a 3.1 MB archive filled a 1 GB TMPDIR).
+    It is bound as a .gz input is, max(64 MiB, 200 times its size), checked before each member is
+    written: 100 MiB of zeros (about 100 KB packed) are refused by name, nothing left in TMPDIR, the
+    log beside it written, exit 3."""
+    import io
+    import tarfile
+
+    archive = tmp_path / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        manifest = json.dumps({"collector": "logcorr collect", "artifacts": []}).encode()
+        info = tarfile.TarInfo("bundle-x/manifest.json")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+        zeros = tarfile.TarInfo("bundle-x/zeros.log")
+        zeros.size = 100 << 20
+        tar.addfile(zeros, io.BytesIO(bytes(zeros.size)))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    cmd = [sys.executable, "-m", "logcorr.cli", "ingest", str(archive), str(log), "-o", str(tmp_path / "out")]
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CLI_TIMEOUT, env=env, check=False)
+    check_clean(proc, archive, log)
+    assert proc.returncode == 3, proc.stderr
+    assert f"logcorr: error: {archive}: not read: it unpacks to more than 200 times its size" in proc.stderr
+    assert "a decompression bomb, not a bundle" in proc.stderr
+    assert list(scratch.iterdir()) == []
+    assert_all_kept(tmp_path / "out", LOG_LINES)

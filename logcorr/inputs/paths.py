@@ -24,7 +24,15 @@ import polars as pl
 from logcorr.inputs import bundle, containers, dumps, scrape
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
-from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport, failure
+from logcorr.inputs.source import (
+    CHUNK_BYTES,
+    UNPACK_FLOOR,
+    UNPACK_RATIO,
+    InputError,
+    ReadOptions,
+    SourceReport,
+    failure,
+)
 from logcorr.parsers import journald
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
@@ -412,13 +420,9 @@ def spool(path: Path, into: Path) -> Path:
     return target
 
 
-# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
-# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
-UNPACK_RATIO = 200
 _LAYERS: dict[
     Path, tuple[Path, int]
 ] = {}  # an unpacked file → (the file given, bytes it may still unpack to)
-UNPACK_FLOOR = 64 << 20
 _PIECE = 1 << 20
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +23,13 @@ MAX_RECORD_BYTES = 4 << 20
 RECORD_PIECE = (
     f"a record over {MAX_RECORD_LINES:,} lines or {MAX_RECORD_BYTES >> 20} MiB, kept in pieces: this is one"
 )
+
+
+# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
+# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
+UNPACK_RATIO = 200
+UNPACK_FLOOR = 64 << 20
+META_MAX = 64 << 20  # bytes of a metadata file (a bundle manifest, Docker's config.v2.json) read at most
 
 
 class InputError(Exception):
@@ -76,6 +85,20 @@ class ReadOptions:
     until: str | None = None
     all_units: bool = False
     roles: dict[str, str] = field(default_factory=dict)
+
+
+def read_regular(path: Path, cap: int = META_MAX) -> bytes:
+    """The bytes of ``path`` (links followed) when it is a regular file of at most ``cap`` bytes: opened
+    without blocking, so a named pipe is never waited on, and a pipe or device never read. Raises
+    ``OSError`` whose ``strerror`` says why (not a regular file, over ``cap``, or the system's reason)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe or device is not read)", str(path))
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise OSError(errno.EFBIG, f"over {cap:,} bytes: not read", str(path))
+    return data
 
 
 # The format of a file a bundle names outside itself: skipped and named, never read (``in_folder``).

@@ -241,6 +241,10 @@ def ingest(
     typer.echo(clean(format_summary(result)))
     for warning in result.warnings:  # an option that did nothing: said where a script's log keeps it
         typer.echo(clean(f"logcorr: warning: {warning}"), err=True)
+    for r in result.reports:  # on stderr too, where a script looks: each input not read whole and why
+        if r.unread or r.incomplete:
+            for e in r.errors[:3]:
+                typer.echo(clean(f"logcorr: error: {e}"), err=True)
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written: say so, but let a script see it
         _fail(f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}", 3)

@@ -46,6 +46,8 @@ from logcorr.inputs.source import (
     InputError,
     ReadOptions,
     SourceReport,
+    as_text,
+    failure,
 )
 from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
 from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
@@ -409,12 +411,18 @@ def _plan(
     found: list[tuple[Path, str]] = []
     roots: dict[Path, Path] = {}
     for given in map(Path, paths):
+        problems: list[tuple[Path, str]] = []  # what of a folder could not be listed or looked at
         try:
-            inside = input_files.discover(given, opts)
+            inside = input_files.discover(given, opts, problems)
             roots.update((p, given) for p, _ in inside if p != given)
             found += inside
         except InputError as e:
             missing.append(SourceReport(str(given), "missing", errors=[str(e)], unread=True))
+        except MemoryError:
+            raise
+        except Exception as e:  # noqa: BLE001 — one hostile PATH costs only itself
+            problems.append((given, failure(given, e)))
+        missing += [SourceReport(str(p), "unreadable", errors=[why], unread=True) for p, why in problems]
     inputs, repeats = _read_order(found)
     opts, window_notes = _dated(opts, inputs, out if append else None)
     window = _window(opts, inputs)
@@ -628,32 +636,66 @@ def _count(report: SourceReport, ev: pl.DataFrame, unknown_in_dumps: int) -> Non
 def _read_input(
     run: _Run, given: Path, known_fmt: str, scratch: Path, progress: Callable[[str], None] | None
 ) -> None:
-    """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``."""
-    report = _open_input(run, given, known_fmt, scratch)
+    """Read one input through the pipeline into OUT's open tables, with its ``SourceReport``. An
+    exception while it is opened, sniffed or read (not while OUT is written) ends this input only: named
+    in its report's errors, ``unread`` (nothing kept) or ``incomplete`` (the records before it kept).
+    Raises ``OptionError`` for an input ``--append`` would count twice; ``MemoryError``, an interrupt
+    and errors writing OUT go up."""
+    try:
+        report = _open_input(run, given, known_fmt, scratch)
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
+        run.reports.append(SourceReport(str(given), "unreadable", errors=[failure(given, e)], unread=True))
+        return
     if report is None:
         return
     path, fmt = report.path, report.format  # type: ignore[attr-defined]
     started, total = time.monotonic(), _size(path, fmt)
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json", "bundle-pyspy") else None
+    # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
+    # classifying; building the tables; writing them (here).
+    chunks = _lazy(lambda: _chunks(run, path, fmt, report, scratch))  # unpacking too, in the stages
+    parsed = threads.ahead(_joined(chunks, report, forced), name="logcorr-read")
+    built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
+    for ev, tables, unknown_in_dumps in _contained(
+        threads.ahead(built, name="logcorr-tables"), report, given
+    ):
+        run.write(report, ev, tables, unknown_in_dumps)
+        if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
+            progress(_progress_line(given, report, total, time.monotonic() - started))
+    if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
+        run.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
+    _input_notes(run.plan, report, forced, run.clocks.get(report.source, Clocks()))
+
+
+def _lazy(make: Callable[[], Iterator[pl.DataFrame]]) -> Iterator[pl.DataFrame]:
+    """The chunks of ``make()``, called when the first is asked for: on the reading thread, where what
+    it raises is the input's error (``_contained``)."""
+    chunks = make()
     try:
-        # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
-        # classifying; building the tables; writing them (here).
-        parsed = threads.ahead(
-            _joined(_chunks(run, path, fmt, report, scratch), report, forced), name="logcorr-read"
-        )
-        built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
-        for ev, tables, unknown_in_dumps in threads.ahead(built, name="logcorr-tables"):
-            run.write(report, ev, tables, unknown_in_dumps)
-            if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
-                progress(_progress_line(given, report, total, time.monotonic() - started))
+        yield from chunks
+    finally:
+        getattr(chunks, "close", lambda: None)()
+
+
+def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
+    """The items of one input's reading stages; an exception they raise ends them, named in ``report``
+    (``InputError`` as it says, any other by ``failure``), the items before it kept. ``AlreadyIngested``
+    becomes ``OptionError``; ``MemoryError`` goes up."""
+    try:
+        yield from stages
     except input_files.AlreadyIngested as e:
         raise OptionError(str(e)) from None
     except InputError as e:
         report.errors.append(str(e))
         report.unread = report.records == 0
-    if getattr(report, "unit_cmdlines", None):  # a journal: its units' launch commands
-        run.config_seen.append(config.unit_observations(report.unit_cmdlines, str(given)))
-    _input_notes(run.plan, report, forced, run.clocks.get(report.source, Clocks()))
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
+        report.errors.append(failure(given, e, report.records))
+        report.unread = report.records == 0
+        report.incomplete = not report.unread
 
 
 def _size(path: Path, fmt: str) -> int | None:
@@ -761,11 +803,12 @@ def _chunks(run: _Run, path: Path, fmt: str, report: SourceReport, scratch: Path
 
 
 def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
-    """``dumps.read``, a file it refuses named in the report and nothing read from it."""
+    """``dumps.read``, a file it refuses named in the report and nothing read from it (``unread``)."""
     try:
         yield from dumps.read(path, report)
     except dumps.DumpError as e:
         report.errors.append(str(e))
+        report.unread = report.records == 0
 
 
 def _joined(chunks: Iterator[pl.DataFrame], report: SourceReport, forced: str | None) -> Generator:
@@ -950,7 +993,7 @@ def _manifest(run: _Run, result: IngestResult) -> dict:
     the time span, the origin and its next event id, the errors; with ``--append``, of all runs."""
     plan = run.plan
     prev = run.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
-    idents = {str(p): i for p, i in plan.identities.items()}
+    idents = {as_text(str(p)): i for p, i in plan.identities.items()}
     inputs = prev.get("inputs", []) + [
         {"source": r.source, "path": str(Path(r.source).absolute()), "identity": idents.get(r.source, {})}
         | {"selection": plan.selection}
@@ -1065,7 +1108,7 @@ def _origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> str:
             if prev.get("origin"):
                 return str(prev["origin"])
     names = "\n".join(sorted(p.name for p, _ in inputs))
-    return f"logs-{hashlib.sha256(names.encode()).hexdigest()[:8]}"
+    return f"logs-{hashlib.sha256(names.encode(errors='surrogateescape')).hexdigest()[:8]}"
 
 
 def _already_in(prev: dict, identities: dict[Path, dict], selection: str) -> list[str]:

@@ -25,7 +25,16 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.source import OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
+from logcorr.inputs.source import (
+    META_MAX,
+    OUTSIDE_BUNDLE,
+    UNPACK_FLOOR,
+    UNPACK_RATIO,
+    InputError,
+    SourceReport,
+    in_folder,
+    read_regular,
+)
 from logcorr.inputs.text import read_text
 from logcorr.parsers import journald
 from logcorr.parsers.collect import UNIT, step_line
@@ -33,7 +42,8 @@ from logcorr.store.schema import UTC_US, conform
 
 COLLECTOR = "logcorr collect"
 MANIFEST = "manifest.json"
-MANIFEST_MAX = 64 << 20  # bytes: a manifest lists a few hundred steps
+MANIFEST_MAX = META_MAX  # bytes: a manifest lists a few hundred steps
+MAX_MEMBERS = 20_000  # files in a bundle archive: a collect bundle holds a few hundred
 FORMATS = ("bundle-pyspy", "bundle-manifest")
 READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
 KEPT = "kept-in-bundle"  # the format of a step's file kept for people, not read: listed with why
@@ -48,11 +58,9 @@ def manifest_of(folder: Path) -> dict | None:
     """The bundle manifest of ``folder``, or None when ``folder`` is no bundle (no ``manifest.json``,
     another tool's, unreadable JSON, not a regular file or over ``MANIFEST_MAX``)."""
     path = folder / MANIFEST
-    try:  # a named pipe or a huge file of that name is no manifest: never read it
-        if not path.is_file() or path.stat().st_size > MANIFEST_MAX:
-            return None
-        manifest = json.loads(path.read_text())
-    except (OSError, ValueError):
+    try:  # a named pipe, a device or a huge file of that name is no manifest: never read it
+        manifest = json.loads(read_regular(path, MANIFEST_MAX).decode("utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("collector") == COLLECTOR else None
 
@@ -61,23 +69,40 @@ def is_archive(path: Path) -> bool:
     """A ``.tar.gz`` file holding a bundle (a folder with the collector's ``manifest.json``)."""
     if not path.is_file() or not path.name.endswith((".tar.gz", ".tgz")):
         return False
-    try:
+    try:  # its first MAX_MEMBERS members' names only: a bomb of names is no bundle
         with tarfile.open(path, "r:gz") as tar:
-            return any(Path(n).name == MANIFEST and len(Path(n).parts) <= 2 for n in tar.getnames())
-    except (OSError, tarfile.TarError):
+            for n, member in enumerate(tar):
+                if Path(member.name).name == MANIFEST and len(Path(member.name).parts) <= 2:
+                    return True
+                if n >= MAX_MEMBERS:
+                    return False
+    except (OSError, EOFError, tarfile.TarError):
         return False
+    return False
 
 
 def unpack(path: Path) -> Path:
     """Unpack a bundle archive into a private folder (removed when the process ends) and return the
     bundle folder in it. Members that would land outside it, links and devices are refused by
-    tarfile's ``data`` filter. Raises ``InputError`` naming ``path`` when it cannot be unpacked."""
+    tarfile's ``data`` filter; as a ``.gz`` input, it may unpack to ``UNPACK_RATIO`` times its size (and
+    ``UNPACK_FLOOR``) in all, in at most ``MAX_MEMBERS`` members, each checked before it is written.
+    Raises ``InputError`` naming ``path`` when it cannot be unpacked or is a decompression bomb."""
     into = Path(tempfile.mkdtemp(prefix="logcorr-bundle-"))
     atexit.register(shutil.rmtree, into, True)
+    limit, written = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size), 0
     try:
         with tarfile.open(path, "r:gz") as tar:
-            tar.extractall(into, filter="data")
-    except (OSError, tarfile.TarError) as e:
+            for n, member in enumerate(tar, 1):
+                written += member.size
+                if written > limit or n > MAX_MEMBERS:
+                    shutil.rmtree(into, True)
+                    raise InputError(
+                        f"{path}: not read: it unpacks to more than {UNPACK_RATIO} times its size ({limit:,} bytes)"
+                        f" or {MAX_MEMBERS:,} files: a decompression bomb, not a bundle (unpack it yourself and "
+                        "name the folder if it is one)"
+                    )
+                tar.extract(member, into, filter="data")
+    except (OSError, EOFError, tarfile.TarError) as e:
         raise InputError(f"{path}: a bundle archive that cannot be unpacked: {e}") from None
     found = [m.parent for m in into.rglob(MANIFEST) if manifest_of(m.parent)]
     if not found:
@@ -91,12 +116,14 @@ def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     ``KEPT_WHY``'s steps are ``KEPT`` (listed, not read); a file the manifest names outside the bundle's
     folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``."""
     found = [(folder / MANIFEST, "bundle-manifest")]
-    for a in manifest.get("artifacts", []):
-        if not isinstance(a, dict) or not isinstance(a.get("file"), str) or not a["file"]:
+    for a in _artifacts(manifest):
+        if not isinstance(a.get("file"), str) or not a["file"]:
             continue
         path = in_folder(folder, a["file"])
         if path is None:  # outside the bundle: named in the ingest's notes, never read
             found.append((Path(os.path.normpath(folder / a["file"])), OUTSIDE_BUNDLE))
+        elif path.exists() and not path.is_file():  # a pipe or device: named, never opened
+            found.append((path, "skipped"))
         elif not path.is_file():
             continue
         elif a.get("kind") == "pyspy":
@@ -119,7 +146,7 @@ def hosts(path: Path, fmt: str) -> set[str]:
     """The host the manifest of the bundle holding ``path`` (a ``FORMATS`` input) names; empty when
     it names none or cannot be read."""
     manifest = manifest_of(path.parent if fmt == "bundle-manifest" else path.parent.parent) or {}
-    return {manifest["host"]} if manifest.get("host") else set()
+    return {manifest["host"]} if isinstance(manifest.get("host"), str) and manifest["host"] else set()
 
 
 def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
@@ -131,9 +158,9 @@ def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
     manifest = manifest_of(folder)
     if manifest is None:
         raise InputError(f"{path}: not in a logcorr collect bundle (no readable {folder / MANIFEST})")
-    host = {"host": manifest.get("host"), "boot_id": manifest.get("boot_id")}
+    host = {k: v if isinstance(v := manifest.get(k), str) else None for k in ("host", "boot_id")}
     if fmt == "bundle-manifest":
-        steps = manifest.get("artifacts", [])
+        steps = _artifacts(manifest)
         report.bytes += path.stat().st_size
         rows = [
             {
@@ -150,18 +177,26 @@ def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
         yield conform(pl.DataFrame(rows, infer_schema_length=None), journald.RECORD_COLUMNS, strict=False)
         return
     name = path.relative_to(folder).as_posix()
-    step = next((a for a in manifest.get("artifacts", []) if a.get("file") == name), {})
+    step = next((a for a in _artifacts(manifest) if a.get("file") == name), {})
     at = _time(step.get("captured_at"))
     for chunk in read_text(path, "pyspy", report):
         yield chunk.with_columns(
             pl.lit(at, UTC_US).alias("ts"),
             pl.lit(host["host"], pl.String).alias("host"),
             pl.lit(host["boot_id"], pl.String).alias("boot_id"),
-            pl.lit(step.get("unit"), pl.String).alias("unit"),
+            pl.lit(step.get("unit") if isinstance(step.get("unit"), str) else None, pl.String).alias("unit"),
         )
 
 
-def _time(text: str | None) -> datetime | None:
-    if not text:
+def _artifacts(manifest: dict) -> list[dict]:
+    """The manifest's steps that are objects (a manifest of other types names none)."""
+    steps = manifest.get("artifacts")
+    return [a for a in steps if isinstance(a, dict)] if isinstance(steps, list) else []
+
+
+def _time(text) -> datetime | None:
+    """An ISO time of the manifest as UTC, or None when it is none (missing, not text, not a time)."""
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")) if isinstance(text, str) and text else None
+    except ValueError:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

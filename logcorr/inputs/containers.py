@@ -43,6 +43,7 @@ import polars as pl
 
 from logcorr.inputs import text
 from logcorr.inputs.sniff import CRI_LINE, DUMP_SECTION, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
+from logcorr.inputs.source import read_regular
 from logcorr.parsers import journald
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 from logcorr.store.schema import UTC_US
@@ -138,18 +139,23 @@ def path_meta(path: str) -> dict | None:
     if m := CONTAINERS_LINK.search(path):
         return _pod_meta(m, m["cid"])
     if m := DOCKER_LOG.search(path):
-        cid = m["id"]
-        try:
-            config = json.loads((p.parent / "config.v2.json").read_text(errors="replace"))
-        except (OSError, ValueError):
+        cid, refused = m["id"], None
+        try:  # a pipe, a device or a huge file of that name is never read (nor waited on)
+            config = json.loads(read_regular(p.parent / "config.v2.json").decode("utf-8", errors="replace"))
+        except FileNotFoundError:
             config = {}
-        config = config if isinstance(config, dict) else {}
-        labels = (config.get("Config") or {}).get("Labels") or {}
+        except (OSError, ValueError, RecursionError) as e:
+            config, refused = (
+                {},
+                f"{p.parent / 'config.v2.json'}: not read: {getattr(e, 'strerror', None) or e}",
+            )
+        config = _dict(config)
+        labels = _dict(_dict(config.get("Config")).get("Labels"))
         name = str(config.get("Name") or "").lstrip("/") or None
-        service = labels.get("com.docker.compose.service")
-        project = labels.get("com.docker.compose.project")
-        started = (config.get("State") or {}).get("StartedAt")
+        service, project = (_text(labels.get(f"com.docker.compose.{k}")) for k in ("service", "project"))
+        started = _dict(config.get("State")).get("StartedAt")
         return {
+            "refused": refused,
             "namespace": None,
             "pod": project,
             "container": name or cid[:12],
@@ -161,6 +167,14 @@ def path_meta(path: str) -> dict | None:
             "started": started if isinstance(started, str) and not started.startswith("0001-") else None,
         }
     return None
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def not_a_log(path: Path) -> str | None:
@@ -452,6 +466,8 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     (``path_meta``). ``report.unit_roles`` gets each unit's role; ``report.notes`` the pods chosen and
     skipped. Never raises on content."""
     meta = path_meta(report.source) or {}
+    if meta.get("refused"):  # Docker's metadata beside the log: the log is read without it
+        report.notes.append(meta["refused"])
     started = _time(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
     choice = PodChoice(opts)
     report.unit_roles = choice.roles

@@ -24,7 +24,15 @@ import polars as pl
 from logcorr.inputs import bundle, containers, dumps, scrape
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
-from logcorr.inputs.source import CHUNK_BYTES, InputError, ReadOptions, SourceReport
+from logcorr.inputs.source import (
+    CHUNK_BYTES,
+    UNPACK_FLOOR,
+    UNPACK_RATIO,
+    InputError,
+    ReadOptions,
+    SourceReport,
+    failure,
+)
 from logcorr.parsers import journald
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
@@ -35,7 +43,9 @@ NOT_LOGS = frozenset(
 )
 
 
-def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, str]]:
+def discover(
+    path: Path, opts: ReadOptions | None = None, problems: list[tuple[Path, str]] | None = None
+) -> list[tuple[Path, str]]:
     """Expand one PATH argument into ``(path, format)`` inputs.
 
     A folder holding ``*.journal`` files, directly or in machine-id subfolders as /var/log/journal
@@ -49,8 +59,11 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     collect`` bundle (its folder, one found inside, or its ``.tar.gz``, unpacked) gives the inputs its
     manifest lists (``bundle.inputs``); an SGLang incident bundle (``inputs.scrape``) its metadata and
     its ``metrics.txt``.
+    What of a folder cannot be looked at (a subfolder that cannot be listed, a file or bundle whose
+    metadata raises) is left out and added to ``problems`` as ``(path, why)``, the rest still found.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
     """
+    problems = [] if problems is None else problems
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
     if bundle.is_archive(path):
@@ -61,7 +74,7 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
         return bundle.inputs(path, manifest)
     if scrape.bundle_metadata(path):
         return scrape.bundle_inputs(path)
-    below = _walk(path)
+    below = _walk(path, problems)
     journal_dirs = set()
     for f in below:
         if f.name.endswith((".journal", ".journal~")):
@@ -78,12 +91,33 @@ def discover(path: Path, opts: ReadOptions | None = None) -> list[tuple[Path, st
     incidents = {f.parent for f in below if f.name == scrape.METADATA and scrape.bundle_metadata(f.parent)}
     held = journal_dirs | outputs | set(bundles) | incidents
     files = sorted(p for p in below if not any(d in p.parents for d in held))
-    if not journal_dirs and not files and not bundles and not incidents:
+    if not journal_dirs and not files and not bundles and not incidents and not problems:
         raise InputError(f"{path}: skipped, the folder holds no journal files and no logs")
     opts = opts or ReadOptions()
-    found = [(p, "skipped" if not_a_log(p, path) or containers.skip_pod(p, opts) else "?") for p in files]
-    found += [i for folder in sorted(bundles) for i in bundle.inputs(folder, bundles[folder])]
-    found += [i for folder in sorted(incidents) for i in scrape.bundle_inputs(folder)]
+
+    def looked_at(where: Path, what: Callable[[], list[tuple[Path, str]]]) -> list[tuple[Path, str]]:
+        try:  # one file whose metadata is hostile costs only itself
+            return what()
+        except MemoryError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            problems.append((where, failure(where, e)))
+            return []
+
+    def kind(p: Path) -> list[tuple[Path, str]]:
+        return [(p, "skipped" if not_a_log(p, path) or containers.skip_pod(p, opts) else "?")]
+
+    found = [i for p in files for i in looked_at(p, lambda p=p: kind(p))]
+    found += [
+        i
+        for folder in sorted(bundles)
+        for i in looked_at(folder / bundle.MANIFEST, lambda f=folder: bundle.inputs(f, bundles[f]))
+    ]
+    found += [
+        i
+        for folder in sorted(incidents)
+        for i in looked_at(folder / scrape.METADATA, lambda f=folder: scrape.bundle_inputs(f))
+    ]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 
 
@@ -123,18 +157,27 @@ def _special_kind(path: Path) -> str | None:
     return None
 
 
-def _walk(path: Path) -> list[Path]:
+def _walk(path: Path, problems: list[tuple[Path, str]]) -> list[Path]:
     """Files below ``path`` but hidden ones (a name or folder starting with ``.``), following links
-    to folders; a folder reached twice (a link loop, two links to one place) is read once."""
-    files, visited = [], set()
-    for root, dirs, names in os.walk(path, followlinks=True):
-        real = os.path.realpath(root)
-        if real in visited:
-            dirs[:] = []
+    to folders; a folder reached twice (a link loop, two links to one place) is read once. Iterative:
+    any depth. A folder that cannot be listed (permission denied) is added to ``problems``."""
+    files, visited, todo = [], set(), [path]
+    while todo:
+        folder = todo.pop()
+        try:
+            st = folder.stat()  # the folder's identity (not realpath: that costs a lstat per level)
+            if (st.st_dev, st.st_ino) in visited:
+                continue
+            visited.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as it:
+                entries = sorted((e.name, e.is_dir()) for e in it if not e.name.startswith("."))
+        except OSError as e:
+            problems.append(
+                (folder, f"{folder}: a folder that cannot be listed: {e.strerror or e}: not read")
+            )
             continue
-        visited.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        files += [Path(root) / n for n in names if not n.startswith(".")]
+        files += [folder / name for name, is_dir in entries if not is_dir]
+        todo += [folder / name for name, is_dir in reversed(entries) if is_dir]
     return files
 
 
@@ -377,13 +420,9 @@ def spool(path: Path, into: Path) -> Path:
     return target
 
 
-# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
-# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
-UNPACK_RATIO = 200
 _LAYERS: dict[
     Path, tuple[Path, int]
 ] = {}  # an unpacked file → (the file given, bytes it may still unpack to)
-UNPACK_FLOOR = 64 << 20
 _PIECE = 1 << 20
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -23,8 +25,25 @@ RECORD_PIECE = (
 )
 
 
+# Unpacking stops past this many times the compressed size (and past UNPACK_FLOOR bytes): logs and
+# journals compress 5-50 fold; a file far beyond that is a decompression bomb, not a log.
+UNPACK_RATIO = 200
+UNPACK_FLOOR = 64 << 20
+META_MAX = 64 << 20  # bytes of a metadata file (a bundle manifest, Docker's config.v2.json) read at most
+
+
 class InputError(Exception):
     """An input could not be read at all; the message names the input and the reason."""
+
+
+def failure(given: Path, e: BaseException, records: int = 0) -> str:
+    """The error text of an input whose reading raised ``e``, an exception no reader expected (hostile
+    content, a reader's bug): the input, what was kept (``records``) and the exception, on one line."""
+    what = f"{type(e).__name__}: {e}".replace("\n", " ")
+    what = what if len(what) <= 300 else what[:300] + " …"
+    if records:
+        return f"{given}: read only in part: {records:,} records, then {what} (the rest is not read)"
+    return f"{given}: not read: {what}"
 
 
 @dataclass
@@ -48,6 +67,15 @@ class SourceReport:
     last_ts: datetime | None = None
     units_seen: set[str] = field(default_factory=set)  # the unit (pod, container) names it holds, read or not
 
+    def __post_init__(self) -> None:
+        self.source = as_text(self.source)  # a name that is no UTF-8 must still fit the tables
+
+
+def as_text(name: str) -> str:
+    """``name`` (a path as Python gives it) as valid UTF-8 text: bytes of the name that are no UTF-8
+    (kept by Python as lone surrogates, which Parquet, JSON and the terminal refuse) shown as ``\\xNN``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 @dataclass
 class ReadOptions:
@@ -58,6 +86,20 @@ class ReadOptions:
     until: str | None = None
     all_units: bool = False
     roles: dict[str, str] = field(default_factory=dict)
+
+
+def read_regular(path: Path, cap: int = META_MAX) -> bytes:
+    """The bytes of ``path`` (links followed) when it is a regular file of at most ``cap`` bytes: opened
+    without blocking, so a named pipe is never waited on, and a pipe or device never read. Raises
+    ``OSError`` whose ``strerror`` says why (not a regular file, over ``cap``, or the system's reason)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe or device is not read)", str(path))
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise OSError(errno.EFBIG, f"over {cap:,} bytes: not read", str(path))
+    return data
 
 
 # The format of a file a bundle names outside itself: skipped and named, never read (``in_folder``).

@@ -12,6 +12,7 @@ import polars as pl
 
 from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
+from logcorr.markdown import md
 from logcorr.render import report as report_mod
 from logcorr.store.schema import short_position
 
@@ -55,11 +56,11 @@ def _evidence(out: Path, found: pl.DataFrame, con) -> list[str]:
         if not recs.height:
             continue
         picked = recs.unique("rank_label", keep="first", maintain_order=True).head(PER_FINDING)
-        lines += [f"**{f['step']}. {f['kind']}** ({f['role'] or 'several roles'}):", ""]
+        lines += [f"**{f['step']}. {md(f['kind'])}** ({md(f['role']) or 'several roles'}):", ""]
         for r in picked.iter_rows(named=True):
             where = f"{r['source']}:{short_position(r['source_pos'])}"
             lines += [
-                f"{r['role']} {r['rank_label'] or '(rank not printed)'}, `{report_mod.inline_md(where)}`:",
+                f"{r['role']} {r['rank_label'] or '(rank not printed)'}, {md(where, code=True)}:",
                 "```text",
             ]
             lines += [_fence(r["message"]), "```"]
@@ -72,11 +73,11 @@ def _pyspy(stuck: pl.DataFrame) -> list[str]:
         return ["No py-spy or faulthandler dump was read.", ""]
     lines = []
     for r in stuck.unique(["role", "pp_rank"], keep="first", maintain_order=True).iter_rows(named=True):
-        lines.append(f"- {r['role'] or 'unknown role'}: **{r['verdict']}**: {r['groups']}")
+        lines.append(f"- {md(r['role']) or 'unknown role'}: **{md(r['verdict'])}**: {md(r['groups'])}")
     lines += ["", "| role | rank | waits in | backend | event loop |", "|---|---|---|---|---|"]
     for r in stuck.iter_rows(named=True):
         cells = [r["role"], r["rank_label"], r["wait_class"], r["backend"], r["event_loop"]]
-        lines.append("| " + " | ".join(report_mod.inline_md(c or "") for c in cells) + " |")
+        lines.append("| " + " | ".join(md(c, cell=True) for c in cells) + " |")
     return [*lines, ""]
 
 
@@ -87,7 +88,7 @@ def _families(known: pl.DataFrame) -> list[str]:
     for m in known.sort("rank").iter_rows(named=True):
         lines += [
             f"- **{m['family']}: {m['title']}** ({m['strength']}, {m['evidence_rows']} evidence rows)",
-            f"  - what the data says: {report_mod.inline_md(m['evidence'], 300)}",
+            f"  - what the data says: {md(m['evidence'], width=300)}",
             f"  - workaround: {m['workaround']}",
             f"  - links: {m['links']}",
         ]
@@ -107,7 +108,7 @@ def _environment(config: pl.DataFrame) -> list[str]:
     for c in SETTINGS:
         if c in config.columns and config[c].is_not_null().any():
             vals = ["" if v is None else str(v) for v in config[c].to_list()]
-            lines.append(f"| {c} | " + " | ".join(report_mod.inline_md(v) for v in vals) + " |")
+            lines.append(f"| {c} | " + " | ".join(md(v, cell=True) for v in vals) + " |")
     return lines
 
 
@@ -138,10 +139,7 @@ def issue(out: Path) -> str:
     ]
     lines += ["### Describe the bug", ""] + [f"- {line}" for line in report_mod.summary_lines(r)] + [""]
     lines += ["What the logs show, in causal order:", ""]
-    lines += [
-        f"{f['step']}. {report_mod.inline_md(f['summary'], 300)}"
-        for f in found.head(20).iter_rows(named=True)
-    ]
+    lines += [f"{f['step']}. {md(f['summary'], width=300)}" for f in found.head(20).iter_rows(named=True)]
     lines += ["", "### Reproduction", ""]
     lines += [
         f"Not reproduced yet; facts from the data ({span}): the findings above, the configuration under Environment,"

@@ -145,6 +145,73 @@ def test_report_issue_is_a_short_markdown_draft_naming_the_family(sample_out):
     assert sum(t.type == "table_open" for t in tokens) == 2 and sum(t.type == "fence" for t in tokens) >= 8
 
 
+# --- issue 46 item 6 (newcomer trial C16): the draft is pasteable ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def draft(sample_out) -> str:
+    result = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "issue"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _block_after(text: str, heading: str) -> str:
+    """The fenced block right under the line ``heading`` (a pattern), without its fences."""
+    return re.search(rf"(?m)^{heading}\n```text\n(.*?)\n```$", text, re.S).group(1)
+
+
+def test_issue_title_says_what_broke_not_when(draft):
+    assert draft.splitlines()[0] == (
+        "# [Bug] Decode wedged: no batch on any of its 4 rank(s) for 439 s with 22 request(s) running,"
+        " while prefill went on and /health kept answering 200"
+    )
+
+
+def test_issue_evidence_lines_are_whole_and_the_traceback_keeps_its_exception(draft):
+    lines = _block_after(draft, "prefill TP0, `[^`]*journal:entry i=11e7`:").splitlines()
+    assert lines[:2] == [
+        "[2025-10-29 21:34:43 TP0] Unexpected transfer worker error for room 4384674655194745451",
+        "Traceback (most recent call last):",
+    ]
+    assert lines[2].endswith('/sglang/srt/disaggregation/nixl/conn.py", line 702, in transfer_worker')
+    assert lines[3:] == ["    assert room in self.transfer_infos", "AssertionError"]
+    assert _block_after(draft, "prefill TP1, `[^`]*journal:entry i=110d`:").endswith(
+        "with exception KVTransferError(bootstrap_room=4671646379800654348): Aborted by AbortReq."
+    )
+    long = "\n".join(
+        ["head", "Traceback (most recent call last):", *[f'  File "f{i}.py"' for i in range(9)], "E"]
+    )
+    assert issue_mod._record_text(long).splitlines() == [
+        "head", "Traceback (most recent call last):", "…", '  File "f5.py"', '  File "f6.py"', '  File "f7.py"',
+        '  File "f8.py"', "E",
+    ]  # fmt: skip
+
+
+def test_issue_quotes_the_stacks_of_the_divergent_ranks(draft):
+    heads = re.findall(r"(?m)^(\w+ TP\d) \(pid \d+\) waits in (\S+); thread MainThread", draft)
+    assert heads == [
+        ("decode TP0", "broadcast(gloo)"), ("decode TP1", "broadcast(gloo)"),
+        ("decode TP2", "all_reduce(nccl)"), ("decode TP3", "all_reduce(nccl)"),
+    ]  # fmt: skip
+    tp0 = _block_after(
+        draft,
+        re.escape(
+            "decode TP0 (pid 3371) waits in broadcast(gloo); thread MainThread (idle), innermost frame first:"
+        ),
+    )
+    assert tp0.splitlines()[:2] == ["    0x7fc31afce117 (libc.so.6)", "    pthread_cond_wait (libc.so.6)"]
+    assert "    broadcast (torch/distributed/distributed_c10d.py:2772)" in tp0 and tp0.endswith(
+        "… 5 outer frame(s)"
+    )
+    tp2 = _block_after(
+        draft,
+        re.escape(
+            "decode TP2 (pid 3373) waits in all_reduce(nccl); thread MainThread (active), innermost frame first:"
+        ),
+    )
+    assert "    ncclAllReduce (libnccl.so.2)\n    c10d::ProcessGroupNCCL::allreduce (libtorch_cuda.so)" in tp2
+
+
 def test_the_timeline_header_shows_the_summary(sample_out, tmp_path):
     from logcorr.render.timeline import timeline
 

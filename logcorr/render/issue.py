@@ -6,6 +6,7 @@ configuration. Everything is a row of OUT; what the data does not hold is said a
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -28,13 +29,33 @@ SETTINGS = (
     "speculative_algorithm", "chunked_prefill_size", "watchdog_timeout", "dist_timeout",
 )  # fmt: skip
 PER_FINDING = 4  # evidence records shown per finding (one per rank first)
-LINES_PER_RECORD = 4
+HEAD_LINES, TAIL_LINES = 2, 5  # a longer record: its first lines, then its last (a traceback's exception)
+MAX_LINE = 2000  # a line longer than this is cut at a space
+STACK_FRAMES = 12  # innermost frames shown per divergent rank
+TITLE_WIDTH = 150
+# A finding's time in its words ("at 2025-10-29 21:34:47 UTC", "from … to 21:34:46 UTC"): not in a title
+WHEN = re.compile(
+    r" (?:at|from) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: UTC)?"
+    r"(?: to (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d+)?(?: UTC)?)?"
+)
 
 
-def _fence(text: str) -> str:
-    """Log text safe inside a ``` fence: no fence of its own, at most LINES_PER_RECORD lines of 200 chars."""
-    lines = (text or "").replace("```", "'''").splitlines()[:LINES_PER_RECORD]
-    return "\n".join(line if len(line) <= 200 else line[:199] + "…" for line in lines)
+def title(main: dict | None) -> str:
+    """The draft's title (its data not yet escaped): what broke, in the main finding's words up to its
+    first "; ", without its time; without its asides in brackets when longer than ``TITLE_WIDTH``."""
+    if main is None:
+        return "no failure in the data"
+    text = WHEN.sub("", (main["summary"] or main["kind"]).split("; ")[0])
+    return re.sub(r" \([^()]*\)", "", text) if len(text) > TITLE_WIDTH else text
+
+
+def _record_text(message: str | None) -> str:
+    """A record's lines, whole: all of them, or a longer record's first ``HEAD_LINES`` and last
+    ``TAIL_LINES`` (a traceback's innermost frame and its exception line) with "…" between."""
+    lines = (message or "").splitlines()
+    if len(lines) > HEAD_LINES + TAIL_LINES + 1:
+        lines = [*lines[:HEAD_LINES], "…", *lines[-TAIL_LINES:]]
+    return "\n".join(ln if len(ln) <= MAX_LINE else ln[:MAX_LINE].rsplit(" ", 1)[0] + " …" for ln in lines)
 
 
 def _records(out: Path, ids: list[int], con) -> pl.DataFrame:
@@ -59,11 +80,8 @@ def _evidence(out: Path, found: pl.DataFrame, con) -> list[str]:
         lines += [f"**{f['step']}. {md(f['kind'])}** ({md(f['role']) or 'several roles'}):", ""]
         for r in picked.iter_rows(named=True):
             where = f"{r['source']}:{short_position(r['source_pos'])}"
-            lines += [
-                f"{r['role']} {r['rank_label'] or '(rank not printed)'}, {md(where, code=True)}:",
-                "```text",
-            ]
-            lines += [_fence(r["message"]), "```"]
+            lines.append(f"{r['role']} {r['rank_label'] or '(rank not printed)'}, {md(where, code=True)}:")
+            lines.append(md(_record_text(r["message"]) + "\n", code=True))
         lines.append("")
     return lines or ["No finding has records to quote.", ""]
 
@@ -112,27 +130,66 @@ def _environment(config: pl.DataFrame) -> list[str]:
     return lines
 
 
+# The main thread's frames of the given captures (py-spy dumps), innermost first.
+STACK_SQL = """
+SELECT s.capture_id, s.depth, s.function, s.file, s.line, s.thread_name, s.thread_state
+FROM stacks AS s JOIN captures AS c USING (capture_id, thread_id)
+WHERE c.is_main AND s.capture_id IN ({ids}) ORDER BY s.capture_id, s.depth
+"""
+
+
+def _frame(f: dict) -> str:
+    """A frame as py-spy prints it: ``    function (file:line)``; a native frame without a line."""
+    where = f["file"] if f["line"] is None else f"{f['file']}:{f['line']}"
+    return f"    {f['function']} ({where})"
+
+
+def _stacks(out: Path, stuck: pl.DataFrame, con) -> list[str]:
+    """Per rank of a divergent TP group: its main thread's innermost ``STACK_FRAMES`` frames as text,
+    one fenced block per rank."""
+    ranks = stuck.filter((pl.col("verdict") == "divergent") & pl.col("capture_id").is_not_null())
+    if not ranks.height:
+        return ["No TP group whose ranks wait in different places: no stack to quote.", ""]
+    ids = ", ".join("'" + c.replace("'", "''") + "'" for c in ranks["capture_id"].unique())
+    frames = saved_mod.query(out, STACK_SQL.format(ids=ids), con=con)
+    lines: list[str] = []
+    for rk in ranks.iter_rows(named=True):
+        fr = frames.filter(pl.col("capture_id") == rk["capture_id"])
+        if not fr.height:
+            continue
+        t = fr.row(0, named=True)
+        lines.append(
+            f"{md(rk['role'])} {md(rk['rank_label'])} (pid {rk['pid']}) waits in {md(rk['wait_label'])};"
+            f" thread {md(t['thread_name'] or '?')} ({md(t['thread_state'] or '?')}), innermost frame first:"
+        )
+        text = [_frame(f) for f in fr.head(STACK_FRAMES).iter_rows(named=True)]
+        if fr.height > STACK_FRAMES:
+            text.append(f"    … {fr.height - STACK_FRAMES} outer frame(s)")
+        lines += [md("\n".join(text) + "\n", code=True), ""]
+    return lines or ["The divergent ranks' captures hold no main thread's frames.", ""]
+
+
 def issue(out: Path) -> str:
     """A draft SGLang bug report (Markdown) for the incident in OUT.
 
     Returns:
-        Markdown: a title line, then the template's sections ("Describe the bug", "Reproduction",
-        "Environment") filled from the data, with the evidence per rank, the py-spy groups and the
-        matched known families; under 300 lines.
+        Markdown: a title saying what broke, then the template's sections ("Describe the bug",
+        "Reproduction", "Environment") filled from the data, with the evidence records per rank
+        (whole lines; a traceback's last frame and exception line), the py-spy groups, the stacks of
+        the ranks of a divergent group, and the matched known families; under 300 lines.
 
     Raises:
         FileNotFoundError: OUT does not exist. ReportError: a saved query fails on OUT's tables.
     """
     out = Path(out)
     r = report_mod.gather(out)
+    con = saved_mod.connect(out)
     found = r["findings"]
     main = findings_mod.main_finding(found)
-    title = main["summary"].split(": ")[0].split("; ")[0] if main else "no failure in the data"
-    con = saved_mod.connect(out)
     cov = r["coverage"]
     span = report_mod.data_span(cov).removeprefix(", ") or "no time in the data"
     lines = [
-        f"# [Bug] {title}",
+        f"# [Bug] {md(title(main))}",
         "",
         "_Draft written by logcorr from the logs; check every line before filing._",
         "",
@@ -150,6 +207,8 @@ def issue(out: Path) -> str:
     ]
     lines += _evidence(out, found, con)
     lines += ["#### py-spy groups (where each rank waits)", ""] + _pyspy(r["desync"])
+    lines += ["#### py-spy stacks of the divergent ranks (main thread)", ""]
+    lines += _stacks(out, r["desync"], con)
     lines += ["#### Related upstream issues (matched by logcorr's known families)", ""] + _families(
         r["known_issues"]
     )

@@ -167,6 +167,24 @@ def test_issue_title_says_what_broke_not_when(draft):
     )
 
 
+def test_issue_redacts_hosts_paths_internal_urls_and_the_model_by_default(sample_out, draft):
+    for private in ("gpu-node-1", "127.0.0.1", "/opt/sglang", "/models/Llama-3.1-70B-Instruct", str(SAMPLE)):
+        assert private not in draft, private
+    assert "- **When and where**: 2025-10-29 21:34:47 UTC, decode on host-1, TP0, TP1, TP2, TP3." in draft
+    assert "decode_url=http://host-2:30001 error=" in draft  # the internal URL's host, its port kept
+    assert '  File "<path>/sglang/srt/disaggregation/nixl/conn.py", line 702, in transfer_worker' in draft
+    assert "| model_path | model-1 | model-1 | model-1 | model-1 |" in draft
+    assert "https://github.com/sgl-project/sglang/issues/26454" in draft  # public links stay
+    kept = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "issue", "--no-redact"])
+    assert kept.exit_code == 0 and "decode on gpu-node-1, TP0" in kept.output
+    assert (
+        "/opt/sglang/.venv/lib/python3.12/site-packages/sglang/srt/disaggregation/nixl/conn.py" in kept.output
+    )
+    assert "| model_path | /models/Llama-3.1-70B-Instruct |" in kept.output
+    refused = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--no-redact"])
+    assert refused.exit_code == 1 and "only --format issue redacts" in refused.output
+
+
 def test_issue_evidence_lines_are_whole_and_the_traceback_keeps_its_exception(draft):
     lines = _block_after(draft, "prefill TP0, `[^`]*journal:entry i=11e7`:").splitlines()
     assert lines[:2] == [

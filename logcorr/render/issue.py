@@ -15,6 +15,7 @@ from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.markdown import md
 from logcorr.render import report as report_mod
+from logcorr.render.redact import Redactor, redact_rows
 from logcorr.store.schema import short_position
 
 # Findings whose records are shown as evidence, per rank (the rest are cited by their summary).
@@ -69,11 +70,12 @@ def _records(out: Path, ids: list[int], con) -> pl.DataFrame:
     return saved_mod.query(out, sql, con=con)
 
 
-def _evidence(out: Path, found: pl.DataFrame, con) -> list[str]:
-    """Per finding of ``EVIDENCE_KINDS``: its records, one per rank first, as fenced log text."""
+def _evidence(out: Path, found: pl.DataFrame, con, clean) -> list[str]:
+    """Per finding of ``EVIDENCE_KINDS``: its records, one per rank first, as fenced log text;
+    ``clean`` redacts the records' rows."""
     lines: list[str] = []
     for f in found.filter(pl.col("kind").is_in(EVIDENCE_KINDS)).iter_rows(named=True):
-        recs = _records(out, list(f["evidence"] or []), con)
+        recs = clean(_records(out, list(f["evidence"] or []), con))
         if not recs.height:
             continue
         picked = recs.unique("rank_label", keep="first", maintain_order=True).head(PER_FINDING)
@@ -144,14 +146,14 @@ def _frame(f: dict) -> str:
     return f"    {f['function']} ({where})"
 
 
-def _stacks(out: Path, stuck: pl.DataFrame, con) -> list[str]:
+def _stacks(out: Path, stuck: pl.DataFrame, con, clean) -> list[str]:
     """Per rank of a divergent TP group: its main thread's innermost ``STACK_FRAMES`` frames as text,
-    one fenced block per rank."""
+    one fenced block per rank; ``clean`` redacts the frames' rows."""
     ranks = stuck.filter((pl.col("verdict") == "divergent") & pl.col("capture_id").is_not_null())
     if not ranks.height:
         return ["No TP group whose ranks wait in different places: no stack to quote.", ""]
     ids = ", ".join("'" + c.replace("'", "''") + "'" for c in ranks["capture_id"].unique())
-    frames = saved_mod.query(out, STACK_SQL.format(ids=ids), con=con)
+    frames = clean(saved_mod.query(out, STACK_SQL.format(ids=ids), con=con))
     lines: list[str] = []
     for rk in ranks.iter_rows(named=True):
         fr = frames.filter(pl.col("capture_id") == rk["capture_id"])
@@ -169,8 +171,27 @@ def _stacks(out: Path, stuck: pl.DataFrame, con) -> list[str]:
     return lines or ["The divergent ranks' captures hold no main thread's frames.", ""]
 
 
-def issue(out: Path) -> str:
+def _redactor(out: Path, config: pl.DataFrame, con) -> Redactor:
+    """The ``Redactor`` of OUT: the host names its records carry, the model paths its engines ran."""
+    hosts = saved_mod.query(out, "SELECT DISTINCT host FROM events WHERE host IS NOT NULL", con=con)
+    models = config["model_path"].to_list() if "model_path" in config.columns else []
+    return Redactor(hosts["host"].to_list(), models)
+
+
+REDACTED = (
+    "_Redacted by logcorr: host names and addresses as host-N, model paths as model-N, directories as"
+    " `<path>`, internal URLs' hosts; `logcorr report --format issue --no-redact` keeps them._"
+)
+
+
+def issue(out: Path, *, redact: bool = True) -> str:
     """A draft SGLang bug report (Markdown) for the incident in OUT.
+
+    Args:
+        out: an ingest output folder.
+        redact: replace host names (and IPv4 addresses), directories, the hosts of internal URLs and
+            the model paths with stable placeholders (``host-1``, ``<path>/conn.py``, ``model-1``);
+            False keeps them.
 
     Returns:
         Markdown: a title saying what broke, then the template's sections ("Describe the bug",
@@ -184,6 +205,12 @@ def issue(out: Path) -> str:
     out = Path(out)
     r = report_mod.gather(out)
     con = saved_mod.connect(out)
+    redactor = _redactor(out, r["config"], con) if redact else None
+
+    def clean(df: pl.DataFrame) -> pl.DataFrame:
+        return redact_rows(df, redactor) if redactor is not None else df
+
+    r = {name: clean(df) for name, df in r.items()}
     found = r["findings"]
     main = findings_mod.main_finding(found)
     cov = r["coverage"]
@@ -193,6 +220,7 @@ def issue(out: Path) -> str:
         "",
         "_Draft written by logcorr from the logs; check every line before filing._",
         "",
+        *([REDACTED, ""] if redact else []),
     ]
     lines += ["### Describe the bug", ""] + [f"- {line}" for line in report_mod.summary_lines(r)] + [""]
     lines += ["What the logs show, in causal order:", ""]
@@ -205,10 +233,10 @@ def issue(out: Path) -> str:
         "#### Evidence per rank",
         "",
     ]
-    lines += _evidence(out, found, con)
+    lines += _evidence(out, found, con, clean)
     lines += ["#### py-spy groups (where each rank waits)", ""] + _pyspy(r["desync"])
     lines += ["#### py-spy stacks of the divergent ranks (main thread)", ""]
-    lines += _stacks(out, r["desync"], con)
+    lines += _stacks(out, r["desync"], con, clean)
     lines += ["#### Related upstream issues (matched by logcorr's known families)", ""] + _families(
         r["known_issues"]
     )

@@ -282,8 +282,9 @@ def test_html_and_images_from_a_log_line_and_a_host_reach_no_markdown_raw(tmp_pa
     )
     assert lines[7].endswith("decode on gpu&lt;img src=x onerror=alert(1)&gt;, TP0.")
     assert "- decode TP0 on gpu&lt;img src=x onerror=alert(1)&gt;: no batch lines" in text  # per rank
-    draft = CliRunner().invoke(app, ["report", "-d", str(out), "--format", "issue"]).output
-    for got in (text, draft):
+    draft = CliRunner().invoke(app, ["report", "-d", str(out), "--format", "issue", "--no-redact"]).output
+    redacted = CliRunner().invoke(app, ["report", "-d", str(out), "--format", "issue"]).output
+    for got in (text, draft, redacted):
         outside = re.sub(r"(?ms)^```.*?^```$", "", got)  # a fenced block shows its text as it is
         assert "<img" not in outside and "![" not in outside
     assert escaped in draft

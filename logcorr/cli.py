@@ -445,6 +445,14 @@ def report(
             "--summary", help="Only the report's head and summary (what happened, impact, what to do now)."
         ),
     ] = False,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact/--no-redact",
+            help="--format issue: host names, directories, internal URLs' hosts and the model path as"
+            " placeholders (host-1, <path>, model-1); --no-redact keeps them.",
+        ),
+    ] = True,
 ) -> None:
     """The incident in words and numbers, for a postmortem, drawn from the saved queries: a summary that
     leads, the findings in causal order, the detail; as Markdown, JSON or an upstream-issue draft. On a
@@ -456,6 +464,8 @@ def report(
 
     if fmt not in ("markdown", "json", "issue"):
         _fail(f"--format {fmt!r}: expected markdown, json or issue")
+    if not redact and fmt != "issue":
+        _fail(f"--no-redact: only --format issue redacts; --format {fmt} keeps the data as it is")
     if output is not None:
         _check_output_file(output)
     _repoint(out)
@@ -463,7 +473,7 @@ def report(
         if fmt == "json":
             text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
         elif fmt == "issue":
-            text = clean(issue.issue(out))
+            text = clean(issue.issue(out, redact=redact))
         else:
             text = clean(report_mod.report(out))  # a terminal and a Markdown file alike
     except (report_mod.ReportError, FileNotFoundError) as e:

@@ -145,6 +145,91 @@ def test_report_issue_is_a_short_markdown_draft_naming_the_family(sample_out):
     assert sum(t.type == "table_open" for t in tokens) == 2 and sum(t.type == "fence" for t in tokens) >= 8
 
 
+# --- issue 46 item 6 (newcomer trial C16): the draft is pasteable ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def draft(sample_out) -> str:
+    result = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "issue"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _block_after(text: str, heading: str) -> str:
+    """The fenced block right under the line ``heading`` (a pattern), without its fences."""
+    return re.search(rf"(?m)^{heading}\n```text\n(.*?)\n```$", text, re.S).group(1)
+
+
+def test_issue_title_says_what_broke_not_when(draft):
+    assert draft.splitlines()[0] == (
+        "# [Bug] Decode wedged: no batch on any of its 4 rank(s) for 439 s with 22 request(s) running,"
+        " while prefill went on and /health kept answering 200"
+    )
+
+
+def test_issue_redacts_hosts_paths_internal_urls_and_the_model_by_default(sample_out, draft):
+    for private in ("gpu-node-1", "127.0.0.1", "/opt/sglang", "/models/Llama-3.1-70B-Instruct", str(SAMPLE)):
+        assert private not in draft, private
+    assert "- **When and where**: 2025-10-29 21:34:47 UTC, decode on host-1, TP0, TP1, TP2, TP3." in draft
+    assert "decode_url=http://host-2:30001 error=" in draft  # the internal URL's host, its port kept
+    assert '  File "<path>/sglang/srt/disaggregation/nixl/conn.py", line 702, in transfer_worker' in draft
+    assert "| model_path | model-1 | model-1 | model-1 | model-1 |" in draft
+    assert "https://github.com/sgl-project/sglang/issues/26454" in draft  # public links stay
+    kept = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--format", "issue", "--no-redact"])
+    assert kept.exit_code == 0 and "decode on gpu-node-1, TP0" in kept.output
+    assert (
+        "/opt/sglang/.venv/lib/python3.12/site-packages/sglang/srt/disaggregation/nixl/conn.py" in kept.output
+    )
+    assert "| model_path | /models/Llama-3.1-70B-Instruct |" in kept.output
+    refused = CliRunner().invoke(app, ["report", "-d", str(sample_out), "--no-redact"])
+    assert refused.exit_code == 1 and "only --format issue redacts" in refused.output
+
+
+def test_issue_evidence_lines_are_whole_and_the_traceback_keeps_its_exception(draft):
+    lines = _block_after(draft, "prefill TP0, `[^`]*journal:entry i=11e7`:").splitlines()
+    assert lines[:2] == [
+        "[2025-10-29 21:34:43 TP0] Unexpected transfer worker error for room 4384674655194745451",
+        "Traceback (most recent call last):",
+    ]
+    assert lines[2].endswith('/sglang/srt/disaggregation/nixl/conn.py", line 702, in transfer_worker')
+    assert lines[3:] == ["    assert room in self.transfer_infos", "AssertionError"]
+    assert _block_after(draft, "prefill TP1, `[^`]*journal:entry i=110d`:").endswith(
+        "with exception KVTransferError(bootstrap_room=4671646379800654348): Aborted by AbortReq."
+    )
+    long = "\n".join(
+        ["head", "Traceback (most recent call last):", *[f'  File "f{i}.py"' for i in range(9)], "E"]
+    )
+    assert issue_mod._record_text(long).splitlines() == [
+        "head", "Traceback (most recent call last):", "…", '  File "f5.py"', '  File "f6.py"', '  File "f7.py"',
+        '  File "f8.py"', "E",
+    ]  # fmt: skip
+
+
+def test_issue_quotes_the_stacks_of_the_divergent_ranks(draft):
+    heads = re.findall(r"(?m)^(\w+ TP\d) \(pid \d+\) waits in (\S+); thread MainThread", draft)
+    assert heads == [
+        ("decode TP0", "broadcast(gloo)"), ("decode TP1", "broadcast(gloo)"),
+        ("decode TP2", "all_reduce(nccl)"), ("decode TP3", "all_reduce(nccl)"),
+    ]  # fmt: skip
+    tp0 = _block_after(
+        draft,
+        re.escape(
+            "decode TP0 (pid 3371) waits in broadcast(gloo); thread MainThread (idle), innermost frame first:"
+        ),
+    )
+    assert tp0.splitlines()[:2] == ["    0x7fc31afce117 (libc.so.6)", "    pthread_cond_wait (libc.so.6)"]
+    assert "    broadcast (torch/distributed/distributed_c10d.py:2772)" in tp0 and tp0.endswith(
+        "… 5 outer frame(s)"
+    )
+    tp2 = _block_after(
+        draft,
+        re.escape(
+            "decode TP2 (pid 3373) waits in all_reduce(nccl); thread MainThread (active), innermost frame first:"
+        ),
+    )
+    assert "    ncclAllReduce (libnccl.so.2)\n    c10d::ProcessGroupNCCL::allreduce (libtorch_cuda.so)" in tp2
+
+
 def test_the_timeline_header_shows_the_summary(sample_out, tmp_path):
     from logcorr.render.timeline import timeline
 

@@ -234,3 +234,57 @@ def test_the_summary_alone_and_wrapped_for_a_terminal(sample_out):
     lines = wrapped.splitlines()
     assert all(len(line) <= 60 for line in lines[:-1]) and lines[1].startswith("  word")
     assert lines[-1].startswith("| a | xxxx") and len(lines[-1]) > 100
+
+
+# --- issue 47 F10: data reaches Markdown only through markdown.md ---------------------------------
+
+
+def test_md_escapes_outside_code_and_fences_code():
+    from logcorr.markdown import md
+
+    assert md('<img src="x"> ![t](http://h/t.png) *a* \\ `b` _c_ x|y') == (
+        '&lt;img src="x"&gt; \\!\\[t\\](http://h/t.png) \\*a\\* \\\\ \\`b\\` \\_c\\_ x|y'
+    )
+    assert md("x|y", cell=True) == "x\\|y"  # a table cell's pipe
+    assert md("decode_req.rid event_loop_overlap ready!") == "decode_req.rid event_loop_overlap ready!"
+    assert md("a <b>", code=True) == "`a <b>`"  # inside a code span nothing but its fence
+    assert md("x `y` z", code=True) == "``x `y` z``" and md("`y`", code=True) == "`` `y` ``"
+    assert md("one\n```\ntwo", code=True) == "````text\none\n```\ntwo\n````"
+    assert md("word " * 10, width=22) == "word word word word w…" and md(None) == ""
+
+
+def test_html_and_images_from_a_log_line_and_a_host_reach_no_markdown_raw(tmp_path):
+    """reliability trial F10: a transfer error ending in <img …> and ![t](…), a _HOSTNAME holding
+    <img …>: the lead, the per-rank lines and the issue draft show them as text."""
+    message = (
+        "[2025-10-29 21:40:00 TP0] Decode transfer failed for request rank=0 decode_req.rid='r0'"
+        ' decode_req.bootstrap_room=100 with exception KVTransferError: <img src="http://127.0.0.1:9/x.png">'
+        " ![t](http://127.0.0.1:9/t.png)"
+    )
+    entry = [
+        "__REALTIME_TIMESTAMP=1761774000000000",
+        "_HOSTNAME=gpu<img src=x onerror=alert(1)>",
+        "_SYSTEMD_UNIT=sglang-decode.service",
+        "_PID=42",
+        f"MESSAGE={message}",
+    ]
+    (tmp_path / "f10.export").write_text("\n".join(entry) + "\n\n")
+    out = tmp_path / "out"
+    ingest([tmp_path / "f10.export"], out)
+    written = tmp_path / "report.md"
+    assert CliRunner().invoke(app, ["report", "-d", str(out), "-o", str(written)]).exit_code == 0
+    text = written.read_text()
+    lines = text.splitlines()
+    escaped = '&lt;img src="http://127.0.0.1:9/x.png"&gt; \\!\\[t\\](http://127.0.0.1:9/t.png)'
+    assert lines[6] == (
+        '- **What happened**: 1 "Decode transfer failed" record(s) on decode TP0 from 2025-10-29 21:40:00'
+        f" to 21:40:00, 1 room(s) (100); cause KVTransferError: {escaped}; backend not named."
+    )
+    assert lines[7].endswith("decode on gpu&lt;img src=x onerror=alert(1)&gt;, TP0.")
+    assert "- decode TP0 on gpu&lt;img src=x onerror=alert(1)&gt;: no batch lines" in text  # per rank
+    draft = CliRunner().invoke(app, ["report", "-d", str(out), "--format", "issue", "--no-redact"]).output
+    redacted = CliRunner().invoke(app, ["report", "-d", str(out), "--format", "issue"]).output
+    for got in (text, draft, redacted):
+        outside = re.sub(r"(?ms)^```.*?^```$", "", got)  # a fenced block shows its text as it is
+        assert "<img" not in outside and "![" not in outside
+    assert escaped in draft

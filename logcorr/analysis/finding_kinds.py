@@ -94,11 +94,23 @@ clock AS (
     JOIN events e ON e.event_id = n.event_id
     WHERE e.ts IS NOT NULL
     GROUP BY n.finding_no
+),
+printed AS (  -- the first time its untimed records print without a year or a date (events.printed_time)
+    SELECT n.finding_no, min(e.printed_time) AS printed_time
+    FROM (SELECT finding_no, unnest(evidence) AS event_id FROM numbered) n
+    JOIN events e ON e.event_id = n.event_id
+    WHERE e.ts IS NULL AND e.printed_time IS NOT NULL
+    GROUP BY n.finding_no
 )
 SELECT n.* EXCLUDE (finding_no)
-           REPLACE (CASE WHEN c.zoned IS DISTINCT FROM false THEN n.summary
-                         ELSE replace(n.summary, ' UTC', '') END AS summary),
+           REPLACE (replace(CASE WHEN c.zoned IS DISTINCT FROM false THEN n.summary
+                                 ELSE replace(n.summary, ' UTC', '') END,
+                            ' (no time read)',
+                            ' (no time read' || coalesce(CASE WHEN p.printed_time LIKE '__-__ %'
+                                                              THEN '; printed without a year: '
+                                                              ELSE '; printed without a date: ' END
+                                                         || p.printed_time, '') || ')') AS summary),
        CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned
-FROM numbered n LEFT JOIN clock c USING (finding_no)
+FROM numbered n LEFT JOIN clock c USING (finding_no) LEFT JOIN printed p USING (finding_no)
 ORDER BY n.ts NULLS LAST, n.kind, n.summary
 """

@@ -20,6 +20,7 @@ import polars as pl
 from logcorr.analysis import finding_kinds
 from logcorr.analysis import known_issues as known_mod
 from logcorr.analysis import saved as saved_mod
+from logcorr.markdown import md
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
@@ -251,7 +252,7 @@ def _chain(found: pl.DataFrame) -> str:
         if r["kind"] == last_kind:
             continue
         last_kind = r["kind"]
-        steps.append(f"{_t(r['ts'], date=False, zone=_zoned(r)) if r['ts'] else '?'} {_step_text(r)}")
+        steps.append(f"{_t(r['ts'], date=False, zone=_zoned(r)) if r['ts'] else '?'} {md(_step_text(r))}")
     shown = steps[:8] + ([f"… {len(steps) - 8} more"] if len(steps) > 8 else [])
     return " → ".join(shown)
 
@@ -274,7 +275,7 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
             span = f"{_t(r['first_failed_ts'], False, zone)} to {_t(r['last_failed_ts'], False, zone)}"
             span = "no time read" if r["first_failed_ts"] is None else span
             role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
-            parts.append(f"{r['failed']}{role} request(s) answered 5xx ({r['statuses']}, {span})")
+            parts.append(f"{r['failed']}{role} request(s) answered 5xx ({md(r['statuses'])}, {span})")
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
@@ -296,12 +297,12 @@ def summary(
     batches: int | None = None,
     sglang_read: bool = True,
 ) -> list[str]:
-    """At most six Markdown lines: what happened (the main finding), when and where, how it came
-    about (the findings in causal order), the impact on requests, the likely upstream family with its
-    workaround, and what to do now (a numbered list on one line). Without a finding, one line saying the
-    data shows no failure (and naming gaps in the data, if any): said only when no record carries an
-    error level or a crash or failure marker, as those make an ``unexplained_crash`` or
-    ``unexplained_errors`` finding. A time is UTC where its records print their zone and as printed
+    """At most six Markdown lines (the data's text in them through ``markdown.md``): what happened (the
+    main finding), when and where, how it came about (the findings in causal order), the impact on
+    requests, the likely upstream family with its workaround, and what to do now (a numbered list on
+    one line). Without a finding, one line saying the data shows no failure (and naming gaps in the
+    data, if any): said only when no record carries an error level or a crash or failure marker, as
+    those make an ``unexplained_crash`` or ``unexplained_errors`` finding. A time is UTC where its records print their zone and as printed
     where they do not (the rows' ``zoned``). ``batches``: the batch lines read (0: a no-failure line
     says a stall cannot be told). ``sglang_read`` False (no record of a known kind or role: a bundle of
     a host without SGLang, a journal of other units): without a finding, the line says so instead."""
@@ -318,15 +319,15 @@ def summary(
             " crash, exception, watchdog or failure marker, and no stop, timeout or failed transfer was found."
         )
         if gaps.height:
-            line += " " + "; ".join(gaps["summary"].to_list()) + "."
+            line += " " + "; ".join(md(g) for g in gaps["summary"]) + "."
         if batches == 0:  # a stall shows only in batch lines
             line += " No batch line was read, so whether an engine stalled cannot be said."
         return [line]
     ranks = ", ".join(main["ranks"] or []) or "no rank read"
     where = main["role"] if main["role"] not in (None, "unknown") else "no role read"
-    where += f" on {main['host']}" if main["host"] else ""
+    where += f" on {md(main['host'])}" if main["host"] else ""
     lines = [
-        f"**What happened**: {main['summary']}.",
+        f"**What happened**: {md(main['summary'])}.",
         f"**When and where**: {_t(main['ts'], zone=_zoned(main))}"
         f"{'' if _zoned(main) or main['ts'] is None else ' as printed (zone not printed)'}, {where}, {ranks}.",
     ]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from logcorr.analysis.shipped import shipped_families
+from logcorr.markdown import md
 from logcorr.store.schema import SHORT_POSITION_SQL
 
 KEYS = (
@@ -298,8 +299,8 @@ def report_sections(matches, config) -> list[str]:
             "",
             *([f"- First because it is {m['why']}."] if m.get("why") else []),
             f"- What to do now: {now}",
-            f"- What matches: {m['evidence']}.",
-            f"- Configuration: {m['config_check']} (needs {m['needs']}).",
+            f"- What matches: {md(m['evidence'])}.",
+            f"- Configuration: {md(m['config_check'])} (needs {m['needs']}).",
             f"- Fix: {m['fix']}; {check}.",
             f"- Links: {m['links']}.",
             "",
@@ -320,11 +321,11 @@ def report_sections(matches, config) -> list[str]:
     for c in cols:
         vals = ["" if v is None else str(v) for v in config[c].to_list()]
         mark = "**" if len(set(vals)) > 1 else ""
-        out.append(f"| {mark}{c}{mark} | " + " | ".join(vals) + " |")
+        out.append(f"| {mark}{c}{mark} | " + " | ".join(md(v, cell=True) for v in vals) + " |")
     for r in config.iter_rows(named=True):
         extra = [x for x in (r["defaulted"] and f"SGLang defaults (not on the command line): {r['defaulted']}",
                              r["disagreements"] and f"server_args and command line differ: {r['disagreements']}",
                              r["note"]) if x]  # fmt: skip
         if extra:
-            out.append(f"- {r['role']} pid {r['pid']}: " + "; ".join(extra))
+            out.append(f"- {r['role']} pid {r['pid']}: " + "; ".join(md(x) for x in extra))
     return [*out, "", "Settings that differ between the engines are in bold."]

@@ -24,6 +24,7 @@ from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.clocks import offset_words
+from logcorr.markdown import md
 from logcorr.store.schema import short_position
 
 
@@ -116,19 +117,6 @@ def _s(seconds: float | None) -> str:
     return f"{seconds:.1f} s"
 
 
-def inline_md(text: object, width: int = 240) -> str:
-    """A value (log text) as inert Markdown: one line, long text cut at ``width``; pipes, brackets and
-    backticks escaped and ``<``/``>`` as entities, so a line holding ``<script>`` or
-    ``[x](javascript:…)`` renders as the text it is, never as HTML or a link."""
-    if text is None:
-        return ""
-    s = str(text).replace("\n", " ")
-    s = s if len(s) <= width else s[: width - 1] + "…"
-    for ch in "\\|[]`*":
-        s = s.replace(ch, "\\" + ch)
-    return s.replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -> list[str]:
     """A Markdown table of ``df``'s ``columns`` (``{column: header}``), values passed through ``fmt``."""
     fmt = fmt or {}
@@ -147,7 +135,7 @@ def _table(df: pl.DataFrame, columns: dict[str, str], fmt: dict | None = None) -
                 v = f"{v:.1f}"
             elif isinstance(v, list):
                 v = ",".join(str(x) for x in v)
-            cells.append(inline_md(v))
+            cells.append(md(v, width=240, cell=True))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -248,7 +236,7 @@ def _findings_section(found: pl.DataFrame) -> list[str]:
         cite = f" ({len(ev)} evidence record(s))" if ev else ""
         zone = r.get("zoned") is not False  # false: its records print no zone (times as printed)
         when = _t(r["ts"], date=False, zone=zone) if r["ts"] is not None else "no time read"
-        lines.append(f"{r['step']}. {when} **{r['kind']}**: {inline_md(r['summary'], 400)}{cite}")
+        lines.append(f"{r['step']}. {when} **{r['kind']}**: {md(r['summary'], width=400)}{cite}")
     return lines
 
 
@@ -277,7 +265,7 @@ def verdict(results: dict[str, pl.DataFrame]) -> list[str]:
     lines = _wedge_verdict(_stops_of(r["wedge"]), r["coverage"], r["last_batch_per_rank"]) + _unit_verdict(
         r["unit_lifecycle"]
     )
-    lines += [f"**No data** (not a stop): {g}." for g in gaps["summary"]]
+    lines += [f"**No data** (not a stop): {md(g)}." for g in gaps["summary"]]
     lines += _stop_lines(stops) + _desync_lines(r["desync"]) + _trigger_lines(r["abort_to_assert"])
     for b in r["incident_chain"].filter(pl.col("step") == "abort_burst").iter_rows(named=True):
         lines.append(f"**Abort burst** from {_t(b['ts'])} to {_t(b['end_ts'], date=False)}: {b['detail']}.")
@@ -384,13 +372,13 @@ def _head(out: Path, cov: pl.DataFrame, read_once: pl.DataFrame | None = None) -
     """The title, the data's folder and span (per clock: ``_span``), what was skipped as a copy of
     another input (``READ_ONCE_SQL``: every figure counts those records once), and the summary's heading."""
     once = [
-        f"Read once: {inline_md(r['source'])}: {inline_md(r['note'])}; every figure below counts them once."
+        f"Read once: {md(r['source'])}: {md(r['note'])}; every figure below counts them once."
         for r in (read_once.iter_rows(named=True) if read_once is not None and read_once.height else [])
     ]
     return [
         "# Incident report",
         "",
-        f"Data: `{out}`{data_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
+        f"Data: {md(str(out), code=True)}{data_span(cov)}. Written by logcorr {logcorr.__version__}. Every statement below is a"
         " row of a saved query; `logcorr query NAME -d OUT` shows the full rows.",
         "",
         *[line for o in once for line in (o, "")],
@@ -426,7 +414,7 @@ def data_span(cov: pl.DataFrame) -> str:
                 " so which came first and how far apart is not stated"
             )
     for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
-        text += f"; in {inline_md(row['source'])}, {offset_words(row['offset_s'])}"
+        text += f"; in {md(row['source'])}, {offset_words(row['offset_s'])}"
     return text
 
 
@@ -507,8 +495,8 @@ def _waits(stuck: pl.DataFrame, captured: pl.DataFrame | None = None) -> list[st
     lines = []
     for row in stuck.unique(["role", "pp_rank"], keep="first", maintain_order=True).iter_rows(named=True):
         pp = f" PP{row['pp_rank']}" if row["pp_rank"] is not None else ""
-        role = row["role"] or "unknown role"
-        lines.append(f"- {role}{pp}: **{row['verdict']}**: {row['groups']} ({_round(row)})")
+        role = md(row["role"]) or "unknown role"
+        lines.append(f"- {role}{pp}: **{md(row['verdict'])}**: {md(row['groups'])} ({_round(row)})")
     lines.append("")
     return lines + _table(
         stuck,
@@ -530,17 +518,18 @@ def _collected(steps: pl.DataFrame) -> list[str]:
     /health_generate timed out after 5 s"), then each collected step (py-spy rounds first) in words,
     with the fix of what failed."""
     lines = []
-    for (host,), rows in steps.group_by("host", maintain_order=True):
+    for (host_name,), rows in steps.group_by("host", maintain_order=True):
         health = rows.filter(pl.col("step") == "endpoint").filter(
             pl.col("target").str.contains(r"/health(?:_generate)?$")
         )
-        said = [r["said"] for r in health.iter_rows(named=True)]
+        said = [md(r["said"]) for r in health.iter_rows(named=True)]
+        host = md(host_name) or "unknown host"
         if said:
-            lines.append(f"- {host or 'unknown host'}: {' while '.join(said)}")
+            lines.append(f"- {host}: {' while '.join(said)}")
         for r in rows.iter_rows(named=True):
-            fix = f" (fix: {r['fix']})" if r["fix"] else ""
+            fix = f" (fix: {md(r['fix'])})" if r["fix"] else ""
             at = _t(r["first_ts"], date=False)
-            lines.append(f"- {host or 'unknown host'} at {at}: {r['said']}{fix}")
+            lines.append(f"- {host} at {at}: {md(r['said'])}{fix}")
     return lines
 
 
@@ -577,16 +566,16 @@ def _markup(
         band = rate.filter(pl.col("host").eq_missing(host) & pl.col("role").eq_missing(role))
         with_text, finished = int(band["with_text"].sum()), int(band["finished"].sum())
         fams = ", ".join(
-            f"{f} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows()
+            f"{md(f)} ({n})" for f, n in g.group_by("markup_leak").len().sort("markup_leak").iter_rows()
         )
         out.append(
-            f"- {role}{f' on {host}' if host else ''}: **{g.height} of {with_text} answers** whose text the request log holds came back"
+            f"- {md(role)}{f' on {md(host)}' if host else ''}: **{g.height} of {with_text} answers** whose text the request log holds came back"
             f" with tool-call markup as plain text ({finished} `Finish` lines in all); first {_t(g['ts'].min())},"
             f" last {_t(g['ts'].max())}; markup {fams}."
         )
         quiet = band.filter((pl.col("with_text") > 0) & (pl.col("leaks") == 0))["band"].to_list()
         if quiet:
-            out.append(f"  None with {' or '.join(quiet)} requests running.")
+            out.append(f"  None with {md(' or '.join(quiet))} requests running.")
         out.append(f"  Parser configuration: {_parsers(config, host, role)}.")
     known = matches.filter(pl.col("family") == "F19") if matches.height else matches
     if known.height:
@@ -642,7 +631,7 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
         text = ", ".join(named)
         if unnamed:
             text += ("; " if text else "") + f"{', '.join(unnamed)} not named ({r['origin']})"
-        parts.append(f"pid {r['pid']}: {text}; model {r['model_path'] or '?'}")
+        parts.append(f"pid {r['pid']}: {md(text)}; model {md(r['model_path']) or '?'}")
     return "; ".join(parts)
 
 
@@ -690,9 +679,9 @@ def _desync_lines(stuck: pl.DataFrame) -> list[str]:
     """Per engine, its ranks' desync verdict (divergent, lockstep, or cannot tell)."""
     lines: list[str] = []
     for (role_or_none,), grp in stuck.group_by("role", maintain_order=True):
-        role = role_or_none or "unknown role (dumps whose process logged nothing else here)"
+        role = md(role_or_none) or "unknown role (dumps whose process logged nothing else here)"
         verdicts = sorted(set(grp["verdict"].drop_nulls()))
-        groups = " / ".join(sorted(set(grp["groups"].drop_nulls())))
+        groups = md(" / ".join(sorted(set(grp["groups"].drop_nulls()))))
         when = _round(grp.row(0, named=True))
         if "divergent" in verdicts:
             lines.append(f"**TP desync in {role}**: its ranks wait in different places: {groups} ({when}).")
@@ -769,7 +758,7 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
     lines = []
     for u in units.filter((pl.col("crashes") > 0) | (pl.col("restarts_scheduled") > 0)).iter_rows(named=True):
         how = (
-            f"its main process exited ({u['last_exit']}) at {_t(u['last_exit_ts'])}"
+            f"its main process exited ({md(u['last_exit'])}) at {_t(u['last_exit_ts'])}"
             if u["last_exit"]
             else "it failed"
         )
@@ -779,7 +768,7 @@ def _unit_verdict(units: pl.DataFrame) -> list[str]:
             else ""
         )
         role = f" ({u['role']})" if u["role"] not in (None, "unknown") else ""  # an unknown role is not said
-        lines.append(f"**{u['unit']}**{role}: {how}, {u['crashes']} crash(es) in all{again}.")
+        lines.append(f"**{md(u['unit'])}**{role}: {how}, {u['crashes']} crash(es) in all{again}.")
     return lines
 
 
@@ -870,13 +859,13 @@ def _evidence(chain: pl.DataFrame, a2a: pl.DataFrame) -> list[str]:
     for row in chain.iter_rows(named=True):
         where = f"{row['source']}:{short_position(row['source_pos'])}" if row["source"] else "(no record)"
         lines.append(
-            f"- {row['step']} ({row['role'] or 'all roles'}): `{inline_md(where)}`: {inline_md(row['message'])}"
+            f"- {row['step']} ({row['role'] or 'all roles'}): {md(where, code=True)}: {md(row['message'], width=240)}"
         )
     asserted = a2a.filter(pl.col("asserted") & pl.col("abort_event_id").is_not_null())
     for row in asserted.sort("abort_ts").head(20).iter_rows(named=True):
+        where = f"{row['abort_source'] or ''}:{short_position(row['abort_source_pos'])}"
         lines.append(
-            f"- abort of room {row['bootstrap_room']}: `{inline_md(row['abort_source'])}:{inline_md(short_position(row['abort_source_pos']))}`: "
-            f"{inline_md(row['abort_message'])}"
+            f"- abort of room {row['bootstrap_room']}: {md(where, code=True)}: {md(row['abort_message'], width=240)}"
         )
     return lines or ["No evidence row: the chain is empty."]
 
@@ -886,12 +875,12 @@ def _clock_lines(row: dict) -> list[str]:
     lines = []
     if row["clock"] == "zone not printed":
         lines.append(
-            f"- input {inline_md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
+            f"- input {md(row['source'])}: {row['events']:,} record(s) carry only a time printed without a zone"
             f" ({_t(row['first_ts'], zone=False)} to {_t(row['last_ts'], zone=False)}; a log that prints no zone, SGLang's among them, prints local time):"
             " their times are as printed, not UTC, so they cannot be put in one order with another clock's."
         )
     if row["offset_s"] is not None:
-        lines.append(f"- input {inline_md(row['source'])}: two clocks: {offset_words(row['offset_s'])}.")
+        lines.append(f"- input {md(row['source'])}: two clocks: {offset_words(row['offset_s'])}.")
     return lines
 
 
@@ -916,18 +905,20 @@ def _missing(
         what = row["missing"]
         so = "; ".join(v for k, v in consequences.items() if k in what)
         if row["scope"] == "role" and row["role"] == "unknown":
-            lines.append(f"- {row['events']:,} record(s) have {what}, so they are counted for no engine.")
+            lines.append(f"- {row['events']:,} record(s) have {md(what)}, so they are counted for no engine.")
             continue
         if row["scope"] == "clock":
             lines += _clock_lines(row)
             continue
         if row["scope"] == "role":
-            subject = row["role"]
+            subject = md(row["role"])
         elif row["scope"] == "rank":
-            subject = f"{row['role']} {row['rank_label']}" + (f" on {row['host']}" if row["host"] else "")
+            subject = md(f"{row['role']} {row['rank_label']}") + (
+                f" on {md(row['host'])}" if row["host"] else ""
+            )
         else:
-            subject = f"input {row['source']}"
-        lines.append(f"- {subject}: {what}" + (f", so {so}" if so else "") + ".")
+            subject = f"input {md(row['source'])}"
+        lines.append(f"- {subject}: {md(what)}" + (f", so {so}" if so else "") + ".")
     unlinked = a2a.filter(pl.col("asserted") & pl.col("request_event_id").is_null())
     for room in unlinked["bootstrap_room"].unique(maintain_order=True):
         lines.append(

@@ -60,8 +60,11 @@ line AS (  -- backend error lines: the body after the glog / UCX / Python logger
 ),
 b AS (
     SELECT *,
-           CASE WHEN ucx THEN 'UCX' WHEN coalesce(glog_file, py_file) ILIKE '%nixl%' THEN 'nixl'
-                WHEN glog_file <> '' OR py_file ILIKE '%mooncake%' THEN 'mooncake' END AS backend,
+           -- the file that printed it, else the backend its own first line names (regexp_extract gives '', not NULL)
+           CASE WHEN ucx THEN 'UCX' WHEN concat(glog_file, py_file) ILIKE '%nixl%' THEN 'nixl'
+                WHEN glog_file <> '' OR py_file ILIKE '%mooncake%' THEN 'mooncake'
+                WHEN split_part(message, chr(10), 1) ILIKE '%nixl%' THEN 'nixl'
+                WHEN split_part(message, chr(10), 1) ILIKE '%mooncake%' THEN 'mooncake' END AS backend,
            regexp_replace(trim(regexp_replace(split_part(message, chr(10), 1),
                '^\W{0,3}[EF]\d{4,8} \S+\s+\d+ \S+\] |^.*\bUCX\s+(?:ERROR|FATAL)\s+|^.*\bERROR\b[^\[\n]*\[\S+\.py:\d+\] |^\[[^\]\n]*\] ', '')),
                '[*`]+$', '') AS body,

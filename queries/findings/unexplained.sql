@@ -18,12 +18,13 @@
 -- reading: one row per (host, kind). A record counts when no other finding cites it, nor a record its
 --   process printed at the same instant (a traceback stamped line by line), and it is one of, most
 --   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
---   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed"); (2) an
+--   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed", glibc's
+--   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size); (2) an
 --   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception, or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut); (3) a watchdogs
 --   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired; (4) a level
 --   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
---   error. A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
+--   error, or out of memory (OOM). A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
@@ -55,7 +56,7 @@ marked AS (
 graded AS (
     SELECT *,
            CASE
-             WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|\bcrashed\b')
+             WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|\bcrashed\b|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)')
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
                THEN 2
@@ -64,7 +65,7 @@ graded AS (
                THEN 3
              WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
                THEN 4
-             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error)\b')
+             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b')
                THEN 5
            END AS grade
     FROM marked

@@ -25,12 +25,25 @@ from logcorr.render.timeline.model import (
 from logcorr.render.timeline.plot import VIEW_BUTTONS_PX, figure
 from logcorr.store.output import write_atomic
 
+# What a report line's Markdown holds: a code span, a backslash escape or entity of ``markdown.md``, "**"
+_INLINE = re.compile(r"(`+)(.+?)\1|\\([!-/:-@\[-`{-~])|&(lt|gt);|\*\*")
+
 
 def _markdown_line(text: str) -> str:
-    """One verdict line as HTML: escaped, then ``**bold**`` and ``code`` spans."""
-    h = esc(text)
-    h = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", h)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", h)
+    """One summary or verdict line (Markdown, its data escaped by ``markdown.md``) as HTML: ``**bold**``
+    and ``code`` spans as tags, an escaped character as itself, every character of the text escaped."""
+    out, bold, pos = [], False, 0
+    for m in _INLINE.finditer(text):
+        out.append(esc(text[pos : m.start()]))
+        pos = m.end()
+        if m.group(1):
+            out.append(f"<code>{esc(m.group(2))}</code>")
+        elif m.group(3) or m.group(4):
+            out.append(esc(m.group(3) or {"lt": "<", "gt": ">"}[m.group(4)]))
+        else:
+            out.append("</b>" if bold else "<b>")
+            bold = not bold
+    return "".join(out) + esc(text[pos:]) + ("</b>" if bold else "")
 
 
 # ------------------------------------------------------------------------------------------- page

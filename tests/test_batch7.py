@@ -96,3 +96,19 @@ def test_19_a_wrapped_what_line_of_the_default_group_names_its_global_rank():
     ev = records_from_text(body("19"), "19.log")
     what = ev.filter(ev["message"].str.contains("what():", literal=True))
     assert what["kind"].to_list() == ["watchdog"] and what["tp_rank"].to_list() == [3]
+
+
+def test_01_a_timeout_of_another_process_group_names_its_rank_as_printed_and_the_thrown_type(tmp_path):
+    from logcorr.analysis import saved
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "01.log"
+    log.write_text(body("01"))
+    ingest([log], tmp_path / "out")
+    found = saved.query(
+        tmp_path / "out", "SELECT kind, ranks, summary FROM findings WHERE kind = 'collective_timeout'"
+    )
+    assert found["ranks"].to_list() == [["PG 3 rank 5"]]  # a group rank: no global rank is claimed
+    summary = found["summary"][0]
+    assert "SeqNum 9141 ran 600020 ms, past its 600 s timeout" in summary
+    assert summary.endswith("the process terminated with c10::DistBackendError")

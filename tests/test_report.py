@@ -234,6 +234,11 @@ def test_the_summary_alone_and_wrapped_for_a_terminal(sample_out):
     lines = wrapped.splitlines()
     assert all(len(line) <= 60 for line in lines[:-1]) and lines[1].startswith("  word")
     assert lines[-1].startswith("| a | xxxx") and len(lines[-1]) > 100
+    # a terminal renders no Markdown: data's escapes are shown as the characters, code and tables as they are
+    shown = for_terminal(
+        "- on PG 3 rank 5: \\_ALLGATHER\\_BASE \\[core.py:517\\] &lt;img&gt;\n| a\\|b |\n", 80
+    )
+    assert shown == "- on PG 3 rank 5: _ALLGATHER_BASE [core.py:517] <img>\n| a\\|b |\n"
 
 
 # --- issue 47 F10: data reaches Markdown only through markdown.md ---------------------------------

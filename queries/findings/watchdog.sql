@@ -9,7 +9,8 @@
 --             or scheduler_watchdog (SGLang's watchdog: the scheduler advanced nothing for its timeout)
 --   role      role of the records
 --   host      host
---   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks) or [TP0, TP1]
+--   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks), [PG 3 rank 5] (a rank of another
+--             process group, as printed) or [TP0, TP1]
 --   n         watchdog records in the group
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work
 --   evidence  events.event_id of the records, then of the work-state records whose numbers it states
@@ -22,7 +23,13 @@
 WITH w AS (
     SELECT w.*, e.message,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error') THEN 'rank ' || w.tp_rank
+           -- C++'s std::terminate names the exception that ended the process
+           nullif(regexp_extract(e.message, 'terminate called after throwing an instance of ''([\w:]+)''', 1), '') AS thrown,
+           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error')
+                -- a rank of another process group than the default one is no global rank: said as printed
+                THEN coalesce('rank ' || w.tp_rank,
+                              nullif(regexp_replace(regexp_extract(e.message, '\[PG (?:ID )?\d+[^\]\n]*? Rank \d+\]'),
+                                                    '^\[PG (?:ID )?(\d+)[^\]\n]*? Rank (\d+)\]$', 'PG \1 rank \2'), ''))
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN events e ON e.event_id = w.event_id
     WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout')
@@ -37,7 +44,7 @@ g AS (
                 ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
-           min(w.reason) AS reason,
+           min(w.reason) AS reason, min(w.thrown) AS thrown,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
            -- a time printed without a year (glog/c10 E223 11:14:34): quoted as printed, never dated
            min(nullif(regexp_extract(w.message, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), '')) AS yearless,
@@ -60,12 +67,14 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
             || coalesce(', last enqueued ' || last_enqueued, '')
+            || coalesce('; the process terminated with ' || thrown, '')
        WHEN kind = 'collective_error' THEN
             backend || ' watchdog thread ended on an error, not a timeout, on ' || coalesce(array_to_string(ranks, ', '), '?')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
             || coalesce(': ' || reason, '')
+            || coalesce('; the process terminated with ' || thrown, '')
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')

@@ -82,6 +82,14 @@ def frame_role(frames: Iterable[str]) -> str | None:
     return None
 
 
+# What only one half of a PD pair prints (vLLM's KV connector): a request that waits for the KV its
+# prefill sends is on the decode side; a prefill request taken off the queue (Dynamo's prefill worker)
+# and a request marked to be decoded remotely are on the prefill side.
+STATE_ROLES = (
+    ("decode", r"\bWAITING_FOR_REMOTE_KVS\b"),
+    ("prefill", r"\bDequeued prefill request\b|'do_remote_decode': True"),
+)
+
 SERVER_ARGS_MODE = r"server_args=ServerArgs\(.*?\bdisaggregation_mode='(prefill|decode|null)'"
 SERVER_ARGS_ROLE = {"prefill": "prefill", "decode": "decode", "null": "engine"}
 
@@ -161,7 +169,7 @@ PD_CUE = (
 
 # Literal words one of the rules above needs: a record holding none is not searched (a day's journal
 # holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
-_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::"
+_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::|REMOTE_KVS|Dequeued|do_remote_decode"
 
 
 def name_role_expr(name: pl.Expr) -> pl.Expr:
@@ -176,7 +184,7 @@ def name_role_expr(name: pl.Expr) -> pl.Expr:
 def text_role(text: pl.Series) -> pl.Series:
     """The role a record's own text (``message``, its header included) names (String Series,
     ``text``'s length; null where none): the
-    event loop of a frame (``FRAME_ROLES``), the ``disaggregation_mode`` of a server_args line
+    event loop of a frame (``FRAME_ROLES``), a state only one half prints (``STATE_ROLES``), the ``disaggregation_mode`` of a server_args line
     (``SERVER_ARGS_MODE``; 'null' is ``engine``), else the name of the pod or host the text says it runs
     in (``OWN_NAMES``, by ``NAME_WORDS``). First of these that matches wins."""
     out = pl.Series("text_role", [None] * text.len(), pl.String)
@@ -184,7 +192,9 @@ def text_role(text: pl.Series) -> pl.Series:
     if not todo.any():
         return out
     at = todo.arg_true()
-    frames = pl.coalesce([pl.when(pl.col("t").str.contains(rx)).then(pl.lit(r)) for r, rx in FRAME_ROLES])
+    frames = pl.coalesce(
+        [pl.when(pl.col("t").str.contains(rx)).then(pl.lit(r)) for r, rx in (*FRAME_ROLES, *STATE_ROLES)]
+    )
     mode = pl.col("t").str.extract(SERVER_ARGS_MODE, 1).replace_strict(SERVER_ARGS_ROLE, default=None)
     names = [pl.col("t").str.extract(r.regex, 1) for r in OWN_NAMES]
     found = pl.DataFrame({"t": text.gather(at)}).select(

@@ -390,7 +390,15 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         .then(pl.col("exception"))
         .alias("exception"),
     )
+    if "body" in df.columns:  # a traceback cut before its last line: the type the message opens with
+        said = pl.col("body").str.extract(LEAD_EXCEPTION, 1)
+        df = df.with_columns(pl.coalesce(pl.col("exception"), said).alias("exception"))
     return _conform(df, TRACEBACKS)
+
+
+# A logger.exception message that names the exception before its traceback: "nixlUnknownError('…')",
+# "engine.start: nixlBackendError('NIXL_ERR_BACKEND')" (a Rust target first), "KVTransferError: …".
+LEAD_EXCEPTION = r"^(?:[\w.]+: )?([A-Za-z_][\w.]*(?:Error|Exception))(?:\(|: )"
 
 
 def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:

@@ -24,10 +24,13 @@ FIRST_LINE = r"^([^\n]*)"
 # (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces.
 WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\n]*)*)"
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
-# frame (after a Ray/vLLM worker prefix) and its frames end in an exception line.
+# frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
+# paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames.
+_FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+"
 TRACEBACK_FRAGMENT = (
-    r"^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+(?:\n[ \t][^\n]*)*"
+    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
+    rf"|^(?:[ \t]+\S[^\n]*\n)?{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"

@@ -112,3 +112,28 @@ def test_01_a_timeout_of_another_process_group_names_its_rank_as_printed_and_the
     summary = found["summary"][0]
     assert "SeqNum 9141 ran 600020 ms, past its 600 s timeout" in summary
     assert summary.endswith("the process terminated with c10::DistBackendError")
+
+
+def test_17_a_worker_record_glued_to_prose_is_found_and_a_decode_only_state_names_decode():
+    ev = records_from_text(body("17"), "17.log")
+    waiting = ev.filter(ev["message"].str.contains("WAITING_FOR_REMOTE_KVS"))
+    assert waiting.height == 3  # the first one glued to the Chinese prose, no newline
+    assert set(waiting["pid"]) == {9246} and set(waiting["dp_rank"]) == {0}
+    assert set(waiting["level"]) == {"DEBUG"} and set(waiting["printed_time"]) == {"01-06 12:06:06"}
+    assert set(ev["role"]) == {"decode"}  # vLLM's consumer waits for the KV its prefill sends
+
+
+def test_04_20_a_cut_traceback_keeps_its_frames_and_the_type_its_message_opens_with(tmp_path):
+    from logcorr.analysis import saved
+    from logcorr.ingest import ingest
+
+    rows = {}
+    for p in ("04", "20"):
+        log = tmp_path / f"{p}.log"
+        log.write_text(body(p))
+        ingest([log], tmp_path / p)
+        rows[p] = saved.query(tmp_path / p, "SELECT exception, function, line FROM tracebacks").rows()
+    # 04: the middle of a stack, neither its head nor its exception line pasted
+    assert rows["04"] == [(None, "_wait_one_response", 888)]
+    # 20: logger.exception's message names nixlUnknownError before the traceback, which is cut
+    assert rows["20"] == [("nixlUnknownError", "handle_new_input", 343)]

@@ -181,8 +181,14 @@ ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|"
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
 # Also after an inline-code backtick and a space (a paste's "label: ` [ts] …").
-GLUED_RECORD = rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
-GLUED_START = r"(?:[\w.)]|` )\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+# ... or a Ray/vLLM worker's prefix with a logger's header after it, glued to prose in any script
+# ("部分LOG如下：(EngineCore_DP0 pid=9246) DEBUG 01-06 12:06:06 [scheduler.py:348] …")
+_GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL|\[rank\d)"
+GLUED_RECORD = (
+    rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
+    rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
+)
+GLUED_START = rf"(?:[\w.)]|` )\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}"
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
@@ -358,12 +364,13 @@ def text_records(
         )
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
+    frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one
     worker = pl.col("line").str.extract_groups(WORKER_PREFIX)
     frame = frame.with_columns(worker.alias("w")).with_columns(
         pl.coalesce(pl.col("envelope_unit"), pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
-    frame = _split_glued(frame).with_columns(
+    frame = frame.with_columns(
         pl.col("svc").alias("unit"),
         pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
@@ -430,7 +437,10 @@ def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
     if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
         return frame
     g = pl.col("line").str.extract_groups(GLUED_RECORD)
-    parts = pl.when(g.struct.field("rec").is_not_null()).then(
-        pl.concat_list([g.struct.field("pre"), g.struct.field("rec")])
+    pre = pl.coalesce(g.struct.field("pre"), g.struct.field("wpre"))
+    rec = pl.coalesce(g.struct.field("rec"), g.struct.field("wrec"))
+    # a note ("# …") is one line whatever it quotes
+    parts = pl.when(rec.is_not_null() & ~pl.col("line").str.starts_with("# ")).then(
+        pl.concat_list([pre, rec])
     )
     return frame.with_columns(parts.otherwise(pl.concat_list([pl.col("line")])).alias("line")).explode("line")

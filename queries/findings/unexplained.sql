@@ -80,9 +80,9 @@ found AS (
         SELECT *,
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade
-                 WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed).*$'
+                 WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)).*$'
                  WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
-                 WHEN 5 THEN '(?im)^.*\b(failed|failure|error)\b.*$'
+                 WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b).*$'
                  ELSE '(?m)^.*\S.*$' END), '') AS marker
         FROM graded WHERE grade IS NOT NULL
     )

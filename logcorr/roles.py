@@ -97,20 +97,27 @@ class RoleFlow:
         """Records after a reporter's label line (``text_rules.LABEL_ROLE``: "Prefill node:", a prose
         line without a printed time) up to the next prose line, in the same input and across its
         chunks, take the label's half where their own text names none or only ``engine``. Only records
-        with a printed time or a kind of their own: the prose and fences around a block stay as read."""
-        prose = (
+        with a printed time or a kind of their own: the prose and fences around a block stay as read.
+        The label pattern runs on the prose lines only (a journal's chunk holds few)."""
+        prose = df.select(
             (pl.col("kind") == "other")
             & pl.col("log_ts").is_null()
             & pl.col("message").str.contains(r"^[A-Za-z]")
-        )
-        label = pl.col("message").str.extract(text_rules.LABEL_ROLE, 1).str.to_lowercase()
-        found = df.select("source", pl.when(prose).then(label.fill_null("")).alias("_label"))
-        if found["_label"].is_null().all() and not self.labels:
+        ).to_series()
+        at = prose.arg_true()
+        said = df["message"].gather(at).str.extract(text_rules.LABEL_ROLE, 1).str.to_lowercase().fill_null("")
+        if not self.labels and not (said != "").any():
             return df
-        carried = pl.col("source").replace_strict(self.labels, default=None, return_dtype=pl.String)
-        found = found.with_columns(pl.col("_label").forward_fill().over("source").fill_null(carried))
+        marks = pl.Series("_label", [None] * df.height, pl.String).scatter(at, said)
+        carried = df["source"].replace_strict(self.labels, default=None, return_dtype=pl.String)
+        found = pl.DataFrame({"source": df["source"], "_label": marks, "_carried": carried}).select(
+            "source", pl.col("_label").forward_fill().over("source").fill_null(pl.col("_carried"))
+        )
         for src, last in found.group_by("source").agg(pl.col("_label").last()).iter_rows():
-            self.labels[src] = last or ""
+            if last:
+                self.labels[src] = last
+            else:  # a prose line ended the label (or none was read)
+                self.labels.pop(src, None)
         record = (pl.col("kind") != "other") | pl.col("log_ts").is_not_null()
         scope = pl.when(record & (found["_label"] != "")).then(found["_label"])
         return _take_scope(df.with_columns(scope.alias("_scope_role")))
@@ -171,19 +178,14 @@ class RoleFlow:
 
     def _learn_cues(self, plain: pl.DataFrame) -> None:
         """Note which inputs' plain records (no systemd unit) show an SGLang process and which a
-        prefill-decode cue (``text_rules.SGLANG_CUE``, ``PD_CUE``)."""
-        todo = plain.filter(~pl.col("source").is_in(list(self.pd_cue)))
-        if not todo.height:
-            return
-        cues = todo.group_by("source").agg(
-            pl.col("message").str.contains(text_rules.SGLANG_CUE).any().alias("sglang"),
-            pl.col("message").str.contains(text_rules.PD_CUE).any().alias("pd"),
-        )
-        for src, sglang_seen, pd_seen in cues.iter_rows():
-            if sglang_seen:
-                self.sglang.add(src)
-            if pd_seen:
-                self.pd_cue.add(src)
+        prefill-decode cue (``text_rules.SGLANG_CUE``, ``PD_CUE``); each pattern runs on an input only
+        until it is found there."""
+        for attr, rx in (("sglang", text_rules.SGLANG_CUE), ("pd_cue", text_rules.PD_CUE)):
+            seen: set[str] = getattr(self, attr)
+            todo = plain.filter(~pl.col("source").is_in(list(seen)))
+            if todo.height:
+                hits = todo.filter(pl.col("message").str.contains(rx))["source"].unique()
+                seen.update(hits.to_list())
 
     def _input_role(self, source: str, shown: set[str]) -> str | None:
         """The input's one role (``scope_role``); for an SGLang input that names none and shows no

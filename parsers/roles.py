@@ -158,7 +158,7 @@ LABEL_ROLE = (
 # package path or process title) and a prefill-decode cue: an SGLang input with no PD cue anywhere is
 # served by an engine that is no half of a PD pair (SGLang's default, --disaggregation-mode null).
 SGLANG_CUE = (
-    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)+\]|sglang(?:/srt|\.srt|::|-\w)|sgl-workspace|"
+    r"(?m)^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)*\] |\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)+\]|sglang(?:/srt|\.srt|::|-\w)|sgl-workspace|"
     r"\b(?:Scheduler|TpModelWorkerClient) hit an exception|Watchdog timeout \(self\.watchdog_timeout"
 )
 PD_CUE = (

@@ -220,8 +220,8 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
         ``ABORTS`` columns: provenance, ``rid``, ``bootstrap_room`` (Int64, when the line names
         one), ``abort_kind`` (``client_disconnected``, ``abort_request_not_found``,
         ``abort_<queue>_request`` e.g. ``abort_queued_request``, ``abort_running_request``,
-        ``abort_bootstrap_queue_request``, ``abort_prealloc_queue_request``, … as printed, or
-        ``transfer_aborted``), ``error_kind`` (for ``transfer_aborted``: which failure, as in
+        ``abort_bootstrap_queue_request``, ``abort_prealloc_queue_request``, … as printed,
+        ``transfer_aborted`` or ``finish_abort`` (``_finish_aborts``)), ``error_kind`` (for ``transfer_aborted``: which failure, as in
         ``transfer_errors``), ``reason`` (the line's own words), ``level``, ``source``, ``source_pos``.
     """
     parts = []
@@ -234,6 +234,9 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
                 _resolve_role(pl.col("content_role")).alias("role"),
             )
         )
+    answered = _finish_aborts(ev)
+    if answered.height:
+        parts.append(answered)
     te = transfer_errors(ev).filter(pl.col("cause") == "aborted")
     if te.height:
         parts.append(
@@ -246,6 +249,40 @@ def aborts(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=ABORTS.schema)
     out = pl.concat([_conform(p, ABORTS) for p in parts])
     return out.sort("event_id", maintain_order=True)
+
+
+# An HTTP answer a client printed (curl, a benchmark's error): SGLang's response body whose request
+# finished as an abort, {"meta_info": {"id": rid, "finish_reason": {"type": "abort", "message": …,
+# "status_code": N}, …}} (FINISH_ABORT's to_json, python/sglang/srt/managers/schedule_batch.py).
+FINISH_ABORT = r'"finish_reason":\s*\{"type":\s*"abort"'
+FINISH_ABORT_MESSAGE = r'"finish_reason":\s*\{"type":\s*"abort",\s*"message":\s*"((?:[^"\\]|\\.)*)"'
+META_INFO_ID = r'"meta_info":\s*\{"id":\s*"([0-9a-f]{16,})"'
+
+
+def _finish_aborts(ev: pl.DataFrame) -> pl.DataFrame:
+    """An ``aborts`` row (``abort_kind`` ``finish_abort``) per record that holds a response body whose
+    request finished as an abort: ``reason`` its message, ``rid`` its ``meta_info.id`` where the record
+    names none. The request-metrics export (kind ``request_finished``) keeps its own rows."""
+    if "message" not in ev.columns or not ev["message"].str.contains(FINISH_ABORT).any():
+        return pl.DataFrame(schema=ABORTS.schema)
+    held = pl.col("message").str.contains(FINISH_ABORT)
+    if "kind" in ev.columns:
+        held = held & (pl.col("kind") != "request_finished")
+    rows = ev.filter(held)
+    named = [pl.lit(None, pl.String).alias("rid"), pl.lit(None, pl.Int64).alias("bootstrap_room")]
+    named = [
+        rows[c] if c in rows.columns else lit for c, lit in zip(("rid", "bootstrap_room"), named, strict=True)
+    ]
+    out = (
+        base_columns(rows)
+        .with_columns(*named)
+        .with_columns(
+            pl.lit("finish_abort").alias("abort_kind"),
+            pl.col("message").str.extract(FINISH_ABORT_MESSAGE, 1).str.slice(0, 500).alias("reason"),
+            pl.coalesce(pl.col("rid"), pl.col("message").str.extract(META_INFO_ID, 1)).alias("rid"),
+        )
+    )
+    return _conform(out, ABORTS)
 
 
 def merge_rooms(parts: list[pl.DataFrame]) -> pl.DataFrame:

@@ -317,4 +317,4 @@ def test_e3_a_bundle_without_sglang_data_is_reported_as_such(tmp_path: Path, mon
     )
     text = report(tmp_path / "vm-out")
     assert "the data shows no failure" not in text
-    assert "**What happened**: cannot be told: no SGLang data was read" in text
+    assert "**What happened**: cannot be told: logcorr read no record as an SGLang engine" in text

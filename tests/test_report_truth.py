@@ -117,7 +117,11 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
         assert not re.search(r"(?i)wedge|stall", summary), summary
     if main is None:  # issue 46: records of no known kind or role are no SGLang data, said so
         known = ev.filter((pl.col("kind") != "other") | (pl.col("role").fill_null("unknown") != "unknown"))
-        said = "the data shows no failure" if known.height else "cannot be told: no SGLang data was read"
+        said = (
+            "the data shows no failure"
+            if known.height
+            else "cannot be told: logcorr read no record as an SGLang engine"
+        )
         assert said in summary, summary
 
 

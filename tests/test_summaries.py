@@ -17,7 +17,7 @@ from tests.conftest import CASES, ingested_alone
 from tests.report_audit import audit
 
 NO_FAILURE = None
-NOTHING_KNOWN = "nothing known"  # no record of a known kind or role: "no SGLang data was read" (issue 46)
+NOTHING_KNOWN = "nothing known"  # no record of a known kind or role: "logcorr read no record as an SGLang engine's" (issue 46)
 
 # file → (kind of the main finding, words its "What happened" line holds); values from the READMEs.
 EXPECTED: dict[str, tuple[str | None, list[str]]] = {
@@ -147,7 +147,11 @@ def test_the_summary_names_the_main_event(workdir, case):
     happened = lines[0]
     if kind in (NO_FAILURE, NOTHING_KNOWN):
         assert main is None, main
-        said = "cannot be told: no SGLang data was read" if kind else "the data shows no failure"
+        said = (
+            "cannot be told: logcorr read no record as an SGLang engine"
+            if kind
+            else "the data shows no failure"
+        )
         assert happened.startswith(f"**What happened**: {said}"), happened
         return
     assert main is not None and main["kind"] == kind, (main or {}).get("summary")

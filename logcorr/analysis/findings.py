@@ -309,8 +309,9 @@ def summary(
     main = main_finding(found)
     if main is None and not sglang_read:
         return [
-            "**What happened**: cannot be told: no SGLang data was read (no record of an SGLang engine, the"
-            " router or a py-spy dump; ingest's summary lists what was read), so no failure can be seen."
+            "**What happened**: cannot be told: logcorr read no record as an SGLang engine's, the router's or"
+            " a py-spy dump (no record of a known kind or role; ingest's summary lists what was read), so no"
+            " failure can be seen."
         ]
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")

@@ -209,8 +209,7 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
     if main is not None and main["kind"] in ("wedge", "stop"):
         w = results["wedge"].filter((pl.col("role") == main["role"]) & (pl.col("stopped_ts") == main["ts"]))
         running = w["running_req_at_stop"][0] if w.height else None
-    cov = results["coverage"]
-    batches = int(cov.filter(pl.col("scope") == "role")["batches"].sum()) if cov.height else 0
+    batches = _batches_read(results["coverage"])
     return findings_mod.summary(
         found, results["known_issues"], results["impact"], running=running, roles=_family_roles(results),
         batches=batches, sglang_read=bool(results["sglang_read"]["n"][0]) if results["sglang_read"].height else True,
@@ -307,7 +306,7 @@ def markdown(out: Path, r: dict[str, pl.DataFrame]) -> str:
     lines += ["", "## Chain of events (incident_chain)", ""] + _chain(_chain_in_order(chain, _gaps(r)))
     lines += ["", "## Aborts before each transfer_infos assertion (abort_to_assert)", ""] + _aborts(a2a)
     lines += ["", "## Where each engine stopped (wedge, last_batch_per_rank)", ""]
-    lines += _stops(r["wedge"], r["last_batch_per_rank"])
+    lines += _stops(r["wedge"], r["last_batch_per_rank"], _batches_read(r["coverage"]))
     lines += ["", "## Where each rank waits (desync: one round of py-spy captures per engine)", ""]
     lines += _waits(stuck, r.get("captured"))
     if r["collected"].height:
@@ -810,8 +809,16 @@ def _aborts(a2a: pl.DataFrame) -> list[str]:
     )
 
 
-def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
+def _batches_read(cov: pl.DataFrame) -> int:
+    """The batch lines the engines' roles hold (``coverage``), timed or not."""
+    return int(cov.filter(pl.col("scope") == "role")["batches"].sum()) if cov.height else 0
+
+
+def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame, batches: int) -> list[str]:
+    """The wedge and last-batch tables; where they are empty, what was read instead (``batches``: batch
+    lines read, with a date or not: lines printed without one are read but cannot be placed in time)."""
     lines = []
+    undated = f"{batches} batch line(s) were read, none with a date: " if batches and not lbr.height else ""
     if wedge.height:
         lines += _table(
             wedge,
@@ -832,6 +839,8 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
         lines.append(
             "No gap in any role's batch lines: the wedge query finds no stop."
             if lbr.height
+            else f"{undated}the wedge query has no time to find a stop in."
+            if undated
             else "No batch lines: the wedge query has nothing to find a stop in."
         )
     lines.append("")
@@ -850,7 +859,11 @@ def _stops(wedge: pl.DataFrame, lbr: pl.DataFrame) -> list[str]:
             },
         )
     else:
-        lines.append("No batch line was read: the last batch of each rank cannot be said.")
+        lines.append(
+            f"{undated}the last batch of each rank cannot be placed in time."
+            if undated
+            else "No batch line was read: the last batch of each rank cannot be said."
+        )
     return lines
 
 
@@ -929,7 +942,7 @@ def _missing(
         lines.append(
             "- No transfer_infos assertion: the report cannot name the room whose cleanup raced the transfer."
         )
-    engine_batches = cov.filter(pl.col("scope") == "role")["batches"].sum() if cov.height else 0
+    engine_batches = _batches_read(cov)
     if stops.height == 0 and engine_batches:
         lines.append("- No stop found in the batch lines: the report cannot say when an engine wedged.")
     elif stops.height == 0:

@@ -239,7 +239,11 @@ ABORTS = _table(
         **_BASE,
         "rid": _RID,
         "bootstrap_room": _ROOM,
-        "abort_kind": C(pl.String, "abort_<queue>_request as printed, or transfer_aborted"),
+        "abort_kind": C(
+            pl.String,
+            "abort_<queue>_request as printed, transfer_aborted, or finish_abort (a response body whose request"
+            " finished as an abort: finish_reason type abort)",
+        ),
         "error_kind": C(pl.String, "for transfer_aborted: which failure, as in transfer_errors.error_kind"),
         "reason": C(pl.String, "the line's own words"),
         **_TAIL,

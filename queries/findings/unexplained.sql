@@ -24,7 +24,8 @@
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut); (3) a watchdogs
 --   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired; (4) a level
 --   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
---   error, or out of memory (OOM). A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
+--   error, out of memory (OOM), or SGLang's error that an output came for a request whose state was
+--   deleted (printed without a level by its default format). A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
@@ -65,7 +66,7 @@ graded AS (
                THEN 3
              WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
                THEN 4
-             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b')
+             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade
     FROM marked
@@ -82,7 +83,7 @@ found AS (
                nullif(regexp_extract(text, CASE grade
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)).*$'
                  WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
-                 WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b).*$'
+                 WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted).*$'
                  ELSE '(?m)^.*\S.*$' END), '') AS marker
         FROM graded WHERE grade IS NOT NULL
     )

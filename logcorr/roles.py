@@ -8,11 +8,14 @@ error that only one side prints); a frame's event loop, a ``server_args`` line's
 ``disaggregation_mode``, the pod or host name the text prints as its own (``text_role``); the
 record's host name (a k8s pod ``…-prefill-0``).
 
-Then the role flows (``RoleFlow``): a process (source, host, pid) whose records show one role gives
+Then the role flows (``RoleFlow``): a reporter's label line ("Prefill node:", "prefill node throw
+exception:") gives its half to the records after it that name none, up to the next prose line; a
+process (source, host, pid) whose records show one role gives
 it to its records that show none; an input whose records carry no unit and no host (a plain log, a
 paste, its worker or compose streams) and whose records show one engine role gives it to its
 records that show none, HTTP access
-lines aside. A scope that shows
+lines aside; an input whose plain records show an SGLang process (``SGLANG_CUE``) and no role and
+no prefill-decode cue anywhere (``PD_CUE``) is served by an ``engine`` (SGLang's default is no PD). A scope that shows
 ``prefill`` or ``decode`` and also ``engine`` (a batch line printed without PD keys) is that half of
 a PD pair: its ``engine`` records take it too. A scope that shows two roles gives none. The flow
 runs forward through an input: a role first shown in a later 16 MiB chunk does not reach the

@@ -522,7 +522,7 @@ def test_scheduler_crash_then_health_200_is_f7(tmp_path):
     ki = saved.query(out, "known_issues")
     assert ki["family"].to_list() == ["F7"] and ki["strength"].to_list() == ["signature"]
     assert ki["evidence"][0].startswith(
-        "unknown scheduler subprocess crashed with exit code -6; its HTTP server answered 2 request(s) with 200 "
+        "engine scheduler subprocess crashed with exit code -6; its HTTP server answered 2 request(s) with 200 "
         "in the 25.0 s after it [line 1]"
     )
 

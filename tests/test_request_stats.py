@@ -47,10 +47,11 @@ def test_time_stats_lines_give_stage_durations_role_and_the_room_of_both_sides(t
     assert decode["entry_ts"] is None  # start_time= is a perf_counter value, no time of day
     assert decode["source_pos"] == "line 1"
     # no PD: no room, no role; the 1.7e12 ms of sglang#8335 is kept as printed
+    # SGLang's own lines and no prefill-decode cue in its log: an engine (disagg_mode unified agrees)
     assert (unified["disagg_mode"], unified["bootstrap_room"], unified["role"]) == (
         "unified",
         None,
-        "unknown",
+        "engine",
     )
     assert unified["forward_s"] == 1753355419.05833
     # the room joins the prefill rid and the decode rid

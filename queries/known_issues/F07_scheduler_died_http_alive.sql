@@ -23,7 +23,8 @@ WITH deaths AS (
 alive AS (
     SELECT d.event_id, count(q.event_id) AS answers, max(q.ts) AS last_ts
     FROM deaths AS d JOIN requests AS q
-      ON q.role = d.role AND q.status = 200 AND q.ts >= d.ts + INTERVAL 10 SECOND
+      -- its role's server, or an access line no role was read for (an engine's uvicorn line names none)
+      ON (q.role = d.role OR q.role = 'unknown') AND q.status = 200 AND q.ts >= d.ts + INTERVAL 10 SECOND
      -- the same server: the same host, or where a host is not known the same input (two pasted
      -- excerpts without a host are not one server)
      AND (q.host = d.host OR ((d.host IS NULL OR q.host IS NULL) AND q.source = d.source))

@@ -27,7 +27,7 @@ import polars as pl
 _DATE = r"[0-9]{4,5}-[0-9]{2}-[0-9]{2}"  # a fifth digit (year 10000) still opens a record; its time is out of range
 _TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
 _RANK_TOKENS = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)[0-9]+"
-_LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
+LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 # Ray's and vLLM's worker-log prefix, once or twice (``(Worker pid=7) (Worker_TP2 pid=7) ``): the
 # last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``, ``VllmWorker TP0``) are the line's ranks,
@@ -74,7 +74,7 @@ HEADERS = (
     ),
     H(
         "tagged",
-        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\] [A-Za-z][\w.-]* (?P<level>{_LEVEL_WORD}): ",
+        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\] [A-Za-z][\w.-]* (?P<level>{LEVEL_WORD}): ",
         "a library's logger with a bracketed time, its name, then the level: LMCache's "
         "'[%(asctime)s] LMCache %(levelname)s: %(message)s' (comma milliseconds)",
         (
@@ -113,7 +113,7 @@ HEADERS = (
     ),
     H(
         "custom",
-        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{_LEVEL_WORD}) (?P<pid>[0-9]+) "
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{LEVEL_WORD}) (?P<pid>[0-9]+) "
         rf"\[ ?(?P<ranks>(?:{_RANK_TOKENS} )*)[^\]\s]+:[0-9]+\] ?",
         "a custom SGLang logging format (sglang#9867): '%(asctime)s %(levelname)s %(process)d [{prefix} "
         "%(filename)s:%(lineno)d] %(message)s'",
@@ -238,7 +238,7 @@ HEADERS = (
     ),
     H(
         "vllm",
-        rf"^(?P<level>{_LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\] ?",
+        rf"^(?P<level>{LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\] ?",
         "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line] (before 2025-03 without the '['), no year",
         (
             ("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO", "log_ts": None}),
@@ -337,14 +337,14 @@ HEADERS = (
     ),
     H(
         "uvicorn",
-        rf"^(?P<level>{_LEVEL_WORD}):\s+",
+        rf"^(?P<level>{LEVEL_WORD}):\s+",
         "uvicorn's default formatter (level only), also after an SGLang header",
         (('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK', {"level": "INFO"}),),
         after_worker=True,
     ),
     H(
         "pylog",
-        rf"^(?P<level>{_LEVEL_WORD}) [\w.-]+\.py:[0-9]+: ",
+        rf"^(?P<level>{LEVEL_WORD}) [\w.-]+\.py:[0-9]+: ",
         "Python logging '%(levelname)s %(filename)s:%(lineno)d: %(message)s' (SGLang ROCm builds 2026), "
         "also after an SGLang header",
         (("WARNING server_args.py:2326: KV cache is forced as chunk cache", {"level": "WARNING"}),),
@@ -352,7 +352,7 @@ HEADERS = (
     ),
     H(
         "pylogging",
-        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) - [^\s]+ - (?P<level>{_LEVEL_WORD}) - ",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) - [^\s]+ - (?P<level>{LEVEL_WORD}) - ",
         "Python logging's '%(asctime)s - %(name)s - %(levelname)s - %(message)s' (comma milliseconds; "
         "a wrapper re-logging a child's output, e.g. olmocr)",
         (
@@ -368,7 +368,7 @@ HEADERS = (
     ),
     H(
         UTC_HEADER,
-        rf"^(?P<date>{_DATE})T(?P<time>{_TIME})(?:Z|[+-]00:?00) \[(?P<level>{_LEVEL_WORD})\] ",
+        rf"^(?P<date>{_DATE})T(?P<time>{_TIME})(?:Z|[+-]00:?00) \[(?P<level>{LEVEL_WORD})\] ",
         "ISO 8601 in UTC (Z or +0000) with a bracketed level: Dynamo's CLI "
         "'2025-04-01T17:24:43+0000 [WARNING] [cli] msg' (its time is UTC)",
         (

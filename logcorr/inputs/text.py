@@ -32,6 +32,7 @@ from logcorr.parsers import journald
 from logcorr.parsers.prefix import (
     BODY_START,
     HEADER_START,
+    LEVEL_WORD,
     ROUTER_START,
     SGLANG_START,
     WORKER_NAME,
@@ -183,7 +184,7 @@ ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|"
 # Also after an inline-code backtick and a space (a paste's "label: ` [ts] …").
 # ... or a Ray/vLLM worker's prefix with a logger's header after it, glued to prose in any script
 # ("部分LOG如下：(EngineCore_DP0 pid=9246) DEBUG 01-06 12:06:06 [scheduler.py:348] …")
-_GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL|\[rank\d)"
+_GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:{LEVEL_WORD}|\[rank\d)"
 GLUED_RECORD = (
     rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"

@@ -19,6 +19,7 @@ os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5
 import typer  # noqa: E402
 from typer.core import TyperArgument, TyperCommand  # noqa: E402
 
+from logcorr.entry import is_interrupt  # noqa: E402
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.render.terminal import clean, for_terminal  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
@@ -236,6 +237,10 @@ def ingest(
     except OSError as e:  # disk full or read-only while the tables were written
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         _fail(f"{out} not written: {where}{e.strerror or e}; {out} left as it was")
+    except Exception as e:  # DuckDB cancels its query on Ctrl-C and raises its own error instead
+        if not is_interrupt(e):
+            raise
+        _fail(f"interrupted; {out} left as it was", 130)
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
     typer.echo(clean(format_summary(result)))

@@ -10,11 +10,31 @@ from __future__ import annotations
 import sys
 
 
+def is_interrupt(error: BaseException) -> bool:
+    """True when ``error`` is Ctrl-C (or SIGTERM) as it surfaces, whichever layer it reached first.
+
+    Python raises ``KeyboardInterrupt``; a DuckDB query running at that moment is cancelled and raises
+    instead: ``duckdb.InterruptException`` from ``execute``, and (DuckDB 2.0's Python client)
+    ``RuntimeError('Query interrupted')`` from a relation's ``.pl()``/``.arrow()``, with no
+    ``KeyboardInterrupt`` left pending.
+    """
+    if isinstance(error, KeyboardInterrupt) or type(error).__name__ == "InterruptException":
+        return True
+    return isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted"
+
+
 def main() -> None:
-    """Run the ``logcorr`` command (``logcorr.cli.app``); exit 130 when interrupted while loading."""
+    """Run the ``logcorr`` command (``logcorr.cli.app``); exit 130 when interrupted while loading or in
+    a DuckDB query no command's own handler saw."""
     try:
         from logcorr.cli import app
     except KeyboardInterrupt:
         sys.stderr.write("logcorr: interrupted while starting; nothing was read or written\n")
         raise SystemExit(130) from None
-    app()
+    try:
+        app()
+    except Exception as e:
+        if not is_interrupt(e):
+            raise
+        sys.stderr.write("logcorr: interrupted\n")
+        raise SystemExit(130) from None

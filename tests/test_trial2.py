@@ -516,6 +516,35 @@ def test_f19_ctrl_c_while_the_command_loads_is_one_line_and_130(tmp_path, after_
     assert err == "" or err.startswith("logcorr: interrupted"), err  # (click's own parse ends quietly)
 
 
+def test_ctrl_c_inside_a_duckdb_query_of_the_ingest_is_130_and_out_untouched(tmp_path, monkeypatch):
+    """SIGINT while DuckDB runs the ingest's processes summary: DuckDB 2.0 cancels the query and raises
+    RuntimeError('Query interrupted') with no KeyboardInterrupt pending (CI met it at 0.7 s); the command
+    still ends with one line and 130, and OUT is not written."""
+    import os
+    import threading
+
+    from typer.testing import CliRunner
+
+    from logcorr.cli import app
+    from logcorr.store import processes
+
+    real = processes._summary
+
+    def slow_summary(table, name, files, sql, memory_limit):  # the same query, made long, then Ctrl-C
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        with duckdb.connect() as con:
+            con.sql("SELECT count(*) FROM range(10000000000) t(x) WHERE x % 7 = 3").pl()
+        return real(table, name, files, sql, memory_limit)
+
+    monkeypatch.setattr(processes, "_summary", slow_summary)
+    log = tmp_path / "a.log"
+    log.write_text("[2025-10-29 21:34:46 TP0] Prefill batch, #new-seq: 1\n")
+    result = CliRunner().invoke(app, ["ingest", str(log), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 130, result.output
+    assert "interrupted;" in result.output and "left as it was" in result.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_f19_a_json_dump_nested_past_the_recursion_limit_is_kept_unparsed(tmp_path):
     """A py-spy --json dump whose frames nest 50,000 deep: no RecursionError; the text is one record,
     its lines unparsed, no capture invented."""

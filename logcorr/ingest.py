@@ -176,6 +176,7 @@ class _Enricher:
             pl.coalesce(pl.col("level"), parsed["level"]).alias("level"),
             kind.alias("kind"),
             parsed["rid"].alias("rid"),
+            parsed["request_id"].alias("request_id"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
             pl.coalesce(pl.col("entry_error"), pl.col("time_error"), parsed["room_error"]).alias(
                 "entry_error"

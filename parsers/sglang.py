@@ -56,6 +56,7 @@ from logcorr.parsers.sglang_lines import (
     PD_BATCH_KEYS,
     PRINTED_LEVEL,
     PYSPY_FRAME_START,
+    REQUEST_ID_REGEX,
     RID_REGEX,
     ROOM_REGEX,
     TIME_STATS_PATTERNS,
@@ -88,6 +89,7 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         Exactly ``ev.height`` rows in ``ev`` order with ``kind`` (one of ``schema.KINDS``, ``other``
         when nothing matched), ``rid`` (str or null: the first request id the record names:
         ``req.rid='…'``, ``rid=…``, ``"rid": "…"``, ``'meta_info': {'id': '…'``),
+        ``request_id`` (another component's request id: vLLM's, Dynamo's, a KV connector's; ``rid_room``),
         ``bootstrap_room`` (Int64 or null), ``content_role`` (``prefill``/``decode``/``router`` or
         null: the role the text itself implies, issue item 8) and ``level`` (``ev.level``, else a
         level printed in the text: Python's ``LEVEL:name:`` format or a JSON ``"level"``; else
@@ -181,7 +183,8 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``level``, ``source``, ``source_pos``. ``tp_rank``/``pp_rank`` fall back to the ``rank=N``
         and ``self.pp_rank=N`` the line prints when the header had none.
     """
-    df = _family(ev, "transfer_error", TRANSFER_ERROR_PATTERNS, TRANSFER_ERROR_FIELDS, TRANSFER_ERRORS)
+    rules = TRANSFER_ERROR_PATTERNS + TRANSFER_ERROR_FIELDS  # a pattern's own groups first
+    df = _family(ev, "transfer_error", TRANSFER_ERROR_PATTERNS, rules, TRANSFER_ERRORS)
     if df is None:
         return pl.DataFrame(schema=TRANSFER_ERRORS.schema)
     body, tb, exc_line = pl.col("body"), pl.col("_traceback"), pl.col("_exception_line")
@@ -199,12 +202,21 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     df = df.with_columns(
         error_kind.alias("error_kind"),
         _first_named(body, BACKENDS).alias("backend"),
-        _first_named(body, CAUSES).alias("cause"),
+        pl.coalesce(_first_named(body, CAUSES), pl.col("cause")).alias("cause"),
         tb.alias("traceback"),
+        # a Context dict's remote host and port, and the remote engine a failure without them names
+        pl.coalesce(
+            "peer", pl.col("_remote_host") + pl.coalesce(pl.lit(":") + pl.col("_remote_port"), pl.lit(""))
+        ).alias("peer"),
         _resolve_role(content_role).alias("role"),
         # inside a JSON answer (a client's copy of the error) the reason ends with its string
         pl.when(body.str.starts_with("{"))
         .then(pl.col("reason").str.replace(r'"\s*[,}].*$', ""))
+        .otherwise(pl.col("reason"))
+        .alias("reason"),
+    ).with_columns(
+        pl.when(pl.col("_remote_engine").is_not_null() & pl.col("_remote_host").is_null())
+        .then(pl.concat_str([pl.col("reason"), pl.lit("; remote engine "), pl.col("_remote_engine")]))
         .otherwise(pl.col("reason"))
         .alias("reason"),
     )
@@ -527,8 +539,18 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     py-spy dumps are skipped: they name none). Quoted strings are blanked out first (but for the
     value of a ``rid``/``id`` field), so a prompt text quoting ``rid=`` cannot fool it; JSON lines
     are read by key (``rid``, ``obj.rid``, ``out.meta_info.id``, ``obj.bootstrap_room``; a request-metrics
-    record's ``id`` and the ``rid``/``bootstrap_room`` inside its ``request_parameters`` string)."""
-    none = pl.DataFrame(schema={"rid": pl.String, "bootstrap_room": pl.Int64, "room_error": pl.String})
+    record's ``id`` and the ``rid``/``bootstrap_room`` inside its ``request_parameters`` string).
+    ``request_id`` is another component's request id the record names (``REQUEST_ID_REGEX``; a JSON
+    line's ``request_id`` key), never one that went to ``rid``: the id after "request" is the rid in an
+    SGLang-format record (``header`` sglang) and a ``request_id`` in any other."""
+    none = pl.DataFrame(
+        schema={
+            "rid": pl.String,
+            "bootstrap_room": pl.Int64,
+            "room_error": pl.String,
+            "request_id": pl.String,
+        }
+    )
     none = none.clear(df.height)
     look = ~kind.is_in(["batch", "request", "health", "pyspy"]).fill_null(False)
     if not look.any():
@@ -537,11 +559,19 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{")
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "request "]) | is_json
+        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-"])
+        | is_json
     ).fill_null(False)
     if not cand.any():
         return none
-    sub = pl.DataFrame({"b": body.filter(cand), "j": is_json.filter(cand)})
+    sglang = df["header"].filter(look).filter(cand) == "sglang" if "header" in df.columns else None
+    sub = pl.DataFrame(
+        {
+            "b": body.filter(cand),
+            "j": is_json.filter(cand),
+            "sg": sglang.fill_null(False) if sglang is not None else pl.repeat(False, cand.sum(), eager=True),
+        }
+    )
     masked = pl.col("b").str.replace_all(MASK_QUOTED, "${keep}")
 
     # a JSON object read up to its last brace: a paste may go on after it (a shell prompt)
@@ -561,7 +591,14 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
 
     g = masked.str.extract_groups(RID_REGEX)
     r = masked.str.extract_groups(ROOM_REGEX)
-    text_rid = pl.coalesce(*[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta", "openai")])
+    q = masked.str.extract_groups(REQUEST_ID_REGEX)
+    after = q.struct.field("after")  # the id after "request": SGLang's rid in SGLang's own format
+    text_rid = pl.coalesce(
+        *[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")], pl.when("sg").then(after)
+    )
+    text_request_id = pl.coalesce(
+        q.struct.field("key"), pl.when(~pl.col("sg")).then(after), q.struct.field("openai")
+    )
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(
         pl.when(pl.col("j"))
@@ -578,7 +615,11 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         )
         .otherwise(text_room)
         .alias("text"),
-    ).with_columns(pl.col("text").cast(pl.Int64, strict=False).alias("bootstrap_room"))
+        pl.when(pl.col("j")).then(js("$.request_id")).otherwise(text_request_id).alias("request_id"),
+    ).with_columns(
+        pl.col("text").cast(pl.Int64, strict=False).alias("bootstrap_room"),
+        pl.when(pl.col("request_id") != pl.col("rid").fill_null("")).then("request_id").alias("request_id"),
+    )
     out = out.with_columns(  # SGLang's rooms are 63-bit: a wider number is kept as text, said, not stored
         pl.when(pl.col("text").is_not_null() & pl.col("bootstrap_room").is_null())
         .then(

@@ -124,6 +124,23 @@ TRANSFER_ERROR_FIELDS = [
         {"peer": "10.0.0.7:8998"},
     ),
     R(
+        "peer_remote_host",
+        # a Context dict (vLLM's NixlConnector): 'remote_host': '10.0.7.3', …, 'remote_port': 20098
+        r"'remote_host': '(?P<_remote_host>[^'\n]+)'(?:[^}\n]*?'remote_port': (?P<_remote_port>\d+))?",
+        "body",
+        "vLLM NixlConnector (2026)",
+        "Context: {'failure_type': 'transfer_exception', 'remote_host': '10.0.7.3', 'remote_port': 20098}",
+        {"_remote_host": "10.0.7.3", "_remote_port": "20098"},
+    ),
+    R(
+        "remote_engine",
+        r"'remote_engine_id': '(?P<_remote_engine>[^'\n]+)'",
+        "body",
+        "vLLM NixlConnector (2026)",
+        "Context: {'engine_id': 'c9', 'remote_engine_id': 'b6b76ae8-5a6c-4104-bb1d-4966a7cb9e8c'}",
+        {"_remote_engine": "b6b76ae8-5a6c-4104-bb1d-4966a7cb9e8c"},
+    ),
+    R(
         "peer_mooncake_session",
         r"remote mooncake session (?P<peer>\S+) is not alive",
         "first_line",

@@ -123,6 +123,27 @@ TRANSFER_ERROR_PATTERNS = [
         "nixl_transport_error",
     ),
     P(
+        "nixl_transfer_failure",
+        "transfer_error",
+        "NIXL transfer failure: ",
+        # vLLM's NixlConnector pulls the KV cache on the decode side (NIXL READ from the prefill's blocks):
+        # its failure records, each with a Context dict, are the decode worker's
+        r"NIXL transfer failure: (?P<reason>(?P<cause>\w+)[^|\n]*?)\s*(?:\||$)",
+        "vLLM NixlConnector (2026: failure_type and a Context dict; vllm#41863, dynamo#12952 quote it)",
+        "(Worker_TP0_EP0 pid=865) ERROR 05-01 15:00:23 [nixl_connector.py:1263] NIXL transfer failure:"
+        " handshake_setup_failed | Context: {'failure_type': 'handshake_setup_failed', 'request_id': None,"
+        " 'engine_id': 'c92321f8', 'remote_engine_id': 'b6b76ae8-5a6c-4104-bb1d-4966a7cb9e8c'}",
+        "decode",
+        "nixl_transfer_failure",
+        yields={
+            "tp_rank": 0,
+            "ep_rank": 0,
+            "cause": "handshake_setup_failed",
+            "backend": "nixl",
+            "reason": "handshake_setup_failed; remote engine b6b76ae8-5a6c-4104-bb1d-4966a7cb9e8c",
+        },
+    ),
+    P(
         "kv_poll_timeout",
         "transfer_error",
         "timed out after",
@@ -809,15 +830,22 @@ RID_REGEX = (
     r"\brid=(?:'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[\w.:-]+))"
     r"|[\"']rid[\"']: ?[\"'](?P<key>[^\"'\n]*)[\"']"
     r"|[\"']meta_info[\"']: ?\{[\"']id[\"']: ?[\"'](?P<meta>[^\"'\n]*)[\"']"
-    # an OpenAI-server request id after "request": a dashed UUID, bare or as chatcmpl-/cmpl-<uuid>[-suffix]
-    # (vLLM, SGLang forks); a rid of its own form, kept whole, equal to no 32-hex SGLang rid
-    r"|\brequest (?P<openai>(?:chatcmpl-|cmpl-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-    r"(?:-[0-9A-Za-z]+)*)\b"
+)
+# Request ids of other components (events.request_id): vLLM's OpenAI ids (chatcmpl-…, cmpl-…), a KV
+# connector's dict or JSON key 'request_id' (vLLM's NixlConnector failure Context), and an id after
+# "request" (a dashed UUID, bare or chatcmpl-/cmpl-<uuid>[-suffix], or 32 hex digits: Dynamo's
+# "Error processing request …", "Dequeued prefill request: …"). In an SGLang-format record the id after
+# "request" is SGLang's rid (an SGLang fork's OpenAI layer passes its request id on as the rid).
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+REQUEST_ID_REGEX = (
+    r"[\"']request_id[\"']: ?[\"'](?P<key>[^\"'\n]+)[\"']"
+    rf"|\b[Rr]equest:? (?P<after>(?:chatcmpl-|cmpl-)?{_UUID}(?:-[0-9A-Za-z]+)*|[0-9a-f]{{32}})\b"
+    r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
 MASK_QUOTED = (
-    rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})"
+    rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})|[\"']request_id[\"']: ?(?:{_Q1}|{_Q2})"
     rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
 )
 ROOM_REGEX = (
@@ -890,4 +918,5 @@ CLASSIFY = {
     "content_role": pl.String,
     "level": pl.String,
     "room_error": pl.String,
+    "request_id": pl.String,
 }

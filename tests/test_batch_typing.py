@@ -199,9 +199,10 @@ def test_yearless_lines_of_an_input_without_any_year_stay_without_time(out):
 
 
 def test_openai_request_ids_are_rids_of_their_own_form(out):
-    """batch3/04: the request line and the 4 transfer failures share the dashed-UUID rid; the room
-    without a rid in the text gets none. batch3/12: vLLM's `cmpl-<uuid>-0-<hex>` kept whole."""
-    ev = rows(out, "events", "nixl", "kind, rid, bootstrap_room, message")
+    """batch3/04: the request line (an SGLang-format record) and the 4 transfer failures share the
+    dashed-UUID rid; the room without a rid in the text gets none. batch3/12: vLLM-Ascend's
+    `cmpl-<uuid>-0-<hex>` kept whole, as another component's request_id, never as SGLang's rid."""
+    ev = rows(out, "events", "nixl", "kind, rid, request_id, bootstrap_room, message")
     uuid = "a04107cc-ff53-49ba-b428-03eb77df5cd5"
     line = ev.filter(pl.col("message").str.contains("Processing ChatCompletion request", literal=True))
     assert line["rid"].to_list() == [uuid]
@@ -209,8 +210,11 @@ def test_openai_request_ids_are_rids_of_their_own_form(out):
     assert failed.select("rid", "bootstrap_room").rows() == [(uuid, 6555093254675405189)] * 4
     worker = ev.filter(pl.col("bootstrap_room") == 5839938415251080346)
     assert worker["rid"].to_list() == [None]
-    storing = rows(out, "events", "vllm_ascend", "rid, message").filter(
+    assert line["request_id"].to_list() == [None] and failed["request_id"].to_list() == [None] * 4
+    storing = rows(out, "events", "vllm_ascend", "rid, request_id, message").filter(
         pl.col("message").str.contains("Storing KV cache", literal=True)
         & ~pl.col("message").str.starts_with("# ")
     )
-    assert storing["rid"].to_list() == ["cmpl-b2e4bb32-e86b-4d53-aae3-5b659751f134-0-9d5454f5"]
+    assert storing.select("rid", "request_id").rows() == [
+        (None, "cmpl-b2e4bb32-e86b-4d53-aae3-5b659751f134-0-9d5454f5")
+    ]

@@ -152,7 +152,7 @@ def test_transfer_worker_error_takes_its_cause_from_the_traceback(workdir):
     out = _out(workdir, "real2/06")
     summary = _summary(out)
     assert (
-        '**What happened**: 1 "Transfer worker error" record(s) on prefill, 1 room(s) (1788380104266545413); '
+        '**What happened**: 1 "Transfer worker error" record(s) on prefill (no time read), 1 room(s) (1788380104266545413); '
         "cause RuntimeError: PD Disaggregation does NOT support PD different TP sizes" in summary
     )
     assert "cause not named" not in summary and "backend nixl" in summary

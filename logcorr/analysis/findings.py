@@ -150,11 +150,20 @@ def findings(
 
 def main_finding(found: pl.DataFrame) -> dict | None:
     """The finding that leads: the first of ``MAIN_ORDER``'s kinds present, the earliest of that kind
-    (one with a time before one without). ``None`` when there is none (or only ``no_data`` gaps)."""
+    (one with a time before one without; at the same time, one resting on a typed table before one read
+    from ``events`` by words). ``None`` when there is none (or only ``no_data`` gaps)."""
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:
-            return rows.sort("ts", nulls_last=True, maintain_order=True).row(0, named=True)
+            words = pl.lit(False)
+            if "rests_on" in rows.columns:
+                words = pl.col("rests_on").fill_null("").str.starts_with("events")
+            rows = rows.with_columns(words.alias("_words"))
+            return (
+                rows.sort(["ts", "_words"], nulls_last=True, maintain_order=True)
+                .drop("_words")
+                .row(0, named=True)
+            )
     return None
 
 

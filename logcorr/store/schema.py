@@ -101,6 +101,11 @@ _PID = C(pl.Int32, "process id (journald _PID); null for plain text without one"
 _LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null when the line prints none")
 _ROOM = C(pl.Int64, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
 _RID = C(pl.String, "SGLang request id (rid)")
+_REQUEST_ID = C(
+    pl.String,
+    "a request id another component printed, as printed: vLLM's (chatcmpl-…, cmpl-…, a KV connector's"
+    " 'request_id'), Dynamo's, the router's; never SGLang's rid; joins across components only by equality",
+)
 # Columns every parsed event table copies from ``events``, and the ones it ends with.
 _IDS = {"event_id": _EVENT_ID, "ts": _TS, "host": _HOST, "role": _ROLE, "pid": _PID}
 _BASE = {**_IDS, **_RANKS}
@@ -134,6 +139,7 @@ EVENTS = _table(
         "level": _LEVEL,
         "kind": C(pl.String, "record kind: " + ", ".join(KINDS)),
         "rid": _RID,
+        "request_id": _REQUEST_ID,
         "bootstrap_room": _ROOM,
         "message": C(pl.String, "the record's text, its lines joined by newlines"),
         "n_lines": C(pl.Int32, "how many lines were joined into this record"),
@@ -258,6 +264,7 @@ TRANSFER_ERRORS = _table(
         **_BASE,
         "bootstrap_room": _ROOM,
         "rid": _RID,
+        "request_id": _REQUEST_ID,
         "error_kind": C(
             pl.String, "prefill_transfer_failed, decode_transfer_failed, assert_transfer_infos, …"
         ),

@@ -21,7 +21,7 @@
 --   named no cause, or only the backend's error class (nixl_error), the cause is the exception as printed
 --   (the traceback's last line, or the NIXL_ERR_* code); else it stays "not named".
 --   Backend error lines (rule "backend line"): records the KV transfer library writes itself, with no
---   room: a glog E/F line from a transfer-engine source file (Mooncake's *transport*.cpp,
+--   room: a glog E/F line from a transfer-engine source file (Mooncake's *transport*.cpp, rdma_*.cpp,
 --   transfer_*.cpp, client_service.cpp; nixl_*.cpp), a UCX ERROR line, a Python ERROR line from a KV
 --   connector module (mooncake_*.py, nixl_*.py, kv_transfer*.py, *connector*.py), or SGLang's
 --   "Session <peer> failed."; one transfer_failures row per (role, host), their causes counted: the
@@ -45,6 +45,9 @@ g AS (
            count(DISTINCT bootstrap_room) AS rooms,
            list_sort(list_distinct(list(bootstrap_room) FILTER (WHERE bootstrap_room IS NOT NULL))) AS room_list,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
+           -- SGLang's rid, else another component's request id (vLLM's NixlConnector names its own)
+           list_sort(list_distinct(list(coalesce(rid, request_id)) FILTER (WHERE coalesce(rid, request_id) IS NOT NULL))) AS requests,
+           list_sort(list_distinct(list(peer) FILTER (WHERE peer IS NOT NULL))) AS peers,
            list(event_id ORDER BY ts, event_id) AS evidence
     FROM t GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
 ),
@@ -70,7 +73,7 @@ b AS (
                '[*`]+$', '') AS body,
            concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
     FROM line
-    WHERE (glog_file ~ '(?i)transport|transfer|client_service|nixl|mooncake|ucx') OR ucx OR py_file <> '' OR session_failed
+    WHERE (glog_file ~ '(?i)transport|transfer|client_service|nixl|mooncake|ucx|rdma_') OR ucx OR py_file <> '' OR session_failed
 ),
 bc AS (
     SELECT *,
@@ -101,9 +104,11 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
        ELSE
             n || ' "' || words || '" record(s) on ' || coalesce(role, '?')
             || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
-            || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), '')
+            || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')
             || ', ' || rooms || ' room(s)'
             || CASE WHEN rooms BETWEEN 1 AND 3 THEN ' (' || array_to_string(room_list, ', ') || ')' ELSE '' END
+            || CASE WHEN rooms = 0 AND len(requests) BETWEEN 1 AND 3 THEN ', request ' || array_to_string(requests, ', ') ELSE '' END
+            || CASE WHEN len(peers) BETWEEN 1 AND 3 THEN ', peer ' || array_to_string(peers, ', ') ELSE '' END
             || '; cause ' || coalesce(cause, 'not named') || CASE WHEN cause = 'other_rank' THEN ' (propagated: not the root cause)' ELSE '' END
             || '; backend ' || coalesce(backend, 'not named')
        END AS summary,

@@ -142,6 +142,20 @@ HEADERS = (
     ),
     H(
         "glog",
+        r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<pid>[0-9]+) [^\]\s]+\.go:[0-9]+\] ?",
+        "klog (Go: Kubernetes components, llm-d's routing sidecar, Dynamo's Go parts): glog's header from a .go "
+        "file, Immdd hh:mm:ss.uuuuuu PID file.go:line], no year; klog prints the process id where glog prints a "
+        "thread id (Go has no thread ids)",
+        (
+            (
+                'I0808 21:06:08.476800       1 proxy.go:206] "shutting down" logger="proxy server"',
+                {"level": "INFO", "pid": 1, "tid": None, "body": '"shutting down" logger="proxy server"'},
+            ),
+        ),
+        own_lines=True,
+    ),
+    H(
+        "glog",
         r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<tid>[0-9]+) [^\]\s]+:[0-9]+\] ?",
         "glog (Mooncake, C++ libraries): E0414 03:56:41.856248 tid file:line], no year",
         (

@@ -137,3 +137,34 @@ def test_04_20_a_cut_traceback_keeps_its_frames_and_the_type_its_message_opens_w
     assert rows["04"] == [(None, "_wait_one_response", 888)]
     # 20: logger.exception's message names nixlUnknownError before the traceback, which is cut
     assert rows["20"] == [("nixlUnknownError", "handle_new_input", 343)]
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """``ingested(prefix)``: a function of SQL over the tables of the file's body ingested alone (as the
+    evaluation ran it), each file ingested once per module."""
+    from logcorr.analysis import saved
+    from logcorr.ingest import ingest
+
+    outs = {}
+
+    def run(prefix: str):
+        if prefix not in outs:
+            root = tmp_path_factory.mktemp(f"b7_{prefix}")
+            log = root / f"{prefix}.log"
+            log.write_text(body(prefix))
+            ingest([log], root / "out")
+            outs[prefix] = root / "out"
+        return lambda sql: saved.query(outs[prefix], sql).rows()
+
+    return run
+
+
+def test_16_a_klog_header_prints_the_process_id_where_glog_prints_a_thread(ingested):
+    q = ingested("16")
+    # line 12 (kubectl's stamp, then klog's `I0808 21:06:08.476800       1 proxy.go:206]`): pid 1
+    assert q("SELECT source_pos, pid, level FROM events WHERE message LIKE '%proxy.go:206]%'") == [
+        ("line 12", 1, "INFO")
+    ]
+    # the EngineCores' own pids stay theirs
+    assert q("SELECT pid FROM events WHERE message LIKE '(EngineCore%' ORDER BY event_id") == [(290,), (304,)]

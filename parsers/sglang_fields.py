@@ -159,6 +159,36 @@ ABORT_FIELDS = [
         {"reason": "Abort bootstrap queue request. req.rid='b9c8'"},
     ),
 ]
+# watchdogs: what a PyTorch process-group watchdog's what() text prints beside its pattern. NCCL's result
+# names are its ncclResult_t values (nccl.h); NCCL writes a socket address as host<port>
+# (ncclSocketToString), after "remote peer", "recv from", "send to" or "connect to".
+NCCL_RESULTS = (
+    "UnhandledCudaError", "SystemError", "InternalError", "InvalidArgument", "InvalidUsage", "RemoteError", "InProgress",
+)  # fmt: skip
+WATCHDOG_FIELDS = [
+    R(
+        "nccl_error",
+        rf"\b(?P<nccl_error>nccl(?:{'|'.join(NCCL_RESULTS)}))\b",
+        "body",
+        "PyTorch 2.x ProcessGroupNCCL (getNcclErrorDetailStr: the result's name, then NCCL's last error)",
+        "NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        {"nccl_error": "ncclRemoteError"},
+    ),
+    R(
+        "nccl_peer",
+        r"(?:remote peer|recv from|send to|connect to) (?P<_peer_host>[^\s<>]+)<(?P<_peer_port>\d+)>",
+        "body",
+        "NCCL 2.x socket errors (net_socket / socket.cc), inside PyTorch's what() text",
+        "socketProgress: Connection closed by remote peer ip-172-31-36-217.eu-north-1.compute.internal<59116>",
+        {"_peer_host": "ip-172-31-36-217.eu-north-1.compute.internal", "_peer_port": "59116"},
+    ),
+]
+# C++'s std::terminate: "terminate called after throwing an instance of 'T'" then "  what():  <message>"
+# (libstdc++'s verbose terminate handler). Processes aborting at once interleave these lines mid-word.
+TERMINATE_ANNOUNCE = "terminate called after throwing an instance of '"
+CPP_TYPE = r"(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^\n]*>)?"
+
 # tracebacks: the innermost frame and the exception line (after TRACEBACK_PATTERNS' own groups).
 TRACEBACK_FIELDS = [
     R(

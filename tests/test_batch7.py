@@ -168,3 +168,70 @@ def test_16_a_klog_header_prints_the_process_id_where_glog_prints_a_thread(inges
     ]
     # the EngineCores' own pids stay theirs
     assert q("SELECT pid FROM events WHERE message LIKE '(EngineCore%' ORDER BY event_id") == [(290,), (304,)]
+
+
+def test_01_19_the_type_std_terminate_names_is_the_watchdog_rows_exception(ingested):
+    # 01: `terminate called after throwing an instance of 'c10::DistBackendError'` opens the what() record
+    assert ingested("01")("SELECT source_pos, watchdog_kind, nccl_seq, exception FROM watchdogs") == [
+        ("line 7", "nccl_watchdog", 9141, "c10::DistBackendError")
+    ]
+    # 19: six processes' announcements interleaved mid-word on lines 1-7 (their quotes and names
+    # scattered: 'c10::DistBackendErrorc10::DistBackendError', a lone `'`); the what() record on line 8
+    # takes the one type their copies spell, from the announcement record right above it
+    q = ingested("19")
+    assert q("SELECT source_pos, tp_rank, nccl_op, exception FROM watchdogs") == [
+        ("line 8", 3, "BROADCAST", "c10::DistBackendError")
+    ]
+    summary = q("SELECT summary FROM findings WHERE kind = 'collective_timeout'")[0][0]
+    assert summary.endswith("; the process terminated with c10::DistBackendError")
+
+
+def test_18_an_nccl_error_watchdog_row_names_the_nccl_result_and_the_remote_peer(ingested):
+    q = ingested("18")
+    # the `terminate called` line is not in the excerpt: no exception type is claimed
+    assert q("SELECT watchdog_kind, nccl_error, peer, exception FROM watchdogs") == [
+        ("nccl_error", "ncclRemoteError", "ip-172-31-36-217.eu-north-1.compute.internal:59116", None)
+    ]
+    summary = q("SELECT summary FROM findings WHERE kind = 'collective_error'")[0][0]
+    assert "; ncclRemoteError; remote peer ip-172-31-36-217.eu-north-1.compute.internal:59116" in summary
+
+
+@pytest.mark.parametrize(
+    "announcements,thrown",
+    [
+        # one clean announcement, then a blank line: the what() record right below takes its type
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendError'\n\n",
+            "c10::DistBackendError",
+        ),
+        # two processes, one name each, the second announcement inside the first's quotes
+        (
+            "terminate called after throwing an instance of 'terminate called after throwing an instance of "
+            "'c10::DistBackendError'\nc10::DistBackendError'\n",
+            "c10::DistBackendError",
+        ),
+        # two processes naming different types: which one the what() belongs to is not printed
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendErrorterminate called after "
+            "throwing an instance of 'std::runtime_error'\n'\n",
+            None,
+        ),
+        # another line between the announcement and the what(): not its announcement
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendError'\nSegmentation fault\n",
+            None,
+        ),
+    ],
+)
+def test_a_what_record_takes_the_type_of_the_announcements_right_above_it_only_when_they_agree(
+    announcements, thrown
+):
+    from logcorr.parsers import sglang
+
+    what = (
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with "
+        "exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+        "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+    )
+    rows = sglang.watchdogs(records_from_text(announcements + what, "x.log"))
+    assert rows.select("tp_rank", "nccl_seq", "exception").rows() == [(2, 7, thrown)]

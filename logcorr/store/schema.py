@@ -434,6 +434,18 @@ WATCHDOGS = _table(
         "last_enqueued": C(pl.Int64, "ProcessGroup's last enqueued collective work number"),
         "last_completed": C(pl.Int64, "ProcessGroup's last completed work number (-1: none ever completed)"),
         "exit_code": C(pl.Int32, "exit code of a crashed subprocess"),
+        "exception": C(
+            pl.String,
+            "C++ exception type the record's process was terminated with, as std::terminate printed it ('terminate"
+            " called after throwing an instance of 'c10::DistBackendError'' on the what() record's own line or on"
+            " the record right above it); null when not printed, or when interleaved lines name different types",
+        ),
+        "nccl_error": C(
+            pl.String,
+            "NCCL result name the what() text prints (ncclRemoteError, ncclSystemError, ncclInternalError,"
+            " ncclUnhandledCudaError, ncclInvalidUsage, ncclInvalidArgument, ncclInProgress); null when not printed",
+        ),
+        "peer": C(pl.String, "remote peer the error names, host:port (NCCL's 'remote peer host<port>')"),
         "rid": C(pl.String, "first rid of the batch the watchdog printed"),
         "reason": C(pl.String, "the line's own words"),
         **_TAIL,

@@ -41,6 +41,7 @@ from logcorr.parsers.sglang_fields import (
     ASSERTION_LINE,
     CPP_TYPE,
     FRAME_LINE,
+    GROUP_MEMBER_EXCEPTION,
     TERMINATE_ANNOUNCE,
     TIME_STATS_FIELDS,
     TRACEBACK_FIELDS,
@@ -452,8 +453,10 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
 
     Returns:
         ``TRACEBACKS`` columns: provenance, ``component`` (``Scheduler`` in ``Scheduler hit an
-        exception``, else null), ``exception`` (type of the last exception line, null when the
-        excerpt is cut before it), ``exc_message``, ``function``/``file``/``line`` of the innermost
+        exception``, else null), ``exception`` (type of the last exception line; when the excerpt is
+        cut before it, the type a logger.exception message opens with, else that of the last exception
+        group member line ``    | X: msg``; null when none is printed), ``exc_message`` (that line's
+        message, as printed: an HTTPException's opens with its status), ``function``/``file``/``line`` of the innermost
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end; a record that opens with a frame, its start
         cut, whole), ``level``, ``source``, ``source_pos``.
@@ -481,6 +484,22 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     if "body" in df.columns:  # a traceback cut before its last line: the type the message opens with
         said = pl.col("body").str.extract(LEAD_EXCEPTION, 1)
         df = df.with_columns(pl.coalesce(pl.col("exception"), said).alias("exception"))
+    # else the last exception group member's exception line the record prints (behind its "| " border),
+    # with its message as printed
+    member = (
+        pl.col("body")
+        .str.extract_all(GROUP_MEMBER_EXCEPTION)
+        .list.last()
+        .str.extract_groups(GROUP_MEMBER_EXCEPTION.removeprefix("(?m)"))
+    )
+    df = df.with_columns(member.alias("_member"))
+    df = df.with_columns(
+        pl.when(pl.col("exception").is_null())
+        .then(pl.col("_member").struct.field(name))
+        .otherwise(pl.col(column))
+        .alias(column)
+        for column, name in (("exception", "1"), ("exc_message", "2"))
+    )
     return _conform(df, TRACEBACKS)
 
 

@@ -21,8 +21,16 @@ EXCEPTION_AFTER_FRAMES = (
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"
 # The first line with the indented lines right under it: one line a paste or terminal wrapped
-# (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces.
-WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\n]*)*)"
+# (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces. An
+# indented line that opens with "+" or "|" is an exception group's border (PEP 654's display: "    +-----",
+# "    | Traceback …"), never the rest of the line above: a message ends at the end of its line.
+WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\s+|][^\n]*)*)"
+# An exception group member's exception line, behind the group's border (PEP 654's display, Python 3.11+):
+# "    | fastapi.exceptions.HTTPException: 500: Prefill bootstrap failed …" (sglang#9926); its type and
+# message as printed (an HTTPException's message opens with its status: "500: …").
+GROUP_MEMBER_EXCEPTION = (
+    r"(?m)^[ \t]*\| ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Group))(?:: ?([^\n]*))?$"
+)
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
 # frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
 # paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames.

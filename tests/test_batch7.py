@@ -235,3 +235,20 @@ def test_a_what_record_takes_the_type_of_the_announcements_right_above_it_only_w
     )
     rows = sglang.watchdogs(records_from_text(announcements + what, "x.log"))
     assert rows.select("tp_rank", "nccl_seq", "exception").rows() == [(2, 7, thrown)]
+
+
+def test_05_an_exception_group_member_line_is_the_cut_tracebacks_exception_and_ends_at_its_line(ingested):
+    q = ingested("05")
+    # line 2 `    | fastapi.exceptions.HTTPException: 500: Prefill bootstrap failed …`; the chained traceback
+    # after it is cut before its exception line
+    [(exception, message, function)] = q("SELECT exception, exc_message, function FROM tracebacks")
+    assert exception == "fastapi.exceptions.HTTPException" and function == "stream_response"
+    assert message.startswith(
+        "500: Prefill bootstrap failed for request rank=0 req.rid='f15164aa0a47471fa392d314eaf6603f'"
+    )
+    # line 3, the group's closing border `    +-----…`, is no part of the member's message
+    assert message.endswith("Failed due to an unknown reason from another rank")
+    assert q("SELECT exception, cause, reason FROM transfer_errors") == [
+        ("KVTransferError", "other_rank", "Failed due to an unknown reason from another rank")
+    ]
+

@@ -459,8 +459,16 @@ TRACEBACKS = _table(
     {
         **_BASE,
         "component": C(pl.String, "who raised: Scheduler in 'Scheduler hit an exception', …"),
-        "exception": C(pl.String, "exception type of the final line; null when the traceback is cut"),
-        "exc_message": C(pl.String, "the exception's message"),
+        "exception": C(
+            pl.String,
+            "exception type of the last exception line after the frames; when the traceback is cut before it,"
+            " the type the record prints before it (a logger.exception message's, an exception group member's"
+            " '| X: msg'); null when none is printed",
+        ),
+        "exc_message": C(
+            pl.String,
+            "that exception line's message, as printed (an HTTPException's opens with its status: '500: …')",
+        ),
         "function": C(pl.String, "innermost frame's function"),
         "file": C(pl.String, "innermost frame's file, as printed"),
         "line": C(pl.Int32, "innermost frame's line"),

@@ -474,6 +474,24 @@ CONTINUATION = (
     r"|Exception raised from \S+ at )"
 )
 
+# A Python traceback's first line. It continues the record before it only when that record opened with a
+# header or a known record start (a logger.exception message, "Scheduler hit an exception:") or when the
+# line before it is one of Python's own lead-ins (``TRACEBACK_LEADS``); after a line of prose (a program's
+# print, "Starting initial single prompt test run...") it opens a record of its own.
+TRACEBACK_HEAD = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?Traceback \(most recent call last\):"
+TRACEBACK_LEADS = (
+    rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:"
+    r"During handling of the above exception, another exception occurred:"  # a chained exception
+    r"|The above exception was the direct cause of the following exception:"
+    r"|Exception in thread .*:"  # threading.excepthook
+    r"|Exception in callback .*"  # asyncio's loop exception handler
+    r"|Process [A-Za-z][\w-]*:"  # multiprocessing's child: "Process SpawnProcess-1:"
+    r"|Error in (?:atexit\._run_exitfuncs|sys\.excepthook):"
+    r"|Exception ignored in: .*"  # sys.unraisablehook
+    r"|future: <Task .*"  # asyncio: "Task exception was never retrieved" / "future: <Task finished …>"
+    r")\s*$"
+)
+
 
 HEADER_START = "|".join(f"(?:{strip_groups(h.regex).removeprefix('^')})" for h in HEADERS if h.starts)
 HEADER_START = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:{HEADER_START})"

@@ -252,3 +252,14 @@ def test_05_an_exception_group_member_line_is_the_cut_tracebacks_exception_and_e
         ("KVTransferError", "other_rank", "Failed due to an unknown reason from another rank")
     ]
 
+
+def test_08_a_print_before_a_traceback_is_its_own_record_and_no_systemd_message(ingested):
+    q = ingested("08")
+    rows = q(
+        "SELECT source_pos, n_lines, kind FROM events WHERE source_pos IN ('line 8', 'line 9') ORDER BY event_id"
+    )
+    # line 8 `Starting initial single prompt test run...` (the client's print), line 9 the cut traceback
+    assert rows == [("line 8", 1, "other"), ("line 9", 1, "traceback")]
+    assert q("SELECT source_pos, n_frames, exception FROM tracebacks") == [("line 9", 0, None)]
+    # systemd's "Starting …..." wording, but no unit named and no unit or process gave the record
+    assert q("SELECT count(*) FROM lifecycle") == [(0,)]

@@ -118,3 +118,33 @@ def test_an_unstamped_line_after_a_stamp_every_line_logger_is_its_own_record():
     assert df["n_lines"].to_list() == [1, 1, 1, 3]
     assert df["message"][1] == "ected all trees"
     assert df["kind"][0] == "watchdog" and df["tp_rank"][0] == 4
+
+
+def test_a_traceback_after_prose_opens_its_own_record_unless_python_led_into_it():
+    from logcorr.ingest import records_from_text
+
+    frame = '  File "/srv/app.py", line 3, in main\n    run()\n'
+    text = (
+        "Loading the model...\n"  # a program's print: no part of the traceback after it
+        f"Traceback (most recent call last):\n{frame}ValueError: bad shape\n"
+        # a second traceback after the first one's exception line: another record
+        f"Traceback (most recent call last):\n{frame}KeyError: 'x'\n"
+        # Python's own lead-ins keep theirs
+        f"Exception in thread Thread-1 (worker):\nTraceback (most recent call last):\n{frame}OSError: gone\n"
+        f"\nDuring handling of the above exception, another exception occurred:\n\n"
+        f"Traceback (most recent call last):\n{frame}RuntimeError: again\n"
+        # a logger's header opens the record: its traceback stays in it
+        f"[2025-10-29 21:34:46 TP1] Scheduler hit an exception: Traceback (most recent call last):\n{frame}"
+        "AssertionError\n"
+        "2025-04-26T20:46:29.907Z ERROR engine.start: nixlBackendError('NIXL_ERR_BACKEND')\n"
+        f"Traceback (most recent call last):\n{frame}nixlBackendError: NIXL_ERR_BACKEND\n"
+    )
+    df = records_from_text(text, "paste.log")
+    assert df.select("source_pos", "n_lines").rows() == [
+        ("line 1", 1),
+        ("line 2", 4),
+        ("line 6", 4),
+        ("line 10", 12),
+        ("line 22", 4),
+        ("line 26", 5),
+    ]

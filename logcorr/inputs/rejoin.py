@@ -8,7 +8,10 @@ body is continuation-shaped (a logger that stamps every line of a message, ``_sa
 before the stream's first record start and after a blank line, where only continuation-shaped lines
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
-a fragment after a blank line never takes the rank, pid and time of the record before it. A pasted
+a fragment after a blank line never takes the rank, pid and time of the record before it. A
+``Traceback (most recent call last):`` line after a record opened by prose (no header, no known
+start) opens a record of its own, unless the line before it is Python's own lead-in to it
+(``_traceback_heads``). A pasted
 note (``parsers.prefix.NOTE``: a comment, a prompt, ^C) is one line: the next line of every stream
 after it opens a record (a prompt starts another command's output). A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
@@ -38,6 +41,8 @@ from logcorr.parsers.prefix import (
     OWN_LINES_CONTINUATION,
     OWN_LINES_START,
     SGLANG_START,
+    TRACEBACK_HEAD,
+    TRACEBACK_LEADS,
     is_record_start,
 )
 
@@ -129,6 +134,31 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
+    starts, firm = _line_starts(df, started)
+    return _traceback_heads(df, starts, firm), firm
+
+
+def _traceback_heads(df: pl.DataFrame, starts: pl.Series, firm: pl.Series) -> pl.Series:
+    """``starts`` with each ``Traceback (most recent call last):`` line that would continue a record
+    opened without a header or a known start (``firm``: prose, a fragment) made a start of its own,
+    unless the line before it (blank lines skipped) is one of Python's lead-ins to a traceback
+    (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a traceback is no part of it."""
+    message = df["message"]
+    head = ~starts & message.str.contains(TRACEBACK_HEAD).fill_null(False)
+    if not head.any():
+        return starts
+    said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
+    marks = df.select("key", "message", starts.alias("s"), firm.alias("f")).select(
+        # the record open at each line opened with a header or a known start
+        pl.when(pl.col("s")).then(pl.col("f")).forward_fill().over("key").fill_null(False).alias("firm_open"),
+        said.forward_fill().shift(1).over("key").alias("before"),
+    )
+    lead = marks["before"].str.contains(TRACEBACK_LEADS).fill_null(False)
+    return starts | (head & ~marks["firm_open"] & ~lead)
+
+
+def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """``_starts`` before ``_traceback_heads``."""
     message = df["message"]
     # SGLang's own header, which most lines of an engine's journal carry, opens a record: the full
     # rule (every header family, known bodies, continuation shapes) runs on the others only

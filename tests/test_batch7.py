@@ -263,3 +263,15 @@ def test_08_a_print_before_a_traceback_is_its_own_record_and_no_systemd_message(
     assert q("SELECT source_pos, n_frames, exception FROM tracebacks") == [("line 9", 0, None)]
     # systemd's "Starting …..." wording, but no unit named and no unit or process gave the record
     assert q("SELECT count(*) FROM lifecycle") == [(0,)]
+
+
+def test_11_a_header_less_line_never_joins_a_record_across_another_process_line(ingested):
+    q = ingested("11")
+    rows = q(
+        "SELECT source_pos, n_lines, pid, ts FROM events WHERE source_pos IN ('line 2', 'line 3', 'line 4')"
+    )
+    # line 2 the fragment `560.)`, line 3 worker pid 8441's line, line 4 UCX's untimed callback message
+    assert rows == [("line 2", 1, None, None), ("line 3", 1, 8441, None), ("line 4", 1, None, None)]
+    assert q("SELECT message FROM events WHERE source_pos = 'line 4'")[0][0].startswith(
+        "error handling callback was invoked with status -3 (Input/output error)"
+    )

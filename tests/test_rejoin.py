@@ -148,3 +148,27 @@ def test_a_traceback_after_prose_opens_its_own_record_unless_python_led_into_it(
         ("line 22", 4),
         ("line 26", 5),
     ]
+
+
+def test_a_line_without_a_process_prefix_continues_only_the_record_right_above_it():
+    from logcorr.ingest import records_from_text
+
+    text = (
+        "Traceback (most recent call last):\n"  # the driver's (no prefix)
+        "(RayWorker pid=77) INFO 03-20 02:45:15 worker.py:12] loading\n"
+        '  File "/srv/driver.py", line 3, in main\n'  # no prefix, after the worker's line: not the driver's
+        "(RayWorker pid=77)   continued by the worker\n"  # the worker prefixes each of its lines
+        "(RayWorker pid=78) INFO 03-20 02:45:16 worker.py:12] other worker\n"
+        "(RayWorker pid=77)   and again\n"
+        "plain one\n"
+        "\n"
+        "  plain two, indented after a blank line\n"
+    )
+    df = records_from_text(text, "ray.log")
+    assert df.select("source_pos", "n_lines", "pid").rows() == [
+        ("line 1", 1, None),
+        ("line 2", 3, 77),  # its prefixed lines 4 and 6 joined across pid 78's line 5
+        ("line 3", 1, None),
+        ("line 5", 1, 78),
+        ("line 7", 3, None),  # the blank and the indented line continue the line right above
+    ]

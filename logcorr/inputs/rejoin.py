@@ -11,7 +11,8 @@ lines of a stream that never printed a header (sshd, the kernel) stay one record
 a fragment after a blank line never takes the rank, pid and time of the record before it. A
 ``Traceback (most recent call last):`` line after a record opened by prose (no header, no known
 start) opens a record of its own, unless the line before it is Python's own lead-in to it
-(``_traceback_heads``). A pasted
+(``_traceback_heads``); a line of the anonymous stream of a text (no process prefix) right after
+another stream's line opens one too (``_after_another_stream``). A pasted
 note (``parsers.prefix.NOTE``: a comment, a prompt, ^C) is one line: the next line of every stream
 after it opens a record (a prompt starts another command's output). A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
@@ -135,7 +136,22 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     starts, firm = _line_starts(df, started)
-    return _traceback_heads(df, starts, firm), firm
+    return _traceback_heads(df, _after_another_stream(df, starts), firm), firm
+
+
+def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
+    """``starts`` with each line of an anonymous stream (its ``stream`` is its ``source`` alone: a text
+    line that no worker prefix, envelope or journal field gave to a process) that would continue the
+    record before it made a start when the line right above it in the input (blank lines skipped) is
+    another stream's: a header-less line continues only the record of the line immediately above it,
+    never one across a line that a process prefix gave to another stream (batch7/11: UCX's untimed
+    message after a ``(VllmWorkerProcess pid=8441)`` line is not the fragment's two lines above)."""
+    said = df["message"].str.strip_chars().str.len_bytes() > 0
+    loose = (~starts & said & (df["stream"] == df["source"])).fill_null(False)
+    if not loose.any():
+        return starts
+    above = df.select(pl.when(said).then(pl.col("key")).forward_fill().shift(1)).to_series()
+    return starts | (loose & (above != df["key"]).fill_null(False))
 
 
 def _traceback_heads(df: pl.DataFrame, starts: pl.Series, firm: pl.Series) -> pl.Series:

@@ -148,6 +148,11 @@ def test_a_traceback_after_prose_opens_its_own_record_unless_python_led_into_it(
         ("line 22", 4),
         ("line 26", 5),
     ]
+    # a print right after a note (a markdown fence) opens a record, but is no header either
+    fenced = records_from_text(
+        f"```\nStarting X...\nTraceback (most recent call last):\n{frame}E: 1\n", "p.log"
+    )
+    assert fenced.select("source_pos", "n_lines").rows() == [("line 1", 1), ("line 2", 1), ("line 3", 4)]
 
 
 def test_a_line_without_a_process_prefix_continues_only_the_record_right_above_it():

@@ -136,7 +136,7 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     starts, firm = _line_starts(df, started)
-    return _traceback_heads(df, _after_another_stream(df, starts), firm), firm
+    return _traceback_heads(df, _after_another_stream(df, starts)), firm
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
@@ -154,15 +154,20 @@ def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     return starts | (loose & (above != df["key"]).fill_null(False))
 
 
-def _traceback_heads(df: pl.DataFrame, starts: pl.Series, firm: pl.Series) -> pl.Series:
+def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     """``starts`` with each ``Traceback (most recent call last):`` line that would continue a record
-    opened without a header or a known start (``firm``: prose, a fragment) made a start of its own,
-    unless the line before it (blank lines skipped) is one of Python's lead-ins to a traceback
-    (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a traceback is no part of it."""
+    opened without a header or a known record start (``is_record_start``: prose, a fragment, a line
+    after a note) made a start of its own, unless the line before it (blank lines skipped) is one of
+    Python's lead-ins to a traceback (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a
+    traceback is no part of it."""
     message = df["message"]
     head = ~starts & message.str.contains(TRACEBACK_HEAD).fill_null(False)
     if not head.any():
         return starts
+    at = starts.arg_true()
+    opened = pl.select(is_record_start(pl.lit(message.gather(at))).fill_null(False)).to_series()
+    firm = pl.repeat(False, df.height, eager=True).scatter(at, opened)
+    firm = firm & ~message.str.contains(NOTE).fill_null(False)  # a note is a record of one line
     said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
     marks = df.select("key", "message", starts.alias("s"), firm.alias("f")).select(
         # the record open at each line opened with a header or a known start

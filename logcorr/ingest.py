@@ -168,6 +168,11 @@ class _Enricher:
         lifecycle = parsed["kind"] == "lifecycle"
         if lifecycle.any():
             named = df["body"].str.extract(systemd.NAMED_UNIT, 1)
+            # "Starting …..." naming no unit, on a record no unit or process names: a program's own line
+            plain = lifecycle & named.is_null() & df["unit"].is_null() & df["pid"].is_null()
+            plain = (plain & df["body"].str.contains(systemd.PLAIN_WORDING)).fill_null(False)
+            if plain.any():
+                kind = pl.when(plain).then(pl.lit("other")).otherwise(kind)
             df = df.with_columns(
                 pl.when(lifecycle & named.is_not_null()).then(named).otherwise(pl.col("unit")).alias("unit")
             )

@@ -142,6 +142,20 @@ HEADERS = (
     ),
     H(
         "glog",
+        r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<pid>[0-9]+) [^\]\s]+\.go:[0-9]+\] ?",
+        "klog (Go: Kubernetes components, llm-d's routing sidecar, Dynamo's Go parts): glog's header from a .go "
+        "file, Immdd hh:mm:ss.uuuuuu PID file.go:line], no year; klog prints the process id where glog prints a "
+        "thread id (Go has no thread ids)",
+        (
+            (
+                'I0808 21:06:08.476800       1 proxy.go:206] "shutting down" logger="proxy server"',
+                {"level": "INFO", "pid": 1, "tid": None, "body": '"shutting down" logger="proxy server"'},
+            ),
+        ),
+        own_lines=True,
+    ),
+    H(
+        "glog",
         r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<tid>[0-9]+) [^\]\s]+:[0-9]+\] ?",
         "glog (Mooncake, C++ libraries): E0414 03:56:41.856248 tid file:line], no year",
         (
@@ -458,6 +472,24 @@ CONTINUATION = (
     # a C++ exception's report (c10::Error, terminate called … what():): where it was raised (its
     # `frame #N:` lines follow that line; after a blank line alone they are another paste's)
     r"|Exception raised from \S+ at )"
+)
+
+# A Python traceback's first line. It continues the record before it only when that record opened with a
+# header or a known record start (a logger.exception message, "Scheduler hit an exception:") or when the
+# line before it is one of Python's own lead-ins (``TRACEBACK_LEADS``); after a line of prose (a program's
+# print, "Starting initial single prompt test run...") it opens a record of its own.
+TRACEBACK_HEAD = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?Traceback \(most recent call last\):"
+TRACEBACK_LEADS = (
+    rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:"
+    r"During handling of the above exception, another exception occurred:"  # a chained exception
+    r"|The above exception was the direct cause of the following exception:"
+    r"|Exception in thread .*:"  # threading.excepthook
+    r"|Exception in callback .*"  # asyncio's loop exception handler
+    r"|Process [A-Za-z][\w-]*:"  # multiprocessing's child: "Process SpawnProcess-1:"
+    r"|Error in (?:atexit\._run_exitfuncs|sys\.excepthook):"
+    r"|Exception ignored in: .*"  # sys.unraisablehook
+    r"|future: <Task .*"  # asyncio: "Task exception was never retrieved" / "future: <Task finished …>"
+    r")\s*$"
 )
 
 

@@ -23,6 +23,8 @@ line); the other tables' fields come from their patterns' named groups and rules
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logcorr.parsers import router
@@ -37,11 +39,15 @@ from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import (
     ABORT_FIELDS,
     ASSERTION_LINE,
+    CPP_TYPE,
     FRAME_LINE,
+    GROUP_MEMBER_EXCEPTION,
+    TERMINATE_ANNOUNCE,
     TIME_STATS_FIELDS,
     TRACEBACK_FIELDS,
     TRACEBACK_FRAGMENT,
     TRANSFER_ERROR_FIELDS,
+    WATCHDOG_FIELDS,
 )
 from logcorr.parsers.sglang_lines import (
     ABORT_PATTERNS,
@@ -399,13 +405,59 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
         ``WorkNCCL(…)`` fields), ``rid`` (first rid of the batch a watchdog printed), ``reason``
         (the error text of a failed py-spy), ``level``, ``source``, ``source_pos``.
     """
-    df = _family(ev, "watchdog", WATCHDOG_PATTERNS, WATCHDOG_PATTERNS, WATCHDOGS)
+    df = _family(ev, "watchdog", WATCHDOG_PATTERNS, WATCHDOG_PATTERNS + WATCHDOG_FIELDS, WATCHDOGS)
     if df is None:
         return pl.DataFrame(schema=WATCHDOGS.schema)
+    host = pl.col("_peer_host")
+    host = pl.when(host.str.contains(":", literal=True)).then("[" + host + "]").otherwise(host)  # IPv6
     df = df.with_columns(
-        pl.col("_subkind").alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role")
+        pl.col("_subkind").alias("watchdog_kind"),
+        _resolve_role(pl.lit(None, pl.String)).alias("role"),
+        pl.concat_str([host, pl.col("_peer_port")], separator=":").alias("peer"),
+    )
+    df = df.drop("exception", strict=False).join(
+        thrown_types(ev), on="event_id", how="left", maintain_order="left"
     )
     return _conform(df, WATCHDOGS)
+
+
+def thrown_types(ev: pl.DataFrame) -> pl.DataFrame:
+    """Per record of ``ev`` (``event_id``, ``message`` or ``body``, ``source``; in input order) that a
+    std::terminate announcement names a type for: ``event_id`` and ``exception``, the type. A record
+    holding ``terminate called after throwing an instance of 'T'`` has T; a record that opens at its
+    ``what():`` line (the announcement went to a record of its own: interleaved output, or a fragment
+    between them) has the type of the record right above it in its input when that one is announcements
+    without a ``what()`` of their own. Several processes aborting at once interleave their announcements
+    mid-word (open-r1#620: ``'c10::DistBackendErrorterminate called … ''``): the type is read only when
+    every name left between the announcements, quotes and line ends is copies of one name, else it stays
+    null (two names glued with no quote between them cannot be told from one name)."""
+    text = pl.coalesce(*[c for c in ("body", "message") if c in ev.columns], pl.lit(""))
+    df = ev.select("event_id", pl.col("source").cast(pl.String), text.alias("_text"))
+    df = df.with_columns(pl.col("_text").str.contains(TERMINATE_ANNOUNCE, literal=True).alias("_says"))
+    if not df["_says"].any():
+        return pl.DataFrame(schema={"event_id": pl.Int64, "exception": pl.String})
+    # the announcements: the text before the record's what() line
+    head = pl.col("_text").str.extract(r"(?s)^(.*?)(?:\n\s*what\(\):.*)?$", 1)
+    own = pl.when(pl.col("_says")).then(head).map_elements(_one_thrown_type, return_dtype=pl.String)
+    df = df.with_columns(
+        own.alias("_own"),
+        (pl.col("_says") & ~pl.col("_text").str.contains(r"(?m)^\s*what\(\):")).alias("_bare"),
+    )
+    above = pl.when(pl.col("_bare").shift(1).over("source")).then(pl.col("_own").shift(1).over("source"))
+    opens_at_what = pl.col("_text").str.contains(r"^\s*what\(\):")
+    thrown = pl.coalesce(pl.col("_own"), pl.when(opens_at_what).then(above))
+    return df.select("event_id", thrown.alias("exception")).filter(pl.col("exception").is_not_null())
+
+
+def _one_thrown_type(head: str) -> str | None:
+    """The type std::terminate's announcements in ``head`` name (``thrown_types``): the names between its
+    announcements, quotes and line ends, when each is one or more copies of the same name."""
+    names = [p.strip() for p in re.split(rf"{re.escape(TERMINATE_ANNOUNCE)}|'|\n", head) if p.strip()]
+    if not names:
+        return None
+    one = min(names, key=len)
+    copies = all(len(n) % len(one) == 0 and n == one * (len(n) // len(one)) for n in names)
+    return one if copies and re.fullmatch(CPP_TYPE, one) else None
 
 
 def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
@@ -413,8 +465,10 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
 
     Returns:
         ``TRACEBACKS`` columns: provenance, ``component`` (``Scheduler`` in ``Scheduler hit an
-        exception``, else null), ``exception`` (type of the last exception line, null when the
-        excerpt is cut before it), ``exc_message``, ``function``/``file``/``line`` of the innermost
+        exception``, else null), ``exception`` (type of the last exception line; when the excerpt is
+        cut before it, the type a logger.exception message opens with, else that of the last exception
+        group member line ``    | X: msg``; null when none is printed), ``exc_message`` (that line's
+        message, as printed: an HTTPException's opens with its status), ``function``/``file``/``line`` of the innermost
         ``File "…", line N, in f`` frame (``file`` is the path as printed), ``n_frames`` (Int32),
         ``traceback`` (text from ``Traceback`` to the end; a record that opens with a frame, its start
         cut, whole), ``level``, ``source``, ``source_pos``.
@@ -442,6 +496,22 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     if "body" in df.columns:  # a traceback cut before its last line: the type the message opens with
         said = pl.col("body").str.extract(LEAD_EXCEPTION, 1)
         df = df.with_columns(pl.coalesce(pl.col("exception"), said).alias("exception"))
+    # else the last exception group member's exception line the record prints (behind its "| " border),
+    # with its message as printed
+    member = (
+        pl.col("body")
+        .str.extract_all(GROUP_MEMBER_EXCEPTION)
+        .list.last()
+        .str.extract_groups(GROUP_MEMBER_EXCEPTION.removeprefix("(?m)"))
+    )
+    df = df.with_columns(member.alias("_member"))
+    df = df.with_columns(
+        pl.when(pl.col("exception").is_null())
+        .then(pl.col("_member").struct.field(name))
+        .otherwise(pl.col(column))
+        .alias(column)
+        for column, name in (("exception", "1"), ("exc_message", "2"))
+    )
     return _conform(df, TRACEBACKS)
 
 

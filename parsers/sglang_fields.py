@@ -21,8 +21,16 @@ EXCEPTION_AFTER_FRAMES = (
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"
 # The first line with the indented lines right under it: one line a paste or terminal wrapped
-# (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces.
-WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\n]*)*)"
+# (sglang#29725: a record over 7 lines, each continuation indented by 2 spaces), joined by spaces. An
+# indented line that opens with "+" or "|" is an exception group's border (PEP 654's display: "    +-----",
+# "    | Traceback …"), never the rest of the line above: a message ends at the end of its line.
+WRAPPED_LINE = r"^([^\n]*(?:\n[ \t]+[^\s+|][^\n]*)*)"
+# An exception group member's exception line, behind the group's border (PEP 654's display, Python 3.11+):
+# "    | fastapi.exceptions.HTTPException: 500: Prefill bootstrap failed …" (sglang#9926); its type and
+# message as printed (an HTTPException's message opens with its status: "500: …").
+GROUP_MEMBER_EXCEPTION = (
+    r"(?m)^[ \t]*\| ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Group))(?:: ?([^\n]*))?$"
+)
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
 # frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
 # paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames.
@@ -176,6 +184,36 @@ ABORT_FIELDS = [
         {"reason": "Abort bootstrap queue request. req.rid='b9c8'"},
     ),
 ]
+# watchdogs: what a PyTorch process-group watchdog's what() text prints beside its pattern. NCCL's result
+# names are its ncclResult_t values (nccl.h); NCCL writes a socket address as host<port>
+# (ncclSocketToString), after "remote peer", "recv from", "send to" or "connect to".
+NCCL_RESULTS = (
+    "UnhandledCudaError", "SystemError", "InternalError", "InvalidArgument", "InvalidUsage", "RemoteError", "InProgress",
+)  # fmt: skip
+WATCHDOG_FIELDS = [
+    R(
+        "nccl_error",
+        rf"\b(?P<nccl_error>nccl(?:{'|'.join(NCCL_RESULTS)}))\b",
+        "body",
+        "PyTorch 2.x ProcessGroupNCCL (getNcclErrorDetailStr: the result's name, then NCCL's last error)",
+        "NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        {"nccl_error": "ncclRemoteError"},
+    ),
+    R(
+        "nccl_peer",
+        r"(?:remote peer|recv from|send to|connect to) (?P<_peer_host>[^\s<>]+)<(?P<_peer_port>\d+)>",
+        "body",
+        "NCCL 2.x socket errors (net_socket / socket.cc), inside PyTorch's what() text",
+        "socketProgress: Connection closed by remote peer ip-172-31-36-217.eu-north-1.compute.internal<59116>",
+        {"_peer_host": "ip-172-31-36-217.eu-north-1.compute.internal", "_peer_port": "59116"},
+    ),
+]
+# C++'s std::terminate: "terminate called after throwing an instance of 'T'" then "  what():  <message>"
+# (libstdc++'s verbose terminate handler). Processes aborting at once interleave these lines mid-word.
+TERMINATE_ANNOUNCE = "terminate called after throwing an instance of '"
+CPP_TYPE = r"(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^\n]*>)?"
+
 # tracebacks: the innermost frame and the exception line (after TRACEBACK_PATTERNS' own groups).
 TRACEBACK_FIELDS = [
     R(

@@ -118,6 +118,13 @@ SERVER_MESSAGES = [
     ),
 ]
 MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES
+# systemd's wordings any program may print too ("Starting initial single prompt test run..."): without a
+# unit named in them they are systemd's only on a record that systemd or a unit's journal gave
+PLAIN_WORDING = "|".join(
+    f"(?:{m.regex.replace('(?P<unit>', '(')})"
+    for m in UNIT_MESSAGES
+    if m.event in ("starting", "started", "stopping", "stopped", "start_failed")
+)
 # The unit a message names, where it names one (group 1).
 NAMED_UNIT = (
     rf"^(?:(?:Starting|Started|Stopping|Stopped|Failed to start) )?{_UNIT.replace('(?P<unit>', '(')}(?::| - )"

@@ -137,3 +137,141 @@ def test_04_20_a_cut_traceback_keeps_its_frames_and_the_type_its_message_opens_w
     assert rows["04"] == [(None, "_wait_one_response", 888)]
     # 20: logger.exception's message names nixlUnknownError before the traceback, which is cut
     assert rows["20"] == [("nixlUnknownError", "handle_new_input", 343)]
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """``ingested(prefix)``: a function of SQL over the tables of the file's body ingested alone (as the
+    evaluation ran it), each file ingested once per module."""
+    from logcorr.analysis import saved
+    from logcorr.ingest import ingest
+
+    outs = {}
+
+    def run(prefix: str):
+        if prefix not in outs:
+            root = tmp_path_factory.mktemp(f"b7_{prefix}")
+            log = root / f"{prefix}.log"
+            log.write_text(body(prefix))
+            ingest([log], root / "out")
+            outs[prefix] = root / "out"
+        return lambda sql: saved.query(outs[prefix], sql).rows()
+
+    return run
+
+
+def test_16_a_klog_header_prints_the_process_id_where_glog_prints_a_thread(ingested):
+    q = ingested("16")
+    # line 12 (kubectl's stamp, then klog's `I0808 21:06:08.476800       1 proxy.go:206]`): pid 1
+    assert q("SELECT source_pos, pid, level FROM events WHERE message LIKE '%proxy.go:206]%'") == [
+        ("line 12", 1, "INFO")
+    ]
+    # the EngineCores' own pids stay theirs
+    assert q("SELECT pid FROM events WHERE message LIKE '(EngineCore%' ORDER BY event_id") == [(290,), (304,)]
+
+
+def test_01_19_the_type_std_terminate_names_is_the_watchdog_rows_exception(ingested):
+    # 01: `terminate called after throwing an instance of 'c10::DistBackendError'` opens the what() record
+    assert ingested("01")("SELECT source_pos, watchdog_kind, nccl_seq, exception FROM watchdogs") == [
+        ("line 7", "nccl_watchdog", 9141, "c10::DistBackendError")
+    ]
+    # 19: six processes' announcements interleaved mid-word on lines 1-7 (their quotes and names
+    # scattered: 'c10::DistBackendErrorc10::DistBackendError', a lone `'`); the what() record on line 8
+    # takes the one type their copies spell, from the announcement record right above it
+    q = ingested("19")
+    assert q("SELECT source_pos, tp_rank, nccl_op, exception FROM watchdogs") == [
+        ("line 8", 3, "BROADCAST", "c10::DistBackendError")
+    ]
+    summary = q("SELECT summary FROM findings WHERE kind = 'collective_timeout'")[0][0]
+    assert summary.endswith("; the process terminated with c10::DistBackendError")
+
+
+def test_18_an_nccl_error_watchdog_row_names_the_nccl_result_and_the_remote_peer(ingested):
+    q = ingested("18")
+    # the `terminate called` line is not in the excerpt: no exception type is claimed
+    assert q("SELECT watchdog_kind, nccl_error, peer, exception FROM watchdogs") == [
+        ("nccl_error", "ncclRemoteError", "ip-172-31-36-217.eu-north-1.compute.internal:59116", None)
+    ]
+    summary = q("SELECT summary FROM findings WHERE kind = 'collective_error'")[0][0]
+    assert "; ncclRemoteError; remote peer ip-172-31-36-217.eu-north-1.compute.internal:59116" in summary
+
+
+@pytest.mark.parametrize(
+    "announcements,thrown",
+    [
+        # one clean announcement, then a blank line: the what() record right below takes its type
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendError'\n\n",
+            "c10::DistBackendError",
+        ),
+        # two processes, one name each, the second announcement inside the first's quotes
+        (
+            "terminate called after throwing an instance of 'terminate called after throwing an instance of "
+            "'c10::DistBackendError'\nc10::DistBackendError'\n",
+            "c10::DistBackendError",
+        ),
+        # two processes naming different types: which one the what() belongs to is not printed
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendErrorterminate called after "
+            "throwing an instance of 'std::runtime_error'\n'\n",
+            None,
+        ),
+        # another line between the announcement and the what(): not its announcement
+        (
+            "terminate called after throwing an instance of 'c10::DistBackendError'\nSegmentation fault\n",
+            None,
+        ),
+    ],
+)
+def test_a_what_record_takes_the_type_of_the_announcements_right_above_it_only_when_they_agree(
+    announcements, thrown
+):
+    from logcorr.parsers import sglang
+
+    what = (
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with "
+        "exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+        "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+    )
+    rows = sglang.watchdogs(records_from_text(announcements + what, "x.log"))
+    assert rows.select("tp_rank", "nccl_seq", "exception").rows() == [(2, 7, thrown)]
+
+
+def test_05_an_exception_group_member_line_is_the_cut_tracebacks_exception_and_ends_at_its_line(ingested):
+    q = ingested("05")
+    # line 2 `    | fastapi.exceptions.HTTPException: 500: Prefill bootstrap failed …`; the chained traceback
+    # after it is cut before its exception line
+    [(exception, message, function)] = q("SELECT exception, exc_message, function FROM tracebacks")
+    assert exception == "fastapi.exceptions.HTTPException" and function == "stream_response"
+    assert message.startswith(
+        "500: Prefill bootstrap failed for request rank=0 req.rid='f15164aa0a47471fa392d314eaf6603f'"
+    )
+    # line 3, the group's closing border `    +-----…`, is no part of the member's message
+    assert message.endswith("Failed due to an unknown reason from another rank")
+    assert q("SELECT exception, cause, reason FROM transfer_errors") == [
+        ("KVTransferError", "other_rank", "Failed due to an unknown reason from another rank")
+    ]
+
+
+def test_08_a_print_before_a_traceback_is_its_own_record_and_no_systemd_message(ingested):
+    q = ingested("08")
+    rows = q(
+        "SELECT source_pos, n_lines, kind FROM events WHERE source_pos IN ('line 8', 'line 9') ORDER BY event_id"
+    )
+    # line 8 `Starting initial single prompt test run...` (the client's print), line 9 the cut traceback
+    assert rows == [("line 8", 1, "other"), ("line 9", 1, "traceback")]
+    assert q("SELECT source_pos, n_frames, exception FROM tracebacks") == [("line 9", 0, None)]
+    # systemd's "Starting …..." wording, but no unit named and no unit or process gave the record
+    assert q("SELECT count(*) FROM lifecycle") == [(0,)]
+
+
+def test_11_a_header_less_line_never_joins_a_record_across_another_process_line(ingested):
+    q = ingested("11")
+    rows = q(
+        "SELECT source_pos, n_lines, pid, ts FROM events WHERE source_pos IN ('line 2', 'line 3', 'line 4')"
+    )
+    # line 2 the fragment `560.)`, line 3 worker pid 8441's line, line 4 UCX's untimed callback message
+    assert rows == [("line 2", 1, None, None), ("line 3", 1, 8441, None), ("line 4", 1, None, None)]
+    assert q("SELECT message FROM events WHERE source_pos = 'line 4'")[0][0].startswith(
+        "error handling callback was invoked with status -3 (Input/output error)"
+    )

@@ -118,3 +118,62 @@ def test_an_unstamped_line_after_a_stamp_every_line_logger_is_its_own_record():
     assert df["n_lines"].to_list() == [1, 1, 1, 3]
     assert df["message"][1] == "ected all trees"
     assert df["kind"][0] == "watchdog" and df["tp_rank"][0] == 4
+
+
+def test_a_traceback_after_prose_opens_its_own_record_unless_python_led_into_it():
+    from logcorr.ingest import records_from_text
+
+    frame = '  File "/srv/app.py", line 3, in main\n    run()\n'
+    text = (
+        "Loading the model...\n"  # a program's print: no part of the traceback after it
+        f"Traceback (most recent call last):\n{frame}ValueError: bad shape\n"
+        # a second traceback after the first one's exception line: another record
+        f"Traceback (most recent call last):\n{frame}KeyError: 'x'\n"
+        # Python's own lead-ins keep theirs
+        f"Exception in thread Thread-1 (worker):\nTraceback (most recent call last):\n{frame}OSError: gone\n"
+        f"\nDuring handling of the above exception, another exception occurred:\n\n"
+        f"Traceback (most recent call last):\n{frame}RuntimeError: again\n"
+        # a logger's header opens the record: its traceback stays in it
+        f"[2025-10-29 21:34:46 TP1] Scheduler hit an exception: Traceback (most recent call last):\n{frame}"
+        "AssertionError\n"
+        "2025-04-26T20:46:29.907Z ERROR engine.start: nixlBackendError('NIXL_ERR_BACKEND')\n"
+        f"Traceback (most recent call last):\n{frame}nixlBackendError: NIXL_ERR_BACKEND\n"
+    )
+    df = records_from_text(text, "paste.log")
+    assert df.select("source_pos", "n_lines").rows() == [
+        ("line 1", 1),
+        ("line 2", 4),
+        ("line 6", 4),
+        ("line 10", 12),
+        ("line 22", 4),
+        ("line 26", 5),
+    ]
+    # a print right after a note (a markdown fence) opens a record, but is no header either
+    fenced = records_from_text(
+        f"```\nStarting X...\nTraceback (most recent call last):\n{frame}E: 1\n", "p.log"
+    )
+    assert fenced.select("source_pos", "n_lines").rows() == [("line 1", 1), ("line 2", 1), ("line 3", 4)]
+
+
+def test_a_line_without_a_process_prefix_continues_only_the_record_right_above_it():
+    from logcorr.ingest import records_from_text
+
+    text = (
+        "Traceback (most recent call last):\n"  # the driver's (no prefix)
+        "(RayWorker pid=77) INFO 03-20 02:45:15 worker.py:12] loading\n"
+        '  File "/srv/driver.py", line 3, in main\n'  # no prefix, after the worker's line: not the driver's
+        "(RayWorker pid=77)   continued by the worker\n"  # the worker prefixes each of its lines
+        "(RayWorker pid=78) INFO 03-20 02:45:16 worker.py:12] other worker\n"
+        "(RayWorker pid=77)   and again\n"
+        "plain one\n"
+        "\n"
+        "  plain two, indented after a blank line\n"
+    )
+    df = records_from_text(text, "ray.log")
+    assert df.select("source_pos", "n_lines", "pid").rows() == [
+        ("line 1", 1, None),
+        ("line 2", 3, 77),  # its prefixed lines 4 and 6 joined across pid 78's line 5
+        ("line 3", 1, None),
+        ("line 5", 1, 78),
+        ("line 7", 3, None),  # the blank and the indented line continue the line right above
+    ]

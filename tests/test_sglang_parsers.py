@@ -84,6 +84,7 @@ FIELD_RULES = (
     + [(rule, TRACEBACKS) for rule in sglang_fields.TRACEBACK_FIELDS]
     + [(rule, REQUEST_LOG) for rule in sglang_fields.REQUEST_LOG_FIELDS]
     + [(rule, REQ_TIME_STATS) for rule in sglang_fields.TIME_STATS_FIELDS]
+    + [(rule, WATCHDOGS) for rule in sglang_fields.WATCHDOG_FIELDS]
 )
 
 

@@ -8,7 +8,11 @@ body is continuation-shaped (a logger that stamps every line of a message, ``_sa
 before the stream's first record start and after a blank line, where only continuation-shaped lines
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
-a fragment after a blank line never takes the rank, pid and time of the record before it. A pasted
+a fragment after a blank line never takes the rank, pid and time of the record before it. A
+``Traceback (most recent call last):`` line after a record opened by prose (no header, no known
+start) opens a record of its own, unless the line before it is Python's own lead-in to it
+(``_traceback_heads``); a line of the anonymous stream of a text (no process prefix) right after
+another stream's line opens one too (``_after_another_stream``). A pasted
 note (``parsers.prefix.NOTE``: a comment, a prompt, ^C) is one line: the next line of every stream
 after it opens a record (a prompt starts another command's output). A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
@@ -38,6 +42,8 @@ from logcorr.parsers.prefix import (
     OWN_LINES_CONTINUATION,
     OWN_LINES_START,
     SGLANG_START,
+    TRACEBACK_HEAD,
+    TRACEBACK_LEADS,
     is_record_start,
 )
 
@@ -129,6 +135,51 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
+    starts, firm = _line_starts(df, started)
+    return _traceback_heads(df, _after_another_stream(df, starts)), firm
+
+
+def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
+    """``starts`` with each line of an anonymous stream (its ``stream`` is its ``source`` alone: a text
+    line that no worker prefix, envelope or journal field gave to a process) that would continue the
+    record before it made a start when the line right above it in the input (blank lines skipped) is
+    another stream's: a header-less line continues only the record of the line immediately above it,
+    never one across a line that a process prefix gave to another stream (batch7/11: UCX's untimed
+    message after a ``(VllmWorkerProcess pid=8441)`` line is not the fragment's two lines above)."""
+    said = df["message"].str.strip_chars().str.len_bytes() > 0
+    loose = (~starts & said & (df["stream"] == df["source"])).fill_null(False)
+    if not loose.any():
+        return starts
+    above = df.select(pl.when(said).then(pl.col("key")).forward_fill().shift(1)).to_series()
+    return starts | (loose & (above != df["key"]).fill_null(False))
+
+
+def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
+    """``starts`` with each ``Traceback (most recent call last):`` line that would continue a record
+    opened without a header or a known record start (``is_record_start``: prose, a fragment, a line
+    after a note) made a start of its own, unless the line before it (blank lines skipped) is one of
+    Python's lead-ins to a traceback (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a
+    traceback is no part of it."""
+    message = df["message"]
+    head = ~starts & message.str.contains(TRACEBACK_HEAD).fill_null(False)
+    if not head.any():
+        return starts
+    at = starts.arg_true()
+    opened = pl.select(is_record_start(pl.lit(message.gather(at))).fill_null(False)).to_series()
+    firm = pl.repeat(False, df.height, eager=True).scatter(at, opened)
+    firm = firm & ~message.str.contains(NOTE).fill_null(False)  # a note is a record of one line
+    said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
+    marks = df.select("key", "message", starts.alias("s"), firm.alias("f")).select(
+        # the record open at each line opened with a header or a known start
+        pl.when(pl.col("s")).then(pl.col("f")).forward_fill().over("key").fill_null(False).alias("firm_open"),
+        said.forward_fill().shift(1).over("key").alias("before"),
+    )
+    lead = marks["before"].str.contains(TRACEBACK_LEADS).fill_null(False)
+    return starts | (head & ~marks["firm_open"] & ~lead)
+
+
+def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """``_starts`` before ``_traceback_heads``."""
     message = df["message"]
     # SGLang's own header, which most lines of an engine's journal carry, opens a record: the full
     # rule (every header family, known bodies, continuation shapes) runs on the others only

@@ -441,6 +441,18 @@ WATCHDOGS = _table(
         "last_enqueued": C(pl.Int64, "ProcessGroup's last enqueued collective work number"),
         "last_completed": C(pl.Int64, "ProcessGroup's last completed work number (-1: none ever completed)"),
         "exit_code": C(pl.Int32, "exit code of a crashed subprocess"),
+        "exception": C(
+            pl.String,
+            "C++ exception type the record's process was terminated with, as std::terminate printed it ('terminate"
+            " called after throwing an instance of 'c10::DistBackendError'' on the what() record's own line or on"
+            " the record right above it); null when not printed, or when interleaved lines name different types",
+        ),
+        "nccl_error": C(
+            pl.String,
+            "NCCL result name the what() text prints (ncclRemoteError, ncclSystemError, ncclInternalError,"
+            " ncclUnhandledCudaError, ncclInvalidUsage, ncclInvalidArgument, ncclInProgress); null when not printed",
+        ),
+        "peer": C(pl.String, "remote peer the error names, host:port (NCCL's 'remote peer host<port>')"),
         "rid": C(pl.String, "first rid of the batch the watchdog printed"),
         "reason": C(pl.String, "the line's own words"),
         **_TAIL,
@@ -454,8 +466,16 @@ TRACEBACKS = _table(
     {
         **_BASE,
         "component": C(pl.String, "who raised: Scheduler in 'Scheduler hit an exception', …"),
-        "exception": C(pl.String, "exception type of the final line; null when the traceback is cut"),
-        "exc_message": C(pl.String, "the exception's message"),
+        "exception": C(
+            pl.String,
+            "exception type of the last exception line after the frames; when the traceback is cut before it,"
+            " the type the record prints before it (a logger.exception message's, an exception group member's"
+            " '| X: msg'); null when none is printed",
+        ),
+        "exc_message": C(
+            pl.String,
+            "that exception line's message, as printed (an HTTPException's opens with its status: '500: …')",
+        ),
         "function": C(pl.String, "innermost frame's function"),
         "file": C(pl.String, "innermost frame's file, as printed"),
         "line": C(pl.Int32, "innermost frame's line"),

@@ -12,7 +12,9 @@
 --   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks), [PG 3 rank 5] (a rank of another
 --             process group, as printed) or [TP0, TP1]
 --   n         watchdog records in the group
---   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work
+--   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work;
+--             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
+--             C++ exception the process terminated with (watchdogs.exception)
 --   evidence  events.event_id of the records, then of the work-state records whose numbers it states
 --   rests_on  the tables behind it
 -- parameters: none.
@@ -23,8 +25,6 @@
 WITH w AS (
     SELECT w.*, e.message,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           -- C++'s std::terminate names the exception that ended the process
-           nullif(regexp_extract(e.message, 'terminate called after throwing an instance of ''([\w:]+)''', 1), '') AS thrown,
            CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error')
                 -- a rank of another process group than the default one is no global rank: said as printed
                 THEN coalesce('rank ' || w.tp_rank,
@@ -44,7 +44,8 @@ g AS (
                 ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
-           min(w.reason) AS reason, min(w.thrown) AS thrown,
+           min(w.reason) AS reason, min(w.exception) AS thrown, min(w.nccl_error) AS nccl_error,
+           min(w.peer) AS peer,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
            -- a time printed without a year (glog/c10 E223 11:14:34): quoted as printed, never dated
            min(nullif(regexp_extract(w.message, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), '')) AS yearless,
@@ -73,7 +74,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
-            || coalesce(': ' || reason, '')
+            || coalesce(': ' || reason, '') || coalesce('; ' || nccl_error, '') || coalesce('; remote peer ' || peer, '')
             || coalesce('; the process terminated with ' || thrown, '')
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed

@@ -67,12 +67,14 @@ def stable_out(out: Path, wait_s: float = 10.0) -> Path:
     """OUT's folder for a reader: its real path, once OUT is a completed folder. While an ingest swaps
     a new OUT in, OUT is for a moment a link to the temporary folder (``.OUT.tmp-PID``), which the
     next exchange renames: a reader that took that name would find no files. Waits up to ``wait_s``
-    seconds for the swap to end (it takes milliseconds, or the DuckDB file's writing), then returns
-    whatever OUT resolves to. Never raises."""
+    seconds for the swap to end (it takes milliseconds, or the writing of a DuckDB file of views),
+    then returns whatever OUT resolves to; at once when the ingest that swaps is gone (killed: its
+    folder is complete, and the next ingest finishes the swap). Never raises."""
     deadline = time.monotonic() + wait_s
     while True:
         real = Path(os.path.realpath(out))
-        if not SWAP_TEMP.match(real.name) or time.monotonic() > deadline:
+        swapping = SWAP_TEMP.match(real.name) and _pid_alive(real.name.rsplit("-", 1)[-1])
+        if not swapping or time.monotonic() > deadline:
             return real
         time.sleep(0.05)
 
@@ -85,11 +87,13 @@ def _remove_stale(out: Path) -> None:
     """Finish or undo what an ingest that was killed left beside ``out`` (its process is gone):
 
     * OUT a link to ``.OUT.tmp-PID``: the new OUT was complete (tables and manifest) and was being
-      swapped in; the swap is finished (the DuckDB file is rebuilt by the run that called this);
+      swapped in; the swap is finished (its DuckDB file holds its tables, or views that read it by the
+      temporary name: the run that called this rebuilds it, or ``query`` and ``report`` re-point it);
     * ``.OUT.link-PID`` a folder: the previous OUT, set aside by a swap that then finished: removed;
       when OUT is missing (an ingest of an older version killed between its two renames), it is put
       back, as is a ``.OUT.old-PID``;
-    * any other ``.OUT.tmp-PID``, ``.OUT.link-PID``, ``.OUT.old-PID``: removed.
+    * any other ``.OUT.tmp-PID``, ``.OUT.link-PID``, ``.OUT.old-PID``, and the lock file ``..OUT.tmp-PID.lock``
+      of a DuckDB file being written in the new folder: removed.
     """
     if out.is_symlink():
         target = os.readlink(out)
@@ -110,6 +114,10 @@ def _remove_stale(out: Path) -> None:
                 left.rename(out)  # the previous OUT, set aside and never put back
             else:
                 shutil.rmtree(left, ignore_errors=True)
+    for lock in out.parent.glob(f"{glob_escape('..' + out.name)}.tmp-*.lock"):  # DuckDB file of the new
+        pid = lock.name.rsplit("-", 1)[-1].removesuffix(".lock")  # folder killed while written (``locked``)
+        if pid.isdigit() and not _pid_alive(pid):
+            lock.unlink(missing_ok=True)
 
 
 _RENAME_EXCHANGE = 2
@@ -337,21 +345,20 @@ def _prepare(out: Path, tmp: Path, append: bool) -> None:
 def _swap_in(
     out: Path,
     tmp: Path,
+    build: Callable[[Path], object] | None,
     derive: Callable[[Path], object] | None,
     provisional: Callable[[Path], object] | None,
 ) -> Path | None:
-    """Put the complete folder ``tmp`` in place of ``out``, every step leaving a readable OUT, old or new
-    (see ``Output.commit``). Returns where the old OUT was set aside (None for a first OUT); the link
-    now at ``tmp``'s name and that old folder are the caller's to remove. Raises what ``derive`` or a rename
-    raises, the old OUT put back."""
-    had_old = out.is_dir()
-    if had_old:
-        for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
-            with contextlib.suppress(FileNotFoundError):
-                os.link(out / name, tmp / name)
-    elif provisional is not None:  # a first OUT: a DuckDB file reading the new folder by its own
-        provisional(tmp)  # name, so a kill while the real one is written leaves one that opens
+    """Put the complete folder ``tmp`` in place of ``out``, every step leaving a readable OUT, old or new,
+    whose DuckDB file reads the tables beside it (see ``Output.commit``). Returns where the old OUT was
+    set aside (None for a first OUT); the link now at ``tmp``'s name and that old folder are the
+    caller's to remove. Raises what ``build``, ``derive`` or a rename raises, the old OUT put back."""
+    if build is not None:  # the DuckDB file of the new tables, before anything is exposed
+        build(tmp)
+    if derive is not None and provisional is not None:  # never the old OUT's file beside new tables
+        provisional(tmp)
         (tmp.parent / f".{tmp.name}.lock").unlink(missing_ok=True)
+    had_old = out.is_dir()
     link = out.parent / f".{out.name}.link-{os.getpid()}"
     link.unlink(missing_ok=True)
     os.symlink(tmp.name, link)
@@ -448,26 +455,28 @@ class Output:
     def commit(
         self,
         manifest: dict,
+        build: Callable[[Path], object] | None = None,
         derive: Callable[[Path], object] | None = None,
         provisional: Callable[[Path], object] | None = None,
         keep_previous: bool = False,
     ) -> Path:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json,
-        build the derived files (``derive(OUT)``, e.g. ``database.write``) and put the new OUT in
-        place of the old one. Returns OUT.
+        build the derived files and put the new OUT in place of the old one. Returns OUT.
 
-        Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
-        and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``, or for a first OUT one
-        whose views read the new folder by its temporary name, made by ``provisional(tmp)``) before OUT
-        becomes a link to it, in one atomic exchange that sets the old folder aside; ``derive`` then
-        writes the new DuckDB file through that link, and a second exchange makes OUT the folder
-        itself. When anything fails before that (disk full while the DuckDB file is written, an
-        interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
-        finished or undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is
-        kept as ``OUT.prev`` (an earlier ``OUT.prev`` removed), not deleted: ``previous`` names it."""
+        Every step leaves a readable OUT, old or new, and the DuckDB file in the folder OUT shows
+        always reads that folder's tables, never another OUT's. A file that names no path (the tables
+        copied in) is made by ``build(folder)`` inside the new folder before anything is exposed. A
+        file of views naming OUT's own path is made by ``derive(OUT)`` once OUT shows the new folder:
+        until then the new folder holds ``provisional(folder)``'s, whose views read it by its
+        temporary name. The new folder becomes OUT in one atomic exchange (through a link to it, so
+        ``derive`` writes through OUT's name); a second exchange makes OUT the folder itself.
+        When anything fails before that (disk full while the DuckDB file is written, an interrupt),
+        the old OUT is put back as it was and the error raised. A run killed half way is finished or
+        undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is kept as
+        ``OUT.prev`` (an earlier ``OUT.prev`` removed), not deleted: ``previous`` names it."""
         self.parts.close()  # type: ignore[union-attr]
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-        old = _swap_in(self.out, self.tmp, derive, provisional)
+        old = _swap_in(self.out, self.tmp, build, derive, provisional)
         self._committed = True
         self.tmp.unlink()
         if old is not None and keep_previous:

@@ -4,9 +4,11 @@ or a window, and the commands that read OUT while an ingest replaces it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -99,3 +101,122 @@ def test_f8_an_append_killed_while_the_duckdb_file_is_written_can_be_run_again_a
     assert parquet_events(out) == duckdb_file_events(out) == ROUTER_EVENTS + EXPORT_EVENTS
     assert not out.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+# -- F11: commands that read OUT while an ingest replaces it -------------------------------------------
+
+# Runs a logcorr command with MODULE.NAME made to stop after its first call, until the file GO exists
+# (PAUSED is written when it stops): the moment an ingest replaces OUT under a reader.
+PAUSED_READER = """
+import importlib, sys, time
+from pathlib import Path
+module, name, paused = importlib.import_module(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+real = getattr(module, name)
+def stopping(*a, **k):
+    got = real(*a, **k)
+    if not paused.exists():
+        paused.write_text("paused")
+        go, until = paused.with_suffix(".go"), time.monotonic() + 240
+        while not go.exists() and time.monotonic() < until:
+            time.sleep(0.05)
+    return got
+setattr(module, name, stopping)
+from logcorr.cli import app
+sys.argv = ["logcorr", *sys.argv[4:]]
+app()
+"""
+
+
+def _wait_for(check, seconds: float = 240) -> None:
+    until = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < until, "timed out"
+        time.sleep(0.05)
+
+
+def replaced_under(
+    tmp_path: Path, out: Path, module: str, name: str, *command: str
+) -> subprocess.CompletedProcess:
+    """Run ``command`` (a logcorr command reading ``out``) stopped after the first call of
+    ``module.name``; meanwhile an ingest of sample_logs/journal.export replaces ``out``, which runs to
+    its end or until it waits for the reader (its swap link made). Returns the reader's result, the
+    ingest having ended with 0 and ``out`` then being the new OUT."""
+    paused = tmp_path / "paused"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_READER, module, name, str(paused), *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: paused.exists() or reader.poll() is not None)
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "logcorr.cli", "ingest", str(SAMPLE / "journal.export"), "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    swap_link = out.parent / f".{out.name}.link-{ingest.pid}"
+    _wait_for(lambda: ingest.poll() is not None or swap_link.is_symlink())
+    paused.with_suffix(".go").touch()
+    stdout, stderr = reader.communicate(timeout=240)
+    ingested = ingest.communicate(timeout=240)
+    assert ingest.returncode == 0, ingested[1]
+    assert parquet_events(out) == duckdb_file_events(out) == EXPORT_EVENTS
+    return subprocess.CompletedProcess(reader.args, reader.returncode, stdout, stderr)
+
+
+def test_f11_a_report_that_started_on_the_old_out_finishes_on_it(tmp_path):
+    """A fix must guarantee: a reader that started on the old OUT finishes on it, never failing and
+    never reading half of each (before: the report's later queries read the new OUT's files, or
+    failed on the old ones removed under them: 10 of 15 in the trial)."""
+    out = tmp_path / "out"
+    assert cli("ingest", str(SAMPLE / "router.log"), "-o", str(out)).returncode == 0
+    alone = cli("report", "-d", str(out), "--format", "json")
+    assert alone.returncode == 0, alone.stderr
+    got = replaced_under(
+        tmp_path, out, "logcorr.analysis.saved", "query", "report", "-d", str(out), "--format", "json"
+    )
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout) == json.loads(alone.stdout)
+    assert (
+        json.loads(got.stdout)["data"]["first_ts"] == "2025-10-29T21:23:05.000000Z"
+    )  # the router's first line
+
+
+def test_f11_a_timeline_that_started_on_the_old_out_finishes_on_it(tmp_path):
+    """A fix must guarantee: a timeline whose tables were found before an ingest replaced OUT draws
+    them, never failing on part files removed under it, and never blames its output file for them
+    (before: 'p_f9.json: cannot write it: No such file or directory (os error 2): …parquet')."""
+    out = tmp_path / "out"
+    assert cli("ingest", str(SAMPLE / "router.log"), "-o", str(out)).returncode == 0
+    page = tmp_path / "t.html"
+    alone = cli("timeline", "-d", str(out), "-o", str(page))
+    assert alone.returncode == 0, alone.stderr
+    got = replaced_under(
+        tmp_path, out, "logcorr.render.timeline.tables", "scan", "timeline", "-d", str(out), "-o", str(page)
+    )
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split("(")[1] == alone.stdout.split("(")[1]  # the same lanes as of the old OUT alone
+
+
+def test_f11_a_part_file_gone_under_a_timeline_is_said_as_outs_not_the_output_files(tmp_path):
+    """A fix must guarantee: a vanished input file is never reported as the output file's error."""
+    out = tmp_path / "out"
+    assert cli("ingest", str(SAMPLE / "router.log"), "-o", str(out)).returncode == 0
+    paused = tmp_path / "paused"
+    page = tmp_path / "t.html"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_READER, "logcorr.render.timeline.tables", "scan", str(paused)]
+        + ["timeline", "-d", str(out), "-o", str(page)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: paused.exists() or reader.poll() is not None)
+    for part in out.glob("*/*/*.parquet"):  # removed by hand under it, as a user might
+        part.unlink()
+    paused.with_suffix(".go").touch()
+    _, stderr = reader.communicate(timeout=240)
+    assert reader.returncode == 1
+    assert stderr.startswith(f"logcorr: {out}: cannot read it: ") and "cannot write" not in stderr
+    assert not page.exists()

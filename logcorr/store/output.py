@@ -5,7 +5,8 @@ Layout: ``OUT/<table>/origin=<name>/part-<n>-<run>.parquet`` for every table, pl
 combine by copying their folders into one, hive-style, and every reader globs ``<table>/**/*.parquet``.
 Everything is written into a hidden sibling folder first and exchanged into place when complete
 (``Output.commit``), so an ingest killed half way leaves OUT old or new, never missing; one run at a
-time holds OUT (``locked``). With ``append=True`` the previous OUT's
+time holds OUT (``locked``); a command reading OUT holds it (``reading``) so that no swap happens
+under it. With ``append=True`` the previous OUT's
 parts are kept (hard-linked) and new parts added beside them.
 """
 
@@ -81,6 +82,84 @@ def stable_out(out: Path, wait_s: float = 10.0) -> Path:
 
 def _pid_alive(pid: str) -> bool:
     return pid == str(os.getpid()) or Path(f"/proc/{pid}").exists()
+
+
+READERS_WAIT_S = 60.0  # how long a swap waits for the commands still reading the OUT it replaces
+
+
+def _swap_pending(out: Path) -> bool:
+    """Whether a live ingest is about to swap a new folder in at ``out``: its ``.OUT.link-PID`` is a
+    link (made before it waits for OUT's readers; the name of the old folder once swapped)."""
+    for link in out.parent.glob(f"{glob_escape('.' + out.name)}.link-*"):
+        pid = link.name.rsplit("-", 1)[-1]
+        if link.is_symlink() and pid.isdigit() and pid != str(os.getpid()) and _pid_alive(pid):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def reading(out: Path, wait_s: float = READERS_WAIT_S + 10) -> Iterator[None]:
+    """Hold OUT for a command that reads it, by name, for the whole block: an ingest replacing OUT
+    swaps its new folder in only once no such block holds the old one (``flock`` shared on OUT's
+    folder, which the swap takes exclusively), so every query, the report, a timeline read one OUT
+    from start to end, old or new, and never a part file removed under them. A block that starts
+    while a swap waits for older readers waits for the swap, then reads the new OUT (at most
+    ``wait_s`` seconds; then it reads whatever OUT is). Wrap the reading only, not the printing (a
+    pager would hold the lock while the user reads). OUT missing, unreadable or on a file system
+    without ``flock``: the block runs unguarded (the command says what it finds). Never raises."""
+    out = real_out(Path(out))
+    deadline = time.monotonic() + wait_s
+    fd = None
+    while True:
+        while _swap_pending(out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        real = stable_out(out, max(deadline - time.monotonic(), 0.0))
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            while True:  # held exclusively only for the instant of a swap of this folder
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
+            same = os.path.samestat(os.fstat(fd), os.stat(out))  # still OUT, not swapped out meanwhile
+        except OSError:
+            same = True  # no folder or no flock here: read unguarded
+        if same or time.monotonic() > deadline:
+            break
+        os.close(fd)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _readers_gone(out: Path) -> int | None:
+    """Wait until no command reads the folder ``out`` (``reading``), for at most ``READERS_WAIT_S``,
+    and lock it exclusively: returns the descriptor that holds the lock (close it once the folder is
+    swapped out), or None when it cannot be locked (a file system without ``flock``) or the wait ran
+    out (a reader that long may then find its files gone). Never raises."""
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    deadline = time.monotonic() + READERS_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        except OSError:
+            break
+    os.close(fd)
+    return None
 
 
 def _remove_stale(out: Path) -> None:
@@ -361,9 +440,10 @@ def _swap_in(
     had_old = out.is_dir()
     link = out.parent / f".{out.name}.link-{os.getpid()}"
     link.unlink(missing_ok=True)
-    os.symlink(tmp.name, link)
-    exposed = False
+    os.symlink(tmp.name, link)  # also tells new readers that a swap is coming (``reading``)
+    readers, exposed = None, False
     try:
+        readers = _readers_gone(out) if had_old else None
         if had_old:
             _exchange(link, out)  # OUT → the new folder; the old one at link's name
         else:
@@ -380,6 +460,9 @@ def _swap_in(
         else:
             link.unlink(missing_ok=True)
         raise
+    finally:
+        if readers is not None:
+            os.close(readers)  # readers that waited for the old folder find it gone and take the new
     return link if had_old else None
 
 
@@ -469,7 +552,8 @@ class Output:
         file of views naming OUT's own path is made by ``derive(OUT)`` once OUT shows the new folder:
         until then the new folder holds ``provisional(folder)``'s, whose views read it by its
         temporary name. The new folder becomes OUT in one atomic exchange (through a link to it, so
-        ``derive`` writes through OUT's name); a second exchange makes OUT the folder itself.
+        ``derive`` writes through OUT's name), after the commands still reading the old OUT are done
+        (``reading``, at most ``READERS_WAIT_S``); a second exchange makes OUT the folder itself.
         When anything fails before that (disk full while the DuckDB file is written, an interrupt),
         the old OUT is put back as it was and the error raised. A run killed half way is finished or
         undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is kept as

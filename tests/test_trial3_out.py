@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, need_journalctl
 
 ROUTER_EVENTS = 1097  # sample_logs/router.log
 EXPORT_EVENTS = 5964  # sample_logs/journal.export
@@ -101,6 +104,68 @@ def test_f8_an_append_killed_while_the_duckdb_file_is_written_can_be_run_again_a
     assert parquet_events(out) == duckdb_file_events(out) == ROUTER_EVENTS + EXPORT_EVENTS
     assert not out.is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+# -- F9: a journal damaged in the middle, read with unit matches or a window ---------------------------
+
+
+@pytest.fixture(scope="module")
+def damaged_journal(tmp_path_factory) -> Path:
+    """The sample journal with 64 KiB of random bytes in the middle of its archived file (the trial's)."""
+    need_journalctl()
+    journal = tmp_path_factory.mktemp("f9") / "j"
+    shutil.copytree(SAMPLE / "journal", journal)
+    archived = next(journal.glob("*/system@*.journal"))
+    data = bytearray(archived.read_bytes())
+    m = len(data) // 2
+    data[m : m + 65536] = random.Random(7).randbytes(65536)
+    archived.write_bytes(bytes(data))
+    return journal
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--unit", "sglang-router.service"], "journalctl stopped reading {file} at damage (Bad message)"),
+        (
+            ["--since", "2025-10-29 21:20", "--until", "2025-10-29 21:50"],
+            "journalctl skipped 42 damaged entries",
+        ),
+        (["--all-units", "--since", "2000-01-01"], "journalctl skipped 42 damaged entries"),
+        (["--all-units", "--since", "@946684800"], "journalctl skipped 42 damaged entries"),  # its own form
+    ],
+)
+def test_f9_a_journal_damaged_in_the_middle_is_said_with_unit_matches_or_a_window(
+    damaged_journal, tmp_path, options, said
+):
+    """A fix must guarantee: a damaged journal file is detected whatever the options (--unit,
+    --since/--until, a journalctl time form) and named in the input's errors, exit 3, as it is
+    without them (before: 331 of 1,097 router entries or 42 entries lost, exit 0, nothing said)."""
+    out = tmp_path / "out"
+    got = cli("ingest", str(damaged_journal), *options, "-o", str(out))
+    assert got.returncode == 3, got.stderr
+    archived = next(damaged_journal.glob("*/system@*.journal"))
+    said = said.format(file=archived)
+    assert said in got.stdout and f"logcorr: error: {damaged_journal}: {said}" in got.stderr
+    assert "were read only in part" in got.stderr
+    with duckdb.connect() as con:
+        errors = con.execute(f"SELECT errors FROM '{out}/sources/**/*.parquet'").fetchone()[0]
+    assert said in errors
+    if "--unit" in options:
+        assert parquet_events(out) == 766  # of the router's 1,097: the rest is behind the damage
+
+
+def test_an_intact_journal_read_with_a_unit_and_a_window_says_no_damage(tmp_path):
+    """F9's check must not cry wolf (a guard, it holds on main too): the intact sample journal read
+    with --unit and a window exits 0 with every router entry and no error."""
+    need_journalctl()
+    out = tmp_path / "out"
+    got = cli(
+        "ingest", str(SAMPLE / "journal"), "--unit", "sglang-router.service", "--since", "2025-10-29 21:20",
+        "-o", str(out),
+    )  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert "damage" not in got.stdout and parquet_events(out) == ROUTER_EVENTS
 
 
 # -- F11: commands that read OUT while an ingest replaces it -------------------------------------------

@@ -69,9 +69,11 @@ def _one_ingest_per_origin(out: Path) -> Path:
     """``-d OUT``'s check, before any command reads it: a folder combined from two separate ingests of
     one origin is refused (exit 1, naming both parts), not read with every record twice."""
     from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+    from logcorr.store.output import reading
 
     try:
-        refuse_two_ingests_of_one_origin(out)
+        with reading(out):
+            refuse_two_ingests_of_one_origin(out)
     except DatabaseError as e:
         _fail(str(e))
     return out
@@ -277,6 +279,22 @@ def _repoint(out: Path) -> None:
         )
 
 
+def _file_error(e: OSError, out: Path, output: Path) -> str:
+    """The one line for an ``OSError`` of a command that reads OUT and writes ``output``: the output
+    file's error when the error is about it (it names that file or its temporary sibling, or none, as
+    a write on an open file does), else OUT's (a part file gone or unreadable: polars names the file
+    in its message only, with no errno)."""
+    named = Path(e.filename) if e.filename else None
+    ours = (
+        named is not None
+        and named.parent == output.parent
+        and named.name.startswith((output.name, f".{output.name}."))
+    )
+    if ours or (named is None and e.errno is not None):
+        return f"{output}: cannot write it: {e.strerror or e}"
+    return f"{out}: cannot read it: {e.strerror or e}"
+
+
 def _check_output_file(path: Path) -> None:
     """Fail with a message (not a traceback) when ``-o`` cannot name a file to write."""
     if path.is_dir():
@@ -404,6 +422,7 @@ def query(
 ) -> None:
     """Run a saved query (by name) or any SQL on the tables of OUT; --list shows the saved ones."""
     from logcorr.analysis import saved
+    from logcorr.store.output import reading
 
     if list_:
         typer.echo(saved.describe())
@@ -418,9 +437,10 @@ def query(
 
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
         picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-        text, note = saved.render_query(
-            out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
-        )
+        with reading(out):  # no ingest swaps OUT under the query
+            text, note = saved.render_query(
+                out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
+            )
         typer.echo(clean(text) if fmt not in ("csv", "json") else text)
         if note:
             typer.echo(note, err=True)  # stdout stays valid csv/json
@@ -466,6 +486,7 @@ def report(
 
     from logcorr.render import issue
     from logcorr.render import report as report_mod
+    from logcorr.store.output import reading
 
     if fmt not in ("markdown", "json", "issue"):
         _fail(f"--format {fmt!r}: expected markdown, json or issue")
@@ -475,12 +496,13 @@ def report(
         _check_output_file(output)
     _repoint(out)
     try:
-        if fmt == "json":
-            text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
-        elif fmt == "issue":
-            text = clean(issue.issue(out, redact=redact))
-        else:
-            text = clean(report_mod.report(out))  # a terminal and a Markdown file alike
+        with reading(out):  # one OUT from start to end, even while an ingest replaces it
+            if fmt == "json":
+                text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
+            elif fmt == "issue":
+                text = clean(issue.issue(out, redact=redact))
+            else:
+                text = clean(report_mod.report(out))  # a terminal and a Markdown file alike
     except (report_mod.ReportError, FileNotFoundError) as e:
         _fail(str(e))
     if summary_only and fmt == "markdown":
@@ -547,6 +569,7 @@ def timeline(
     first view as a PNG or SVG picture."""
     from logcorr.render.timeline import TimelineError, image
     from logcorr.render.timeline import timeline as draw
+    from logcorr.store.output import reading
 
     suffix = output.suffix.lower() if output else ""
     fmt = (fmt or SUFFIX_OF.get(suffix, "html")).lower()
@@ -565,14 +588,15 @@ def timeline(
             f" a picture){clash}"
         )
     try:
-        if fmt == "html":
-            info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
-        else:
-            info = image(out, output, fmt, since=since, until=until, room=room, role=role, detail=detail)
+        with reading(out):  # one OUT from start to end, even while an ingest replaces it
+            if fmt == "html":
+                info = draw(out, output, since=since, until=until, room=room, role=role, detail=detail)
+            else:
+                info = image(out, output, fmt, since=since, until=until, room=room, role=role, detail=detail)
     except TimelineError as e:
         _fail(str(e))
     except OSError as e:
-        _fail(f"{output}: cannot write it: {e.strerror or e}")
+        _fail(_file_error(e, out, output))
     binned = (
         f", {info.counts['batches']:,} batches drawn as {info.counts['runs']:,} runs" if info.binned else ""
     )
@@ -607,14 +631,16 @@ def export(
         _fail(f"--format {fmt!r}: the only format is chrome-trace")
     from logcorr.render.timeline import TimelineError
     from logcorr.render.trace import export_chrome_trace
+    from logcorr.store.output import reading
 
     _check_output_file(output)
     try:
-        counts = export_chrome_trace(out, output, since=since, until=until, role=role, detail=detail)
+        with reading(out):  # one OUT from start to end, even while an ingest replaces it
+            counts = export_chrome_trace(out, output, since=since, until=until, role=role, detail=detail)
     except TimelineError as e:
         _fail(str(e))
     except OSError as e:
-        _fail(f"{output}: cannot write it: {e.strerror or e}")
+        _fail(_file_error(e, out, output))
     typer.echo(
         f"wrote {output} ({counts['bytes'] / 1e6:.1f} MB: {counts['processes']} processes, {counts['threads']} threads, "
         + (f"{counts['batches']:,} batches" if counts["detail"] else f"{counts['runs']:,} runs of batches")
@@ -655,12 +681,15 @@ def show(
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
     from logcorr.render.show import ShowError
     from logcorr.render.show import show as show_record
+    from logcorr.store.output import reading
 
     if old_context is not None:  # -n was --context before it meant --limit everywhere else
         typer.echo("logcorr show: -n is now -C (--context, as grep's); -n will go", err=True)
         context = old_context
     try:
-        typer.echo(clean(show_record(out, event_id, context)))
+        with reading(out):
+            text = show_record(out, event_id, context)
+        typer.echo(clean(text))
     except (ShowError, FileNotFoundError) as e:
         _fail(str(e))
 

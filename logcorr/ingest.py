@@ -958,15 +958,16 @@ def _finish(run: _Run, embed: bool, progress: Callable[[str], None]) -> IngestRe
         )
     dropped = [] if run.prev is not None else _inputs_replaced(plan.out, result.reports)
 
-    def derive(folder: Path) -> None:
+    def duckdb_file(folder: Path) -> None:
         how = "the tables copied in" if embed else "views over the tables"
         progress(f"writing {plan.out}/logcorr.duckdb ({how})")
         database.write(folder, embed=embed)
 
     progress(f"writing {plan.out}: the Parquet tables' footers and manifest.json")
-    output.commit(  # with OUT/logcorr.duckdb and views.sql; a first OUT's provisional file has the
-        _manifest(run, result),  # tables only (6 ms, not the 0.4 s of binding every saved query twice)
-        derive=derive,
+    output.commit(  # the DuckDB file copying the tables is made in the new folder before it is exposed;
+        _manifest(run, result),  # one of views names OUT's path, so it is written once OUT shows them
+        build=duckdb_file if embed else None,  # (meanwhile, views reading the new folder by its own name:
+        derive=None if embed else duckdb_file,  # the tables only, 6 ms, not the 0.4 s of the saved queries)
         provisional=lambda tmp: database.write(tmp, saved={}, embed=False),
         keep_previous=bool(dropped),
     )

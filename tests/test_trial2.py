@@ -351,7 +351,7 @@ def test_f9_a_reader_never_takes_the_name_of_a_folder_being_swapped_in(tmp_path)
     out = tmp_path / "out"
     assert cli("ingest", str(log), "-o", str(out)).returncode == 0
     # the moment between an ingest's two exchanges: OUT is a link to the folder written
-    swapping = tmp_path / ".out.tmp-4242"
+    swapping = tmp_path / f".out.tmp-{os.getpid()}"  # a live ingest's (a dead one's swap is not waited for)
     out.rename(swapping)
     out.symlink_to(swapping.name)
 

@@ -5,6 +5,7 @@ command lines, and ``read_journal`` (``journalctl -o export`` streamed through t
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 
@@ -370,6 +372,44 @@ def unopenable(path: Path) -> list[str]:
     return bad
 
 
+# What journalctl says, at debug level only, when it passes over damage (systemd 219 to 257): an entry
+# it skips ("Entry item 1246 is bad, skipping over it.", "Entry 7 of FILE is bad, skipping over it: …")
+# and a file it stops reading ("Can't iterate through FILE, ignoring: Bad message").
+SKIPPED_ENTRY = re.compile(r"\bis bad, skipping over it\b")
+SKIPPED_FILE = re.compile(r"^Can't iterate through (?P<file>.+), ignoring: (?P<why>.*)$")
+
+
+def _damage_walk(path: Path, args: list[str], err: IO[bytes]) -> subprocess.Popen:
+    """Start journalctl walking the entries the read chooses (``args``: its unit matches and window)
+    with no output but its debug log, into ``err``: there alone it says what damage it skipped (see
+    ``damage_said``). Raises ``InputError`` when there is no journalctl."""
+    return subprocess.Popen(
+        _command(path, "-o", "cat", "--output-fields=LOGCORR_NO_FIELD", *args),
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "debug", "SYSTEMD_COLORS": "0"},
+    )
+
+
+def damage_said(source: str, path: Path, log: str) -> list[str]:
+    """The errors to report for the damage journalctl's debug ``log`` says it skipped while reading
+    ``path`` (``source``: the name the user gave): each file it stopped reading part way, and the count
+    of damaged entries it skipped over; [] when it skipped nothing."""
+    said = []
+    for line in log.splitlines():
+        if m := SKIPPED_FILE.match(line.strip()):
+            said.append(
+                f"{source}: journalctl stopped reading {m['file']} at damage ({m['why']}): its entries after it"
+                f" are not read (a corrupt file? `journalctl --verify --file {m['file']}` shows where)"
+            )
+    if n := len(SKIPPED_ENTRY.findall(log)):
+        said.append(
+            f"{source}: journalctl skipped {n:,} damaged entr{'y' if n == 1 else 'ies'} (a corrupt file?"
+            f" `journalctl --verify {_command(path)[1]} {path}` names it)"
+        )
+    return said
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -377,6 +417,10 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     [--until]``, without the ``-u`` matches when the chosen units hold most entries (``of_units``
     then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread;
     journalctl's complaints on stderr (a truncated or corrupt file it skips) go to ``report.errors``.
+    Damage in the middle of a file journalctl passes over without a word: without unit matches and
+    window, the entries read are compared with the count the files' headers hold; with them (that
+    count is then of other entries), a second journalctl walks the same entries beside the read and
+    its debug log tells what it skipped (``damage_said``). Either marks the input ``incomplete``.
     Raises ``InputError`` when journalctl is missing or refuses the input and gave no entry.
     """
     units, roles, skipped_units = select_units(path, opts, report)
@@ -394,10 +438,11 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     fields = "--output-fields=" + ",".join(f for f in journald.FIELDS if f not in JOURNAL_ONLY_FOR_UNITS)
     unit_args = [a for u in units for a in ("--unit", u)] if match else []
     args = _command(path, "-o", "export", "-a", fields, *unit_args, *window_args)
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as walk_log:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err)
         assert proc.stdout is not None
-        got, skipped, read_all = 0, {}, False
+        walk = _damage_walk(path, unit_args + window_args, walk_log) if unit_args or window_args else None
+        got, skipped, read_all, damage = 0, {}, False, []
         try:
             blocks = ahead(iter(lambda: proc.stdout.read(CHUNK_BYTES), b""), name="logcorr-journalctl")
             for df in export_chunks(blocks, report.source, report):
@@ -405,13 +450,17 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
                 yield _kept(df, units, skipped) if units and not match else df
             read_all = True
         finally:
-            if not read_all and proc.poll() is None:  # abandoned by the reader: journalctl need not go on
-                proc.kill()
+            for p in (proc, walk):
+                if p is not None and not read_all and p.poll() is None:  # abandoned by the reader
+                    p.kill()  # journalctl need not go on
             rc = proc.wait()
             stderr = ""
             if not err.closed:  # closed when the interpreter tears down an abandoned reader
                 err.seek(0)
                 stderr = err.read().decode("utf-8", errors="replace").strip()
+            if walk is not None and walk.wait() == 0 and not walk_log.closed:
+                walk_log.seek(0)
+                damage = damage_said(report.source, path, walk_log.read().decode("utf-8", errors="replace"))
     if rc != 0 and got == 0:  # named as the user gave it (not the unpacked copy of an .xz), once
         raise InputError(_refused(report.source, path, stderr or f"exit status {rc}"))
     if rc != 0:  # killed, or an error after some entries: what came is kept, and said to be part
@@ -423,6 +472,9 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             f"{report.source}: journalctl gave {got:,} of the {total:,} entries its files' headers count "
             f"({total - got:,} not read: a corrupt file? `journalctl --verify {_command(path)[1]} {path}` names it)"
         )
+        report.incomplete = True
+    if damage:  # the files' header counts cannot tell this with unit matches or a window
+        report.errors += damage
         report.incomplete = True
     for why in unopenable(path):  # journalctl leaves such a file out without a word (and its header count)
         report.errors.append(why)

@@ -5,7 +5,8 @@ Layout: ``OUT/<table>/origin=<name>/part-<n>-<run>.parquet`` for every table, pl
 combine by copying their folders into one, hive-style, and every reader globs ``<table>/**/*.parquet``.
 Everything is written into a hidden sibling folder first and exchanged into place when complete
 (``Output.commit``), so an ingest killed half way leaves OUT old or new, never missing; one run at a
-time holds OUT (``locked``). With ``append=True`` the previous OUT's
+time holds OUT (``locked``); a command reading OUT holds it (``reading``) so that no swap happens
+under it. With ``append=True`` the previous OUT's
 parts are kept (hard-linked) and new parts added beside them.
 """
 
@@ -67,12 +68,14 @@ def stable_out(out: Path, wait_s: float = 10.0) -> Path:
     """OUT's folder for a reader: its real path, once OUT is a completed folder. While an ingest swaps
     a new OUT in, OUT is for a moment a link to the temporary folder (``.OUT.tmp-PID``), which the
     next exchange renames: a reader that took that name would find no files. Waits up to ``wait_s``
-    seconds for the swap to end (it takes milliseconds, or the DuckDB file's writing), then returns
-    whatever OUT resolves to. Never raises."""
+    seconds for the swap to end (it takes milliseconds, or the writing of a DuckDB file of views),
+    then returns whatever OUT resolves to; at once when the ingest that swaps is gone (killed: its
+    folder is complete, and the next ingest finishes the swap). Never raises."""
     deadline = time.monotonic() + wait_s
     while True:
         real = Path(os.path.realpath(out))
-        if not SWAP_TEMP.match(real.name) or time.monotonic() > deadline:
+        swapping = SWAP_TEMP.match(real.name) and _pid_alive(real.name.rsplit("-", 1)[-1])
+        if not swapping or time.monotonic() > deadline:
             return real
         time.sleep(0.05)
 
@@ -81,15 +84,95 @@ def _pid_alive(pid: str) -> bool:
     return pid == str(os.getpid()) or Path(f"/proc/{pid}").exists()
 
 
+READERS_WAIT_S = 60.0  # how long a swap waits for the commands still reading the OUT it replaces
+
+
+def _swap_pending(out: Path) -> bool:
+    """Whether a live ingest is about to swap a new folder in at ``out``: its ``.OUT.link-PID`` is a
+    link (made before it waits for OUT's readers; the name of the old folder once swapped)."""
+    for link in out.parent.glob(f"{glob_escape('.' + out.name)}.link-*"):
+        pid = link.name.rsplit("-", 1)[-1]
+        if link.is_symlink() and pid.isdigit() and pid != str(os.getpid()) and _pid_alive(pid):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def reading(out: Path, wait_s: float = READERS_WAIT_S + 10) -> Iterator[None]:
+    """Hold OUT for a command that reads it, by name, for the whole block: an ingest replacing OUT
+    swaps its new folder in only once no such block holds the old one (``flock`` shared on OUT's
+    folder, which the swap takes exclusively), so every query, the report, a timeline read one OUT
+    from start to end, old or new, and never a part file removed under them. A block that starts
+    while a swap waits for older readers waits for the swap, then reads the new OUT (at most
+    ``wait_s`` seconds; then it reads whatever OUT is). Wrap the reading only, not the printing (a
+    pager would hold the lock while the user reads). OUT missing, unreadable or on a file system
+    without ``flock``: the block runs unguarded (the command says what it finds). Never raises."""
+    out = real_out(Path(out))
+    deadline = time.monotonic() + wait_s
+    fd = None
+    while True:
+        while _swap_pending(out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        real = stable_out(out, max(deadline - time.monotonic(), 0.0))
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            while True:  # held exclusively only for the instant of a swap of this folder
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
+            same = os.path.samestat(os.fstat(fd), os.stat(out))  # still OUT, not swapped out meanwhile
+        except OSError:
+            same = True  # no folder or no flock here: read unguarded
+        if same or time.monotonic() > deadline:
+            break
+        os.close(fd)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _readers_gone(out: Path) -> int | None:
+    """Wait until no command reads the folder ``out`` (``reading``), for at most ``READERS_WAIT_S``,
+    and lock it exclusively: returns the descriptor that holds the lock (close it once the folder is
+    swapped out), or None when it cannot be locked (a file system without ``flock``) or the wait ran
+    out (a reader that long may then find its files gone). Never raises."""
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    deadline = time.monotonic() + READERS_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        except OSError:
+            break
+    os.close(fd)
+    return None
+
+
 def _remove_stale(out: Path) -> None:
     """Finish or undo what an ingest that was killed left beside ``out`` (its process is gone):
 
     * OUT a link to ``.OUT.tmp-PID``: the new OUT was complete (tables and manifest) and was being
-      swapped in; the swap is finished (the DuckDB file is rebuilt by the run that called this);
+      swapped in; the swap is finished (its DuckDB file holds its tables, or views that read it by the
+      temporary name: the run that called this rebuilds it, or ``query`` and ``report`` re-point it);
     * ``.OUT.link-PID`` a folder: the previous OUT, set aside by a swap that then finished: removed;
       when OUT is missing (an ingest of an older version killed between its two renames), it is put
       back, as is a ``.OUT.old-PID``;
-    * any other ``.OUT.tmp-PID``, ``.OUT.link-PID``, ``.OUT.old-PID``: removed.
+    * any other ``.OUT.tmp-PID``, ``.OUT.link-PID``, ``.OUT.old-PID``, and the lock file ``..OUT.tmp-PID.lock``
+      of a DuckDB file being written in the new folder: removed.
     """
     if out.is_symlink():
         target = os.readlink(out)
@@ -110,6 +193,10 @@ def _remove_stale(out: Path) -> None:
                 left.rename(out)  # the previous OUT, set aside and never put back
             else:
                 shutil.rmtree(left, ignore_errors=True)
+    for lock in out.parent.glob(f"{glob_escape('..' + out.name)}.tmp-*.lock"):  # DuckDB file of the new
+        pid = lock.name.rsplit("-", 1)[-1].removesuffix(".lock")  # folder killed while written (``locked``)
+        if pid.isdigit() and not _pid_alive(pid):
+            lock.unlink(missing_ok=True)
 
 
 _RENAME_EXCHANGE = 2
@@ -337,26 +424,26 @@ def _prepare(out: Path, tmp: Path, append: bool) -> None:
 def _swap_in(
     out: Path,
     tmp: Path,
+    build: Callable[[Path], object] | None,
     derive: Callable[[Path], object] | None,
     provisional: Callable[[Path], object] | None,
 ) -> Path | None:
-    """Put the complete folder ``tmp`` in place of ``out``, every step leaving a readable OUT, old or new
-    (see ``Output.commit``). Returns where the old OUT was set aside (None for a first OUT); the link
-    now at ``tmp``'s name and that old folder are the caller's to remove. Raises what ``derive`` or a rename
-    raises, the old OUT put back."""
-    had_old = out.is_dir()
-    if had_old:
-        for name in DERIVED:  # readable meanwhile: its views name OUT's path, not the old files
-            with contextlib.suppress(FileNotFoundError):
-                os.link(out / name, tmp / name)
-    elif provisional is not None:  # a first OUT: a DuckDB file reading the new folder by its own
-        provisional(tmp)  # name, so a kill while the real one is written leaves one that opens
+    """Put the complete folder ``tmp`` in place of ``out``, every step leaving a readable OUT, old or new,
+    whose DuckDB file reads the tables beside it (see ``Output.commit``). Returns where the old OUT was
+    set aside (None for a first OUT); the link now at ``tmp``'s name and that old folder are the
+    caller's to remove. Raises what ``build``, ``derive`` or a rename raises, the old OUT put back."""
+    if build is not None:  # the DuckDB file of the new tables, before anything is exposed
+        build(tmp)
+    if derive is not None and provisional is not None:  # never the old OUT's file beside new tables
+        provisional(tmp)
         (tmp.parent / f".{tmp.name}.lock").unlink(missing_ok=True)
+    had_old = out.is_dir()
     link = out.parent / f".{out.name}.link-{os.getpid()}"
     link.unlink(missing_ok=True)
-    os.symlink(tmp.name, link)
-    exposed = False
+    os.symlink(tmp.name, link)  # also tells new readers that a swap is coming (``reading``)
+    readers, exposed = None, False
     try:
+        readers = _readers_gone(out) if had_old else None
         if had_old:
             _exchange(link, out)  # OUT → the new folder; the old one at link's name
         else:
@@ -373,6 +460,9 @@ def _swap_in(
         else:
             link.unlink(missing_ok=True)
         raise
+    finally:
+        if readers is not None:
+            os.close(readers)  # readers that waited for the old folder find it gone and take the new
     return link if had_old else None
 
 
@@ -448,26 +538,29 @@ class Output:
     def commit(
         self,
         manifest: dict,
+        build: Callable[[Path], object] | None = None,
         derive: Callable[[Path], object] | None = None,
         provisional: Callable[[Path], object] | None = None,
         keep_previous: bool = False,
     ) -> Path:
         """Close every table (an empty one gets a zero-row part with its schema), write manifest.json,
-        build the derived files (``derive(OUT)``, e.g. ``database.write``) and put the new OUT in
-        place of the old one. Returns OUT.
+        build the derived files and put the new OUT in place of the old one. Returns OUT.
 
-        Every step leaves a readable OUT, old or new. The new folder is complete (tables, manifest,
-        and the previous OUT's DuckDB file, whose views read ``OUT/<table>/**``, or for a first OUT one
-        whose views read the new folder by its temporary name, made by ``provisional(tmp)``) before OUT
-        becomes a link to it, in one atomic exchange that sets the old folder aside; ``derive`` then
-        writes the new DuckDB file through that link, and a second exchange makes OUT the folder
-        itself. When anything fails before that (disk full while the DuckDB file is written, an
-        interrupt), the old OUT is put back as it was and the error raised. A run killed half way is
-        finished or undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is
-        kept as ``OUT.prev`` (an earlier ``OUT.prev`` removed), not deleted: ``previous`` names it."""
+        Every step leaves a readable OUT, old or new, and the DuckDB file in the folder OUT shows
+        always reads that folder's tables, never another OUT's. A file that names no path (the tables
+        copied in) is made by ``build(folder)`` inside the new folder before anything is exposed. A
+        file of views naming OUT's own path is made by ``derive(OUT)`` once OUT shows the new folder:
+        until then the new folder holds ``provisional(folder)``'s, whose views read it by its
+        temporary name. The new folder becomes OUT in one atomic exchange (through a link to it, so
+        ``derive`` writes through OUT's name), after the commands still reading the old OUT are done
+        (``reading``, at most ``READERS_WAIT_S``); a second exchange makes OUT the folder itself.
+        When anything fails before that (disk full while the DuckDB file is written, an interrupt),
+        the old OUT is put back as it was and the error raised. A run killed half way is finished or
+        undone by the next one (``_remove_stale``). With ``keep_previous`` the old OUT is kept as
+        ``OUT.prev`` (an earlier ``OUT.prev`` removed), not deleted: ``previous`` names it."""
         self.parts.close()  # type: ignore[union-attr]
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-        old = _swap_in(self.out, self.tmp, derive, provisional)
+        old = _swap_in(self.out, self.tmp, build, derive, provisional)
         self._committed = True
         self.tmp.unlink()
         if old is not None and keep_previous:

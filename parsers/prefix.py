@@ -206,6 +206,18 @@ HEADERS = (
         own_lines=True,
     ),
     H(
+        "c10",
+        r"^(?:\[rank(?P<rank>[0-9]+)\]:)?\[(?P<level>[IWEF]) [^\]\s]+\.(?:cpp|cc|cu|h|hpp):[0-9]+\] ?",
+        "PyTorch c10 logging without a time (torch ≤2.1, C10_USE_GLOG off): [E ProcessGroupNCCL.cpp:475],"
+        " after torch's [rankN]: prefix when TORCH_CPP_LOG_LEVEL prints it",
+        (
+            ("[E ProcessGroupNCCL.cpp:475] [Rank 4] Watchdog caught", {"level": "ERROR", "log_ts": None}),
+            ("[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] msg", {"level": "ERROR", "tp_rank": 0}),
+        ),
+        after_worker=True,  # a Ray worker's C++ lines: "(RayWorkerVllm pid=5085) [E ProcessGroupNCCL.cpp:475] "
+        own_lines=True,
+    ),
+    H(
         "router",
         rf"^(?P<date>{_DATE})[ T](?P<time>{_TIME})Z?\s+(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+",
         "sgl-router / smg: Rust tracing fmt, UTC, level right-aligned to 5 characters",
@@ -842,10 +854,12 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
 
 def _dated(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
     """``log_ts`` and what stays ``yearless``: a row whose header prints no year takes the year of
-    the nearest dated row of the frame (before it, else after it)."""
+    the nearest dated row of the same header family in the frame (before it, else after it): glog with
+    a year dates glog without one; another writer's year (an SGLang line's beside Mooncake's glog) is
+    never lent, the row keeps its time as printed (``printed_time``)."""
     if not df.select(pl.col("yearless").is_not_null().any()).item():
         return pl.col("dated_ts"), pl.col("yearless")
-    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
+    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().over("header")
     log_ts = pl.coalesce(pl.col("dated_ts"), date_yearless(pl.col("yearless"), known_year))
     return log_ts, pl.when(log_ts.is_null()).then(pl.col("yearless"))
 

@@ -201,6 +201,16 @@ WATCHDOG_FIELDS = [
         {"nccl_error": "ncclRemoteError"},
     ),
     R(
+        "global_rank",
+        # PyTorch's ProcessGroupNCCL opens its messages with the global rank ("[Rank 4] Watchdog caught …");
+        # a "[PG 2 Rank 0]" rank is of another group, never read here
+        r"^\[Rank (?P<tp_rank>[0-9]+)\] ",
+        "body",
+        "PyTorch 2.x ProcessGroupNCCL (logPrefix: '[Rank N] ')",
+        "[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20518, OpType=ALLREDUCE)",
+        {"tp_rank": 4},
+    ),
+    R(
         "nccl_peer",
         r"(?:remote peer|recv from|send to|connect to) (?P<_peer_host>[^\s<>]+)<(?P<_peer_port>\d+)>",
         "body",

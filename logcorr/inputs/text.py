@@ -218,15 +218,16 @@ DEDENT_MIN_LINES = 3
 def dedent(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with the indent every non-blank line but a markdown fence or a note shares taken off
     (``textwrap.dedent``'s rule over spaces and tabs, fences aside), when at least
-    ``DEDENT_MIN_LINES`` lines share it; a log's own lines open at column 0, so most files are
-    returned as they are after one scan."""
-    if lines.len() < DEDENT_MIN_LINES or not lines.str.contains(r"^[ \t]").any():
+    ``DEDENT_MIN_LINES`` lines share it; the indent may end in one decoration a paste puts before every
+    line (``  | ``: a quoting tool's or a table's bar, ``│``, ``>``), taken off with it. A log's own lines
+    open at column 0, so most files are returned as they are after one scan."""
+    if lines.len() < DEDENT_MIN_LINES or not lines.str.contains(r"^[ \t]|^[|│>] ").any():
         return lines
     fence = lines.str.contains(r"^\s*```|^# ")  # a fence, a note: the paste's frame, not its lines
     counted = lines.filter(~fence.fill_null(True) & (lines.str.strip_chars() != ""))
     if counted.len() < DEDENT_MIN_LINES:
         return lines
-    indent = counted.str.extract(r"^([ \t]*)", 1)
+    indent = counted.str.extract(r"^([ \t]*(?:[|│>] )?)", 1)
     common = indent.str.len_chars().min()
     if not common or indent.unique().str.slice(0, common).n_unique() != 1:
         return lines
@@ -236,6 +237,23 @@ def dedent(lines: pl.Series) -> pl.Series:
         .then(pl.lit(lines).str.slice(common))
         .otherwise(pl.lit(lines))
     ).to_series()
+
+
+# A colour escape whose ESC byte a copy from a terminal lost (or turned into a space): " [36m(RayWorkerVllm
+# pid=5085) [0m [E …". Read only on lines that hold the reset "[0m", which colour output always ends with.
+ANSI_REMNANT = r"[ \x1b]?\[[0-9;]{0,12}m"
+
+
+def ansi_remnants_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with the colour escapes that lost their ESC byte (``ANSI_REMNANT``) taken off the
+    lines that hold a reset ``[0m``, so the worker prefix and header behind them read; one literal scan
+    of the rest."""
+    maybe = lines.str.contains("[0m", literal=True).fill_null(False)
+    idx = maybe.arg_true()
+    if idx.len() == 0:
+        return lines
+    fixed = lines.gather(idx).str.replace_all(ANSI_REMNANT, "")
+    return lines.clone().scatter(idx, fixed)
 
 
 def markdown_off(lines: pl.Series) -> pl.Series:
@@ -340,7 +358,7 @@ def text_records(
     frame = frame.with_row_index("n", offset=first)
     if width:
         frame = unwrap(frame, width)
-    frame = frame.with_columns(dedent(frame["line"]).alias("line"))
+    frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
     frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(
@@ -373,7 +391,8 @@ def text_records(
     )
     frame = frame.with_columns(
         pl.col("svc").alias("unit"),
-        pl.col("line").alias("message"),
+        # a terminal's padding is never content (the paste's width was read before, by ``unwrap``)
+        pl.col("line").str.strip_chars_end(" \t").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
         pl.concat_str(

@@ -102,7 +102,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' "' || words || '" record(s) on ' || coalesce(role, '?')
+            n || ' "' || words || '" record(s) on ' || coalesce(role, 'no role read')
             || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')
             || ', ' || rooms || ' room(s)'

@@ -59,7 +59,7 @@ g AS (
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
-            'Collective timeout (' || backend || ' watchdog) on ' || coalesce(array_to_string(ranks, ', '), '?')
+            'Collective timeout (' || backend || ' watchdog) on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
@@ -70,7 +70,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(', last enqueued ' || last_enqueued, '')
             || coalesce('; the process terminated with ' || thrown, '')
        WHEN kind = 'collective_error' THEN
-            backend || ' watchdog thread ended on an error, not a timeout, on ' || coalesce(array_to_string(ranks, ', '), '?')
+            backend || ' watchdog thread ended on an error, not a timeout, on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')

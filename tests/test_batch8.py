@@ -1,0 +1,72 @@
+"""batch8 (tests/cases/batch8, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it).
+The three false statements of the first evaluation were all times: a year lent by another writer's
+lines (05), and an untimed watchdog line glued behind a paste's decoration to a timed one (07, 08)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logcorr.analysis import saved
+from logcorr.ingest import ingest, records_from_text
+from logcorr.render.report import report
+from tests.test_batch7 import BATCH as BATCH7
+
+BATCH = BATCH7.parent / "batch8"
+
+
+def _body(prefix: str) -> str:
+    path = next(BATCH.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+def _summary(tmp_path, prefix: str) -> tuple:
+    log = tmp_path / f"{prefix}.log"
+    log.write_text(_body(prefix))
+    ingest([log], tmp_path / prefix)
+    text = report(tmp_path / prefix)
+    return tmp_path / prefix, text.split("## Summary", 1)[1].split("\n## ", 1)[0]
+
+
+def test_05_a_glog_line_keeps_its_time_without_the_year_sglang_lines_print(tmp_path):
+    ev = records_from_text(_body("05"), "05.log")
+    glog = ev.filter(pl.col("source_pos").is_in(["line 4", "line 6"]))
+    assert glog.select("level", "printed_time").rows() == [
+        ("ERROR", "05-21 16:22:21.694042"),
+        ("INFO", "05-21 16:41:11.701406"),
+    ]
+    assert glog["ts"].null_count() == 2  # no year from the SGLang lines beside them
+    _, summary = _summary(tmp_path, "05")
+    assert "2026-05-21 16:22:21" not in summary
+
+
+def test_07_a_bar_before_every_line_of_a_paste_is_taken_off_and_each_record_keeps_its_own_time(tmp_path):
+    ev = records_from_text(_body("07"), "07.log")
+    assert ev["n_lines"].to_list() == [1] * 8  # lines 2-8 no longer one record
+    worker = ev.filter(pl.col("source_pos") == "line 2")
+    assert worker.select("level", "printed_time").rows() == [("ERROR", "07-01 13:54:43")]
+    watchdog = ev.filter(pl.col("kind") == "watchdog")
+    assert watchdog["source_pos"].to_list() == ["line 4", "line 5", "line 8"]
+    assert set(watchdog["tp_rank"]) == {0} and set(watchdog["level"]) == {"ERROR"}
+    assert watchdog["printed_time"].null_count() == 3  # PyTorch ≤2.1's c10 lines print no time
+    out, summary = _summary(tmp_path, "07")
+    assert "Collective timeout (NCCL watchdog) on rank 0 (no time read)" in summary
+    assert "07-01 13:54:43" not in summary  # the worker-death line's time is not the timeout's
+    rows = saved.query(
+        out, "SELECT nccl_seq, nccl_op, timeout_s, ran_for_ms FROM watchdogs WHERE nccl_seq IS NOT NULL"
+    )
+    assert rows.rows()[0] == (2, "ALLREDUCE", 600.0, 600059)
+
+
+def test_08_colour_escapes_that_lost_their_esc_byte_hide_no_worker_prefix(tmp_path):
+    ev = records_from_text(_body("08"), "08.log")
+    ray = ev.filter(pl.col("pid").is_not_null())
+    assert ray.select("source_pos", "pid", "level", "kind").rows() == [
+        ("line 4", 5085, "ERROR", "watchdog"),
+        ("line 5", 5310, "WARNING", "other"),
+    ]
+    assert not ev["message"].str.contains("[0m", literal=True).any()
+    _, summary = _summary(tmp_path, "08")
+    assert "Collective timeout (NCCL watchdog) on rank 4 (no time read)" in summary
+    assert "13:18:39" not in summary  # the stats line's time is not the timeout's

@@ -1,5 +1,6 @@
 """SGLang engine lines → typed rows: what each record means (``classify``) and the tables built from
-it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs`` and ``tracebacks``).
+it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs``, ``retractions`` and
+``tracebacks``).
 
 Line formats are data (lnav style): the pattern tables of ``parsers/sglang_lines.py`` and the field
 rules of ``parsers/sglang_fields.py``, each with the SGLang version (or date; ``≈``: dated from bug
@@ -56,6 +57,7 @@ from logcorr.parsers.sglang_lines import (
     PD_BATCH_KEYS,
     PRINTED_LEVEL,
     PYSPY_FRAME_START,
+    RETRACTION_PATTERNS,
     RID_REGEX,
     ROOM_REGEX,
     TIME_STATS_PATTERNS,
@@ -68,6 +70,7 @@ from logcorr.store.schema import (
     ABORTS,
     BATCHES,
     REQ_TIME_STATS,
+    RETRACTIONS,
     ROOMS,
     TRACEBACKS,
     TRANSFER_ERRORS,
@@ -394,6 +397,23 @@ def watchdogs(ev: pl.DataFrame) -> pl.DataFrame:
         pl.col("_subkind").alias("watchdog_kind"), _resolve_role(pl.lit(None, pl.String)).alias("role")
     )
     return _conform(df, WATCHDOGS)
+
+
+def retractions(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per decode retraction record (``RETRACTION_PATTERNS``: SGLang's ``Decode out of memory
+    happened.`` and its later wording ``KV cache pool is full. Retract requests.``), one per TP rank that
+    printed it.
+
+    Returns:
+        ``RETRACTIONS`` columns: provenance, ``retracted_reqs`` (Int64), ``new_token_ratio_before`` and
+        ``new_token_ratio_after`` (Float64, the ``a -> b`` as printed), ``level``, ``source``,
+        ``source_pos``. ``role`` is the source's (the line names no half: a server that is no PD pair
+        decodes too).
+    """
+    df = _family(ev, "retraction", RETRACTION_PATTERNS, RETRACTION_PATTERNS, RETRACTIONS)
+    if df is None:
+        return pl.DataFrame(schema=RETRACTIONS.schema)
+    return _conform(df.with_columns(_resolve_role(pl.lit(None, pl.String)).alias("role")), RETRACTIONS)
 
 
 def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:

@@ -137,3 +137,68 @@ def test_04_20_a_cut_traceback_keeps_its_frames_and_the_type_its_message_opens_w
     assert rows["04"] == [(None, "_wait_one_response", 888)]
     # 20: logger.exception's message names nixlUnknownError before the traceback, which is cut
     assert rows["20"] == [("nixlUnknownError", "handle_new_input", 343)]
+
+
+# --- the second evaluation's causes H and C and its report rules (EVAL.md "Second evaluation") --------
+
+
+@pytest.fixture(scope="module")
+def outs(tmp_path_factory):
+    """The OUT of each file's body ingested alone, as the evaluation did (``logcorr ingest file -o OUT``)."""
+    from logcorr.ingest import ingest
+
+    root = tmp_path_factory.mktemp("batch7")
+    made = {}
+    for p in ("03", "04", "10", "11", "12", "14", "15", "20"):
+        log = root / f"{p}.log"
+        log.write_text(body(p))
+        ingest([log], root / p)
+        made[p] = root / p
+    return made
+
+
+def sql(out, query: str) -> list[tuple]:
+    from logcorr.analysis import saved
+
+    return saved.query(out, query).rows()
+
+
+def summary_of(out) -> list[str]:
+    from logcorr.render import report as report_mod
+
+    return report_mod.summary_lines(report_mod.gather(out))
+
+
+def test_03_a_decode_oom_is_a_retraction_row_per_rank_and_a_finding_that_the_kv_cache_ran_out(outs):
+    out = outs["03"]
+    rows = sql(
+        out,
+        "SELECT tp_rank, strftime(ts, '%Y-%m-%d %H:%M:%S'), retracted_reqs, new_token_ratio_before,"
+        " new_token_ratio_after, role FROM retractions ORDER BY event_id",
+    )
+    assert [r[0] for r in rows] == [0, 5, 7, 2, 6]  # not in rank order, as printed
+    assert {r[1:] for r in rows} == {("2025-01-06 02:58:44", 1, 0.098, 0.9446, "engine")}
+    assert sql(out, "SELECT count(*) FROM events WHERE kind = 'retraction'") == [(5,)]
+    (found,) = sql(out, "SELECT kind, ranks, n, summary FROM findings WHERE kind <> 'no_data'")
+    kind, ranks, n, text = found
+    assert (kind, ranks, n) == ("decode_retraction", ["TP0", "TP2", "TP5", "TP6", "TP7"], 5)
+    # one retraction mirrored by the TP group, not five requests
+    assert "Decode ran out of KV cache memory: 1 retraction(s), 1 request(s)" in text
+    assert "(new_token_ratio 0.0980 → 0.9446)" in text and "token usage 1.00" in text
+    assert summary_of(out)[0].startswith("**What happened**: Decode ran out of KV cache memory")
+
+
+def test_12_a_glibc_abort_line_is_a_record_of_its_own_after_the_traceback(outs):
+    out = outs["12"]
+    (tb,) = sql(
+        out,
+        "SELECT source_pos, exception, exc_message, traceback FROM tracebacks WHERE source_pos = 'line 2'",
+    )
+    assert tb[:3] == ("line 2", "nixl._bindings.nixlNotFoundError", "NIXL_ERR_NOT_FOUND")
+    assert tb[3].endswith("nixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND")  # free() is not in it
+    abort = sql(
+        out,
+        "SELECT e.source_pos, e.n_lines, e.ts, w.watchdog_kind, w.reason FROM events e"
+        " JOIN watchdogs w USING (event_id)",
+    )
+    assert abort == [("line 14", 1, None, "glibc_abort", "free(): invalid pointer")]  # no time of line 15

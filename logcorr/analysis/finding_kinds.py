@@ -12,16 +12,17 @@ from logcorr.analysis.shipped import shipped_queries
 HEADER = """-- question: What happened, of every kind: one row per finding (wedge, stop or no data, crash, start-up
 --   failure, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
 --   loops, lying health checks, CUDA errors, failed requests, aborts outside a burst, where py-spy dumps
---   wait, what endpoints and scrapes said), with its time, role, host, ranks and evidence rows?
+--   wait, what endpoints and scrapes said, decode out of KV cache), with its time, role, host, ranks and evidence rows?
 -- tables: wedge, incident_chain, desync, unit_lifecycle, events, tracebacks, transfer_errors, watchdogs,
---   lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks, probes, metrics
+--   retractions, lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks, probes, metrics
 -- columns:
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
 --             collective_error,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
---             rank_divergence, restart, crash_loop, cuda_error, failed_requests, request_aborts,
+--             rank_divergence, restart, crash_loop, cuda_error, decode_retraction, failed_requests,
+--             request_aborts,
 --             stacks_captured, health_generate_failed, failure_counters, unexplained_crash and
 --             unexplained_errors (records with a crash marker or exception, resp. an error level or a
 --             failure marker, that no other row cites); findings.findings adds abort_burst rows from

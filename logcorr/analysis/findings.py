@@ -25,7 +25,7 @@ from logcorr.markdown import md
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
-    "request_aborts", "cuda_error", "failure_counters",
+    "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
     "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "no_data",
     "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
@@ -37,7 +37,7 @@ MAIN_ORDER = (
     "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
-    "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
+    "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
@@ -59,6 +59,9 @@ ACTIONS = {
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
     "unexplained_crash": READ_UNEXPLAINED,
     "unexplained_errors": READ_UNEXPLAINED,
+    "decode_retraction": "if it recurs more than now and then, reserve more KV for running requests (raise"
+    " --schedule-conservativeness, e.g. 1.3, or lower --max-running-requests) or give the KV cache more memory"
+    " (--mem-fraction-static)",
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"

@@ -202,3 +202,20 @@ def test_12_a_glibc_abort_line_is_a_record_of_its_own_after_the_traceback(outs):
         " JOIN watchdogs w USING (event_id)",
     )
     assert abort == [("line 14", 1, None, "glibc_abort", "free(): invalid pointer")]  # no time of line 15
+
+
+def test_14_15_a_prose_line_naming_the_decode_half_sets_the_role_of_the_records_after_it(outs):
+    for p in ("14", "15"):
+        roles = sql(
+            outs[p], "SELECT DISTINCT role FROM events WHERE kind <> 'other' OR printed_time IS NOT NULL"
+        )
+        assert roles == [("decode",)], p
+    # 15 names both halves: the errors were seen "on multiple decode workers", a prefill worker crashed
+    assert sql(outs["15"], "SELECT role, tp_rank, ep_rank, pid FROM events WHERE source_pos = 'line 3'") == [
+        ("decode", 0, 0, 865)
+    ]
+
+
+def test_04_a_bare_http_server_traceback_names_no_role():
+    ev = records_from_text(body("04"), "04.log")
+    assert set(ev["role"]) == {"unknown"}  # SGLang's frames are the same on prefill, decode and engine

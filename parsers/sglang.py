@@ -448,14 +448,25 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         .alias("exception"),
     )
     if "body" in df.columns:  # a traceback cut before its last line: the type the message opens with
-        said = pl.col("body").str.extract(LEAD_EXCEPTION, 1)
-        df = df.with_columns(pl.coalesce(pl.col("exception"), said).alias("exception"))
+        lead = pl.col("body").str.extract_groups(LEAD_EXCEPTION).struct
+        said = pl.col("exception").is_null() & lead.field("type").is_not_null()
+        df = df.with_columns(
+            pl.when(said).then(lead.field("type")).otherwise(pl.col("exception")).alias("exception"),
+            pl.when(said)
+            .then(pl.coalesce(lead.field("repr"), lead.field("repr2"), lead.field("text").str.strip_chars()))
+            .otherwise(pl.col("exc_message"))
+            .alias("exc_message"),
+        )
     return _conform(df, TRACEBACKS)
 
 
 # A logger.exception message that names the exception before its traceback: "nixlUnknownError('…')",
-# "engine.start: nixlBackendError('NIXL_ERR_BACKEND')" (a Rust target first), "KVTransferError: …".
-LEAD_EXCEPTION = r"^(?:[\w.]+: )?([A-Za-z_][\w.]*(?:Error|Exception))(?:\(|: )"
+# "engine.start: nixlBackendError('NIXL_ERR_BACKEND')" (a Rust target first), "KVTransferError: …";
+# its message: the one string the repr holds, or the text after ": " on that line.
+LEAD_EXCEPTION = (
+    r"^(?:[\w.]+: )?(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))"
+    r"(?:\('(?P<repr>[^'\n]*)'\)|\(\"(?P<repr2>[^\"\n]*)\"\)|\(|: (?P<text>[^\n]*))"
+)
 
 
 def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:

@@ -219,3 +219,16 @@ def test_14_15_a_prose_line_naming_the_decode_half_sets_the_role_of_the_records_
 def test_04_a_bare_http_server_traceback_names_no_role():
     ev = records_from_text(body("04"), "04.log")
     assert set(ev["role"]) == {"unknown"}  # SGLang's frames are the same on prefill, decode and engine
+
+
+def test_20_11_a_traceback_finding_names_the_exception_read_not_a_frame_line(outs):
+    ((s20,),) = sql(outs["20"], "SELECT summary FROM findings WHERE kind = 'unexplained_crash'")
+    assert s20.startswith(
+        "Unexplained exception nixlUnknownError: NIXL_ERR_UNKNOWN in handle_new_input (engine.py:343) on prefill"
+    )
+    assert 'File "' not in s20
+    assert sql(outs["11"], "SELECT exception, exc_message FROM tracebacks") == [
+        ("nixlBackendError", "NIXL_ERR_BACKEND")
+    ]
+    chain = next(line for line in summary_of(outs["11"]) if line.startswith("**How it came about**"))
+    assert "Unexplained exception nixlBackendError" in chain

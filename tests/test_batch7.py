@@ -232,3 +232,36 @@ def test_20_11_a_traceback_finding_names_the_exception_read_not_a_frame_line(out
     ]
     chain = next(line for line in summary_of(outs["11"]) if line.startswith("**How it came about**"))
     assert "Unexplained exception nixlBackendError" in chain
+
+
+@pytest.mark.parametrize(
+    "p,printed",
+    [
+        ("10", "03-31 12:03:04.222625"),
+        ("14", "07-30 15:51:33.763552"),
+        ("15", "05-01 15:00:23"),
+        ("20", "03-20 02:45:15"),
+    ],
+)
+def test_a_summary_quoting_a_yearless_time_says_it_as_printed_not_no_time_read(outs, p, printed):
+    (where,) = [line for line in summary_of(outs[p]) if line.startswith("**When and where**")]
+    assert where.startswith(f"**When and where**: {printed} as printed (no year or zone printed), ")
+    assert "no time read" not in where
+
+
+def test_06_a_record_in_sglang_format_is_sglang_data_whatever_its_role(tmp_path):
+    """06's rule: the summary says "no SGLang data was read" only when no record is in SGLang's line format
+    nor names an SGLang rid; here a PD cue keeps the engine role off, so the role is unknown."""
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "06.log"
+    log.write_text(
+        "Our PD setup (bootstrap port 8998) logs:\n```\n[2026-08-24 06:49:47] Cache flushed successfully!\n"
+    )
+    ingest([log], tmp_path / "out")
+    assert sql(
+        tmp_path / "out", "SELECT role, kind FROM events WHERE printed_time IS NULL AND ts IS NOT NULL"
+    ) == [("unknown", "other")]
+    happened = summary_of(tmp_path / "out")[0]
+    assert happened.startswith("**What happened**: the data shows no failure"), happened
+    assert "no record as an SGLang engine" not in happened

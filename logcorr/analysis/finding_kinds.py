@@ -37,6 +37,8 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   zoned     true when the records it rests on print their zone (journald, an offset or Z, the router's
 --             UTC): its times are UTC; false when they print a time without a zone: its summary states
 --             them as printed, without "UTC"; NULL when it has no time
+--   printed_time  when it has no time (ts NULL): the first time its records print without a year or a
+--             date (events.printed_time, as printed: 03-20 02:45:15, 16:43:29); NULL otherwise
 -- parameters: none.
 -- reading: generated from queries/findings/*.sql (one file per failure mode, each with its own header
 --   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
@@ -111,7 +113,8 @@ SELECT n.* EXCLUDE (finding_no)
                                                               THEN '; printed without a year: '
                                                               ELSE '; printed without a date: ' END
                                                          || p.printed_time, '') || ')') AS summary),
-       CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned
+       CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned,
+       CASE WHEN n.ts IS NULL THEN p.printed_time END AS printed_time
 FROM numbered n LEFT JOIN clock c USING (finding_no) LEFT JOIN printed p USING (finding_no)
 ORDER BY n.ts NULLS LAST, n.kind, n.summary
 """

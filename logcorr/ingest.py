@@ -72,6 +72,7 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "request_log": request_log.request_log,
     "req_time_stats": sglang.req_time_stats,
     "watchdogs": sglang.watchdogs,
+    "retractions": sglang.retractions,
     "tracebacks": sglang.tracebacks,
     "lifecycle": systemd.lifecycle,
     "probes": collect.probes,

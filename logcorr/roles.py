@@ -8,14 +8,15 @@ error that only one side prints); a frame's event loop, a ``server_args`` line's
 ``disaggregation_mode``, the pod or host name the text prints as its own (``text_role``); the
 record's host name (a k8s pod ``…-prefill-0``).
 
-Then the role flows (``RoleFlow``): a reporter's label line ("Prefill node:", "prefill node throw
-exception:") gives its half to the records after it that name none, up to the next prose line; a
-process (source, host, pid) whose records show one role gives
+Then the role flows (``RoleFlow``): a reporter's prose line that names one serving half (a label
+"Prefill node:", "errors on multiple decode workers", "D节点…"; ``text_rules.label_role``) gives its half
+to the records after it that name none, up to the next prose line; a process (source, host, pid) whose records show one role gives
 it to its records that show none; an input whose records carry no unit and no host (a plain log, a
 paste, its worker or compose streams) and whose records show one engine role gives it to its
 records that show none, HTTP access
-lines aside; an input whose plain records show an SGLang process (``SGLANG_CUE``) and no role and
-no prefill-decode cue anywhere (``PD_CUE``) is served by an ``engine`` (SGLang's default is no PD). A scope that shows
+lines aside; an input whose plain records show an SGLang process (``SGLANG_CUE``: a record it logged,
+not a path of its package in a traceback frame) and no role and no prefill-decode cue anywhere
+(``PD_CUE``) is served by an ``engine`` (SGLang's default is no PD). A scope that shows
 ``prefill`` or ``decode`` and also ``engine`` (a batch line printed without PD keys) is that half of
 a PD pair: its ``engine`` records take it too. A scope that shows two roles gives none. The flow
 runs forward through an input: a role first shown in a later 16 MiB chunk does not reach the
@@ -97,18 +98,19 @@ class RoleFlow:
         return df.with_columns(pl.col("role").fill_null("unknown"))
 
     def _by_label(self, df: pl.DataFrame) -> pl.DataFrame:
-        """Records after a reporter's label line (``text_rules.LABEL_ROLE``: "Prefill node:", a prose
-        line without a printed time) up to the next prose line, in the same input and across its
-        chunks, take the label's half where their own text names none or only ``engine``. Only records
-        with a printed time or a kind of their own: the prose and fences around a block stay as read.
-        The label pattern runs on the prose lines only (a journal's chunk holds few)."""
-        prose = df.select(
-            (pl.col("kind") == "other")
-            & pl.col("log_ts").is_null()
-            & pl.col("message").str.contains(r"^[A-Za-z]")
-        ).to_series()
+        """Records after a reporter's prose line that names a half (``text_rules.label_role``: a label
+        "Prefill node:", "errors … on multiple decode workers"; a line of no kind, header or printed
+        time that starts with a letter) up to the next prose line, in the same input and across its
+        chunks, take that half where their own text names none or only ``engine``. Only records with a
+        printed time (with or without a year), a known header or a kind of their own: the prose and
+        fences around a block stay as read. The label rules run on the prose lines only (a journal's
+        chunk holds few)."""
+        # a record: a kind of its own, a printed time (with or without a year) or a known header
+        stamped = [pl.col(c).is_not_null() for c in ("log_ts", "printed_time", "header") if c in df.columns]
+        record = (pl.col("kind") != "other") | pl.any_horizontal(stamped)
+        prose = df.select(~record & pl.col("message").str.contains(r"^\p{L}")).to_series()
         at = prose.arg_true()
-        said = df["message"].gather(at).str.extract(text_rules.LABEL_ROLE, 1).str.to_lowercase().fill_null("")
+        said = text_rules.label_role(df["message"].gather(at)).fill_null("")
         if not self.labels and not (said != "").any():
             return df
         marks = pl.Series("_label", [None] * df.height, pl.String).scatter(at, said)
@@ -121,7 +123,6 @@ class RoleFlow:
                 self.labels[src] = last
             else:  # a prose line ended the label (or none was read)
                 self.labels.pop(src, None)
-        record = (pl.col("kind") != "other") | pl.col("log_ts").is_not_null()
         scope = pl.when(record & (found["_label"] != "")).then(found["_label"])
         return _take_scope(df.with_columns(scope.alias("_scope_role")))
 

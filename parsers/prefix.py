@@ -443,6 +443,14 @@ def strip_groups(regex: str) -> str:
 # "Pyspy dump for PID" line stays in that record (SGLang's watchdog prints both).
 TERMINATE_LINE = r"^terminate called after throwing an instance of "
 WHAT_LINE = r"^\s*what\(\): "
+# glibc's malloc checks (malloc_printerr): a broken heap found, the message printed and the process
+# aborted (SIGABRT): "free(): invalid pointer", "double free or corruption (!prev)", "corrupted size vs.
+# prev_size", "malloc(): unaligned tcache chunk detected"; older glibc wraps it in "*** Error in `prog': …".
+GLIBC_ABORT = (
+    r"^(?:\*\*\* Error in `[^`\n]*': )?"
+    r"(?:(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free|tcache_thread_shutdown)"
+    r"\(\): [a-z]|double free or corruption\b|corrupted size vs\. prev_size|corrupted double-linked list)"
+)
 NOTE = (
     r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
     # a terminal's own lines in a paste: ^C, a shell prompt with its command ([root@host dir]# …,
@@ -461,6 +469,7 @@ BODY_STARTS = (
     # "what():" alone when the paste starts there (after a "terminate called" line it continues it)
     TERMINATE_LINE,
     WHAT_LINE,
+    GLIBC_ABORT,  # the process aborted: never the last line of the record (a traceback) before it
     r"^\S+:[0-9]+ - \"[A-Z]+ \S+ HTTP/[0-9.]+\" [0-9]{3}",
     r"^(?:Prefill|Decode) batch[.,] ",  # a batch line whose header was stripped (--log-requests pastes)
     NOTE,

@@ -154,11 +154,50 @@ LABEL_ROLE = (
     r"(?i)^\s*(?:the\s+|on\s+(?:the\s+)?)?(prefill|decode)(?:\s+|-)"
     r"(?:node|instance|server|worker|pod|side|engine)s?\b[^\n]{0,60}:[ \t]*(?:\n|$)"
 )
-# An SGLang process the text shows (its rank-tagged header, a scheduler's exception or watchdog, its
-# package path or process title) and a prefill-decode cue: an SGLang input with no PD cue anywhere is
-# served by an engine that is no half of a PD pair (SGLang's default, --disaggregation-mode null).
+# A prose line that names one serving half ("errors … on multiple decode workers", "(Error observed in
+# Decode instance)", "D节点报KV传输失败"): the records after it are that half's, as after a label line. A
+# line naming both halves gives the one it places the text on, in, at or from ("on multiple decode
+# workers, when a prefill worker crashed"); else none.
+HALF_NAMED = (
+    r"(?i:\b(?:prefill|decode)(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)s?\b)"
+    r"|\b[PD][ -](?:node|instance)s?\b|(?i:prefill|decode)\s*(?:节点|实例|侧|端)|(?:^|[^A-Za-z])[PD]\s*(?:节点|实例|侧|端)"
+)
+HALF_PLACED = (
+    r"(?i:\b(?:on|in|at|from|inside)\s+(?:(?:the|a|an|all|both|multiple|several|some|many|each|every|our|my|\d+)\s+)*)"
+    rf"(?:{HALF_NAMED})|在\s*(?:{HALF_NAMED})"
+)
+
+
+def _half_of(mention: pl.Expr) -> pl.Expr:
+    """``prefill``/``decode`` of a ``HALF_NAMED`` mention (its word, or its P/D letter)."""
+    letter = mention.str.extract(r"([PD])\s*(?:[ -](?:node|instance)|节点|实例|侧|端)", 1)
+    return pl.coalesce(
+        mention.str.extract(r"(?i)(prefill|decode)", 1).str.to_lowercase(),
+        letter.replace_strict({"P": "prefill", "D": "decode"}, default=None, return_dtype=pl.String),
+    )
+
+
+def label_role(text: pl.Series) -> pl.Series:
+    """The half a prose line gives the records after it (String Series, ``text``'s length; null where
+    none): a label line's (``LABEL_ROLE``), else the one half the line names (``HALF_NAMED``), else, of
+    two, the one it places the text at (``HALF_PLACED``)."""
+    frame = pl.DataFrame({"t": text})
+    halves = [
+        pl.col("t").str.extract_all(rx).list.eval(_half_of(pl.element())).list.unique().alias(name)
+        for name, rx in (("named", HALF_NAMED), ("placed", HALF_PLACED))
+    ]
+    one = [pl.when(pl.col(c).list.len() == 1).then(pl.col(c).list.first()) for c in ("named", "placed")]
+    label = pl.col("t").str.extract(LABEL_ROLE, 1).str.to_lowercase()
+    return frame.with_columns(halves).select(pl.coalesce(label, *one).alias("label_role"))["label_role"]
+
+
+# A record an SGLang process logged (its header, rank-tagged or not, a logger or process name, a
+# scheduler's exception or watchdog) and a prefill-decode cue: an SGLang input with no PD cue anywhere is
+# served by an engine that is no half of a PD pair (SGLang's default, --disaggregation-mode null). A path
+# of SGLang's package in a traceback frame is no such record: a bare traceback of the HTTP server (its
+# tokenizer manager) reads the same on a prefill, a decode and a plain server, and prints no PD cue.
 SGLANG_CUE = (
-    r"(?m)^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)*\] |\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)+\]|sglang(?:/srt|\.srt|::|-\w)|sgl-workspace|"
+    r"(?m)^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)*\] |\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [DTPE]P\d+)+\]|sglang(?:\.srt|::|-\w)|"
     r"\b(?:Scheduler|TpModelWorkerClient) hit an exception|Watchdog timeout \(self\.watchdog_timeout"
 )
 PD_CUE = (

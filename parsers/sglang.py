@@ -1,5 +1,6 @@
 """SGLang engine lines → typed rows: what each record means (``classify``) and the tables built from
-it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs`` and ``tracebacks``).
+it (``batches``, ``aborts``, ``transfer_errors``, ``rooms``, plus ``watchdogs``, ``retractions`` and
+``tracebacks``).
 
 Line formats are data (lnav style): the pattern tables of ``parsers/sglang_lines.py`` and the field
 rules of ``parsers/sglang_fields.py``, each with the SGLang version (or date; ``≈``: dated from bug
@@ -63,6 +64,7 @@ from logcorr.parsers.sglang_lines import (
     PRINTED_LEVEL,
     PYSPY_FRAME_START,
     REQUEST_ID_REGEX,
+    RETRACTION_PATTERNS,
     RID_REGEX,
     ROOM_REGEX,
     TIME_STATS_PATTERNS,
@@ -75,6 +77,7 @@ from logcorr.store.schema import (
     ABORTS,
     BATCHES,
     REQ_TIME_STATS,
+    RETRACTIONS,
     ROOMS,
     TRACEBACKS,
     TRANSFER_ERRORS,
@@ -460,6 +463,23 @@ def _one_thrown_type(head: str) -> str | None:
     return one if copies and re.fullmatch(CPP_TYPE, one) else None
 
 
+def retractions(ev: pl.DataFrame) -> pl.DataFrame:
+    """One row per decode retraction record (``RETRACTION_PATTERNS``: SGLang's ``Decode out of memory
+    happened.`` and its later wording ``KV cache pool is full. Retract requests.``), one per TP rank that
+    printed it.
+
+    Returns:
+        ``RETRACTIONS`` columns: provenance, ``retracted_reqs`` (Int64), ``new_token_ratio_before`` and
+        ``new_token_ratio_after`` (Float64, the ``a -> b`` as printed), ``level``, ``source``,
+        ``source_pos``. ``role`` is the source's (the line names no half: a server that is no PD pair
+        decodes too).
+    """
+    df = _family(ev, "retraction", RETRACTION_PATTERNS, RETRACTION_PATTERNS, RETRACTIONS)
+    if df is None:
+        return pl.DataFrame(schema=RETRACTIONS.schema)
+    return _conform(df.with_columns(_resolve_role(pl.lit(None, pl.String)).alias("role")), RETRACTIONS)
+
+
 def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     """One row per record holding a Python traceback (any kind), with its innermost frame.
 
@@ -494,8 +514,15 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         .alias("exception"),
     )
     if "body" in df.columns:  # a traceback cut before its last line: the type the message opens with
-        said = pl.col("body").str.extract(LEAD_EXCEPTION, 1)
-        df = df.with_columns(pl.coalesce(pl.col("exception"), said).alias("exception"))
+        lead = pl.col("body").str.extract_groups(LEAD_EXCEPTION).struct
+        said = pl.col("exception").is_null() & lead.field("type").is_not_null()
+        df = df.with_columns(
+            pl.when(said).then(lead.field("type")).otherwise(pl.col("exception")).alias("exception"),
+            pl.when(said)
+            .then(pl.coalesce(lead.field("repr"), lead.field("repr2"), lead.field("text").str.strip_chars()))
+            .otherwise(pl.col("exc_message"))
+            .alias("exc_message"),
+        )
     # else the last exception group member's exception line the record prints (behind its "| " border),
     # with its message as printed
     member = (
@@ -516,8 +543,12 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
 
 
 # A logger.exception message that names the exception before its traceback: "nixlUnknownError('…')",
-# "engine.start: nixlBackendError('NIXL_ERR_BACKEND')" (a Rust target first), "KVTransferError: …".
-LEAD_EXCEPTION = r"^(?:[\w.]+: )?([A-Za-z_][\w.]*(?:Error|Exception))(?:\(|: )"
+# "engine.start: nixlBackendError('NIXL_ERR_BACKEND')" (a Rust target first), "KVTransferError: …";
+# its message: the one string the repr holds, or the text after ": " on that line.
+LEAD_EXCEPTION = (
+    r"^(?:[\w.]+: )?(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))"
+    r"(?:\('(?P<repr>[^'\n]*)'\)|\(\"(?P<repr2>[^\"\n]*)\"\)|\(|: (?P<text>[^\n]*))"
+)
 
 
 def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> pl.DataFrame:

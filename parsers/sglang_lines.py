@@ -11,6 +11,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import router, systemd
+from logcorr.parsers.prefix import GLIBC_ABORT
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import TRACEBACK_FRAGMENT
@@ -487,6 +488,64 @@ WATCHDOG_PATTERNS = [
         subkind="fatal_python_error",
         yields={"reason": "Aborted"},
     ),
+    P(
+        "glibc_abort",
+        "watchdog",
+        "(): ",
+        rf"(?P<reason>{GLIBC_ABORT}[^\n]*)",
+        "glibc 2.x malloc_printerr (free(): invalid pointer, malloc(): … ; 'free(): double free detected in tcache 2'"
+        " glibc 2.29)",
+        "free(): invalid pointer",
+        subkind="glibc_abort",
+        yields={"reason": "free(): invalid pointer"},
+    ),
+    P(
+        "glibc_abort_corrupted",
+        "watchdog",
+        "corrupt",
+        rf"(?P<reason>{GLIBC_ABORT}[^\n]*)",
+        "glibc 2.x malloc_printerr (double free or corruption, corrupted size vs. prev_size ≈glibc 2.26)",
+        "double free or corruption (!prev)",
+        subkind="glibc_abort",
+        yields={"reason": "double free or corruption (!prev)"},
+    ),
+]
+
+# The decode scheduler's retraction (scheduler.py, update_running_batch): the KV cache cannot hold the
+# next decode step, so it takes requests out of the running batch and puts them back in the waiting queue,
+# and raises new_token_ratio (the share of max_new_tokens it reserves per request). Every TP rank runs the
+# same scheduler and prints the same line.
+_RETRACT_FIELDS = (
+    r"#retracted_reqs: (?P<retracted_reqs>\d+),(?: #[a-z_]+: [\d.]+,)* "
+    r"#new_token_ratio: (?P<new_token_ratio_before>[\d.]+) -> (?P<new_token_ratio_after>[\d.]+)"
+)
+RETRACTION_PATTERNS = [
+    P(
+        "decode_out_of_memory",
+        "retraction",
+        "ecode out of memory happened",
+        rf"[Dd]ecode out of memory happened[.,] {_RETRACT_FIELDS}",
+        "v0.1 (2024-01, 'decode out of memory happened, '); 'Decode out of memory happened. ' ≈v0.3 (2024-09)",
+        "[2025-01-06 02:58:44 TP5] Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.0980 -> 0.9446",
+        subkind="decode_out_of_memory",
+        yields={
+            "tp_rank": 5,
+            "retracted_reqs": 1,
+            "new_token_ratio_before": 0.098,
+            "new_token_ratio_after": 0.9446,
+        },
+    ),
+    P(
+        "kv_cache_pool_full",
+        "retraction",
+        "KV cache pool is full. Retract requests.",
+        rf"KV cache pool is full\. Retract requests\. {_RETRACT_FIELDS}",
+        "≈v0.4.7 (2025-06); #new_tokens_gained ≈2026",
+        "[2026-09-13 16:06:07] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 646,"
+        " #new_token_ratio: 0.0980 -> 0.3487",
+        subkind="kv_cache_pool_full",
+        yields={"retracted_reqs": 1, "new_token_ratio_before": 0.098, "new_token_ratio_after": 0.3487},
+    ),
 ]
 
 TRACEBACK_PATTERNS = [
@@ -789,6 +848,7 @@ ENGINE_PATTERNS = (
     + TRANSFER_ERROR_PATTERNS
     + ABORT_PATTERNS
     + WATCHDOG_PATTERNS
+    + RETRACTION_PATTERNS
     + TRACEBACK_PATTERNS
     + PYSPY_PATTERNS
     + REQUEST_LOG_PATTERNS

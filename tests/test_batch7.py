@@ -275,3 +275,131 @@ def test_11_a_header_less_line_never_joins_a_record_across_another_process_line(
     assert q("SELECT message FROM events WHERE source_pos = 'line 4'")[0][0].startswith(
         "error handling callback was invoked with status -3 (Input/output error)"
     )
+
+
+# --- the second evaluation's causes H and C and its report rules (EVAL.md "Second evaluation") --------
+
+
+@pytest.fixture(scope="module")
+def outs(tmp_path_factory):
+    """The OUT of each file's body ingested alone, as the evaluation did (``logcorr ingest file -o OUT``)."""
+    from logcorr.ingest import ingest
+
+    root = tmp_path_factory.mktemp("batch7")
+    made = {}
+    for p in ("03", "04", "10", "11", "12", "14", "15", "20"):
+        log = root / f"{p}.log"
+        log.write_text(body(p))
+        ingest([log], root / p)
+        made[p] = root / p
+    return made
+
+
+def sql(out, query: str) -> list[tuple]:
+    from logcorr.analysis import saved
+
+    return saved.query(out, query).rows()
+
+
+def summary_of(out) -> list[str]:
+    from logcorr.render import report as report_mod
+
+    return report_mod.summary_lines(report_mod.gather(out))
+
+
+def test_03_a_decode_oom_is_a_retraction_row_per_rank_and_a_finding_that_the_kv_cache_ran_out(outs):
+    out = outs["03"]
+    rows = sql(
+        out,
+        "SELECT tp_rank, strftime(ts, '%Y-%m-%d %H:%M:%S'), retracted_reqs, new_token_ratio_before,"
+        " new_token_ratio_after, role FROM retractions ORDER BY event_id",
+    )
+    assert [r[0] for r in rows] == [0, 5, 7, 2, 6]  # not in rank order, as printed
+    assert {r[1:] for r in rows} == {("2025-01-06 02:58:44", 1, 0.098, 0.9446, "engine")}
+    assert sql(out, "SELECT count(*) FROM events WHERE kind = 'retraction'") == [(5,)]
+    (found,) = sql(out, "SELECT kind, ranks, n, summary FROM findings WHERE kind <> 'no_data'")
+    kind, ranks, n, text = found
+    assert (kind, ranks, n) == ("decode_retraction", ["TP0", "TP2", "TP5", "TP6", "TP7"], 5)
+    # one retraction mirrored by the TP group, not five requests
+    assert "Decode ran out of KV cache memory: 1 retraction(s), 1 request(s)" in text
+    assert "(new_token_ratio 0.0980 → 0.9446)" in text and "token usage 1.00" in text
+    assert summary_of(out)[0].startswith("**What happened**: Decode ran out of KV cache memory")
+
+
+def test_12_a_glibc_abort_line_is_a_record_of_its_own_after_the_traceback(outs):
+    out = outs["12"]
+    (tb,) = sql(
+        out,
+        "SELECT source_pos, exception, exc_message, traceback FROM tracebacks WHERE source_pos = 'line 2'",
+    )
+    assert tb[:3] == ("line 2", "nixl._bindings.nixlNotFoundError", "NIXL_ERR_NOT_FOUND")
+    assert tb[3].endswith("nixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND")  # free() is not in it
+    abort = sql(
+        out,
+        "SELECT e.source_pos, e.n_lines, e.ts, w.watchdog_kind, w.reason FROM events e"
+        " JOIN watchdogs w USING (event_id)",
+    )
+    assert abort == [("line 14", 1, None, "glibc_abort", "free(): invalid pointer")]  # no time of line 15
+
+
+def test_14_15_a_prose_line_naming_the_decode_half_sets_the_role_of_the_records_after_it(outs):
+    for p in ("14", "15"):
+        roles = sql(
+            outs[p], "SELECT DISTINCT role FROM events WHERE kind <> 'other' OR printed_time IS NOT NULL"
+        )
+        assert roles == [("decode",)], p
+    # 15 names both halves: the errors were seen "on multiple decode workers", a prefill worker crashed
+    assert sql(outs["15"], "SELECT role, tp_rank, ep_rank, pid FROM events WHERE source_pos = 'line 3'") == [
+        ("decode", 0, 0, 865)
+    ]
+
+
+def test_04_a_bare_http_server_traceback_names_no_role():
+    ev = records_from_text(body("04"), "04.log")
+    assert set(ev["role"]) == {"unknown"}  # SGLang's frames are the same on prefill, decode and engine
+
+
+def test_20_11_a_traceback_finding_names_the_exception_read_not_a_frame_line(outs):
+    ((s20,),) = sql(outs["20"], "SELECT summary FROM findings WHERE kind = 'unexplained_crash'")
+    assert s20.startswith(
+        "Unexplained exception nixlUnknownError: NIXL_ERR_UNKNOWN in handle_new_input (engine.py:343) on prefill"
+    )
+    assert 'File "' not in s20
+    assert sql(outs["11"], "SELECT exception, exc_message FROM tracebacks") == [
+        ("nixlBackendError", "NIXL_ERR_BACKEND")
+    ]
+    chain = next(line for line in summary_of(outs["11"]) if line.startswith("**How it came about**"))
+    assert "Unexplained exception nixlBackendError" in chain
+
+
+@pytest.mark.parametrize(
+    "p,printed",
+    [
+        ("10", "03-31 12:03:04.222625"),
+        ("14", "07-30 15:51:33.763552"),
+        ("15", "05-01 15:00:23"),
+        ("20", "03-20 02:45:15"),
+    ],
+)
+def test_a_summary_quoting_a_yearless_time_says_it_as_printed_not_no_time_read(outs, p, printed):
+    (where,) = [line for line in summary_of(outs[p]) if line.startswith("**When and where**")]
+    assert where.startswith(f"**When and where**: {printed} as printed (no year or zone printed), ")
+    assert "no time read" not in where
+
+
+def test_06_a_record_in_sglang_format_is_sglang_data_whatever_its_role(tmp_path):
+    """06's rule: the summary says "no SGLang data was read" only when no record is in SGLang's line format
+    nor names an SGLang rid; here a PD cue keeps the engine role off, so the role is unknown."""
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "06.log"
+    log.write_text(
+        "Our PD setup (bootstrap port 8998) logs:\n```\n[2026-08-24 06:49:47] Cache flushed successfully!\n"
+    )
+    ingest([log], tmp_path / "out")
+    assert sql(
+        tmp_path / "out", "SELECT role, kind FROM events WHERE printed_time IS NULL AND ts IS NOT NULL"
+    ) == [("unknown", "other")]
+    happened = summary_of(tmp_path / "out")[0]
+    assert happened.startswith("**What happened**: the data shows no failure"), happened
+    assert "no record as an SGLang engine" not in happened

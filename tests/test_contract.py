@@ -31,6 +31,9 @@ def out(tmp_path_factory) -> Path:
     time_stats = folder.parent / "time_stats.log"  # the req_time_stats table: no real case prints one yet
     time_stats.write_text("".join(p.sample + "\n" for p in sglang_lines.TIME_STATS_PATTERNS))
     inputs.append(time_stats)
+    retractions = folder.parent / "retractions.log"  # the retractions table: batch7/03 is no input here
+    retractions.write_text("".join(p.sample + "\n" for p in sglang_lines.RETRACTION_PATTERNS))
+    inputs.append(retractions)
     ingest([p for p in inputs if p.exists()], folder)
     return folder
 

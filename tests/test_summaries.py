@@ -64,7 +64,7 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch3/08": ("crash_loop", ["openclaw-vllm.service crashed 1 time(s)", "restart counter up to 76", "2026-02-22 06:55:47 to 06:55:54"]),
     "batch3/09": ("failed_requests", ["Failed requests on router", "Failed to select PD pair"]),
     "batch3/10": ("bootstrap_failures", ['1 "Prefill bootstrap failed" record(s) on prefill TP0', "(389535395827821955)", "cause aborted"]),
-    "batch3/11": (NOTHING_KNOWN, []),
+    "batch3/11": (NO_FAILURE, []),  # SGLang's own header lines, role unknown: SGLang data (batch7/06's rule)
     "batch3/12": ("transfer_failures", ["DP1 TP0 EP8", "TRANSFER_FAIL", "backend mooncake"]),
     "batch3/13": ("transfer_failures", ["4 KV transfer backend error record(s) on TP2", "TRANSFER_FAIL ×2", "Transfer slice failed"]),
     "batch4/01": (NO_FAILURE, []),
@@ -90,7 +90,7 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch5/06": ("unexplained_errors", ["failure detected by watchdog at work sequence id: 40231", "on TP1", "TP7 ×3, TP1 ×2"]),
     "batch5/07": ("collective_timeout", ["NCCL watchdog", "rank 2, rank 4", "_ALLGATHER_BASE SeqNum 1522789 ran 600094 ms, past its 600 s timeout", "last completed work 1522788, last enqueued 1522789"]),
     "batch5/08": (NOTHING_KNOWN, []),
-    "batch5/09": (NOTHING_KNOWN, []),
+    "batch5/09": (NO_FAILURE, []),  # SGLang's own header lines, role unknown: SGLang data (batch7/06's rule)
     "batch5/10": (NOTHING_KNOWN, []),
     "batch5/11": ("unexplained_crash", ["json.decoder.JSONDecodeError: Expecting value", "at 2025-03-08 02:04:48"]),
     "batch5/12": ("transfer_failures", ["8 KV transfer backend error record(s) on DP0 TP5 (2 of the 8 print a rank)", "backend mooncake", "Failed to connect to target"]),

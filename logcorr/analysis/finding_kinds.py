@@ -12,16 +12,17 @@ from logcorr.analysis.shipped import shipped_queries
 HEADER = """-- question: What happened, of every kind: one row per finding (wedge, stop or no data, crash, start-up
 --   failure, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
 --   loops, lying health checks, CUDA errors, failed requests, aborts outside a burst, where py-spy dumps
---   wait, what endpoints and scrapes said), with its time, role, host, ranks and evidence rows?
+--   wait, what endpoints and scrapes said, decode out of KV cache), with its time, role, host, ranks and evidence rows?
 -- tables: wedge, incident_chain, desync, unit_lifecycle, events, tracebacks, transfer_errors, watchdogs,
---   lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks, probes, metrics
+--   retractions, lifecycle, batches, config, requests, aborts, request_errors, impact, captures, stacks, probes, metrics
 -- columns:
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
 --             collective_error,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
---             rank_divergence, restart, crash_loop, cuda_error, failed_requests, request_aborts,
+--             rank_divergence, restart, crash_loop, cuda_error, decode_retraction, failed_requests,
+--             request_aborts,
 --             stacks_captured, health_generate_failed, failure_counters, unexplained_crash and
 --             unexplained_errors (records with a crash marker or exception, resp. an error level or a
 --             failure marker, that no other row cites); findings.findings adds abort_burst rows from
@@ -36,6 +37,8 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   zoned     true when the records it rests on print their zone (journald, an offset or Z, the router's
 --             UTC): its times are UTC; false when they print a time without a zone: its summary states
 --             them as printed, without "UTC"; NULL when it has no time
+--   printed_time  when it has no time (ts NULL): the first time its records print without a year or a
+--             date (events.printed_time, as printed: 03-20 02:45:15, 16:43:29); NULL otherwise
 -- parameters: none.
 -- reading: generated from queries/findings/*.sql (one file per failure mode, each with its own header
 --   saying its rule), in time order, a finding without a time last; `logcorr report` puts them in
@@ -110,7 +113,8 @@ SELECT n.* EXCLUDE (finding_no)
                                                               THEN '; printed without a year: '
                                                               ELSE '; printed without a date: ' END
                                                          || p.printed_time, '') || ')') AS summary),
-       CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned
+       CASE WHEN n.ts IS NOT NULL THEN c.zoned IS DISTINCT FROM false END AS zoned,
+       CASE WHEN n.ts IS NULL THEN p.printed_time END AS printed_time
 FROM numbered n LEFT JOIN clock c USING (finding_no) LEFT JOIN printed p USING (finding_no)
 ORDER BY n.ts NULLS LAST, n.kind, n.summary
 """

@@ -25,7 +25,7 @@ from logcorr.markdown import md
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
-    "request_aborts", "cuda_error", "failure_counters",
+    "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
     "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "no_data",
     "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
@@ -37,7 +37,7 @@ MAIN_ORDER = (
     "crash_loop", "stop",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
-    "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
+    "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
 NOT_IN_CHAIN = ("health_lies", "no_data", "bootstrap_failures", "transfer_failures", "stacks_captured")
@@ -59,6 +59,9 @@ ACTIONS = {
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",
     "unexplained_crash": READ_UNEXPLAINED,
     "unexplained_errors": READ_UNEXPLAINED,
+    "decode_retraction": "if it recurs more than now and then, reserve more KV for running requests (raise"
+    " --schedule-conservativeness, e.g. 1.3, or lower --max-running-requests) or give the KV cache more memory"
+    " (--mem-fraction-static)",
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
@@ -175,6 +178,13 @@ def _t(ts: datetime | None, date: bool = True, zone: bool = True) -> str:
     return text + (" UTC" if zone else "")
 
 
+def _printed(printed_time: str) -> str:
+    """A time printed without a year (``MM-DD hh:mm:ss``) or a date (``hh:mm:ss``), as printed and
+    saying what it lacks: no year or date is ever made up."""
+    lacks = "year" if re.match(r"\d\d-\d\d ", printed_time) else "date"
+    return f"{printed_time} as printed (no {lacks} or zone printed)"
+
+
 def _zoned(r: dict) -> bool:
     return r.get("zoned") is not False  # a row of an older findings query has no zoned column
 
@@ -261,7 +271,8 @@ def _chain(found: pl.DataFrame) -> str:
         if r["kind"] == last_kind:
             continue
         last_kind = r["kind"]
-        steps.append(f"{_t(r['ts'], date=False, zone=_zoned(r)) if r['ts'] else '?'} {md(_step_text(r))}")
+        when = _t(r["ts"], date=False, zone=_zoned(r)) if r["ts"] else md(r.get("printed_time") or "?")
+        steps.append(f"{when} {md(_step_text(r))}")
     shown = steps[:8] + ([f"… {len(steps) - 8} more"] if len(steps) > 8 else [])
     return " → ".join(shown)
 
@@ -313,8 +324,9 @@ def summary(
     data, if any): said only when no record carries an error level or a crash or failure marker, as
     those make an ``unexplained_crash`` or ``unexplained_errors`` finding. A time is UTC where its records print their zone and as printed
     where they do not (the rows' ``zoned``). ``batches``: the batch lines read (0: a no-failure line
-    says a stall cannot be told). ``sglang_read`` False (no record of a known kind or role: a bundle of
-    a host without SGLang, a journal of other units): without a finding, the line says so instead."""
+    says a stall cannot be told). ``sglang_read`` False (no record of a known kind or role, none in
+    SGLang's line format and none naming an SGLang rid: a bundle of a host without SGLang, a journal of
+    other units): without a finding, the line says so instead."""
     main = main_finding(found)
     if main is None and not sglang_read:
         return [
@@ -336,10 +348,14 @@ def summary(
     ranks = ", ".join(main["ranks"] or []) or "no rank read"
     where = main["role"] if main["role"] not in (None, "unknown") else "no role read"
     where += f" on {md(main['host'])}" if main["host"] else ""
+    when = _t(main["ts"], zone=_zoned(main))
+    if main["ts"] is None and main.get("printed_time"):
+        when = _printed(main["printed_time"])
+    elif not _zoned(main) and main["ts"] is not None:
+        when += " as printed (zone not printed)"
     lines = [
         f"**What happened**: {md(main['summary'])}.",
-        f"**When and where**: {_t(main['ts'], zone=_zoned(main))}"
-        f"{'' if _zoned(main) or main['ts'] is None else ' as printed (zone not printed)'}, {where}, {ranks}.",
+        f"**When and where**: {md(when)}, {where}, {ranks}.",
     ]
     chain = _chain(found)
     if chain:

@@ -25,6 +25,7 @@ from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.clocks import offset_words
 from logcorr.markdown import md
+from logcorr.parsers.prefix import SGLANG_START
 from logcorr.store.schema import short_position
 
 
@@ -146,9 +147,11 @@ ZONELESS_SQL = (
 )
 
 
-# records of a known kind or role: SGLang's, the router's, py-spy's (as ingest's "nothing SGLang-like" note)
+# records of a known kind or role (SGLang's, the router's, py-spy's), and SGLang's own records whatever
+# their role: a line in SGLang's header format or naming an SGLang rid is SGLang data
 SGLANG_READ_SQL = (
     "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
+    f" OR rid IS NOT NULL OR regexp_matches(message, '{SGLANG_START}')"
 )
 
 
@@ -235,6 +238,8 @@ def _findings_section(found: pl.DataFrame) -> list[str]:
         cite = f" ({len(ev)} evidence record(s))" if ev else ""
         zone = r.get("zoned") is not False  # false: its records print no zone (times as printed)
         when = _t(r["ts"], date=False, zone=zone) if r["ts"] is not None else "no time read"
+        if r["ts"] is None and r.get("printed_time"):  # a time printed without a year or date, as printed
+            when = f"{md(r['printed_time'])} as printed"
         lines.append(f"{r['step']}. {when} **{r['kind']}**: {md(r['summary'], width=400)}{cite}")
     return lines
 

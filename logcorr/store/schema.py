@@ -29,6 +29,7 @@ KINDS = (
     "request_finished",
     "req_time_stats",
     "watchdog",
+    "retraction",
     "pyspy",
     "traceback",
     "health",
@@ -419,7 +420,7 @@ REQ_TIME_STATS = _table(
 WATCHDOGS = _table(
     "watchdogs",
     "one watchdog record: SGLang's scheduler watchdog, a py-spy failure, SIGQUIT, a PyTorch NCCL/HCCL watchdog,"
-    " a fatal Python error",
+    " a fatal Python error, glibc's abort on a broken heap",
     ("event_id",),
     {
         **_BASE,
@@ -428,6 +429,8 @@ WATCHDOGS = _table(
             "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
             "(NCCL or HCCL: a collective past its timeout), nccl_error (the NCCL watchdog ended on another error: an "
             "NCCL or CUDA error), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:'), "
+            "glibc_abort (glibc found its heap broken and aborted the process: 'free(): invalid pointer', 'double "
+            "free or corruption', 'corrupted size vs. prev_size', 'malloc(): …'), "
             "rank_divergence (SGLang's rank-consensus check: ranks of a group hashed different events)",
         ),
         "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
@@ -455,6 +458,24 @@ WATCHDOGS = _table(
         "peer": C(pl.String, "remote peer the error names, host:port (NCCL's 'remote peer host<port>')"),
         "rid": C(pl.String, "first rid of the batch the watchdog printed"),
         "reason": C(pl.String, "the line's own words"),
+        **_TAIL,
+    },
+)
+
+RETRACTIONS = _table(
+    "retractions",
+    "one decode retraction: a scheduler rank found the KV cache too full for the next decode step and put"
+    " running requests back in the waiting queue ('Decode out of memory happened.', 'KV cache pool is full."
+    " Retract requests.'); every TP rank of the group prints the same retraction",
+    ("event_id",),
+    {
+        **_BASE,
+        "retracted_reqs": C(pl.Int64, "#retracted_reqs: requests taken out of the running batch"),
+        "new_token_ratio_before": C(pl.Float64, "#new_token_ratio before the retraction (a -> b: a)"),
+        "new_token_ratio_after": C(
+            pl.Float64,
+            "#new_token_ratio after it (a -> b: b): how much of max_new_tokens the scheduler now reserves",
+        ),
         **_TAIL,
     },
 )

@@ -10,8 +10,10 @@
 --   host      host
 --   ranks     the ranks the records print (or inherit), e.g. [TP1, rank 7]
 --   n         records in the group
---   summary   the most severe record quoted (its marker line, cut at 160 characters) with its rank and
---             time as read, then the count by severity and by role and rank as read
+--   summary   the most severe record quoted (its marker line, cut at 160 characters), or, for a
+--             traceback whose exception was read, that exception (tracebacks.exception and exc_message)
+--             and the innermost frame it was raised in, with its rank and time as read, then the count by
+--             severity and by role and rank as read
 --   evidence  events.event_id of the records, the most severe first
 --   rests_on  the rule behind it
 -- parameters: none.
@@ -44,10 +46,11 @@ marked AS (
            -- failure in prose, or at INFO/DEBUG, are no error
            (e.ts IS NOT NULL OR e.level IS NOT NULL)
              AND upper(coalesce(e.level, '')) NOT IN ('INFO', 'I', 'DEBUG', 'D', 'TRACE', 'NOTICE') AS logged,
-           e.event_id IN (SELECT event_id FROM tracebacks) AS is_traceback,
+           t.event_id IS NOT NULL AS is_traceback,
+           t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
            e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
            e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
-    FROM events e
+    FROM events e LEFT JOIN tracebacks t ON t.event_id = e.event_id
     WHERE e.kind NOT IN ('batch', 'pyspy', 'metric', 'span', 'request_received', 'request_finished', 'req_time_stats')
       AND e.unit IS DISTINCT FROM 'logcorr-collect'  -- a collector's own steps: the probes section's
       AND e.event_id NOT IN (SELECT event_id FROM cited_ids)
@@ -110,8 +113,17 @@ places AS (  -- "decode TP1 ×2", "TP7 ×1" (role not read), "no role or rank re
     GROUP BY host, kind
 )
 SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
-       CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
-       || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
+       CASE
+         -- a traceback whose exception was read: the exception as parsed (its type in the headline, so
+         -- the chain names it), never a frame line quoted
+         WHEN w.grade = 2 AND w.exception IS NOT NULL THEN
+            'Unexplained exception ' || w.exception
+            || coalesce(': ' || left(w.exc_message, 120) || CASE WHEN length(w.exc_message) > 120 THEN '…' ELSE '' END, '')
+            || coalesce(' in ' || w.frame_function
+                        || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
+         ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
+              || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
+       END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'),  -- a yearless stamp quoted as printed
                    ' (no time read' || coalesce('; printed without a year: '

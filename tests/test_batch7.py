@@ -376,7 +376,7 @@ def test_20_11_a_traceback_finding_names_the_exception_read_not_a_frame_line(out
     "p,printed",
     [
         ("10", "03-31 12:03:04.222625"),
-        ("14", "07-30 15:51:33.763552"),
+        ("14", "07-30 15:51:33"),  # the NIXL transfer failure (vLLM prints no fraction), not the glog line
         ("15", "05-01 15:00:23"),
         ("20", "03-20 02:45:15"),
     ],

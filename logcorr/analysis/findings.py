@@ -271,7 +271,11 @@ def _chain(found: pl.DataFrame) -> str:
         if r["kind"] == last_kind:
             continue
         last_kind = r["kind"]
-        when = _t(r["ts"], date=False, zone=_zoned(r)) if r["ts"] else md(r.get("printed_time") or "?")
+        when = (
+            _t(r["ts"], date=False, zone=_zoned(r))
+            if r["ts"]
+            else md(r.get("printed_time") or "(no time read)")
+        )
         steps.append(f"{when} {md(_step_text(r))}")
     shown = steps[:8] + ([f"… {len(steps) - 8} more"] if len(steps) > 8 else [])
     return " → ".join(shown)

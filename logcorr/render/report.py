@@ -635,7 +635,8 @@ def _parsers(config: pl.DataFrame, host: str | None, role: str) -> str:
         text = ", ".join(named)
         if unnamed:
             text += ("; " if text else "") + f"{', '.join(unnamed)} not named ({r['origin']})"
-        parts.append(f"pid {r['pid']}: {md(text)}; model {md(r['model_path']) or '?'}")
+        pid = f"pid {r['pid']}" if r["pid"] is not None else "no pid read"
+        parts.append(f"{pid}: {md(text)}; model {md(r['model_path']) or 'not read'}")
     return "; ".join(parts)
 
 

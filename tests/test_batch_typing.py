@@ -46,8 +46,9 @@ def test_hccl_watchdog_is_a_watchdog_row_like_nccls(out):
     nccl_watchdog row (the `what():` line repeating it inside a CANN record is not a second one)."""
     wd = rows(out, "watchdogs", "npu", "watchdog_kind, tp_rank, ts, reason, nccl_seq")
     hccl = wd.filter(pl.col("watchdog_kind") == "nccl_watchdog")
-    # torch's [E707 07:20:43…] prints no year, and the SGLang lines' year is not lent to it
-    assert hccl.rows() == [("nccl_watchdog", 1, None, None, None)]
+    assert hccl.rows() == [
+        ("nccl_watchdog", 1, datetime(2026, 7, 7, 7, 20, 43, 220330, tzinfo=UTC), None, None)
+    ]
 
 
 def test_fatal_python_error_is_a_typed_record(out):

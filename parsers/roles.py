@@ -203,6 +203,8 @@ SGLANG_CUE = (
 PD_CUE = (
     r"(?i)disagg|bootstrap|\bPD\b|\b\d+P\d+D\b|(?:prefill|decode)[ _-]?(?:node|instance|server|pod|worker)|"
     r"kv_?transfer|remote_(?:prefill|decode)|transferring-req|KVPoll|mini_lb"
+    # SGLang's Ascend KV transfer backend (disaggregation/ascend): "Ascend Transfer Engine initialization failed."
+    r"|ascend[ _]transfer[ _]engine"
 )
 
 

@@ -80,6 +80,15 @@ def test_a_pd_cue_keeps_an_sglang_paste_unnamed():
     assert {r for r, _ in _roles(text)} == {"unknown"}
 
 
+def test_the_ascend_transfer_engine_is_a_pd_cue():
+    # batch5/03 (sglang#10748): the Ascend KV transfer backend exists only for prefill-decode
+    text = (
+        "2025-09-22 20:20:40.102376 error 12789 pid[12789] [ADAPTER pytransfer.cpp:49] Failed to init smem_trans\n"
+        "[2025-09-22 20:20:40] Ascend Transfer Engine initialization failed.\n"
+    )
+    assert {r for r, _ in _roles(text)} == {"unknown"}
+
+
 def test_a_paste_without_an_sglang_process_is_not_called_an_engine():
     # batch6/07's shape: a faulthandler dump of tqdm's monitor thread, nothing SGLang's
     text = (

@@ -117,7 +117,7 @@ role_rows AS (
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(b.n, 0) = 0 THEN 'no batch lines' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(c.n, 0) = 0 THEN 'no py-spy capture' END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role NOT IN ('router', 'unknown') AND coalesce(h.n, 0) = 0 THEN
-                   CASE WHEN hu.n > 0 THEN 'no /health lines of its own (' || hu.n || ' /health lines have no role: whose, the data cannot tell)'
+                   CASE WHEN hu.n > 0 THEN 'no /health lines of its own (' || hu.n || ' /health line(s) have no role logcorr could read)'
                         ELSE 'no /health lines' END
                END,
                CASE WHEN coalesce(e.n, 0) > 0 AND ro.role = 'router' AND coalesce(q.n, 0) = 0 THEN 'no router request lines' END

@@ -465,6 +465,11 @@ BODY_STARTS = (
     r"^Scheduler hit an exception:",
     r"^Process [0-9]+: ",
     r"^Fatal Python error: ",  # CPython's fatal error handler, before faulthandler's thread stacks
+    # the interpreter's own heads before a traceback it prints to stderr (sys.unraisablehook, atexit,
+    # threading.excepthook): never a line of the logger's record above them
+    r"^Exception ignored in(?: atexit callback)?: ",
+    r"^Error in atexit\._run_exitfuncs:\s*$",
+    r"^Exception in thread .+:\s*$",
     # a C++ exception that ended the process (std::terminate, torch's c10::Error in a watchdog thread);
     # "what():" alone when the paste starts there (after a "terminate called" line it continues it)
     TERMINATE_LINE,

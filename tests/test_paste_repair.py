@@ -163,3 +163,26 @@ def test_a_cpp_terminate_report_is_one_record_even_where_the_paste_starts_at_wha
     assert records_from_text("\n".join(body)).select("source_pos", "n_lines").rows() == [("line 1", 11)]
     text = "terminate called after throwing an instance of 'c10::DistBackendError'\n" + "\n".join(body[:3])
     assert records_from_text(text).select("source_pos", "n_lines").rows() == [("line 1", 4)]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "Exception ignored in atexit callback: <function _kill_proc at 0x7f1a109714e0>",
+        "Exception ignored in: <function Popen.__del__ at 0x7f1a10>",
+        "Exception in thread Thread-1 (run):",
+        "Error in atexit._run_exitfuncs:",
+    ],
+)
+def test_the_interpreters_own_head_before_a_traceback_opens_a_record(head):
+    """batch5/11: after a wrapper's logging line, Python's atexit head and its traceback are the
+    interpreter's stderr, not the logger's record: no time or level of the line above."""
+    text = (
+        "2025-03-08 02:04:48,880 - __main__ - ERROR - Please make sure sglang is installed\n"
+        f"{head}\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/xx/olmocr/olmocr/pipeline.py", line 535, in _kill_proc\n'
+    )
+    ev = records_from_text(text, "wrapper.log")
+    assert ev.select("source_pos", "n_lines", "level").rows() == [("line 1", 1, "ERROR"), ("line 2", 3, None)]
+    assert ev["log_ts"][1] is None and ev["kind"][1] == "traceback"

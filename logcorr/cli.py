@@ -17,14 +17,58 @@ from typing import Annotated
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5000")
 
 import typer  # noqa: E402
-from typer.core import TyperArgument, TyperCommand  # noqa: E402
+from typer.core import TyperArgument, TyperCommand, TyperGroup  # noqa: E402
 
-from logcorr.entry import is_interrupt  # noqa: E402
 from logcorr.inputs.source import ReadOptions  # noqa: E402
+from logcorr.interrupts import is_interrupt  # noqa: E402
 from logcorr.render.terminal import clean, for_terminal  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+# SIGTERM (a timeout, systemd stopping a job) and SIGHUP (the terminal closed) unwind like Ctrl-C
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_writing: list[object] = []  # the file the running command replaces (``_writes``), for the interrupt's line
+
+
+def _writes(target: object) -> None:
+    """Note the file the running command writes (atomically), for the interrupt's line to name."""
+    _writing[:] = [target]
+
+
+class _Group(TyperGroup):
+    """The ``logcorr`` group: one rule for an interrupt in every command. Ctrl-C, SIGTERM and SIGHUP
+    unwind the same way (``KeyboardInterrupt``: temporary files are removed on the way out), and the
+    command ends with one line on stderr and exit status 130, whichever layer the interrupt surfaced in
+    (``entry.is_interrupt``: DuckDB cancels its query and raises its own exception). Without this,
+    typer ends a ``KeyboardInterrupt`` silently (0.29) or with 'Aborted!' and 1 (older releases), and
+    SIGTERM kills the process with its temporary files left."""
+
+    def invoke(self, ctx):
+        previous = {s: signal.signal(s, _interrupt) for s in TERMINATING}
+        _writing.clear()
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _interrupted()
+        except Exception as e:
+            if not is_interrupt(e):
+                raise
+            _interrupted()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def _interrupted() -> None:
+    _fail(f"interrupted; {_writing[0]} left as it was" if _writing else "interrupted", 130)
+
+
 app = typer.Typer(
+    cls=_Group,
     help="Offline log and trace correlation for SGLang prefill-decode incidents.",
     no_args_is_help=True,
     add_completion=False,
@@ -128,10 +172,6 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
     return roles
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 EMBED_HELP = (
     "Copy the tables into OUT/logcorr.duckdb, so it opens anywhere (copied, moved, mailed; the default)."
     " --no-embed: views over OUT's Parquet files instead: smaller and quicker, but they work only where OUT is."
@@ -212,9 +252,6 @@ def ingest(
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
-    # SIGTERM (a timeout, systemd stopping a job) unwinds like Ctrl-C: scratch files and the temporary
-    # OUT are removed on the way out instead of staying in TMPDIR
-    signal.signal(signal.SIGTERM, _interrupt)
     progress = Progress()
     try:
         try:
@@ -272,6 +309,8 @@ def _repoint(out: Path) -> None:
             f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True
         )
     except Exception as e:  # noqa: BLE001 — a read-only copy still answers queries; say what to do
+        if is_interrupt(e):
+            raise
         typer.echo(
             f"logcorr: {out}/logcorr.duckdb reads {old}; run logcorr database -d {out} ({e})", err=True
         )
@@ -473,6 +512,7 @@ def report(
         _fail(f"--no-redact: only --format issue redacts; --format {fmt} keeps the data as it is")
     if output is not None:
         _check_output_file(output)
+        _writes(output)
     _repoint(out)
     try:
         if fmt == "json":
@@ -554,6 +594,7 @@ def timeline(
         _fail(f"--format {fmt}: one of html, png, svg")
     output = output or Path(f"timeline.{fmt}")
     _check_output_file(output)
+    _writes(output)
     if output.suffix.lower() not in TIMELINE_SUFFIXES[fmt]:  # HTML in x.jpg opens as a broken picture
         clash = (
             f"; --format {fmt} writes a {' or '.join(TIMELINE_SUFFIXES[fmt])} file"
@@ -609,6 +650,7 @@ def export(
     from logcorr.render.trace import export_chrome_trace
 
     _check_output_file(output)
+    _writes(output)
     try:
         counts = export_chrome_trace(out, output, since=since, until=until, role=role, detail=detail)
     except TimelineError as e:
@@ -632,6 +674,7 @@ def database(
     from logcorr.store import database as db
     from logcorr.store.output import OutputError
 
+    _writes(Path(out) / db.DB_NAME)
     try:
         result = db.write(out, embed=embed)
     except (db.DatabaseError, OutputError, FileNotFoundError) as e:

@@ -50,6 +50,7 @@ from logcorr.inputs.source import (
     failure,
 )
 from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
+from logcorr.interrupts import is_interrupt
 from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
@@ -421,6 +422,8 @@ def _plan(
         except MemoryError:
             raise
         except Exception as e:  # noqa: BLE001 — one hostile PATH costs only itself
+            if is_interrupt(e):
+                raise
             problems.append((given, failure(given, e)))
         missing += [SourceReport(str(p), "unreadable", errors=[why], unread=True) for p, why in problems]
     inputs, repeats = _read_order(found)
@@ -646,6 +649,8 @@ def _read_input(
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
+        if is_interrupt(e):
+            raise
         run.reports.append(SourceReport(str(given), "unreadable", errors=[failure(given, e)], unread=True))
         return
     if report is None:
@@ -693,6 +698,8 @@ def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
+        if is_interrupt(e):
+            raise
         report.errors.append(failure(given, e, report.records))
         report.unread = report.records == 0
         report.incomplete = not report.unread

@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from logcorr.analysis import finding_kinds, known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
+from logcorr.interrupts import is_interrupt
 from logcorr.store import processes
 from logcorr.store.output import glob_escape, stable_out
 from logcorr.store.schema import TABLES, empty_view_sql, null_columns_sql
@@ -398,7 +399,9 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     for q in view_order(saved if saved is not None else load_saved()):
         try:
             con.execute(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS {q.body()}")
-        except duckdb.Error:
+        except duckdb.Error as e:
+            if is_interrupt(e):
+                raise
             continue  # a query that does not bind here fails with its own message when it is run
     return con
 
@@ -505,6 +508,8 @@ def query(
             f"--param {bad[0]}={values[bad[0]]}: not a value {q.name} can read for {bad[0]}{what}"
         ) from e
     except duckdb.Error as e:
+        if is_interrupt(e):
+            raise
         hint = ""
         missing = re.search(r"Table with name (\w+) does not exist", str(e))
         if missing and missing[1] in saved:  # a saved query that did not bind as a view: its own error

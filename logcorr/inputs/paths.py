@@ -33,6 +33,7 @@ from logcorr.inputs.source import (
     SourceReport,
     failure,
 )
+from logcorr.interrupts import is_interrupt
 from logcorr.parsers import journald
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
@@ -101,6 +102,8 @@ def discover(
         except MemoryError:
             raise
         except Exception as e:  # noqa: BLE001
+            if is_interrupt(e):
+                raise
             problems.append((where, failure(where, e)))
             return []
 

@@ -42,6 +42,7 @@ from logcorr.analysis.saved import (
     table_folders,
     view_order,
 )
+from logcorr.interrupts import is_interrupt
 from logcorr.store import output as store
 
 DB_NAME = "logcorr.duckdb"
@@ -115,7 +116,9 @@ def points_elsewhere(out: Path) -> str | None:
             ).fetchall()
         finally:
             con.close()
-    except duckdb.Error:
+    except duckdb.Error as e:
+        if is_interrupt(e):
+            raise
         return None
     m = re.search(r"read_parquet\('([^']*)/events/", row[0][0] or "") if row else None
     if not m:
@@ -174,9 +177,11 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         store.write_atomic(
             result.views_sql, lambda f: f.write(views_sql(folders, saved, skipped=result.skipped))
         )
-    except OSError as e:
+    except BaseException as e:  # an interrupt too: the temporary file is not left in OUT
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError):
+            raise
         raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e.strerror or e}") from None
     result.seconds = time.monotonic() - started
     return result
@@ -195,6 +200,8 @@ def _saved_views(con: duckdb.DuckDBPyConnection, saved: dict, folders: dict, res
                 con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
                 result.views.append(q.name)
             except duckdb.Error as e:
+                if is_interrupt(e):
+                    raise
                 error = str(e).strip().splitlines()[0]
         if error:
             result.skipped[q.name] = error

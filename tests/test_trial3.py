@@ -1,0 +1,178 @@
+"""The third reliability trial's low-severity causes (shared/research/reliability_trial.md, F12-F23):
+each reproduced as a test, named after its cause, its docstring the guarantee it holds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.cli import app
+
+ROUTER = (  # one router access line, as sample_logs/router.log writes them
+    '2025-10-29 21:23:14  INFO http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-1"'
+    ' status_code=200 latency="9.441684526s"}: sglang_router_rs::response: src/middleware.rs:308: finished'
+    " processing request\n"
+)
+BATCH = "[2025-10-29 21:34:{s:02d} TP{r}] Decode batch. #running-req: {n}, #token: 100, token usage: 0.01, gen throughput (token/s): 10.00, #queue-req: 0\n"  # fmt: skip
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def small_out(tmp_path_factory) -> Path:
+    """An OUT of 40 decode batch lines (4 ranks, 10 s) and one router request."""
+    folder = tmp_path_factory.mktemp("small")
+    log = folder / "decode.log"
+    log.write_text("".join(BATCH.format(s=s, r=r, n=s) for s in range(10) for r in range(4)))
+    (folder / "router.log").write_text(ROUTER)
+    out = folder / "out"
+    got = cli("ingest", str(log), str(folder / "router.log"), "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    return out
+
+
+# a logcorr run whose os.replace of the file named first sends the signal named second to itself, just
+# before the finished temporary file is renamed into place (the trial's termat.py)
+SIGNAL_AT_RENAME = textwrap.dedent(
+    """
+    import os, signal, sys
+    real = os.replace
+    target, sig = sys.argv[1], getattr(signal, sys.argv[2])
+    def replace(a, b, **kw):
+        if str(b).endswith(target):
+            os.kill(os.getpid(), sig)
+        return real(a, b, **kw)
+    os.replace = replace
+    sys.argv = ["logcorr"] + sys.argv[3:]
+    from logcorr.cli import app
+    app()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "sig"),
+    [
+        ("timeline", "SIGTERM"),
+        ("timeline", "SIGINT"),
+        ("export", "SIGHUP"),
+        ("export", "SIGINT"),
+        ("report", "SIGTERM"),
+        ("report", "SIGINT"),
+        ("database", "SIGTERM"),
+        ("database", "SIGHUP"),
+    ],
+)
+def test_f12_f13_every_command_interrupted_or_terminated_says_one_line_exits_130_and_leaves_no_temp_file(
+    tmp_path, small_out, command, sig
+):
+    """Ctrl-C, SIGTERM or SIGHUP in any command (here at the worst moment: the finished temporary file
+    waiting for its rename) ends with one line naming what is left as it was, exit status 130, and no
+    temporary file beside the target or in OUT (before: SIGTERM killed the command with its
+    ``.t.html.XXXX.tmp`` or ``.logcorr.duckdb.tmp-PID`` left; Ctrl-C ended without a word)."""
+    out = tmp_path / "out"
+    subprocess.run(["cp", "-a", str(small_out), str(out)], check=True)
+    before = (out / "logcorr.duckdb").read_bytes()
+    target = {"timeline": "t.html", "export": "t.json", "report": "t.md", "database": "logcorr.duckdb"}[
+        command
+    ]
+    args = [command, "-d", str(out)] + ([] if command == "database" else ["-o", str(tmp_path / target)])
+    script = tmp_path / "at_rename.py"
+    script.write_text(SIGNAL_AT_RENAME)
+    got = subprocess.run(
+        [sys.executable, str(script), target, sig, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    named = out / target if command == "database" else tmp_path / target
+    assert got.returncode == 130, got.stderr
+    assert got.stderr == f"logcorr: interrupted; {named} left as it was\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["at_rename.py", "out"]  # no .t.html.XXXX.tmp
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no .logcorr.duckdb.tmp-PID
+    assert (out / "logcorr.duckdb").read_bytes() == before
+
+
+def test_f12_ctrl_c_inside_a_duckdb_query_of_any_command_is_one_line_and_130(small_out):
+    """Ctrl-C while DuckDB runs a command's statement (DuckDB cancels it and raises its own exception,
+    RuntimeError('Query interrupted') or InterruptException, no KeyboardInterrupt): one line, exit
+    130, in ``query`` as in every command (before: a traceback and exit 1)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "logcorr.cli", "query", "-d", str(small_out), "-f", "csv",
+         "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    import time
+
+    time.sleep(4)  # the libraries loaded, the query running
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stdout, stderr) == (130, "", "logcorr: interrupted\n")
+
+
+class _Interrupting:
+    """A DuckDB connection whose ``execute`` of a statement holding ``pattern`` raises what DuckDB
+    raises when Ctrl-C lands in that statement."""
+
+    def __init__(self, con, pattern: str) -> None:
+        self._con, self._pattern = con, pattern
+
+    def execute(self, sql, *args, **kwargs):
+        if self._pattern in sql:
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+        return self._con.execute(sql, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._con.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [
+        (["query", "SELECT count(*) FROM events"], "CREATE OR REPLACE VIEW"),  # saved.connect's saved views
+        (["query", "SELECT count(*) FROM events"], "duckdb_views()"),  # database.points_elsewhere
+        (["database"], "CREATE VIEW"),  # database's saved views
+        (["timeline", "-o", "t.html"], "CREATE OR REPLACE VIEW"),  # also the verdict the page can do without
+    ],
+)
+def test_f12_an_interrupt_is_never_taken_for_a_failure_to_carry_on_from(
+    tmp_path, small_out, monkeypatch, args, pattern
+):
+    """A handler that carries on past a failure (a saved query that does not bind, a DuckDB file that
+    cannot be opened, the timeline's verdict) lets an interrupt through: DuckDB's
+    InterruptException there ends the command with one line and 130 (before: taken for that
+    failure and the command went on, the Ctrl-C lost)."""
+    out = tmp_path / "out"
+    subprocess.run(["cp", "-a", str(small_out), str(out)], check=True)
+    real = duckdb.connect
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: _Interrupting(real(*a, **k), pattern))
+    monkeypatch.chdir(tmp_path)
+    got = CliRunner().invoke(app, [*args, "-d", str(out)])
+    assert got.exit_code == 130, got.output
+    assert got.output.startswith("logcorr: interrupted") and got.output.count("\n") == 1, got.output
+    assert not (tmp_path / "t.html").exists()

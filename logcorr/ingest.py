@@ -9,7 +9,6 @@ import contextlib
 import hashlib
 import json
 import re
-import tempfile
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -54,6 +53,7 @@ from logcorr.interrupts import is_interrupt
 from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
+from logcorr.scratch import scratch as scratch_folder
 from logcorr.store import config, database
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
@@ -361,7 +361,7 @@ def ingest(
     plan = _plan(paths, out, opts or ReadOptions(), append=append, captured_at=captured_at, origin=origin)
     run = _Run(plan)  # OUT open (and locked); with --append, what it holds already
     try:
-        with tempfile.TemporaryDirectory() as scratch:
+        with scratch_folder("ingest") as scratch:  # TMPDIR/logcorr-ingest-HOST-PID-…
             for given, fmt in plan.inputs:  # journals first, then the others in the order given
                 _read_input(run, given, fmt, Path(scratch), progress)
             return _finish(run, embed, progress or (lambda text: None))

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -176,3 +177,38 @@ def test_f12_an_interrupt_is_never_taken_for_a_failure_to_carry_on_from(
     assert got.exit_code == 130, got.output
     assert got.output.startswith("logcorr: interrupted") and got.output.count("\n") == 1, got.output
     assert not (tmp_path / "t.html").exists()
+
+
+def test_f14_a_killed_runs_scratch_folder_is_removed_by_a_later_run(tmp_path, monkeypatch):
+    """A run killed outright (SIGKILL, the OOM killer) leaves its TMPDIR scratch folder (an unpacked
+    .gz, up to 200 times its size); the next run that makes one removes it: scratch folders are named
+    ``logcorr-WHAT-HOST-PID-…``, so a later run knows them as logcorr's and sees their process is gone.
+    A live run's folder and a folder not named so are kept."""
+    from logcorr import scratch
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    log = tmp_path / "decode.log.gz"
+    import gzip
+
+    log.write_bytes(gzip.compress("".join(BATCH.format(s=s, r=0, n=s) for s in range(50)).encode()))
+    # a run killed while it read: its process gone, its unpacked copy still there
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    host = scratch._host()
+    left = tmpdir / f"logcorr-ingest-{host}-{killed.pid}-ab12cd34"
+    left.mkdir()
+    (left / "decode.log").write_bytes(b"x" * 100_000)
+    killed.kill()
+    killed.wait()
+    alive = tmpdir / f"logcorr-spill-{host}-{os.getppid()}-zz99yy88"  # pytest's parent: a live process
+    alive.mkdir()
+    other = tmpdir / "tmpabcd1234"  # someone else's
+    other.mkdir()
+    got = CliRunner().invoke(app, ["ingest", str(log), "-o", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    assert sorted(p.name for p in tmpdir.iterdir()) == sorted([alive.name, other.name])
+    with duckdb.connect() as con:
+        n = con.execute(f"SELECT count(*) FROM '{tmp_path}/out/batches/**/*.parquet'").fetchone()[0]
+    assert n == 50

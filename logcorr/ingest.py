@@ -6,6 +6,7 @@ A plain function a notebook can call; the CLI only parses options and prints wha
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import re
@@ -651,7 +652,8 @@ def _read_input(
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
         if is_interrupt(e):
             raise
-        run.reports.append(SourceReport(str(given), "unreadable", errors=[failure(given, e)], unread=True))
+        error = _failure(given, e, 0, scratch)
+        run.reports.append(SourceReport(str(given), "unreadable", errors=[error], unread=True))
         return
     if report is None:
         return
@@ -664,7 +666,7 @@ def _read_input(
     parsed = threads.ahead(_joined(chunks, report, forced), name="logcorr-read")
     built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
     for ev, tables, unknown_in_dumps in _contained(
-        threads.ahead(built, name="logcorr-tables"), report, given
+        threads.ahead(built, name="logcorr-tables"), report, given, scratch
     ):
         run.write(report, ev, tables, unknown_in_dumps)
         if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
@@ -684,9 +686,9 @@ def _lazy(make: Callable[[], Iterator[pl.DataFrame]]) -> Iterator[pl.DataFrame]:
         getattr(chunks, "close", lambda: None)()
 
 
-def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
+def _contained(stages: Iterator, report: SourceReport, given: Path, scratch: Path) -> Iterator:
     """The items of one input's reading stages; an exception they raise ends them, named in ``report``
-    (``InputError`` as it says, any other by ``failure``), the items before it kept. ``AlreadyIngested``
+    (``InputError`` as it says, any other by ``_failure``), the items before it kept. ``AlreadyIngested``
     becomes ``OptionError``; ``MemoryError`` goes up."""
     try:
         yield from stages
@@ -700,9 +702,22 @@ def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
         if is_interrupt(e):
             raise
-        report.errors.append(failure(given, e, report.records))
+        report.errors.append(_failure(given, e, report.records, scratch))
         report.unread = report.records == 0
         report.incomplete = not report.unread
+
+
+def _failure(given: Path, e: BaseException, records: int, scratch: Path) -> str:
+    """The error text of an input whose reading raised ``e`` (``failure``); a disk full or over quota
+    names the folder that is: while an input is read, logcorr writes only its copy in ``scratch`` (a
+    ``.gz``/``.xz`` unpacked, a pipe spooled, a log platform's export flattened), in TMPDIR."""
+    if not (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)):
+        return failure(given, e, records)
+    kept = f"read only in part: {records:,} records, then " if records else "not read: "
+    return (
+        f"{given}: {kept}{scratch.parent} (TMPDIR), where logcorr unpacks or copies it, is full ({e.strerror}):"
+        " set TMPDIR to a folder with room"
+    )
 
 
 def _size(path: Path, fmt: str) -> int | None:
@@ -748,9 +763,9 @@ def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> Source
             path = input_files.spool(given, scratch)
         fmt = sniff.sniff(path) if known_fmt == "?" else known_fmt
     except OSError as e:
-        run.reports.append(
-            SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
-        )
+        error = _failure(given, e, 0, scratch) if e.errno in (errno.ENOSPC, errno.EDQUOT) else None
+        error = error or f"{given}: {e.strerror or e}"
+        run.reports.append(SourceReport(str(given), "unreadable", errors=[error], unread=True))
         return None
     report = SourceReport(str(given), fmt)
     report.path = path  # type: ignore[attr-defined]

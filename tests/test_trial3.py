@@ -3,6 +3,7 @@ each reproduced as a test, named after its cause, its docstring the guarantee it
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -212,3 +213,41 @@ def test_f14_a_killed_runs_scratch_folder_is_removed_by_a_later_run(tmp_path, mo
     with duckdb.connect() as con:
         n = con.execute(f"SELECT count(*) FROM '{tmp_path}/out/batches/**/*.parquet'").fetchone()[0]
     assert n == 50
+
+
+def test_f16_a_full_tmpdir_names_the_input_and_the_folder_and_the_other_inputs_are_written(
+    tmp_path, monkeypatch
+):
+    """TMPDIR full while a .gz input is unpacked: that input is named with the folder that is full
+    and what to do, its partial copy removed, and every other input written (exit 3); before, the
+    message was 'OSError: [Errno 28] No space left on device', naming no folder."""
+    import gzip
+
+    from logcorr.inputs import paths
+
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    real = paths._inflate
+
+    def inflate_then_full(d, data, fmt):  # the first MiB fits, then the disk is full
+        yield from real(d, data, fmt)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(paths, "_inflate", inflate_then_full)
+    packed = tmp_path / "decode.log.gz"
+    packed.write_bytes(gzip.compress("".join(BATCH.format(s=s, r=0, n=s) for s in range(50)).encode()))
+    router = tmp_path / "router.log"
+    router.write_text(ROUTER)
+    got = CliRunner().invoke(app, ["ingest", str(packed), str(router), "-o", str(tmp_path / "out")])
+    assert got.exit_code == 3, got.output
+    assert (
+        f"logcorr: error: {packed}: not read: {tmpdir} (TMPDIR), where logcorr unpacks or copies it, is full"
+        " (No space left on device): set TMPDIR to a folder with room\n"
+    ) in got.output
+    assert f"written, but 1 input(s) could not be read at all: {packed}" in got.output
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT source FROM '{tmp_path}/out/events/**/*.parquet'").fetchall()
+    assert rows == [(str(router),)]
+    assert list(tmpdir.iterdir()) == []

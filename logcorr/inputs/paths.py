@@ -457,29 +457,32 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     # is on the total written, whatever the layers; and a refusal names the file the user gave
     given, limit = _LAYERS.pop(path, (path, max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)))
     d, fed, error, written = new(), False, None, 0
-    with open(path, "rb") as src, open(target, "wb") as dst:
-        for block in iter(lambda: src.read(1 << 20), b""):
-            data = block
-            while data:
-                try:
-                    for piece in _inflate(d, data, fmt):
-                        dst.write(piece)
-                        written += len(piece)
-                        if written > limit:
-                            target.unlink()
-                            raise InputError(
-                                f"{given}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
-                                f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
-                                "and name the file if it is one)"
-                            )
-                except (lzma.LZMAError, zlib.error) as e:
-                    error = str(e)
+    try:
+        with open(path, "rb") as src, open(target, "wb") as dst:
+            for block in iter(lambda: src.read(1 << 20), b""):
+                data = block
+                while data:
+                    try:
+                        for piece in _inflate(d, data, fmt):
+                            dst.write(piece)
+                            written += len(piece)
+                            if written > limit:
+                                raise InputError(
+                                    f"{given}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
+                                    f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
+                                    "and name the file if it is one)"
+                                )
+                    except (lzma.LZMAError, zlib.error) as e:
+                        error = str(e)
+                        break
+                    fed, data = True, b""
+                    if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
+                        d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
+                if error:
                     break
-                fed, data = True, b""
-                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
-                    d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
-            if error:
-                break
+    except BaseException:  # a full TMPDIR, an interrupt: no partial copy left taking its room
+        target.unlink(missing_ok=True)
+        raise
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size

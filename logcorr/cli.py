@@ -55,12 +55,28 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             _interrupted()
         except Exception as e:
-            if not is_interrupt(e):
-                raise
-            _interrupted()
+            if is_interrupt(e):
+                _interrupted()
+            if said := _unreadable_table(e):
+                _fail(
+                    f"OUT's tables cannot be read ({said}): a damaged file? ingest the inputs again into a new folder"
+                )
+            raise
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+
+def _unreadable_table(error: Exception) -> str | None:
+    """The first line of a DuckDB or polars error that reading a damaged Parquet part raises (damaged
+    inside, past the ends ``check_intact`` reads: DuckDB's IO, invalid input or bare ``Error`` such as
+    'Out of buffer'; any error naming Parquet), else None: a query's own mistakes are other types."""
+    said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    library = type(error).__module__.lstrip("_").split(".")[0]
+    reading = type(error).__name__ in ("Error", "IOException", "InvalidInputException")
+    if library == "duckdb" and reading or library in ("duckdb", "polars") and "parquet" in said.lower():
+        return said
+    return None
 
 
 def _interrupted() -> None:
@@ -109,14 +125,27 @@ class _Command(TyperCommand):
                 param.__class__ = _PlainArgument
 
 
-def _one_ingest_per_origin(out: Path) -> Path:
-    """``-d OUT``'s check, before any command reads it: a folder combined from two separate ingests of
-    one origin is refused (exit 1, naming both parts), not read with every record twice."""
-    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+def _readable(out: Path) -> None:
+    """Fail (one line, exit 1, as docs/reliability.md says) when OUT exists but this user cannot read
+    it; typer's own check (``readable``, off on every OUT option) would answer with a usage error."""
+    if out.exists() and not os.access(out, os.R_OK | os.X_OK):
+        _fail(
+            f"{out}: permission denied: this user cannot read OUT (run as its owner, or give another folder)"
+        )
 
+
+def _one_ingest_per_origin(out: Path) -> Path:
+    """``-d OUT``'s check, before any command reads it: an OUT this user cannot read is refused (exit
+    1); a folder combined from two separate ingests of one origin is refused (exit 1, naming both
+    parts), not read with every record twice."""
+    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+    from logcorr.store.output import OutputError, check_intact, stable_out
+
+    _readable(out)
     try:
+        check_intact(stable_out(out))
         refuse_two_ingests_of_one_origin(out)
-    except DatabaseError as e:
+    except (DatabaseError, OutputError) as e:
         _fail(str(e))
     return out
 
@@ -124,7 +153,12 @@ def _one_ingest_per_origin(out: Path) -> Path:
 OutDir = Annotated[
     Path,
     typer.Option(
-        "-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT", callback=_one_ingest_per_origin
+        "-d",
+        "--dir",
+        help="The ingest output folder (OUT).",
+        metavar="OUT",
+        callback=_one_ingest_per_origin,
+        readable=False,  # checked by the callback: exit 1 and one line, not a usage error
     ),
 ]
 # the window and role options of the renderers (timeline, export)
@@ -191,7 +225,15 @@ def ingest(
     ],
     out: Annotated[
         Path,
-        typer.Option("-d", "--dir", "-o", "--out", help="Output folder for the tables (OUT).", metavar="OUT"),
+        typer.Option(
+            "-d",
+            "--dir",
+            "-o",
+            "--out",
+            help="Output folder for the tables (OUT).",
+            metavar="OUT",
+            readable=False,
+        ),
     ] = DEFAULT_OUT,
     unit: Annotated[
         list[str],
@@ -249,6 +291,7 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
 
+    _readable(out)
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )

@@ -251,3 +251,98 @@ def test_f16_a_full_tmpdir_names_the_input_and_the_folder_and_the_other_inputs_a
         rows = con.execute(f"SELECT source FROM '{tmp_path}/out/events/**/*.parquet'").fetchall()
     assert rows == [(str(router),)]
     assert list(tmpdir.iterdir()) == []
+
+
+def _copy(out: Path, to: Path) -> Path:
+    subprocess.run(["cp", "-a", str(out), str(to)], check=True)
+    return to
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["query", "SELECT count(*) FROM events"],
+        ["report"],
+        ["timeline", "-o", "t.html"],
+        ["database"],
+        ["show", "1"],
+        ["export", "-o", "t.json"],
+    ],
+)
+def test_f15_a_damaged_parquet_part_is_one_line_naming_it_in_every_command(tmp_path, small_out, args):
+    """A Parquet part of OUT cut short (a full disk, a copy cut off): every command that reads OUT says
+    which file is damaged and what to do in one line, exit 1 (before: a DuckDB or polars traceback)."""
+    out = _copy(small_out, tmp_path / "out")
+    part = sorted((out / "events").glob("*/*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    args = [str(tmp_path / a) if a.startswith("t.") else a for a in args]
+    got = cli(*args, "-d", str(out))
+    assert got.returncode == 1, got.stderr
+    assert got.stderr == (
+        f"logcorr: {part}: damaged: a Parquet file begins and ends with PAR1, this one does not (cut short?): "
+        "ingest its inputs again into a new folder (OUT/manifest.json lists them)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (
+            "{not json",
+            "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        ),
+        ('{"inputs": "x"}', "its inputs is not a list of objects"),
+        ("[1, 2]", "a JSON list, not an object"),
+    ],
+)
+def test_f15_a_damaged_manifest_or_part_refuses_append_in_one_line_and_leaves_out_as_it_was(
+    tmp_path, small_out, damage, why
+):
+    """``ingest --append`` into an OUT whose manifest.json is damaged (not JSON, wrong types) or whose
+    Parquet part is cut: one line naming the file, why and what to do, exit 1, OUT as it was and no
+    temporary folder left beside it (before: JSONDecodeError or AttributeError traceback)."""
+    out = _copy(small_out, tmp_path / "out")
+    (out / "manifest.json").write_text(damage)
+    more = tmp_path / "more.log"
+    more.write_text(ROUTER.replace("gnt-1", "gnt-2"))
+    got = cli("ingest", str(more), "--append", "-o", str(out))
+    assert got.returncode == 1, got.stderr
+    assert got.stderr == (
+        f"logcorr: {out}/manifest.json: damaged: {why}: ingest the inputs again without --append (OUT is then"
+        " written anew)\n"
+    )
+    assert (out / "manifest.json").read_text() == damage
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["more.log", "out"]
+    # a cut part, the manifest whole
+    (out / "manifest.json").write_text((small_out / "manifest.json").read_text())
+    part = sorted((out / "batches").glob("*/*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:-10])
+    got = cli("ingest", str(more), "--append", "-o", str(out))
+    assert (got.returncode, got.stderr) == (
+        1,
+        f"logcorr: {part}: damaged: a Parquet file begins and ends with PAR1,"
+        " this one does not (cut short?): ingest its inputs again into a new folder (OUT/manifest.json lists them)\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["more.log", "out"]
+
+
+def test_f17_an_out_the_user_cannot_read_is_one_line_and_exit_1_in_every_command(
+    tmp_path, small_out, monkeypatch
+):
+    """An OUT this user may not read (another user's, mode 700): 'permission denied' in one line naming
+    OUT, exit 1 as docs/reliability.md says, in every command and in ingest (before: typer's usage error
+    'is not readable', exit 2). Root reads anything, so the test denies through os.access."""
+    real = os.access
+
+    def access(path, mode, *a, **k):
+        return False if Path(path) == small_out else real(path, mode, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+    said = f"logcorr: {small_out}: permission denied: this user cannot read OUT (run as its owner, or give another folder)\n"
+    for args in (["query", "SELECT 1"], ["report"], ["timeline"], ["database"], ["show", "1"], ["export"]):
+        got = CliRunner().invoke(app, [*args, "-d", str(small_out)])
+        assert (got.exit_code, got.output) == (1, said), args
+    router = tmp_path / "router.log"
+    router.write_text(ROUTER)
+    got = CliRunner().invoke(app, ["ingest", str(router), "--append", "-o", str(small_out)])
+    assert (got.exit_code, got.output) == (1, said)

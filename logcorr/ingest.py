@@ -292,11 +292,15 @@ def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]],
     """The inputs in reading order: journals first (the fullest record of a host: a capture given
     with its journal then adds only the entries the journal lacks, and a traceback or dump the two
     share stays one record), each file or folder once however often it was given or reached (by a
-    link, ``a/`` and ``a``). Returns the inputs and, per input kept, how many more times it came."""
-    kept: dict[Path | str, tuple[Path, str]] = {}
+    link, a hard link, ``a/`` and ``a``: one device and inode). Returns the inputs and, per input
+    kept, how many more times it came."""
+    kept: dict[tuple[int, int] | str, tuple[Path, str]] = {}
     repeats: dict[Path, int] = {}
     for path, fmt in inputs:
-        key = path.resolve() if path.is_file() or path.is_dir() else str(path)  # a pipe is read as it is
+        key: tuple[int, int] | str = str(path)  # a pipe is read as it is
+        if path.is_file() or path.is_dir():
+            st = path.stat()
+            key = (st.st_dev, st.st_ino)
         if key in kept:
             first = kept[key][0]
             repeats[first] = repeats.get(first, 0) + 1

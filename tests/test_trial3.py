@@ -346,3 +346,21 @@ def test_f17_an_out_the_user_cannot_read_is_one_line_and_exit_1_in_every_command
     router.write_text(ROUTER)
     got = CliRunner().invoke(app, ["ingest", str(router), "--append", "-o", str(small_out)])
     assert (got.exit_code, got.output) == (1, said)
+
+
+def test_f18_a_file_given_again_through_a_hard_link_is_read_once(tmp_path):
+    """Two names of one file (a hard link: the same device and inode) in one ingest are one input, read
+    once and said so ('given 2 times: read once'), as for a symlink or ``./x``; before, the hard link was
+    read again and its lines dropped only as a word-for-word copy."""
+    router = tmp_path / "router.log"
+    router.write_text(ROUTER + ROUTER.replace("gnt-1", "gnt-2"))
+    os.link(router, tmp_path / "hl.log")
+    got = cli("ingest", str(router), str(tmp_path / "hl.log"), "-o", str(tmp_path / "out"))
+    assert got.returncode == 0, got.stderr
+    assert f"  {router} [text]: 2 records\n    given 2 times: read once\n" in got.stdout
+    assert "hl.log" not in got.stdout
+    with duckdb.connect() as con:
+        rows = con.execute(
+            f"SELECT source, count(*) FROM '{tmp_path}/out/events/**/*.parquet' GROUP BY 1"
+        ).fetchall()
+    assert rows == [(str(router), 2)]

@@ -410,8 +410,13 @@ def _plan(
     origin: str | None,
 ) -> _Plan:
     """Find the inputs (``input_files.discover``; a path not found gets a ``missing`` report), put them
-    in reading order and read the options. Raises ``OptionError`` for a time option that cannot be used."""
+    in reading order and read the options. Raises ``OptionError`` for a time option that cannot be used,
+    or a ``$LOGCORR_STREAM_CAP`` that is no size (checked before anything is read, pipe or not)."""
     captured = _parse_time("--captured-at", captured_at) if captured_at else None
+    try:
+        input_files.stream_cap()
+    except ValueError as e:
+        raise OptionError(str(e)) from None
     started = time.monotonic()
     missing: list[SourceReport] = []
     found: list[tuple[Path, str]] = []

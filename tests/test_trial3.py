@@ -364,3 +364,16 @@ def test_f18_a_file_given_again_through_a_hard_link_is_read_once(tmp_path):
             f"SELECT source, count(*) FROM '{tmp_path}/out/events/**/*.parquet' GROUP BY 1"
         ).fetchall()
     assert rows == [(str(router), 2)]
+
+
+def test_f20_a_bad_stream_cap_is_one_line_naming_the_variable_before_anything_is_read(tmp_path):
+    """``$LOGCORR_STREAM_CAP`` that is no size: one line naming the variable, its value and what to give,
+    exit 1, nothing written (before: a ValueError in the input's errors, 'nothing could be read')."""
+    router = tmp_path / "router.log"
+    router.write_text(ROUTER)
+    got = cli("ingest", str(router), "-o", str(tmp_path / "out"), env={"LOGCORR_STREAM_CAP": "lots"})
+    assert (got.returncode, got.stdout) == (1, "")
+    assert got.stderr == (
+        "logcorr: $LOGCORR_STREAM_CAP='lots': not a size; give bytes, with K, M or G if you like (8G), or unset it\n"
+    )
+    assert not (tmp_path / "out").exists()

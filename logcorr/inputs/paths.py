@@ -382,12 +382,15 @@ class StreamTooLong(OSError):
 def stream_cap() -> int:
     """The byte cap on a spooled stream: ``$LOGCORR_STREAM_CAP`` (bytes, a suffix K/M/G allowed) or
     ``STREAM_CAP`` (2 GiB). Raises ``ValueError`` naming the variable when it is not a size."""
-    text = os.environ.get(STREAM_CAP_ENV, "").strip().upper()
+    given = os.environ.get(STREAM_CAP_ENV, "")
+    text = given.strip().upper()
     if not text:
         return STREAM_CAP
     m = re.fullmatch(r"(\d+)([KMG]?)I?B?", text)
     if not m:
-        raise ValueError(f"${STREAM_CAP_ENV}={text!r}: give a size in bytes, e.g. 8G")
+        raise ValueError(
+            f"${STREAM_CAP_ENV}={given!r}: not a size; give bytes, with K, M or G if you like (8G), or unset it"
+        )
     return int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]
 
 

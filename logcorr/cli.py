@@ -734,9 +734,10 @@ def show(
     ],
     out: OutDir = DEFAULT_OUT,
     context: Annotated[
-        int, typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N")
+        int,
+        typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N", min=0),
     ] = 3,
-    old_context: Annotated[int | None, typer.Option("-n", hidden=True)] = None,
+    old_context: Annotated[int | None, typer.Option("-n", hidden=True, min=0)] = None,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
     from logcorr.render.show import ShowError

@@ -377,3 +377,21 @@ def test_f20_a_bad_stream_cap_is_one_line_naming_the_variable_before_anything_is
         "logcorr: $LOGCORR_STREAM_CAP='lots': not a size; give bytes, with K, M or G if you like (8G), or unset it\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_f21_a_negative_context_is_a_usage_error_not_a_missing_record(small_out):
+    """``show -C -1`` is refused as a usage error naming -C (exit 2), never 'no record with event_id'
+    for a record that exists (which -C 0 shows alone)."""
+    with duckdb.connect() as con:
+        event_id, message = con.execute(
+            f"SELECT event_id, message FROM '{small_out}/events/**/*.parquet' ORDER BY event_id LIMIT 1"
+        ).fetchone()
+    got = CliRunner().invoke(app, ["show", str(event_id), "-d", str(small_out), "-C", "-1"])
+    assert got.exit_code == 2 and "Invalid value for '-C' / '--context'" in got.output, got.output
+    assert "no record" not in got.output
+    alone = CliRunner().invoke(app, ["show", str(event_id), "-d", str(small_out), "-C", "0"])
+    assert alone.exit_code == 0, alone.output
+    assert [line for line in alone.output.splitlines() if line.startswith("> 2025")] == [
+        line for line in alone.output.splitlines() if line.startswith(">") and f"event {event_id}" in line
+    ]
+    assert message in alone.output

@@ -21,7 +21,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.interrupts import is_interrupt  # noqa: E402
-from logcorr.render.terminal import clean, for_terminal  # noqa: E402
+from logcorr.render.terminal import clean, for_terminal, json_inert  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
 
@@ -495,15 +495,22 @@ def query(
     if fmt not in saved.FORMATS:
         _fail(f"--format {fmt!r}: expected one of {', '.join(saved.FORMATS)}")
     _repoint(out)
+    picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     try:
-        import shutil
-
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-        text, note = saved.render_query(
-            out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
-        )
-        typer.echo(clean(text) if fmt not in ("csv", "json") else text)
+        if fmt in saved.STREAMED:  # what a program reads: streamed, memory bounded whatever the rows
+            stream = saved.QueryStream(out, name_or_sql, param, fmt, limit=limit, columns=picked)
+            # the same JSON with C1 controls and bidi marks escaped; CSV cleaned only on a terminal
+            inert = json_inert if fmt == "json" else clean if sys.stdout.isatty() else str
+            for piece in stream:
+                sys.stdout.write(inert(piece))
+            sys.stdout.flush()
+            note = stream.note
+        else:
+            width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+            text, note = saved.render_query(
+                out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
+            )
+            typer.echo(clean(text))
         if note:
             typer.echo(note, err=True)  # stdout stays valid csv/json
     except (saved.QueryError, FileNotFoundError) as e:
@@ -559,7 +566,7 @@ def report(
     _repoint(out)
     try:
         if fmt == "json":
-            text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
+            text = json_inert(json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False)) + "\n"
         elif fmt == "issue":
             text = clean(issue.issue(out, redact=redact))
         else:

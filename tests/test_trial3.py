@@ -366,6 +366,39 @@ def test_f18_a_file_given_again_through_a_hard_link_is_read_once(tmp_path):
     assert rows == [(str(router), 2)]
 
 
+def _hostile_capture(path: Path) -> None:
+    import json
+
+    entry = {
+        "__REALTIME_TIMESTAMP": "1761774000000000",
+        "_BOOT_ID": "b" * 32,
+        "_PID": "7",
+        "PRIORITY": "3",
+        "_SYSTEMD_UNIT": "sglang-decode.service",
+        "MESSAGE": "Traceback error \u009b31m red \u202egnp.exe",
+    }
+    path.write_text(json.dumps(entry) + "\n")
+
+
+def test_f19_json_output_escapes_c1_controls_and_bidi_marks_and_means_the_same(tmp_path):
+    """``report --format json`` and ``query -f json`` write C1 controls (U+009B is CSI) and bidi overrides
+    (U+202E) from log data as JSON escapes: nothing acts on a terminal, and the JSON reads back to the
+    same text (before: written raw)."""
+    import json
+
+    capture = tmp_path / "c.json"
+    _hostile_capture(capture)
+    out = tmp_path / "out"
+    assert cli("ingest", str(capture), "-o", str(out)).returncode == 0
+    for args in (["report", "--format", "json"], ["query", "SELECT message FROM events", "-f", "json"]):
+        got = cli(*args, "-d", str(out))
+        assert got.returncode == 0, got.stderr
+        assert "\u009b" not in got.stdout and "\u202e" not in got.stdout, args
+        assert "\\u009b31m red \\u202egnp.exe" in got.stdout, args
+    rows = json.loads(got.stdout)
+    assert rows == [{"message": "Traceback error \u009b31m red \u202egnp.exe"}]
+
+
 def test_f20_a_bad_stream_cap_is_one_line_naming_the_variable_before_anything_is_read(tmp_path):
     """``$LOGCORR_STREAM_CAP`` that is no size: one line naming the variable, its value and what to give,
     exit 1, nothing written (before: a ValueError in the input's errors, 'nothing could be read')."""
@@ -395,3 +428,28 @@ def test_f21_a_negative_context_is_a_usage_error_not_a_missing_record(small_out)
         line for line in alone.output.splitlines() if line.startswith(">") and f"event {event_id}" in line
     ]
     assert message in alone.output
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_f22_query_streams_csv_and_json_in_batches_and_gives_the_same_text(small_out, fmt, monkeypatch):
+    """``query -f csv|json`` renders the result batch by batch as DuckDB produces it (memory bounded by
+    the batch, not the row count: by hand, all 1.5 M events of an OUT as CSV peaked at 0.29 GB, 3.7 GB
+    before), and the text is the same as rendered whole; --limit still counts the rows it leaves out."""
+    from logcorr.analysis import saved
+
+    sql = "SELECT event_id, ts, message FROM events ORDER BY event_id"
+    stream = saved.QueryStream(small_out, sql, fmt=fmt, batch_rows=7)
+    pieces = list(stream)
+    rows = 41  # 40 batch lines and a router request
+    assert len(pieces) == 2 + -(-rows // 7) - (fmt == "csv")  # the head, a piece per batch, json's end
+    whole, note = saved.render_query(small_out, sql, fmt=fmt)
+    assert "".join(pieces) == whole + "\n" and note is None and stream.note is None
+    limited = saved.QueryStream(small_out, sql, fmt=fmt, batch_rows=7, limit=10)
+    text = "".join(limited)
+    assert text == saved.render_query(small_out, sql, fmt=fmt, limit=10)[0] + "\n"
+    assert limited.note == "(31 more row(s) not shown: --limit 10)"
+    # the CLI streams: it never asks for the whole frame
+    monkeypatch.setattr(saved, "render_query", None)
+    got = CliRunner().invoke(app, ["query", sql, "-d", str(small_out), "-f", fmt, "-n", "3"])
+    assert got.exit_code == 0, got.output
+    assert got.output.endswith("(38 more row(s) not shown: --limit 3)\n")

@@ -453,3 +453,32 @@ def test_f22_query_streams_csv_and_json_in_batches_and_gives_the_same_text(small
     got = CliRunner().invoke(app, ["query", sql, "-d", str(small_out), "-f", fmt, "-n", "3"])
     assert got.exit_code == 0, got.output
     assert got.output.endswith("(38 more row(s) not shown: --limit 3)\n")
+
+
+def test_f23_a_json_entry_with_a_null_message_and_no_cursor_is_whole_not_broken(tmp_path):
+    """A ``-o json`` entry whose MESSAGE is null (and that holds no cursor, as captures of other tools
+    write) is a whole entry: its fields read (time, unit, pid), its text the entry itself (nothing lost,
+    as the house keeps such an entry) and no error saying the line is no whole JSON object; a line cut
+    in half still is."""
+    import json
+
+    base = {"_BOOT_ID": "b" * 32, "_PID": "7", "_SYSTEMD_UNIT": "sglang-decode.service"}
+    null = json.dumps({"__REALTIME_TIMESTAMP": "1761774001000000", **base, "MESSAGE": None})
+    capture = tmp_path / "c.json"
+    capture.write_text(
+        json.dumps({"__REALTIME_TIMESTAMP": "1761774000000000", **base, "MESSAGE": "plain"}) + "\n"
+        + null + "\n" + '{"MESSAGE": "cut'[:14] + "\n"
+    )  # fmt: skip
+    out = tmp_path / "out"
+    got = cli("ingest", str(capture), "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    with duckdb.connect() as con:
+        rows = con.execute(
+            f"SELECT epoch_us(ts), unit, pid, message FROM '{out}/events/**/*.parquet' ORDER BY source_pos"
+        ).fetchall()
+        errors = con.execute(f"SELECT errors FROM '{out}/sources/**/*.parquet'").fetchone()[0]
+    assert rows[:2] == [
+        (1761774000000000, "sglang-decode.service", 7, "plain"),
+        (1761774001000000, "sglang-decode.service", 7, null),
+    ]
+    assert errors == f"{capture} at line 3: not a whole JSON object"

@@ -281,7 +281,7 @@ def ingest(
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
-    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl) or only in part (journalctl killed, a reader failing part way); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, damaged, unreadable, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
         from logcorr.ingest import NothingReadError, OptionError

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,17 +21,18 @@ import typer  # noqa: E402
 from typer.core import TyperArgument, TyperCommand, TyperGroup  # noqa: E402
 
 from logcorr.inputs.source import ReadOptions  # noqa: E402
-from logcorr.interrupts import is_interrupt  # noqa: E402
+from logcorr.interrupts import interrupt_queries, is_interrupt  # noqa: E402
 from logcorr.render.terminal import clean, for_terminal, json_inert  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
 
 def _interrupt(signum, frame) -> None:
+    interrupt_queries()  # DuckDB's own reaction to the signal is not reliable (interrupts.interrupt_queries)
     raise KeyboardInterrupt
 
 
-# SIGTERM (a timeout, systemd stopping a job) and SIGHUP (the terminal closed) unwind like Ctrl-C
-TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+# Ctrl-C, SIGTERM (a timeout, systemd stopping a job) and SIGHUP (the terminal closed): one handler
+TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _writing: list[object] = []  # the file the running command replaces (``_writes``), for the interrupt's line
 
 
@@ -48,7 +50,9 @@ class _Group(TyperGroup):
     SIGTERM kills the process with its temporary files left."""
 
     def invoke(self, ctx):
-        previous = {s: signal.signal(s, _interrupt) for s in TERMINATING}
+        # (a handler can be set in the main thread only: the app called from another, as a test may, keeps them)
+        main = threading.current_thread() is threading.main_thread()
+        previous = {s: signal.signal(s, _interrupt) for s in TERMINATING} if main else {}
         _writing.clear()
         try:
             return super().invoke(ctx)

@@ -114,21 +114,36 @@ def test_f12_f13_every_command_interrupted_or_terminated_says_one_line_exits_130
     assert (out / "logcorr.duckdb").read_bytes() == before
 
 
-def test_f12_ctrl_c_inside_a_duckdb_query_of_any_command_is_one_line_and_130(small_out):
-    """Ctrl-C while DuckDB runs a command's statement (DuckDB cancels it and raises its own exception,
-    RuntimeError('Query interrupted') or InterruptException, no KeyboardInterrupt): one line, exit
-    130, in ``query`` as in every command (before: a traceback and exit 1)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "logcorr.cli", "query", "-d", str(small_out), "-f", "csv",
-         "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    import time
+@pytest.mark.parametrize("after_s", [0.3, 0.6, 0.9, 1.2, 1.5])
+def test_f12_ctrl_c_inside_a_duckdb_query_of_any_command_is_one_line_and_130(small_out, monkeypatch, after_s):
+    """Ctrl-C while DuckDB runs a command's statement ends it: one line, exit 130. DuckDB cancels the
+    statement and raises its own exception (RuntimeError('Query interrupted'), no KeyboardInterrupt),
+    but DuckDB 2.0.1 does so only some of the time (4 Ctrl-Cs of 10 were lost, the query running on):
+    the command's handler cancels the statements of its connections itself. A Ctrl-C not obeyed
+    within 20 s counts as lost (the test then cancels the query)."""
+    import threading
 
-    time.sleep(4)  # the libraries loaded, the query running
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert (proc.returncode, stdout, stderr) == (130, "", "logcorr: interrupted\n")
+    from logcorr.analysis import saved
+
+    real, lost, timers = saved.connect, [], []
+
+    def connect(out, queries=None):  # the query starts right after; Ctrl-C ``after_s`` into it
+        con = real(out, queries)
+        timers.append(threading.Timer(after_s, os.kill, (os.getpid(), signal.SIGINT)))
+        timers.append(threading.Timer(after_s + 20, lambda: (lost.append(after_s), con.interrupt())))
+        for t in timers:
+            t.start()
+        return con
+
+    monkeypatch.setattr(saved, "connect", connect)
+    sql = "SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3"
+    try:
+        got = CliRunner().invoke(app, ["query", "-d", str(small_out), "-f", "json", sql])
+    finally:
+        for t in timers:
+            t.cancel()
+    assert lost == []
+    assert (got.exit_code, got.stderr) == (130, "logcorr: interrupted\n"), got.output
 
 
 class _Interrupting:

@@ -47,6 +47,7 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 
+from logcorr import interrupts
 from logcorr.analysis import finding_kinds, known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
 from logcorr.interrupts import is_interrupt
@@ -391,7 +392,7 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     Raises:
         FileNotFoundError: OUT does not exist.
     """
-    con = duckdb.connect()
+    con = interrupts.connect()
     con.execute("SET TimeZone = 'UTC'")
     folders = table_folders(stable_out(Path(out)))  # never a folder an ingest is swapping in
     for table, folder in folders.items():

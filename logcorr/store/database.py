@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 import logcorr
+from logcorr import interrupts
 from logcorr.analysis import saved as saved_queries
 from logcorr.analysis.saved import (
     SavedQuery,
@@ -109,7 +110,7 @@ def points_elsewhere(out: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = interrupts.connect(str(path), read_only=True)
         try:
             row = con.execute(
                 "SELECT sql FROM duckdb_views() WHERE view_name = 'events' AND NOT internal"
@@ -136,7 +137,7 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
     result = DatabaseResult(target, out / VIEWS_NAME)
     for stale in (tmp, Path(f"{tmp}.wal")):
         stale.unlink(missing_ok=True)
-    con = duckdb.connect()
+    con = interrupts.connect()
     if "events" in folders:
         _refuse_overlapping_ids(con, folders["events"])
     # Ingest runs on the GPU host next to a recovering service: keep the copy's memory bounded
@@ -232,7 +233,7 @@ def refuse_two_ingests_of_one_origin(out: Path) -> None:
     folder without events passes."""
     events = store.stable_out(Path(out)) / "events"
     if events.is_dir() and next(events.rglob("*.parquet"), None) is not None:
-        with duckdb.connect() as con:
+        with interrupts.connect() as con:
             _refuse_overlapping_ids(con, events)
 
 

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,14 +18,77 @@ from typing import Annotated
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:5000,muzzy_decay_ms:5000")
 
 import typer  # noqa: E402
-from typer.core import TyperArgument, TyperCommand  # noqa: E402
+from typer.core import TyperArgument, TyperCommand, TyperGroup  # noqa: E402
 
-from logcorr.entry import is_interrupt  # noqa: E402
 from logcorr.inputs.source import ReadOptions  # noqa: E402
-from logcorr.render.terminal import clean, for_terminal  # noqa: E402
+from logcorr.interrupts import interrupt_queries, is_interrupt  # noqa: E402
+from logcorr.render.terminal import clean, for_terminal, json_inert  # noqa: E402
 from logcorr.store.schema import ROLES  # noqa: E402
 
+
+def _interrupt(signum, frame) -> None:
+    interrupt_queries()  # DuckDB's own reaction to the signal is not reliable (interrupts.interrupt_queries)
+    raise KeyboardInterrupt
+
+
+# Ctrl-C, SIGTERM (a timeout, systemd stopping a job) and SIGHUP (the terminal closed): one handler
+TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_writing: list[object] = []  # the file the running command replaces (``_writes``), for the interrupt's line
+
+
+def _writes(target: object) -> None:
+    """Note the file the running command writes (atomically), for the interrupt's line to name."""
+    _writing[:] = [target]
+
+
+class _Group(TyperGroup):
+    """The ``logcorr`` group: one rule for an interrupt in every command. Ctrl-C, SIGTERM and SIGHUP
+    unwind the same way (``KeyboardInterrupt``: temporary files are removed on the way out), and the
+    command ends with one line on stderr and exit status 130, whichever layer the interrupt surfaced in
+    (``interrupts.is_interrupt``: DuckDB cancels its query and raises its own exception). Without this,
+    typer ends a ``KeyboardInterrupt`` silently (0.29) or with 'Aborted!' and 1 (older releases), and
+    SIGTERM kills the process with its temporary files left."""
+
+    def invoke(self, ctx):
+        # (a handler can be set in the main thread only: the app called from another, as a test may, keeps them)
+        main = threading.current_thread() is threading.main_thread()
+        previous = {s: signal.signal(s, _interrupt) for s in TERMINATING} if main else {}
+        _writing.clear()
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _interrupted()
+        except Exception as e:
+            if is_interrupt(e):
+                _interrupted()
+            if said := _unreadable_table(e):
+                _fail(
+                    f"OUT's tables cannot be read ({said}): a damaged file? ingest the inputs again into a new folder"
+                )
+            raise
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+def _unreadable_table(error: Exception) -> str | None:
+    """The first line of a DuckDB or polars error that reading a damaged Parquet part raises (damaged
+    inside, past the ends ``check_intact`` reads: DuckDB's IO, invalid input or bare ``Error`` such as
+    'Out of buffer'; any error naming Parquet), else None: a query's own mistakes are other types."""
+    said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    library = type(error).__module__.lstrip("_").split(".")[0]
+    reading = type(error).__name__ in ("Error", "IOException", "InvalidInputException")
+    if library == "duckdb" and reading or library in ("duckdb", "polars") and "parquet" in said.lower():
+        return said
+    return None
+
+
+def _interrupted() -> None:
+    _fail(f"interrupted; {_writing[0]} left as it was" if _writing else "interrupted", 130)
+
+
 app = typer.Typer(
+    cls=_Group,
     help="Offline log and trace correlation for SGLang prefill-decode incidents.",
     no_args_is_help=True,
     add_completion=False,
@@ -65,16 +129,28 @@ class _Command(TyperCommand):
                 param.__class__ = _PlainArgument
 
 
-def _one_ingest_per_origin(out: Path) -> Path:
-    """``-d OUT``'s check, before any command reads it: a folder combined from two separate ingests of
-    one origin is refused (exit 1, naming both parts), not read with every record twice."""
-    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
-    from logcorr.store.output import reading
+def _readable(out: Path) -> None:
+    """Fail (one line, exit 1, as docs/reliability.md says) when OUT exists but this user cannot read
+    it; typer's own check (``readable``, off on every OUT option) would answer with a usage error."""
+    if out.exists() and not os.access(out, os.R_OK | os.X_OK):
+        _fail(
+            f"{out}: permission denied: this user cannot read OUT (run as its owner, or give another folder)"
+        )
 
+
+def _one_ingest_per_origin(out: Path) -> Path:
+    """``-d OUT``'s check, before any command reads it: an OUT this user cannot read is refused (exit
+    1); a folder combined from two separate ingests of one origin is refused (exit 1, naming both
+    parts), not read with every record twice."""
+    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+    from logcorr.store.output import OutputError, check_intact, reading, stable_out
+
+    _readable(out)
     try:
+        check_intact(stable_out(out))
         with reading(out):
             refuse_two_ingests_of_one_origin(out)
-    except DatabaseError as e:
+    except (DatabaseError, OutputError) as e:
         _fail(str(e))
     return out
 
@@ -82,7 +158,12 @@ def _one_ingest_per_origin(out: Path) -> Path:
 OutDir = Annotated[
     Path,
     typer.Option(
-        "-d", "--dir", help="The ingest output folder (OUT).", metavar="OUT", callback=_one_ingest_per_origin
+        "-d",
+        "--dir",
+        help="The ingest output folder (OUT).",
+        metavar="OUT",
+        callback=_one_ingest_per_origin,
+        readable=False,  # checked by the callback: exit 1 and one line, not a usage error
     ),
 ]
 # the window and role options of the renderers (timeline, export)
@@ -130,10 +211,6 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
     return roles
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 EMBED_HELP = (
     "Copy the tables into OUT/logcorr.duckdb, so it opens anywhere (copied, moved, mailed; the default)."
     " --no-embed: views over OUT's Parquet files instead: smaller and quicker, but they work only where OUT is."
@@ -153,7 +230,15 @@ def ingest(
     ],
     out: Annotated[
         Path,
-        typer.Option("-d", "--dir", "-o", "--out", help="Output folder for the tables (OUT).", metavar="OUT"),
+        typer.Option(
+            "-d",
+            "--dir",
+            "-o",
+            "--out",
+            help="Output folder for the tables (OUT).",
+            metavar="OUT",
+            readable=False,
+        ),
     ] = DEFAULT_OUT,
     unit: Annotated[
         list[str],
@@ -201,7 +286,7 @@ def ingest(
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
-    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted.
+    Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl) or only in part (journalctl killed, a reader failing part way); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, damaged, unreadable, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
         from logcorr.ingest import NothingReadError, OptionError
@@ -211,12 +296,10 @@ def ingest(
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
 
+    _readable(out)
     opts = ReadOptions(
         units=tuple(unit), since=since, until=until, all_units=all_units, roles=_parse_roles(role)
     )
-    # SIGTERM (a timeout, systemd stopping a job) unwinds like Ctrl-C: scratch files and the temporary
-    # OUT are removed on the way out instead of staying in TMPDIR
-    signal.signal(signal.SIGTERM, _interrupt)
     progress = Progress()
     try:
         try:
@@ -274,6 +357,8 @@ def _repoint(out: Path) -> None:
             f"logcorr: re-pointed {out}/logcorr.duckdb at {out} (it read the tables of {old})", err=True
         )
     except Exception as e:  # noqa: BLE001 — a read-only copy still answers queries; say what to do
+        if is_interrupt(e):
+            raise
         typer.echo(
             f"logcorr: {out}/logcorr.duckdb reads {old}; run logcorr database -d {out} ({e})", err=True
         )
@@ -432,16 +517,24 @@ def query(
     if fmt not in saved.FORMATS:
         _fail(f"--format {fmt!r}: expected one of {', '.join(saved.FORMATS)}")
     _repoint(out)
+    picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     try:
-        import shutil
-
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-        with reading(out):  # no ingest swaps OUT under the query
-            text, note = saved.render_query(
-                out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
-            )
-        typer.echo(clean(text) if fmt not in ("csv", "json") else text)
+        if fmt in saved.STREAMED:  # what a program reads: streamed, memory bounded whatever the rows
+            # the same JSON with C1 controls and bidi marks escaped; CSV cleaned only on a terminal
+            inert = json_inert if fmt == "json" else clean if sys.stdout.isatty() else str
+            with reading(out):  # no ingest swaps OUT under the query, while it streams
+                stream = saved.QueryStream(out, name_or_sql, param, fmt, limit=limit, columns=picked)
+                for piece in stream:
+                    sys.stdout.write(inert(piece))
+            sys.stdout.flush()
+            note = stream.note
+        else:
+            width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+            with reading(out):  # no ingest swaps OUT under the query
+                text, note = saved.render_query(
+                    out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
+                )
+            typer.echo(clean(text))
         if note:
             typer.echo(note, err=True)  # stdout stays valid csv/json
     except (saved.QueryError, FileNotFoundError) as e:
@@ -494,11 +587,14 @@ def report(
         _fail(f"--no-redact: only --format issue redacts; --format {fmt} keeps the data as it is")
     if output is not None:
         _check_output_file(output)
+        _writes(output)
     _repoint(out)
     try:
         with reading(out):  # one OUT from start to end, even while an ingest replaces it
             if fmt == "json":
-                text = json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False) + "\n"
+                text = (
+                    json_inert(json.dumps(report_mod.report_data(out), indent=1, ensure_ascii=False)) + "\n"
+                )
             elif fmt == "issue":
                 text = clean(issue.issue(out, redact=redact))
             else:
@@ -577,6 +673,7 @@ def timeline(
         _fail(f"--format {fmt}: one of html, png, svg")
     output = output or Path(f"timeline.{fmt}")
     _check_output_file(output)
+    _writes(output)
     if output.suffix.lower() not in TIMELINE_SUFFIXES[fmt]:  # HTML in x.jpg opens as a broken picture
         clash = (
             f"; --format {fmt} writes a {' or '.join(TIMELINE_SUFFIXES[fmt])} file"
@@ -634,6 +731,7 @@ def export(
     from logcorr.store.output import reading
 
     _check_output_file(output)
+    _writes(output)
     try:
         with reading(out):  # one OUT from start to end, even while an ingest replaces it
             counts = export_chrome_trace(out, output, since=since, until=until, role=role, detail=detail)
@@ -658,6 +756,7 @@ def database(
     from logcorr.store import database as db
     from logcorr.store.output import OutputError
 
+    _writes(Path(out) / db.DB_NAME)
     try:
         result = db.write(out, embed=embed)
     except (db.DatabaseError, OutputError, FileNotFoundError) as e:
@@ -674,9 +773,10 @@ def show(
     ],
     out: OutDir = DEFAULT_OUT,
     context: Annotated[
-        int, typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N")
+        int,
+        typer.Option("-C", "--context", help="Records before and after it (as grep -C).", metavar="N", min=0),
     ] = 3,
-    old_context: Annotated[int | None, typer.Option("-n", hidden=True)] = None,
+    old_context: Annotated[int | None, typer.Option("-n", hidden=True, min=0)] = None,
 ) -> None:
     """A record with its neighbours in the same process stream, and the command that opens it at its source."""
     from logcorr.render.show import ShowError

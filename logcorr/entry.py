@@ -9,18 +9,7 @@ from __future__ import annotations
 
 import sys
 
-
-def is_interrupt(error: BaseException) -> bool:
-    """True when ``error`` is Ctrl-C (or SIGTERM) as it surfaces, whichever layer it reached first.
-
-    Python raises ``KeyboardInterrupt``; a DuckDB query running at that moment is cancelled and raises
-    instead: ``duckdb.InterruptException`` from ``execute``, and (DuckDB 2.0's Python client)
-    ``RuntimeError('Query interrupted')`` from a relation's ``.pl()``/``.arrow()``, with no
-    ``KeyboardInterrupt`` left pending.
-    """
-    if isinstance(error, KeyboardInterrupt) or type(error).__name__ == "InterruptException":
-        return True
-    return isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted"
+from logcorr.interrupts import is_interrupt
 
 
 def main() -> None:

@@ -6,10 +6,10 @@ A plain function a notebook can call; the CLI only parses options and prints wha
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import re
-import tempfile
 import time
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -50,9 +50,11 @@ from logcorr.inputs.source import (
     failure,
 )
 from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
+from logcorr.interrupts import is_interrupt
 from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_log, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
+from logcorr.scratch import scratch as scratch_folder
 from logcorr.store import config, database
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
@@ -297,11 +299,15 @@ def _read_order(inputs: list[tuple[Path, str]]) -> tuple[list[tuple[Path, str]],
     """The inputs in reading order: journals first (the fullest record of a host: a capture given
     with its journal then adds only the entries the journal lacks, and a traceback or dump the two
     share stays one record), each file or folder once however often it was given or reached (by a
-    link, ``a/`` and ``a``). Returns the inputs and, per input kept, how many more times it came."""
-    kept: dict[Path | str, tuple[Path, str]] = {}
+    link, a hard link, ``a/`` and ``a``: one device and inode). Returns the inputs and, per input
+    kept, how many more times it came."""
+    kept: dict[tuple[int, int] | str, tuple[Path, str]] = {}
     repeats: dict[Path, int] = {}
     for path, fmt in inputs:
-        key = path.resolve() if path.is_file() or path.is_dir() else str(path)  # a pipe is read as it is
+        key: tuple[int, int] | str = str(path)  # a pipe is read as it is
+        if path.is_file() or path.is_dir():
+            st = path.stat()
+            key = (st.st_dev, st.st_ino)
         if key in kept:
             first = kept[key][0]
             repeats[first] = repeats.get(first, 0) + 1
@@ -367,7 +373,7 @@ def ingest(
     plan = _plan(paths, out, opts or ReadOptions(), append=append, captured_at=captured_at, origin=origin)
     run = _Run(plan)  # OUT open (and locked); with --append, what it holds already
     try:
-        with tempfile.TemporaryDirectory() as scratch:
+        with scratch_folder("ingest") as scratch:  # TMPDIR/logcorr-ingest-HOST-PID-…
             for given, fmt in plan.inputs:  # journals first, then the others in the order given
                 _read_input(run, given, fmt, Path(scratch), progress)
             return _finish(run, embed, progress or (lambda text: None))
@@ -411,8 +417,13 @@ def _plan(
     origin: str | None,
 ) -> _Plan:
     """Find the inputs (``input_files.discover``; a path not found gets a ``missing`` report), put them
-    in reading order and read the options. Raises ``OptionError`` for a time option that cannot be used."""
+    in reading order and read the options. Raises ``OptionError`` for a time option that cannot be used,
+    or a ``$LOGCORR_STREAM_CAP`` that is no size (checked before anything is read, pipe or not)."""
     captured = _parse_time("--captured-at", captured_at) if captured_at else None
+    try:
+        input_files.stream_cap()
+    except ValueError as e:
+        raise OptionError(str(e)) from None
     started = time.monotonic()
     missing: list[SourceReport] = []
     found: list[tuple[Path, str]] = []
@@ -428,6 +439,8 @@ def _plan(
         except MemoryError:
             raise
         except Exception as e:  # noqa: BLE001 — one hostile PATH costs only itself
+            if is_interrupt(e):
+                raise
             problems.append((given, failure(given, e)))
         missing += [SourceReport(str(p), "unreadable", errors=[why], unread=True) for p, why in problems]
     inputs, repeats = _read_order(found)
@@ -653,7 +666,10 @@ def _read_input(
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
-        run.reports.append(SourceReport(str(given), "unreadable", errors=[failure(given, e)], unread=True))
+        if is_interrupt(e):
+            raise
+        error = _failure(given, e, 0, scratch)
+        run.reports.append(SourceReport(str(given), "unreadable", errors=[error], unread=True))
         return
     if report is None:
         return
@@ -666,7 +682,7 @@ def _read_input(
     parsed = threads.ahead(_joined(chunks, report, forced), name="logcorr-read")
     built = _tables(run, threads.ahead(_records(parsed, report, forced, run.enrich)))
     for ev, tables, unknown_in_dumps in _contained(
-        threads.ahead(built, name="logcorr-tables"), report, given
+        threads.ahead(built, name="logcorr-tables"), report, given, scratch
     ):
         run.write(report, ev, tables, unknown_in_dumps)
         if progress and max(report.bytes, total or 0) > PROGRESS_FROM:
@@ -686,9 +702,9 @@ def _lazy(make: Callable[[], Iterator[pl.DataFrame]]) -> Iterator[pl.DataFrame]:
         getattr(chunks, "close", lambda: None)()
 
 
-def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
+def _contained(stages: Iterator, report: SourceReport, given: Path, scratch: Path) -> Iterator:
     """The items of one input's reading stages; an exception they raise ends them, named in ``report``
-    (``InputError`` as it says, any other by ``failure``), the items before it kept. ``AlreadyIngested``
+    (``InputError`` as it says, any other by ``_failure``), the items before it kept. ``AlreadyIngested``
     becomes ``OptionError``; ``MemoryError`` goes up."""
     try:
         yield from stages
@@ -700,9 +716,24 @@ def _contained(stages: Iterator, report: SourceReport, given: Path) -> Iterator:
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 — one hostile input costs only itself
-        report.errors.append(failure(given, e, report.records))
+        if is_interrupt(e):
+            raise
+        report.errors.append(_failure(given, e, report.records, scratch))
         report.unread = report.records == 0
         report.incomplete = not report.unread
+
+
+def _failure(given: Path, e: BaseException, records: int, scratch: Path) -> str:
+    """The error text of an input whose reading raised ``e`` (``failure``); a disk full or over quota
+    names the folder that is: while an input is read, logcorr writes only its copy in ``scratch`` (a
+    ``.gz``/``.xz`` unpacked, a pipe spooled, a log platform's export flattened), in TMPDIR."""
+    if not (isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)):
+        return failure(given, e, records)
+    kept = f"read only in part: {records:,} records, then " if records else "not read: "
+    return (
+        f"{given}: {kept}{scratch.parent} (TMPDIR), where logcorr unpacks or copies it, is full ({e.strerror}):"
+        " set TMPDIR to a folder with room"
+    )
 
 
 def _size(path: Path, fmt: str) -> int | None:
@@ -748,9 +779,9 @@ def _open_input(run: _Run, given: Path, known_fmt: str, scratch: Path) -> Source
             path = input_files.spool(given, scratch)
         fmt = sniff.sniff(path) if known_fmt == "?" else known_fmt
     except OSError as e:
-        run.reports.append(
-            SourceReport(str(given), "unreadable", errors=[f"{given}: {e.strerror or e}"], unread=True)
-        )
+        error = _failure(given, e, 0, scratch) if e.errno in (errno.ENOSPC, errno.EDQUOT) else None
+        error = error or f"{given}: {e.strerror or e}"
+        run.reports.append(SourceReport(str(given), "unreadable", errors=[error], unread=True))
         return None
     report = SourceReport(str(given), fmt)
     report.path = path  # type: ignore[attr-defined]

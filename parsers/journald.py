@@ -423,7 +423,8 @@ def _duckdb() -> duckdb.DuckDBPyConnection:
 
 def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     """Add a String column per field of the JSON object in ``line`` (null when the line is not
-    JSON). DuckDB's JSON reader parses each line once for all fields; the rare lines holding an
+    JSON), and ``_json``: the line parsed as JSON (true for a whole object whose fields are all null,
+    ``MESSAGE: null`` and no cursor). DuckDB's JSON reader parses each line once for all fields; the rare lines holding an
     array value (bytes, a repeated field) are read again by Python's json module."""
     names = (*_META, *FIELDS)
     paths = "[" + ", ".join(f"'$.{n}'" for n in names) + "]"
@@ -445,7 +446,7 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     if fixed:
         schema = {"n": df.schema["n"], **dict.fromkeys(names, pl.String)}
         df = df.update(pl.DataFrame(fixed, schema=schema), on="n", include_nulls=True)
-    return df.drop("_json")
+    return df
 
 
 _MESSAGE_NOT_TEXT = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*[-\d{tf]'
@@ -464,9 +465,9 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     line = pl.col("line")
     whole = line.str.strip_chars().str.starts_with("{") & line.str.strip_chars().str.ends_with("}")
     df = _json_fields(df)
-    df = df.with_columns(
-        (~whole | (pl.col("__CURSOR").is_null() & pl.col("MESSAGE").is_null())).alias("broken"),
-    )
+    # broken: the line is no JSON object (cut, garbage); a whole object may hold no cursor and a null
+    # MESSAGE (a capture of another tool, a log platform's): that entry is whole, its fields read
+    df = df.with_columns((~whole | ~pl.col("_json")).alias("broken")).drop("_json")
     return df.select(
         _entry_columns(
             # a MESSAGE null (or absent) keeps the entry's JSON as its text: nothing of it is lost

@@ -29,6 +29,7 @@ Timestamps are shown in UTC.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import difflib
 import io
@@ -36,6 +37,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -45,8 +47,10 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 
+from logcorr import interrupts
 from logcorr.analysis import finding_kinds, known_issues
 from logcorr.analysis.shipped import shipped_families, shipped_queries
+from logcorr.interrupts import is_interrupt
 from logcorr.store import processes
 from logcorr.store.output import glob_escape, stable_out
 from logcorr.store.schema import TABLES, empty_view_sql, null_columns_sql
@@ -388,7 +392,7 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     Raises:
         FileNotFoundError: OUT does not exist.
     """
-    con = duckdb.connect()
+    con = interrupts.connect()
     con.execute("SET TimeZone = 'UTC'")
     folders = table_folders(stable_out(Path(out)))  # never a folder an ingest is swapping in
     for table, folder in folders.items():
@@ -398,7 +402,9 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
     for q in view_order(saved if saved is not None else load_saved()):
         try:
             con.execute(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS {q.body()}")
-        except duckdb.Error:
+        except duckdb.Error as e:
+            if is_interrupt(e):
+                raise
             continue  # a query that does not bind here fails with its own message when it is run
     return con
 
@@ -478,6 +484,20 @@ def query(
         UnknownQueryError, ParamError, QueryError (SQL errors, with the query's name);
         FileNotFoundError when OUT does not exist.
     """
+    with _running(out, name_or_sql, params, saved, con) as (con, q, values, saved):
+        try:
+            return con.sql(q.body()).pl()
+        except duckdb.Error as e:
+            if is_interrupt(e):
+                raise
+            raise _query_error(e, con, q, values, saved, out) from e
+
+
+@contextlib.contextmanager
+def _running(out: Path, name_or_sql: str, params, saved, con) -> Iterator[tuple]:
+    """The saved query ``name_or_sql`` resolved, its parameters checked and set as DuckDB variables on
+    ``con`` (made by ``connect`` when None) for the block, which gets ``(con, q, values, saved)``;
+    the variables reset when it ends. Raises ``UnknownQueryError``, ``ParamError``."""
     saved = load_saved() if saved is None else saved
     q = resolve(name_or_sql, saved)
     values = parse_params(params)
@@ -491,33 +511,38 @@ def query(
     for k, v in values.items():
         con.execute(f"SET VARIABLE {quote_ident(k)} = {quote_literal(v)}")  # AT, SELECT …: reserved words
     try:
-        return con.sql(q.body()).pl()
-    except duckdb.ConversionException as e:
-        said = str(e)  # DuckDB quotes the value, or shows the SQL line reading the variable
-        bad = [k for k in values if f"getvariable('{k}')" in said] or [
-            k for k, v in values.items() if f"'{v}'" in said or f'"{v}"' in said
-        ]
-        if not bad:
-            raise QueryError(f"{q.name}: {str(e).strip()}") from e
-        described = dict(q.parameters)
-        what = f"; {bad[0]} is {described[bad[0]]}" if bad[0] in described else ""
-        raise ParamError(
-            f"--param {bad[0]}={values[bad[0]]}: not a value {q.name} can read for {bad[0]}{what}"
-        ) from e
-    except duckdb.Error as e:
-        hint = ""
-        missing = re.search(r"Table with name (\w+) does not exist", str(e))
-        if missing and missing[1] in saved:  # a saved query that did not bind as a view: its own error
-            try:
-                con.sql(saved[missing[1]].body()).limit(0).fetchall()
-            except duckdb.Error as inner:
-                raise QueryError(f"{q.name}: the saved query {missing[1]} fails: {str(inner).strip()}") from e
-        if isinstance(e, duckdb.CatalogException):
-            hint = " (tables here: " + ", ".join(sorted(table_folders(Path(out)))) + ")"
-        raise QueryError(f"{q.name}: {str(e).strip()}{hint}") from e
+        yield con, q, values, saved
     finally:
         for k in values:  # each call stands alone: no parameter leaks into the next query on ``con``
             con.execute(f"RESET VARIABLE {quote_ident(k)}")
+
+
+def _query_error(e: duckdb.Error, con, q: SavedQuery, values: dict, saved: dict, out: Path) -> Exception:
+    """The error to raise (``from e``) for DuckDB's ``e`` while ``q`` ran: ``ParamError`` naming a
+    parameter whose value the query cannot read, else ``QueryError`` with the query's name (and a saved
+    query's own error, or the tables here). Not for an interrupt (``is_interrupt``): raise that as it is."""
+    said = str(e)  # DuckDB quotes the value, or shows the SQL line reading the variable
+    if isinstance(e, duckdb.ConversionException):
+        bad = [k for k in values if f"getvariable('{k}')" in said] or [
+            k for k, v in values.items() if f"'{v}'" in said or f'"{v}"' in said
+        ]
+        if bad:
+            described = dict(q.parameters)
+            what = f"; {bad[0]} is {described[bad[0]]}" if bad[0] in described else ""
+            return ParamError(
+                f"--param {bad[0]}={values[bad[0]]}: not a value {q.name} can read for {bad[0]}{what}"
+            )
+        return QueryError(f"{q.name}: {said.strip()}")
+    missing = re.search(r"Table with name (\w+) does not exist", said)
+    if missing and missing[1] in saved:  # a saved query that did not bind as a view: its own error
+        try:
+            con.sql(saved[missing[1]].body()).limit(0).fetchall()
+        except duckdb.Error as inner:
+            return QueryError(f"{q.name}: the saved query {missing[1]} fails: {str(inner).strip()}")
+    hint = ""
+    if isinstance(e, duckdb.CatalogException):
+        hint = " (tables here: " + ", ".join(sorted(table_folders(Path(out)))) + ")"
+    return QueryError(f"{q.name}: {said.strip()}{hint}")
 
 
 def run_query(out: Path, name_or_sql: str, params=None, fmt: str = "table", **options) -> str:
@@ -567,6 +592,90 @@ def render_query(
     return text, (f"({more:,} more row(s) not shown: --limit {limit})" if more else None)
 
 
+BATCH_ROWS = 20_000  # rows per piece of a streamed csv or json result (``QueryStream``)
+STREAMED = ("csv", "json")  # the formats a program reads, streamed; the others are laid out whole
+
+
+class QueryStream:
+    """``render_query``'s csv or json text in bounded memory, for a result of any size (all events of a
+    day's OUT piped into another tool): iterate to get the text in pieces, one per batch of at most
+    ``batch_rows`` rows as DuckDB produces them (``to_arrow_reader``), never the whole result at once;
+    joined, they are the text ``render_query`` gives plus a final newline. ``limit`` stops the text
+    after that many rows; the rows it leaves out are still counted, batch by batch, and once the
+    iteration ends ``note`` says how many (None when none were). Raises, while iterated, what
+    ``query`` raises (``QueryError`` also for a ``columns`` name the result lacks)."""
+
+    def __init__(
+        self,
+        out: Path,
+        name_or_sql: str,
+        params: list[str] | dict[str, str] | None = None,
+        fmt: str = "csv",
+        *,
+        limit: int | None = None,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+    ) -> None:
+        if fmt not in STREAMED:
+            raise ValueError(f"--format {fmt!r}: streamed are {', '.join(STREAMED)}")
+        self.out, self.name_or_sql, self.params, self.fmt = out, name_or_sql, params, fmt
+        self.limit, self.columns, self.batch_rows = limit, columns, batch_rows
+        self.note: str | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        with _running(self.out, self.name_or_sql, self.params, None, None) as (con, q, values, saved):
+            try:
+                yield from self._pieces(con.sql(q.body()).to_arrow_reader(self.batch_rows))
+            except duckdb.Error as e:
+                if is_interrupt(e):
+                    raise
+                raise _query_error(e, con, q, values, saved, self.out) from e
+
+    def _pieces(self, reader) -> Iterator[str]:
+        names = reader.schema.names
+        missing = [c for c in self.columns or [] if c not in names]
+        if missing:
+            raise QueryError(
+                f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(names)}"
+            )
+        cols = self.columns or names
+        shown = more = 0
+        yield _csv_piece(cols, [], header=True) if self.fmt == "csv" else "["
+        for batch in reader:
+            room = batch.num_rows if self.limit is None else max(self.limit - shown, 0)
+            more += batch.num_rows - min(room, batch.num_rows)
+            if room <= 0:
+                continue  # past --limit: counted, not rendered
+            df = pl.from_arrow(batch.slice(0, room))
+            rows = df.select(cols).rows() if self.columns else df.rows()
+            yield _csv_piece(cols, rows) if self.fmt == "csv" else _json_piece(cols, rows, first=not shown)
+            shown += len(rows)
+        if self.fmt == "json":
+            yield "\n]\n" if shown else "]\n"
+        self.note = f"({more:,} more row(s) not shown: --limit {self.limit})" if more else None
+
+
+def _csv_piece(cols: list[str], rows: list[tuple], header: bool = False) -> str:
+    """CSV lines (each ending in a newline) of ``rows``, after the header line of ``cols`` when ``header``."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    if header:
+        writer.writerow(cols)
+    writer.writerows([_cell(v) for v in r] for r in rows)
+    return buf.getvalue()
+
+
+def _json_piece(cols: list[str], rows: list[tuple], first: bool) -> str:
+    """``rows`` as items of a JSON list of objects, laid out as ``json.dumps(…, indent=1)`` lays out the
+    whole list (each item on its own lines, indented one space), a comma before each item but the
+    list's first: "[" + the pieces + "\\n]" is that list."""
+    items = [
+        json.dumps(dict(zip(cols, [format_value(v) for v in r], strict=True)), indent=1, ensure_ascii=False)
+        for r in rows
+    ]
+    return ("" if first else ",") + ",".join("\n " + i.replace("\n", "\n ") for i in items)
+
+
 def format_value(value: object) -> object:
     """A cell as a JSON-able value: datetimes ISO 8601 (UTC ``Z``), durations in seconds, lists and
     dicts element-wise, NaN as ``None``."""
@@ -609,19 +718,11 @@ def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     """Render rows as ``table``, ``vertical``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
     rows = df.rows()
     cols = df.columns
-    if fmt == "json":
-        return json.dumps(
-            [dict(zip(cols, [format_value(v) for v in r], strict=True)) for r in rows],
-            indent=1,
-            ensure_ascii=False,
-        )
-    cells = [[_cell(v) for v in r] for r in rows]
+    if fmt == "json":  # the pieces QueryStream streams, whole
+        return "[" + _json_piece(cols, rows, first=True) + "\n]" if rows else "[]"
     if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(cols)
-        writer.writerows(cells)
-        return buf.getvalue().rstrip("\n")
+        return _csv_piece(cols, rows, header=True).rstrip("\n")
+    cells = [[_cell(v) for v in r] for r in rows]
     if fmt == "markdown":
 
         def md(s: str) -> str:

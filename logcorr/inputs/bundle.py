@@ -18,13 +18,13 @@ import json
 import os
 import shutil
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
+from logcorr import scratch
 from logcorr.inputs.source import (
     META_MAX,
     OUTSIDE_BUNDLE,
@@ -87,7 +87,7 @@ def unpack(path: Path) -> Path:
     tarfile's ``data`` filter; as a ``.gz`` input, it may unpack to ``UNPACK_RATIO`` times its size (and
     ``UNPACK_FLOOR``) in all, in at most ``MAX_MEMBERS`` members, each checked before it is written.
     Raises ``InputError`` naming ``path`` when it cannot be unpacked or is a decompression bomb."""
-    into = Path(tempfile.mkdtemp(prefix="logcorr-bundle-"))
+    into = scratch.folder("bundle")  # a run killed outright leaves it to the next (scratch.remove_stale)
     atexit.register(shutil.rmtree, into, True)
     limit, written = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size), 0
     try:

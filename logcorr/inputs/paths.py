@@ -33,6 +33,7 @@ from logcorr.inputs.source import (
     SourceReport,
     failure,
 )
+from logcorr.interrupts import is_interrupt
 from logcorr.parsers import journald
 
 MACHINE_ID = re.compile(r"[0-9a-f]{32}")
@@ -101,6 +102,8 @@ def discover(
         except MemoryError:
             raise
         except Exception as e:  # noqa: BLE001
+            if is_interrupt(e):
+                raise
             problems.append((where, failure(where, e)))
             return []
 
@@ -379,12 +382,15 @@ class StreamTooLong(OSError):
 def stream_cap() -> int:
     """The byte cap on a spooled stream: ``$LOGCORR_STREAM_CAP`` (bytes, a suffix K/M/G allowed) or
     ``STREAM_CAP`` (2 GiB). Raises ``ValueError`` naming the variable when it is not a size."""
-    text = os.environ.get(STREAM_CAP_ENV, "").strip().upper()
+    given = os.environ.get(STREAM_CAP_ENV, "")
+    text = given.strip().upper()
     if not text:
         return STREAM_CAP
     m = re.fullmatch(r"(\d+)([KMG]?)I?B?", text)
     if not m:
-        raise ValueError(f"${STREAM_CAP_ENV}={text!r}: give a size in bytes, e.g. 8G")
+        raise ValueError(
+            f"${STREAM_CAP_ENV}={given!r}: not a size; give bytes, with K, M or G if you like (8G), or unset it"
+        )
     return int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]
 
 
@@ -454,29 +460,32 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
     # is on the total written, whatever the layers; and a refusal names the file the user gave
     given, limit = _LAYERS.pop(path, (path, max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)))
     d, fed, error, written = new(), False, None, 0
-    with open(path, "rb") as src, open(target, "wb") as dst:
-        for block in iter(lambda: src.read(1 << 20), b""):
-            data = block
-            while data:
-                try:
-                    for piece in _inflate(d, data, fmt):
-                        dst.write(piece)
-                        written += len(piece)
-                        if written > limit:
-                            target.unlink()
-                            raise InputError(
-                                f"{given}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
-                                f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
-                                "and name the file if it is one)"
-                            )
-                except (lzma.LZMAError, zlib.error) as e:
-                    error = str(e)
+    try:
+        with open(path, "rb") as src, open(target, "wb") as dst:
+            for block in iter(lambda: src.read(1 << 20), b""):
+                data = block
+                while data:
+                    try:
+                        for piece in _inflate(d, data, fmt):
+                            dst.write(piece)
+                            written += len(piece)
+                            if written > limit:
+                                raise InputError(
+                                    f"{given}: not read: it unpacks to over {UNPACK_RATIO} times its size (more "
+                                    f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
+                                    "and name the file if it is one)"
+                                )
+                    except (lzma.LZMAError, zlib.error) as e:
+                        error = str(e)
+                        break
+                    fed, data = True, b""
+                    if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
+                        d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
+                if error:
                     break
-                fed, data = True, b""
-                if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
-                    d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
-            if error:
-                break
+    except BaseException:  # a full TMPDIR, an interrupt: no partial copy left taking its room
+        target.unlink(missing_ok=True)
+        raise
     if error is None and fed and not d.eof:
         error = "the data ends early (cut short)"
     size = target.stat().st_size

@@ -24,6 +24,14 @@ def clean(text: str) -> str:
     return UNSAFE.sub(_escaped, text)
 
 
+def json_inert(text: str) -> str:
+    """JSON ``text`` (``json.dumps``' output) with every character of ``UNSAFE`` written as its JSON
+    escape (``\\u009b``, ``\\u202e``): the same JSON value, inert on a terminal. ``json.dumps`` escapes
+    C0 controls but with ``ensure_ascii=False`` leaves C1 controls (U+009B is CSI) and bidi overrides
+    raw; such characters can only stand inside a JSON string, where the escape means the same."""
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 _UNESCAPE = re.compile(r"\\([\\`*\[\]_|!])")
 
 

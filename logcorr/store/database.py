@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 import logcorr
+from logcorr import interrupts
 from logcorr.analysis import saved as saved_queries
 from logcorr.analysis.saved import (
     SavedQuery,
@@ -42,6 +43,7 @@ from logcorr.analysis.saved import (
     table_folders,
     view_order,
 )
+from logcorr.interrupts import is_interrupt
 from logcorr.store import output as store
 
 DB_NAME = "logcorr.duckdb"
@@ -108,14 +110,16 @@ def points_elsewhere(out: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = interrupts.connect(str(path), read_only=True)
         try:
             row = con.execute(
                 "SELECT sql FROM duckdb_views() WHERE view_name = 'events' AND NOT internal"
             ).fetchall()
         finally:
             con.close()
-    except duckdb.Error:
+    except duckdb.Error as e:
+        if is_interrupt(e):
+            raise
         return None
     m = re.search(r"read_parquet\('([^']*)/events/", row[0][0] or "") if row else None
     if not m:
@@ -133,7 +137,7 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
     result = DatabaseResult(target, out / VIEWS_NAME)
     for stale in (tmp, Path(f"{tmp}.wal")):
         stale.unlink(missing_ok=True)
-    con = duckdb.connect()
+    con = interrupts.connect()
     if "events" in folders:
         _refuse_overlapping_ids(con, folders["events"])
     # Ingest runs on the GPU host next to a recovering service: keep the copy's memory bounded
@@ -174,9 +178,11 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         store.write_atomic(
             result.views_sql, lambda f: f.write(views_sql(folders, saved, skipped=result.skipped))
         )
-    except OSError as e:
+    except BaseException as e:  # an interrupt too: the temporary file is not left in OUT
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError):
+            raise
         raise DatabaseError(f"{out}: cannot write {DB_NAME} or {VIEWS_NAME}: {e.strerror or e}") from None
     result.seconds = time.monotonic() - started
     return result
@@ -195,6 +201,8 @@ def _saved_views(con: duckdb.DuckDBPyConnection, saved: dict, folders: dict, res
                 con.execute(f"CREATE VIEW {quote_ident(q.name)} AS {q.body()}")
                 result.views.append(q.name)
             except duckdb.Error as e:
+                if is_interrupt(e):
+                    raise
                 error = str(e).strip().splitlines()[0]
         if error:
             result.skipped[q.name] = error
@@ -225,7 +233,7 @@ def refuse_two_ingests_of_one_origin(out: Path) -> None:
     folder without events passes."""
     events = store.stable_out(Path(out)) / "events"
     if events.is_dir() and next(events.rglob("*.parquet"), None) is not None:
-        with duckdb.connect() as con:
+        with interrupts.connect() as con:
             _refuse_overlapping_ids(con, events)
 
 

@@ -229,6 +229,57 @@ class OutputError(Exception):
     """OUT cannot be written (not a logcorr output folder, no permission)."""
 
 
+PARQUET_MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
+REINGEST = "ingest its inputs again into a new folder (OUT/manifest.json lists them)"
+REMANIFEST = "ingest the inputs again without --append (OUT is then written anew)"
+
+
+def check_intact(out: Path) -> None:
+    """Raise ``OutputError`` naming the first damaged file of OUT, why, and what to do: a Parquet part
+    (``OUT/<table>/**/*.parquet``) that does not begin and end with ``PAR1`` (cut short by a full disk
+    or a copy, overwritten), or a ``manifest.json`` that is not the JSON object ingest writes
+    (``manifest_problem``). Reads eight bytes of each part and the manifest; a file that cannot be
+    opened is left to the reader that needs it, and an OUT that does not exist passes."""
+    out = Path(out)
+    for part in sorted(out.glob("*/**/*.parquet")):
+        try:
+            with open(part, "rb") as f:
+                head = f.read(4)
+                f.seek(max(f.seek(0, os.SEEK_END) - 4, 0))
+                tail = f.read(4)
+        except OSError:
+            continue
+        if head != PARQUET_MAGIC or tail != PARQUET_MAGIC:
+            raise OutputError(
+                f"{part}: damaged: a Parquet file begins and ends with PAR1, this one does not (cut short?): "
+                + REINGEST
+            )
+    manifest = out / "manifest.json"
+    try:
+        why = manifest_problem(manifest.read_text(errors="replace"))
+    except OSError:
+        return
+    if why:
+        raise OutputError(f"{manifest}: damaged: {why}: {REMANIFEST}")
+
+
+def manifest_problem(text: str) -> str | None:
+    """What is wrong with the text of a ``manifest.json`` (not JSON, not an object, ``inputs`` not a
+    list of objects, ``next_event_id`` not an object), or None when it has the shape ingest writes."""
+    try:
+        m = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        return f"not JSON ({e})"
+    if not isinstance(m, dict):
+        return f"a JSON {type(m).__name__}, not an object"
+    inputs = m.get("inputs", [])
+    if not isinstance(inputs, list) or not all(isinstance(i, dict) for i in inputs):
+        return "its inputs is not a list of objects"
+    if not isinstance(m.get("next_event_id", {}), dict):
+        return "its next_event_id is not an object"
+    return None
+
+
 class LockedError(OutputError):
     """Another logcorr run holds the lock on OUT; the message names its pid."""
 
@@ -512,6 +563,8 @@ class Output:
         try:
             _remove_stale(out)
             remove_leftovers(out)
+            if append:  # its parts are read (ids, journal keys) and kept: refused when damaged
+                check_intact(out)
             _prepare(out, self.tmp, append)
         except OSError as e:
             self.abort()
@@ -523,9 +576,18 @@ class Output:
         self.rows = self.parts.rows
 
     def previous_manifest(self) -> dict | None:
-        """The manifest of the OUT added to (with ``append``), else None."""
+        """The manifest of the OUT added to (with ``append``), else None. Raises ``OutputError`` (OUT
+        left as it was) when it is damaged (``manifest_problem``)."""
         m = self.tmp / "manifest.json"
-        return json.loads(m.read_text()) if m.exists() else None
+        if not m.exists():
+            return None
+        text = m.read_text(errors="replace")
+        if why := manifest_problem(text):
+            self.abort()
+            raise OutputError(
+                f"{self.out / 'manifest.json'}: damaged: {why}: {REINGEST}, or without --append"
+            )
+        return json.loads(text)
 
     def write(self, table: str, df: pl.DataFrame) -> None:
         """Append rows to ``table`` (``Parts.write``)."""

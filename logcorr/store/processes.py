@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
+from logcorr import interrupts
 from logcorr.store import schema
 from logcorr.store.output import glob_escape
 
@@ -64,7 +64,7 @@ GROUP BY role, sec, sec_ts
 def _summary(table: schema.Table, view: str, files: list[Path], sql: str, memory_limit: str) -> pl.DataFrame:
     if not files:
         return pl.DataFrame(schema=table.schema)
-    with duckdb.connect() as con:
+    with interrupts.connect() as con:
         con.execute("SET TimeZone = 'UTC'")
         con.execute(f"SET memory_limit = '{memory_limit}'")
         names = ", ".join("'" + glob_escape(f).replace("'", "''") + "'" for f in files)  # paths, not globs

@@ -7,12 +7,12 @@ the last batches are GROUP BYs; per-line rows are read only when the window hold
 
 from __future__ import annotations
 
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from logcorr import scratch
 from logcorr.analysis import saved
 from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS
 from logcorr.render.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
@@ -43,7 +43,7 @@ def _duck(out: Path):
     """A DuckDB connection over OUT's tables (``saved.connect``, no saved views) held to
     ``DUCKDB_MEMORY`` and 2 threads, spilling to a temporary folder beyond that."""
     con = saved.connect(out, saved={})
-    spill = tempfile.mkdtemp(prefix="logcorr-spill-")
+    spill = str(scratch.folder("spill"))
     con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
     con.execute("SET threads = 2")
     con.execute("SET preserve_insertion_order = false")

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.analysis import saved
+from logcorr.interrupts import is_interrupt
 from logcorr.render.timeline.duck import (
     _clock_notes,
     _count_activity,
@@ -279,6 +280,8 @@ def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime, str] | Non
         with report.drawn(rows):
             lines = report.verdict(rows)
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
+        if is_interrupt(e):
+            raise
         return [f"(no verdict: logcorr report failed: {type(e).__name__}: {e})"], None
     return lines, _focus(rows)
 
@@ -290,7 +293,9 @@ def summary(out: Path) -> list[str]:
         from logcorr.render import report
 
         return report.summary_lines(report.gather(out))
-    except Exception:  # noqa: BLE001 — the swimlanes must still draw when the summary cannot be told
+    except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the summary cannot be told
+        if is_interrupt(e):
+            raise
         return []
 
 

@@ -391,8 +391,7 @@ def text_records(
     )
     frame = frame.with_columns(
         pl.col("svc").alias("unit"),
-        # a terminal's padding is never content (the paste's width was read before, by ``unwrap``)
-        pl.col("line").str.strip_chars_end(" \t").alias("message"),
+        pl.col("line").alias("message"),
         pl.lit(source).alias("source"),
         pl.format("line {}", pl.col("n")).alias("source_pos"),
         pl.concat_str(

@@ -132,7 +132,7 @@ class _Command(TyperCommand):
 def _readable(out: Path) -> None:
     """Fail (one line, exit 1, as docs/reliability.md says) when OUT exists but this user cannot read
     it; typer's own check (``readable``, off on every OUT option) would answer with a usage error."""
-    if out.exists() and not os.access(out, os.R_OK | os.X_OK):
+    if out.is_dir() and not os.access(out, os.R_OK | os.X_OK):  # (a file is refused as no folder later)
         _fail(
             f"{out}: permission denied: this user cannot read OUT (run as its owner, or give another folder)"
         )

@@ -525,6 +525,7 @@ def test_ctrl_c_inside_a_duckdb_query_of_the_ingest_is_130_and_out_untouched(tmp
 
     from typer.testing import CliRunner
 
+    from logcorr import interrupts
     from logcorr.cli import app
     from logcorr.store import processes
 
@@ -532,7 +533,7 @@ def test_ctrl_c_inside_a_duckdb_query_of_the_ingest_is_130_and_out_untouched(tmp
 
     def slow_summary(table, name, files, sql, memory_limit):  # the same query, made long, then Ctrl-C
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
-        with duckdb.connect() as con:
+        with interrupts.connect() as con:  # as the summary's own connection: the handler cancels it
             con.sql("SELECT count(*) FROM range(10000000000) t(x) WHERE x % 7 = 3").pl()
         return real(table, name, files, sql, memory_limit)
 

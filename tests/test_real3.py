@@ -120,4 +120,7 @@ def test_health_lines_of_no_role_are_not_said_to_be_missing(tmp_path: Path):
     )
     text = report(out)
     assert "no /health lines;" not in text and "no /health lines," not in text
-    assert "prefill: no py-spy capture; no /health lines of its own (2 /health lines have no role" in text
+    assert (
+        "prefill: no py-spy capture; no /health lines of its own (2 /health line(s) have no role logcorr could read)"
+        in text
+    )

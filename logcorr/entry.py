@@ -22,6 +22,9 @@ def main() -> None:
         raise SystemExit(130) from None
     try:
         app()
+    except KeyboardInterrupt:  # while typer still builds the command, before any handler of ours is set
+        sys.stderr.write("logcorr: interrupted; nothing was written\n")
+        raise SystemExit(130) from None
     except Exception as e:
         if not is_interrupt(e):
             raise

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +52,28 @@ def sql(out: Path, query: str) -> list[tuple]:
     from logcorr.analysis import saved
 
     return saved.query(out, query).rows()
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m logcorr.cli ARGS`` in a child process (its own signals, exit status, stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "logcorr.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def damaged_sample_journal(dest: Path) -> Path:
+    """A copy of the sample journal at ``dest`` with 64 KiB of random bytes (seed 7) in the middle of its
+    archived file: damage journalctl passes over without a word (the reliability trial's)."""
+    need_journalctl()
+    shutil.copytree(SAMPLE / "journal", dest)
+    archived = next(dest.glob("*/system@*.journal"))
+    data = bytearray(archived.read_bytes())
+    m = len(data) // 2
+    data[m : m + 65536] = random.Random(7).randbytes(65536)
+    archived.write_bytes(bytes(data))
+    return dest

@@ -18,23 +18,13 @@ import pytest
 
 from logcorr.inputs import paths
 from logcorr.inputs.source import InputError
+from tests.conftest import cli
 
 ROUTER = (  # one router access line, as sample_logs/router.log writes them
     '2025-10-29 21:23:14  INFO http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-1"'
     ' status_code=200 latency="9.441684526s"}: sglang_router_rs::response: src/middleware.rs:308: finished'
     " processing request\n"
 )
-
-
-def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "logcorr.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
 
 
 def messages(out: Path) -> list[str]:
@@ -186,19 +176,9 @@ def test_f1_journalctl_killed_mid_stream_is_said_and_exits_3(tmp_path):
 
 
 def test_f5_a_journal_corrupt_in_the_middle_says_how_many_entries_it_lost(tmp_path):
-    import random
-    import shutil
+    from tests.conftest import damaged_sample_journal
 
-    from tests.conftest import SAMPLE, need_journalctl
-
-    need_journalctl()
-    journal = tmp_path / "j"
-    shutil.copytree(SAMPLE / "journal", journal)
-    archived = next(journal.glob("*/system@*.journal"))
-    data = bytearray(archived.read_bytes())
-    m = len(data) // 2
-    data[m : m + 65536] = random.Random(7).randbytes(65536)
-    archived.write_bytes(bytes(data))
+    journal = damaged_sample_journal(tmp_path / "j")
     got = cli("ingest", str(journal), "--all-units", "-o", str(tmp_path / "out"), timeout=300)
     assert got.returncode == 3, got.stderr
     said = " ".join(got.stdout.split())

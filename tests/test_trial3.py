@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from logcorr.cli import app
+from tests.conftest import cli
 
 ROUTER = (  # one router access line, as sample_logs/router.log writes them
     '2025-10-29 21:23:14  INFO http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-1"'
@@ -25,17 +26,6 @@ ROUTER = (  # one router access line, as sample_logs/router.log writes them
 )
 BATCH = "[2025-10-29 21:34:{s:02d} TP{r}] Decode batch. #running-req: {n}, #token: 100, token usage: 0.01, gen throughput (token/s): 10.00, #queue-req: 0\n"  # fmt: skip
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs"
-
-
-def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "logcorr.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

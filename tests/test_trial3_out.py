@@ -6,30 +6,23 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.conftest import SAMPLE, need_journalctl
+from tests import conftest
+from tests.conftest import SAMPLE, damaged_sample_journal, need_journalctl
 
 ROUTER_EVENTS = 1097  # sample_logs/router.log
 EXPORT_EVENTS = 5964  # sample_logs/journal.export
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "logcorr.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+cli = partial(conftest.cli, timeout=300)  # an ingest of the sample journal beside a reader
 
 
 def parquet_events(out: Path) -> int:
@@ -112,15 +105,7 @@ def test_f8_an_append_killed_while_the_duckdb_file_is_written_can_be_run_again_a
 @pytest.fixture(scope="module")
 def damaged_journal(tmp_path_factory) -> Path:
     """The sample journal with 64 KiB of random bytes in the middle of its archived file (the trial's)."""
-    need_journalctl()
-    journal = tmp_path_factory.mktemp("f9") / "j"
-    shutil.copytree(SAMPLE / "journal", journal)
-    archived = next(journal.glob("*/system@*.journal"))
-    data = bytearray(archived.read_bytes())
-    m = len(data) // 2
-    data[m : m + 65536] = random.Random(7).randbytes(65536)
-    archived.write_bytes(bytes(data))
-    return journal
+    return damaged_sample_journal(tmp_path_factory.mktemp("f9") / "j")
 
 
 @pytest.mark.parametrize(

@@ -346,7 +346,8 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
     ``report.errors``, the input ``incomplete``. Raises ``DumpError``."""
     data = load(path)
     size = path.stat().st_size
-    requests = [r for r in data["requests"] if isinstance(r, list | tuple) and len(r) >= 4]
+    requests = [r for r in data.pop("requests") if isinstance(r, list | tuple) and len(r) >= 4]
+    total = len(requests)
     at = max((t for r in requests if (t := _utc(r[3])) is not None), default=None)
     crash = CRASH_NAME.search(path.name)
     host = path.parent.name if crash else None
@@ -376,7 +377,8 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
     elif command:
         record(at, f"launch command: {command}", "launch_command", command)
     running = done = 0
-    for i, (obj, out, created, finished, *_) in enumerate(requests):
+    for i in range(total):
+        (obj, out, created, finished, *_), requests[i] = requests[i], None  # each let go once read
         if len(rows) >= CHUNK_ROWS:
             yield chunk()
         more = record(_utc(created), f"Receive: obj={_request_repr(obj)}", f"requests[{i}] created")
@@ -388,7 +390,7 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
         done += 1
         if not more:
             report.errors.append(
-                f"{path}: its first {done:,} of {len(requests):,} requests make more than {TEXT_PER_BYTE} times its "
+                f"{path}: its first {done:,} of {total:,} requests make more than {TEXT_PER_BYTE} times its "
                 f"{size:,} bytes of records (the same objects referenced again and again: a pickle bomb?): the "
                 "rest is not read"
             )
@@ -402,7 +404,7 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
         "dump",
     )
     report.notes.append(
-        f"SGLang {kind}: {len(requests):,} request(s), {running:,} in flight at its time"
+        f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
         + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
         + (f"; host {host} from its folder" if host else "")
     )

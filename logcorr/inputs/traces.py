@@ -165,7 +165,7 @@ def read(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
     report.bytes += path.stat().st_size
     spans = _spans(path, report)
     inherited = _resolve(spans)
-    spans = spans.drop(INHERITED).join(inherited, on="key", how="left", maintain_order="left")
+    spans = spans.drop(INHERITED)
     traces = spans["trace"].n_unique()
     report.notes.append(
         f"OTLP traces: {spans.height:,} spans of {traces:,} traces (spans are exported when they end: a request "
@@ -178,7 +178,10 @@ def read(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
         | {"service": pl.col("service")}
     )
     for at in range(0, spans.height, CHUNK_SPANS):
-        chunk = spans.slice(at, CHUNK_SPANS).with_row_index("i", at)
+        chunk = spans.slice(at, CHUNK_SPANS).with_row_index(
+            "i", at
+        )  # joined a chunk at a time: no copy of all
+        chunk = chunk.join(inherited, on="key", how="left", maintain_order="left")
         yield chunk.select(
             journald.record_columns(
                 ts=journald.realtime(pl.col("ts_us").cast(pl.String)),

@@ -51,7 +51,9 @@ MAX_SHOWN_CHARS = 1 << 20  # a value shown in one record (server_args, a request
 # requests are each written out in it, so its records are a few times its size.
 BUILD_PER_BYTE, BUILD_FLOOR = 16, 1 << 20  # items the allowed callables copy
 TEXT_PER_BYTE, TEXT_FLOOR = 8, 16 << 20  # characters of the dump's records
-CHUNK_ROWS = 65_536
+CHUNK_ROWS = (
+    16_384  # records of a dump's chunk: every stage holds a few while the dump's objects are held too
+)
 # Crash dumps are named after the local time they were written at
 CRASH_NAME = re.compile(r"crash_dump_(\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)\.pkl$")
 # the request fields a Receive line shows (GenerateReqInput's, io_struct.py)
@@ -100,6 +102,7 @@ class Record:
     """A plain stand-in for an SGLang object: its class name, the arguments it was built with, its
     state (the dataclass fields). Nothing of SGLang's class runs."""
 
+    __slots__ = ("args", "fields")  # no __dict__ per object: a dump holds hundreds of thousands
     module = "sglang"
     budget: _Budget | None = None  # of the unpickler that made the stand-in class
 
@@ -273,7 +276,9 @@ class DumpUnpickler(pickle.Unpickler):
         if module == "sglang" or module.startswith("sglang."):
             key = (module, name)
             if key not in self.stand_ins:
-                self.stand_ins[key] = type(name, (Record,), {"module": module, "budget": self.budget})
+                self.stand_ins[key] = type(
+                    name, (Record,), {"__slots__": (), "module": module, "budget": self.budget}
+                )
             return self.stand_ins[key]
         if (module, name) in SAFE_GLOBALS:
             allowed = SAFE_GLOBALS[(module, name)]

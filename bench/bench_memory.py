@@ -15,6 +15,18 @@ Shapes (``--scale`` multiplies every size; 1.0 is the trial's):
 - ``long_line``: one line of 256 MiB after an SGLang header (F20/F22's shape; the trial's was 4.1 GiB:
   a line is read in pieces of 4 MiB, so the peak does not grow with its length, only the time)
 
+The third trial's F6 shapes (issue 47 item 5), each a reader that once held its whole input:
+
+- ``docker_partial``: a Docker json-file log, 20 lines, then 6,000 objects of 16 KiB without the final
+  ``\n`` (a 98 MB line Docker split and never ended), in a container folder, with ``--all-units``
+- ``cri_partial``: a CRI pod log, one ``F`` line, then 6,000 ``P`` parts of 16 KiB no ``F`` closes
+- ``otlp_traces``: 1,000,000 OTLP spans (387 MB), one ``ExportTraceServiceRequest`` per line
+- ``otlp_logs_oneline``: an OTLP logs request of 1,000,000 records on one line (what curl saves),
+  with ``--all-units``
+- ``loki_oneline``: a Loki ``query_range`` answer of 1,000,000 values on one line, newest first
+- ``request_dump``: an SGLang request dump (pickle) of 400,000 finished requests
+- ``prometheus``: a scrape of 1,000,000 samples (89 MB), with ``--captured-at``
+
 Usage::
 
     python bench/bench_memory.py --work /tmp/bm                 # every shape, full size
@@ -25,11 +37,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pickle
 import shutil
 import struct
 import sys
+import types
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -97,13 +113,130 @@ def long_line(path: Path, scale: float) -> list[str]:
     return []
 
 
+def docker_partial(path: Path, scale: float) -> list[str]:
+    """A Docker container folder: 20 whole lines, then 6,000 × scale 16 KiB objects without ``\\n``."""
+    cid = "a" * 64
+    log = path / cid / f"{cid}-json.log"
+    log.parent.mkdir(parents=True)
+    with open(log, "w") as f:
+        for i in range(20):
+            f.write(json.dumps({"log": f"[2025-10-29 21:40:{i:02d} TP0] line {i}\n", "stream": "stdout",
+                                "time": f"2025-10-29T21:40:{i:02d}Z"}) + "\n")  # fmt: skip
+        part = json.dumps({"log": "x" * 16384, "stream": "stdout", "time": "2025-10-29T21:40:30Z"}) + "\n"
+        f.write(part * int(6000 * scale))
+    return ["--all-units"]
+
+
+def cri_partial(path: Path, scale: float) -> list[str]:
+    """A CRI pod log: one ``F`` line, then 6,000 × scale ``P`` parts of 16 KiB never closed."""
+    log = path / "default_sglang-decode-0_0123abcd-0000-0000-0000-000000000000" / "decode" / "0.log"
+    log.parent.mkdir(parents=True)
+    with open(log, "w") as f:
+        f.write("2025-10-29T21:40:00.000000000Z stdout F [2025-10-29 21:40:00 TP0] start\n")
+        f.write(f"2025-10-29T21:40:01.000000000Z stdout P {'x' * 16384}\n" * int(6000 * scale))
+    return []
+
+
+def otlp_traces(path: Path, scale: float) -> list[str]:
+    """1 M × scale OTLP spans, one request per line, four spans per trace (the trial's reproducer)."""
+    with open(path, "w") as f:
+        for i in range(int(1_000_000 * scale)):
+            span = {"traceId": f"t{i // 4}", "spanId": f"s{i}", "name": "stage",
+                    "startTimeUnixNano": str(1761774000000000000 + i * 1000000)}  # fmt: skip
+            doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [span]}]}]}
+            f.write(json.dumps(doc) + "\n")
+    return []
+
+
+def otlp_logs_oneline(path: Path, scale: float) -> list[str]:
+    """An OTLP logs request of 1 M × scale records (SGLang batch lines), all on one line."""
+    res = {"attributes": [{"key": "k8s.pod.name", "value": {"stringValue": "sglang-decode-0"}}]}
+    with open(path, "w") as f:
+        f.write('{"resourceLogs":[{"resource":' + json.dumps(res) + ',"scopeLogs":[{"logRecords":[')
+        n = int(1_000_000 * scale)
+        for i in range(n):
+            body = f"[2025-10-29 21:40:00 TP0] Decode batch. #running-req: {i % 64}, #token: {i}, gen throughput (token/s): 1.0"
+            rec = {"timeUnixNano": str(1761774000000000000 + i * 1000), "body": {"stringValue": body}}
+            f.write(json.dumps(rec) + ("," if i < n - 1 else ""))
+        f.write("]}]}]}")
+    return ["--all-units"]
+
+
+def loki_oneline(path: Path, scale: float) -> list[str]:
+    """A Loki ``query_range`` answer of 1 M × scale values of one stream on one line, newest first."""
+    with open(path, "w") as f:
+        f.write('{"status":"success","data":{"resultType":"streams","result":[{"stream":{"pod":"sglang-decode-0"'
+                ',"container":"decode"},"values":[')  # fmt: skip
+        n = int(1_000_000 * scale)
+        for i in range(n - 1, -1, -1):
+            line = f"[2025-10-29 21:40:00 TP0] Decode batch. #running-req: {i % 64}, #token: {i}"
+            f.write(json.dumps([str(1761774000000000000 + i * 1000), line]) + ("," if i else ""))
+        f.write("]}]}}")
+    return ["--all-units"]
+
+
+@dataclass
+class GenerateReqInput:  # pickled under SGLang's module name, as a dump holds it
+    rid: str | None = None
+    bootstrap_host: str | None = "10.0.0.7"
+    bootstrap_port: int | None = 8998
+    bootstrap_room: int | None = None
+
+
+def request_dump(path: Path, scale: float) -> list[str]:
+    """An SGLang request dump (``{"server_args", "requests"}``) of 400,000 × scale finished requests."""
+    name = "sglang.srt.managers.io_struct"
+    mods = [m for m in ("sglang", "sglang.srt", "sglang.srt.managers", name) if m not in sys.modules]
+    for m in mods:
+        sys.modules[m] = types.ModuleType(m)
+    GenerateReqInput.__module__ = name
+    sys.modules[name].GenerateReqInput = GenerateReqInput  # type: ignore[attr-defined]
+    t0 = 1761773680.0
+    requests = [
+        (GenerateReqInput(rid=f"r{i}", bootstrap_room=i * 7919),
+         {"text": "ok", "meta_info": {"id": f"r{i}", "finish_reason": {"type": "stop"}}}, t0 + i * 1e-3,
+         t0 + i * 1e-3 + 0.5)
+        for i in range(int(400_000 * scale))
+    ]  # fmt: skip
+    path.write_bytes(pickle.dumps({"server_args": None, "requests": requests}))
+    for m in mods:
+        del sys.modules[m]
+    return []
+
+
+def prometheus(path: Path, scale: float) -> list[str]:
+    """A ``/metrics`` scrape of 1 M × scale samples of one gauge, with ``--captured-at``."""
+    with open(path, "w") as f:
+        f.write("# HELP sglang:num_running_reqs The number of running requests.\n")
+        f.write("# TYPE sglang:num_running_reqs gauge\n")
+        for i in range(int(1_000_000 * scale)):
+            f.write(f'sglang:num_running_reqs{{model_name="m",tp_rank="{i % 8}",req="{i}"}} {i % 64}.0\n')
+    return ["--captured-at", "2025-10-29 21:40:10"]
+
+
 SHAPES: dict[str, tuple[str, Callable[[Path, float], list[str]]]] = {
     "tiny_lines": ("tiny.log", tiny_lines),
     "one_record": ("record.log", one_record),
     "export_field": ("field.export", export_field),
     "threads": ("threads.txt", threads),
     "long_line": ("line.log", long_line),
+    "docker_partial": ("containers", docker_partial),
+    "cri_partial": ("pods", cri_partial),
+    "otlp_traces": ("spans.json", otlp_traces),
+    "otlp_logs_oneline": ("logs.json", otlp_logs_oneline),
+    "loki_oneline": ("loki.json", loki_oneline),
+    "request_dump": ("2025-10-29_21-34-49.pkl", request_dump),
+    "prometheus": ("metrics.txt", prometheus),
 }
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder."""
+    return (
+        path.stat().st_size
+        if path.is_file()
+        else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,23 +251,26 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--only: no shape {', '.join(sorted(unknown))}")
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"logcorr ingest peak memory, scale {args.scale}; bound {gb(BOUND)}; {os.cpu_count()} cores")
-    print(f"| {'shape':<13} | {'input MB':>8} | {'wall s':>6} | {'CPU s':>6} | {'RSS largest':>11} | "
+    print(f"| {'shape':<17} | {'input MB':>8} | {'wall s':>6} | {'CPU s':>6} | {'RSS largest':>11} | "
           f"{'RSS tree':>8} | {'exit':>4} | bound |")  # fmt: skip
-    print(f"|{'-' * 15}|{'-' * 10}|{'-' * 8}|{'-' * 8}|{'-' * 13}|{'-' * 10}|{'-' * 6}|-------|")
+    print(f"|{'-' * 19}|{'-' * 10}|{'-' * 8}|{'-' * 8}|{'-' * 13}|{'-' * 10}|{'-' * 6}|-------|")
     missed = 0
     for name in names:
         file, make = SHAPES[name]
         src, out = args.work / file, args.work / f"out-{name}"
+        shutil.rmtree(src, ignore_errors=True) if src.is_dir() else src.unlink(missing_ok=True)
+        if file in ("containers", "pods"):
+            src.mkdir(parents=True)
         extra = make(src, args.scale)
         shutil.rmtree(out, ignore_errors=True)
         run = measure(name, [sys.executable, "-m", "logcorr.cli", "ingest", str(src), "-o", str(out), *extra])
         ok = run.rss_largest <= BOUND and run.rc in (0, 3)
         missed += not ok
         print(
-            f"| {name:<13} | {src.stat().st_size / 1e6:>8.1f} | {run.wall:>6.1f} | {run.cpu:>6.1f} | "
+            f"| {name:<17} | {_size(src) / 1e6:>8.1f} | {run.wall:>6.1f} | {run.cpu:>6.1f} | "
             f"{gb(run.rss_largest):>11} | {gb(run.rss_tree):>8} | {run.rc:>4} | {'ok' if ok else 'MISSED'} |"
         )
-        src.unlink()
+        shutil.rmtree(src) if src.is_dir() else src.unlink()
         shutil.rmtree(out, ignore_errors=True)
     return 1 if missed else 0
 

@@ -849,13 +849,17 @@ def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
         report.unread = report.records == 0
 
 
+# Readers whose every record is a stream of its own, whole: the re-joiner holds none of them back
+WHOLE_RECORDS = (dumps.FORMAT, scrape.FORMAT, scrape.BUNDLE_FORMAT, traces.FORMAT)
+
+
 def _joined(chunks: Iterator[pl.DataFrame], report: SourceReport, forced: str | None) -> Generator:
     """Stage 1's second half, on the reading thread: one input's chunks re-joined into logical records
     (one frame per chunk; the last with the record the re-joiner held back, so an input of one chunk is
     enriched whole and a role its last record shows reaches the others). On the reading thread because
     that thread uses few other regexes: polars keeps only 32 compiled patterns per thread, and the
     re-joiner's record-start pattern (every header family) costs 2.5 ms to compile again."""
-    rejoin = Rejoiner(join_all=forced is not None)
+    rejoin = Rejoiner(join_all=forced is not None, whole=report.format in WHOLE_RECORDS)
     held = None
     try:
         for chunk in chunks:

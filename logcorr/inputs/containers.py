@@ -43,7 +43,7 @@ import polars as pl
 
 from logcorr.inputs import text
 from logcorr.inputs.sniff import CRI_LINE, DUMP_SECTION, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
-from logcorr.inputs.source import read_regular
+from logcorr.inputs.source import LINE_PIECE, MAX_LINE_BYTES, MAX_RECORD_BYTES, read_regular
 from logcorr.parsers import journald
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
 from logcorr.store.schema import UTC_US
@@ -357,33 +357,61 @@ def _stream_label(stream: pl.Expr, name: str) -> pl.Expr:
 def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Join each run of ``partial`` lines of one ``key`` (container and fd) with the line that ends it
     (Docker's 16 KiB splits, CRI ``P`` … ``F``): one row, the first part's time and position, the
-    parts' text concatenated. Returns ``(joined, held)``: unless ``final``, the rows from the first
-    run still open at the chunk's end on are held for the next chunk (input order kept)."""
-    df = df.with_columns(
-        (~pl.col("partial").shift(1).over("key").fill_null(False)).cum_sum().over("key").alias("part")
+    parts' text concatenated. A run longer than ``MAX_LINE_BYTES`` (no log line: a loop printing without
+    a newline, a bomb) is kept in pieces as a long line of a file is (``text.lines_chunks``): rows of
+    about ``MAX_RECORD_BYTES`` each, cut between parts, each at its first part's position; ``piece`` says
+    which (0 a whole line, 1 a long run's first piece, 2 another), so a run that never ends is never
+    held whole. ``df`` may carry ``piece`` 2 on its first row of a key: the rest of a run whose first
+    pieces were returned before. Returns ``(joined, held)``: unless ``final``, the rows from the first
+    run (or open piece) still open at the chunk's end on are held for the next chunk (input order kept)."""
+    if "piece" not in df.columns:
+        df = df.with_columns(pl.lit(0, pl.Int8).alias("piece"))
+    part = (~pl.col("partial").shift(1).over("key").fill_null(False)).cum_sum().over("key")
+    df = df.with_columns(part.alias("part"), pl.col("text").str.len_bytes().fill_null(0).alias("_b"))
+    run = ("key", "part")
+    before = pl.col("_b").cum_sum().over(run) - pl.col("_b")  # bytes of the run before this part
+    long = (pl.col("_b").sum().over(run) > MAX_LINE_BYTES) | (pl.col("piece").first().over(run) == 2)
+    sub = pl.when(long).then(before // MAX_RECORD_BYTES).otherwise(0)
+    df = df.with_columns(long.alias("_long"), sub.alias("_sub"))
+    new_seg = (pl.col("part") != pl.col("part").shift(1).over("key")) | (
+        pl.col("_sub") != pl.col("_sub").shift(1).over("key")
     )
+    df = df.with_columns(new_seg.fill_null(True).cum_sum().over("key").alias("seg"))
     held = df.clear()
     if not final:
         open_at = df.filter(
-            (pl.col("part") == pl.col("part").max().over("key")) & pl.col("partial").last().over("key")
+            (pl.col("seg") == pl.col("seg").max().over("key")) & pl.col("partial").last().over("key")
         )["n"].min()
         if open_at is not None:
-            first = df.filter(pl.col("n") >= open_at).group_by("key").agg(pl.col("part").min().alias("p0"))
+            first = df.filter(pl.col("n") >= open_at).group_by("key").agg(pl.col("seg").min().alias("s0"))
             cut = df.join(first, on="key", how="left")
-            start = cut.filter(pl.col("part") == pl.col("p0"))["n"].min()
-            held = df.filter(pl.col("n") >= start)
-            df = df.filter(pl.col("n") < start)
-    size = pl.len().over("key", "part")
-    multi = df.filter(size > 1)
+            start = cut.filter(pl.col("seg") == pl.col("s0"))["n"].min()
+            held, df = df.filter(pl.col("n") >= start), df.filter(pl.col("n") < start)
+            # the first held row of a run some of whose parts leave now: the rest of a long run
+            ongoing = held.join(df.select("key", "part").unique(), on=run, how="semi")["n"]
+            rest = (pl.col("n") == pl.col("n").min().over("key")) & pl.col("n").is_in(ongoing.implode())
+            held = held.with_columns(pl.when(rest).then(pl.lit(2, pl.Int8)).otherwise("piece").alias("piece"))
+    first_of_run = pl.col("n") == pl.col("n").min().over(run)
+    piece = (
+        pl.when(~pl.col("_long"))
+        .then(0)
+        .when(first_of_run & (pl.col("piece") != 2))
+        .then(1)
+        .otherwise(2)
+        .cast(pl.Int8)
+    )
+    multi = df.filter(pl.len().over("key", "seg") > 1)
+    df = df.with_columns(piece.alias("piece"))
     if multi.height:
-        joined = multi.group_by("key", "part").agg(pl.col("text").str.join("").alias("_text"))
+        joined = multi.group_by("key", "seg").agg(pl.col("text").str.join("").alias("_text"))
         df = (
-            df.filter(pl.col("n") == pl.col("n").min().over("key", "part"))
-            .join(joined, on=["key", "part"], how="left", maintain_order="left")
+            df.filter(pl.col("n") == pl.col("n").min().over("key", "seg"))
+            .join(joined, on=["key", "seg"], how="left", maintain_order="left")
             .with_columns(pl.coalesce("_text", "text").alias("text"))
             .drop("_text")
         )
-    return df.drop("part"), held.drop("part")
+    drop = ("part", "_b", "_long", "_sub", "seg")
+    return df.drop(drop), held.drop(drop)
 
 
 class PodChoice:
@@ -476,7 +504,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     run = pl.lit(meta.get("run"), pl.String)
     if started is not None:  # Docker: lines before the current run's start are of an earlier run
         run = pl.when(pl.col("ts") < started).then(run + pl.lit("@earlier")).otherwise(run)
-    held, section = None, None
+    held, section, pieces = None, None, 0
     end = (pl.Series("line", [], pl.String), 0, None)  # after the last chunk: what is held is joined
     # (a piece of an over-long line is parsed as a line of its own)
     for lines, first, piece in itertools.chain(text.lines_chunks(path), [end]):
@@ -485,7 +513,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
         df = df.with_columns(pl.col("n").cast(pl.Int64))
         if fmt == "cluster-dump":
             df, section = _in_sections(df, section)
-        df = _units(df, meta)
+        df = _units(df, meta).with_columns(pl.lit(0, pl.Int8).alias("piece"))
         if held is not None and held.height:
             df = pl.concat([held, df], how="vertical_relaxed")
         df, held = join_partials(df, final=piece is None)
@@ -504,6 +532,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
             recs["message"].alias("message"),
             recs["ts"].alias("inner_ts"),
         )
+        pieces += int((df["piece"] == 1).sum())
         yield df.select(
             journald.record_columns(
                 ts=pl.coalesce("ts", "inner_ts"),
@@ -517,7 +546,15 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
                 stream=pl.concat_str(
                     [pl.lit(report.source), "unit", "fd", "pid"], separator="|", ignore_nulls=True
                 ),
+                entry_error=pl.when(pl.col("piece") > 0).then(pl.lit(LINE_PIECE)),
+                entry_lines=pl.when(pl.col("piece") == 2).then(pl.lit(0, pl.Int32)),
             )
+        )
+    report.pieces += pieces
+    if pieces:
+        report.notes.append(
+            f"{pieces} line(s) the runtime split into parts that joined make more than {MAX_LINE_BYTES >> 20} MiB:"
+            f" kept in pieces of about {MAX_RECORD_BYTES >> 20} MiB, each marked in entry_error"
         )
     report.notes += choice.notes(kind)
 

@@ -51,7 +51,9 @@ MAX_SHOWN_CHARS = 1 << 20  # a value shown in one record (server_args, a request
 # requests are each written out in it, so its records are a few times its size.
 BUILD_PER_BYTE, BUILD_FLOOR = 16, 1 << 20  # items the allowed callables copy
 TEXT_PER_BYTE, TEXT_FLOOR = 8, 16 << 20  # characters of the dump's records
-CHUNK_ROWS = 65_536
+CHUNK_ROWS = (
+    16_384  # records of a dump's chunk: every stage holds a few while the dump's objects are held too
+)
 # Crash dumps are named after the local time they were written at
 CRASH_NAME = re.compile(r"crash_dump_(\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)\.pkl$")
 # the request fields a Receive line shows (GenerateReqInput's, io_struct.py)
@@ -100,6 +102,7 @@ class Record:
     """A plain stand-in for an SGLang object: its class name, the arguments it was built with, its
     state (the dataclass fields). Nothing of SGLang's class runs."""
 
+    __slots__ = ("args", "fields")  # no __dict__ per object: a dump holds hundreds of thousands
     module = "sglang"
     budget: _Budget | None = None  # of the unpickler that made the stand-in class
 
@@ -273,7 +276,9 @@ class DumpUnpickler(pickle.Unpickler):
         if module == "sglang" or module.startswith("sglang."):
             key = (module, name)
             if key not in self.stand_ins:
-                self.stand_ins[key] = type(name, (Record,), {"module": module, "budget": self.budget})
+                self.stand_ins[key] = type(
+                    name, (Record,), {"__slots__": (), "module": module, "budget": self.budget}
+                )
             return self.stand_ins[key]
         if (module, name) in SAFE_GLOBALS:
             allowed = SAFE_GLOBALS[(module, name)]
@@ -346,7 +351,8 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
     ``report.errors``, the input ``incomplete``. Raises ``DumpError``."""
     data = load(path)
     size = path.stat().st_size
-    requests = [r for r in data["requests"] if isinstance(r, list | tuple) and len(r) >= 4]
+    requests = [r for r in data.pop("requests") if isinstance(r, list | tuple) and len(r) >= 4]
+    total = len(requests)
     at = max((t for r in requests if (t := _utc(r[3])) is not None), default=None)
     crash = CRASH_NAME.search(path.name)
     host = path.parent.name if crash else None
@@ -376,7 +382,8 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
     elif command:
         record(at, f"launch command: {command}", "launch_command", command)
     running = done = 0
-    for i, (obj, out, created, finished, *_) in enumerate(requests):
+    for i in range(total):
+        (obj, out, created, finished, *_), requests[i] = requests[i], None  # each let go once read
         if len(rows) >= CHUNK_ROWS:
             yield chunk()
         more = record(_utc(created), f"Receive: obj={_request_repr(obj)}", f"requests[{i}] created")
@@ -388,7 +395,7 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
         done += 1
         if not more:
             report.errors.append(
-                f"{path}: its first {done:,} of {len(requests):,} requests make more than {TEXT_PER_BYTE} times its "
+                f"{path}: its first {done:,} of {total:,} requests make more than {TEXT_PER_BYTE} times its "
                 f"{size:,} bytes of records (the same objects referenced again and again: a pickle bomb?): the "
                 "rest is not read"
             )
@@ -402,7 +409,7 @@ def read(path: Path, report) -> Iterator[pl.DataFrame]:
         "dump",
     )
     report.notes.append(
-        f"SGLang {kind}: {len(requests):,} request(s), {running:,} in flight at its time"
+        f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
         + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
         + (f"; host {host} from its folder" if host else "")
     )

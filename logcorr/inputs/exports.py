@@ -21,12 +21,16 @@ is not valid JSON is read as far as it parses: the rest is named in the report.
 
 from __future__ import annotations
 
+import codecs
+import heapq
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+
+from logcorr.inputs.source import MAX_LINE_BYTES
 
 DOCUMENTS = ("otlp-logs", "loki-range", "es-response")
 # a document on several lines is parsed whole (Python's json: several times its size in memory)
@@ -66,29 +70,84 @@ def flatten(path: Path, fmt: str, scratch: Path, report) -> Path:
     out = scratch / f"{path.name}.{fmt}.jsonl"
     n = 0
     with open(out, "w", encoding="utf-8") as f:
-        for record in _records(path, fmt, report):
+        for record in _records(path, fmt, report, scratch):
             f.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
             n += 1
     report.notes.append(f"{fmt}: {n:,} log records in the document")
     return out
 
 
-def _records(path: Path, fmt: str, report) -> Iterator[dict]:
+def _records(path: Path, fmt: str, report, scratch: Path) -> Iterator[dict]:
     if fmt == "otlp-logs":  # one request per line (the file exporter), or one pretty-printed object
-        for doc in documents(path, report):
+        for doc in documents(path, report, SPINES[fmt]):
             yield from _otlp(doc)
         return
-    for doc in documents(path, report):
-        yield from (_loki if fmt == "loki-range" else _hits)(doc)
+    if fmt == "loki-range":
+        yield from _loki_streams(documents(path, report, SPINES[fmt]), scratch / f"{path.name}.loki")
+        return
+    for doc in documents(path, report, SPINES[fmt]):
+        yield from _hits(doc)
 
 
-def documents(path: Path, report) -> Iterator[dict]:
+def _loki_streams(docs: Iterator[dict], spill: Path) -> Iterator[dict]:
+    """``_loki``'s records of each stream of ``docs``, oldest first. A stream that comes in several
+    pieces (a document read in pieces, ``documents``) is sorted piece by piece, each piece kept in a
+    file beside ``spill``, then merged (stable: as one sort of the stream would give)."""
+    current, pieces = None, []  # the stream being read (held, so that its id is not reused), its pieces
+
+    def merged() -> Iterator[dict]:
+        if len(pieces) == 1 and isinstance(pieces[0], list):
+            yield from pieces[0]
+        elif pieces:
+            files = [open(p, encoding="utf-8") for p in pieces]  # noqa: SIM115 — closed below
+            try:
+                lines = [(json.loads(line) for line in f) for f in files]
+                yield from heapq.merge(*lines, key=lambda r: _ns(r["timestamp"]))
+            finally:
+                for f, p in zip(files, pieces, strict=True):
+                    f.close()
+                    p.unlink()
+
+    for doc in docs:
+        for stream in (doc.get("data") or {}).get("result") or []:
+            if stream is not current:
+                yield from merged()
+                current, pieces = stream, []
+            records = list(_loki({"data": {"result": [stream]}}))
+            if pieces:  # a second piece of one stream: every piece to a file
+                if isinstance(pieces[0], list):
+                    pieces[0] = _spilled(pieces[0], spill.with_name(f"{spill.name}.0"))
+                pieces.append(_spilled(records, spill.with_name(f"{spill.name}.{len(pieces)}")))
+            else:
+                pieces.append(records)
+    yield from merged()
+
+
+def _spilled(records: list[dict], path: Path) -> Path:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return path
+
+
+def _ns(value) -> int:
+    return int(value) if str(value).isdigit() else 0
+
+
+def documents(path: Path, report, spine: dict | None = None) -> Iterator[dict]:
     """The JSON objects of the file: one per line, streamed (the collector's file exporter, NDJSON),
     or, when the first line is no whole JSON value, the file as one document (pretty-printed; at most
     ``MAX_DOCUMENT_BYTES``). Bytes that are no UTF-8 are replaced; a value that does not parse ends the
-    read, named in ``report.errors``."""
+    read, named in ``report.errors``. With ``spine`` (the path to the document's records, ``SPINES``),
+    a line or a document longer than ``MAX_LINE_BYTES`` (what curl saves of an API's answer: one line)
+    is never held whole: from there on the file is read a block at a time and each document comes in
+    pieces of the same shape, each with ``CUT_ITEMS`` records and what the document said before them
+    (``_Cutter``)."""
     with open(path, "rb") as f:
-        first = f.readline()
+        first = f.readline(MAX_LINE_BYTES + 1)
+        if spine and len(first) > MAX_LINE_BYTES:
+            f.seek(0)
+            yield from _streamed(f, path, spine, report, 1)
+            return
         try:
             json.loads(first)
             by_line = True
@@ -96,7 +155,16 @@ def documents(path: Path, report) -> Iterator[dict]:
             by_line = False
         f.seek(0)
         if by_line:
-            for n, line in enumerate(f, 1):
+            n = 0
+            while True:
+                at, line = f.tell(), f.readline(MAX_LINE_BYTES + 1 if spine else -1)
+                n += 1
+                if not line:
+                    return
+                if spine and len(line) > MAX_LINE_BYTES:
+                    f.seek(at)
+                    yield from _streamed(f, path, spine, report, n)
+                    return
                 if not line.strip():
                     continue
                 try:
@@ -104,12 +172,14 @@ def documents(path: Path, report) -> Iterator[dict]:
                 except ValueError as e:
                     report.errors.append(f"{path}: line {n:,} is not JSON ({e}): the rest is not read")
                     return
-            return
         if path.stat().st_size > MAX_DOCUMENT_BYTES:
             report.errors.append(
                 f"{path}: a JSON document of {path.stat().st_size / 2**20:,.0f} MiB on more than one line is "
                 f"more than {MAX_DOCUMENT_BYTES >> 20} MiB to read whole: not read; export it one object per line"
             )
+            return
+        if spine and path.stat().st_size > MAX_LINE_BYTES:
+            yield from _streamed(f, path, spine, report, 1)
             return
         text = f.read().decode("utf-8", errors="replace")
     decoder = json.JSONDecoder()
@@ -125,6 +195,173 @@ def documents(path: Path, report) -> Iterator[dict]:
             report.errors.append(f"{path}: not JSON from character {i:,} on ({e.msg}): the rest is not read")
             return
         yield from _objects(doc)
+
+
+# Where each document keeps its records: a key's value is the spine below it, ``{"*": …}`` an array's
+# elements, ``None`` the records themselves (read whole, one at a time).
+SPINES = {
+    "otlp-logs": {"resourceLogs": {"*": {"scopeLogs": {"*": {"logRecords": {"*": None}}}}}},
+    "loki-range": {"data": {"result": {"*": {"values": {"*": None}}}}},
+    "es-response": {"hits": {"hits": {"*": None}}},
+}
+CUT_ITEMS = 10_000  # records per piece of a document read in pieces
+MAX_VALUE_CHARS = 64 << 20  # one record (or a value beside the records) of a document read in pieces
+
+
+class _Text:
+    """A JSON text read from a binary file a block at a time (UTF-8, bad bytes replaced), parsed by
+    ``json``'s own decoder one value at a time: only the block and the value being read are in memory."""
+
+    SPACE = re.compile(r"[ \t\r\n]*")
+
+    def __init__(self, f) -> None:
+        self.f, self.buf, self.pos, self.eof = f, "", 0, False
+        self.utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.decoder = json.JSONDecoder()
+
+    def more(self) -> bool:
+        """Read the next block; False at the end of the file."""
+        if self.eof:
+            return False
+        block = self.f.read(1 << 20)
+        self.eof = not block
+        self.buf = self.buf[self.pos :] + self.utf8.decode(block, final=self.eof)
+        self.pos = 0
+        return True
+
+    def char(self) -> str:
+        """The next character that is no white space, not consumed; "" at the end of the file."""
+        while True:
+            self.pos = self.SPACE.match(self.buf, self.pos).end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.more():
+                return ""
+
+    def expect(self, c: str) -> None:
+        if self.char() != c:
+            raise ValueError(f"expected {c!r} at {self.where()}")
+        self.pos += 1
+
+    def value(self):
+        """The next JSON value, whole. Raises ``ValueError`` where it is no JSON, cut short or longer
+        than ``MAX_VALUE_CHARS``."""
+        self.char()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+                if end < len(self.buf) or self.eof:  # a number at the block's end may go on
+                    self.pos = end
+                    return value
+            except ValueError as e:
+                if len(self.buf) - self.pos > MAX_VALUE_CHARS:
+                    raise ValueError(
+                        f"a value of more than {MAX_VALUE_CHARS >> 20} MiB at {self.where()}"
+                    ) from e
+                if self.eof:
+                    raise ValueError(f"{e} (at {self.where()})") from None
+            self.more()
+
+    def where(self) -> str:
+        return f"byte {self.f.tell() - len(self.buf[self.pos :].encode('utf-8', 'surrogatepass')):,}"
+
+
+class _Cutter:
+    """One document built as it is read (``_Text``) along its ``spine``, given out in pieces: when
+    ``CUT_ITEMS`` records are pending, the document so far (every value before the records, the open
+    arrays holding only what was not given out yet) is yielded, then emptied of what it gave. The
+    pieces hold every record once, in the document's order."""
+
+    def __init__(self, text: _Text, spine: dict) -> None:
+        self.text, self.spine, self.root, self.pending, self.open = text, spine, {}, 0, set()
+
+    def pieces(self) -> Iterator[dict]:
+        yield from self._object(self.root, self.spine)
+        yield self.root
+
+    def _object(self, obj: dict, spine: dict) -> Iterator[dict]:
+        t = self.text
+        t.expect("{")
+        while (c := t.char()) != "}":
+            if c == ",":
+                t.pos += 1
+                continue
+            key = t.value()
+            if not isinstance(key, str):
+                raise ValueError(f"an object key that is no string at {t.where()}")
+            t.expect(":")
+            sub, c = spine.get(key), t.char()
+            if isinstance(sub, dict) and "*" in sub and c == "[":
+                obj[key] = items = []
+                yield from self._array(items, sub["*"])
+            elif isinstance(sub, dict) and "*" not in sub and c == "{":
+                obj[key] = child = {}
+                yield from self._object(child, sub)
+            else:
+                obj[key] = t.value()
+        t.pos += 1
+
+    def _array(self, items: list, spine: dict | None) -> Iterator[dict]:
+        t = self.text
+        t.expect("[")
+        self.open.add(id(items))
+        while (c := t.char()) != "]":
+            if c == ",":
+                t.pos += 1
+            elif c == "":
+                raise ValueError(f"cut short at {t.where()}")
+            elif isinstance(spine, dict) and c == "{":
+                items.append(child := {})
+                yield from self._object(child, spine)
+            else:
+                items.append(t.value())
+                self.pending += spine is None
+                if self.pending >= CUT_ITEMS:
+                    yield self.root
+                    self._given(self.root, self.spine)
+                    self.pending = 0
+        t.pos += 1
+        self.open.discard(id(items))
+
+    def _given(self, obj: dict, spine: dict) -> None:
+        """Empty ``obj`` of what was given out: records, and the finished elements of open arrays."""
+        for key, sub in spine.items():
+            value = obj.get(key)
+            if isinstance(value, list) and isinstance(sub, dict) and "*" in sub:
+                if sub["*"] is not None and id(value) in self.open and value and isinstance(value[-1], dict):
+                    del value[:-1]
+                    self._given(value[-1], sub["*"])
+                else:
+                    value.clear()
+            elif isinstance(value, dict) and isinstance(sub, dict):
+                self._given(value, sub)
+
+
+def _streamed(f, path: Path, spine: dict, report, line: int) -> Iterator[dict]:
+    """The documents of ``f`` from where it is on (line ``line`` of ``path``), each in pieces
+    (``_Cutter``); an array of documents gives each. What does not parse ends the read, named in
+    ``report.errors``."""
+    text = _Text(f)
+    try:
+        while (c := text.char()) != "":
+            if c == "{":
+                yield from _Cutter(text, spine).pieces()
+            elif c == "[":
+                text.pos += 1
+                while (c := text.char()) != "]":
+                    if c == ",":
+                        text.pos += 1
+                    elif c == "{":
+                        yield from _Cutter(text, spine).pieces()
+                    elif c == "":
+                        raise ValueError(f"cut short at {text.where()}")
+                    else:
+                        text.value()  # not an object: not a document
+                text.pos += 1
+            else:
+                text.value()
+    except (ValueError, RecursionError) as e:
+        report.errors.append(f"{path}: not JSON from line {line:,} on ({e}): the rest is not read")
 
 
 def _objects(doc) -> Iterator[dict]:
@@ -172,7 +409,7 @@ def _loki(doc: dict) -> Iterator[dict]:
         labels = {k: str(v) for k, v in (stream.get("stream") or {}).items()}
         values = [v for v in stream.get("values") or [] if isinstance(v, list) and len(v) >= 2]
         # the API answers newest first unless asked direction=forward: a stream is read oldest first
-        values.sort(key=lambda v: int(v[0]) if str(v[0]).isdigit() else 0)
+        values.sort(key=lambda v: _ns(v[0]))
         for value in values:
             yield {"line": str(value[1]), "timestamp": str(value[0]), "labels": labels}
 

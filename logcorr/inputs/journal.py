@@ -377,6 +377,10 @@ def unopenable(path: Path) -> list[str]:
 # and a file it stops reading ("Can't iterate through FILE, ignoring: Bad message").
 SKIPPED_ENTRY = re.compile(r"\bis bad, skipping over it\b")
 SKIPPED_FILE = re.compile(r"^Can't iterate through (?P<file>.+), ignoring: (?P<why>.*)$")
+# What journalctl says on stderr, exiting 0, of a file of the folder it leaves out whole (systemd 252's
+# sd-journal: "Journal file F corrupted, ignoring file.", "… is truncated, …", "… uses an unsupported
+# feature, …", "… has unknown incompatible flags …"): a zeroed or foreign header
+IGNORED_FILE = re.compile(r"^Journal file (?P<file>.+?\.journal~?) (?P<why>.+?), ignoring file\.?$")
 
 
 def _damage_walk(path: Path, args: list[str], err: IO[bytes]) -> subprocess.Popen:
@@ -482,6 +486,13 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     # read straight through, the entries skipped are known and counted
     if not_read := skipped if units and not match else skipped_units:
         report.notes.append(_skipped_note(not_read))
+    for line in stderr.splitlines():
+        if m := IGNORED_FILE.match(line.strip()):  # its entries are in no count logcorr could compare
+            report.errors.append(
+                f"{m['file']}: journalctl left this file out ({m['why']}): its entries are not read"
+                f" (`journalctl --verify --file {m['file']}` shows what is wrong)"
+            )
+            report.incomplete = True
     report.errors += [f"journalctl: {line}" for line in stderr.splitlines()]
     if got == 0:
         report.errors.append(

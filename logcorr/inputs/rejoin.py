@@ -18,7 +18,10 @@ after it opens a record (a prompt starts another command's output). A blank
 line never opens a record; the blank lines that end a record count in its ``n_lines`` but not in
 its text. A native multi-line
 MESSAGE is one line here and stays one record. ``join_all=True`` makes each stream one record (a
-py-spy dump file).
+py-spy dump file). ``whole=True`` is for a reader whose every record is a stream of its own that no
+later line continues (a crash dump's requests, a scrape's samples, a trace's spans): each chunk's
+records leave at once, none held back (holding them all, each the open record of its stream, grew
+with the input).
 
 Streaming: records still open at the end of a chunk (the last record of a stream, which the next
 chunk may continue) are held back, together with every record after the earliest of them, so
@@ -59,8 +62,9 @@ class Rejoiner:
     of its first line and ``entry_error`` joins the lines' errors.
     """
 
-    def __init__(self, *, join_all: bool = False) -> None:
+    def __init__(self, *, join_all: bool = False, whole: bool = False) -> None:
         self.join_all = join_all
+        self.whole = whole  # every record is whole, one stream each (a dump's, a span's): none held
         self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
         self._cut: pl.Series = pl.Series("key", [], pl.UInt64)  # streams whose open record was cut
         # streams that opened a record in an earlier chunk: their held lines are no stream's start
@@ -89,7 +93,7 @@ class Rejoiner:
             df = _mark_piece(df, (pl.col("rec") == 0) & pl.col("key").is_in(self._cut.implode()))
             self._cut = self._cut.clear()
         first_open = None
-        if not final:
+        if not final and not self.whole:
             newest = df["ts"].max()
             open_rec = pl.col("rec") == pl.col("rec").max().over("key")
             if newest is not None:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
-from logcorr.inputs.source import OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
+from logcorr.inputs.source import CHUNK_BYTES, OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
 from logcorr.parsers import journald, prometheus
 from logcorr.parsers.collect import UNIT as STEP_UNIT
 from logcorr.parsers.collect import step_line
@@ -143,46 +143,74 @@ def _rows(frame: pl.DataFrame, at: datetime | None, zoneless: bool, host: str | 
     )
 
 
+def _blocks(path: Path) -> Iterator[tuple[pl.Series, int]]:
+    """``(lines, first line number)`` of the scrape in ``path``, a block of about ``CHUNK_BYTES`` at a
+    time cut after a newline: the lines ``journald.split_lines`` gives of the whole file, never all of
+    them in memory at once."""
+    line_no, rest = 1, b""
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK_BYTES):
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            data, rest = data[:cut], data[cut:]
+            if data:
+                lines = journald.split_lines(data)
+                yield lines, line_no
+                line_no += len(lines)
+    if rest:
+        yield journald.split_lines(rest), line_no
+
+
 def read(path: Path, report: SourceReport, captured_at: datetime | None) -> Iterator[pl.DataFrame]:
-    """Record chunks of one scrape file (see the module doc); ``report.notes`` says how many samples of
-    how many metrics, at what time and from what; ``report.unit_roles`` the role its ``engine_type``
-    labels name. Raises ``InputError`` for a file over ``MAX_SCRAPE_BYTES``."""
+    """Record chunks of one scrape file (see the module doc), a block of lines at a time; ``report.notes``
+    says how many samples of how many metrics, at what time and from what; ``report.unit_roles`` the
+    role its ``engine_type`` labels name (found by a first pass over the file, before any record
+    leaves). Raises ``InputError`` for a file over ``MAX_SCRAPE_BYTES``."""
     size = path.stat().st_size
     if size > MAX_SCRAPE_BYTES:
         raise InputError(
             f"{path}: {size >> 20} MiB is no single scrape (over {MAX_SCRAPE_BYTES >> 20} MiB): not read"
         )
-    lines = journald.split_lines(path.read_bytes())
-    report.bytes += size
-    at, zoneless, said = scrape_time(path, captured_at)
-    meta = bundle_metadata(path.parent) if said.startswith("the bundle") else None
-    frame = pl.DataFrame({"message": lines}).with_row_index("n", 1)
-    frame = frame.filter(
-        (pl.col("message").str.strip_chars() != "")
-        & ~(pl.col("message").str.starts_with("#") & ~pl.col("message").str.contains(r"^#\s+TYPE\s"))
-    ).select("message", pl.format("line {}", "n").alias("source_pos"))
-    rows = _rows(frame, at, zoneless, _bundle_host(meta) if meta else None, report)
-    samples = rows.filter(pl.col("message").str.contains(prometheus.SAMPLE))
-    types = samples["message"].str.extract(prometheus.SAMPLE, 1).str.replace(prometheus.FAMILY_SUFFIX, "")
-    engines = set(samples["message"].str.extract(r'engine_type="([^"]*)"', 1).drop_nulls().to_list())
+    engines: set[str] = set()
+    for lines, _ in _blocks(path):
+        samples = lines.filter(lines.str.contains(prometheus.SAMPLE).fill_null(False))
+        engines |= set(samples.str.extract(r'engine_type="([^"]*)"', 1).drop_nulls().unique().to_list())
     roles = {ROLE_OF_ENGINE_TYPE.get(e) for e in engines} - {None}
     if len(roles) == 1:
         report.unit_roles = {prometheus.UNIT: roles.pop()}  # type: ignore[attr-defined]
+    report.bytes += size
+    at, zoneless, said = scrape_time(path, captured_at)
+    meta = bundle_metadata(path.parent) if said.startswith("the bundle") else None
+    families: set[str] = set()
+    samples_n = own = other = 0
+    for lines, first in _blocks(path):
+        frame = pl.DataFrame({"message": lines}).with_row_index("n", first)
+        frame = frame.filter(
+            (pl.col("message").str.strip_chars() != "")
+            & ~(pl.col("message").str.starts_with("#") & ~pl.col("message").str.contains(r"^#\s+TYPE\s"))
+        ).select("message", pl.format("line {}", "n").alias("source_pos"))
+        rows = _rows(frame, at, zoneless, _bundle_host(meta) if meta else None, report)
+        samples = rows.filter(pl.col("message").str.contains(prometheus.SAMPLE))
+        family = (
+            samples["message"].str.extract(prometheus.SAMPLE, 1).str.replace(prometheus.FAMILY_SUFFIX, "")
+        )
+        families |= set(family.unique().to_list())
+        samples_n += samples.height
+        own += samples.height - int(samples["ts"].is_null().sum()) if at is None else 0
+        other += int(rows["unit"].is_null().sum())
+        if rows.height:
+            yield rows
     when = (
         f"at {at:%Y-%m-%d %H:%M:%S}{' as printed (no zone)' if zoneless else ' UTC'} from {said}"
         if at
         else "with no time (give --captured-at, when it was scraped, to place them)"
     )
-    own = samples.height - int(samples["ts"].is_null().sum()) if at is None else 0
     report.notes.append(
-        f"Prometheus scrape: {samples.height:,} samples of {types.n_unique():,} metrics "
-        + (f"dated by their own timestamps ({own:,})" if own == samples.height and own else when)
+        f"Prometheus scrape: {samples_n:,} samples of {len(families):,} metrics "
+        + (f"dated by their own timestamps ({own:,})" if own == samples_n and own else when)
     )
-    other = int(rows["unit"].is_null().sum())
     if other:
         report.notes.append(f"{other:,} line(s) that are no sample nor # TYPE line: kept as kind other")
-    if rows.height:
-        yield rows
 
 
 def read_bundle(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:

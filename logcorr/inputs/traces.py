@@ -37,7 +37,6 @@ from logcorr.inputs.exports import attributes, documents
 from logcorr.inputs.source import SourceReport
 from logcorr.parsers import journald
 from logcorr.parsers.otel import UNIT
-from logcorr.store.schema import conform
 
 FORMAT = "otlp-traces"
 CHUNK_SPANS = 65_536
@@ -61,94 +60,138 @@ def _room(value: str | None) -> int | None:
         return None
 
 
-def _spans(path: Path, report: SourceReport) -> list[dict]:
-    spans = []
-    for doc in documents(path, report):
+# What each span leaves for its record (``span_line``): its own fields, as text (``_shown``), its key and
+# its parent's (``repr`` of the JSON values: what a dict keyed by them tells apart), and what it gives its
+# descendants (``INHERITED``; ``role`` from a request root's name).
+SHOWN = ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "status")
+INHERITED = ("rid", "bootstrap_room", "tp_rank", "pp_rank", "dp_rank", "pid", "role")
+COLUMNS = ("key", "parent", "trace", "name", *SHOWN, *INHERITED, "service", "host", "ts_us")
+_SPANS = {"*": {"spans": {"*": None}}}
+SPINE = {
+    "resourceSpans": {"*": {"scopeSpans": _SPANS, "instrumentationLibrarySpans": _SPANS}}
+}  # exports.documents
+MAX_DEPTH = 64  # parents walked up from a span at most (a chain longer than any request's is hostile)
+
+
+def _shown(value) -> str | None:
+    """A span's field as its record shows it: ``f"{value}"``, None for a value it leaves out (none, "")."""
+    return None if value is None or value == "" else f"{value}"
+
+
+def _row(span: dict, res: dict[str, str]) -> tuple:
+    """One span as the values of ``COLUMNS`` (its own: what it inherits is found later, ``_resolve``)."""
+    attrs = attributes(span.get("attributes"))
+    name = span.get("name")
+    root = ROOT_NAME.match(name) if isinstance(name, str) else None
+    start, end = span.get("startTimeUnixNano"), span.get("endTimeUnixNano")
+    status = span.get("status") or {}
+    code = STATUS.get(str(status.get("code"))) if isinstance(status, dict) else None
+    trace, parent = span.get("traceId"), span.get("parentSpanId")
+    room = _room(attrs.get("bootstrap_room"))
+    return (
+        repr((trace, span.get("spanId"))),
+        repr((trace, parent)) if parent else None,
+        repr(trace),
+        json.dumps(name or "", ensure_ascii=False),
+        *(_shown(v) for v in (trace, span.get("spanId"), parent or None, start, end, code)),
+        *(attrs.get(k) for k in ("rid",)),
+        None if room is None else str(room),
+        *(attrs.get(k) for k in ("tp_rank", "pp_rank", "dp_rank", "pid")),
+        ROLE_OF.get((root.group("role") or "").lower()) if root else None,
+        res.get("service.name"),
+        res.get("host.name"),
+        int(start) // 1000 if str(start or "").isdigit() else None,
+    )
+
+
+def _spans(path: Path, report: SourceReport) -> pl.DataFrame:
+    """Every span of the file (``COLUMNS``, in the file's order), gathered ``CHUNK_SPANS`` at a time into
+    columns: no span is kept as a Python object past its chunk."""
+    frames, rows = [], []
+    schema = {c: pl.String for c in COLUMNS} | {"ts_us": pl.Int64}
+
+    def flush() -> None:
+        frames.append(pl.DataFrame(rows, schema=schema, orient="row"))
+        rows.clear()
+
+    for doc in documents(path, report, SPINE):
         for resource in doc.get("resourceSpans") or []:
             res = attributes((resource.get("resource") or {}).get("attributes"))
             for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
                 for span in scope.get("spans") or []:
                     if isinstance(span, dict) and span.get("spanId"):
-                        spans.append({**span, "_resource": res})
-    return spans
+                        rows.append(_row(span, res))
+                        if len(rows) >= CHUNK_SPANS:
+                            flush()
+    flush()
+    return pl.concat(frames)
 
 
-def _inherited(spans: list[dict]) -> dict[tuple[str, str], dict]:
-    """Per (trace, span): the rid, room, role of its request root and the ranks, pid of its thread span,
-    found by walking up its parents (within the file)."""
-    by_id = {(s.get("traceId"), s.get("spanId")): s for s in spans}
-    found: dict[tuple[str, str], dict] = {}
-
-    def of(key, depth=0) -> dict:
-        if key in found:
-            return found[key]
-        span = by_id.get(key)
-        if span is None or depth > 64:
-            return {}
-        attrs = attributes(span.get("attributes"))
-        parent = (key[0], span.get("parentSpanId")) if span.get("parentSpanId") else None
-        up = dict(of(parent, depth + 1)) if parent else {}
-        root = ROOT_NAME.match(span.get("name") or "")
-        if root:
-            up["role"] = ROLE_OF.get((root.group("role") or "").lower(), up.get("role"))
-        for k in ("rid", "tp_rank", "pp_rank", "dp_rank", "pid"):
-            if attrs.get(k) is not None:
-                up[k] = attrs[k]
-        if (room := _room(attrs.get("bootstrap_room"))) is not None:
-            up["bootstrap_room"] = room
-        found[key] = up
-        return up
-
-    for key in by_id:
-        of(key)
-    return found
+def _resolve(spans: pl.DataFrame) -> pl.DataFrame:
+    """Per span key: what it inherits (``INHERITED``), its own value else its nearest ancestor's within the
+    file (a request root gives rid, room and role; a thread span its ranks and pid), found by joining
+    each span to its parent's values until nothing changes (at most ``MAX_DEPTH`` rounds). A key given
+    twice is the last span of that key, as a span id names one span."""
+    own = spans.select("key", "parent", *INHERITED).unique("key", keep="last", maintain_order=True)
+    found = own
+    for _ in range(MAX_DEPTH):
+        up = found.select(pl.col("key").alias("parent"), *[pl.col(c).alias(f"_{c}") for c in INHERITED])
+        step = own.join(up, on="parent", how="left", maintain_order="left").select(
+            "key", "parent", *[pl.coalesce(c, f"_{c}").alias(c) for c in INHERITED]
+        )
+        if step.equals(found):
+            break
+        found = step
+    return found.drop("parent")
 
 
-def span_line(span: dict, inherited: dict) -> str:
-    """The ``SPAN_LINE`` text of one span (``parsers.otel.SPAN_LINE``)."""
-    start, end = span.get("startTimeUnixNano"), span.get("endTimeUnixNano")
-    status = span.get("status") or {}
-    code = STATUS.get(str(status.get("code"))) if isinstance(status, dict) else None
-    fields = {
-        "trace_id": span.get("traceId"),
-        "span_id": span.get("spanId"),
-        "parent_span_id": span.get("parentSpanId") or None,
-        "start_ns": start,
-        "end_ns": end,
-        "status": code,
-        **{k: inherited.get(k) for k in ("rid", "bootstrap_room", "tp_rank", "pp_rank", "dp_rank", "pid")},
-        "service": span["_resource"].get("service.name"),
-    }
-    shown = " ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, ""))
-    return f"OTel span {json.dumps(span.get('name') or '', ensure_ascii=False)}: {shown}"
+def span_line(fields: dict[str, pl.Expr]) -> pl.Expr:
+    """The ``SPAN_LINE`` text of each span (``parsers.otel.SPAN_LINE``): ``OTel span "<name>": k=v …``
+    of the fields given (in order), those without a value left out."""
+    shown = pl.concat_str(
+        [pl.when(v.is_not_null() & (v != "")).then(pl.lit(f"{k}=") + v) for k, v in fields.items()],
+        separator=" ",
+        ignore_nulls=True,
+    )
+    return pl.format("OTel span {}: {}", pl.col("name"), shown.fill_null(""))
 
 
 def read(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Record chunks (``journald.RECORD_COLUMNS``) of one OTLP traces file, a span each at its start
     time (UTC), in the file's order; ``report.notes`` says how many spans of how many traces and that
     unfinished requests are absent. A document cut short keeps the spans before the cut (named in
-    ``report.errors``, by ``exports.documents``)."""
+    ``report.errors``, by ``exports.documents``). The spans are held as columns (about 200 bytes a
+    span), never as Python objects."""
     report.bytes += path.stat().st_size
     spans = _spans(path, report)
-    inherited = _inherited(spans)
-    rows = []
-    for i, span in enumerate(spans):
-        up = inherited.get((span.get("traceId"), span.get("spanId")), {})
-        start = span.get("startTimeUnixNano")
-        us = int(start) // 1000 if str(start or "").isdigit() else None
-        host = span["_resource"].get("host.name")
-        unit = f"{UNIT}/{up['role']}" if up.get("role") else UNIT
-        rows.append({"ts_us": us, "host": host, "unit": unit, "message": span_line(span, up),
-                     "source": report.source, "source_pos": f"span {i}", "stream": f"{report.source}|{i}"})  # fmt: skip
-    traces = len({s.get("traceId") for s in spans})
+    inherited = _resolve(spans)
+    spans = spans.drop(INHERITED)
+    traces = spans["trace"].n_unique()
     report.notes.append(
-        f"OTLP traces: {len(spans):,} spans of {traces:,} traces (spans are exported when they end: a request "
+        f"OTLP traces: {spans.height:,} spans of {traces:,} traces (spans are exported when they end: a request "
         "still in flight at the incident is not in the file)"
     )
     report.unit_roles = {f"{UNIT}/{r}": r for r in ROLE_OF.values()}  # type: ignore[attr-defined]
-    for at in range(0, len(rows), CHUNK_SPANS):
-        frame = pl.DataFrame(rows[at : at + CHUNK_SPANS], infer_schema_length=None)
-        frame = frame.with_columns(journald.realtime(pl.col("ts_us").cast(pl.String)).alias("ts")).drop(
-            "ts_us"
+    fields = (
+        {k: pl.col(k) for k in SHOWN}
+        | {k: pl.col(k) for k in INHERITED if k != "role"}
+        | {"service": pl.col("service")}
+    )
+    for at in range(0, spans.height, CHUNK_SPANS):
+        chunk = spans.slice(at, CHUNK_SPANS).with_row_index(
+            "i", at
+        )  # joined a chunk at a time: no copy of all
+        chunk = chunk.join(inherited, on="key", how="left", maintain_order="left")
+        yield chunk.select(
+            journald.record_columns(
+                ts=journald.realtime(pl.col("ts_us").cast(pl.String)),
+                host=pl.col("host"),
+                unit=pl.when(pl.col("role").is_not_null() & (pl.col("role") != ""))
+                .then(pl.lit(f"{UNIT}/") + pl.col("role"))
+                .otherwise(pl.lit(UNIT)),
+                message=span_line(fields),
+                source=pl.lit(report.source),
+                source_pos=pl.format("span {}", "i"),
+                stream=pl.format("{}|{}", pl.lit(report.source), "i"),
+            )
         )
-        yield conform(frame, journald.RECORD_COLUMNS, strict=False)

@@ -384,8 +384,9 @@ WATCHDOG_PATTERNS = [
         "collective_work_state",
         "watchdog",
         "last enqueued",
-        # the failing work: "at work: N," (torch 2.4-2.7), "at work sequence id: N PG status:" (2.8)
-        r"(?:at work(?: sequence id)?: (?P<nccl_seq>\d+),? (?:PG status: )?)?"
+        # the failing work: "at work: N," (torch 2.4-2.7), "at work sequence id: N PG status:" (2.8),
+        # "Timeout at NCCL work: N," (the same checkTimeout's follow-up line): every "at … work: N" is the seq
+        r"(?:at (?:NCCL |HCCL )?work(?: sequence id)?: (?P<nccl_seq>\d+),? (?:PG status: )?)?"
         r"last enqueued (?:NCCL |HCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL |HCCL )?work: "
         r"(?P<last_completed>-?\d+)",
         "PyTorch 2.x ProcessGroupNCCL (also HCCL)",

@@ -1,0 +1,47 @@
+"""batch5's README items (tests/cases/batch5/README.md) read as the re-score reads them: each file without
+its leading `# source:` / `# note:` lines, ingested alone, so that the README's "line N" is
+``source_pos 'line N'``; one test per rule of the format the item needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logcorr.ingest import ingest
+from tests.conftest import CASES, sql
+
+B5 = CASES / "batch5"
+
+
+@pytest.fixture(scope="module")
+def body(tmp_path_factory):
+    """The OUT of one batch5 file's body (its note lines off), ingested alone, once per module."""
+    workdir = tmp_path_factory.mktemp("batch5")
+    outs: dict[str, Path] = {}
+
+    def out(prefix: str) -> Path:
+        if prefix not in outs:
+            (path,) = B5.glob(f"{prefix}_*")
+            lines = path.read_text().split("\n")
+            n = 0
+            while n < len(lines) and lines[n].startswith(("# source:", "# note:")):
+                n += 1
+            copy = workdir / path.name
+            copy.write_text("\n".join(lines[n:]))
+            outs[prefix] = workdir / prefix
+            ingest([copy], outs[prefix])
+        return outs[prefix]
+
+    return out
+
+
+def test_every_at_work_phrase_of_the_nccl_watchdog_is_the_sequence_number(body):
+    """batch5/07 line 5: `Timeout at NCCL work: 1522789, last enqueued NCCL work: …` names the timed-out work
+    as `detected by watchdog at work: N` (line 3) does."""
+    rows = sql(
+        body("07"),
+        "SELECT source_pos, tp_rank, nccl_seq, last_enqueued, last_completed FROM watchdogs "
+        "WHERE watchdog_kind = 'collective_work_state' ORDER BY source_pos",
+    )
+    assert rows == [("line 3", 4, 1522789, 1522789, 1522788), ("line 5", 4, 1522789, 1522789, 1522788)]

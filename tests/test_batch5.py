@@ -45,3 +45,10 @@ def test_every_at_work_phrase_of_the_nccl_watchdog_is_the_sequence_number(body):
         "WHERE watchdog_kind = 'collective_work_state' ORDER BY source_pos",
     )
     assert rows == [("line 3", 4, 1522789, 1522789, 1522788), ("line 5", 4, 1522789, 1522789, 1522788)]
+
+
+def test_a_frame_list_after_a_blank_line_is_not_the_tail_of_a_message_without_frames(body):
+    """batch5/07: after rank 4's `Some NCCL operations have failed …` record (lines 6–7) and a blank line,
+    lines 9–12 are a faulthandler dump's tail (`  File "…", line N in f`): a record of their own."""
+    rows = sql(body("07"), "SELECT source_pos, n_lines FROM events WHERE source_pos IN ('line 6', 'line 9')")
+    assert rows == [("line 6", 3), ("line 9", 4)]

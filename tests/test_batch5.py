@@ -52,3 +52,13 @@ def test_a_frame_list_after_a_blank_line_is_not_the_tail_of_a_message_without_fr
     lines 9–12 are a faulthandler dump's tail (`  File "…", line N in f`): a record of their own."""
     rows = sql(body("07"), "SELECT source_pos, n_lines FROM events WHERE source_pos IN ('line 6', 'line 9')")
     assert rows == [("line 6", 3), ("line 9", 4)]
+
+
+def test_every_line_of_a_scrape_lands_in_a_record_help_too(body):
+    """batch5/10: line 4, `# HELP sglang:num_prefill_prealloc_queue_reqs …`, is a record of the scrape as line 5's
+    `# TYPE` is; the 9 samples stay the metrics rows, each line its own record."""
+    out = body("10")
+    rows = sql(out, "SELECT source_pos, kind FROM events WHERE message LIKE '# %' ORDER BY source_pos")
+    assert rows == [("line 4", "metric"), ("line 5", "metric")]
+    assert sql(out, "SELECT count(*), count(DISTINCT source_pos) FROM events") == [(11, 11)]
+    assert sql(out, "SELECT count(*), count(type) FROM metrics") == [(9, 6)]

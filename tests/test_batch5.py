@@ -62,3 +62,12 @@ def test_every_line_of_a_scrape_lands_in_a_record_help_too(body):
     assert rows == [("line 4", "metric"), ("line 5", "metric")]
     assert sql(out, "SELECT count(*), count(DISTINCT source_pos) FROM events") == [(11, 11)]
     assert sql(out, "SELECT count(*), count(type) FROM metrics") == [(9, 6)]
+
+
+def test_a_routers_prefill_and_decode_worker_are_the_requests_pd_pair_as_printed(body):
+    """batch5/16 line 1: vllm_router_rs's `Prefill worker: <PREFILL_IP>:8000, Decode worker: http://<DECODE_IP>:8000`
+    names the chosen pair (a host:port without a scheme, redacted by the reporter, kept as printed)."""
+    rows = sql(
+        body("16"), "SELECT source_pos, prefill_url, decode_url FROM requests WHERE prefill_url IS NOT NULL"
+    )
+    assert rows == [("line 1", "<PREFILL_IP>:8000", "http://<DECODE_IP>:8000")]

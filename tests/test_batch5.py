@@ -71,3 +71,13 @@ def test_a_routers_prefill_and_decode_worker_are_the_requests_pd_pair_as_printed
         body("16"), "SELECT source_pos, prefill_url, decode_url FROM requests WHERE prefill_url IS NOT NULL"
     )
     assert rows == [("line 1", "<PREFILL_IP>:8000", "http://<DECODE_IP>:8000")]
+
+
+def test_a_kubectl_logs_prompt_gives_its_pods_half_to_every_record_after_it(body):
+    """batch5/05: line 3, the /health access line printed after `✗  kubectl logs pd-llama-prefill-deployment-…`
+    (line 1), is the prefill pod's, as lines 4–7 are; so is its requests row."""
+    out = body("05")
+    assert sql(out, "SELECT source_pos, kind, role FROM events WHERE source_pos = 'line 3'") == [
+        ("line 3", "health", "prefill")
+    ]
+    assert sql(out, "SELECT role, path, status FROM requests") == [("prefill", "/health", 200)]

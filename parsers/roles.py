@@ -161,7 +161,8 @@ LABEL_ROLE = (
 # line naming both halves gives the one it places the text on, in, at or from ("on multiple decode
 # workers, when a prefill worker crashed"); else none.
 HALF_NAMED = (
-    r"(?i:\b(?:prefill|decode)(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)s?\b)"
+    # "decode workers", and a numbered one as its pod is named: "decode0-pod0"
+    r"(?i:\b(?:prefill|decode)\d*(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)(?:s|\d+)?\b)"
     r"|\b[PD][ -](?:node|instance)s?\b|(?i:prefill|decode)\s*(?:节点|实例|侧|端)|(?:^|[^A-Za-z])[PD]\s*(?:节点|实例|侧|端)"
 )
 HALF_PLACED = (

@@ -81,3 +81,25 @@ def test_a_kubectl_logs_prompt_gives_its_pods_half_to_every_record_after_it(body
         ("line 3", "health", "prefill")
     ]
     assert sql(out, "SELECT role, path, status FROM requests") == [("prefill", "/health", 200)]
+
+
+def test_a_kv_connectors_failure_and_the_transfer_engines_connect_failures_are_transfer_errors(body):
+    """batch5/12: vLLM-Ascend's MooncakeConnector fails request `cmpl-09be…-0` on Worker_DP0_TP5 (lines 9–10), after
+    Mooncake's transfer engine could not reach the prefill pod 10.0.9.3 (6 glog lines of ascend_direct_transport.cpp);
+    the prose line 1 places them on decode0-pod0."""
+    out = body("12")
+    rows = sql(
+        out,
+        "SELECT source_pos, role, dp_rank, tp_rank, error_kind, backend, peer, request_id FROM transfer_errors "
+        "ORDER BY event_id",
+    )
+    request = "cmpl-09be0283-e039-40ce-aefa-da0f36c8cd46-0"
+    ports = ["25389", "16381", "20874", "16604", "26671", "15863"]
+    assert rows == [
+        *[(f"line {n}", "decode", None, None, "connect_failed", "mooncake", f"10.0.9.3:{p}", None)
+          for n, p in zip(range(3, 9), ports, strict=True)],
+        ("line 9", "decode", 0, 5, "transfer_failed", "mooncake", None, request),
+        ("line 10", "decode", 0, 5, "transfer_failed", "mooncake", None, request),
+    ]  # fmt: skip
+    (summary,) = sql(out, "SELECT summary FROM findings WHERE summary LIKE '2 \"Transfer failed\"%'")[0]
+    assert f"request {request}; cause Mooncake transfer failed, ret: -1; backend mooncake" in summary

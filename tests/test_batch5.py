@@ -83,6 +83,25 @@ def test_a_kubectl_logs_prompt_gives_its_pods_half_to_every_record_after_it(body
     assert sql(out, "SELECT role, path, status FROM requests") == [("prefill", "/health", 200)]
 
 
+def test_an_envelope_must_stamp_nearly_every_line_not_two_of_four(body):
+    """batch5/08: two Rust tracing lines (`2025-03-27T13:39:28.695813Z  INFO hf_hub: …`) among two vLLM lines and
+    a prompt are no `kubectl logs --timestamps` output: each line is its own record with its own time and level;
+    the vLLM lines keep their local clock as printed (the year lent by the paste's dated lines, no zone)."""
+    out = body("08")
+    assert sql(out, "SELECT format FROM sources") == [("text",)]
+    rows = sql(
+        out,
+        "SELECT source_pos, n_lines, strftime(ts, '%Y-%m-%d %H:%M:%S.%f'), zoned, level FROM events "
+        "WHERE source_pos <> 'line 1' ORDER BY event_id",
+    )
+    assert rows == [
+        ("line 2", 1, "2025-03-27 13:39:28.695813", True, "INFO"),
+        ("line 3", 1, "2025-03-27 19:09:32.000000", False, "INFO"),
+        ("line 4", 1, "2025-03-27 19:09:32.000000", False, "INFO"),
+        ("line 5", 1, "2025-03-27 13:39:33.390990", True, "INFO"),
+    ]
+
+
 def test_a_kv_connectors_failure_and_the_transfer_engines_connect_failures_are_transfer_errors(body):
     """batch5/12: vLLM-Ascend's MooncakeConnector fails request `cmpl-09be…-0` on Worker_DP0_TP5 (lines 9–10), after
     Mooncake's transfer engine could not reach the prefill pod 10.0.9.3 (6 glog lines of ascend_direct_transport.cpp);

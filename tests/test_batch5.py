@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from logcorr.analysis import findings as findings_mod
 from logcorr.ingest import ingest
+from logcorr.render import report as report_mod
 from tests.conftest import CASES, sql
 
 B5 = CASES / "batch5"
@@ -122,3 +124,27 @@ def test_a_kv_connectors_failure_and_the_transfer_engines_connect_failures_are_t
     ]  # fmt: skip
     (summary,) = sql(out, "SELECT summary FROM findings WHERE summary LIKE '2 \"Transfer failed\"%'")[0]
     assert f"request {request}; cause Mooncake transfer failed, ret: -1; backend mooncake" in summary
+
+
+def test_a_glog_record_and_a_fatal_error_glued_into_another_threads_line_are_records_of_their_own(body):
+    """batch5/15: crash output of several threads written at once; line 6 holds, after `in "pop_transferred`, Mooncake's
+    whole glog record `E0916 02:31:07.705332  6633 tcp_transport.cpp:116] Session::readHeader failed. …`, and line 2
+    CPython's `Fatal Python error: "Segmentation fault` after a frame's file name. Every line is kept; the segfault
+    leads the summary."""
+    out = body("15")
+    rows = sql(
+        out,
+        "SELECT source_pos, level, printed_time, role, split_part(message, chr(10), 1) FROM events "
+        "WHERE message LIKE 'E0916%' OR message LIKE 'Fatal Python error%' ORDER BY event_id",
+    )
+    assert rows == [
+        ("line 2", None, None, "decode", 'Fatal Python error: "Segmentation fault'),
+        ("line 6", "ERROR", "09-16 02:31:07.705332", "decode",
+         "E0916 02:31:07.705332  6633 tcp_transport.cpp:116] Session::readHeader failed. Error: End of file (value: 2),"
+         " bytes read: 0, expected: 24"),
+    ]  # fmt: skip
+    text = "\n".join(m for (m,) in sql(out, "SELECT message FROM events ORDER BY event_id"))
+    assert "pop_transferred" in text and text.count("File") == 9  # the text before the glued records is kept
+    found = report_mod.gather(out)["findings"]
+    assert set(found["kind"]) >= {"unexplained_crash", "transfer_failures"}
+    assert findings_mod.main_finding(found)["kind"] == "unexplained_crash"

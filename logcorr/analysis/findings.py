@@ -35,8 +35,11 @@ KIND_ORDER = (
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
     "crash_loop", "stop",
-    "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
+    "transfer_assertion", "bootstrap_failures",
+    # a crash no finding explains (a segfault, an exception): above a transfer backend's error lines beside it
+    "unexplained_crash",
+    "transfer_failures", "rank_divergence", "scheduler_watchdog",
+    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "restart",
     "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.

@@ -11,7 +11,7 @@ import pytest
 from logcorr.analysis import findings as findings_mod
 from logcorr.ingest import ingest
 from logcorr.render import report as report_mod
-from tests.conftest import CASES, sql
+from tests.conftest import CASES, ingested_alone, sql
 
 B5 = CASES / "batch5"
 
@@ -148,3 +148,28 @@ def test_a_glog_record_and_a_fatal_error_glued_into_another_threads_line_are_rec
     found = report_mod.gather(out)["findings"]
     assert set(found["kind"]) >= {"unexplained_crash", "transfer_failures"}
     assert findings_mod.main_finding(found)["kind"] == "unexplained_crash"
+
+
+def test_a_start_up_step_begun_and_never_ended_while_a_rank_printed_on_is_a_stall(body):
+    """batch5/09: 8 ranks print `Init torch distributed begin.` at 07:49:04–05, none `Init torch distributed ends.`,
+    and TP0 EP0 prints on at 07:49:37: the summary names the stall, never "the data shows no failure"."""
+    out = body("09")
+    rows = sql(
+        out,
+        "SELECT kind, n, strftime(ts, '%H:%M:%S'), strftime(end_ts, '%H:%M:%S'), len(evidence), zoned FROM findings",
+    )
+    assert rows == [("start_up_stall", 8, "07:49:04", "07:49:37", 9, False)]
+    results = report_mod.gather(out)
+    happened = report_mod.summary_lines(results)[0]
+    assert happened.startswith(
+        '**What happened**: Start-up stalled in "Init torch distributed" on TP0 EP0, TP1 EP1'
+    )
+    assert "8 rank(s) began it at 2026-07-14 07:49:04 to 07:49:05, none printed its end" in happened
+    assert "TP0 EP0 printed on at 07:49:37 (32 s after the last begin)" in happened and " UTC" not in happened
+
+
+def test_a_start_up_step_whose_ranks_print_nothing_after_it_is_no_stall(tmp_path):
+    """batch3/01 (an excerpt that ends in the ranks' `Init torch distributed begin.` lines, then c10d and gloo lines
+    of no rank): nothing shows a rank went on, so no stall is claimed."""
+    out = ingested_alone(tmp_path, CASES / "batch3", "01")
+    assert sql(out, "SELECT count(*) FROM findings WHERE kind = 'start_up_stall'") == [(0,)]

@@ -173,3 +173,23 @@ def test_a_start_up_step_whose_ranks_print_nothing_after_it_is_no_stall(tmp_path
     of no rank): nothing shows a rank went on, so no stall is claimed."""
     out = ingested_alone(tmp_path, CASES / "batch3", "01")
     assert sql(out, "SELECT count(*) FROM findings WHERE kind = 'start_up_stall'") == [(0,)]
+
+
+def test_a_traceback_tail_cut_inside_a_frame_is_typed_by_its_exception_line(body):
+    """batch5/11 lines 1–5: a wrapper re-logs SGLang's traceback tail, cut after a frame's `File` line: a code line,
+    a caret line, `File ".../json/decoder.py", line 355, in raw_decode`, its code and the exception line."""
+    rows = sql(
+        body("11"),
+        "SELECT source_pos, exception, exc_message, function, line, n_frames FROM tracebacks ORDER BY event_id",
+    )
+    assert rows == [
+        (
+            "line 1",
+            "json.decoder.JSONDecodeError",
+            "Expecting value: line 1 column 1 (char 0)",
+            "raw_decode",
+            355,
+            1,
+        ),
+        ("line 12", None, None, "_kill_proc", 535, 1),
+    ]

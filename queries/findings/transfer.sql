@@ -108,8 +108,9 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' "' || words || '" record(s) on ' || coalesce(role, 'no role read')
-            || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
+            n || ' "' || words || '" record(s)'
+            -- an unknown role is left out, never worded
+            || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')
             || ', ' || rooms || ' room(s)'
             || CASE WHEN rooms BETWEEN 1 AND 3 THEN ' (' || array_to_string(room_list, ', ') || ')' ELSE '' END

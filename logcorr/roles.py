@@ -9,8 +9,9 @@ error that only one side prints); a frame's event loop, a ``server_args`` line's
 record's host name (a k8s pod ``…-prefill-0``).
 
 Then the role flows (``RoleFlow``): a reporter's prose line that names one serving half (a label
-"Prefill node:", "errors on multiple decode workers", "D节点…"; ``text_rules.label_role``) gives its half
-to the records after it that name none, up to the next prose line; a process (source, host, pid) whose records show one role gives
+"Prefill node:", "errors on multiple decode workers", "D节点…"; ``text_rules.label_role``), and a pasted
+prompt running ``kubectl logs POD`` (``text_rules.command_role``), gives its half to the records after it
+that name none, up to the next prose line or prompt; a process (source, host, pid) whose records show one role gives
 it to its records that show none; an input whose records carry no unit and no host (a plain log, a
 paste, its worker or compose streams) and whose records show one engine role gives it to its
 records that show none, HTTP access
@@ -100,7 +101,9 @@ class RoleFlow:
     def _by_label(self, df: pl.DataFrame) -> pl.DataFrame:
         """Records after a reporter's prose line that names a half (``text_rules.label_role``: a label
         "Prefill node:", "errors … on multiple decode workers"; a line of no kind, header or printed
-        time that starts with a letter) up to the next prose line, in the same input and across its
+        time that starts with a letter) or after a pasted prompt whose command prints one pod's logs
+        (``text_rules.command_role``: ``kubectl logs POD``), whatever their kind (an access line
+        too), up to the next prose line or prompt, in the same input and across its
         chunks, take that half where their own text names none or only ``engine``. Only records with a
         printed time (with or without a year), a known header or a kind of their own: the prose and
         fences around a block stay as read. The label rules run on the prose lines only (a journal's
@@ -109,8 +112,14 @@ class RoleFlow:
         stamped = [pl.col(c).is_not_null() for c in ("log_ts", "printed_time", "header") if c in df.columns]
         record = (pl.col("kind") != "other") | pl.any_horizontal(stamped)
         prose = df.select(~record & pl.col("message").str.contains(r"^\p{L}")).to_series()
+        # a pasted prompt and its command: `kubectl logs POD` gives the pod's half, any other ends a label
+        said = text_rules.command_role(df["message"])
+        prose = prose | said.is_not_null()
         at = prose.arg_true()
-        said = text_rules.label_role(df["message"].gather(at)).fill_null("")
+        said = pl.select(
+            pl.coalesce(pl.lit(said.gather(at)), pl.lit(text_rules.label_role(df["message"].gather(at))))
+        ).to_series()
+        said = said.fill_null("")
         if not self.labels and not (said != "").any():
             return df
         marks = pl.Series("_label", [None] * df.height, pl.String).scatter(at, said)

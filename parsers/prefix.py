@@ -451,11 +451,14 @@ GLIBC_ABORT = (
     r"(?:(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free|tcache_thread_shutdown)"
     r"\(\): [a-z]|double free or corruption\b|corrupted size vs\. prev_size|corrupted double-linked list)"
 )
+# A shell prompt with its command in a paste ([root@host dir]# …, (venv) user@host:~/dir$ …, zsh's ✗/➜ …,
+# $ …): what follows is that command's output
+PROMPT = r"^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
 NOTE = (
     r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
-    # a terminal's own lines in a paste: ^C, a shell prompt with its command ([root@host dir]# …,
-    # (venv) user@host:~/dir$ …, zsh's ✗/➜ …, $ …); what follows is another stream's output
-    r"|^\^C\s*$|^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
+    # a terminal's own lines in a paste: ^C, a shell prompt with its command; what follows is another
+    # stream's output
+    rf"|^\^C\s*$|{PROMPT}"
     # a markdown fence, and the shell's word on a killed child: the output before it has ended
     r"|^\s*```[\w-]*\s*$|^Killed\s*$"
 )

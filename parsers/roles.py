@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logcorr.parsers.prefix import PROMPT
+
 # SGLang's flag, as argparse takes it (``--disaggregation-mode prefill``, ``=decode``) and as a
 # process title or a repr prints it (``disaggregation_mode='prefill'``).
 MODE = r"--disaggregation[-_]mode(?:=|\s+)['\"]?(prefill|decode)\b"
@@ -159,7 +161,8 @@ LABEL_ROLE = (
 # line naming both halves gives the one it places the text on, in, at or from ("on multiple decode
 # workers, when a prefill worker crashed"); else none.
 HALF_NAMED = (
-    r"(?i:\b(?:prefill|decode)(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)s?\b)"
+    # "decode workers", and a numbered one as its pod is named: "decode0-pod0"
+    r"(?i:\b(?:prefill|decode)\d*(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)(?:s|\d+)?\b)"
     r"|\b[PD][ -](?:node|instance)s?\b|(?i:prefill|decode)\s*(?:节点|实例|侧|端)|(?:^|[^A-Za-z])[PD]\s*(?:节点|实例|侧|端)"
 )
 HALF_PLACED = (
@@ -211,6 +214,20 @@ PD_CUE = (
 # Literal words one of the rules above needs: a record holding none is not searched (a day's journal
 # holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
 _TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::|REMOTE_KVS|Dequeued|do_remote_decode"
+
+
+_KUBECTL_LOGS = next(r.regex for r in OWN_NAMES if r.what == "kubectl logs")
+
+
+def command_role(text: pl.Series) -> pl.Series:
+    """The role a pasted prompt line (``prefix.PROMPT``: a shell prompt and its command) gives the output
+    printed after it (String Series, ``text``'s length): the pod's, by ``NAME_WORDS``, of a command that
+    prints one pod's logs (``kubectl [-n NS] logs [-f] POD``, ``OWN_NAMES``); "" for any other command or
+    pod (what follows is output of no half it names); null for a line that is no prompt."""
+    frame = pl.DataFrame({"t": text})
+    pod = name_role_expr(pl.col("t").str.extract(_KUBECTL_LOGS, 1))
+    prompt = pl.col("t").str.contains(PROMPT)
+    return frame.select(pl.when(prompt).then(pod.fill_null("")).alias("command_role"))["command_role"]
 
 
 def name_role_expr(name: pl.Expr) -> pl.Expr:

@@ -150,9 +150,11 @@ SPAN_FIELDS = [
 
 
 def _url_after(role: str) -> str:
-    # "Prefill server http://…: …": the URL without the punctuation after it
+    # "Prefill server http://…: …", "Prefill worker: host:8000, …" (vllm_router_rs): the worker as printed
+    # (a URL, or a host:port without a scheme, a redacted <PLACEHOLDER> too), without the punctuation after it
     return (
-        rf"(?i)\b{role} (?:server|worker|instance)s? (?P<{role}_url>https?://[^\s,\"']+?)(?:[:,]?\s|[,\"']|$)"
+        rf"(?i)\b{role} (?:server|worker|instance)s?:? "
+        rf"(?P<{role}_url>https?://[^\s,\"']+?|[^\s,\"'/:]+:\d+(?:/[^\s,\"']*?)?)(?:[:,]?\s|[,\"']|$)"
     )
 
 
@@ -187,7 +189,7 @@ MESSAGE_FIELDS = [
         "prefill_url_words",
         _url_after("prefill"),
         "message",
-        "sgl-router 2025 (pd_router.rs)",
+        "sgl-router 2025 (pd_router.rs); vllm_router_rs ≈2026-01 `Prefill worker: host:port, Decode worker: …`",
         "Prefill server http://10.0.0.7:30000 failed (non-critical): error sending request",
         {"prefill_url": "http://10.0.0.7:30000"},
     ),
@@ -203,7 +205,7 @@ MESSAGE_FIELDS = [
         "decode_url_words",
         _url_after("decode"),
         "message",
-        "sgl-router 2025",
+        "sgl-router 2025; vllm_router_rs ≈2026-01 (vllm_pd_router.rs)",
         "Stream error from decode server http://10.0.0.50:30000: error decoding response body",
         {"decode_url": "http://10.0.0.50:30000"},
     ),

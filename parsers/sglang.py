@@ -182,7 +182,9 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``decode_handshake_failed``, ``assert_transfer_infos`` (an ``Unexpected transfer worker
         error`` whose traceback asserts ``room in self.transfer_infos``), ``transfer_worker_error``
         (any other traceback), ``nixl_transport_error``, ``timeout``, ``send_kv_chunk_failed``,
-        ``lost_connection``, ``transfer_done_signal_missing``), ``cause`` (the reason named by
+        ``lost_connection``, ``transfer_done_signal_missing``, ``transfer_failed`` (a KV connector of another
+        engine: vLLM's MooncakeConnector), ``connect_failed`` (the transfer engine could not reach a peer:
+        Mooncake's ``Failed to connect to target/segment``)), ``cause`` (the reason named by
         ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``, ``lost_connection``,
         ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error`` or null),
         ``kv_poll_state`` (``Bootstrapping``/``WaitingForInput``/… when a timeout names it),
@@ -210,7 +212,8 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
     content_role = pl.coalesce(pl.col("content_role"), state_role)
     df = df.with_columns(
         error_kind.alias("error_kind"),
-        _first_named(body, BACKENDS).alias("backend"),
+        # the body names the backend, else the header does (a glog line's transfer-engine source file)
+        pl.coalesce(_first_named(body, BACKENDS), _first_named(pl.col("message"), BACKENDS)).alias("backend"),
         pl.coalesce(_first_named(body, CAUSES), pl.col("cause")).alias("cause"),
         tb.alias("traceback"),
         # a Context dict's remote host and port, and the remote engine a failure without them names

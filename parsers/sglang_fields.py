@@ -32,11 +32,12 @@ GROUP_MEMBER_EXCEPTION = (
     r"(?m)^[ \t]*\| ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Group))(?:: ?([^\n]*))?$"
 )
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
-# frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
-# paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames.
+# frame (after a Ray/vLLM worker prefix), or with the code and caret lines of a frame whose `File` line was
+# cut (batch5/11), and its frames end in an exception line; or, its end cut too (a paste of the middle of a
+# stack), it opens with a frame or a frame's code line and holds two frames.
 _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+"
 TRACEBACK_FRAGMENT = (
-    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_FRAME}(?:\n[ \t][^\n]*)*"
+    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
     rf"|^(?:[ \t]+\S[^\n]*\n)?{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
 )

@@ -145,6 +145,50 @@ TRANSFER_ERROR_PATTERNS = [
         },
     ),
     P(
+        "kv_connector_transfer_failed",
+        "transfer_error",
+        "Failed to transfer KV cache for request",
+        # vLLM(-Ascend)'s MooncakeConnector: the request (vLLM's id) whose KV cache the worker could not move
+        r"Failed to transfer KV cache for request (?P<request_id>[^\s:]+):? ?(?P<reason>[^\n]*)",
+        "vLLM-Ascend MooncakeConnector (mooncake_connector.py, 2025-12; vllm-ascend#4866)",
+        "(Worker_DP0_TP5 pid=2543213) ERROR 12-10 03:24:54 [mooncake_connector.py:329] Failed to transfer KV cache"
+        " for request cmpl-09be0283-e039-40ce-aefa-da0f36c8cd46-0: Mooncake transfer failed, ret: -1",
+        None,
+        "transfer_failed",
+        yields={
+            "dp_rank": 0,
+            "tp_rank": 5,
+            "request_id": "cmpl-09be0283-e039-40ce-aefa-da0f36c8cd46-0",
+            "backend": "mooncake",
+            "reason": "Mooncake transfer failed, ret: -1",
+        },
+    ),
+    P(
+        "mooncake_transfer_failed",
+        "transfer_error",
+        "Mooncake transfer failed for request",
+        r"Mooncake transfer failed for request (?P<request_id>[^\s:,]+)",
+        "vLLM-Ascend MooncakeConnector (mooncake_connector.py, 2025-12; vllm-ascend#4866)",
+        "(Worker_DP0_TP5 pid=2543213) ERROR 12-10 03:24:54 [mooncake_connector.py:410] Mooncake transfer failed for"
+        " request cmpl-09be0283-e039-40ce-aefa-da0f36c8cd46-0",
+        None,
+        "transfer_failed",
+        yields={"request_id": "cmpl-09be0283-e039-40ce-aefa-da0f36c8cd46-0", "backend": "mooncake"},
+    ),
+    P(
+        "transfer_engine_connect_failed",
+        "transfer_error",
+        "Failed to connect to ",
+        # Mooncake's transfer engine could not reach a peer's target or memory segment: the peer as printed
+        r"Failed to connect to (?:target|segment): (?P<peer>[^\s,]+)",
+        "Mooncake transfer engine (ascend_direct_transport.cpp, 2025-12; vllm-ascend#4866)",
+        "E1210 03:24:54.778028 2548307 ascend_direct_transport.cpp:820] Failed to connect to target: 10.0.9.3:25389,"
+        " status: 103900",
+        None,
+        "connect_failed",
+        yields={"peer": "10.0.9.3:25389", "backend": "mooncake", "error_kind": "connect_failed"},
+    ),
+    P(
         "kv_poll_timeout",
         "transfer_error",
         "timed out after",
@@ -384,8 +428,9 @@ WATCHDOG_PATTERNS = [
         "collective_work_state",
         "watchdog",
         "last enqueued",
-        # the failing work: "at work: N," (torch 2.4-2.7), "at work sequence id: N PG status:" (2.8)
-        r"(?:at work(?: sequence id)?: (?P<nccl_seq>\d+),? (?:PG status: )?)?"
+        # the failing work: "at work: N," (torch 2.4-2.7), "at work sequence id: N PG status:" (2.8),
+        # "Timeout at NCCL work: N," (the same checkTimeout's follow-up line): every "at … work: N" is the seq
+        r"(?:at (?:NCCL |HCCL )?work(?: sequence id)?: (?P<nccl_seq>\d+),? (?:PG status: )?)?"
         r"last enqueued (?:NCCL |HCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL |HCCL )?work: "
         r"(?P<last_completed>-?\d+)",
         "PyTorch 2.x ProcessGroupNCCL (also HCCL)",
@@ -960,6 +1005,12 @@ CAUSES = [
 BACKENDS = [
     ("nixl", r"(?i)\bnixl\b|nixl/conn\.py|NIXL_ERR_", "nixl/conn.py, line 1153, in transfer_worker"),
     ("mooncake", r"(?i)mooncake", "remote mooncake session 10.0.0.9:16324 is not alive"),
+    # a glog line of Mooncake's transfer engine names its source file, not the library (NIXL's are nixl_*.cpp)
+    (
+        "mooncake",
+        r"\b\w*_transport\.cpp:\d+\]|\brdma_\w+\.cpp:\d+\]|\btransfer_engine\w*\.cpp:\d+\]",
+        "E1210 03:24:54.778062 2548307 ascend_direct_transport.cpp:581] Failed to connect to segment: 10.0.9.3:16381",
+    ),
     ("mori", r"(?i)\bmori\b|mori/conn\.py", "disaggregation/mori/conn.py"),
     ("ascend", r"(?i)ascend/conn\.py|\bascend\b", "disaggregation/ascend/conn.py"),
 ]

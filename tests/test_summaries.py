@@ -90,10 +90,10 @@ EXPECTED: dict[str, tuple[str | None, list[str]]] = {
     "batch5/06": ("unexplained_errors", ["failure detected by watchdog at work sequence id: 40231", "on TP1", "TP7 ×3, TP1 ×2"]),
     "batch5/07": ("collective_timeout", ["NCCL watchdog", "rank 2, rank 4", "_ALLGATHER_BASE SeqNum 1522789 ran 600094 ms, past its 600 s timeout", "last completed work 1522788, last enqueued 1522789"]),
     "batch5/08": (NOTHING_KNOWN, []),
-    "batch5/09": (NO_FAILURE, []),  # SGLang's own header lines, role unknown: SGLang data (batch7/06's rule)
+    "batch5/09": ("start_up_stall", ['Start-up stalled in "Init torch distributed"', "8 rank(s) began it at 2026-07-14 07:49:04", "none printed its end"]),
     "batch5/10": (NOTHING_KNOWN, []),
     "batch5/11": ("unexplained_crash", ["json.decoder.JSONDecodeError: Expecting value", "at 2025-03-08 02:04:48"]),
-    "batch5/12": ("transfer_failures", ["8 KV transfer backend error record(s) on DP0 TP5 (2 of the 8 print a rank)", "backend mooncake", "Failed to connect to target"]),
+    "batch5/12": ("transfer_failures", ['6 "Connect failed" record(s)', "peer 10.0.9.3 (6 ports)", "backend mooncake"]),
     "batch5/13": ("scheduler_crash", ["Scheduler (decode) crashed on DP1 TP1 EP1 at 2026-07-05 19:49:44:", "torch.AcceleratorError: CUDA error: an illegal memory access", "sampler.py:128"]),
     "batch5/14": ("unexplained_crash", ['"!!!!!!! Segfault encountered !!!!!!!"']),
     "batch5/15": ("unexplained_crash", ['Fatal Python error: "Segmentation fault', "on decode"]),

@@ -10,7 +10,7 @@ from pathlib import Path
 from logcorr.analysis.shipped import shipped_queries
 
 HEADER = """-- question: What happened, of every kind: one row per finding (wedge, stop or no data, crash, start-up
---   failure, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
+--   failure or stall, collective timeout, transfer and bootstrap failures, rank divergence, restarts and crash
 --   loops, lying health checks, CUDA errors, failed requests, aborts outside a burst, where py-spy dumps
 --   wait, what endpoints and scrapes said, decode out of KV cache), with its time, role, host, ranks and evidence rows?
 -- tables: wedge, incident_chain, desync, unit_lifecycle, events, tracebacks, transfer_errors, watchdogs,
@@ -18,7 +18,7 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 -- columns:
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
---   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, collective_timeout,
+--   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, start_up_stall, collective_timeout,
 --             collective_error,
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion,
 --             rank_divergence, restart, crash_loop, cuda_error, decode_retraction, failed_requests,

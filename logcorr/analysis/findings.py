@@ -26,7 +26,8 @@ from logcorr.markdown import md
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
-    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "no_data",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "start_up_stall",
+    "no_data",
     "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured", "unexplained_crash", "unexplained_errors",
@@ -34,9 +35,12 @@ KIND_ORDER = (
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
-    "crash_loop", "stop",
-    "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
-    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
+    "crash_loop", "stop", "start_up_stall",
+    "transfer_assertion", "bootstrap_failures",
+    # a crash no finding explains (a segfault, an exception): above a transfer backend's error lines beside it
+    "unexplained_crash",
+    "transfer_failures", "rank_divergence", "scheduler_watchdog",
+    "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "restart",
     "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
 # Kinds left out of the "how it came about" line: said elsewhere in the summary, or a pause in the data.
@@ -52,6 +56,7 @@ ACTIONS = {
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
+    "start_up_stall": "py-spy every rank while it hangs in that step (`logcorr collect`), and check the ranks reach each other (NCCL_DEBUG=INFO, the dist-init address and port, the network interface)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
     "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",

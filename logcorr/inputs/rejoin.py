@@ -6,7 +6,8 @@ a record when it carries a known header or is a known record kind without one
 (``parsers.prefix.is_record_start``), unless its header repeats the line before it exactly and its
 body is continuation-shaped (a logger that stamps every line of a message, ``_same_stamp``); a line of another shape continues the record before it, except
 before the stream's first record start and after a blank line, where only continuation-shaped lines
-(``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue. So
+(``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue, and a
+Python frame line there continues only a frame list (``_frames_after_blank``). So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
 a fragment after a blank line never takes the rank, pid and time of the record before it. A
 ``Traceback (most recent call last):`` line after a record opened by prose (no header, no known
@@ -245,6 +246,7 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
     if loose.any():
         idx = loose.arg_true()
         opens = opens.scatter(idx, ~message.gather(idx).str.contains(CONTINUATION).fill_null(False))
+        opens = opens | _frames_after_blank(df, loose & marks["after_blank"] & ~marks["before_first"])
     if (
         stray.any()
     ):  # unless continuation-shaped, or the rest of a token a terminal wrap cut ("…9945" "bb3e …")
@@ -253,6 +255,25 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         cut = _previous_lines(df, idx).str.contains(r"\w$") & body.str.contains(r"^\w")
         opens = opens.scatter(idx, ~(body.str.contains(OWN_LINES_CONTINUATION) | cut).fill_null(False))
     return header | piece | opens | after_note, header | after_note
+
+
+# A Python frame line (a traceback's or faulthandler's `  File "…", line N[,] in f`), and the lines a
+# frame list continues after a blank line: a frame or its source line (indented), a thread's head.
+PY_FRAME = r'^[ \t]+File "[^"\n]*", line \d+,? in '
+FRAME_LIST = r"^[ \t]+\S|^(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|[0-9]+) |^Traceback \(most recent call last\):|^Stack \("
+
+
+def _frames_after_blank(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
+    """Of ``rows`` (lines right after a blank line in their stream), those that are a Python frame line
+    (``PY_FRAME``) while the last line said before the blank is no part of a frame list
+    (``FRAME_LIST``): a blank line and then a frame syntax the open record did not use start another
+    piece of output (batch5/07: a faulthandler dump's tail after a c10 NCCL message)."""
+    if not rows.any():
+        return rows
+    said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
+    before = df.select(said.forward_fill().shift(1).over("key")).to_series()
+    frame = df["message"].str.contains(PY_FRAME).fill_null(False)
+    return rows & frame & ~before.str.contains(FRAME_LIST).fill_null(False)
 
 
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's

@@ -1,7 +1,8 @@
 """A Prometheus scrape saved to a file, and SGLang's incident bundle → records.
 
 A scrape (``prometheus`` format: ``curl http://engine:30000/metrics > metrics.txt``) becomes one record
-per sample and ``# TYPE`` line (unit ``parsers.prometheus.UNIT``, each a stream of its own), which
+per sample and ``# HELP``/``# TYPE``/``# UNIT`` line (unit ``parsers.prometheus.UNIT``, each a stream of
+its own; any other line, a comment too, is kept as a record of kind ``other``: no line is dropped), which
 ``parsers.prometheus.metrics`` reads into the ``metrics`` table. A sample's time is its exposition
 timestamp; else the scrape's: an incident bundle's ``collected_at``, else ``--captured-at``, else a
 time in the file's name (``metrics_2026-08-04_11-58-42.txt``, ``…20260804T115842Z…``); a time without
@@ -122,11 +123,11 @@ def scrape_time(path: Path, captured_at: datetime | None) -> tuple[datetime | No
 
 def _rows(frame: pl.DataFrame, at: datetime | None, zoneless: bool, host: str | None, report) -> pl.DataFrame:
     """Records (``journald.RECORD_COLUMNS``) of exposition lines (``frame``: ``message``, ``source_pos``):
-    samples and ``# TYPE`` lines of unit ``prometheus.UNIT`` at their own time or ``at``; any other
-    non-comment line kept without a unit (kind ``other``)."""
+    samples and ``# HELP/TYPE/UNIT`` lines of unit ``prometheus.UNIT`` at their own time or ``at``; any
+    other line kept without a unit (kind ``other``)."""
     line = pl.col("message")
     sample = line.str.contains(prometheus.SAMPLE)
-    typed = line.str.contains(prometheus.META) & line.str.contains(r"^#\s+TYPE")
+    typed = line.str.contains(prometheus.META)
     own = prometheus.sample_time(line.str.extract(prometheus.SAMPLE, 4))
     at_utc = at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
     return frame.select(
@@ -185,10 +186,9 @@ def read(path: Path, report: SourceReport, captured_at: datetime | None) -> Iter
     samples_n = own = other = 0
     for lines, first in _blocks(path):
         frame = pl.DataFrame({"message": lines}).with_row_index("n", first)
-        frame = frame.filter(
-            (pl.col("message").str.strip_chars() != "")
-            & ~(pl.col("message").str.starts_with("#") & ~pl.col("message").str.contains(r"^#\s+TYPE\s"))
-        ).select("message", pl.format("line {}", "n").alias("source_pos"))
+        frame = frame.filter(pl.col("message").str.strip_chars() != "").select(
+            "message", pl.format("line {}", "n").alias("source_pos")
+        )
         rows = _rows(frame, at, zoneless, _bundle_host(meta) if meta else None, report)
         samples = rows.filter(pl.col("message").str.contains(prometheus.SAMPLE))
         family = (
@@ -210,7 +210,7 @@ def read(path: Path, report: SourceReport, captured_at: datetime | None) -> Iter
         + (f"dated by their own timestamps ({own:,})" if own == samples_n and own else when)
     )
     if other:
-        report.notes.append(f"{other:,} line(s) that are no sample nor # TYPE line: kept as kind other")
+        report.notes.append(f"{other:,} line(s) that are no sample nor # HELP/TYPE line: kept as kind other")
 
 
 def read_bundle(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:

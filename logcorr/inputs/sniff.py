@@ -13,7 +13,7 @@ import polars as pl
 
 from logcorr.inputs import dumps, exports, traces
 from logcorr.parsers import journald, prometheus
-from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.prefix import HEADER_START, NOTE
 
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
@@ -106,9 +106,19 @@ def sniff_lines(lines: list[str]) -> str | None:
         return "cluster-dump"
     s = pl.Series("l", lines, pl.String)
     half = max(1, len(lines) // 2)
+    # a line-prefix envelope (CRI, kubectl --timestamps, stern) is written on every line its writer
+    # printed: it must hold on nearly every line but a paste's notes (a comment, a prompt, a fence; one line
+    # in ten, one at least, may be the reporter's prose), never on a share that a few stamped lines of
+    # another format reach (batch5/08: two Rust `…Z  INFO` lines of 4)
+    notes = s.str.contains(NOTE).fill_null(False)
+    said = len(lines) - int(notes.sum())
+    nearly = max(1, said - max(1, said // 10)) if said > 2 else max(1, said)
 
     def share(pattern: str) -> int:
         return int(s.str.contains(pattern).sum())
+
+    def every(pattern: str) -> bool:
+        return int((s.str.contains(pattern).fill_null(False) & ~notes).sum()) >= nearly
 
     if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
         return "docker-json"
@@ -128,14 +138,14 @@ def sniff_lines(lines: list[str]) -> str | None:
         if s.to_frame().select(wrapped.fill_null(False).sum()).item() >= half:
             return "log-export"
         return None
-    if share(CRI_LINE) >= half:
+    if every(CRI_LINE):
         return "cri"
-    if share(KUBECTL_LINE) >= half:
+    if every(KUBECTL_LINE):
         return "kubectl"
     stern = s.str.extract_groups(STERN_LINE)
     rest = stern.struct.field("text")
     if (
-        int(stern.struct.field("pod").is_not_null().sum()) >= half
+        int((stern.struct.field("pod").is_not_null() & ~notes).sum()) >= nearly
         and (
             int(rest.str.contains(HEADER_START).sum()) or int(stern.struct.field("time").is_not_null().sum())
         )

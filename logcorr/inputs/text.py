@@ -185,11 +185,15 @@ ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|"
 # ... or a Ray/vLLM worker's prefix with a logger's header after it, glued to prose in any script
 # ("部分LOG如下：(EngineCore_DP0 pid=9246) DEBUG 01-06 12:06:06 [scheduler.py:348] …")
 _GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:{LEVEL_WORD}|\[rank\d)"
+# ... or a whole glog record (`E0916 02:31:07.705332  6633 tcp_transport.cpp:116] …`) or CPython's `Fatal Python
+# error:` written into another thread's line (crash output of several threads at once, batch5/15)
+_GLUED_NATIVE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+\.\w+:\d+\] |Fatal Python error: "
 GLUED_RECORD = (
     rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
+    rf"|^(?P<npre>.*?\S)(?P<nrec>(?:{_GLUED_NATIVE}).*)$"
 )
-GLUED_START = rf"(?:[\w.)]|` )\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}"
+GLUED_START = rf"(?:[\w.)]|` )\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
@@ -456,8 +460,8 @@ def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
     if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
         return frame
     g = pl.col("line").str.extract_groups(GLUED_RECORD)
-    pre = pl.coalesce(g.struct.field("pre"), g.struct.field("wpre"))
-    rec = pl.coalesce(g.struct.field("rec"), g.struct.field("wrec"))
+    pre = pl.coalesce(g.struct.field("pre"), g.struct.field("wpre"), g.struct.field("npre"))
+    rec = pl.coalesce(g.struct.field("rec"), g.struct.field("wrec"), g.struct.field("nrec"))
     # a note ("# …") is one line whatever it quotes
     parts = pl.when(rec.is_not_null() & ~pl.col("line").str.starts_with("# ")).then(
         pl.concat_list([pre, rec])

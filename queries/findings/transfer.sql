@@ -38,6 +38,11 @@ WITH t AS (
            regexp_replace(upper(left(error_kind, 1)) || replace(substr(error_kind, 2), '_', ' '), '\b(?i:nixl)\b', 'NIXL') AS words
     FROM transfer_errors
 ),
+tc AS (  -- a record of a request that names no cause takes the one its other records of that kind name
+    SELECT * REPLACE (coalesce(said_cause, CASE WHEN coalesce(rid, request_id) IS NOT NULL
+               THEN max(said_cause) OVER (PARTITION BY error_kind, coalesce(rid, request_id)) END) AS said_cause)
+    FROM t
+),
 g AS (
     SELECT kind, role, host, error_kind, said_cause AS cause, backend, any_value(words) AS words,
            CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END AS room,
@@ -48,8 +53,9 @@ g AS (
            -- SGLang's rid, else another component's request id (vLLM's NixlConnector names its own)
            list_sort(list_distinct(list(coalesce(rid, request_id)) FILTER (WHERE coalesce(rid, request_id) IS NOT NULL))) AS requests,
            list_sort(list_distinct(list(peer) FILTER (WHERE peer IS NOT NULL))) AS peers,
+           list_sort(list_distinct(list(regexp_replace(peer, ':\d+$', '')) FILTER (WHERE peer IS NOT NULL))) AS peer_hosts,
            list(event_id ORDER BY ts, event_id) AS evidence
-    FROM t GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
+    FROM tc GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
 ),
 line AS (  -- backend error lines: the body after the glog / UCX / Python logger / SGLang header
     SELECT e.*,
@@ -102,13 +108,17 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' "' || words || '" record(s) on ' || coalesce(role, 'no role read')
-            || CASE WHEN len(ranks) > 0 THEN ' ' || array_to_string(ranks, ', ') ELSE '' END
+            n || ' "' || words || '" record(s)'
+            -- an unknown role is left out, never worded
+            || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')
             || ', ' || rooms || ' room(s)'
             || CASE WHEN rooms BETWEEN 1 AND 3 THEN ' (' || array_to_string(room_list, ', ') || ')' ELSE '' END
             || CASE WHEN rooms = 0 AND len(requests) BETWEEN 1 AND 3 THEN ', request ' || array_to_string(requests, ', ') ELSE '' END
-            || CASE WHEN len(peers) BETWEEN 1 AND 3 THEN ', peer ' || array_to_string(peers, ', ') ELSE '' END
+            || CASE WHEN len(peers) BETWEEN 1 AND 3 THEN ', peer ' || array_to_string(peers, ', ')
+                    -- many ports of a few hosts (a transfer engine's targets and segments): the hosts
+                    WHEN len(peer_hosts) BETWEEN 1 AND 3 THEN ', peer ' || array_to_string(peer_hosts, ', ') || ' (' || len(peers) || ' ports)'
+                    ELSE '' END
             || '; cause ' || coalesce(cause, 'not named') || CASE WHEN cause = 'other_rank' THEN ' (propagated: not the root cause)' ELSE '' END
             || '; backend ' || coalesce(backend, 'not named')
        END AS summary,

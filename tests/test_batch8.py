@@ -6,7 +6,7 @@ SGLang lines beside them (05), follows ../shared/cases/batch5's keys, which read
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import polars as pl
 
@@ -75,3 +75,17 @@ def test_08_colour_escapes_that_lost_their_esc_byte_hide_no_worker_prefix(tmp_pa
     (happened,) = [line for line in summary.splitlines() if "**What happened**" in line]
     assert "Collective timeout (NCCL watchdog) on rank 4 (no time read)" in happened
     assert "13:18:39" not in happened  # the stats line's time is not the timeout's
+
+
+def test_13_colour_remnants_glued_to_the_text_keep_the_spaces_between_header_fields():
+    """A copy that dropped the ESC byte leaves ``[2m…Z[0m [31mERROR[0m`` with the separators the text
+    printed: the Z-stamped time (UTC) and the level of each Dynamo record are read."""
+    ev = records_from_text(_body("13"), "13.log")
+    dynamo = ev.filter(pl.col("ts").is_not_null())
+    assert dynamo["source_pos"].to_list() == [f"line {n}" for n in (4, 5, 9, 10, 11, 15, 16)]
+    assert dynamo["level"].to_list() == ["INFO"] + ["ERROR"] * 5 + ["INFO"]
+    assert set(dynamo["zoned"]) == {True}
+    assert dynamo["ts"][0] == datetime(2025, 6, 18, 11, 18, 35, 326000, tzinfo=UTC)
+    assert dynamo["ts"][-1] == datetime(2025, 6, 18, 11, 18, 35, 766000, tzinfo=UTC)
+    assert dynamo["n_lines"].to_list() == [1, 4, 1, 1, 4, 1, 1]  # 'Caused by:' stays with its error
+    assert dynamo["message"][2].startswith("2025-06-18T11:18:35.714Z ERROR dynamo_runtime::")

@@ -89,3 +89,27 @@ def test_13_colour_remnants_glued_to_the_text_keep_the_spaces_between_header_fie
     assert dynamo["ts"][-1] == datetime(2025, 6, 18, 11, 18, 35, 766000, tzinfo=UTC)
     assert dynamo["n_lines"].to_list() == [1, 4, 1, 1, 4, 1, 1]  # 'Caused by:' stays with its error
     assert dynamo["message"][2].startswith("2025-06-18T11:18:35.714Z ERROR dynamo_runtime::")
+
+
+def test_02_a_batch_line_whose_opening_bracket_the_copy_cut_is_still_a_decode_batch(tmp_path):
+    log = tmp_path / "02.log"
+    log.write_text(_body("02"))
+    ingest([log], tmp_path / "out")
+    rows = saved.query(
+        tmp_path / "out",
+        "SELECT source_pos, tp_rank, batch_type, gen_throughput, full_token FROM batches ORDER BY ts",
+    )
+    assert rows.rows() == [
+        ("line 5", 0, "decode", 429.34, 2642688),
+        ("line 6", 0, "decode", 429.52, 2642688),
+        ("line 7", 0, "decode", 429.74, 2642688),
+    ]
+
+
+def test_16_nixl_own_dated_lines_behind_a_vllm_worker_prefix_are_records_of_their_own():
+    ev = records_from_text(_body("16"), "16.log")
+    assert ev["n_lines"].to_list() == [1] * 10  # lines 3-4 no longer glued to line 2
+    nixl = ev.filter(pl.col("source_pos").is_in(["line 3", "line 4"]))
+    assert nixl.select("pid", "dp_rank", "level", "zoned").rows() == [(594, 0, "INFO", False)] * 2
+    assert nixl["log_ts"].to_list() == [datetime(2025, 11, 25, 2, 39, 46)] * 2
+    assert nixl["message"][0].endswith("_api.py:361 Backend UCX was instantiated")

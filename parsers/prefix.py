@@ -832,8 +832,12 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         )
     else:
         df = df.with_columns(pl.lit(None, pl.String).alias("wpid"))
-    # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole
+    # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole, but
+    # for a level-only family's line (uvicorn's ``INFO:     …`` access and lifecycle lines behind
+    # ``(APIServer pid=1) ``): its body is the same as without the prefix, so it is classified the same
     body = pl.when(pl.col("_cut").is_not_null()).then(pl.col("src").str.slice(pl.col("_cut")))
+    if ray_like:
+        body = body.when(pl.col("src").str.contains(_LEVEL_ONLY_REGEX)).then(pl.col("src"))
     body = body.otherwise(pl.col("text") if ray_like else pl.col("src"))
     df = df.with_columns(
         body.alias("body"),

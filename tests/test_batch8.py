@@ -113,3 +113,17 @@ def test_16_nixl_own_dated_lines_behind_a_vllm_worker_prefix_are_records_of_thei
     assert nixl.select("pid", "dp_rank", "level", "zoned").rows() == [(594, 0, "INFO", False)] * 2
     assert nixl["log_ts"].to_list() == [datetime(2025, 11, 25, 2, 39, 46)] * 2
     assert nixl["message"][0].endswith("_api.py:361 Backend UCX was instantiated")
+
+
+def test_10_uvicorn_lines_behind_a_vllm_process_prefix_are_an_access_row_and_a_stop(tmp_path):
+    """``(APIServer pid=1) INFO:     …`` is classified as the same line without the prefix: an access
+    line (a requests row with its 500) and uvicorn's ``Shutting down`` (lifecycle)."""
+    log = tmp_path / "10.log"
+    log.write_text(_body("10"))
+    ingest([log], tmp_path / "out")
+    access = saved.query(
+        tmp_path / "out", "SELECT source_pos, pid, method, path, status, client FROM requests"
+    )
+    assert access.rows() == [("line 10", 1, "POST", "/v1/messages?beta=true", 500, "10.0.8.4:16983")]
+    stop = saved.query(tmp_path / "out", "SELECT source_pos, event, unit FROM lifecycle")
+    assert stop.rows() == [("line 11", "server_stopping", "APIServer")]

@@ -33,12 +33,14 @@ GROUP_MEMBER_EXCEPTION = (
 )
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
 # frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
-# paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames.
+# paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames. A
+# frame's tail before the first ``File`` line (its code line and the caret markers of Python 3.11+) is
+# part of the cut frame, never the end of the fragment.
 _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:[ \t]+\S[^\n]*\n)?{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
+    rf"|^(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"

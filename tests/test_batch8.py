@@ -127,3 +127,23 @@ def test_10_uvicorn_lines_behind_a_vllm_process_prefix_are_an_access_row_and_a_s
     assert access.rows() == [("line 10", 1, "POST", "/v1/messages?beta=true", 500, "10.0.8.4:16983")]
     stop = saved.query(tmp_path / "out", "SELECT source_pos, event, unit FROM lifecycle")
     assert stop.rows() == [("line 11", "server_stopping", "APIServer")]
+
+
+def test_10_a_traceback_tail_opening_with_a_frames_code_and_caret_lines_is_a_traceback(tmp_path):
+    log = tmp_path / "10.log"
+    log.write_text(_body("10"))
+    ingest([log], tmp_path / "out")
+    tb = saved.query(
+        tmp_path / "out", "SELECT source_pos, pid, exception, function, file, line, n_frames FROM tracebacks"
+    )
+    assert tb.rows() == [
+        (
+            "line 2",
+            1,
+            "vllm.v1.engine.exceptions.EngineDeadError",
+            "render_chat_request",
+            "/usr/local/lib/python3.12/site-packages/vllm/entrypoints/openai/chat_completion/serving.py",
+            225,
+            2,
+        )
+    ]

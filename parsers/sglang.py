@@ -658,9 +658,9 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         return none
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
-    is_json = body.str.starts_with("{")
+    is_json = body.str.starts_with("{") & ~body.str.starts_with("{'")  # a Python dict's repr is no JSON
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-"])
+        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream "])
         | is_json
     ).fill_null(False)
     if not cand.any():
@@ -698,7 +698,10 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         *[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")], pl.when("sg").then(after)
     )
     text_request_id = pl.coalesce(
-        q.struct.field("key"), pl.when(~pl.col("sg")).then(after), q.struct.field("openai")
+        q.struct.field("key"),
+        pl.when(~pl.col("sg")).then(after),
+        q.struct.field("openai"),
+        q.struct.field("response"),
     )
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(

@@ -893,20 +893,25 @@ RID_REGEX = (
 )
 # Request ids of other components (events.request_id): vLLM's OpenAI ids (chatcmpl-…, cmpl-…), a KV
 # connector's dict or JSON key 'request_id' (vLLM's NixlConnector failure Context), and an id after
-# "request" (a dashed UUID, bare or chatcmpl-/cmpl-<uuid>[-suffix], or 32 hex digits: Dynamo's
-# "Error processing request …", "Dequeued prefill request: …"). In an SGLang-format record the id after
+# "request" or "stream" (a dashed UUID or 32 hex digits, bare or as chatcmpl-/cmpl-<…>[-suffix], with
+# vLLM's "<n>_" of the n-th choice in front: Dynamo's "Error processing request …", "Failed to publish
+# response for stream …", vLLM's "Added request 13_chatcmpl-…", "Aborted request …"), and an OpenAI
+# response object's own 'id' (a printed chat.completion). In an SGLang-format record the id after
 # "request" is SGLang's rid (an SGLang fork's OpenAI layer passes its request id on as the rid).
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_COMPLETION = r"[\"'](?:chat\.completion(?:\.chunk)?|text_completion)[\"']"
 REQUEST_ID_REGEX = (
     r"[\"']request_id[\"']: ?[\"'](?P<key>[^\"'\n]+)[\"']"
-    rf"|\b[Rr]equest:? (?P<after>(?:chatcmpl-|cmpl-)?{_UUID}(?:-[0-9A-Za-z]+)*|[0-9a-f]{{32}})\b"
-    r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
+    rf"|\b(?:[Rr]equest|stream):? (?P<after>(?:[0-9]+_)?(?:chatcmpl-|cmpl-)?(?:{_UUID}|[0-9a-f]{{32}})(?:-[0-9A-Za-z]+)*)\b"
+    r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:[0-9]+_)?(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
+    rf"|[\"']id[\"']: ?[\"'](?P<response>[^\"'\n]+)[\"'], ?[\"']object[\"']: ?{_COMPLETION}"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
 MASK_QUOTED = (
     rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})|[\"']request_id[\"']: ?(?:{_Q1}|{_Q2})"
-    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
+    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2})"
+    rf"|[\"']id[\"']: ?(?:{_Q1}|{_Q2}), ?[\"']object[\"']: ?{_COMPLETION})|{_Q1}|{_Q2}"
 )
 ROOM_REGEX = (
     r"bootstrap_room[\"']?[=:] ?(?P<a>-?\d+)|for room (?P<b>-?\d+)|Request (?P<c>-?\d+) timed out"

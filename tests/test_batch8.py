@@ -147,3 +147,23 @@ def test_10_a_traceback_tail_opening_with_a_frames_code_and_caret_lines_is_a_tra
             2,
         )
     ]
+
+
+def test_09_13_19_other_components_request_ids_are_request_ids_never_rids():
+    """vLLM's ``Added request 13_chatcmpl-…`` (the n-th choice's prefix kept, the dot left), Dynamo's
+    ``… for stream <uuid>`` and a printed chat.completion's own ``'id'``."""
+    added = records_from_text(_body("09"), "09.log").filter(pl.col("request_id").is_not_null())
+    assert added.select("source_pos", "request_id", "rid").rows() == [
+        (f"line {n}", f"{n + 10}_chatcmpl-c78d39a6d1d8469f90f3bda9bd41ca6a", None) for n in (3, 4, 5)
+    ]
+    streams = records_from_text(_body("13"), "13.log").filter(
+        pl.col("source_pos").is_in(["line 9", "line 15"])
+    )
+    assert streams["request_id"].to_list() == [
+        "6dc5234b-d582-425d-9127-585b0877c96d",
+        "0074571c-1642-415d-a105-c8d118877c13",
+    ]
+    response = records_from_text(_body("19"), "19.log").filter(pl.col("source_pos") == "line 7")
+    assert response.select("request_id", "rid", "n_lines").rows() == [
+        ("ee461f280734411e8f9c338787be4a9b", None, 7)
+    ]

@@ -562,10 +562,13 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     if patterns is not None:
         table = table.filter(pl.col("pattern").is_in([p.name for p in patterns]))
     router_rows = pl.Series("r", [False] * n) if patterns is not None else router.is_router_line(base)
+    # another program's lines in the router's Rust tracing format (Dynamo's) are read by the engine
+    # patterns too: a row one of them types is that kind, the rest are the router module's
+    foreign = router_rows & ~router.is_own_router_line(base) if router_rows.any() else router_rows
     # Fast path for the bulk of a journal: a body that starts with a batch head or is a whole
     # uvicorn access line has its leftmost anchor at the start, so it needs no anchor search.
     found = []
-    todo = ~router_rows
+    todo = ~router_rows | foreign
     for pattern in [*BATCH_PATTERNS, PATTERNS_BY_NAME["uvicorn_access"]] if patterns is None else []:
         hit = (todo & frame["body"].str.contains(pattern.regex)).fill_null(False)
         if hit.any():
@@ -600,7 +603,7 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
     # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
-    todo = (kind == "request").fill_null(False) | router_rows
+    todo = (kind == "request").fill_null(False) | (router_rows & ~(foreign & kind.is_not_null()))
     if todo.any():
         rk = router.kinds(base.filter(todo))
         kind = kind.scatter(todo.arg_true(), rk["kind"])

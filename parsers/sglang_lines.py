@@ -272,6 +272,18 @@ ABORT_PATTERNS = [
         subkind="abort_request_not_found",
     ),
     P(
+        "aborted_request",
+        "abort",
+        "Aborted request ",
+        # another engine's word that it aborted a request (the client went away, a cancel): its id is
+        # that engine's (events.request_id), never SGLang's rid
+        r"\bAborted request \S",
+        "vLLM v1 AsyncLLM.abort (2025); Dynamo's SGLang/vLLM engine handlers (_handle_abort_request)",
+        "2025-06-18T11:18:35.766Z  INFO engine._handle_abort_request: Aborted request 353523e8-431d-45b6-879d-fb545e3bfa3b.",
+        subkind="aborted_request",
+        yields={"abort_kind": "aborted_request", "rid": None},
+    ),
+    P(
         "scheduler_abort",
         "abort",
         " request. ",

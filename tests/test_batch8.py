@@ -167,3 +167,13 @@ def test_09_13_19_other_components_request_ids_are_request_ids_never_rids():
     assert response.select("request_id", "rid", "n_lines").rows() == [
         ("ee461f280734411e8f9c338787be4a9b", None, 7)
     ]
+
+
+def test_13_another_engines_aborted_request_is_an_abort_named_by_its_request_id(tmp_path):
+    out, summary = _summary(tmp_path, "13")
+    rows = saved.query(out, "SELECT source_pos, abort_kind, rid FROM aborts")
+    assert rows.rows() == [("line 16", "aborted_request", None)]
+    found = saved.query(out, "SELECT n, summary FROM findings WHERE kind = 'request_aborts'")
+    assert found["n"].to_list() == [1]
+    assert "request 353523e8-431d-45b6-879d-fb545e3bfa3b" in found["summary"][0]
+    assert "at 2025-06-18 11:18:35 UTC" in found["summary"][0]

@@ -248,8 +248,9 @@ ABORTS = _table(
         "bootstrap_room": _ROOM,
         "abort_kind": C(
             pl.String,
-            "abort_<queue>_request as printed, transfer_aborted, or finish_abort (a response body whose request"
-            " finished as an abort: finish_reason type abort)",
+            "abort_<queue>_request as printed, transfer_aborted, finish_abort (a response body whose request"
+            " finished as an abort: finish_reason type abort), or aborted_request (another engine's 'Aborted"
+            " request <id>.': vLLM, Dynamo; the id in events.request_id)",
         ),
         "error_kind": C(pl.String, "for transfer_aborted: which failure, as in transfer_errors.error_kind"),
         "reason": C(pl.String, "the line's own words"),

@@ -182,9 +182,10 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``decode_handshake_failed``, ``assert_transfer_infos`` (an ``Unexpected transfer worker
         error`` whose traceback asserts ``room in self.transfer_infos``), ``transfer_worker_error``
         (any other traceback), ``nixl_transport_error``, ``timeout``, ``send_kv_chunk_failed``,
-        ``lost_connection``, ``transfer_done_signal_missing``), ``cause`` (the reason named by
-        ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``, ``lost_connection``,
-        ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error`` or null),
+        ``lost_connection``, ``transfer_done_signal_missing``, ``bootstrap_info_fetch_failed``), ``cause``
+        (the reason named by ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``,
+        ``lost_connection``, ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error``,
+        ``connection_refused`` or null),
         ``kv_poll_state`` (``Bootstrapping``/``WaitingForInput``/… when a timeout names it),
         ``timeout_s`` (seconds), ``exception`` (``KVTransferError``, ``AssertionError``, …),
         ``reason`` (the text after ``with exception …:``, or the exception line of a traceback),

@@ -143,6 +143,15 @@ TRANSFER_ERROR_FIELDS = [
         {"_remote_host": "10.0.7.3", "_remote_port": "20098"},
     ),
     R(
+        "peer_http_pool",
+        # urllib3's error names the server it could not reach (requests to a bootstrap server)
+        r"HTTPConnectionPool\(host='(?P<_remote_host>[^'\n]+)', port=(?P<_remote_port>\d+)\)",
+        "first_line",
+        "urllib3 1.x/2.x",
+        "Error fetching prefill parallel info from bootstrap: HTTPConnectionPool(host='127.0.0.1', port=8998): Max",
+        {"_remote_host": "127.0.0.1", "_remote_port": "8998"},
+    ),
+    R(
         "remote_engine",
         r"'remote_engine_id': '(?P<_remote_engine>[^'\n]+)'",
         "body",

@@ -190,6 +190,21 @@ TRANSFER_ERROR_PATTERNS = [
         yields={"error_kind": "lost_connection", "peer": "10.0.0.7:8998"},
     ),
     P(
+        "bootstrap_info_fetch_failed",
+        "transfer_error",
+        "prefill parallel info from bootstrap",
+        # the decode side asks the prefill's bootstrap server for its parallel layout before any transfer
+        r"Error fetching prefill parallel info from bootstrap",
+        "≈v0.4.9 (2025-07, disaggregation/common/conn.py)",
+        "[2025-10-29 11:00:44] Error fetching prefill parallel info from bootstrap: HTTPConnectionPool("
+        "host='127.0.0.1', port=8998): Max retries exceeded with url: /route?engine_rank=-1&target_dp_group=-1"
+        " (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f>: Failed to establish"
+        " a new connection: [Errno 111] Connection refused'))",
+        "decode",
+        "bootstrap_info_fetch_failed",
+        yields={"error_kind": "bootstrap_info_fetch_failed", "cause": "connection_refused", "peer": "127.0.0.1:8998"},
+    ),
+    P(
         "room_failed_prefill_down",
         "transfer_error",
         "be failed due to prefill down",
@@ -965,6 +980,8 @@ CAUSES = [
         "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+    # the peer's port is closed (nothing listens: the peer is down or not started), as Python's socket says it
+    ("connection_refused", r"\[Errno 111\] Connection refused|ConnectionRefusedError", "[Errno 111] Connection refused"),
     (
         "routing_conflict",
         r"follow_bootstrap_room conflict",

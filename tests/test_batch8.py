@@ -177,3 +177,13 @@ def test_13_another_engines_aborted_request_is_an_abort_named_by_its_request_id(
     assert found["n"].to_list() == [1]
     assert "request 353523e8-431d-45b6-879d-fb545e3bfa3b" in found["summary"][0]
     assert "at 2025-06-18 11:18:35 UTC" in found["summary"][0]
+
+
+def test_17_decode_failing_to_fetch_the_prefills_parallel_info_is_a_bootstrap_failure(tmp_path):
+    out, _ = _summary(tmp_path, "17")
+    rows = saved.query(out, "SELECT source_pos, role, error_kind, cause, peer FROM transfer_errors")
+    assert rows.rows() == [
+        ("line 3", "decode", "bootstrap_info_fetch_failed", "connection_refused", "127.0.0.1:8998")
+    ]
+    (found,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'bootstrap_failures'")["summary"]
+    assert "peer 127.0.0.1:8998; cause connection_refused" in found

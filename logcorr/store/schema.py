@@ -273,7 +273,7 @@ TRANSFER_ERRORS = _table(
         "cause": C(
             pl.String,
             "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, routing_conflict, other_rank (propagated "
-            "from the rank that failed first: not the root cause), …",
+            "from the rank that failed first: not the root cause), connection_refused (the peer's port closed), …",
         ),
         "backend": C(
             pl.String, "KV transfer backend the record names: nixl, mooncake, mori, ascend; null when none"

@@ -187,3 +187,11 @@ def test_17_decode_failing_to_fetch_the_prefills_parallel_info_is_a_bootstrap_fa
     ]
     (found,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'bootstrap_failures'")["summary"]
     assert "peer 127.0.0.1:8998; cause connection_refused" in found
+
+
+def test_11_an_exception_saying_initialization_failed_is_a_start_up_failure(tmp_path):
+    out, summary = _summary(tmp_path, "11")
+    (found,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'start_up_failure'")["summary"]
+    assert "RuntimeError: Engine core initialization failed" in found
+    assert "in wait_for_engine_startup (utils.py:785)" in found
+    assert "A process failed at start-up" in summary

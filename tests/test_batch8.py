@@ -195,3 +195,10 @@ def test_11_an_exception_saying_initialization_failed_is_a_start_up_failure(tmp_
     assert "RuntimeError: Engine core initialization failed" in found
     assert "in wait_for_engine_startup (utils.py:785)" in found
     assert "A process failed at start-up" in summary
+
+
+def test_06_mooncake_store_errors_naming_a_transfer_are_transfer_failures(tmp_path):
+    out, _ = _summary(tmp_path, "06")
+    (found,) = saved.query(out, "SELECT n, summary FROM findings WHERE kind = 'transfer_failures'").rows()
+    assert found[0] == 8  # every glog ERROR line: lines 2, 4, 6-8, 10-12
+    assert "Failed to submit transfer operation ×2" in found[1] and "TRANSFER_FAIL ×1" in found[1]

@@ -894,6 +894,7 @@ LIFECYCLE_PATTERNS = [
     for source, since, messages in [
         ("systemd", "systemd 245-256", systemd.UNIT_MESSAGES),
         ("uvicorn", "uvicorn 0.11", systemd.SERVER_MESSAGES),
+        ("sglang", "SGLang ≈v0.4.6 (2025-05, tokenizer_manager.sigterm_handler)", systemd.ENGINE_MESSAGES),
     ]
     for m in messages
 ]

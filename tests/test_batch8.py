@@ -202,3 +202,11 @@ def test_06_mooncake_store_errors_naming_a_transfer_are_transfer_failures(tmp_pa
     (found,) = saved.query(out, "SELECT n, summary FROM findings WHERE kind = 'transfer_failures'").rows()
     assert found[0] == 8  # every glog ERROR line: lines 2, 4, 6-8, 10-12
     assert "Failed to submit transfer operation ×2" in found[1] and "TRANSFER_FAIL ×1" in found[1]
+
+
+def test_12_sglangs_sigterm_handler_behind_dynamo_is_the_server_stopping(tmp_path):
+    out, _ = _summary(tmp_path, "12")
+    rows = saved.query(out, "SELECT source_pos, event, ts FROM lifecycle")
+    assert rows.rows() == [
+        ("line 4", "server_stopping", datetime(2025, 8, 5, 10, 33, 30, 214000, tzinfo=UTC))
+    ]

@@ -521,7 +521,8 @@ LIFECYCLE = _table(
             pl.String,
             "starting, started, stopping, stopped, exited, failed, start_failed, restart_scheduled, consumed, "
             "deactivated (systemd's); server_started, server_stopping, server_stopped (uvicorn's 'Started "
-            "server process [N]', 'Shutting down', 'Finished server process [N]')",
+            "server process [N]', 'Shutting down', 'Finished server process [N]'; server_stopping also for "
+            "SGLang's 'SIGTERM received. … shutting down')",
         ),
         "code": C(pl.String, "how the main process ended: exited, killed, dumped"),
         "status": C(pl.String, "its status as printed: 1/FAILURE, 9/KILL, 6/ABRT"),

@@ -400,12 +400,23 @@ WATCHDOG_PATTERNS = [
     P(
         "child_failed",
         "watchdog",
-        "Child process unexpectedly failed with an exit code",
-        r"Child process unexpectedly failed with an exit code (?P<exit_code>-?\d+)\.?(?: pid=(?P<target_pid>\d+))?",
-        "v0.4 (2025, the engine's launcher watching its schedulers)",
+        "Child process unexpectedly failed with",
+        r"Child process unexpectedly failed with (?:an exit code |exitcode=)(?P<exit_code>-?\d+)\.?(?: pid=(?P<target_pid>\d+))?",
+        "v0.4 (2025, the engine's launcher watching its schedulers); 'exitcode=N' in SGLang 0.4.6-0.4.8",
         "[2025-05-23 04:49:21] Child process unexpectedly failed with an exit code 131. pid=247",
         subkind="subprocess_crashed",
         yields={"target_pid": 247, "exit_code": 131},
+    ),
+    P(
+        "worker_died",
+        "watchdog",
+        " died, exit code",
+        # vLLM's multiprocessing executor watching its workers (multiproc_worker_utils / multiproc_executor)
+        r"Worker (?:\w+ )?(?:pid |proc )?(?:\w+ )?pid (?P<target_pid>\d+) died, exit code:? (?P<exit_code>-?\d+)",
+        "vLLM v0.5 (2024) multiproc_worker_utils.py",
+        "ERROR 07-01 13:54:43 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 1159 died, exit code: -6",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 1159, "exit_code": -6},
     ),
     P(
         "collective_work_state",

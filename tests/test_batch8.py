@@ -49,7 +49,7 @@ def test_07_a_bar_before_every_line_of_a_paste_is_taken_off_and_each_record_keep
     assert ev["n_lines"].to_list() == [1] * 8  # lines 2-8 no longer one record
     worker = ev.filter(pl.col("source_pos") == "line 2")
     assert worker.select("level", "printed_time").rows() == [("ERROR", "07-01 13:54:43")]
-    watchdog = ev.filter(pl.col("kind") == "watchdog")
+    watchdog = ev.filter(pl.col("kind") == "watchdog", pl.col("source_pos") != "line 2")  # 2: the worker's death
     assert watchdog["source_pos"].to_list() == ["line 4", "line 5", "line 8"]
     assert set(watchdog["tp_rank"]) == {0} and set(watchdog["level"]) == {"ERROR"}
     assert watchdog["printed_time"].null_count() == 3  # PyTorch ≤2.1's c10 lines print no time
@@ -210,3 +210,25 @@ def test_12_sglangs_sigterm_handler_behind_dynamo_is_the_server_stopping(tmp_pat
     assert rows.rows() == [
         ("line 4", "server_stopping", datetime(2025, 8, 5, 10, 33, 30, 214000, tzinfo=UTC))
     ]
+
+
+def test_07_12_a_parents_report_of_a_dead_child_is_a_child_exit(tmp_path):
+    """vLLM's ``Worker VllmWorkerProcess pid 1159 died, exit code: -6`` and the Dynamo-wrapped SGLang launcher's
+    ``Child process unexpectedly failed with exitcode=15. pid=…``: watchdogs rows and a finding naming them."""
+    out07, summary07 = _summary(tmp_path, "07")
+    rows = saved.query(
+        out07,
+        "SELECT source_pos, target_pid, exit_code FROM watchdogs WHERE watchdog_kind = 'subprocess_crashed'",
+    )
+    assert rows.rows() == [("line 2", 1159, -6)]
+    (found,) = saved.query(out07, "SELECT summary FROM findings WHERE kind = 'child_exits'")["summary"]
+    assert "pid 1159 (exit code -6: killed by signal 6)" in found
+    assert "printed without a year: 07-01 13:54:43" in found
+    assert "Collective timeout (NCCL watchdog) on rank 0" in summary07  # still the main event
+    out12, _ = _summary(tmp_path, "12")
+    rows = saved.query(
+        out12, "SELECT target_pid, exit_code FROM watchdogs WHERE watchdog_kind = 'subprocess_crashed'"
+    )
+    assert rows.rows() == [(212396, 15), (212464, 15), (212470, 15), (212466, 15)]
+    (found,) = saved.query(out12, "SELECT summary FROM findings WHERE kind = 'child_exits'")["summary"]
+    assert found.startswith("4 child processes reported dead by the parent from 2025-08-05 10:33:30.228 UTC")

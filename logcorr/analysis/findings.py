@@ -26,15 +26,15 @@ from logcorr.markdown import md
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
-    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "no_data",
-    "health_lies",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "child_exits", "wedge", "stop",
+    "no_data", "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured", "unexplained_crash", "unexplained_errors",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
-    "crash_loop", "stop",
+    "crash_loop", "stop", "child_exits",
     "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
     "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
@@ -49,6 +49,7 @@ ACTIONS = {
     "cuda_error": "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check the GPU's memory headroom",
     "collective_timeout": "find the rank that never entered the collective: py-spy every rank (`logcorr collect`) before the restart",
     "collective_error": "find the peer the NCCL error names (a rank that exited, a network link) and read its log at that time",
+    "child_exits": "read the dead child's own log (its pid) before the parent's report: a negative exit code is the signal that killed it",
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",

@@ -49,7 +49,9 @@ def test_07_a_bar_before_every_line_of_a_paste_is_taken_off_and_each_record_keep
     assert ev["n_lines"].to_list() == [1] * 8  # lines 2-8 no longer one record
     worker = ev.filter(pl.col("source_pos") == "line 2")
     assert worker.select("level", "printed_time").rows() == [("ERROR", "07-01 13:54:43")]
-    watchdog = ev.filter(pl.col("kind") == "watchdog", pl.col("source_pos") != "line 2")  # 2: the worker's death
+    watchdog = ev.filter(
+        pl.col("kind") == "watchdog", pl.col("source_pos") != "line 2"
+    )  # 2: the worker's death
     assert watchdog["source_pos"].to_list() == ["line 4", "line 5", "line 8"]
     assert set(watchdog["tp_rank"]) == {0} and set(watchdog["level"]) == {"ERROR"}
     assert watchdog["printed_time"].null_count() == 3  # PyTorch ≤2.1's c10 lines print no time
@@ -232,3 +234,12 @@ def test_07_12_a_parents_report_of_a_dead_child_is_a_child_exit(tmp_path):
     assert rows.rows() == [(212396, 15), (212464, 15), (212470, 15), (212466, 15)]
     (found,) = saved.query(out12, "SELECT summary FROM findings WHERE kind = 'child_exits'")["summary"]
     assert found.startswith("4 child processes reported dead by the parent from 2025-08-05 10:33:30.228 UTC")
+
+
+def test_15_a_request_kept_in_waiting_for_remote_kvs_is_a_finding_not_no_failure(tmp_path):
+    out, summary = _summary(tmp_path, "15")
+    (found,) = saved.query(out, "SELECT role, n, summary FROM findings WHERE kind = 'remote_kv_wait'").rows()
+    assert found[:2] == ("decode", 2)
+    assert "cmpl-c7da0225-3a9e-4d1e-b225-69f2aba46407-0" in found[2]
+    assert "printed without a year: 10-09 19:47:51" in found[2]
+    assert "no failure" not in summary

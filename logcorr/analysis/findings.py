@@ -24,7 +24,7 @@ from logcorr.markdown import md
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
-    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
+    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "remote_kv_wait", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
     "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "child_exits", "wedge", "stop",
     "no_data", "health_lies",
@@ -35,7 +35,8 @@ KIND_ORDER = (
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
     "crash_loop", "stop", "child_exits",
-    "transfer_assertion", "bootstrap_failures", "transfer_failures", "rank_divergence", "scheduler_watchdog",
+    "transfer_assertion", "bootstrap_failures", "transfer_failures", "remote_kv_wait", "rank_divergence",
+    "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "unexplained_crash", "restart",
     "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
@@ -55,6 +56,7 @@ ACTIONS = {
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+    "remote_kv_wait": "read the prefill side's log for the waiting request's id: did its prefill finish and its KV transfer start (connector, peers, network)",
     "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",
     "health_generate_failed": "py-spy every rank now (`logcorr collect`), before the restart: the HTTP server lives but no forward pass completes",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",

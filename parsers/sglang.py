@@ -664,7 +664,9 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     body = df["body"].fill_null("").filter(look)
     is_json = body.str.starts_with("{") & ~body.str.starts_with("{'")  # a Python dict's repr is no JSON
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream "])
+        body.str.contains_any(
+            ["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream "]
+        )
         | is_json
     ).fill_null(False)
     if not cand.any():

@@ -202,7 +202,11 @@ TRANSFER_ERROR_PATTERNS = [
         " a new connection: [Errno 111] Connection refused'))",
         "decode",
         "bootstrap_info_fetch_failed",
-        yields={"error_kind": "bootstrap_info_fetch_failed", "cause": "connection_refused", "peer": "127.0.0.1:8998"},
+        yields={
+            "error_kind": "bootstrap_info_fetch_failed",
+            "cause": "connection_refused",
+            "peer": "127.0.0.1:8998",
+        },
     ),
     P(
         "room_failed_prefill_down",
@@ -993,7 +997,11 @@ CAUSES = [
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
     # the peer's port is closed (nothing listens: the peer is down or not started), as Python's socket says it
-    ("connection_refused", r"\[Errno 111\] Connection refused|ConnectionRefusedError", "[Errno 111] Connection refused"),
+    (
+        "connection_refused",
+        r"\[Errno 111\] Connection refused|ConnectionRefusedError",
+        "[Errno 111] Connection refused",
+    ),
     (
         "routing_conflict",
         r"follow_bootstrap_room conflict",

@@ -90,10 +90,22 @@ HEADERS = (
     ),
     H(
         "sglang",
-        rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})*)\] ?",
+        # the opening bracket is optional: a copy that starts one character late cuts it off, and a date,
+        # a time and ranks closed by "]" are SGLang's header all the same
+        rf"^\[?(?P<date>{_DATE})[ T](?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})*)\] ?",
         "SGLang configure_logger: [%(asctime)s{prefix}], prefix tokens DP PP ATTN_CP MOE_DP TP EP "
         "(2024-2026 orders); SGLANG_LOG_MS adds .mmm",
-        (("[2025-08-31 07:26:45 TP0 EP0] msg", {"tp_rank": 0, "ep_rank": 0}),),
+        (
+            ("[2025-08-31 07:26:45 TP0 EP0] msg", {"tp_rank": 0, "ep_rank": 0}),
+            (
+                "2026-05-24 03:51:44 TP0] Decode batch, #running-req: 4",
+                {
+                    "tp_rank": 0,
+                    "log_ts": datetime(2026, 5, 24, 3, 51, 44),
+                    "body": "Decode batch, #running-req: 4",
+                },
+            ),
+        ),
     ),
     H(
         "sglang",
@@ -391,6 +403,28 @@ HEADERS = (
                 },
             ),
         ),
+    ),
+    H(
+        "named",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) [A-Za-z][\w.-]* (?P<level>{LEVEL_WORD})\s+[^\s:]+\.py:[0-9]+ ",
+        "a library's Python logger with its name before the level and file:line after it: NIXL's "
+        "'%(asctime)s NIXL %(levelname)-8s %(filename)s:%(lineno)d %(message)s' (no zone), also behind a "
+        "vLLM worker's prefix",
+        (
+            (
+                "2025-11-25 02:39:46 NIXL INFO    _api.py:361 Backend UCX was instantiated",
+                {
+                    "level": "INFO",
+                    "log_ts": datetime(2025, 11, 25, 2, 39, 46),
+                    "body": "Backend UCX was instantiated",
+                },
+            ),
+            (
+                "(EngineCore_DP0 pid=594) 2025-11-25 02:39:46 NIXL INFO    _api.py:251 Initialized NIXL agent: 72f",
+                {"level": "INFO", "pid": 594, "dp_rank": 0, "body": "Initialized NIXL agent: 72f"},
+            ),
+        ),
+        after_worker=True,
     ),
     H(
         UTC_HEADER,
@@ -801,8 +835,12 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         )
     else:
         df = df.with_columns(pl.lit(None, pl.String).alias("wpid"))
-    # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole
+    # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole, but
+    # for a level-only family's line (uvicorn's ``INFO:     …`` access and lifecycle lines behind
+    # ``(APIServer pid=1) ``): its body is the same as without the prefix, so it is classified the same
     body = pl.when(pl.col("_cut").is_not_null()).then(pl.col("src").str.slice(pl.col("_cut")))
+    if ray_like:
+        body = body.when(pl.col("src").str.contains(_LEVEL_ONLY_REGEX)).then(pl.col("src"))
     body = body.otherwise(pl.col("text") if ray_like else pl.col("src"))
     df = df.with_columns(
         body.alias("body"),

@@ -257,6 +257,25 @@ def is_router_line(ev: pl.DataFrame) -> pl.Series:
     return (text_router | json_router).alias("router")
 
 
+# A Rust tracing line's target that is a router crate's (sglang_router_rs::, vllm_router_rs::, smg::,
+# sgl_model_gateway::), after any span (``http_request{…}: ``): the router's own line. Other programs
+# print the same header (Dynamo's runtime and its engine handlers: ``dynamo_runtime::…``, ``engine.…:``).
+OWN_TARGET = r"^(?:\S[^\n]*?\}: )?(?:\w*router\w*|smg|\w*model_gateway\w*)::"
+
+
+def is_own_router_line(ev: pl.DataFrame) -> pl.Series:
+    """Boolean Series, one per row of ``ev``: a router line (``is_router_line``) that is the router's
+    own: sgl-router 0.1.x's header, a tracing JSON line, or a Rust tracing line whose target is a router
+    crate (``OWN_TARGET``). The other Rust tracing lines are another program's in the same format."""
+    base = _base(ev)
+    own = (
+        (base["header"] == ROUTER_LOCAL_HEADER)
+        | base["body"].str.starts_with("{")
+        | base["body"].str.contains(OWN_TARGET)
+    ).fill_null(False)
+    return (is_router_line(base) & own).alias("own_router")
+
+
 def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     """``kind`` (``request``, ``health`` or ``other``) and ``content_role`` (``router`` or null) for
     router lines and access lines; one row per row of ``ev``, in order. Access lines are told apart

@@ -182,11 +182,12 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``decode_handshake_failed``, ``assert_transfer_infos`` (an ``Unexpected transfer worker
         error`` whose traceback asserts ``room in self.transfer_infos``), ``transfer_worker_error``
         (any other traceback), ``nixl_transport_error``, ``timeout``, ``send_kv_chunk_failed``,
-        ``lost_connection``, ``transfer_done_signal_missing``, ``transfer_failed`` (a KV connector of another
-        engine: vLLM's MooncakeConnector), ``connect_failed`` (the transfer engine could not reach a peer:
-        Mooncake's ``Failed to connect to target/segment``)), ``cause`` (the reason named by
-        ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``, ``lost_connection``,
-        ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error`` or null),
+        ``lost_connection``, ``transfer_done_signal_missing``, ``bootstrap_info_fetch_failed``,
+        ``transfer_failed`` (a KV connector of another engine: vLLM's MooncakeConnector), ``connect_failed``
+        (the transfer engine could not reach a peer: Mooncake's ``Failed to connect to target/segment``)),
+        ``cause`` (the reason named by ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``,
+        ``lost_connection``, ``prefill_dead``, ``decode_dead``, ``assert_transfer_infos``, ``nixl_error``,
+        ``connection_refused`` or null),
         ``kv_poll_state`` (``Bootstrapping``/``WaitingForInput``/… when a timeout names it),
         ``timeout_s`` (seconds), ``exception`` (``KVTransferError``, ``AssertionError``, …),
         ``reason`` (the text after ``with exception …:``, or the exception line of a traceback),
@@ -565,10 +566,13 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     if patterns is not None:
         table = table.filter(pl.col("pattern").is_in([p.name for p in patterns]))
     router_rows = pl.Series("r", [False] * n) if patterns is not None else router.is_router_line(base)
+    # another program's lines in the router's Rust tracing format (Dynamo's) are read by the engine
+    # patterns too: a row one of them types is that kind, the rest are the router module's
+    foreign = router_rows & ~router.is_own_router_line(base) if router_rows.any() else router_rows
     # Fast path for the bulk of a journal: a body that starts with a batch head or is a whole
     # uvicorn access line has its leftmost anchor at the start, so it needs no anchor search.
     found = []
-    todo = ~router_rows
+    todo = ~router_rows | foreign
     for pattern in [*BATCH_PATTERNS, PATTERNS_BY_NAME["uvicorn_access"]] if patterns is None else []:
         hit = (todo & frame["body"].str.contains(pattern.regex)).fill_null(False)
         if hit.any():
@@ -603,7 +607,7 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
     # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
-    todo = (kind == "request").fill_null(False) | router_rows
+    todo = (kind == "request").fill_null(False) | (router_rows & ~(foreign & kind.is_not_null()))
     if todo.any():
         rk = router.kinds(base.filter(todo))
         kind = kind.scatter(todo.arg_true(), rk["kind"])
@@ -661,9 +665,11 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         return none
     pos = look.arg_true()
     body = df["body"].fill_null("").filter(look)
-    is_json = body.str.starts_with("{")
+    is_json = body.str.starts_with("{") & ~body.str.starts_with("{'")  # a Python dict's repr is no JSON
     cand = (
-        body.str.contains_any(["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-"])
+        body.str.contains_any(
+            ["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream "]
+        )
         | is_json
     ).fill_null(False)
     if not cand.any():
@@ -701,7 +707,10 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         *[g.struct.field(f) for f in ("q1", "q2", "bare", "key", "meta")], pl.when("sg").then(after)
     )
     text_request_id = pl.coalesce(
-        q.struct.field("key"), pl.when(~pl.col("sg")).then(after), q.struct.field("openai")
+        q.struct.field("key"),
+        pl.when(~pl.col("sg")).then(after),
+        q.struct.field("openai"),
+        q.struct.field("response"),
     )
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(

@@ -32,14 +32,15 @@ GROUP_MEMBER_EXCEPTION = (
     r"(?m)^[ \t]*\| ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Group))(?:: ?([^\n]*))?$"
 )
 # A traceback whose start is cut (a journal window, `-n 200`, began inside it): the record opens with a
-# frame (after a Ray/vLLM worker prefix), or with the code and caret lines of a frame whose `File` line was
-# cut (batch5/11), and its frames end in an exception line; or, its end cut too (a paste of the middle of a
-# stack), it opens with a frame or a frame's code line and holds two frames.
+# frame (after a Ray/vLLM worker prefix) and its frames end in an exception line; or, its end cut too (a
+# paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames. A
+# frame's tail before the first ``File`` line (its code line and the caret markers of Python 3.11+) is
+# part of the cut frame, never the end of the fragment (batch5/11).
 _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:[ \t]+\S[^\n]*\n)?{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
+    rf"|^(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"
@@ -140,6 +141,15 @@ TRANSFER_ERROR_FIELDS = [
         "vLLM NixlConnector (2026)",
         "Context: {'failure_type': 'transfer_exception', 'remote_host': '10.0.7.3', 'remote_port': 20098}",
         {"_remote_host": "10.0.7.3", "_remote_port": "20098"},
+    ),
+    R(
+        "peer_http_pool",
+        # urllib3's error names the server it could not reach (requests to a bootstrap server)
+        r"HTTPConnectionPool\(host='(?P<_remote_host>[^'\n]+)', port=(?P<_remote_port>\d+)\)",
+        "first_line",
+        "urllib3 1.x/2.x",
+        "Error fetching prefill parallel info from bootstrap: HTTPConnectionPool(host='127.0.0.1', port=8998): Max",
+        {"_remote_host": "127.0.0.1", "_remote_port": "8998"},
     ),
     R(
         "remote_engine",

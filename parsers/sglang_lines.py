@@ -234,6 +234,25 @@ TRANSFER_ERROR_PATTERNS = [
         yields={"error_kind": "lost_connection", "peer": "10.0.0.7:8998"},
     ),
     P(
+        "bootstrap_info_fetch_failed",
+        "transfer_error",
+        "prefill parallel info from bootstrap",
+        # the decode side asks the prefill's bootstrap server for its parallel layout before any transfer
+        r"Error fetching prefill parallel info from bootstrap",
+        "≈v0.4.9 (2025-07, disaggregation/common/conn.py)",
+        "[2025-10-29 11:00:44] Error fetching prefill parallel info from bootstrap: HTTPConnectionPool("
+        "host='127.0.0.1', port=8998): Max retries exceeded with url: /route?engine_rank=-1&target_dp_group=-1"
+        " (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f>: Failed to establish"
+        " a new connection: [Errno 111] Connection refused'))",
+        "decode",
+        "bootstrap_info_fetch_failed",
+        yields={
+            "error_kind": "bootstrap_info_fetch_failed",
+            "cause": "connection_refused",
+            "peer": "127.0.0.1:8998",
+        },
+    ),
+    P(
         "room_failed_prefill_down",
         "transfer_error",
         "be failed due to prefill down",
@@ -314,6 +333,18 @@ ABORT_PATTERNS = [
         "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
         " likely already finished/removed",
         subkind="abort_request_not_found",
+    ),
+    P(
+        "aborted_request",
+        "abort",
+        "Aborted request ",
+        # another engine's word that it aborted a request (the client went away, a cancel): its id is
+        # that engine's (events.request_id), never SGLang's rid
+        r"\bAborted request \S",
+        "vLLM v1 AsyncLLM.abort (2025); Dynamo's SGLang/vLLM engine handlers (_handle_abort_request)",
+        "2025-06-18T11:18:35.766Z  INFO engine._handle_abort_request: Aborted request 353523e8-431d-45b6-879d-fb545e3bfa3b.",
+        subkind="aborted_request",
+        yields={"abort_kind": "aborted_request", "rid": None},
     ),
     P(
         "scheduler_abort",
@@ -417,12 +448,23 @@ WATCHDOG_PATTERNS = [
     P(
         "child_failed",
         "watchdog",
-        "Child process unexpectedly failed with an exit code",
-        r"Child process unexpectedly failed with an exit code (?P<exit_code>-?\d+)\.?(?: pid=(?P<target_pid>\d+))?",
-        "v0.4 (2025, the engine's launcher watching its schedulers)",
+        "Child process unexpectedly failed with",
+        r"Child process unexpectedly failed with (?:an exit code |exitcode=)(?P<exit_code>-?\d+)\.?(?: pid=(?P<target_pid>\d+))?",
+        "v0.4 (2025, the engine's launcher watching its schedulers); 'exitcode=N' in SGLang 0.4.6-0.4.8",
         "[2025-05-23 04:49:21] Child process unexpectedly failed with an exit code 131. pid=247",
         subkind="subprocess_crashed",
         yields={"target_pid": 247, "exit_code": 131},
+    ),
+    P(
+        "worker_died",
+        "watchdog",
+        " died, exit code",
+        # vLLM's multiprocessing executor watching its workers (multiproc_worker_utils / multiproc_executor)
+        r"Worker (?:\w+ )?(?:pid |proc )?(?:\w+ )?pid (?P<target_pid>\d+) died, exit code:? (?P<exit_code>-?\d+)",
+        "vLLM v0.5 (2024) multiproc_worker_utils.py",
+        "ERROR 07-01 13:54:43 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 1159 died, exit code: -6",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 1159, "exit_code": -6},
     ),
     P(
         "collective_work_state",
@@ -912,6 +954,7 @@ LIFECYCLE_PATTERNS = [
     for source, since, messages in [
         ("systemd", "systemd 245-256", systemd.UNIT_MESSAGES),
         ("uvicorn", "uvicorn 0.11", systemd.SERVER_MESSAGES),
+        ("sglang", "SGLang ≈v0.4.6 (2025-05, tokenizer_manager.sigterm_handler)", systemd.ENGINE_MESSAGES),
     ]
     for m in messages
 ]
@@ -938,20 +981,25 @@ RID_REGEX = (
 )
 # Request ids of other components (events.request_id): vLLM's OpenAI ids (chatcmpl-…, cmpl-…), a KV
 # connector's dict or JSON key 'request_id' (vLLM's NixlConnector failure Context), and an id after
-# "request" (a dashed UUID, bare or chatcmpl-/cmpl-<uuid>[-suffix], or 32 hex digits: Dynamo's
-# "Error processing request …", "Dequeued prefill request: …"). In an SGLang-format record the id after
+# "request" or "stream" (a dashed UUID or 32 hex digits, bare or as chatcmpl-/cmpl-<…>[-suffix], with
+# vLLM's "<n>_" of the n-th choice in front: Dynamo's "Error processing request …", "Failed to publish
+# response for stream …", vLLM's "Added request 13_chatcmpl-…", "Aborted request …"), and an OpenAI
+# response object's own 'id' (a printed chat.completion). In an SGLang-format record the id after
 # "request" is SGLang's rid (an SGLang fork's OpenAI layer passes its request id on as the rid).
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_COMPLETION = r"[\"'](?:chat\.completion(?:\.chunk)?|text_completion)[\"']"
 REQUEST_ID_REGEX = (
     r"[\"']request_id[\"']: ?[\"'](?P<key>[^\"'\n]+)[\"']"
-    rf"|\b[Rr]equest:? (?P<after>(?:chatcmpl-|cmpl-)?{_UUID}(?:-[0-9A-Za-z]+)*|[0-9a-f]{{32}})\b"
-    r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
+    rf"|\b(?:[Rr]equest|stream):? (?P<after>(?:[0-9]+_)?(?:chatcmpl-|cmpl-)?(?:{_UUID}|[0-9a-f]{{32}})(?:-[0-9A-Za-z]+)*)\b"
+    r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:[0-9]+_)?(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
+    rf"|[\"']id[\"']: ?[\"'](?P<response>[^\"'\n]+)[\"'], ?[\"']object[\"']: ?{_COMPLETION}"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
 MASK_QUOTED = (
     rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})|[\"']request_id[\"']: ?(?:{_Q1}|{_Q2})"
-    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
+    rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2})"
+    rf"|[\"']id[\"']: ?(?:{_Q1}|{_Q2}), ?[\"']object[\"']: ?{_COMPLETION})|{_Q1}|{_Q2}"
 )
 ROOM_REGEX = (
     r"bootstrap_room[\"']?[=:] ?(?P<a>-?\d+)|for room (?P<b>-?\d+)|Request (?P<c>-?\d+) timed out"
@@ -993,6 +1041,12 @@ CAUSES = [
         "KVTransferError(bootstrap_room=1): Failed due to an unknown reason from another rank",
     ),  # propagated from the rank that failed first: not the root cause
     ("nixl_error", r"NIXL_ERR_\w+|NIXL \w+ Exception", "NIXL_ERR_REMOTE_DISCONNECT"),
+    # the peer's port is closed (nothing listens: the peer is down or not started), as Python's socket says it
+    (
+        "connection_refused",
+        r"\[Errno 111\] Connection refused|ConnectionRefusedError",
+        "[Errno 111] Connection refused",
+    ),
     (
         "routing_conflict",
         r"follow_bootstrap_room conflict",

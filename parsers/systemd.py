@@ -117,7 +117,17 @@ SERVER_MESSAGES = [
         "INFO:     Started server process [918234]",
     ),
 ]
-MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES
+# The engine's own word that it stops: SGLang's tokenizer manager on SIGTERM (also behind Dynamo's handler
+# name, tokenizer_manager.sigterm_handler): it drains the running requests and shuts down.
+ENGINE_MESSAGES = [
+    M(
+        "server_stopping",
+        "SIGTERM received",
+        r"SIGTERM received\.[^\n]*?[Ss]hutting down",
+        "SIGTERM received. signum=None frame=None. Draining requests and shutting down...",
+    ),
+]
+MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES + ENGINE_MESSAGES
 # systemd's wordings any program may print too ("Starting initial single prompt test run..."): without a
 # unit named in them they are systemd's only on a record that systemd or a unit's journal gave
 PLAIN_WORDING = "|".join(
@@ -153,7 +163,8 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         message, else the record's unit: journald's ``UNIT=``), ``role``, ``event`` (``starting``,
         ``started``, ``stopping``, ``stopped``, ``exited``, ``failed``, ``start_failed``,
         ``restart_scheduled``, ``consumed``, ``deactivated``; the server's own ``server_started``,
-        ``server_stopping``, ``server_stopped`` of uvicorn ≥ 0.11), ``code`` and ``status`` of an exit
+        ``server_stopping``, ``server_stopped`` of uvicorn ≥ 0.11; ``server_stopping`` also for SGLang's
+        ``SIGTERM received … shutting down``), ``code`` and ``status`` of an exit
         (``killed``, ``9/KILL``), ``result`` (``exit-code``, ``signal``, ``timeout``, ``core-dump``),
         ``restart_counter``, ``cpu_s`` (seconds), ``memory_peak_bytes``, ``message``, ``source``,
         ``source_pos``. Never raises.

@@ -24,22 +24,21 @@ from logcorr.markdown import md
 
 # Causal order of kinds that begin at the same instant: a cause before its effects.
 KIND_ORDER = (
-    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "failed_requests",
+    "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "remote_kv_wait", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
-    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "wedge", "stop", "start_up_stall",
-    "no_data",
-    "health_lies",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "child_exits", "wedge", "stop",
+    "start_up_stall", "no_data", "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured", "unexplained_crash", "unexplained_errors",
 )  # fmt: skip
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
-    "crash_loop", "stop", "start_up_stall",
+    "crash_loop", "stop", "start_up_stall", "child_exits",
     "transfer_assertion", "bootstrap_failures",
     # a crash no finding explains (a segfault, an exception): above a transfer backend's error lines beside it
     "unexplained_crash",
-    "transfer_failures", "rank_divergence", "scheduler_watchdog",
+    "transfer_failures", "remote_kv_wait", "rank_divergence", "scheduler_watchdog",
     "health_lies", "health_generate_failed", "failure_counters", "failed_requests", "restart",
     "decode_retraction", "abort_burst", "request_aborts", "stacks_captured", "unexplained_errors",
 )  # fmt: skip
@@ -53,12 +52,14 @@ ACTIONS = {
     "cuda_error": "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check the GPU's memory headroom",
     "collective_timeout": "find the rank that never entered the collective: py-spy every rank (`logcorr collect`) before the restart",
     "collective_error": "find the peer the NCCL error names (a rank that exited, a network link) and read its log at that time",
+    "child_exits": "read the dead child's own log (its pid) before the parent's report: a negative exit code is the signal that killed it",
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
     "start_up_stall": "py-spy every rank while it hangs in that step (`logcorr collect`), and check the ranks reach each other (NCCL_DEBUG=INFO, the dist-init address and port, the network interface)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
+    "remote_kv_wait": "read the prefill side's log for the waiting request's id: did its prefill finish and its KV transfer start (connector, peers, network)",
     "failure_counters": "scrape /metrics again to see whether the counter still rises, and read the engine's log of that time for the failures themselves",
     "health_generate_failed": "py-spy every rank now (`logcorr collect`), before the restart: the HTTP server lives but no forward pass completes",
     "stacks_captured": "dump every rank of the group (`logcorr collect`) and read the log of the rank that is not where the others wait",

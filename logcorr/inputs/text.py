@@ -246,17 +246,29 @@ def dedent(lines: pl.Series) -> pl.Series:
 # A colour escape whose ESC byte a copy from a terminal lost (or turned into a space): " [36m(RayWorkerVllm
 # pid=5085) [0m [E …". Read only on lines that hold the reset "[0m", which colour output always ends with.
 ANSI_REMNANT = r"[ \x1b]?\[[0-9;]{0,12}m"
+# A copy that dropped the ESC byte (rather than turning it into a space) leaves a remnant glued to the
+# character before it ("…326Z[0m [32m INFO[0m [2mengine…"): on such a line a space before a remnant is the
+# text's own (the separator between fields), kept; only the remnant goes.
+ANSI_REMNANT_GLUED = r"[^\s\x1b]\[[0-9;]{0,12}m"
+ANSI_REMNANT_ALONE = r"\x1b?\[[0-9;]{0,12}m"
 
 
 def ansi_remnants_off(lines: pl.Series) -> pl.Series:
-    """``lines`` (str) with the colour escapes that lost their ESC byte (``ANSI_REMNANT``) taken off the
-    lines that hold a reset ``[0m``, so the worker prefix and header behind them read; one literal scan
-    of the rest."""
+    """``lines`` (str) with the colour escapes that lost their ESC byte taken off the lines that hold a
+    reset ``[0m``, so the worker prefix and header behind them read: with the space before each
+    (``ANSI_REMNANT``, the ESC turned into a space) unless a remnant on the line is glued to the
+    character before it (``ANSI_REMNANT_GLUED``: the ESC dropped, every space is the text's own, kept).
+    One literal scan of the rest."""
     maybe = lines.str.contains("[0m", literal=True).fill_null(False)
     idx = maybe.arg_true()
     if idx.len() == 0:
         return lines
-    fixed = lines.gather(idx).str.replace_all(ANSI_REMNANT, "")
+    some = lines.gather(idx)
+    fixed = pl.select(
+        pl.when(pl.lit(some).str.contains(ANSI_REMNANT_GLUED))
+        .then(pl.lit(some).str.replace_all(ANSI_REMNANT_ALONE, ""))
+        .otherwise(pl.lit(some).str.replace_all(ANSI_REMNANT, ""))
+    ).to_series()
     return lines.clone().scatter(idx, fixed)
 
 

@@ -248,8 +248,9 @@ ABORTS = _table(
         "bootstrap_room": _ROOM,
         "abort_kind": C(
             pl.String,
-            "abort_<queue>_request as printed, transfer_aborted, or finish_abort (a response body whose request"
-            " finished as an abort: finish_reason type abort)",
+            "abort_<queue>_request as printed, transfer_aborted, finish_abort (a response body whose request"
+            " finished as an abort: finish_reason type abort), or aborted_request (another engine's 'Aborted"
+            " request <id>.': vLLM, Dynamo; the id in events.request_id)",
         ),
         "error_kind": C(pl.String, "for transfer_aborted: which failure, as in transfer_errors.error_kind"),
         "reason": C(pl.String, "the line's own words"),
@@ -272,7 +273,7 @@ TRANSFER_ERRORS = _table(
         "cause": C(
             pl.String,
             "the named reason: aborted, timeout, prefill_dead, decode_dead, nixl_error, routing_conflict, other_rank (propagated "
-            "from the rank that failed first: not the root cause), …",
+            "from the rank that failed first: not the root cause), connection_refused (the peer's port closed), …",
         ),
         "backend": C(
             pl.String, "KV transfer backend the record names: nixl, mooncake, mori, ascend; null when none"
@@ -520,7 +521,8 @@ LIFECYCLE = _table(
             pl.String,
             "starting, started, stopping, stopped, exited, failed, start_failed, restart_scheduled, consumed, "
             "deactivated (systemd's); server_started, server_stopping, server_stopped (uvicorn's 'Started "
-            "server process [N]', 'Shutting down', 'Finished server process [N]')",
+            "server process [N]', 'Shutting down', 'Finished server process [N]'; server_stopping also for "
+            "SGLang's 'SIGTERM received. … shutting down')",
         ),
         "code": C(pl.String, "how the main process ended: exited, killed, dumped"),
         "status": C(pl.String, "its status as printed: 1/FAILURE, 9/KILL, 6/ABRT"),

@@ -1,6 +1,6 @@
 -- question: Which requests were aborted outside an abort burst (a client that disconnected, an AbortReq
 --   propagated to a KV transfer), on which role and ranks, with which rid and room?
--- tables: aborts
+-- tables: aborts, events (the request_id another engine's abort line names: vLLM's, Dynamo's)
 -- columns:
 --   ts        the first abort of the group (UTC; NULL when the lines print no time)
 --   end_ts    the last one (UTC)
@@ -8,8 +8,8 @@
 --   role      role of the records
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0]
---   n         requests aborted (distinct rid, else room, as the impact query counts them)
---   summary   the finding in words: count, role, ranks, time, the rids and rooms (when at most 3), the
+--   n         requests aborted (distinct rid, else room, else another engine's request_id)
+--   summary   the finding in words: count, role, ranks, time, the rids, rooms and request ids (at most 3), the
 --             reason and abort kind as printed
 --   evidence  events.event_id of every record it counts
 --   rests_on  the tables and rule behind it
@@ -18,14 +18,16 @@
 --   no abort burst (incident_chain's, the one truth of a burst) overlaps it: a burst's aborts are said
 --   once, by the burst. Aborts of different roles or rooms stay apart: nothing here joins them.
 WITH a AS (
-    SELECT *,
+    SELECT ab.*, e.request_id,
            concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label,
-           concat_ws(', ', 'rid ' || rid, 'room ' || bootstrap_room) AS names
-    FROM aborts
+           concat_ws(', ', 'rid ' || ab.rid, 'room ' || ab.bootstrap_room, 'request ' || e.request_id) AS names
+    FROM aborts ab
+    LEFT JOIN (SELECT event_id, request_id FROM events
+               WHERE request_id IS NOT NULL AND event_id IN (SELECT event_id FROM aborts)) e USING (event_id)
 ),
 g AS (
     SELECT role, host, abort_kind, min(ts) AS ts, max(ts) AS end_ts,
-           count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR)))::BIGINT AS n,
+           count(DISTINCT coalesce(rid, CAST(bootstrap_room AS VARCHAR), request_id))::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list_sort(list_distinct(list(names) FILTER (WHERE names <> ''))) AS names,
            string_agg(DISTINCT reason, '; ' ORDER BY reason) AS reasons,

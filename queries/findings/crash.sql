@@ -4,8 +4,9 @@
 -- columns:
 --   ts        the first traceback of the group (UTC; NULL when the line printed no time)
 --   end_ts    the last one (UTC)
---   kind      start_up_failure (init frames such as __init__/init_* without an event loop frame, or a
---             process whose server_args were logged and that advanced no batch before it) or scheduler_crash
+--   kind      start_up_failure (init frames such as __init__/init_* without an event loop frame, a
+--             process whose server_args were logged and that advanced no batch before it, or an exception
+--             that says initialization or start-up failed or was raised in a *startup* frame) or scheduler_crash
 --   role      role of the records
 --   host      host
 --   ranks     the ranks that raised, e.g. [TP1] or [DP1 TP1 EP1]
@@ -17,7 +18,8 @@
 -- parameters: none.
 -- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
 --   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
---   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames; a
+--   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames, or it
+--   says start-up failed (its message: "initialization failed", "failed to start"; a *startup* frame); a
 --   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
 --   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
 --   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
@@ -32,6 +34,10 @@ WITH tb AS (
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
+           -- the exception says start-up failed, or it was raised while waiting for start-up (vLLM's
+           -- "Engine core initialization failed" from wait_for_engine_startup)
+           regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
+             OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b') AS startup_said,
            EXISTS (SELECT 1 FROM config c
                    WHERE c.host IS NOT DISTINCT FROM t.host AND c.role = t.role AND c.first_ts <= t.ts
                      AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.host IS NOT DISTINCT FROM t.host
@@ -46,12 +52,14 @@ WITH tb AS (
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
-           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b'))
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
+           OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
+           OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b'))
 ),
 grouped AS (
     SELECT row_number() OVER () AS gid, *
     FROM (
-    SELECT CASE WHEN init_frames OR before_serving THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
+    SELECT CASE WHEN init_frames OR before_serving OR startup_said THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,

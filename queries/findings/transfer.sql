@@ -22,7 +22,8 @@
 --   (the traceback's last line, or the NIXL_ERR_* code); else it stays "not named".
 --   Backend error lines (rule "backend line"): records the KV transfer library writes itself, with no
 --   room: a glog E/F line from a transfer-engine source file (Mooncake's *transport*.cpp, rdma_*.cpp,
---   transfer_*.cpp, client_service.cpp; nixl_*.cpp), a UCX ERROR line, a Python ERROR line from a KV
+--   transfer_*.cpp, client_service.cpp; nixl_*.cpp) or from another file whose message names a transfer,
+--   a segment or TRANSFER_FAIL (Mooncake store's client.cpp, store_py.cpp), a UCX ERROR line, a Python ERROR line from a KV
 --   connector module (mooncake_*.py, nixl_*.py, kv_transfer*.py, *connector*.py), or SGLang's
 --   "Session <peer> failed."; one transfer_failures row per (role, host), their causes counted: the
 --   status code the line names (TRANSFER_FAIL, NIXL_ERR_*, UCS_ERR_*), else the message with its
@@ -80,6 +81,8 @@ b AS (
            concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label
     FROM line
     WHERE (glog_file ~ '(?i)transport|transfer|client_service|nixl|mooncake|ucx|rdma_') OR ucx OR py_file <> '' OR session_failed
+       -- a glog error of another file of the library that names what failed: a transfer, a segment, TRANSFER_FAIL
+       OR (glog_file <> '' AND regexp_matches(split_part(message, chr(10), 1), '(?i)\btransfer\b|\bsegment\b|TRANSFER_FAIL'))
 ),
 bc AS (
     SELECT *,

@@ -18,7 +18,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.render import issue as issue_mod
 from logcorr.render import report as report_mod
-from tests.conftest import CASES, SAMPLE, need_journalctl, sql
+from tests.conftest import CASES, SAMPLE, ingested, need_journalctl, sql
 
 ROOM = 4384674655194745451
 
@@ -26,19 +26,16 @@ ROOM = 4384674655194745451
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory) -> Path:
     need_journalctl()
-    out = tmp_path_factory.mktemp("s") / "out"
-    ingest(
-        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
-        out,
+    return ingested(
+        SAMPLE / "journal",
+        *sorted((SAMPLE / "pyspy").glob("*_214010.txt")),
         captured_at="2025-10-29 21:40:10",
     )
-    return out
 
 
 def _case(tmp_path: Path, rel: str) -> Path:
-    out = tmp_path / "out"
-    ingest([CASES / rel], out)
-    return out
+    """The shared OUT of the case file ``rel`` ingested alone (``tmp_path``: no longer used)."""
+    return ingested(CASES / rel)
 
 
 def _summary(text: str) -> str:

@@ -59,7 +59,9 @@ def collected() -> tuple[Counter, Counter]:
     )
     ids = [line for line in run.stdout.splitlines() if "::" in line]
     if run.returncode != 0 or not ids:
-        sys.exit(f"pytest --collect-only failed ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        sys.exit(
+            f"pytest --collect-only failed ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+        )
     every, params = Counter(), Counter()
     for test_id in ids:
         file = test_id.split("::", 1)[0]
@@ -94,7 +96,10 @@ def main() -> None:
     )
     if args.json:
         args.json.write_text(
-            json.dumps({"totals": totals, "asserts": asserts, "data": data, "tests": every, "params": params}, indent=1)
+            json.dumps(
+                {"totals": totals, "asserts": asserts, "data": data, "tests": every, "params": params},
+                indent=1,
+            )
         )
 
 

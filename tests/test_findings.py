@@ -330,6 +330,7 @@ def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
     assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2
 
 
+@pytest.mark.heavy
 def test_a_synthetic_crash_loop_day_is_told_as_a_crash_and_a_loop(tmp_path):
     """bench/make_day.py --crash-loop: decode's TP1 raises four times, systemd restarts the unit each
     time (restart counter 1 to 4) while prefill goes on: the summary names the crash and the loop."""

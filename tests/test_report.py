@@ -184,6 +184,7 @@ def day_out(tmp_path_factory) -> Path:
     return folder / "out"
 
 
+@pytest.mark.heavy
 def test_synthetic_day_desync_compares_the_incident_round(day_out):
     """The generator dumps every rank at the incident (prefill all in one all_reduce; decode TP0-3 in a
     gloo broadcast, TP4-7 in an all_reduce), then single routine dumps by the restarted processes

@@ -49,9 +49,21 @@ def data_expectations() -> dict[str, int]:
 
 
 def collected() -> tuple[Counter, Counter]:
-    """Collected test ids per file, all and parametrised (an id with ``[``)."""
+    """Collected test ids per file, all and parametrised (an id with ``[``); the heavy ones too (``-m ""``)."""
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-m",
+            "",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -41,7 +41,8 @@ def cases() -> Path:
 # --- the case cache: each input ingested once per test run -------------------------------------------
 # ``ingested(*inputs, **options)`` is the OUT of ``ingest(inputs, OUT, **options)``, built once per test
 # run and shared by every test and every xdist worker that asks for the same inputs and options: under
-# the run's temporary folder (``LOGCORR_CASE_CACHE`` names another, to keep it across runs), keyed by the
+# the run's temporary folder (``LOGCORR_CASE_CACHE`` names another, to keep it across runs: not one of
+# pytest's numbered folders, which later sessions delete once their run is over), keyed by the
 # inputs' paths and bytes, the options and the code's version (logcorr/**, parsers/**, queries/**), built
 # under a file lock by whichever worker asks first. The OUT is for reading only: its fingerprint (every
 # file's size and mtime) is checked on each use and at the session's end, so a test that writes into it

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import hashlib
+import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,19 +38,150 @@ def cases() -> Path:
     return need_cases()
 
 
-_ingested: dict[Path, Path] = {}
+# --- the case cache: each input ingested once per test run -------------------------------------------
+# ``ingested(*inputs, **options)`` is the OUT of ``ingest(inputs, OUT, **options)``, built once per test
+# run and shared by every test and every xdist worker that asks for the same inputs and options: under
+# the run's temporary folder (``LOGCORR_CASE_CACHE`` names another, to keep it across runs: not one of
+# pytest's numbered folders, which later sessions delete once their run is over), keyed by the
+# inputs' paths and bytes, the options and the code's version (logcorr/**, parsers/**, queries/**), built
+# under a file lock by whichever worker asks first. The OUT is for reading only: its fingerprint (every
+# file's size and mtime) is checked on each use and at the session's end, so a test that writes into it
+# fails (modes would not stop root, and would follow a copy). A test that writes takes ``ingested_copy``.
+
+CODE = ("logcorr", "parsers", "queries")
+# The run's cache folder, set by the session fixture in the environment: pytest loads this file as
+# ``conftest`` and the tests import it again as ``tests.conftest``, two modules that share no globals.
+RUN_CACHE = "LOGCORR_TEST_RUN_CASE_CACHE"
+_used: dict[Path, dict] = {}  # the cached OUTs this process handed out → their fingerprint
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of the code an OUT depends on: every file under logcorr/, parsers/ and queries/ (the
+    Python, the saved SQL, the report's schema), by path and bytes."""
+    h = hashlib.sha256()
+    for top in CODE:
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".sql", ".json") and "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _digest_input(h, path: Path) -> None:
+    h.update(str(path).encode() + b"\0")  # as given: the source names in OUT
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"missing")
+
+
+def cache_key(inputs: tuple[Path, ...], options: dict) -> str:
+    h = hashlib.sha256(code_version().encode())
+    for path in inputs:
+        _digest_input(h, Path(path))
+    h.update(repr(sorted(options.items())).encode())
+    first = Path(inputs[0]) if inputs else Path("none")
+    return f"{first.parent.name}-{first.name[:24]}-{h.hexdigest()[:20]}"
+
+
+def _fingerprint(out: Path) -> dict[str, list[int]]:
+    return {
+        str(p.relative_to(out)): [p.stat().st_size, p.stat().st_mtime_ns]
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def case_cache_root() -> Path:
+    """The folder of the cached OUTs: ``LOGCORR_CASE_CACHE``, else ``case-cache`` in the run's temporary
+    folder, shared by its xdist workers (each worker's ``basetemp`` is a folder of the run's)."""
+    if os.environ.get("LOGCORR_CASE_CACHE"):
+        return Path(os.environ["LOGCORR_CASE_CACHE"])
+    if RUN_CACHE not in os.environ:  # called outside a pytest session (a script): a folder of its own
+        return Path(tempfile.gettempdir()) / f"logcorr-case-cache-{os.getuid()}"
+    return Path(os.environ[RUN_CACHE])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _case_cache(tmp_path_factory) -> Iterator[Path]:
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "case-cache"
+    root.mkdir(parents=True, exist_ok=True)
+    os.environ[RUN_CACHE] = str(root)
+    yield root
+    os.environ.pop(RUN_CACHE, None)
+
+
+def ingested(*inputs: Path, **options) -> Path:
+    """The OUT of ``ingest(inputs, OUT, **options)`` (``opts``, ``captured_at``, ``origin``, …), built once
+    per test run and shared: read it only (queries, report, findings, timeline to a file elsewhere).
+
+    Raises:
+        AssertionError: a test wrote into this OUT since it was built (use ``ingested_copy``).
+        Whatever ``ingest`` raises (nothing is cached then).
+    """
+    from logcorr.ingest import ingest
+
+    root = case_cache_root()
+    key = cache_key(tuple(inputs), options)
+    folder, out = root / key, root / key / "out"
+    stamp = folder / "fingerprint.json"
+    if not stamp.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one worker builds, the others wait for it
+            if not stamp.exists():
+                if folder.exists():  # a build killed half-way
+                    shutil.rmtree(folder)
+                folder.mkdir()
+                ingest(list(inputs), out, **options)
+                tmp = folder / "fingerprint.json.tmp"
+                tmp.write_text(json.dumps(_fingerprint(out)))
+                tmp.replace(stamp)
+    want = _used.get(out)
+    if want is None:
+        want = _used[out] = json.loads(stamp.read_text())
+    _check_untouched(out, want)
+    return out
+
+
+def _check_untouched(out: Path, want: dict) -> None:
+    got = _fingerprint(out)
+    if got != want:
+        changed = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        raise AssertionError(
+            f"a test wrote into the shared OUT {out} (changed: {changed[:5]}): "
+            "read a cached OUT only; take tests.conftest.ingested_copy() to write"
+        )
+
+
+def ingested_copy(dest: Path, *inputs: Path, **options) -> Path:
+    """A writable copy at ``dest`` of the shared OUT of ``ingested(*inputs, **options)``: for a test that
+    appends to it, rebuilds its database, damages it."""
+    shutil.copytree(ingested(*inputs, **options), dest)
+    return dest
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Every shared OUT this process handed out is as it was built (a test that wrote into one fails
+    the run, even when no later test read it)."""
+    used = {}
+    for name in ("conftest", "tests.conftest"):  # the same file loaded twice (see RUN_CACHE)
+        used.update(getattr(sys.modules.get(name), "_used", {}))
+    for out, want in used.items():
+        try:
+            _check_untouched(out, want)
+        except AssertionError as e:
+            print(f"\n{e}", file=sys.stderr)
+            session.exitstatus = 1
 
 
 def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
-    """The output folder of the one case file of ``batch`` whose name starts with ``prefix``, ingested
-    alone into ``workdir`` (once per test session)."""
-    from logcorr.ingest import ingest
-
+    """The shared, read-only OUT of the one case file of ``batch`` whose name starts with ``prefix``,
+    ingested alone (once per test run: ``ingested``). ``workdir`` is not used any more (kept for the
+    callers)."""
     (path,) = batch.glob(f"{prefix}_*")
-    if path not in _ingested:
-        _ingested[path] = workdir / f"{batch.name}-{prefix}"
-        ingest([path], _ingested[path])
-    return _ingested[path]
+    return ingested(path)
 
 
 def sql(out: Path, query: str) -> list[tuple]:

@@ -14,7 +14,7 @@ from logcorr.analysis import saved
 from logcorr.ingest import ingest
 from logcorr.parsers.roles import OWN_NAMES, frame_role, text_role
 from logcorr.render.report import report
-from tests.conftest import CASES
+from tests.conftest import CASES, ingested
 
 FILES = {
     "b3_01": "batch3/01_server_args_pd_decode_v058post1_tp16_mooncake.log",
@@ -25,7 +25,6 @@ FILES = {
     "b4_06": "batch4/06_prefill_bootstrap_abortreq_dp_ep_vs_router_8h_apart.log",
     "b4_12": "batch4/12_nccl_info_pd_prefill_pod_hostname_wrapped_commid_no_timestamps.log",
 }
-_outs: dict[str, Path] = {}
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +33,11 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def out_of(workdir: Path, key: str) -> Path:
-    if key not in _outs:
-        path = CASES / FILES[key]
-        if not path.exists():
-            pytest.skip(f"{path} not found")
-        ingest([path], workdir / key)
-        _outs[key] = workdir / key
-    return _outs[key]
+    """The shared OUT of the case file ``key`` ingested alone (``tests.conftest.ingested``)."""
+    path = CASES / FILES[key]
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    return ingested(path)
 
 
 def sql(out: Path, text: str) -> list[tuple]:

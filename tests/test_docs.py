@@ -124,3 +124,15 @@ def test_the_readme_test_command_is_the_one_ci_runs():
     readme = (ROOT / "README.md").read_text()
     command = re.search(r"Run the tests.*?\n```sh\n(.*?)\n```", readme, re.S).group(1)
     assert command == ci.replace("pip install -q ", "pip install ")
+
+
+def test_ci_runs_the_readme_test_command_and_both_run_the_heavy_tests():
+    """.ci/run runs the README's test command (its pip quiet), and that command runs the tests the
+    default leaves out (``-m heavy``): the marker hides no test from CI."""
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"what `\.ci/run` runs.*?```sh\n(.*?)\n```", readme, re.S).group(1)
+    ci = (ROOT / ".ci" / "run").read_text().rstrip("\n").splitlines()[-1]
+    assert ci.replace("pip install -q ", "pip install ") == command
+    runs = [part.strip() for part in command.split("&&") if "pytest" in part]
+    assert runs == ["python -m pytest -q -n auto", "python -m pytest -q -n auto -m heavy"]
+    assert "addopts = \"-m 'not heavy'\"" in (ROOT / "pyproject.toml").read_text()

@@ -581,6 +581,7 @@ def _ingest_measured(tmp_path: Path, *inputs: Path) -> tuple[subprocess.Complete
     return proc, max(peak, before) * 1024
 
 
+@pytest.mark.heavy
 def test_a_gz_bomb_is_refused_with_a_message_in_bounded_memory(tmp_path: Path):
     import gzip
 
@@ -595,6 +596,7 @@ def test_a_gz_bomb_is_refused_with_a_message_in_bounded_memory(tmp_path: Path):
     assert not list(tmp_path.glob("**/router.log.1"))  # nothing left unpacked
 
 
+@pytest.mark.heavy
 def test_a_200_mb_line_is_kept_in_marked_pieces_in_bounded_memory(tmp_path: Path):
     log = tmp_path / "long.log"
     with open(log, "w") as f:

@@ -18,7 +18,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.render import issue as issue_mod
 from logcorr.render import report as report_mod
-from tests.conftest import CASES, SAMPLE, need_journalctl, sql
+from tests.conftest import CASES, SAMPLE, ingested, need_journalctl, sql
 
 ROOM = 4384674655194745451
 
@@ -26,19 +26,16 @@ ROOM = 4384674655194745451
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory) -> Path:
     need_journalctl()
-    out = tmp_path_factory.mktemp("s") / "out"
-    ingest(
-        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
-        out,
+    return ingested(
+        SAMPLE / "journal",
+        *sorted((SAMPLE / "pyspy").glob("*_214010.txt")),
         captured_at="2025-10-29 21:40:10",
     )
-    return out
 
 
 def _case(tmp_path: Path, rel: str) -> Path:
-    out = tmp_path / "out"
-    ingest([CASES / rel], out)
-    return out
+    """The shared OUT of the case file ``rel`` ingested alone (``tmp_path``: no longer used)."""
+    return ingested(CASES / rel)
 
 
 def _summary(text: str) -> str:
@@ -333,6 +330,7 @@ def test_bootstrap_failures_are_a_storm_by_cause(tmp_path):
     assert found["kind"].to_list() == ["bootstrap_failures"] and found["evidence"][0].len() == 2
 
 
+@pytest.mark.heavy
 def test_a_synthetic_crash_loop_day_is_told_as_a_crash_and_a_loop(tmp_path):
     """bench/make_day.py --crash-loop: decode's TP1 raises four times, systemd restarts the unit each
     time (restart counter 1 to 4) while prefill goes on: the summary names the crash and the loop."""

@@ -219,6 +219,7 @@ def test_random_bytes_beside_a_readable_log(tmp_path: Path, log: Path):
     assert_all_kept(tmp_path / "out", LOG_LINES + text_lines(path.read_bytes()))
 
 
+@pytest.mark.heavy
 def test_ten_megabyte_single_line(tmp_path: Path):
     ids = ", ".join(str(i % 128000) for i in range(1_600_000))
     long = f"[2025-11-05 12:00:00] Receive: obj=GenerateReqInput(rid='ab12', input_ids=[{ids}])"
@@ -233,6 +234,7 @@ def test_ten_megabyte_single_line(tmp_path: Path):
     assert_all_kept(tmp_path / "out", [LOG_LINES[0], long, LOG_LINES[2]])
 
 
+@pytest.mark.heavy
 def test_ten_megabyte_single_line_without_newline(tmp_path: Path):
     long = "[2025-11-05 12:00:00 TP0] " + "x" * (10 << 20)
     path = tmp_path / "long-no-eol.log"
@@ -1113,6 +1115,7 @@ def test_a_bundle_manifest_of_wrong_types_reads_its_files(tmp_path: Path, log: P
     assert_all_kept(tmp_path / "out", LOG_LINES, total=len(LOG_LINES) + 2)
 
 
+@pytest.mark.heavy
 def test_a_bundle_archive_that_unpacks_past_the_bomb_bound_is_refused(tmp_path: Path, log: Path):
     """Trial F4: a bundle .tar.gz was unpacked with no bound (a 3.1 MB archive filled a 1 GB TMPDIR).
     It is bound as a .gz input is, max(64 MiB, 200 times its size), checked before each member is

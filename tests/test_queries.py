@@ -26,6 +26,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
 from logcorr.store import database
 from logcorr.store.output import Output
+from tests.conftest import ingested
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -78,9 +79,7 @@ def sample_inputs() -> list[Path]:
 @pytest.fixture(scope="session")
 def sample_out(tmp_path_factory) -> Path:
     need_sample()
-    out = tmp_path_factory.mktemp("sample") / "out"
-    ingest(sample_inputs(), out)
-    return out
+    return ingested(*sample_inputs())  # shared: read only
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
 from logcorr.render.report import report
 from logcorr.store.output import Output
+from tests.conftest import ingested
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -51,9 +52,7 @@ def sample_out(tmp_path_factory) -> Path:
     if not (SAMPLE / "journal").exists():
         pytest.skip("sample_logs not built")
     journal = SAMPLE / "journal" if shutil.which("journalctl") else SAMPLE / "journal.export"
-    out = tmp_path_factory.mktemp("sample") / "out"
-    ingest([journal, SAMPLE / "pyspy", SAMPLE / "router.log"], out)
-    return out
+    return ingested(journal, SAMPLE / "pyspy", SAMPLE / "router.log")  # shared: read only
 
 
 @pytest.fixture(scope="session")
@@ -185,6 +184,7 @@ def day_out(tmp_path_factory) -> Path:
     return folder / "out"
 
 
+@pytest.mark.heavy
 def test_synthetic_day_desync_compares_the_incident_round(day_out):
     """The generator dumps every rank at the incident (prefill all in one all_reduce; decode TP0-3 in a
     gloo broadcast, TP4-7 in an all_reduce), then single routine dumps by the restarted processes

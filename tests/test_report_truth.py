@@ -12,7 +12,7 @@ import pytest
 from logcorr.ingest import ingest
 from logcorr.parsers.prefix import SGLANG_START
 from logcorr.render.report import _t, report
-from tests.conftest import CASES
+from tests.conftest import CASES, ingested
 
 CASE_FILES = sorted(
     p
@@ -133,9 +133,8 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(CASES)) for p in CASE_FILES])
-def test_the_report_of_each_case_claims_only_what_its_rows_show(tmp_path, path):
-    ingest([path], tmp_path / "out")
-    check(tmp_path / "out")
+def test_the_report_of_each_case_claims_only_what_its_rows_show(path):
+    check(ingested(path))
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=["08+09"])

@@ -13,7 +13,7 @@ import pytest
 from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
 from logcorr.parsers import request_log
-from tests.conftest import CASES, SAMPLE, need_journalctl
+from tests.conftest import CASES, SAMPLE, ingested, need_journalctl
 
 
 def rows(text: str) -> list[dict]:
@@ -216,9 +216,7 @@ def _iso(text: str) -> datetime:
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory):
     need_journalctl()
-    out = tmp_path_factory.mktemp("rl") / "out"
-    ingest([SAMPLE / "journal"], out)
-    return out
+    return ingested(SAMPLE / "journal")  # shared: read only
 
 
 def test_sample_markup_leaks_are_exactly_the_readme_rids_with_their_running_requests(sample_out):

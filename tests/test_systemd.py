@@ -9,7 +9,7 @@ import pytest
 
 from logcorr.ingest import ingest, records_from_text
 from logcorr.parsers import systemd
-from tests.conftest import SAMPLE, need_journalctl
+from tests.conftest import SAMPLE, ingested, need_journalctl
 
 
 @pytest.mark.parametrize("m", systemd.UNIT_MESSAGES, ids=[m.event for m in systemd.UNIT_MESSAGES])
@@ -44,10 +44,9 @@ def test_a_crash_loop_from_a_text_capture():
     assert lc["ts"][3] == datetime(2026, 2, 22, 6, 52, 47, tzinfo=UTC)
 
 
-def test_the_sample_restart_is_in_lifecycle(tmp_path):
+def test_the_sample_restart_is_in_lifecycle():
     need_journalctl()
-    ingest([SAMPLE / "journal"], tmp_path / "out")
-    lc = pl.read_parquet(tmp_path / "out" / "lifecycle" / "**" / "*.parquet").sort("ts")
+    lc = pl.read_parquet(ingested(SAMPLE / "journal") / "lifecycle" / "**" / "*.parquet").sort("ts")
     started = lc.filter(pl.col("event") == "started")
     assert started.select("unit", "role").rows() == [
         ("sglang-prefill.service", "prefill"),
@@ -73,10 +72,9 @@ def test_journalctl_short_of_the_sample_reads_as_the_journal(tmp_path):
             ["journalctl", "--directory", str(SAMPLE / "journal"), "-o", "short", "--no-pager"],
             stdout=f, env=env, check=True,
         )  # fmt: skip
-    ingest([SAMPLE / "journal"], tmp_path / "j")
     ingest([short], tmp_path / "s")
     cols = ["ts", "pid", "tp_rank", "kind", "message", "role"]
-    j = pl.read_parquet(tmp_path / "j" / "events" / "**" / "*.parquet").select(cols)
+    j = pl.read_parquet(ingested(SAMPLE / "journal") / "events" / "**" / "*.parquet").select(cols)
     s = pl.read_parquet(tmp_path / "s" / "events" / "**" / "*.parquet").select(cols)
     j, s = (f.with_columns(pl.col("ts").dt.truncate("1s")) for f in (j, s))
     assert s["ts"].dt.year().unique().to_list() == [2025]

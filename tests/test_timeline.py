@@ -20,6 +20,7 @@ import pytest
 from logcorr.ingest import ingest, table_schemas
 from logcorr.render.timeline import TimelineError, load, timeline
 from logcorr.store.schema import conform
+from tests.conftest import ingested
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -48,9 +49,7 @@ def sample_out(tmp_path_factory) -> Path:
         pytest.skip("journalctl not installed")
     if not (SAMPLE / "journal").exists():
         pytest.skip("sample_logs/journal not present")
-    out = tmp_path_factory.mktemp("sample") / "out"
-    ingest([SAMPLE / "journal", SAMPLE / "pyspy", SAMPLE / "router.log"], out)
-    return out
+    return ingested(SAMPLE / "journal", SAMPLE / "pyspy", SAMPLE / "router.log")  # shared: read only
 
 
 @pytest.fixture(scope="session")

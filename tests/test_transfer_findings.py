@@ -13,7 +13,7 @@ import pytest
 from logcorr.analysis import findings as findings_mod
 from logcorr.ingest import ingest
 from logcorr.render import report as report_mod
-from tests.conftest import ingested_alone, need_cases, sql
+from tests.conftest import ingested, ingested_alone, need_cases, sql
 
 
 @pytest.fixture(scope="module")
@@ -265,15 +265,14 @@ def test_a_crash_or_timeout_still_leads_over_the_new_kinds():
     assert order.index("request_aborts") > order.index("abort_burst")
 
 
-def test_b6_06_a_client_answer_that_finished_as_an_abort_is_an_aborts_row(tmp_path):
+def test_b6_06_a_client_answer_that_finished_as_an_abort_is_an_aborts_row():
     """batch6/06 (a curl answer pasted before a shell prompt): the response body's
     finish_reason is an abort carrying the decode side's transfer failure for its room."""
     from logcorr.analysis import saved
 
     case = next((Path(__file__).parent / "cases" / "batch6").glob("06_*.log"))
-    ingest([case], tmp_path / "o")
     rows = saved.query(
-        tmp_path / "o", "SELECT role, rid, bootstrap_room, abort_kind, reason FROM aborts"
+        ingested(case), "SELECT role, rid, bootstrap_room, abort_kind, reason FROM aborts"
     ).rows()
     assert [r[:4] for r in rows] == [
         ("decode", "c564d0c547f945aa987620f1255b838d", 2170015846053279415, "finish_abort")

@@ -212,8 +212,9 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
 
 
 EMBED_HELP = (
-    "Copy the tables into OUT/logcorr.duckdb, so it opens anywhere (copied, moved, mailed; the default)."
-    " --no-embed: views over OUT's Parquet files instead: smaller and quicker, but they work only where OUT is."
+    "Copy the tables into OUT/logcorr.duckdb, so the file opens alone (mailed without the folder)."
+    " --no-embed (the default): views over OUT's Parquet files, opened from inside any copy of OUT:"
+    " cd OUT && duckdb logcorr.duckdb."
 )
 
 
@@ -282,7 +283,7 @@ def ingest(
             metavar="NAME",
         ),
     ] = None,
-    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
@@ -761,7 +762,7 @@ def database(
         result = db.write(out, embed=embed)
     except (db.DatabaseError, OutputError, FileNotFoundError) as e:
         _fail(str(e))
-    how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
+    how = "tables copied in" if embed else f"views over the Parquet files of {Path(out).resolve()}"
     counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 

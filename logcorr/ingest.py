@@ -340,7 +340,7 @@ def ingest(
     captured_at: str | None = None,
     origin: str | None = None,
     progress: Callable[[str], None] | None = None,
-    embed: bool = True,
+    embed: bool = False,
 ) -> IngestResult:
     """Read every input, parse it and write the tables under ``out``.
 
@@ -358,7 +358,8 @@ def ingest(
         progress: called with a short line now and then: on a long input (``PROGRESS_FROM`` bytes) the
             records and bytes read, of how many, the rate and the time left; then each writing step.
         embed: copy the tables into ``OUT/logcorr.duckdb`` (``database.write``), so the file opens
-            anywhere; False: views over OUT's Parquet files, which work only where OUT is.
+            alone anywhere; False (the default): views over OUT's Parquet files by paths relative to
+            OUT, which open from inside any copy of OUT (``cd OUT && duckdb logcorr.duckdb``).
 
     Returns:
         An ``IngestResult`` with one ``SourceReport`` per input (what was read, skipped, and why).

@@ -747,13 +747,49 @@ def export(
     )
 
 
+@app.command(cls=_Command)
+def combine(
+    outs: Annotated[
+        list[Path],
+        typer.Argument(help="The OUT of each host's ingest (two or more).", metavar="OUT", readable=False),
+    ],
+    dest: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--out", help="The combined folder (ALL): new, or one combine wrote before.", metavar="ALL"
+        ),
+    ],
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
+) -> None:
+    """Combine several hosts' OUTs into one folder, each table one Parquet file (docs/many_hosts.md).
+
+    Exit status: 0 written; 1 nothing written (an OUT missing, damaged or no logcorr output, one host
+    ingested twice, ALL not a folder combine wrote, a write failed); 130 interrupted.
+    """
+    from logcorr.store.combine import CombineError
+    from logcorr.store.combine import combine as run
+    from logcorr.store.output import OutputError
+
+    for out in outs:
+        _readable(out)
+    try:
+        result = run(outs, dest, embed=embed)
+    except (CombineError, OutputError) as e:
+        _fail(str(e))
+    counts = ", ".join(f"{t} {n:,}" for t, n in result.rows.items())
+    typer.echo(
+        f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per table "
+        f"({result.seconds:.1f} s): {counts}"
+    )
+
+
 @app.command()
 def database(
     out: OutDir = DEFAULT_OUT,
-    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
 ) -> None:
-    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, or to
-    change between a file holding the tables (--embed) and one of views (--no-embed)."""
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: --embed copies the tables in (one file that opens
+    alone, to mail), --no-embed (the default) writes views over OUT's Parquet files."""
     from logcorr.store import database as db
     from logcorr.store.output import OutputError
 

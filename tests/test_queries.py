@@ -520,7 +520,7 @@ def empty_out(tmp_path) -> Path:
 
 
 def test_queries_over_empty_tables_return_empty_results(empty_out):
-    con = duckdb.connect(str(empty_out / database.DB_NAME), read_only=True)
+    con = open_db(empty_out)
     for query in saved.load_saved().values():
         rows = q(empty_out, query.name)
         assert rows.columns == query.column_names, query.name

@@ -603,7 +603,7 @@ def test_f4_a_record_of_runaway_length_leaves_in_marked_pieces_and_loses_no_line
         + frame * 999
         + "[2025-10-29 21:34:50 TP0] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0\n"
     )
-    result = ingest([path], tmp_path / "out")
+    result = ingest([path], tmp_path / "out", embed=True)  # the copy asked for: refused for such records
     with duckdb.connect() as con:
         rows = con.sql(
             f"SELECT source_pos, n_lines, kind, tp_rank FROM '{tmp_path}/out/events/**/*.parquet'"

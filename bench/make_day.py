@@ -131,8 +131,11 @@ class Host:
     """The host's processes: hands out pids (rising by steps drawn from the day's rng) and builds each
     process's constant journal fields (``Proc.block``)."""
 
-    def __init__(self, rng: random.Random, machine_id: str, boot_id: str, shared_pid: bool) -> None:
+    def __init__(
+        self, rng: random.Random, machine_id: str, boot_id: str, shared_pid: bool, name: str = HOST
+    ) -> None:
         self.rng = rng
+        self.name = name  # journald's _HOSTNAME of every entry
         self.machine_id = machine_id
         self.boot_id = boot_id
         self.shared_pid = shared_pid
@@ -160,7 +163,7 @@ class Host:
             "_GID=0\n"
             "_CAP_EFFECTIVE=1ffffffffff\n"
             f"_MACHINE_ID={self.machine_id}\n"
-            f"_HOSTNAME={HOST}\n"
+            f"_HOSTNAME={self.name}\n"
             f"_TRANSPORT={transport}\n"
             + (f"_STREAM_ID={stream}\n" if transport == "stdout" else "")
             + f"SYSLOG_IDENTIFIER={p.ident}\n"
@@ -214,6 +217,7 @@ class Day:
         request_log: float = 0.0,
         incident: bool = True,
         incident_kind: str = "wedge",
+        host: str = HOST,
     ) -> None:
         self.n = entries
         self.with_incident = incident
@@ -238,7 +242,7 @@ class Day:
         self.us_per_entry = DAY_US / max(entries, 1)
         self.written = 0
         self.t = self.start_us
-        self.host = Host(rng, self.machine_id, self.boot_id, shared_pid)
+        self.host = Host(rng, self.machine_id, self.boot_id, shared_pid, host)
         self.systemd = self.host.proc(
             1, "init.scope", "systemd", "/sbin/init", "/usr/lib/systemd/systemd", "systemd"
         )
@@ -978,6 +982,7 @@ def make_day(
     request_log: float = 0.0,
     incident: bool = True,
     incident_kind: str = "wedge",
+    host: str = HOST,
     log=print,
 ) -> dict:
     """Write the synthetic day into ``out`` and return the contents of ``out/meta.json``.
@@ -1001,6 +1006,8 @@ def make_day(
             rank, restart): a healthy day, on which no known bug family may match.
         incident_kind: "wedge" (default: the abort burst, assertion and wedge above) or "crash_loop"
             (decode's TP1 raises and systemd restarts the unit four times: ``crash_loop``).
+        host: journald's ``_HOSTNAME`` of every entry (default ``gpu-node-1``): the origin partition
+            ``logcorr ingest`` writes the day under; give each host of a fleet its own (and its own seed).
         log: called with one progress line per step.
 
     Raises:
@@ -1013,7 +1020,9 @@ def make_day(
         raise FileNotFoundError(
             f"{JOURNAL_REMOTE} not found: apt-get install systemd-journal-remote (or pass --no-journal)"
         )
-    day = Day(entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident, incident_kind)
+    day = Day(
+        entries, seed, start, shared_pid, tz_hours, routine_dumps, request_log, incident, incident_kind, host
+    )
     timings = {}
     began = time.monotonic()
     remote = None
@@ -1059,7 +1068,7 @@ def make_day(
         "entries": day.written,
         "seed": seed,
         "start": start.isoformat(),
-        "host": HOST,
+        "host": host,
         "machine_id": day.machine_id,
         "boot_id": day.boot_id,
         "shared_pid": shared_pid,
@@ -1080,6 +1089,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--entries", type=int, required=True, help="number of journal entries")
     ap.add_argument("--out", type=Path, required=True, help="output folder (keep it out of git, e.g. /tmp/…)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--host", default=HOST, help="journald's _HOSTNAME of every entry (the origin logcorr writes)"
+    )
     ap.add_argument("--start", default="2025-11-05T00:00:00+00:00", help="first instant of the day (ISO)")
     ap.add_argument("--no-journal", action="store_true", help="write day.export only")
     ap.add_argument("--no-json", action="store_true", help="skip journalctl -o json")
@@ -1134,6 +1146,7 @@ def main(argv: list[str] | None = None) -> int:
         request_log=args.request_log,
         incident=not args.no_incident,
         incident_kind="crash_loop" if args.crash_loop else "wedge",
+        host=args.host,
         log=lambda s: print(s, file=sys.stderr),
     )
     print(json.dumps({k: meta[k] for k in ("entries", "files", "timings", "incident")}, indent=2))

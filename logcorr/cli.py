@@ -212,8 +212,9 @@ def _parse_roles(pairs: list[str]) -> dict[str, str]:
 
 
 EMBED_HELP = (
-    "Copy the tables into OUT/logcorr.duckdb, so it opens anywhere (copied, moved, mailed; the default)."
-    " --no-embed: views over OUT's Parquet files instead: smaller and quicker, but they work only where OUT is."
+    "Copy the tables into OUT/logcorr.duckdb, so the file opens alone (mailed without the folder)."
+    " --no-embed (the default): views over OUT's Parquet files, opened from inside any copy of OUT:"
+    " cd OUT && duckdb logcorr.duckdb."
 )
 
 
@@ -282,7 +283,7 @@ def ingest(
             metavar="NAME",
         ),
     ] = None,
-    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
 ) -> None:
     """Read journals, captures, logs and py-spy dumps into Parquet tables under OUT.
 
@@ -746,13 +747,49 @@ def export(
     )
 
 
+@app.command(cls=_Command)
+def combine(
+    outs: Annotated[
+        list[Path],
+        typer.Argument(help="The OUT of each host's ingest (two or more).", metavar="OUT", readable=False),
+    ],
+    dest: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--out", help="The combined folder (ALL): new, or one combine wrote before.", metavar="ALL"
+        ),
+    ],
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
+) -> None:
+    """Combine several hosts' OUTs into one folder, each table one Parquet file (docs/many_hosts.md).
+
+    Exit status: 0 written; 1 nothing written (an OUT missing, damaged or no logcorr output, one host
+    ingested twice, ALL not a folder combine wrote, a write failed); 130 interrupted.
+    """
+    from logcorr.store.combine import CombineError
+    from logcorr.store.combine import combine as run
+    from logcorr.store.output import OutputError
+
+    for out in outs:
+        _readable(out)
+    try:
+        result = run(outs, dest, embed=embed)
+    except (CombineError, OutputError) as e:
+        _fail(str(e))
+    counts = ", ".join(f"{t} {n:,}" for t, n in result.rows.items())
+    typer.echo(
+        f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per table "
+        f"({result.seconds:.1f} s): {counts}"
+    )
+
+
 @app.command()
 def database(
     out: OutDir = DEFAULT_OUT,
-    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = True,
+    embed: Annotated[bool, typer.Option("--embed/--no-embed", help=EMBED_HELP)] = False,
 ) -> None:
-    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: after combining several hosts' outputs, or to
-    change between a file holding the tables (--embed) and one of views (--no-embed)."""
+    """Rebuild OUT/logcorr.duckdb and OUT/views.sql: --embed copies the tables in (one file that opens
+    alone, to mail), --no-embed (the default) writes views over OUT's Parquet files."""
     from logcorr.store import database as db
     from logcorr.store.output import OutputError
 
@@ -761,7 +798,7 @@ def database(
         result = db.write(out, embed=embed)
     except (db.DatabaseError, OutputError, FileNotFoundError) as e:
         _fail(str(e))
-    how = "tables copied in" if embed else f"views over {Path(out).resolve()}"
+    how = "tables copied in" if embed else f"views over the Parquet files of {Path(out).resolve()}"
     counts = ", ".join(f"{t} {n:,}" for t, n in result.tables.items())
     typer.echo(f"wrote {result.path} ({how}; {result.path.stat().st_size / 1e6:.1f} MB): {counts}")
 

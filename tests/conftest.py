@@ -214,3 +214,14 @@ def damaged_sample_journal(dest: Path) -> Path:
     data[m : m + 65536] = random.Random(7).randbytes(65536)
     archived.write_bytes(bytes(data))
     return dest
+
+
+def open_db(out: Path):
+    """``OUT/logcorr.duckdb`` opened as docs/queries.md says from outside OUT (``duckdb -cmd "SET
+    file_search_path='OUT'" OUT/logcorr.duckdb``): its views read OUT's Parquet files by paths relative
+    to OUT, as ``cd OUT && duckdb logcorr.duckdb`` does. A file of the tables copied in opens the same."""
+    import duckdb
+
+    con = duckdb.connect(str(Path(out) / "logcorr.duckdb"), read_only=True)
+    con.execute("SET file_search_path = ?", [str(Path(out).resolve())])
+    return con

@@ -71,15 +71,14 @@ def test_13_a_paste_indented_as_a_whole_reads_as_its_records(events):
 
 
 def test_18_an_nccl_watchdog_ended_by_an_nccl_error_is_no_collective_timeout(tmp_path):
-    import duckdb
-
     from logcorr.ingest import ingest
+    from tests.conftest import open_db
 
     log = tmp_path / "18.log"
     log.write_text(body("18"))
     out = tmp_path / "out"
     ingest([log], out)
-    con = duckdb.connect(str(out / "logcorr.duckdb"), read_only=True)
+    con = open_db(out)
     rows = con.sql("SELECT watchdog_kind, tp_rank, reason FROM watchdogs").fetchall()
     assert rows == [
         (

@@ -120,7 +120,7 @@ def test_g1_progress_says_how_far_how_fast_and_each_writing_step(tmp_path: Path,
     assert size > 0 and lines[1:] == [
         f"writing {out}: rooms, aborts, processes, sources, config",
         f"writing {out}: the Parquet tables' footers and manifest.json",
-        f"writing {out}/logcorr.duckdb (the tables copied in)",
+        f"writing {out}/logcorr.duckdb (views over the tables)",
     ]
 
 

@@ -26,6 +26,7 @@ from logcorr.parsers.pyspy import (
     classify_stack,
     parse_dump,
 )
+from tests.conftest import open_db
 
 CASES = Path(__file__).parent / "cases"
 SQL = Path(__file__).parents[1] / "queries" / "stuck_ranks.sql"
@@ -123,7 +124,7 @@ def test_pyspy_01_at_ingest_keeps_every_fragment_and_the_long_frame(tmp_path):
     threads and pid 88693's capture stay as the parser gives them."""
     path = CASES / "pyspy/01_sglang_pp_gloo_waitRecv_native.txt"
     ingest([path], tmp_path / "out")
-    db = duckdb.connect(str(tmp_path / "out" / "logcorr.duckdb"), read_only=True)
+    db = open_db(tmp_path / "out")
     caps = db.sql(
         "SELECT thread_id, pid, n_frames, partial FROM captures"
         " ORDER BY CAST(regexp_extract(source_pos, '\\d+') AS INT), capture_seq"

@@ -26,7 +26,7 @@ from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
 from logcorr.store import database
 from logcorr.store.output import Output
-from tests.conftest import ingested
+from tests.conftest import ingested, open_db
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -459,10 +459,10 @@ def test_saved_queries_give_the_same_answer_every_run(tmp_path):
     for name in ("abort_to_assert", "incident_chain", "wedge"):
         answers = set()
         for _ in range(8):  # fresh connections: DuckDB's threads finish in another order each time
-            with duckdb.connect(str(out / "logcorr.duckdb"), read_only=True) as con:
+            with open_db(out) as con:
                 answers.add(str(con.execute(f"SELECT * FROM {name}").fetchall()))
         assert len(answers) == 1, name
-    with duckdb.connect(str(out / "logcorr.duckdb"), read_only=True) as con:
+    with open_db(out) as con:
         step = con.execute(
             "SELECT bootstrap_room, role, event_id FROM incident_chain WHERE step = 'assertion'"
         ).fetchone()
@@ -485,7 +485,7 @@ def test_an_out_without_processes_derives_it_from_events(sample_out, tmp_path):
         assert q(old, name).equals(q(sample_out, name)), name
     result = database.write(old)
     assert "wedge" in result.views and not result.skipped
-    with duckdb.connect(str(old / "logcorr.duckdb"), read_only=True) as con:
+    with open_db(old) as con:
         assert con.execute("SELECT count(*) FROM wedge WHERE verdict LIKE 'wedged%'").fetchone()[0] == 1
 
 
@@ -518,7 +518,7 @@ def empty_out(tmp_path) -> Path:
 
 
 def test_queries_over_empty_tables_return_empty_results(empty_out):
-    con = duckdb.connect(str(empty_out / database.DB_NAME), read_only=True)
+    con = open_db(empty_out)
     for query in saved.load_saved().values():
         rows = q(empty_out, query.name)
         assert rows.columns == query.column_names, query.name
@@ -552,7 +552,7 @@ def test_a_missing_router_log_leaves_requests_empty_not_an_error(tmp_path):
 
 
 def _check_db(path: Path, room: int, saved_names: list[str]) -> None:
-    con = duckdb.connect(str(path), read_only=True)
+    con = open_db(path.parent)
     try:
         assert con.sql("SELECT count(*) FROM events").fetchall()[0][0] > 5000
         rooms = con.sql("SELECT DISTINCT bootstrap_room FROM abort_to_assert WHERE asserted").fetchall()
@@ -572,20 +572,20 @@ def test_duckdb_file_from_another_directory_after_moving_and_zipping(sample_out,
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    _check_db(sample_out / database.DB_NAME, room, names)  # the tables copied in: any directory
+    _check_db(sample_out / database.DB_NAME, room, names)  # views by paths relative to OUT (the default)
     first, moved = tmp_path / "first", tmp_path / "moved"
     shutil.copytree(sample_out, first)
-    database.write(first, embed=False)  # views by absolute path: any directory, but only there
+    database.write(first, embed=False)
     assert (first / database.DB_NAME).stat().st_size < 2_000_000  # no copy of the data
-    first.rename(moved)  # the moved file's views still name the old place
-    with pytest.raises(duckdb.IOException, match="events"):
+    first.rename(moved)
+    with pytest.raises(duckdb.IOException, match="events"):  # outside OUT, without file_search_path
         duckdb.connect(str(moved / database.DB_NAME), read_only=True).sql("SELECT count(*) FROM events")
-    result = CliRunner().invoke(app, ["database", "-d", str(moved), "--no-embed"])  # re-points the views
+    result = CliRunner().invoke(app, ["database", "-d", str(moved), "--no-embed"])
     assert result.exit_code == 0, result.output
-    assert f"views over {moved}" in result.output
+    assert f"views over the Parquet files of {moved}" in result.output
     _check_db(moved / database.DB_NAME, room, names)
-    # embedded (the default): the tables are in the file, which works with the Parquet folders gone and zipped
-    result = CliRunner().invoke(app, ["database", "-d", str(moved)])
+    # embedded (--embed): the tables are in the file, which works with the Parquet folders gone and zipped
+    result = CliRunner().invoke(app, ["database", "-d", str(moved), "--embed"])
     assert result.exit_code == 0 and "tables copied in" in result.output, result.output
     for folder in moved.iterdir():
         if folder.is_dir():

@@ -18,7 +18,7 @@ import pytest
 
 from logcorr.inputs import paths
 from logcorr.inputs.source import InputError
-from tests.conftest import cli
+from tests.conftest import cli, open_db
 
 ROUTER = (  # one router access line, as sample_logs/router.log writes them
     '2025-10-29 21:23:14  INFO http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-1"'
@@ -603,7 +603,7 @@ def test_f4_a_record_of_runaway_length_leaves_in_marked_pieces_and_loses_no_line
         + frame * 999
         + "[2025-10-29 21:34:50 TP0] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0\n"
     )
-    result = ingest([path], tmp_path / "out")
+    result = ingest([path], tmp_path / "out", embed=True)  # the copy asked for: refused for such records
     with duckdb.connect() as con:
         rows = con.sql(
             f"SELECT source_pos, n_lines, kind, tp_rank FROM '{tmp_path}/out/events/**/*.parquet'"
@@ -618,7 +618,7 @@ def test_f4_a_record_of_runaway_length_leaves_in_marked_pieces_and_loses_no_line
     assert f"4 piece(s) of records over {source.MAX_RECORD_LINES:,} lines" in notes
     # DuckDB would hold such records whole while copying them: the file keeps views instead, and says so
     assert any("logcorr.duckdb holds views over the Parquet tables" in n for n in result.notes)
-    with duckdb.connect(str(tmp_path / "out" / "logcorr.duckdb"), read_only=True) as con:
+    with open_db(tmp_path / "out") as con:
         assert con.sql(
             "SELECT table_type FROM information_schema.tables WHERE table_name = 'events'"
         ).fetchall() == [("VIEW",)]

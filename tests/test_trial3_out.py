@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from tests import conftest
-from tests.conftest import SAMPLE, damaged_sample_journal, need_journalctl
+from tests.conftest import SAMPLE, damaged_sample_journal, need_journalctl, open_db
 
 ROUTER_EVENTS = 1097  # sample_logs/router.log
 EXPORT_EVENTS = 5964  # sample_logs/journal.export
@@ -35,7 +35,7 @@ def parquet_events(out: Path) -> int:
 
 def duckdb_file_events(out: Path) -> int:
     """Events as ``OUT/logcorr.duckdb`` holds them (what `duckdb OUT/logcorr.duckdb` shows)."""
-    with duckdb.connect(str(out / "logcorr.duckdb"), read_only=True) as con:
+    with open_db(out) as con:
         return con.execute("SELECT count(*) FROM events").fetchone()[0]
 
 

@@ -3,12 +3,15 @@
 ``write(out)`` runs at the end of every successful ingest (``ingest.ingest``) and can be run
 again by hand. It writes:
 
-* ``OUT/logcorr.duckdb``: every table copied into the file (``embed=True``, the default: it stands on
-  its own after OUT is copied, moved, zipped or mailed, at the cost of a second copy of the data; at
-  1 M journal entries 179 MB beside 66 MB of Parquet, 8.5 s to write where views take 3.1 s), or
-  with ``embed=False`` a view per table over ``OUT/<table>/**/*.parquet`` by absolute path (it works
-  from any working directory but only where OUT is; after OUT is moved, ``write`` again re-points
-  it); every saved query as a view (``SELECT * FROM abort_to_assert``), and a
+* ``OUT/logcorr.duckdb``: with ``embed=False`` (the default, issue 49) a view per table over
+  ``<table>/**/*.parquet``, a path relative to OUT, so that the file opens in every copy of the folder
+  from inside it (``cd OUT && duckdb logcorr.duckdb``; from elsewhere DuckDB says it finds no files
+  ``events/**/*.parquet``), for 0.2-0.4 s of an ingest; an OUT whose path holds a comma (DuckDB's
+  ``file_search_path`` is a list) gets views by absolute path instead. With ``embed=True`` every table
+  is copied into the file, which then stands on its own (mailed alone, the Parquet folders gone), at
+  the cost of a second copy of the data (at 1 M journal entries 179 MB beside 66 MB of Parquet and
+  6.6 CPU s, a quarter of the ingest's: hence made on request, ``logcorr database --embed``). Both
+  hold every saved query as a view (``SELECT * FROM abort_to_assert``), and a
   ``saved_queries`` table documenting them. It is written with DuckDB storage version ``STORAGE_VERSION`` ("v1.0.0", storage format 64),
   the oldest the current DuckDB writes, so DuckDB 0.10.0 and every later CLI open it; the saved-query
   views use ``getvariable`` and need DuckDB 1.1.0 or later (older CLIs read the tables and fail only
@@ -74,15 +77,16 @@ def write(
     out: Path,
     *,
     saved: dict[str, SavedQuery] | None = None,
-    embed: bool = True,
+    embed: bool = False,
 ) -> DatabaseResult:
     """Build ``OUT/logcorr.duckdb`` and ``OUT/views.sql`` from the Parquet tables of OUT.
 
     Args:
         out: an ingest output folder (``OUT/<table>/**/*.parquet``).
         saved: the saved queries to add as views (default: ``saved.load_saved()``).
-        embed: copy the tables into the file (the default: it then opens anywhere, after OUT is
-            copied, moved or mailed), else views over OUT's Parquet files by absolute path.
+        embed: copy the tables into the file (it then opens anywhere, alone, after OUT is copied,
+            moved or mailed); else (the default) views over OUT's Parquet files by paths relative to
+            OUT, which open from inside any copy of OUT.
 
     Returns:
         A ``DatabaseResult``. A saved query that does not bind on these tables is left out of the
@@ -104,8 +108,8 @@ def write(
 
 def points_elsewhere(out: Path) -> str | None:
     """The folder ``OUT/logcorr.duckdb``'s views read, when it is not OUT (OUT was copied or moved
-    since the file was written), else None (also for an embedded file, a missing one, or one that
-    cannot be opened). Never raises."""
+    since the file was written), else None (also for an embedded file, one of views by paths relative
+    to OUT, a missing one, or one that cannot be opened). Never raises."""
     path = Path(out) / "logcorr.duckdb"
     if not path.is_file():
         return None
@@ -144,6 +148,9 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
     # (DuckDB spills to a temporary file past it) instead of DuckDB's default of 80 % of RAM.
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     con.execute("SET preserve_insertion_order = false")  # the copy in half the time; rows have no order
+    relative = not embed and "," not in str(out)  # file_search_path is a comma-separated list
+    if relative:  # the views' relative paths bind here as they will in `cd OUT && duckdb logcorr.duckdb`
+        con.execute(f"SET file_search_path = {quote_literal(str(out))}")
     try:
         con.execute(
             f"ATTACH {quote_literal(str(tmp))} AS lc (STORAGE_VERSION {quote_literal(STORAGE_VERSION)})"
@@ -152,7 +159,9 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         for table, folder in folders.items():
             glob = parquet_glob(folder)
             create = "CREATE TABLE" if embed else "CREATE OR REPLACE VIEW"
-            con.execute(parquet_view_sql(table, glob, create, folder=folder))
+            con.execute(
+                parquet_view_sql(table, parquet_glob(table) if relative else glob, create, folder=folder)
+            )
             # the row count from the Parquet footers: no data read
             result.tables[table] = con.execute(
                 f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({quote_literal(glob)})"
@@ -249,7 +258,8 @@ def _refuse_overlapping_ids(con: duckdb.DuckDBPyConnection, events: Path) -> Non
     ).fetchall()
     by_origin: dict[str, list[tuple[int, int, str]]] = {}
     for name, lo, hi in stats:
-        if lo is not None and hi is not None:
+        # a file of several origins (``logcorr combine``'s) was checked when it was written
+        if lo is not None and hi is not None and lo >> 40 == hi >> 40:
             by_origin.setdefault(Path(name).parent.name, []).append((lo, hi, name))
     for origin, spans in by_origin.items():
         spans.sort()

@@ -1,0 +1,190 @@
+"""Several hosts' OUTs combined into one folder whose tables are one Parquet file each.
+
+``logcorr ingest`` on each node writes ``OUT/<table>/origin=<host>/part-….parquet``; copying N such
+folders into one gives N part files per table, and every reader (the saved queries' views, the
+timeline's scans) then opens, binds and plans N files per table per use: at 16 hosts of 20,000 entries
+that cost more than the rows (issue 49). ``combine`` reads every part of every table of the given OUTs
+and writes each table as one file, ``ALL/<table>/origin=combined/part-0-<digest>.parquet`` (rows of each
+OUT in turn, in the order given, each OUT's rows in its own order; ``host`` names each row's host),
+plus one ``manifest.json`` holding every OUT's inputs, rows and next event ids (so ``--append``
+continues each origin's ids), and ``ALL/logcorr.duckdb`` and ``ALL/views.sql`` (``database.write``).
+The folder is written beside ALL under a temporary name and renamed into place whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+import logcorr
+from logcorr import interrupts
+from logcorr.analysis.saved import quote_literal, table_folders
+from logcorr.interrupts import is_interrupt
+from logcorr.store import database
+from logcorr.store import output as store
+from logcorr.store.schema import TABLES
+
+COMBINED = "origin=combined"  # the partition folder of a combined table's one file
+ORIGIN_SHIFT = 40  # an event id's origin tag: bits 40-52 (``ingest``)
+
+
+class CombineError(Exception):
+    """The OUTs cannot be combined (one is no logcorr output, two hold one origin's overlapping ids, ALL
+    exists and is not a combined folder, a write failed)."""
+
+
+@dataclass
+class CombineResult:
+    """What ``combine`` wrote: ALL, the OUTs read, rows and input part files per table, seconds."""
+
+    path: Path
+    outs: list[Path]
+    rows: dict[str, int] = field(default_factory=dict)
+    parts_read: int = 0
+    seconds: float = 0.0
+
+
+def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResult:
+    """Combine the OUTs ``outs`` (each written by ``logcorr ingest``, or by ``combine``) into ``dest``.
+
+    Args:
+        outs: two or more ingest output folders (one is accepted too: its parts compacted).
+        dest: the combined folder (ALL); replaced when it is a folder ``combine`` wrote before.
+        embed: copy the tables into ``ALL/logcorr.duckdb`` (``database.write``); else views.
+
+    Returns:
+        A ``CombineResult``: rows per table (from the files written), the part files read.
+
+    Raises:
+        CombineError: an OUT is missing, damaged or no logcorr output; two OUTs hold overlapping
+            event ids of one origin (the same host ingested twice); ALL is one of ``outs``, or exists
+            and was not written by ``combine``; a write failed (disk full, read-only).
+    """
+    started = time.monotonic()
+    outs = [store.stable_out(Path(o)) for o in outs]
+    dest = store.real_out(Path(os.path.abspath(dest)))
+    if not outs:
+        raise CombineError("no OUT to combine: name the output folders of each host's ingest")
+    folders = []
+    for out in outs:
+        try:
+            store.check_intact(out)
+            folders.append(table_folders(out))
+        except (FileNotFoundError, store.OutputError) as e:
+            raise CombineError(str(e)) from None
+        if not (out / "manifest.json").is_file():
+            raise CombineError(f"{out}: not a logcorr output folder (no manifest.json)")
+        if dest.exists() and out.resolve() == dest.resolve():
+            raise CombineError(f"{dest}: is one of the OUTs combined; -o names a new folder")
+    if dest.exists() and not _combined_before(dest):
+        raise CombineError(
+            f"{dest}: exists and was not written by logcorr combine; choose another -o (or remove it)"
+        )
+    parts = {t: [p for f in folders if t in f for p in sorted(f[t].glob("**/*.parquet"))] for t in TABLES}
+    parts = {t: ps for t, ps in parts.items() if ps}
+    result = CombineResult(dest, outs, parts_read=sum(map(len, parts.values())))
+    digest = hashlib.sha256("\n".join(p.name for ps in parts.values() for p in ps).encode()).hexdigest()[:12]
+    with store.locked(dest):
+        tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        try:
+            with interrupts.connect() as con:
+                con.execute(f"SET memory_limit = '{database.MEMORY_LIMIT}'")  # spills beyond: bounded
+                if "events" in parts:
+                    _refuse_one_origin_twice(con, parts["events"])
+                for table, files in parts.items():
+                    result.rows[table] = _compact(
+                        con, files, tmp / table / COMBINED / f"part-0-{digest}.parquet"
+                    )
+            manifest = _manifest(outs, result.rows)
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+            old = dest.parent / f".{dest.name}.old-{os.getpid()}"
+            if dest.exists():
+                os.rename(dest, old)
+            os.rename(tmp, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        except BaseException as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(e, OSError | duckdb.IOException | duckdb.OutOfMemoryException) and not is_interrupt(
+                e
+            ):
+                said = getattr(e, "strerror", None) or str(e).strip().splitlines()[0]
+                raise CombineError(f"{dest}: cannot be written: {said}; nothing changed") from None
+            raise
+        try:
+            database.write(dest, embed=embed)
+        except database.DatabaseError as e:
+            raise CombineError(str(e)) from None
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _combined_before(dest: Path) -> bool:
+    """Whether ``dest`` is a folder ``combine`` wrote (its manifest names the OUTs it combined)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        return bool(json.loads((dest / "manifest.json").read_text()).get("combined_from"))
+    return not any(dest.iterdir()) if dest.is_dir() else False
+
+
+def _compact(con: duckdb.DuckDBPyConnection, files: list[Path], target: Path) -> int:
+    """Write the rows of ``files`` (one table's parts, in that order, columns by name: a column a part
+    lacks is null there) into the one Parquet file ``target`` (zstd); returns its rows."""
+    target.parent.mkdir(parents=True)
+    names = ", ".join(quote_literal(str(f)) for f in files)
+    con.execute(
+        f"COPY (SELECT * FROM read_parquet([{names}], union_by_name = true, hive_partitioning = false)) "
+        f"TO {quote_literal(str(target))} (FORMAT parquet, COMPRESSION zstd)"
+    )
+    return con.execute(
+        f"SELECT num_rows FROM parquet_file_metadata({quote_literal(str(target))})"
+    ).fetchone()[0]
+
+
+def _refuse_one_origin_twice(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    """Raise ``CombineError`` when two ``events`` part files hold overlapping event ids of one origin
+    (the origin tag of the id, bits 40-52): one host ingested twice into two OUTs, whose ids would each
+    name two records. Reads the ``event_id`` column of every part."""
+    names = ", ".join(quote_literal(str(f)) for f in files)
+    spans = con.execute(
+        f"SELECT event_id >> {ORIGIN_SHIFT} AS tag, filename, min(event_id), max(event_id) "
+        f"FROM read_parquet([{names}], filename = true, hive_partitioning = false) "
+        "GROUP BY ALL ORDER BY tag, min(event_id)"
+    ).fetchall()
+    for (tag, a, _, hi), (tag2, b, lo, _) in zip(spans, spans[1:], strict=False):
+        if tag == tag2 and lo <= hi:
+            raise CombineError(
+                f"{a} and {b}: two separate ingests of one origin (their event ids overlap); ingest one of "
+                "them again with its own --origin NAME, or add it to the other with --append"
+            )
+
+
+def _manifest(outs: list[Path], rows: dict[str, int]) -> dict:
+    """ALL's manifest: every OUT's inputs (each with the OUT it came from), the rows written, the time
+    span of them all, each origin's next event id, every OUT's errors, and the OUTs combined."""
+    ms = [json.loads((o / "manifest.json").read_text()) for o in outs]
+    ends = [t for m in ms for t in m.get("time_span", []) if t]
+    next_ids: dict[str, int] = {}
+    for m in ms:
+        for origin, n in (m.get("next_event_id") or {}).items():
+            next_ids[origin] = max(next_ids.get(origin, 0), int(n))
+    origins = {m.get("origin") for m in ms}
+    return {
+        "logcorr_version": logcorr.__version__,
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "combined_from": [str(o) for o in outs],
+        "inputs": [i | {"out": str(o)} for o, m in zip(outs, ms, strict=True) for i in m.get("inputs", [])],
+        "rows": rows,
+        "time_span": [min(ends), max(ends)] if ends else [None, None],
+        **({"origin": origins.pop()} if len(origins) == 1 else {}),
+        "next_event_id": next_ids,
+        "errors": [e for m in ms for e in m.get("errors", [])],
+    }

@@ -1,0 +1,145 @@
+"""``logcorr combine`` (issue 49): several hosts' OUTs into one folder whose tables are one file each,
+answering as the copy recipe before it and as each host alone; the timeline of many hosts."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from logcorr.analysis import saved
+from logcorr.cli import app
+from logcorr.ingest import ingest
+from logcorr.store import database
+from logcorr.store.combine import CombineError, combine
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTS = ("gpu-node-00", "gpu-node-01", "gpu-node-02")
+
+
+def _make_day(out: Path, seed: int, host: str) -> dict:
+    spec = importlib.util.spec_from_file_location("make_day", ROOT / "bench" / "make_day.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_day", mod)  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod.make_day(
+        6_000, out, seed=seed, host=host, journal=False, json_capture=False, log=lambda s: None
+    )
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> list[Path]:
+    """Three hosts' OUTs, each a day of bench/make_day.py with its own seed and host name."""
+    work = tmp_path_factory.mktemp("fleet")
+    outs = []
+    for i, host in enumerate(HOSTS):
+        day = _make_day(work / f"day-{host}", 1000 + i, host)
+        assert day["host"] == host
+        ingest([work / f"day-{host}" / "day.export"], work / host)
+        outs.append(work / host)
+    return outs
+
+
+@pytest.fixture(scope="module")
+def combined(fleet, tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("all") / "all"
+    result = CliRunner().invoke(app, ["combine", *map(str, fleet), "-o", str(dest)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {dest}: 3 OUTs, " in result.output
+    return dest
+
+
+def _rows(out: Path, table: str) -> int:
+    return json.loads((out / "manifest.json").read_text())["rows"][table]
+
+
+def test_each_table_is_one_file_holding_every_host_s_rows(fleet, combined):
+    for table in ("events", "batches", "aborts", "stacks"):
+        files = list((combined / table).rglob("*.parquet"))
+        assert len(files) == 1 and files[0].parent.name == "origin=combined"
+        assert (
+            pl.read_parquet(files[0]).height == sum(_rows(o, table) for o in fleet) == _rows(combined, table)
+        )
+    per_host = saved.query(combined, "SELECT host, count(*) AS n FROM events GROUP BY host ORDER BY host")
+    assert per_host.rows() == [(h, _rows(o, "events")) for h, o in zip(HOSTS, fleet, strict=True)]
+    manifest = json.loads((combined / "manifest.json").read_text())
+    assert manifest["combined_from"] == [str(o) for o in fleet]
+    assert sorted(manifest["next_event_id"]) == list(HOSTS)  # --append continues each origin's ids
+    assert [i["out"] for i in manifest["inputs"]] == [str(o) for o in fleet]
+
+
+@pytest.mark.parametrize("name", ["abort_to_assert", "clock_offsets", "room_story", "unit_lifecycle"])
+def test_per_host_queries_answer_as_each_host_alone(fleet, combined, name):
+    """The saved queries that key their rows by host or room: the combined answer is every host's own."""
+    alone = pl.concat([saved.query(o, name) for o in fleet], how="vertical_relaxed")
+    together = saved.query(combined, name)
+    assert together.height == alone.height > 0
+    assert together.sort(together.columns, nulls_last=True).equals(alone.sort(alone.columns, nulls_last=True))
+
+
+def test_every_rank_of_every_host_has_its_last_batch(fleet, combined):
+    lanes = saved.query(combined, "last_batch_per_rank").select("host", "role", "tp_rank").unique()
+    alone = pl.concat(
+        [saved.query(o, "last_batch_per_rank").select("host", "role", "tp_rank") for o in fleet]
+    )
+    assert sorted(lanes.rows()) == sorted(alone.unique().rows())
+    assert lanes.height == 3 * 2 * 8  # 3 hosts, prefill and decode, TP0-TP7
+    assert set(lanes["host"]) == set(HOSTS)
+
+
+def test_every_saved_query_answers_as_the_copy_recipe(fleet, combined, tmp_path):
+    """The recipe before issue 49 (``cp -r`` each OUT into one folder) and ``combine`` hold the same rows:
+    every saved query gives the same answer (lists compared as sets: their order is DuckDB's)."""
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    for out in fleet:
+        shutil.copytree(out, copied, dirs_exist_ok=True)
+    queries = saved.load_saved()
+    for name in queries:
+        a, b = saved.query(copied, name, saved=queries), saved.query(combined, name, saved=queries)
+        lists = [c for c, t in a.schema.items() if isinstance(t, pl.List)]
+        a, b = (f.with_columns(pl.col(lists).list.sort()).drop("summary", strict=False) for f in (a, b))
+        assert a.sort(a.columns, nulls_last=True).equals(b.sort(b.columns, nulls_last=True)), name
+
+
+def test_one_host_twice_is_refused_naming_both_parts(fleet, tmp_path):
+    twice = tmp_path / "twice"
+    shutil.copytree(fleet[0], twice)
+    with pytest.raises(CombineError, match=r"two separate ingests of one origin \(their event ids overlap\)"):
+        combine([fleet[0], twice], tmp_path / "all")
+    assert not (tmp_path / "all").exists()
+
+
+def test_a_folder_not_written_by_combine_is_not_replaced(fleet, tmp_path):
+    with pytest.raises(CombineError, match="exists and was not written by logcorr combine"):
+        combine(fleet[:2], fleet[2])
+    assert (fleet[2] / "events").is_dir()
+
+
+def test_the_combined_folder_opens_in_duckdb_from_inside_a_copy(combined, tmp_path):
+    """The documented command, ``cd ALL && duckdb logcorr.duckdb``, on a copy of the folder (a fresh
+    process; the original moved away): every host's events."""
+    copy = tmp_path / "elsewhere" / "all"
+    shutil.copytree(combined, copy)
+    code = "import duckdb; print(duckdb.connect('logcorr.duckdb', read_only=True).sql('SELECT count(DISTINCT host) FROM events').fetchall()[0][0])"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=copy, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "3"
+    assert database.points_elsewhere(copy) is None  # relative views: nothing to re-point
+
+
+def test_the_timeline_of_many_hosts_has_a_lane_per_rank_per_host(combined, tmp_path):
+    page = tmp_path / "fleet.html"
+    result = CliRunner().invoke(app, ["timeline", "-d", str(combined), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    for host in HOSTS:
+        assert f"{host} · decode TP7" in html and f"{host} · prefill TP0" in html
+    assert "gpu-node-00, gpu-node-01, gpu-node-02" in html  # the title names the hosts

@@ -979,4 +979,5 @@ CLASSIFY = {
     "level": pl.String,
     "room_error": pl.String,
     "request_id": pl.String,
+    router.PARSED: pl.Struct(router._PARSED),
 }

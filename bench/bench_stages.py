@@ -19,6 +19,12 @@ Usage::
     python bench/bench_stages.py --reuse /tmp/logcorr-day-1000000            # DIR/journal
     python bench/bench_stages.py --reuse DIR --input DIR/day.json
     python bench/bench_stages.py --reuse DIR --floor 6.45   # journalctl alone took 6.45 s
+    python bench/bench_stages.py --reuse DIR --patterns     # also: regexes per thread per chunk
+
+``--patterns`` also counts the distinct regular expressions each ingest thread hands polars per chunk
+(every ``str`` method that takes a pattern, wrapped): polars keeps the last 32 compiled per calling
+thread, so a thread that cycles more compiles them all again on every chunk (issue 49). The wrapping
+costs a little CPU of its own: compare the stages' figures of runs without it.
 """
 
 from __future__ import annotations
@@ -114,6 +120,55 @@ def instrument(st: Stages) -> None:
     ingest_module._learn_processes = st.call("processes learned", ingest_module._learn_processes)
 
 
+class Patterns:
+    """Distinct regexes per (chunk, ingest thread): polars' ``str`` methods wrapped to note each pattern
+    (not ``literal=True`` ones) under the stage ``Stages`` is in; a chunk is one call of the enricher."""
+
+    METHODS = (
+        "contains",
+        "extract",
+        "extract_groups",
+        "extract_all",
+        "replace",
+        "replace_all",
+        "count_matches",
+        "find",
+    )
+
+    def __init__(self, st: Stages) -> None:
+        import polars as pl
+
+        self.chunk = 0
+        self.seen: dict[int, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+        for cls in (pl.expr.string.ExprStringNameSpace, pl.series.string.StringNameSpace):
+            for name in self.METHODS:
+                setattr(cls, name, self._noted(getattr(cls, name), st))
+        enrich = ingest_module._Enricher.__call__
+
+        def counted(*a, **kw):
+            self.chunk += 1
+            return enrich(*a, **kw)
+
+        ingest_module._Enricher.__call__ = counted
+
+    def _noted(self, fn, st: Stages):
+        def noted(ns, *a, **kw):
+            pattern = a[0] if a else kw.get("pattern")
+            if isinstance(pattern, str) and not kw.get("literal") and st._stack:
+                self.seen[self.chunk][thread_of(st._stack[-1][0])].add(pattern)
+            return fn(ns, *a, **kw)
+
+        return noted
+
+    def summary(self) -> dict[str, tuple[int, int]]:
+        """Per thread: (median, max) distinct patterns per chunk, over the chunks that used any."""
+        per: dict[str, list[int]] = defaultdict(list)
+        for threads_of_chunk in self.seen.values():
+            for thread, patterns in threads_of_chunk.items():
+                per[thread].append(len(patterns))
+        return {t: (sorted(v)[len(v) // 2], max(v)) for t, v in sorted(per.items())}
+
+
 # Which of the ingest's threads runs each stage (``ingest._read_input``): reading, parsing and
 # re-joining; classifying; building the tables; writing them (the main thread); then the tail,
 # after the last chunk, which no stage overlaps.
@@ -165,6 +220,7 @@ def main() -> None:
         type=float,
         help="journalctl -o export > /dev/null alone, wall s (bench_ingest's floor): prints ratios",
     )
+    ap.add_argument("--patterns", action="store_true", help="count the regexes each thread uses per chunk")
     args = ap.parse_args()
     src = args.input or args.reuse / "journal"
     entries = (
@@ -174,6 +230,7 @@ def main() -> None:
     )
     st = Stages()
     instrument(st)
+    patterns = Patterns(st) if args.patterns else None
     out = Path(tempfile.mkdtemp(prefix="logcorr-stages-")) / "out"
     wall0, cpu0 = time.perf_counter(), time.process_time()
     result = ingest_module.ingest([src], out)
@@ -203,6 +260,11 @@ def main() -> None:
         f"journalctl {child_cpu:.2f}"
         + (f", journalctl alone (--floor) {args.floor:.2f} s wall" if args.floor else "")
     )
+    if patterns:
+        print(
+            "distinct regexes per chunk (median, max; polars keeps 32 compiled per thread): "
+            + ", ".join(f"{t} {m} ({x})" for t, (m, x) in patterns.summary().items())
+        )
     print("model of the pipelined ingest on C cores (a lower bound; see core_model):")
     print(f"{'cores':>5} {'pipeline s':>10} {'tail s':>7} {'total s':>8} {'ratio':>6}")
     for cores, pipeline, tail, total, ratio in core_model(by_thread, child_cpu, args.floor):

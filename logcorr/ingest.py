@@ -186,6 +186,9 @@ class _Enricher:
             parsed["rid"].alias("rid"),
             parsed["request_id"].alias("request_id"),
             parsed["bootstrap_room"].alias("bootstrap_room"),
+            parsed[
+                router.PARSED
+            ],  # a router line's request fields, for the requests table (not an events column)
             pl.coalesce(pl.col("entry_error"), pl.col("time_error"), parsed["room_error"]).alias(
                 "entry_error"
             ),

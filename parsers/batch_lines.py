@@ -2,8 +2,10 @@
 (``BATCH_FIELDS``, each with the SGLang version that introduced it) and the vectorised split.
 
 Lines are grouped by their sequence of keys (their *shape*: one SGLang version and mode prints one
-shape), one anchored regex is built per shape from its first line and applied to every line left, and
-only lines of a rare shape (beyond ``MAX_BATCH_SHAPES``) go through a Python tokenizer. Known keys
+shape), one anchored regex is built per shape from its first line and tells the lines of that shape
+among those left; their values are then cut at ``, `` in one pass (a shape whose values hold no list)
+or captured by the regex, and only lines of a rare shape (beyond ``MAX_BATCH_SHAPES``) go through a
+Python tokenizer. Known keys
 become typed columns, every other key lands in ``extra`` (JSON text), so no field is ever lost.
 """
 
@@ -138,27 +140,42 @@ def _parse_batch_py(line: str) -> dict:
     return row
 
 
-def _shape_regex(line: str) -> tuple[str, str, list[str], dict[str, str]] | None:
-    """Regexes for every line of the same key sequence as ``line``: one that matches the whole
-    line (for a fast yes/no) and one without the end anchor (to capture, twice as fast), the keys
-    in order, and the head columns every such line shares (a head without ``(mixed …)`` or ``[N]``
-    is matched as the literal text it is: a fifth faster than capturing it); None when the line
-    cannot be described this way (a value holding ``, `` outside brackets, an item without ``: ``)."""
+@dataclass(frozen=True)
+class Shape:
+    """The regexes of every batch line of one key sequence (``_shape``): ``whole`` matches a whole line
+    of it (a fast yes/no), ``capture`` the same without the end anchor, a group per value; ``keys`` in
+    order; ``fixed`` the head columns every such line shares. ``head`` is the literal head every line
+    of the shape opens with when no value can hold ``, `` (no list value): then the values are cut at
+    ``, `` (``_cut``) instead of captured, twice as fast; ``printed`` the keys as the line prints them
+    (``keys`` numbers a repeated one: ``#token#2``)."""
+
+    whole: str
+    capture: str
+    keys: list[str]
+    fixed: dict[str, str]
+    head: str | None
+    printed: list[str]
+
+
+def _shape(line: str) -> Shape | None:
+    """The ``Shape`` of ``line`` (a head without ``(mixed …)`` or ``[N]`` is matched as the literal text
+    it is: a fifth faster than capturing it); None when the line cannot be described this way (a value
+    holding ``, `` outside brackets, an item without ``: ``)."""
     m = _HEAD.match(line)
     if not m:
         return None
-    head, fixed = _HEAD_RX, {}
+    head, fixed, literal = _HEAD_RX, {}, None
     if m.group(2) is None and m.group(3) is None:
-        head, fixed = "^" + _escape(m.group(0)), {"_bt": m.group(1)}
+        head, fixed, literal = "^" + _escape(m.group(0)), {"_bt": m.group(1)}, m.group(0)
     items = _split_items(line[m.end() :])
     if not items or any(v is None for _, v in items):
         return None
     parts, keys, seen = [], [], {}
-    for i, (key, value) in enumerate(items):
+    for i, (key, value) in enumerate(items):  # (items' keys: as printed)
         if "\n" in key or ", " in key:
             return None
         if value.startswith("[") and value.endswith("]"):
-            vpat = _LIST_VALUE
+            vpat, literal = _LIST_VALUE, None
         elif ", " in value or "\n" in value:
             return None
         else:
@@ -167,7 +184,24 @@ def _shape_regex(line: str) -> tuple[str, str, list[str], dict[str, str]] | None
         seen[key] = seen.get(key, 0) + 1
         keys.append(key if seen[key] == 1 else f"{key}#{seen[key]}")
     capture = head + ", ".join(parts)
-    return capture + r"(?:, ?|,)?$", capture, keys, fixed
+    return Shape(capture + r"(?:, ?|,)?$", capture, keys, fixed, literal, [k for k, _ in items])
+
+
+def _cut(lines: pl.Series, shape: Shape) -> pl.Series:
+    """The values of ``lines`` (each a whole line of ``shape``, which has a literal ``head``) as the
+    struct ``extract_groups(shape.capture)`` gives (fields ``v0``…), by cutting at ``, ``: the
+    shape's values hold no comma, so the n-th piece after the head is the n-th key, ``: `` and its
+    value; the last may end with the line's trailing ``,``."""
+    n = len(shape.keys)
+    pieces = lines.str.slice(len(shape.head)).str.split_exact(", ", n - 1).struct.unnest()
+    return pieces.select(
+        (
+            pl.col(f"field_{i}").str.slice(len(key) + 2).str.strip_suffix(",")
+            if i == n - 1
+            else pl.col(f"field_{i}").str.slice(len(key) + 2)
+        ).alias(f"v{i}")
+        for i, key in enumerate(shape.printed)
+    ).to_struct("g")
 
 
 def _escape(text: str) -> str:
@@ -191,24 +225,23 @@ def parse_batch_lines(lines: pl.Series) -> pl.DataFrame:
     for _ in range(MAX_BATCH_SHAPES):
         if todo.height == 0:
             break
-        shape = _shape_regex(todo["line"][0])
+        shape = _shape(todo["line"][0])
         if shape is None:
             break
-        whole, capture, keys, fixed = shape
         try:
-            ok = todo["line"].str.contains(whole).fill_null(False)
+            ok = todo["line"].str.contains(shape.whole).fill_null(False)
             if not ok[0]:
                 break
             hit = todo.filter(ok)
-            g = hit["line"].str.extract_groups(capture)
+            g = _cut(hit["line"], shape) if shape.head else hit["line"].str.extract_groups(shape.capture)
         except pl.exceptions.PolarsError:  # a key the regex engine cannot take: slow path
             break
         matched = (
             pl.DataFrame([hit["_i"], g])
             .unnest(g.name)
-            .with_columns(pl.lit(v).alias(c) for c, v in fixed.items())
+            .with_columns(pl.lit(v).alias(c) for c, v in shape.fixed.items())
         )
-        renames = {f"v{i}": "k:" + k for i, k in enumerate(keys)}
+        renames = {f"v{i}": "k:" + k for i, k in enumerate(shape.keys)}
         groups.append(matched.rename(renames))
         todo = todo.filter(~ok)
     if todo.height:

@@ -658,46 +658,51 @@ _LEVEL_ONLY_REGEX = (
 )
 
 
+def _which_regex(headers: list[Header]) -> str:
+    """One pattern of every family of ``headers``, in order, a group ``f<k>`` each (their own groups
+    made non-capturing): the group that matched names the first family a line opens with (an
+    alternation prefers its first branch that matches, as ``_first_claim``'s order does)."""
+    return "^(?:" + "|".join(f"(?P<f{k}>{strip_groups(h.regex)[1:]})" for k, h in enumerate(headers)) + ")"
+
+
 def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool = False) -> pl.DataFrame:
     """Per row of ``frame`` (``_i``, ``src``) the first of ``headers`` (in order) its line opens with:
     ``_i``, ``header``, every field of ``_FIELDS`` (str, null where the family has none) and ``_cut``
     (the header's length in characters); rows none of them claims are left out (``every_row``: kept,
-    null). One pass of every family over the rows, run together; without ``every_row`` a family no
-    row opens with is left out first (most chunks hold one family or none here)."""
+    null; one family). Dispatched by family: one pass of every family's pattern joined (``_which_regex``)
+    says which family each row is of, then each family's own pattern reads its fields on its rows
+    only, so a chunk compiles and scans only the families it holds."""
+    if every_row or len(headers) == 1:
+        return _claim(frame, headers[0], every_row=every_row)
+    if frame.height == 0:
+        return pl.DataFrame(schema=_CLAIM_SCHEMA)
+    which = frame["src"].str.extract_groups(_which_regex(headers)).struct.unnest()
+    family = pl.select(
+        pl.coalesce([pl.when(which[f"f{k}"].is_not_null()).then(k) for k in range(len(headers))])
+    ).to_series()
+    parts = [
+        _claim(frame.filter(family == k), headers[k]) for k in family.drop_nulls().unique().sort().to_list()
+    ]
+    if not parts:
+        return pl.DataFrame(schema=_CLAIM_SCHEMA)
+    return pl.concat(parts).sort("_i") if len(parts) > 1 else parts[0]
+
+
+def _claim(frame: pl.DataFrame, header: Header, *, every_row: bool = False) -> pl.DataFrame:
+    """``_first_claim`` of one family: its fields on the rows of ``frame`` its pattern matches (every
+    row with ``every_row``, null where it does not)."""
+    g = frame.select("_i", pl.col("src").str.extract_groups(f"^(?P<_head>{header.regex[1:]})").alias("h"))
+    head = pl.col("h").struct.field("_head")
     if not every_row:
-        present = frame.select(
-            pl.col("src").str.contains(h.regex).any().alias(str(k)) for k, h in enumerate(headers)
-        )
-        headers = [h for h, seen in zip(headers, present.row(0), strict=True) if seen]
-        if not headers:
-            return pl.DataFrame(schema=_CLAIM_SCHEMA)
-    g = frame.select(
+        g = g.filter(head.is_not_null())
+    return g.select(
         "_i",
+        pl.when(head.is_not_null()).then(pl.lit(header.name)).alias("header"),
         *[
-            pl.col("src").str.extract_groups(f"^(?P<_head>{h.regex[1:]})").alias(f"h{k}")
-            for k, h in enumerate(headers)
+            (pl.col("h").struct.field(f) if f"<{f}>" in header.regex else pl.lit(None, pl.String)).alias(f)
+            for f in _FIELDS
         ],
-    )
-    hit = [pl.col(f"h{k}").struct.field("_head").is_not_null() for k in range(len(headers))]
-
-    def first(values: list[pl.Expr]) -> pl.Expr:
-        expr = pl.when(hit[0]).then(values[0])
-        for cond, value in zip(hit[1:], values[1:], strict=True):
-            expr = expr.when(cond).then(value)
-        return expr
-
-    def field(k: int, name: str) -> pl.Expr:
-        return (
-            pl.col(f"h{k}").struct.field(name) if f"<{name}>" in headers[k].regex else pl.lit(None, pl.String)
-        )
-
-    return (g if every_row else g.filter(pl.any_horizontal(hit))).select(
-        "_i",
-        first([pl.lit(h.name) for h in headers]).alias("header"),
-        *[first([field(k, f) for k in range(len(headers))]).alias(f) for f in _FIELDS],
-        first([pl.col(f"h{k}").struct.field("_head") for k in range(len(headers))])
-        .str.len_chars()
-        .alias("_cut"),
+        head.str.len_chars().cast(pl.UInt32).alias("_cut"),
     )
 
 

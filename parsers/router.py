@@ -228,6 +228,9 @@ REQUESTS = REQUESTS_TABLE.schema
 _COLUMNS = list(REQUESTS)
 _PARSED = {c: REQUESTS[c] for c in _COLUMNS[_COLUMNS.index("method") : _COLUMNS.index("format") + 1]}
 _PARSED["content_role"] = pl.String
+# The column of ``kinds``' output (carried on the classified records) that holds a router line's
+# fields, parsed once: ``requests`` reads them there.
+PARSED = "_request"
 # The ``ev`` input this module reads: ``events`` columns plus the header split.
 _EV = {
     **{c: EVENTS.schema[c] for c in ("event_id", "ts", "host", "role", "pid", "level")},
@@ -279,7 +282,8 @@ def is_own_router_line(ev: pl.DataFrame) -> pl.Series:
 def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     """``kind`` (``request``, ``health`` or ``other``) and ``content_role`` (``router`` or null) for
     router lines and access lines; one row per row of ``ev``, in order. Access lines are told apart
-    by a match test only (no field captured); router lines are parsed."""
+    by a match test only (no field captured); router lines are parsed, and their fields kept in
+    ``PARSED`` (a struct, null on the other rows) for ``requests`` to read instead of parsing again."""
     base = _base(ev)
     first = base["body"]  # the access formats are anchored at the start: no need to cut lines
     router_rows = is_router_line(base)
@@ -299,6 +303,7 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     )
     if router_rows.any():
         req = _parse(base.filter(router_rows).with_row_index("_i"))
+        parsed = req.select(pl.struct(list(_PARSED)).alias(PARSED))
         path = pl.coalesce(pl.col("path"), pl.lit(""))
         is_req = pl.any_horizontal(
             [pl.col(c).is_not_null() for c in ("method", "path", "prefill_url", "decode_url", "request_id")]
@@ -317,7 +322,15 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
         )
         pos = router_rows.arg_true()
         out = out.with_columns(out[c].scatter(pos, sub[c]) for c in out.columns)
-    return out
+        return out.with_columns(spread(parsed[PARSED], pos, out.height))
+    return out.with_columns(pl.lit(None, pl.Struct(_PARSED)).alias(PARSED))
+
+
+def spread(values: pl.Series, pos: pl.Series, n: int) -> pl.Series:
+    """``values`` (any type, a struct too) at the row numbers ``pos`` of a Series of ``n`` rows, null
+    elsewhere."""
+    at = pl.Series(dtype=pl.UInt32).clear(n).scatter(pos, pl.int_range(len(pos), dtype=pl.UInt32, eager=True))
+    return values.gather(at)
 
 
 def requests(ev: pl.DataFrame) -> pl.DataFrame:
@@ -346,7 +359,21 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
     base = _base(ev)
     if base.height == 0:
         return pl.DataFrame(schema=REQUESTS)
-    out = _parse(base.with_row_index("_i")).filter(pl.col("format").is_not_null())
+    base = base.with_row_index("_i")
+    known = ev[PARSED].is_not_null() if PARSED in ev.columns else pl.repeat(False, ev.height, eager=True)
+    if known.any():  # router lines ``kinds`` parsed already (at ingest, all of them): their fields
+        done = pl.concat(
+            [
+                base.filter(known).drop(c for c in _PARSED if c in base.columns),
+                ev.filter(known)[PARSED].struct.unnest(),
+            ],
+            how="horizontal",
+        )
+        rest = [_parse(base.filter(~known))] if not known.all() else []
+        out = pl.concat([done, *rest], how="diagonal_relaxed").sort("_i")
+    else:
+        out = _parse(base)
+    out = out.filter(pl.col("format").is_not_null())
     own = pl.col("role")
     role = pl.when(own.is_null() | (own == "unknown")).then(
         pl.coalesce(pl.col("content_role"), pl.lit("unknown"))

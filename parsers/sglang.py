@@ -103,7 +103,9 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         null: the role the text itself implies, issue item 8) and ``level`` (``ev.level``, else a
         level printed in the text: Python's ``LEVEL:name:`` format or a JSON ``"level"``; else
         null, never guessed from words) and ``room_error`` (why a room the record names is not in
-        ``bootstrap_room``: a number outside Int64; SGLang draws rooms below 2^63).
+        ``bootstrap_room``: a number outside Int64; SGLang draws rooms below 2^63); ``_request``: a
+        router line's ``requests`` fields, parsed once here to tell its kind (``router.kinds``), for
+        ``router.requests`` to read (null on every other row; not an ``events`` column).
 
     Never raises on any text. Formats: the pattern tables of this module and of
     ``logcorr.parsers.router``.
@@ -121,7 +123,9 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
         found = g.field("a").fill_null(g.field("b").str.to_uppercase().replace({"WARN": "WARNING"}))
         level = level.scatter(printed.arg_true(), found)
     role = _content_role(kind, hit["content_role"], base["body"]).alias("content_role")
-    return ids.with_columns(kind, role, level).select(pl.col(c).cast(t) for c, t in CLASSIFY.items())
+    return ids.with_columns(kind, role, level, hit[router.PARSED]).select(
+        pl.col(c).cast(t) for c, t in CLASSIFY.items()
+    )
 
 
 def _content_role(kind: pl.Series, role: pl.Series, body: pl.Series) -> pl.Series:
@@ -607,14 +611,16 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
     # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
+    request = pl.Series(router.PARSED, dtype=pl.Struct(router._PARSED)).clear(n)
     todo = (kind == "request").fill_null(False) | (router_rows & ~(foreign & kind.is_not_null()))
     if todo.any():
         rk = router.kinds(base.filter(todo))
         kind = kind.scatter(todo.arg_true(), rk["kind"])
         role = role.scatter(todo.arg_true(), rk["content_role"])
+        request = router.spread(rk[router.PARSED], todo.arg_true(), n)
     starts_like_dump = kind.is_null() & frame["body"].str.contains(PYSPY_FRAME_START)
     kind = kind.scatter(starts_like_dump.arg_true(), "pyspy").fill_null("other")
-    return out.with_columns(kind.alias("kind"), role.alias("content_role"))
+    return out.with_columns(kind.alias("kind"), role.alias("content_role"), request)
 
 
 def _family(

@@ -1084,4 +1084,5 @@ CLASSIFY = {
     "level": pl.String,
     "room_error": pl.String,
     "request_id": pl.String,
+    router.PARSED: pl.Struct(router._PARSED),
 }

@@ -38,3 +38,34 @@ def test_03_a_faulthandler_dump_at_a_segfault_is_where_it_crashed_not_a_py_spy_w
     text = report(out)
     assert "py-spy dumps" not in text and "bare py-spy output" not in text
     assert "waits in all_reduce" not in text
+
+
+def _summary(out) -> str:
+    return report(out).split("## Summary", 1)[1].split("\n## ", 1)[0]
+
+
+def test_01_a_yearless_time_is_quoted_without_c10s_level_letter_and_the_chain_keeps_no_cut_parenthesis(
+    tmp_path,
+):
+    """Line 7 `[rank7]:[E226 11:16:37.170295281 ProcessGroupNCCL.cpp:…]`: E is the level; the time printed
+    is 02-26 11:16:37.170295281 (events.printed_time), and the chain step says it once, with no
+    "(no time read; printed without a year." cut at the colon inside it."""
+    summary = _summary(_ingested(tmp_path, "01"))
+    (happened,) = [line for line in summary.splitlines() if "**What happened**" in line]
+    assert "rank 7 (no time read; printed without a year: 02-26 11:16:37.170295281): ALLREDUCE" in happened
+    assert "E226" not in summary
+    (chain,) = [line for line in summary.splitlines() if "**How it came about**" in line]
+    assert (
+        chain
+        == "- **How it came about**: 02-26 11:16:37.170295281 Collective timeout (NCCL watchdog) on rank 7."
+    )
+
+
+def test_18_glog_times_of_unexplained_errors_are_quoted_without_the_level_letter(tmp_path):
+    """`E0523 06:50:40.074718   223 client.cpp:444] Transfer failed for task0`: quoted with its own
+    printed time 05-23 06:50:40.074718, never "E0523 06:50:40"."""
+    out = _ingested(tmp_path, "18")
+    found = saved.query(out, "SELECT summary FROM findings WHERE summary LIKE '%Transfer failed for task0%'")
+    (summary,) = found["summary"]
+    assert "(no time read; printed without a year: 05-23 06:50:40.074718)" in summary
+    assert "printed without a year: E0523" not in summary

@@ -3,8 +3,12 @@ before the fixes): each file's body (its ``# source``/``# note`` lines off, as t
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import polars as pl
+
 from logcorr.analysis import saved
-from logcorr.ingest import ingest
+from logcorr.ingest import ingest, records_from_text
 from logcorr.render.report import report
 from tests.test_batch8 import BATCH as BATCH8
 
@@ -69,3 +73,28 @@ def test_18_glog_times_of_unexplained_errors_are_quoted_without_the_level_letter
     (summary,) = found["summary"]
     assert "(no time read; printed without a year: 05-23 06:50:40.074718)" in summary
     assert "printed without a year: E0523" not in summary
+
+
+def test_08_the_vllmworker_rank_prefix_is_read_each_line_its_own_record(tmp_path):
+    """`(VllmWorker rank=0 pid=98473) DEBUG 07-08 02:13:53 [nixl_connector.py:860] …`: vLLM's worker
+    prefix with its global rank (the contract's tp_rank, as PyTorch's [rankN]); 7 DEBUG records, not one."""
+    ev = records_from_text(_body("08"), "08.log")
+    rows = ev.filter(pl.col("level").is_not_null())
+    assert rows.select("source_pos", "n_lines", "pid", "tp_rank").rows() == [
+        ("line 2", 1, 98473, 0),
+        ("line 3", 1, 98473, 0),
+        ("line 4", 1, 98474, 1),
+        ("line 5", 1, 98474, 1),
+        ("line 6", 1, 98474, 1),
+        ("line 7", 1, 98474, 1),
+        ("line 8", 1, 98474, 1),
+    ]
+    assert set(rows["level"]) == {"DEBUG"} and set(rows["printed_time"]) == {"07-08 02:13:53"}
+    assert rows.filter(pl.col("request_id").is_not_null())["source_pos"].to_list() == ["line 2", "line 4"]
+
+
+def test_06_python_logging_with_the_level_before_the_logger_is_a_header(tmp_path):
+    """`2025-06-25 11:25:58,633 - INFO - flashinfer.jit: Prebuilt kernels not found, …` (line 25)."""
+    ev = records_from_text(_body("06"), "06.log")
+    (row,) = ev.filter(pl.col("source_pos") == "line 25").select("log_ts", "level").rows()
+    assert row == (datetime(2025, 6, 25, 11, 25, 58, 633000), "INFO")

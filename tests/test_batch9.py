@@ -9,6 +9,7 @@ import polars as pl
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
+from logcorr.inputs.sniff import sniff_lines
 from logcorr.render.report import report
 from tests.test_batch8 import BATCH as BATCH8
 
@@ -98,3 +99,16 @@ def test_06_python_logging_with_the_level_before_the_logger_is_a_header(tmp_path
     ev = records_from_text(_body("06"), "06.log")
     (row,) = ev.filter(pl.col("source_pos") == "line 25").select("log_ts", "level").rows()
     assert row == (datetime(2025, 6, 25, 11, 25, 58, 633000), "INFO")
+
+
+def test_15_a_z_stamp_followed_by_a_level_is_the_programs_header_not_a_container_stamp(tmp_path):
+    """Dynamo's `2025-04-24T07:42:04.064Z  INFO __init__…: …` (lines 4-14): 11 records, each with its own
+    UTC time and level INFO, not one record under a kubectl --timestamps envelope."""
+    lines = [line for line in _body("15").splitlines() if line.strip()]
+    assert sniff_lines(lines) is None
+    out = _ingested(tmp_path, "15")
+    ev = saved.query(out, "SELECT source_pos, n_lines, level, ts, zoned FROM events WHERE level IS NOT NULL")
+    assert ev["source_pos"].to_list() == [f"line {n}" for n in range(4, 15)]
+    assert set(ev["n_lines"]) == {1} and set(ev["level"]) == {"INFO"} and set(ev["zoned"]) == {True}
+    assert str(ev["ts"][0]) == "2025-04-24 07:42:04.064000+00:00"
+    assert str(ev["ts"][-1]) == "2025-04-24 07:42:11.771000+00:00"

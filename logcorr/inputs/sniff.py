@@ -13,7 +13,7 @@ import polars as pl
 
 from logcorr.inputs import dumps, exports, traces
 from logcorr.parsers import journald, prometheus
-from logcorr.parsers.prefix import HEADER_START
+from logcorr.parsers.prefix import HEADER_START, ROUTER_START
 
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
@@ -130,7 +130,9 @@ def sniff_lines(lines: list[str]) -> str | None:
         return None
     if share(CRI_LINE) >= half:
         return "cri"
-    if share(KUBECTL_LINE) >= half:
+    # a stamp followed by a level token is a program's own header (Rust tracing: sgl-router, Dynamo's
+    # "2025-04-24T07:42:04.064Z  INFO …"), not kubectl's --timestamps envelope
+    if int((s.str.contains(KUBECTL_LINE) & ~s.str.contains(ROUTER_START)).sum()) >= half:
         return "kubectl"
     stern = s.str.extract_groups(STERN_LINE)
     rest = stern.struct.field("text")

@@ -31,8 +31,14 @@ LEVEL_WORD = r"DEBUG|INFO|WARNING|ERROR|CRITICAL"
 ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 # Ray's and vLLM's worker-log prefix, once or twice (``(Worker pid=7) (Worker_TP2 pid=7) ``): the
 # last worker name's rank tokens (``Worker_DP1_TP0_EP8``, ``EngineCore_DP0``, ``VllmWorker TP0``) are the line's ranks,
-# its pid the line's pid; only a family marked ``after_worker`` may follow it (split_prefix).
-WORKER_NAME = r"[A-Za-z]\w*(?: [A-Z]+[0-9]+)*"  # Worker_DP1_TP0_EP8, EngineCore_DP0, VllmWorker TP0
+# its pid the line's pid; only a family marked ``after_worker`` may follow it (split_prefix). vLLM's
+# multiproc executor before the TP/DP names (2025) printed ``(VllmWorker rank=1 pid=7)``: that rank is
+# the worker's global rank (torch.distributed's, as PyTorch's ``[rankN]:``), which the contract keeps in
+# tp_rank, and only where no rank token (TPn) is printed.
+WORKER_NAME = (
+    r"[A-Za-z]\w*(?: [A-Z]+[0-9]+| rank=[0-9]+)*"  # Worker_DP1_TP0_EP8, VllmWorker TP0, VllmWorker rank=1
+)
+WORKER_RANK = r" rank=([0-9]+)"
 RAY_PREFIX = rf"^(?:\((?P<worker>{WORKER_NAME}) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
 
 
@@ -299,6 +305,10 @@ HEADERS = (
                 "(Worker pid=107182) (Worker_TP2 pid=107182) ERROR 03-28 09:06:16 [mooncake_backend.py:85] x",
                 {"level": "ERROR", "tp_rank": 2, "dp_rank": None, "pid": 107182, "body": "x"},
             ),
+            (
+                "(VllmWorker rank=1 pid=98474) DEBUG 07-08 02:13:53 [nixl_connector.py:472] Querying master",
+                {"level": "DEBUG", "tp_rank": 1, "pid": 98474, "log_ts": None, "body": "Querying master"},
+            ),
         ),
         after_worker=True,
     ),
@@ -425,6 +435,22 @@ HEADERS = (
             ),
         ),
         after_worker=True,
+    ),
+    H(
+        "pylogging",
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>{LEVEL_WORD}) - [\w.-]+: ",
+        "Python logging's '%(asctime)s - %(levelname)s - %(name)s: %(message)s', the level before the logger "
+        "(flashinfer's logger; comma milliseconds)",
+        (
+            (
+                "2025-06-25 11:25:58,633 - INFO - flashinfer.jit: Prebuilt kernels not found, using JIT backend",
+                {
+                    "level": "INFO",
+                    "log_ts": datetime(2025, 6, 25, 11, 25, 58, 633000),
+                    "body": "Prebuilt kernels not found, using JIT backend",
+                },
+            ),
+        ),
     ),
     H(
         UTC_HEADER,
@@ -796,7 +822,12 @@ def split_prefix(text: pl.Series) -> pl.DataFrame:
         level.alias("level"),
         rank["DP"].alias("dp_rank"),
         rank["PP"].alias("pp_rank"),
-        pl.coalesce(rank["TP"], pl.col("rank").cast(pl.Int16, strict=False), pg_rank).alias("tp_rank"),
+        pl.coalesce(
+            rank["TP"],
+            pl.col("rank").cast(pl.Int16, strict=False),
+            pl.col("wrank").cast(pl.Int16, strict=False),
+            pg_rank,
+        ).alias("tp_rank"),
         rank["EP"].alias("ep_rank"),
         pl.coalesce("pid", "wpid").cast(pl.Int32, strict=False).alias("pid"),
         pl.col("tid").cast(pl.Int64, strict=False).alias("tid"),
@@ -837,9 +868,10 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         df = df.with_columns(
             pl.coalesce(printed, tokens, pl.col("ranks")).alias("ranks"),
             worker.struct.field("wpid").alias("wpid"),
+            worker.struct.field("worker").str.extract(WORKER_RANK, 1).alias("wrank"),
         )
     else:
-        df = df.with_columns(pl.lit(None, pl.String).alias("wpid"))
+        df = df.with_columns(pl.lit(None, pl.String).alias("wpid"), pl.lit(None, pl.String).alias("wrank"))
     # the body: the text after the header; a Ray-prefixed line that no header claimed stays whole, but
     # for a level-only family's line (uvicorn's ``INFO:     …`` access and lifecycle lines behind
     # ``(APIServer pid=1) ``): its body is the same as without the prefix, so it is classified the same

@@ -157,13 +157,14 @@ Extension modules: numpy._core._multiarray_umath, zmq.backend.cython._zmq (total
 
 
 def test_faulthandler_dump_threads_and_frames():
-    """CPython faulthandler: a hex thread id, no name or state, frames innermost first (py-spy's
-    order); the fatal error line and the extension list are not frames."""
+    """CPython faulthandler: a hex thread id, no name, frames innermost first (py-spy's order); the
+    "Current thread" (the one that crashed) has state current; the fatal error line and the
+    extension list are not frames."""
     r = parse_dump(FAULTHANDLER)
     check_lines_kept(FAULTHANDLER, r)
     assert r.captures.select("thread_id", "thread_name", "thread_state", "n_frames", "partial").rows() == [
         (0x00007F775A7FC640, None, None, 2, False),
-        (0x00007F8EDAFE1000, None, None, 2, False),
+        (0x00007F8EDAFE1000, None, "current", 2, False),
     ]
     assert r.captures["innermost"].to_list() == [
         "wait (/usr/lib/python3.10/threading.py:324)",

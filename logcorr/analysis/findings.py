@@ -260,13 +260,15 @@ def _step_text(r: dict) -> str:
     """A finding as a step of the chain: its summary up to the first colon (a divergence: its groups;
     a restart: with its unit), without the time the step already shows."""
     text = r["summary"] or r["kind"]  # a summary a query could not word (a null among its parts)
+    # the time said apart first: "(no time read; printed without a year: …)" holds a colon of its own
+    text = re.sub(r" \(no time read[^)]*\)", "", text)
     if r["kind"] == "rank_divergence":
         text = text.split(" (py-spy")[0].replace("its ranks wait in different places: ", "")
     elif r["kind"] in ("restart", "crash_loop"):
         text = " ".join(text.split(" ")[:3])
     else:
         text = text.split(": ")[0]
-    return re.sub(r" \(no time read[^)]*\)", "", text.replace(" at " + _t(r["ts"], zone=_zoned(r)), ""))
+    return text.replace(" at " + _t(r["ts"], zone=_zoned(r)), "")
 
 
 def _chain(found: pl.DataFrame) -> str:

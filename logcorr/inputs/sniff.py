@@ -13,7 +13,7 @@ import polars as pl
 
 from logcorr.inputs import dumps, exports, traces
 from logcorr.parsers import journald, prometheus
-from logcorr.parsers.prefix import HEADER_START, NOTE
+from logcorr.parsers.prefix import HEADER_START, NOTE, ROUTER_START
 
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
@@ -117,8 +117,11 @@ def sniff_lines(lines: list[str]) -> str | None:
     def share(pattern: str) -> int:
         return int(s.str.contains(pattern).sum())
 
-    def every(pattern: str) -> bool:
-        return int((s.str.contains(pattern).fill_null(False) & ~notes).sum()) >= nearly
+    def every(pattern: str, but: str | None = None) -> bool:
+        hit = s.str.contains(pattern).fill_null(False) & ~notes
+        if but is not None:
+            hit = hit & ~s.str.contains(but).fill_null(False)
+        return int(hit.sum()) >= nearly
 
     if int((s.str.contains(DOCKER_LINE) & s.str.contains(r'"time":\s*"')).sum()) >= half:
         return "docker-json"
@@ -140,7 +143,9 @@ def sniff_lines(lines: list[str]) -> str | None:
         return None
     if every(CRI_LINE):
         return "cri"
-    if every(KUBECTL_LINE):
+    # a stamp followed by a level token is a program's own header (Rust tracing: sgl-router, Dynamo's
+    # "2025-04-24T07:42:04.064Z  INFO …"), not kubectl's --timestamps envelope
+    if every(KUBECTL_LINE, but=ROUTER_START):
         return "kubectl"
     stern = s.str.extract_groups(STERN_LINE)
     rest = stern.struct.field("text")

@@ -549,7 +549,10 @@ STACKS = _table(
         **_RANKS,
         "thread_id": C(pl.Int64, "thread id as py-spy printed it"),
         "thread_name": C(pl.String, "thread name (MainThread …); null when none"),
-        "thread_state": C(pl.String, "active, idle, … as py-spy printed it"),
+        "thread_state": C(
+            pl.String,
+            'active, idle, … as py-spy printed it; current: faulthandler\'s "Current thread" (the one that crashed)',
+        ),
         "depth": C(pl.Int32, "0 = innermost frame"),
         "function": C(pl.String, "function name"),
         "file": C(pl.String, "file as printed"),

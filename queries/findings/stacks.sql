@@ -1,4 +1,5 @@
 -- question: Where does every dumped process wait: per py-spy dump, its main thread's innermost frame
+--   (per faulthandler dump in a fatal error's record: where its current thread crashed),
 --   and the collective, point-to-point op or device sync it waits in when a frame names one, whether
 --   the frames are init frames (start-up) or a serving loop, and who took the dump?
 -- tables: captures, stacks, events
@@ -27,20 +28,26 @@
 --   rule of crash.sql); a wait in init frames is a start-up hang. Threads with the same wait, frame,
 --   caller, phase and role form one group; ranks in a row become ranges (TP0-TP3). A dump whose record
 --   header "Pyspy dump for PID N" is in the text was logged by SGLang (its watchdog or crash
---   diagnostics); one without it is bare py-spy output. It leads the summary only when nothing worse
+--   diagnostics); one without it is bare py-spy output. A faulthandler dump inside a "Fatal Python
+--   error" record (a watchdogs row fatal_python_error at the same line) is no py-spy dump and no wait:
+--   it is worded as a faulthandler dump at the crash, and its "Current thread" (thread_state current)
+--   is told as the thread that crashed in its frame. It leads the summary only when nothing worse
 --   (a crash, timeout, stop, failed transfer) is found.
 WITH told AS (
     SELECT c.*,
            c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all', 'barrier',
                             'send', 'recv', 'cuda_sync') AS in_op,
            coalesce(c.tp_rank, c.dp_rank, c.pp_rank, c.ep_rank) IS NOT NULL AS is_rank,
-           e.event_id AS dump_event
+           e.event_id AS dump_event, w.reason AS crash
     FROM captures c
     LEFT JOIN events e
       ON e.kind = 'pyspy' AND e.source = c.source AND e.source_pos = c.source_pos
          AND e.message LIKE '%Pyspy dump for PID%'
+    -- a faulthandler dump printed by a fatal error: the record that carries it is the crash
+    LEFT JOIN watchdogs w
+      ON w.watchdog_kind = 'fatal_python_error' AND w.source = c.source AND w.source_pos = c.source_pos
     WHERE c.n_frames > 0
-      AND (c.is_main OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
+      AND (c.is_main OR (c.thread_state = 'current' AND w.reason IS NOT NULL) OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
                                          'barrier', 'send', 'recv', 'cuda_sync')
            -- a process is told by all its threads: an active one beside an idle main thread too
            OR (c.thread_state = 'active'
@@ -88,7 +95,8 @@ threads AS (
                 THEN ', in init frames (' || n.init_frame || ', no event loop)'
                      || CASE WHEN t.in_op OR t.thread_state = 'idle' THEN ': a start-up hang' ELSE '' END
                 ELSE '' END AS phase,
-           CASE WHEN t.in_op THEN 'wait' ELSE coalesce(t.thread_state, '') END AS verb,
+           CASE WHEN t.crash IS NOT NULL AND t.thread_state = 'current' THEN 'crash'
+                WHEN t.in_op THEN 'wait' ELSE coalesce(t.thread_state, '') END AS verb,
            CASE WHEN NOT t.in_op THEN NULL
                 WHEN t.wait_class = 'cuda_sync' THEN 'a device synchronize'
                 ELSE t.wait_class || coalesce(' (' || t.backend || ')', '') END AS op,
@@ -148,7 +156,8 @@ group_text AS (
            || CASE WHEN n_members = 1 THEN '' WHEN all_process AND NOT all_rank THEN 'es' ELSE 's' END
            || CASE WHEN all_rank THEN ' ' || members ELSE ' (' || members || ')' END
            || CASE WHEN n_threads > n_members THEN ' (' || n_threads || ' dumps)' ELSE '' END
-           || ' ' || CASE WHEN verb = 'wait' THEN CASE WHEN n_members = 1 THEN 'waits' ELSE 'wait' END
+           || ' ' || CASE WHEN verb = 'crash' THEN 'crashed'
+                          WHEN verb = 'wait' THEN CASE WHEN n_members = 1 THEN 'waits' ELSE 'wait' END
                           WHEN n_members = 1 THEN 'is ' || nullif(verb, '') ELSE 'are ' || nullif(verb, '') END
            || ' in ' || coalesce(op || ': ' || at_frame, native_frame || ' inside ' || at_frame, at_frame)
            || coalesce(' under ' || caller, '') || phase
@@ -171,6 +180,8 @@ dumps AS (
            -- a process dumped in two rounds is one process, in two dumps
            count(DISTINCT concat_ws('|', host, coalesce(CAST(pid AS VARCHAR), 'capture ' || capture_id))) AS processes,
            count(DISTINCT capture_id) FILTER (WHERE dump_event IS NOT NULL) AS by_sglang,
+           count(DISTINCT capture_id) FILTER (WHERE crash IS NOT NULL) AS by_crash,
+           string_agg(DISTINCT crash, ', ') AS crashes,
            CASE WHEN count(DISTINCT coalesce(role, '?')) = 1 THEN nullif(any_value(role), 'unknown') END AS role,
            CASE WHEN count(DISTINCT coalesce(host, '?')) = 1 THEN any_value(host) END AS host,
            coalesce(list_sort(list_distinct(list(concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank,
@@ -181,10 +192,18 @@ dumps AS (
     FROM told
 )
 SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
-       'py-spy dumps of ' || d.processes || ' process' || CASE WHEN d.processes = 1 THEN '' ELSE 'es' END
+       CASE WHEN d.by_crash = d.n
+            THEN 'faulthandler dump' || CASE WHEN d.n = 1 THEN '' ELSE 's' END || ' at the crash ("Fatal Python error: '
+                 || d.crashes || '") of '
+            ELSE 'py-spy dumps of ' END || d.processes || ' process' || CASE WHEN d.processes = 1 THEN '' ELSE 'es' END
        || CASE WHEN d.n > d.processes THEN ' (' || d.n || ' dumps)' ELSE '' END || ': '
        || (SELECT string_agg(text, '; ' ORDER BY op IS NULL, n_threads DESC, first_num) FROM group_text)
-       || CASE WHEN d.by_sglang = d.n
+       || CASE WHEN d.by_crash = d.n
+               THEN ' (printed by CPython''s faulthandler in the crash record, not py-spy: where each thread was when the process crashed)'
+               WHEN d.by_crash > 0
+               THEN ' (' || d.by_crash || ' of them faulthandler dumps at a crash ("Fatal Python error: ' || d.crashes
+                    || '"), not py-spy)'
+               WHEN d.by_sglang = d.n
                THEN ' (logged by SGLang''s watchdog or crash diagnostics: "Pyspy dump for PID ' || d.sglang_pids || '")'
                WHEN d.by_sglang = 0 THEN ' (bare py-spy output, no SGLang record header)'
                ELSE ' (' || d.by_sglang || ' of them logged by SGLang: "Pyspy dump for PID ' || d.sglang_pids

@@ -39,7 +39,7 @@ cited_at AS (  -- the process and instant of each cited record: a record printed
     WHERE e.pid IS NOT NULL AND e.ts IS NOT NULL
 ),
 marked AS (
-    SELECT e.event_id, e.ts, e.role, e.host, e.level, e.message, e.kind,
+    SELECT e.event_id, e.ts, e.printed_time, e.role, e.host, e.level, e.message, e.kind,
            concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label,
            regexp_replace(coalesce(e.message, ''), '(?m)^\s*#.*$', '', 'g') AS text,
            -- a log record (a time or a level read) whose logger did not call it routine: words of
@@ -125,9 +125,11 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
-       || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'),  -- a yearless stamp quoted as printed
-                   ' (no time read' || coalesce('; printed without a year: '
-                       || nullif(regexp_extract(w.text, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), ''), '') || ')')
+       -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)
+       || coalesce(' at ' || strftime(w.ts, '%Y-%m-%d %H:%M:%S UTC'),
+                   ' (no time read' || coalesce('; printed without a '
+                       || CASE WHEN w.printed_time LIKE '__-__ %' THEN 'year: ' ELSE 'date: ' END || w.printed_time, '')
+                   || ')')
        || '; ' || c.n || ' record(s) that no other finding explains ('
        || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
                     nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',

@@ -23,7 +23,7 @@
 --   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
 --   never joined).
 WITH w AS (
-    SELECT w.*, e.message,
+    SELECT w.*, e.message, e.printed_time,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
            CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error')
                 -- a rank of another process group than the default one is no global rank: said as printed
@@ -47,8 +47,10 @@ g AS (
            min(w.reason) AS reason, min(w.exception) AS thrown, min(w.nccl_error) AS nccl_error,
            min(w.peer) AS peer,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
-           -- a time printed without a year (glog/c10 E223 11:14:34): quoted as printed, never dated
-           min(nullif(regexp_extract(w.message, '(?:\b[IWEF]\d{3,4}|\b\d{2}-\d{2}) \d{2}:\d{2}:\d{2}'), '')) AS yearless,
+           -- a time printed without a year or a date (events.printed_time: glog/c10's E223 11:14:34 is
+           -- 02-23 11:14:34, its level letter no part of it): quoted as printed, never dated
+           CASE WHEN min(w.printed_time) LIKE '__-__ %' THEN 'year: ' ELSE 'date: ' END || min(w.printed_time)
+               AS yearless,
            list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
@@ -62,7 +64,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             'Collective timeout (' || backend || ' watchdog) on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
-                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
+                     ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
@@ -73,7 +75,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             backend || ' watchdog thread ended on an error, not a timeout, on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
-                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
+                     ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || coalesce(': ' || reason, '') || coalesce('; ' || nccl_error, '') || coalesce('; remote peer ' || peer, '')
             || coalesce('; the process terminated with ' || thrown, '')
        ELSE
@@ -81,7 +83,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
-                     ' (no time read' || coalesce('; printed without a year: ' || yearless, '') || ')')
+                     ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,

@@ -1,0 +1,114 @@
+"""batch9 (tests/cases/batch9, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from logcorr.analysis import saved
+from logcorr.ingest import ingest, records_from_text
+from logcorr.inputs.sniff import sniff_lines
+from logcorr.render.report import report
+from tests.test_batch8 import BATCH as BATCH8
+
+BATCH = BATCH8.parent / "batch9"
+
+
+def _body(prefix: str) -> str:
+    path = next(BATCH.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+def _ingested(tmp_path, prefix: str):
+    log = tmp_path / f"{prefix}.log"
+    log.write_text(_body(prefix))
+    ingest([log], tmp_path / prefix)
+    return tmp_path / prefix
+
+
+def test_03_a_faulthandler_dump_at_a_segfault_is_where_it_crashed_not_a_py_spy_wait(tmp_path):
+    """`Fatal Python error: Segmentation fault` then `Current thread 0x7f2ea0870640`: that thread
+    crashed in all_reduce; the dump is CPython's faulthandler's, not py-spy's, and nothing waits."""
+    out = _ingested(tmp_path, "03")
+    caps = saved.query(out, "SELECT thread_id, thread_state, wait_class FROM captures ORDER BY thread_id")
+    assert caps.rows() == [(0x7F2E93FFF640, None, "running"), (0x7F2EA0870640, "current", "all_reduce")]
+    (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'stacks_captured'")["summary"]
+    assert summary.startswith(
+        'faulthandler dump at the crash ("Fatal Python error: Segmentation fault") of 1 process'
+    )
+    assert "thread 139838238426688) crashed in all_reduce: all_reduce (" in summary
+    text = report(out)
+    assert "py-spy dumps" not in text and "bare py-spy output" not in text
+    assert "waits in all_reduce" not in text
+
+
+def _summary(out) -> str:
+    return report(out).split("## Summary", 1)[1].split("\n## ", 1)[0]
+
+
+def test_01_a_yearless_time_is_quoted_without_c10s_level_letter_and_the_chain_keeps_no_cut_parenthesis(
+    tmp_path,
+):
+    """Line 7 `[rank7]:[E226 11:16:37.170295281 ProcessGroupNCCL.cpp:…]`: E is the level; the time printed
+    is 02-26 11:16:37.170295281 (events.printed_time), and the chain step says it once, with no
+    "(no time read; printed without a year." cut at the colon inside it."""
+    summary = _summary(_ingested(tmp_path, "01"))
+    (happened,) = [line for line in summary.splitlines() if "**What happened**" in line]
+    assert "rank 7 (no time read; printed without a year: 02-26 11:16:37.170295281): ALLREDUCE" in happened
+    assert "E226" not in summary
+    (chain,) = [line for line in summary.splitlines() if "**How it came about**" in line]
+    assert (
+        chain
+        == "- **How it came about**: 02-26 11:16:37.170295281 Collective timeout (NCCL watchdog) on rank 7."
+    )
+
+
+def test_18_glog_times_of_unexplained_errors_are_quoted_without_the_level_letter(tmp_path):
+    """`E0523 06:50:40.074718   223 client.cpp:444] Transfer failed for task0`: quoted with its own
+    printed time 05-23 06:50:40.074718, never "E0523 06:50:40"."""
+    out = _ingested(tmp_path, "18")
+    found = saved.query(out, "SELECT summary FROM findings WHERE summary LIKE '%Transfer failed for task0%'")
+    (summary,) = found["summary"]
+    assert "(no time read; printed without a year: 05-23 06:50:40.074718)" in summary
+    assert "printed without a year: E0523" not in summary
+
+
+def test_08_the_vllmworker_rank_prefix_is_read_each_line_its_own_record(tmp_path):
+    """`(VllmWorker rank=0 pid=98473) DEBUG 07-08 02:13:53 [nixl_connector.py:860] …`: vLLM's worker
+    prefix with its global rank (the contract's tp_rank, as PyTorch's [rankN]); 7 DEBUG records, not one."""
+    ev = records_from_text(_body("08"), "08.log")
+    rows = ev.filter(pl.col("level").is_not_null())
+    assert rows.select("source_pos", "n_lines", "pid", "tp_rank").rows() == [
+        ("line 2", 1, 98473, 0),
+        ("line 3", 1, 98473, 0),
+        ("line 4", 1, 98474, 1),
+        ("line 5", 1, 98474, 1),
+        ("line 6", 1, 98474, 1),
+        ("line 7", 1, 98474, 1),
+        ("line 8", 1, 98474, 1),
+    ]
+    assert set(rows["level"]) == {"DEBUG"} and set(rows["printed_time"]) == {"07-08 02:13:53"}
+    assert rows.filter(pl.col("request_id").is_not_null())["source_pos"].to_list() == ["line 2", "line 4"]
+
+
+def test_06_python_logging_with_the_level_before_the_logger_is_a_header(tmp_path):
+    """`2025-06-25 11:25:58,633 - INFO - flashinfer.jit: Prebuilt kernels not found, …` (line 25)."""
+    ev = records_from_text(_body("06"), "06.log")
+    (row,) = ev.filter(pl.col("source_pos") == "line 25").select("log_ts", "level").rows()
+    assert row == (datetime(2025, 6, 25, 11, 25, 58, 633000), "INFO")
+
+
+def test_15_a_z_stamp_followed_by_a_level_is_the_programs_header_not_a_container_stamp(tmp_path):
+    """Dynamo's `2025-04-24T07:42:04.064Z  INFO __init__…: …` (lines 4-14): 11 records, each with its own
+    UTC time and level INFO, not one record under a kubectl --timestamps envelope."""
+    lines = [line for line in _body("15").splitlines() if line.strip()]
+    assert sniff_lines(lines) is None
+    out = _ingested(tmp_path, "15")
+    ev = saved.query(out, "SELECT source_pos, n_lines, level, ts, zoned FROM events WHERE level IS NOT NULL")
+    assert ev["source_pos"].to_list() == [f"line {n}" for n in range(4, 15)]
+    assert set(ev["n_lines"]) == {1} and set(ev["level"]) == {"INFO"} and set(ev["zoned"]) == {True}
+    assert str(ev["ts"][0]) == "2025-04-24 07:42:04.064000+00:00"
+    assert str(ev["ts"][-1]) == "2025-04-24 07:42:11.771000+00:00"

@@ -20,7 +20,7 @@
 -- reading: one row per (host, kind). A record counts when no other finding cites it, nor a record its
 --   process printed at the same instant (a traceback stamped line by line), and it is one of, most
 --   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
---   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed", glibc's
+--   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed" in a log record (not in prose), glibc's
 --   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size); (2) an
 --   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception, or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut); (3) a watchdogs
@@ -60,7 +60,9 @@ marked AS (
 graded AS (
     SELECT *,
            CASE
-             WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|\bcrashed\b|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)')
+             -- "crashed" is a crash marker only in a log record: in prose it is the reporter's story
+             WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)')
+                  OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
                THEN 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logcorr.store.schema import SPANS
+from logcorr.store.schema import ROOM_TYPE, SPANS
 
 UNIT = "otel-trace"
 SPAN_LINE = (
@@ -40,7 +40,7 @@ def spans(ev: pl.DataFrame) -> pl.DataFrame:
         "event_id", "ts", "host", "role", "source", "source_pos",
         f.struct.field("name").str.replace_all(r'\\(["\\])', "$1").alias("name"),
         *(f.struct.field(c).alias(c) for c in fields),
-        f.struct.field("bootstrap_room").cast(pl.Int64, strict=False).alias("bootstrap_room"),
+        f.struct.field("bootstrap_room").cast(ROOM_TYPE, strict=False).alias("bootstrap_room"),
         *(f.struct.field(c).cast(pl.Int16, strict=False).alias(c) for c in ("tp_rank", "pp_rank", "dp_rank")),
         f.struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
         pl.lit(None, pl.Int16).alias("ep_rank"),

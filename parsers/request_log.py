@@ -14,7 +14,7 @@ from logcorr.parsers.fields import base_columns, extract_fields
 from logcorr.parsers.prefix import METRICS_RECORD
 from logcorr.parsers.sglang import recognise, rid_room
 from logcorr.parsers.sglang_fields import PY_STR, REQUEST_LOG_FIELDS, REQUEST_LOG_JSON, REQUEST_METRICS_JSON
-from logcorr.store.schema import REQUEST_LOG, conform
+from logcorr.store.schema import REQUEST_LOG, ROOM_TYPE, conform
 
 
 # Tool-call markup that, found in the text an engine returned, means the tool-call parser let it through
@@ -128,7 +128,7 @@ def _request_rows(ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
         if {"rid", "bootstrap_room"} <= set(sub.columns):
             base = base.with_columns(
                 sub["rid"].cast(pl.String).alias("rid"),
-                sub["bootstrap_room"].cast(pl.Int64).alias("bootstrap_room"),
+                sub["bootstrap_room"].cast(ROOM_TYPE).alias("bootstrap_room"),
             )
     else:
         base = base_columns(ev)

@@ -78,6 +78,7 @@ from logcorr.store.schema import (
     BATCHES,
     REQ_TIME_STATS,
     RETRACTIONS,
+    ROOM_TYPE,
     ROOMS,
     TRACEBACKS,
     TRANSFER_ERRORS,
@@ -298,7 +299,7 @@ def _finish_aborts(ev: pl.DataFrame) -> pl.DataFrame:
     if "kind" in ev.columns:
         held = held & (pl.col("kind") != "request_finished")
     rows = ev.filter(held)
-    named = [pl.lit(None, pl.String).alias("rid"), pl.lit(None, pl.Int64).alias("bootstrap_room")]
+    named = [pl.lit(None, pl.String).alias("rid"), pl.lit(None, ROOM_TYPE).alias("bootstrap_room")]
     named = [
         rows[c] if c in rows.columns else lit for c, lit in zip(("rid", "bootstrap_room"), named, strict=True)
     ]
@@ -371,7 +372,7 @@ def rooms(ev: pl.DataFrame) -> pl.DataFrame:
     df = base_columns(ev)
     named = ev if {"rid", "bootstrap_room"} <= set(ev.columns) else classify(df)
     df = df.with_columns(
-        named["rid"].cast(pl.String), named["bootstrap_room"].cast(pl.Int64, strict=False)
+        named["rid"].cast(pl.String), named["bootstrap_room"].cast(ROOM_TYPE, strict=False)
     ).filter(pl.col("rid").is_not_null() & pl.col("bootstrap_room").is_not_null())
     if (df["role"].is_null() | (df["role"] == "unknown")).any():  # the text may say the role
         df = df.with_columns(_resolve_role(classify(df)["content_role"]).alias("role"))
@@ -660,7 +661,7 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     none = pl.DataFrame(
         schema={
             "rid": pl.String,
-            "bootstrap_room": pl.Int64,
+            "bootstrap_room": ROOM_TYPE,
             "room_error": pl.String,
             "request_id": pl.String,
         }
@@ -736,7 +737,7 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         .alias("text"),
         pl.when(pl.col("j")).then(js("$.request_id")).otherwise(text_request_id).alias("request_id"),
     ).with_columns(
-        pl.col("text").cast(pl.Int64, strict=False).alias("bootstrap_room"),
+        pl.col("text").cast(ROOM_TYPE, strict=False).alias("bootstrap_room"),
         pl.when(pl.col("request_id") != pl.col("rid").fill_null("")).then("request_id").alias("request_id"),
     )
     out = out.with_columns(  # SGLang's rooms are 63-bit: a wider number is kept as text, said, not stored

@@ -15,6 +15,7 @@ from logcorr.parsers.prefix import GLIBC_ABORT
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import TRACEBACK_FRAGMENT
+from logcorr.store.schema import ROOM_TYPE
 
 P = LinePattern
 
@@ -1079,7 +1080,7 @@ TRACEBACK_ROLES = list(FRAME_ROLES)
 CLASSIFY = {
     "kind": pl.String,
     "rid": pl.String,
-    "bootstrap_room": pl.Int64,
+    "bootstrap_room": ROOM_TYPE,
     "content_role": pl.String,
     "level": pl.String,
     "room_error": pl.String,

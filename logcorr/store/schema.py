@@ -100,7 +100,9 @@ _HOST = C(
 _ROLE = C(pl.String, "prefill, decode, router, engine (a server that is not half of a PD pair) or unknown")
 _PID = C(pl.Int32, "process id (journald _PID); null for plain text without one")
 _LEVEL = C(pl.String, "log level as printed (INFO, WARNING, ERROR …); null when the line prints none")
-_ROOM = C(pl.Int64, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
+# bootstrap_room's one type, used by every reader that fills it (SGLang draws rooms below 2^63)
+ROOM_TYPE = pl.Int64
+_ROOM = C(ROOM_TYPE, "bootstrap_room: the 63-bit key of a KV transfer between prefill and decode")
 _RID = C(pl.String, "SGLang request id (rid)")
 _REQUEST_ID = C(
     pl.String,

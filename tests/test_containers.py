@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from logcorr.analysis import saved
 from logcorr.cli import app
 from logcorr.ingest import ingest
-from logcorr.inputs import containers
+from logcorr.inputs import containers, envelopes
 from logcorr.inputs import text as text_reader
 from logcorr.inputs.sniff import sniff_bytes
 from logcorr.inputs.source import ReadOptions
@@ -608,7 +608,7 @@ def test_since_until_apply_to_container_logs(lines, tmp_path):
 
 def test_bad_container_input_never_raises():
     for fmt in containers.FORMATS:
-        df = containers.parse_lines(pl.Series(["", "{", "garbage", '{"log":1}', "\x00"]), fmt)
+        df = envelopes.parse_lines(pl.Series(["", "{", "garbage", '{"log":1}', "\x00"]), fmt)
         assert df.height == 5 and df["text"].null_count() == 0
 
 
@@ -745,9 +745,9 @@ def test_a_cluster_info_dump_gives_each_section_its_pod_and_container(tmp_path):
     ]
     # a section cut by the reader's chunks keeps its names: the reader carries the open section over
     lines = pl.Series(["==== START logs for container c of pod ns/p ====", "a"])
-    df, open_section = containers._in_sections(containers.parse_lines(lines, "cluster-dump"), None)
+    df, open_section = containers._in_sections(envelopes.parse_lines(lines, "cluster-dump"), None)
     assert df.select("pod", "container", "namespace", "text").rows() == [("p", "c", "ns", "a")]
     df, open_section = containers._in_sections(
-        containers.parse_lines(pl.Series(["b"]), "cluster-dump"), open_section
+        envelopes.parse_lines(pl.Series(["b"]), "cluster-dump"), open_section
     )
     assert df.select("pod", "text").rows() == [("p", "b")] and open_section["container"] == "c"

@@ -42,45 +42,14 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs import text
-from logcorr.inputs.sniff import CRI_LINE, DUMP_SECTION, KUBECTL_LINE, LINE_KEYS, STERN_LINE, head
+from logcorr.inputs.envelopes import parse_lines, rfc3339_us
+from logcorr.inputs.sniff import head
 from logcorr.inputs.source import LINE_PIECE, MAX_LINE_BYTES, MAX_RECORD_BYTES, read_regular
 from logcorr.parsers import journald
 from logcorr.parsers.roles import NAME_WORDS, ROUTER_PROCESS
-from logcorr.store.schema import UTC_US
 
 FORMATS = ("docker-json", "cri", "kubectl", "stern", "log-export", "cluster-dump")
 
-# Where each platform's record keeps the line, its time and its labels (the first one present wins):
-# Loki logcli jsonl (``labels``, ``line``), Fluent Bit (``log``, ``date`` as epoch seconds,
-# ``kubernetes.*_name``), Elasticsearch/OpenSearch hits (``_source``, ECS ``kubernetes.pod.name``,
-# ``host.name``), Vector (``message``, ``timestamp``, ``host``, journald's ``_SYSTEMD_UNIT``/``_PID``),
-# VictoriaLogs (``_msg``, ``_time``, stream fields as dotted keys), OTLP as ``exports`` flattens it.
-LINE_PATHS = (*LINE_KEYS, "_msg", "_source.message", "_source.log", "_source.msg")
-TIME_KEYS = (
-    "timestamp", "time", "ts", "['@timestamp']", "date", "_time", "_source['@timestamp']",
-    "_source.timestamp", "_source.time", "__REALTIME_TIMESTAMP",
-)  # fmt: skip
-_K8S = ("labels.{}", "labels.{}_name", "kubernetes.{}_name", "kubernetes.{}.name", "['kubernetes.{}_name']")
-POD_PATHS = (
-    *(p.format("pod") for p in _K8S), *(f"_source.{p.format('pod')}" for p in _K8S[2:4]), "pod", "pod_name",
-)  # fmt: skip
-CONTAINER_PATHS = tuple(
-    p.replace("pod", "container") for p in POD_PATHS
-)  # the same places, for the container
-NAMESPACE_PATHS = (
-    "labels.namespace", "kubernetes.namespace_name", "kubernetes.namespace", "['kubernetes.namespace_name']",
-    "_source.kubernetes.namespace_name", "_source.kubernetes.namespace", "namespace",
-)  # fmt: skip
-NODE_PATHS = (
-    "labels.node_name", "labels.node", "labels.host", "kubernetes.host", "kubernetes.node.name",
-    "['kubernetes.host']", "_source.kubernetes.host", "_source.kubernetes.node.name", "_source.host.name",
-    "host.name", "_source.host", "host", "hostname", "node", "_HOSTNAME",
-)  # fmt: skip
-# a unit where no pod or container is named: a journald field kept by Vector, a label, OTel's service
-UNIT_PATHS = ("labels.unit", "_SYSTEMD_UNIT", "_source._SYSTEMD_UNIT", "labels.service_name", "labels.job")
-PID_PATHS = ("_PID", "_source._PID", "pid")
-# Fluent Bit's tail input without a CRI parser keeps the runtime's prefix in ``log``
-CRI_PREFIX = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d) (stdout|stderr) ([PF]) "
 # /var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart count>.log (rotated: .log.<date>[.gz])
 POD_LOG = re.compile(
     r"(?:^|/)(?P<ns>[^/_]+)_(?P<pod>[^/_]+)_(?P<uid>[0-9a-fA-F-]{8,})/(?P<container>[^/]+)/"
@@ -235,125 +204,6 @@ def _skip_pod(path: str, units: tuple[str, ...], all_units: bool, roles: tuple) 
 # --- reading ----------------------------------------------------------------------------------------
 
 
-def _time(expr: pl.Expr) -> pl.Expr:
-    """An RFC 3339 time (``Z`` or an offset, up to ns) as UTC µs (ns cut); null when not one."""
-    return expr.str.to_datetime(
-        "%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="ns", time_zone="UTC", strict=False
-    ).dt.cast_time_unit("us")
-
-
-def _any_time(expr: pl.Expr) -> pl.Expr:
-    """A log platform's time: RFC 3339 / ISO (no zone: UTC), or epoch s, ms, µs or ns by size."""
-    digits = expr.str.extract(r"^(\d{9,19})(?:\.\d+)?$", 1)
-    n = digits.cast(pl.Int64, strict=False)
-    size = digits.str.len_chars()
-    seconds = (expr.cast(pl.Float64, strict=False) * 1e6).round().cast(pl.Int64)  # Fluent Bit: 1761773680.073
-    epoch_us = (
-        pl.when(size <= 11)
-        .then(seconds)
-        .when(size <= 14)
-        .then(n * 1000)
-        .when(size <= 17)
-        .then(n)
-        .otherwise(n // 1000)
-    )
-    iso = pl.coalesce(
-        _time(expr),
-        expr.str.to_datetime(time_unit="us", strict=False).dt.replace_time_zone("UTC"),
-    )
-    return pl.coalesce(pl.from_epoch(epoch_us, time_unit="us").dt.replace_time_zone("UTC"), iso)
-
-
-def _first_string(paths: tuple[str, ...]) -> pl.Expr:
-    """The first of ``paths`` whose value is a JSON string: Dynamo's ``"line": 232`` is the source line
-    that logged, its ``message`` the line."""
-    raw = pl.col("raw")
-    return pl.coalesce(
-        [
-            raw.str.json_path_match(f"$.{p}")
-            if "." in p
-            else pl.when(raw.str.contains(rf'"{re.escape(p)}"\s*:\s*"')).then(
-                raw.str.json_path_match(f"$.{p}")
-            )
-            for p in paths
-        ]
-    )
-
-
-def _first_path(paths: tuple[str, ...]) -> pl.Expr:
-    return pl.coalesce(
-        [pl.col("raw").str.json_path_match(f"${p}" if p.startswith("[") else f"$.{p}") for p in paths]
-    )
-
-
-def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
-    """One row per input line of a container format: ``ts`` (UTC µs, null when the line has none),
-    ``fd`` (stdout/stderr or null), ``partial`` (the next line of the same container and fd continues
-    it), ``pod``, ``container``, ``namespace``, ``node`` (null where the line does not say), ``text``
-    (the log line, without the final newline of a whole Docker line). A line not of the format is
-    kept whole as ``text``. Vectorised; never raises."""
-    df = pl.DataFrame({"raw": lines.cast(pl.String).fill_null("")})
-    raw = pl.col("raw")
-    if fmt == "docker-json":
-        df = df.with_columns(raw.str.json_path_match("$.log").alias("log"))
-        log = pl.col("log")
-        cols = {
-            "ts": _time(raw.str.json_path_match("$.time")),
-            "fd": raw.str.json_path_match("$.stream"),
-            "partial": log.is_not_null() & ~log.str.ends_with("\n"),
-            "text": log.str.strip_suffix("\n"),
-        }
-    elif fmt == "log-export":
-        line = _first_string(LINE_PATHS).str.strip_suffix("\n")
-        stream = _first_path(("_stream", "_source._stream"))  # VictoriaLogs: {k="v",…}
-        cri = line.str.extract_groups(CRI_PREFIX)
-        cols = {
-            "ts": _any_time(_first_path(TIME_KEYS)),
-            "fd": pl.coalesce(raw.str.json_path_match("$.stream"), cri.struct.field("1")),
-            "partial": (cri.struct.field("2") == "P").fill_null(False),
-            "pod": pl.coalesce(_first_path(POD_PATHS), _stream_label(stream, "pod")),
-            "container": pl.coalesce(_first_path(CONTAINER_PATHS), _stream_label(stream, "container")),
-            "namespace": pl.coalesce(_first_path(NAMESPACE_PATHS), _stream_label(stream, "namespace")),
-            "node": pl.coalesce(_first_path(NODE_PATHS), _stream_label(stream, "host")),
-            "unit_field": _first_path(UNIT_PATHS),
-            "pid_field": _first_path(PID_PATHS),
-            "text": line.str.replace(CRI_PREFIX, ""),
-        }
-    elif fmt == "cluster-dump":  # the section lines name the container; its lines carry no time
-        section = raw.str.extract_groups(DUMP_SECTION)
-        cols = {k: section.struct.field(k) for k in ("pod", "container", "namespace")}
-        cols |= {"ts": pl.lit(None, UTC_US), "fd": section.struct.field("edge"), "text": raw}
-    else:
-        pattern = {"cri": CRI_LINE, "kubectl": KUBECTL_LINE, "stern": STERN_LINE}[fmt]
-        df = df.with_columns(raw.str.extract_groups(pattern).alias("m"))
-        cols = {k: pl.col("m").struct.field(k) for k in re.findall(r"\(\?P<(\w+)>", pattern)}
-        cols["ts"] = _time(cols.pop("time"))
-        if "labels" in cols:  # logcli's stream labels: {pod="…", container="…", namespace="…"}
-            labels = pl.concat_str([pl.lit("{"), cols.pop("labels")])
-            for name in ("pod", "container", "namespace"):
-                cols[name] = pl.coalesce(cols.get(name, pl.lit(None, pl.String)), _stream_label(labels, name))
-            cols["node"] = pl.coalesce(_stream_label(labels, "node"), _stream_label(labels, "host"))
-        if "tag" in cols:
-            cols["partial"] = (cols.pop("tag") == "P").fill_null(False)
-    none = pl.lit(None, pl.String)
-    return df.select(
-        cols["ts"].alias("ts"),
-        cols.get("fd", none).alias("fd"),
-        cols.get("partial", pl.lit(False)).alias("partial"),
-        *[
-            cols.get(c, none).alias(c)
-            for c in ("pod", "container", "namespace", "node", "unit_field", "pid_field")
-        ],
-        pl.coalesce(cols["text"], raw).alias("text"),
-    )
-
-
-def _stream_label(stream: pl.Expr, name: str) -> pl.Expr:
-    """A label of a VictoriaLogs ``_stream`` (``{kubernetes.pod_name="x",…}``): ``NAME``, ``NAME_name``
-    or ``NAME.name`` under any prefix."""
-    return stream.str.extract(rf'(?:^\{{|,)\s*(?:[\w.]*\.)?{name}(?:_name|\.name)?="([^"]*)"', 1)
-
-
 def join_partials(df: pl.DataFrame, *, final: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Join each run of ``partial`` lines of one ``key`` (container and fd) with the line that ends it
     (Docker's 16 KiB splits, CRI ``P`` … ``F``): one row, the first part's time and position, the
@@ -496,7 +346,7 @@ def read(path: Path, fmt: str, opts, report) -> Iterator[pl.DataFrame]:
     meta = path_meta(report.source) or {}
     if meta.get("refused"):  # Docker's metadata beside the log: the log is read without it
         report.notes.append(meta["refused"])
-    started = _time(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
+    started = rfc3339_us(pl.lit(meta.get("started"), pl.String)) if meta.get("started") else None
     choice = PodChoice(opts)
     report.unit_roles = choice.roles
     choice.seen = report.units_seen

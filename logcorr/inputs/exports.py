@@ -30,6 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logcorr.inputs.envelopes import parse_lines
 from logcorr.inputs.source import MAX_LINE_BYTES
 
 DOCUMENTS = ("otlp-logs", "loki-range", "es-response")
@@ -425,8 +426,6 @@ def newest_first(head_lines: list[str]) -> bool:
     """Do the first lines of a JSON-lines export run newest first? Loki's ``logcli query`` without
     ``--forward`` answers so (and, without ``--limit``, with the newest 30 lines only). True when at
     least 3 of 4 steps between timed lines go back in time."""
-    from logcorr.inputs.containers import parse_lines  # containers → sniff → exports: at call time
-
     ts = parse_lines(pl.Series(head_lines[:200], dtype=pl.String), "log-export")["ts"].drop_nulls()
     steps = ts.diff().drop_nulls().dt.total_microseconds()
     back = int((steps < 0).sum())

@@ -12,28 +12,21 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs import dumps, exports, traces
+from logcorr.inputs.envelopes import (
+    CRI_LINE,
+    DOCKER_LINE,
+    DUMP_SECTION,
+    KUBECTL_LINE,
+    LINE_KEYS,
+    PLATFORM_LINE_KEYS,
+    STERN_LINE,
+)
 from logcorr.parsers import journald, prometheus
 from logcorr.parsers.prefix import HEADER_START, NOTE, ROUTER_START
 
 MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
 DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
 HEAD_BYTES = 1 << 16
-
-RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
-DOCKER_LINE = r'^\{"log":\s*"'
-CRI_LINE = rf"^(?P<time>{RFC3339}) (?P<fd>stdout|stderr) (?P<tag>[PF])(?::\S*)? ?(?P<text>.*)$"
-# kubectl logs --timestamps [--prefix]; also Loki's logcli default output, ``<time> {k="v", …} <line>``
-KUBECTL_LINE = (
-    rf"^(?:\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )?(?P<time>{RFC3339}) "
-    r'(?:\{(?P<labels>[\w.]+="[^"]*"(?:, ?[\w.]+="[^"]*")*)\} )?(?P<text>.*)$'
-)
-_DNS = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
-STERN_LINE = rf"^(?P<pod>{_DNS}-{_DNS}) (?P<container>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?) (?:(?P<time>{RFC3339}) )?(?P<text>.*)$"
-LINE_KEYS = ("line", "log", "message", "msg")
-# ``kubectl cluster-info dump``: each container's current log between these lines (clusterinfo_dump.go)
-DUMP_SECTION = r"^==== (?P<edge>START|END) logs for container (?P<container>\S+) of pod (?P<namespace>[^/\s]+)/(?P<pod>\S+) ====$"
-# a log platform's record, whatever its line looks like: VictoriaLogs, Elasticsearch/OpenSearch hits
-PLATFORM_LINE_KEYS = ("_msg", "_source.message", "_source.log")
 
 
 def sniff(path: Path) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.sniff import RFC3339
+from logcorr.inputs.envelopes import RFC3339, rfc3339_us
 from logcorr.inputs.source import (
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -439,7 +439,7 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").str.extract_groups(LINE_ENVELOPE).alias("e"),
         docker.str.json_path_match("$.log").str.strip_suffix("\n").alias("d_log"),
         docker.str.json_path_match("$.stream").alias("d_fd"),
-        _rfc3339(docker.str.json_path_match("$.time")).alias("d_ts"),
+        rfc3339_us(docker.str.json_path_match("$.time")).alias("d_ts"),
     )
     # kubectl --timestamps alone only before a known header, never before the router's own ISO time
     bare = e.field("kt").is_not_null()
@@ -447,7 +447,7 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     taken = ~bare | bare_ok.fill_null(False)
     launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
     when = pl.coalesce(
-        [_rfc3339(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
+        [rfc3339_us(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
     )
     return frame.with_columns(
         pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),
@@ -457,13 +457,6 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         # a launcher's time is printed without a zone: its ts is as printed, not UTC (clocks.zoneless)
         pl.when(pl.col("ts").is_null() & taken & launched.is_not_null()).then(True).alias("ts_zoneless"),
     ).drop("e", "d_log", "d_fd", "d_ts")
-
-
-def _rfc3339(expr: pl.Expr) -> pl.Expr:
-    """An RFC 3339 time (``Z`` or an offset, 1 to 9 fraction digits) as UTC µs (ns cut); null when not one."""
-    return expr.str.to_datetime(
-        "%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="ns", time_zone="UTC", strict=False
-    ).dt.cast_time_unit("us")
 
 
 def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:

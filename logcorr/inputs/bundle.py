@@ -9,6 +9,11 @@ needed; the manifest itself (``bundle-manifest``) gives one record per step the 
 (``parsers.collect.STEP_LINE``: endpoint answers with their latency, dumps taken or refused, with
 why), which ingest turns into the ``probes`` table. Endpoint bodies, ``nvidia-smi -q`` and
 ``check_env`` output stay in the bundle, named by their step's record.
+
+SGLang's own incident bundle (``incident_artifact_tool.py collect-bundle``, ``inputs.scrape``'s module
+doc describes it) is a folder whose ``metadata.json`` says ``"artifact_type": "incident_bundle"``: its
+metadata is read here too (``incident_metadata``), so that what a folder is, either kind of bundle, is
+found in this module alone; ``inputs.scrape`` reads its answers into records.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import tarfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import polars as pl
 
@@ -52,6 +58,9 @@ KEPT_WHY = {
     "gpu": "nvidia-smi -q, kept in the bundle to read",
     "check_env": "python -m sglang.check_env, kept in the bundle to read",
 }
+INCIDENT_METADATA = "metadata.json"  # an SGLang incident bundle's metadata file
+INCIDENT_FORMAT = "sglang-bundle"  # its format: the endpoint answers it lists (``scrape.read_bundle``)
+INCIDENT_METADATA_MAX = 1 << 20  # bytes: the metadata is a few fields
 
 
 def manifest_of(folder: Path) -> dict | None:
@@ -63,6 +72,46 @@ def manifest_of(folder: Path) -> dict | None:
     except (OSError, ValueError, RecursionError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("collector") == COLLECTOR else None
+
+
+def incident_metadata(folder: Path) -> dict | None:
+    """The ``metadata.json`` of an SGLang incident bundle in ``folder``, or None when there is none (no
+    file, another tool's, unreadable, not a regular file or over ``INCIDENT_METADATA_MAX``)."""
+    path = folder / INCIDENT_METADATA
+    try:
+        if not path.is_file() or path.stat().st_size > INCIDENT_METADATA_MAX:
+            return None
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("artifact_type") == "incident_bundle" else None
+
+
+def incident_inputs(folder: Path) -> list[tuple[Path, str]]:
+    """The ``(path, format)`` inputs of an incident bundle: its ``metadata.json`` (``INCIDENT_FORMAT``:
+    the endpoint answers) and ``metrics.txt`` when it was saved (sniffed as any file)."""
+    found = [(folder / INCIDENT_METADATA, INCIDENT_FORMAT)]
+    if (folder / "metrics.txt").is_file():  # a link out of the bundle is named, never read
+        found.append((folder / "metrics.txt", "?" if in_folder(folder, "metrics.txt") else OUTSIDE_BUNDLE))
+    return found
+
+
+def collected_at(meta: dict) -> datetime | None:
+    """An incident bundle's ``collected_at`` (``%Y%m%d_%H%M%S``, the collecting machine's local time) as a
+    zoneless time; None when it is missing or no such time."""
+    try:
+        return datetime.strptime(str(meta.get("collected_at")), "%Y%m%d_%H%M%S")
+    except ValueError:
+        return None
+
+
+def incident_host(meta: dict) -> str | None:
+    """The host of an incident bundle's ``base_url`` (``http://10.0.0.5:30000`` → ``10.0.0.5``); None when
+    it names none."""
+    try:
+        return urlsplit(str(meta.get("base_url") or "")).hostname
+    except ValueError:
+        return None
 
 
 def is_archive(path: Path) -> bool:

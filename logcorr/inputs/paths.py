@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr.inputs import bundle, containers, dumps, scrape
+from logcorr.inputs import bundle, containers, dumps
 from logcorr.inputs.journal import journalctl
 from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
 from logcorr.inputs.source import (
@@ -58,8 +58,8 @@ def discover(
     look like SGLang (``containers.skip_pod``, by ``opts``: ``/var/log/pods`` of a whole node). Links
     to folders are followed (each folder once). A file named itself is always read. A ``logcorr
     collect`` bundle (its folder, one found inside, or its ``.tar.gz``, unpacked) gives the inputs its
-    manifest lists (``bundle.inputs``); an SGLang incident bundle (``inputs.scrape``) its metadata and
-    its ``metrics.txt``.
+    manifest lists (``bundle.inputs``); an SGLang incident bundle (``bundle.incident_inputs``) its metadata
+    and its ``metrics.txt``.
     What of a folder cannot be looked at (a subfolder that cannot be listed, a file or bundle whose
     metadata raises) is left out and added to ``problems`` as ``(path, why)``, the rest still found.
     Raises ``InputError`` when the path does not exist or a folder holds nothing readable.
@@ -73,8 +73,8 @@ def discover(
         return [(path, "?")]
     if manifest := bundle.manifest_of(path):
         return bundle.inputs(path, manifest)
-    if scrape.bundle_metadata(path):
-        return scrape.bundle_inputs(path)
+    if bundle.incident_metadata(path):
+        return bundle.incident_inputs(path)
     below = _walk(path, problems)
     journal_dirs = set()
     for f in below:
@@ -89,7 +89,9 @@ def discover(
     bundles = {
         f.parent: m for f in below if f.name == bundle.MANIFEST and (m := bundle.manifest_of(f.parent))
     }
-    incidents = {f.parent for f in below if f.name == scrape.METADATA and scrape.bundle_metadata(f.parent)}
+    incidents = {
+        f.parent for f in below if f.name == bundle.INCIDENT_METADATA and bundle.incident_metadata(f.parent)
+    }
     held = journal_dirs | outputs | set(bundles) | incidents
     files = sorted(p for p in below if not any(d in p.parents for d in held))
     if not journal_dirs and not files and not bundles and not incidents and not problems:
@@ -119,7 +121,7 @@ def discover(
     found += [
         i
         for folder in sorted(incidents)
-        for i in looked_at(folder / scrape.METADATA, lambda f=folder: scrape.bundle_inputs(f))
+        for i in looked_at(folder / bundle.INCIDENT_METADATA, lambda f=folder: bundle.incident_inputs(f))
     ]
     return [(d, "journal-dir") for d in sorted(journal_dirs)] + found
 

@@ -28,11 +28,11 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import polars as pl
 
-from logcorr.inputs.source import CHUNK_BYTES, OUTSIDE_BUNDLE, InputError, SourceReport, in_folder
+from logcorr.inputs.bundle import INCIDENT_FORMAT, collected_at, incident_host, incident_metadata
+from logcorr.inputs.source import CHUNK_BYTES, InputError, SourceReport
 from logcorr.parsers import journald, prometheus
 from logcorr.parsers.collect import UNIT as STEP_UNIT
 from logcorr.parsers.collect import step_line
@@ -40,8 +40,7 @@ from logcorr.parsers.server_args_fields import FIELD_KINDS
 from logcorr.store.schema import UTC_US, conform
 
 FORMAT = "prometheus"
-BUNDLE_FORMAT = "sglang-bundle"
-METADATA = "metadata.json"
+BUNDLE_FORMAT = INCIDENT_FORMAT  # the incident bundle's metadata, which ``read_bundle`` reads
 MAX_SCRAPE_BYTES = 256 << 20  # a scrape of SGLang is a few hundred kB; larger is no scrape
 MAX_ANSWER_BYTES = 64 << 20  # one endpoint answer of a bundle
 # (file, endpoint) of the bundle tool's answers, in its order (ENDPOINT_SPECS)
@@ -62,49 +61,11 @@ NAME_TIME = re.compile(
 ROLE_OF_ENGINE_TYPE = {"prefill": "prefill", "decode": "decode", "unified": "engine"}
 
 
-def bundle_metadata(folder: Path) -> dict | None:
-    """The ``metadata.json`` of an SGLang incident bundle in ``folder``, or None when there is none (no
-    file, another tool's, unreadable, not a regular file or over 1 MiB)."""
-    path = folder / METADATA
-    try:
-        if not path.is_file() or path.stat().st_size > 1 << 20:
-            return None
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) and meta.get("artifact_type") == "incident_bundle" else None
-
-
-def bundle_inputs(folder: Path) -> list[tuple[Path, str]]:
-    """The ``(path, format)`` inputs of an incident bundle: its ``metadata.json`` (``sglang-bundle``:
-    the endpoint answers) and ``metrics.txt`` when it was saved (sniffed as any file)."""
-    found = [(folder / METADATA, BUNDLE_FORMAT)]
-    if (folder / "metrics.txt").is_file():  # a link out of the bundle is named, never read
-        found.append((folder / "metrics.txt", "?" if in_folder(folder, "metrics.txt") else OUTSIDE_BUNDLE))
-    return found
-
-
-def _collected_at(meta: dict) -> datetime | None:
-    """``collected_at`` (``%Y%m%d_%H%M%S``, the collecting machine's local time) as a zoneless time."""
-    try:
-        return datetime.strptime(str(meta.get("collected_at")), "%Y%m%d_%H%M%S")
-    except ValueError:
-        return None
-
-
-def _bundle_host(meta: dict) -> str | None:
-    """The host of the bundle's ``base_url`` (``http://10.0.0.5:30000`` → ``10.0.0.5``)."""
-    try:
-        return urlsplit(str(meta.get("base_url") or "")).hostname
-    except ValueError:
-        return None
-
-
 def scrape_time(path: Path, captured_at: datetime | None) -> tuple[datetime | None, bool, str]:
     """When the scrape in ``path`` was taken: ``(time, zoneless, from what)``. From an incident bundle's
     ``collected_at`` beside it (local time, zoneless), else ``captured_at`` (UTC), else a time in the
     file's name (zoneless unless it prints ``Z`` or an offset); ``(None, False, "")`` when none says."""
-    if (meta := bundle_metadata(path.parent)) and (at := _collected_at(meta)):
+    if (meta := incident_metadata(path.parent)) and (at := collected_at(meta)):
         return at, True, f"the bundle's collected_at {meta['collected_at']}"
     if captured_at is not None:
         return captured_at, False, "--captured-at"
@@ -181,7 +142,7 @@ def read(path: Path, report: SourceReport, captured_at: datetime | None) -> Iter
         report.unit_roles = {prometheus.UNIT: roles.pop()}  # type: ignore[attr-defined]
     report.bytes += size
     at, zoneless, said = scrape_time(path, captured_at)
-    meta = bundle_metadata(path.parent) if said.startswith("the bundle") else None
+    meta = incident_metadata(path.parent) if said.startswith("the bundle") else None
     families: set[str] = set()
     samples_n = own = other = 0
     for lines, first in _blocks(path):
@@ -189,7 +150,7 @@ def read(path: Path, report: SourceReport, captured_at: datetime | None) -> Iter
         frame = frame.filter(pl.col("message").str.strip_chars() != "").select(
             "message", pl.format("line {}", "n").alias("source_pos")
         )
-        rows = _rows(frame, at, zoneless, _bundle_host(meta) if meta else None, report)
+        rows = _rows(frame, at, zoneless, incident_host(meta) if meta else None, report)
         samples = rows.filter(pl.col("message").str.contains(prometheus.SAMPLE))
         family = (
             samples["message"].str.extract(prometheus.SAMPLE, 1).str.replace(prometheus.FAMILY_SUFFIX, "")
@@ -217,10 +178,10 @@ def read_bundle(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of an incident bundle's answers (``path`` its ``metadata.json``; see the module doc), all at
     its ``collected_at`` (zoneless), host the ``base_url``'s. Raises ``InputError`` when the metadata
     cannot be read."""
-    meta = bundle_metadata(path.parent)
+    meta = incident_metadata(path.parent)
     if meta is None:
         raise InputError(f"{path}: not an SGLang incident bundle's metadata (artifact_type incident_bundle)")
-    folder, at, host = path.parent, _collected_at(meta), _bundle_host(meta)
+    folder, at, host = path.parent, collected_at(meta), incident_host(meta)
     base = str(meta.get("base_url") or "").rstrip("/")
     messages: list[tuple[str, str | None, str]] = []  # (text, unit, source_pos)
     for name, endpoint in BUNDLE_ANSWERS:

@@ -142,7 +142,7 @@ def _one_ingest_per_origin(out: Path) -> Path:
     """``-d OUT``'s check, before any command reads it: an OUT this user cannot read is refused (exit
     1); a folder combined from two separate ingests of one origin is refused (exit 1, naming both
     parts), not read with every record twice."""
-    from logcorr.store.database import DatabaseError, refuse_two_ingests_of_one_origin
+    from logcorr.analysis.database import DatabaseError, refuse_two_ingests_of_one_origin
     from logcorr.store.output import OutputError, check_intact, reading, stable_out
 
     _readable(out)
@@ -290,9 +290,9 @@ def ingest(
     Exit status: 0 written; 3 written, but an input could not be read at all (missing, permission denied, refused by journalctl) or only in part (journalctl killed, a reader failing part way); 1 nothing written (no input readable, a bad option value, OUT not a logcorr folder, damaged, unreadable, held by another run, or not writable); 2 a usage error (unknown option, no input); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).
     """
     try:  # Ctrl-C while the libraries load (a second or two) is an interrupt like any other
+        from logcorr.analysis.database import DatabaseError
         from logcorr.ingest import NothingReadError, OptionError
         from logcorr.ingest import ingest as run
-        from logcorr.store.database import DatabaseError
         from logcorr.store.output import OutputError
     except KeyboardInterrupt:
         _fail(f"interrupted; {out} left as it was", 130)
@@ -347,7 +347,7 @@ def ingest(
 def _repoint(out: Path) -> None:
     """Re-point ``OUT/logcorr.duckdb`` when OUT was copied or moved since it was written (its views
     would read the original's files, or none), saying so on stderr; queries themselves never read it."""
-    from logcorr.store import database as db
+    from logcorr.analysis import database as db
 
     old = db.points_elsewhere(out)
     if old is None:
@@ -766,8 +766,8 @@ def combine(
     Exit status: 0 written; 1 nothing written (an OUT missing, damaged or no logcorr output, one host
     ingested twice, ALL not a folder combine wrote, a write failed); 130 interrupted.
     """
-    from logcorr.store.combine import CombineError
-    from logcorr.store.combine import combine as run
+    from logcorr.combine import CombineError
+    from logcorr.combine import combine as run
     from logcorr.store.output import OutputError
 
     for out in outs:
@@ -790,7 +790,7 @@ def database(
 ) -> None:
     """Rebuild OUT/logcorr.duckdb and OUT/views.sql: --embed copies the tables in (one file that opens
     alone, to mail), --no-embed (the default) writes views over OUT's Parquet files."""
-    from logcorr.store import database as db
+    from logcorr.analysis import database as db
     from logcorr.store.output import OutputError
 
     _writes(Path(out) / db.DB_NAME)

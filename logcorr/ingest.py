@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 import logcorr
+from logcorr.analysis import database
 from logcorr.clocks import TIME_OF_DAY, Clocks, clock_note, on_first_day, zoneless
 from logcorr.inputs import (
     bundle,
@@ -55,7 +56,7 @@ from logcorr.parsers import collect, journald, otel, prometheus, pyspy, request_
 from logcorr.parsers.prefix import date_yearless, split_prefix
 from logcorr.roles import RoleFlow, record_roles
 from logcorr.scratch import scratch as scratch_folder
-from logcorr.store import config, database
+from logcorr.store import config
 from logcorr.store import processes as process_rows
 from logcorr.store.output import Output
 from logcorr.store.schema import EVENTS, RANKS, TABLES, UTC_US

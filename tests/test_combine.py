@@ -14,11 +14,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr.analysis import saved
+from logcorr.analysis import database, saved
 from logcorr.cli import app
+from logcorr.combine import CombineError, combine
 from logcorr.ingest import ingest
-from logcorr.store import database
-from logcorr.store.combine import CombineError, combine
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS = ("gpu-node-00", "gpu-node-01", "gpu-node-02")

@@ -18,10 +18,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from logcorr.analysis import saved
+from logcorr.analysis import database, saved
 from logcorr.ingest import ingest, table_schemas
-from logcorr.store import database, schema
 from logcorr.store import output as store
+from logcorr.store import schema, views
 from tests.conftest import open_db
 
 LOG = [
@@ -96,8 +96,8 @@ def test_a_hostile_folder_name_in_out_runs_no_sql(tmp_path: Path):
 
 def test_quote_ident_doubles_quotes():
     con = duckdb.connect()
-    con.execute(f"CREATE VIEW {saved.quote_ident(HOSTILE_FOLDER)} AS SELECT 1 AS v")
-    assert con.execute(f"SELECT v FROM {saved.quote_ident(HOSTILE_FOLDER)}").fetchone() == (1,)
+    con.execute(f"CREATE VIEW {views.quote_ident(HOSTILE_FOLDER)} AS SELECT 1 AS v")
+    assert con.execute(f"SELECT v FROM {views.quote_ident(HOSTILE_FOLDER)}").fetchone() == (1,)
 
 
 # -- 10: paths are not globs ------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def out_count(out: Path) -> int:
 KILLER = """
 import os, signal, sys
 from logcorr.store import output as store
-from logcorr.store import database
+from logcorr.analysis import database
 step, target = sys.argv[1], int(sys.argv[2])
 calls = {"n": 0}
 def killing(fn):

@@ -158,7 +158,7 @@ def test_a_copied_out_needs_no_re_pointing(sample, tmp_path):
     copy's tables (before, by absolute path: the original's, until query or report re-pointed it)."""
     import shutil
 
-    from logcorr.store import database
+    from logcorr.analysis import database
 
     views = tmp_path / "views"
     shutil.copytree(sample, views)

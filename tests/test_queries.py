@@ -21,10 +21,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from logcorr.analysis import saved
+from logcorr.analysis import database, saved
 from logcorr.cli import app
 from logcorr.ingest import ingest, table_schemas
-from logcorr.store import database
+from logcorr.store import views
 from logcorr.store.output import Output
 from tests.conftest import ingested, open_db
 
@@ -764,5 +764,5 @@ def test_an_out_written_before_a_column_existed_reads_it_as_null(sample_out, tmp
     assert before["kind"].to_list() == now["kind"].to_list()
     wedge = before.filter(pl.col("kind") == "wedge")
     assert wedge["zoned"].to_list() == [True] and " UTC" in wedge["summary"][0]
-    views = database.views_sql(saved.table_folders(old), saved.load_saved())
-    assert 'CAST(NULL AS BOOLEAN) AS "zoned" FROM read_parquet(\'events/' in views
+    text = database.views_sql(views.table_folders(old), saved.load_saved())
+    assert 'CAST(NULL AS BOOLEAN) AS "zoned" FROM read_parquet(\'events/' in text

@@ -43,7 +43,7 @@ def duckdb_file_events(out: Path) -> int:
 
 KILLED_AT_DUCKDB_FILE = """
 import os, signal, sys
-from logcorr.store import database
+from logcorr.analysis import database
 real = database.write
 def write(folder, **kw):
     if kw.get("saved") is None:  # OUT's own DuckDB file (a first OUT's provisional one has saved={})

@@ -82,7 +82,7 @@ def saved_query(body: Callable[[str, str], str]) -> str:
 
 # A record's time is known to be UTC unless it is only a time printed without a zone (events.zoned, set at
 # ingest by ``clocks.zoneless``). Over ``events e``; a record written before the column (NULL: the views
-# add a contract column no part holds, ``saved.parquet_view_sql``) counts as zoned.
+# add a contract column no part holds, ``store.views.parquet_view_sql``) counts as zoned.
 RECORD_ZONED = "e.zoned IS DISTINCT FROM false"
 
 # A finding whose timed evidence is all zoneless states its times as printed: the kind files write

@@ -18,6 +18,7 @@ from logcorr.render.timeline.counters import RATES, REQUEST_COUNTERS
 from logcorr.render.timeline.model import DUCKDB_MEMORY, RUN_GAP_FACTOR, RUN_MIN_GAP_S
 from logcorr.render.timeline.tables import LANE, contract, parquet_columns
 from logcorr.store.schema import RANKS
+from logcorr.store.views import quote_literal
 
 
 def _load_last_batches(con, since, until) -> pl.DataFrame:
@@ -47,7 +48,7 @@ def _duck(out: Path):
     con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
     con.execute("SET threads = 2")
     con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET temp_directory = {saved.quote_literal(spill)}")
+    con.execute(f"SET temp_directory = {quote_literal(spill)}")
     return con, spill
 
 
@@ -119,7 +120,7 @@ _LOAD_FIELDS = (
 
 def _count_activity(con, out: Path, since, until, role: str | None) -> dict[str, int]:
     """How many batch lines and ok router request lines the window holds (``role``: only its lanes)."""
-    who = "true" if role is None else f"coalesce(role, 'unknown') = {saved.quote_literal(role)}"
+    who = "true" if role is None else f"coalesce(role, 'unknown') = {quote_literal(role)}"
     rows = con.sql(
         f"SELECT kind, count(*) FROM ({_activity_sql(out, since, until)}) WHERE {who} GROUP BY kind"
     ).fetchall()

@@ -8,7 +8,9 @@ and writes each table as one file, ``ALL/<table>/origin=combined/part-0-<digest>
 OUT in turn, in the order given, each OUT's rows in its own order; ``host`` names each row's host),
 plus one ``manifest.json`` holding every OUT's inputs, rows and next event ids (so ``--append``
 continues each origin's ids), and ``ALL/logcorr.duckdb`` and ``ALL/views.sql`` (``database.write``).
-The folder is written beside ALL under a temporary name and renamed into place whole.
+The folder is written beside ALL under a temporary name and renamed into place whole. Like ``ingest``,
+a command's plain function on top of the stages: it writes the store's tables and then the DuckDB file
+of ``analysis.database``.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ import duckdb
 
 import logcorr
 from logcorr import interrupts
-from logcorr.analysis.saved import quote_literal, table_folders
+from logcorr.analysis import database
 from logcorr.interrupts import is_interrupt
-from logcorr.store import database
 from logcorr.store import output as store
 from logcorr.store.schema import TABLES
+from logcorr.store.views import quote_literal, table_folders
 
 COMBINED = "origin=combined"  # the partition folder of a combined table's one file
 ORIGIN_SHIFT = 40  # an event id's origin tag: bits 40-52 (``ingest``)

@@ -19,7 +19,9 @@ again by hand. It writes:
 * ``OUT/views.sql``: views over the Parquet folders with paths relative to OUT, plus the saved
   queries, for a DuckDB CLI of any version ≥ 1.1: ``cd OUT && duckdb -init views.sql``.
 
-Both are written to a temporary name first and renamed into place.
+Both are written to a temporary name first and renamed into place. This module stands in analysis,
+beside ``saved``, because the file holds the saved queries; the views over the tables come from
+``store.views``, which knows no query.
 """
 
 from __future__ import annotations
@@ -36,18 +38,17 @@ import duckdb
 import logcorr
 from logcorr import interrupts
 from logcorr.analysis import saved as saved_queries
-from logcorr.analysis.saved import (
-    SavedQuery,
+from logcorr.analysis.saved import SavedQuery, view_order
+from logcorr.interrupts import is_interrupt
+from logcorr.store import output as store
+from logcorr.store.views import (
     derived_view_sql,
     parquet_glob,
     parquet_view_sql,
     quote_ident,
     quote_literal,
     table_folders,
-    view_order,
 )
-from logcorr.interrupts import is_interrupt
-from logcorr.store import output as store
 
 DB_NAME = "logcorr.duckdb"
 VIEWS_NAME = "views.sql"

@@ -226,8 +226,8 @@ ROUTER_HEADER_LINE = next(h.regex for h in HEADERS if h.name == "router")
 # the role its content names.
 REQUESTS = REQUESTS_TABLE.schema
 _COLUMNS = list(REQUESTS)
-_PARSED = {c: REQUESTS[c] for c in _COLUMNS[_COLUMNS.index("method") : _COLUMNS.index("format") + 1]}
-_PARSED["content_role"] = pl.String
+PARSED_FIELDS = {c: REQUESTS[c] for c in _COLUMNS[_COLUMNS.index("method") : _COLUMNS.index("format") + 1]}
+PARSED_FIELDS["content_role"] = pl.String
 # The column of ``kinds``' output (carried on the classified records) that holds a router line's
 # fields, parsed once: ``requests`` reads them there.
 PARSED = "_request"
@@ -303,7 +303,7 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     )
     if router_rows.any():
         req = _parse(base.filter(router_rows).with_row_index("_i"))
-        parsed = req.select(pl.struct(list(_PARSED)).alias(PARSED))
+        parsed = req.select(pl.struct(list(PARSED_FIELDS)).alias(PARSED))
         path = pl.coalesce(pl.col("path"), pl.lit(""))
         is_req = pl.any_horizontal(
             [pl.col(c).is_not_null() for c in ("method", "path", "prefill_url", "decode_url", "request_id")]
@@ -323,7 +323,7 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
         pos = router_rows.arg_true()
         out = out.with_columns(out[c].scatter(pos, sub[c]) for c in out.columns)
         return out.with_columns(spread(parsed[PARSED], pos, out.height))
-    return out.with_columns(pl.lit(None, pl.Struct(_PARSED)).alias(PARSED))
+    return out.with_columns(pl.lit(None, pl.Struct(PARSED_FIELDS)).alias(PARSED))
 
 
 def spread(values: pl.Series, pos: pl.Series, n: int) -> pl.Series:
@@ -364,7 +364,7 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
     if known.any():  # router lines ``kinds`` parsed already (at ingest, all of them): their fields
         done = pl.concat(
             [
-                base.filter(known).drop(c for c in _PARSED if c in base.columns),
+                base.filter(known).drop(c for c in PARSED_FIELDS if c in base.columns),
                 ev.filter(known)[PARSED].struct.unnest(),
             ],
             how="horizontal",
@@ -383,7 +383,7 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
 
 
 def _parse(df: pl.DataFrame) -> pl.DataFrame:
-    """Every request field (``_PARSED``) for every row of ``df`` (which has ``_i``), in order; null
+    """Every request field (``PARSED_FIELDS``) for every row of ``df`` (which has ``_i``), in order; null
     where no format matched. Each format runs only on the rows that can be of it."""
     df = df.with_columns(first_line(df["body"]).alias("first"))
     router_rows = is_router_line(df)
@@ -399,13 +399,13 @@ def _parse(df: pl.DataFrame) -> pl.DataFrame:
                 pl.col("_i").cast(pl.UInt32),
                 *[
                     (pl.col(c) if c in p.columns else pl.lit(None)).cast(t, strict=False).alias(c)
-                    for c, t in _PARSED.items()
+                    for c, t in PARSED_FIELDS.items()
                 ],
             )
             for p in parts
         ]
     )
-    keep = df.drop(["first", *[c for c in _PARSED if c in df.columns]])
+    keep = df.drop(["first", *[c for c in PARSED_FIELDS if c in df.columns]])
     return keep.join(parsed, on="_i", how="left", maintain_order="left")
 
 

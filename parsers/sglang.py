@@ -612,7 +612,7 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     # Router rows and the access and mini_lb lines an anchor confirmed: request/health/other by the
     # router module; a record that starts like the middle of a py-spy dump is ``pyspy``; else ``other``.
     kind, role = out["kind"], out["content_role"]
-    request = pl.Series(router.PARSED, dtype=pl.Struct(router._PARSED)).clear(n)
+    request = pl.Series(router.PARSED, dtype=pl.Struct(router.PARSED_FIELDS)).clear(n)
     todo = (kind == "request").fill_null(False) | (router_rows & ~(foreign & kind.is_not_null()))
     if todo.any():
         rk = router.kinds(base.filter(todo))

@@ -1085,5 +1085,5 @@ CLASSIFY = {
     "level": pl.String,
     "room_error": pl.String,
     "request_id": pl.String,
-    router.PARSED: pl.Struct(router._PARSED),
+    router.PARSED: pl.Struct(router.PARSED_FIELDS),
 }

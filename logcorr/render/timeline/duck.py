@@ -21,11 +21,11 @@ from logcorr.store.schema import RANKS
 from logcorr.store.views import quote_literal
 
 
-def _load_last_batches(con, since, until) -> pl.DataFrame:
+def load_last_batches(con, since, until) -> pl.DataFrame:
     """The last batch of each process of each rank over all the data (a restart starts a new
     process: the old one's last batch is where it stopped), kept when it falls in the window.
 
-    Aggregated in DuckDB (a few rows per rank); ``con`` is ``_duck(out)``. Columns: lane key, ts,
+    Aggregated in DuckDB (a few rows per rank); ``con`` is ``duck_connection(out)``. Columns: lane key, ts,
     pid, batch_type, source."""
     df = con.sql(
         """
@@ -40,7 +40,7 @@ def _load_last_batches(con, since, until) -> pl.DataFrame:
     return _typed(df, contract("batches", "ts", *LANE, "pid", "batch_type", "source"))
 
 
-def _duck(out: Path):
+def duck_connection(out: Path):
     """A DuckDB connection over OUT's tables (``saved.connect``, no saved views) held to
     ``DUCKDB_MEMORY`` and 2 threads, spilling to a temporary folder beyond that."""
     con = saved.connect(out, saved={})
@@ -118,7 +118,7 @@ _LOAD_FIELDS = (
 )
 
 
-def _count_activity(con, out: Path, since, until, role: str | None) -> dict[str, int]:
+def count_activity(con, out: Path, since, until, role: str | None) -> dict[str, int]:
     """How many batch lines and ok router request lines the window holds (``role``: only its lanes)."""
     who = "true" if role is None else f"coalesce(role, 'unknown') = {quote_literal(role)}"
     rows = con.sql(
@@ -129,7 +129,7 @@ def _count_activity(con, out: Path, since, until, role: str | None) -> dict[str,
 
 
 def _runs_sql(out: Path, since, until) -> str:
-    """The SQL of ``_load_runs``: one row per run of the window's activity (see there)."""
+    """The SQL of ``load_runs``: one row per run of the window's activity (see there)."""
     # Two reads of the lines, one sort (of each lane's µs and pid), nothing held between them:
     # g    the gap of every line to the lane's previous line (one window, the only sort of all lines);
     # lane per lane in one pass over g: the median gap, and the lines after a gap over RUN_MIN_GAP_S;
@@ -188,7 +188,7 @@ def _runs_sql(out: Path, since, until) -> str:
         """
 
 
-def _load_runs(con, out: Path, since, until) -> pl.DataFrame:
+def load_runs(con, out: Path, since, until) -> pl.DataFrame:
     """Runs of activity per lane, aggregated in DuckDB: consecutive batch lines of one rank (or ok
     router requests of the router) of one process, split where the gap to the previous line exceeds
     ``RUN_GAP_FACTOR`` times the lane's median interval in the window, and at least ``RUN_MIN_GAP_S``.
@@ -225,7 +225,7 @@ def _load_runs(con, out: Path, since, until) -> pl.DataFrame:
     )
 
 
-def _load_load(con, out: Path, since, until, bucket_s: float) -> pl.DataFrame:
+def load_load(con, out: Path, since, until, bucket_s: float) -> pl.DataFrame:
     """Batch load per lane and time bucket of ``bucket_s`` seconds, aggregated in DuckDB: lane key,
     ``ts`` (the bucket's start), ``lines`` (batch lines in it), and per load field its maximum
     (``running_req``, ``queue_req``, ``token_usage``) or mean (throughputs, token/s)."""
@@ -242,10 +242,10 @@ def _load_load(con, out: Path, since, until, bucket_s: float) -> pl.DataFrame:
     return _typed(df, {**contract("batches", "ts", *LANE), "lines": pl.Int64}).sort("ts")
 
 
-def _clock_notes(con, since, until) -> list[str]:
+def load_clock_notes(con, since, until) -> list[str]:
     """How the time printed in the lines relates to the journal's UTC clock (records from a journal
     carry both): one note when every host and role agree, else one per (host, role). The median
-    offsets are taken in DuckDB (``con``: ``_duck(out)``)."""
+    offsets are taken in DuckDB (``con``: ``duck_connection(out)``)."""
     df = con.sql(
         f"""
         SELECT host, role, median(epoch_us(log_ts) - epoch_us(ts)) / 1e6 AS off

@@ -14,12 +14,12 @@ import polars as pl
 from logcorr.analysis import saved
 from logcorr.interrupts import is_interrupt
 from logcorr.render.timeline.duck import (
-    _clock_notes,
-    _count_activity,
-    _duck,
-    _load_last_batches,
-    _load_load,
-    _load_runs,
+    count_activity,
+    duck_connection,
+    load_clock_notes,
+    load_last_batches,
+    load_load,
+    load_runs,
 )
 from logcorr.render.timeline.model import (
     MAX_ACTIVITY_MARKS,
@@ -28,19 +28,19 @@ from logcorr.render.timeline.model import (
     Swimlanes,
     TimelineError,
     Wedge,
-    _bin_seconds,
+    nice_bin_seconds,
 )
 from logcorr.render.timeline.tables import (
-    _assign_lanes,
-    _group_fingerprints,
-    _load_batches,
-    _load_captures,
-    _load_marks,
-    _load_requests,
-    _load_scrapes,
-    _room_filter,
-    _sources,
+    assign_lanes,
+    group_fingerprints,
+    load_batches,
+    load_captures,
+    load_marks,
+    load_requests,
+    load_scrapes,
+    load_sources,
     parse_time,
+    room_filter,
     scan,
 )
 from logcorr.store.schema import UTC_US
@@ -80,12 +80,12 @@ def load(
     out = Path(out)
     t0, t1 = _window(out, since, until, role)
     filters: list[str] = []
-    marks = _load_marks(out, t0, t1)
+    marks = load_marks(out, t0, t1)
     requests = None
     if room is not None:
         marks, requests, t0, t1 = _of_room(out, marks, room, t0, t1, filters)
     activity = _activity(out, t0, t1, role, (detail, max_lines, max_detail), marks, requests)
-    captures, undated = _load_captures(out, t0, t1)
+    captures, undated = load_captures(out, t0, t1)
     notes = _window_words(filters, t0, t1, role, undated)
     frames = {
         "batches": activity["batches"],
@@ -98,9 +98,9 @@ def load(
     if not any(df.height for df in frames.values()):
         _nothing_to_draw(out, filters)
     frames["load"] = activity["load"].with_columns(pl.lit(None, pl.String).alias("source"))
-    lanes, placed = _assign_lanes(frames, role)
+    lanes, placed = assign_lanes(frames, role)
     first, last = _bounds([df for name, df in placed.items() if name != "load"], placed["runs"])
-    placed["captures"] = _group_fingerprints(placed["captures"])
+    placed["captures"] = group_fingerprints(placed["captures"])
     placed["load"] = placed["load"].drop("source")
     sw = Swimlanes(
         out=out,
@@ -108,12 +108,12 @@ def load(
         **placed,
         first=t0 or first,
         last=t1 or last,
-        sources=_sources(out),
+        sources=load_sources(out),
         filters=filters,
         notes=notes,
         **{k: activity[k] for k in ("clock_notes", "bucket_s", "detail", "totals")},
     )
-    sw.scrapes = _load_scrapes(out, t0, t1, role)
+    sw.scrapes = load_scrapes(out, t0, t1, role)
     sw.wedges, notes = wedges(out)
     sw.notes += notes
     sw.verdict, sw.focus = findings(out)
@@ -159,7 +159,7 @@ def _window_words(filters: list[str], t0, t1, role: str | None, undated: int) ->
 def _of_room(out: Path, marks: pl.DataFrame, room: int, t0, t1, filters: list[str]):
     """The marks and router requests of ``room`` (filters gets its words); without a window, the
     window one minute around them. Returns (marks, requests, t0, t1)."""
-    marks, requests, rids = _room_filter(out, marks, _load_requests(out, t0, t1), room)
+    marks, requests, rids = room_filter(out, marks, load_requests(out, t0, t1), room)
     filters.append(f"room {room}" + (f" ({len(rids)} rids)" if rids else ""))
     if marks.is_empty() and requests.is_empty():
         raise TimelineError(f"--room {room}: no abort, transfer error or request names this room")
@@ -178,9 +178,9 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
     them; ``marks`` (read before) count in the span the load buckets divide; ``requests``: already
     read (a room's), or None."""
     detail, max_lines, max_detail = limits
-    con, spill = _duck(out)
+    con, spill = duck_connection(out)
     try:
-        totals = _count_activity(con, out, t0, t1, role)
+        totals = count_activity(con, out, t0, t1, role)
         n_lines = totals["batches"] + totals["requests"]
         if detail is None:
             detail = n_lines <= max_lines
@@ -191,15 +191,15 @@ def _activity(out: Path, t0, t1, role, limits: tuple, marks: pl.DataFrame, reque
                 "--since/--until, or leave --detail out to draw runs"
             )
         if requests is None:
-            requests = _load_requests(out, t0, t1, errors_only=not detail)
-        batches = _load_batches(out, t0, t1, empty=not detail)
-        runs = _load_runs(con, out, t0, t1)
-        last_batches = _load_last_batches(con, t0, t1)
-        clock_notes = _clock_notes(con, t0, t1)
+            requests = load_requests(out, t0, t1, errors_only=not detail)
+        batches = load_batches(out, t0, t1, empty=not detail)
+        runs = load_runs(con, out, t0, t1)
+        last_batches = load_last_batches(con, t0, t1)
+        clock_notes = load_clock_notes(con, t0, t1)
         first, last = _bounds([marks, requests, batches, runs, last_batches], runs)
         span_s = ((t1 or last) - (t0 or first)).total_seconds() if first else 1.0
-        bucket_s = _bin_seconds(max(span_s, 1.0))
-        load_ = _load_load(con, out, t0, t1, bucket_s)
+        bucket_s = nice_bin_seconds(max(span_s, 1.0))
+        load_ = load_load(con, out, t0, t1, bucket_s)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)

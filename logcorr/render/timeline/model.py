@@ -111,9 +111,9 @@ class Swimlanes:
     clock_notes: list[str] = field(default_factory=list)
     filters: list[str] = field(default_factory=list)  # human-readable --since/--until/--room/--role
     notes: list[str] = field(default_factory=list)  # what could not be drawn, and why
-    # progress without the lines: see ``_load_runs`` (lane, kind, ts, end, until, lines, load fields)
+    # progress without the lines: see ``load_runs`` (lane, kind, ts, end, until, lines, load fields)
     runs: pl.DataFrame = field(default_factory=pl.DataFrame)
-    # batch load per lane and bucket of ``bucket_s`` seconds: see ``_load_load``
+    # batch load per lane and bucket of ``bucket_s`` seconds: see ``load_load``
     load: pl.DataFrame = field(default_factory=pl.DataFrame)
     bucket_s: float | None = None
     # request gauges of /metrics scrapes per scrape, role and label: see ``counters.scraped_load``
@@ -177,7 +177,8 @@ def run_name() -> pl.Expr:
     )
 
 
-def _span(a: datetime, b: datetime) -> str:
+def span_text(a: datetime, b: datetime) -> str:
+    """The time from ``a`` to ``b``, rounded to the second, as ``1h02m03s``, ``4m05s`` or ``6s``."""
     s = int(round((b - a).total_seconds()))
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
@@ -189,7 +190,7 @@ def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _esc_expr(expr: pl.Expr) -> pl.Expr:
+def esc_expr(expr: pl.Expr) -> pl.Expr:
     """``esc`` for a polars string expression (one pass, so an escape is never escaped again)."""
     return expr.str.replace_many(["&", "<", ">", '"', "'"], ["&amp;", "&lt;", "&gt;", "&quot;", "&#x27;"])
 
@@ -203,11 +204,14 @@ def brief(text: str | None, lines: int = 6, width: int = 160) -> str:
     return "<br>".join(esc(r if len(r) <= width else r[: width - 1] + "…") for r in rows)
 
 
-def _bin_seconds(span_s: float) -> float:
+def nice_bin_seconds(span_s: float) -> float:
+    """The smallest of ``NICE_BINS_S`` that cuts ``span_s`` seconds into at most ``MAX_BINS`` bins
+    (the largest when none does), in seconds."""
     return next((b for b in NICE_BINS_S if span_s / b <= MAX_BINS), NICE_BINS_S[-1])
 
 
-def _bin_label(bin_s: float) -> str:
+def bin_label(bin_s: float) -> str:
+    """A bin width of ``bin_s`` seconds for a legend: ``250 ms``, ``5 s``, ``15 min``, ``6 h``."""
     if bin_s < 1:
         return f"{bin_s * 1000:g} ms"
     if bin_s < 60:

@@ -19,8 +19,8 @@ from logcorr.render.timeline.model import (
     RUN_MIN_GAP_S,
     Swimlanes,
     TimelineInfo,
-    _span,
     esc,
+    span_text,
 )
 from logcorr.render.timeline.plot import VIEW_BUTTONS_PX, figure
 from logcorr.store.output import write_atomic
@@ -106,7 +106,7 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     if sw.first and sw.last:
         items.append(
             f"time span {sw.first:%Y-%m-%d %H:%M:%S} – {sw.last:%Y-%m-%d %H:%M:%S} UTC "
-            f"({_span(sw.first, sw.last)}); the axis is UTC (offset +00:00); "
+            f"({span_text(sw.first, sw.last)}); the axis is UTC (offset +00:00); "
             + esc("; ".join(sw.clock_notes))
         )
     c = facts["counts"]

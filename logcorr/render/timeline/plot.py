@@ -23,14 +23,14 @@ from logcorr.render.timeline.model import (
     RUN_LOAD,
     RUN_MIN_GAP_S,
     Swimlanes,
-    _bin_label,
-    _bin_seconds,
-    _esc_expr,
-    _span,
     batch_name,
+    bin_label,
     brief,
     esc,
+    esc_expr,
+    nice_bin_seconds,
     run_name,
+    span_text,
 )
 from logcorr.render.timeline.tables import LANE, PROVENANCE
 
@@ -67,9 +67,9 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
                 continue
             hover = pl.concat_str(
                 [
-                    _esc_expr(pl.col("lane_label")),
+                    esc_expr(pl.col("lane_label")),
                     pl.lit(" · "),
-                    _esc_expr(batch_name(pl.col("batch_type"))),
+                    esc_expr(batch_name(pl.col("batch_type"))),
                     pl.lit(" · "),
                     pl.col("ts").dt.strftime(fmt),
                     pl.lit(" UTC<br>"),
@@ -119,7 +119,7 @@ def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
     rows = []
     for i in range(0, len(fields), per_line):
         parts = [
-            pl.format(f"{c}: {{}}", _esc_expr(pl.col(c).cast(pl.String))) for c in fields[i : i + per_line]
+            pl.format(f"{c}: {{}}", esc_expr(pl.col(c).cast(pl.String))) for c in fields[i : i + per_line]
         ]
         row = pl.concat_str(parts, separator=" · ", ignore_nulls=True)
         rows.append(pl.when(row != "").then(row))
@@ -137,11 +137,11 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     hover = pl.concat_str(
         [
             pl.lit("<b>"),
-            _esc_expr(pl.col("lane_label")),
+            esc_expr(pl.col("lane_label")),
             pl.lit(" · a run of "),
             pl.col("lines").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
             pl.lit(" "),
-            _esc_expr(run_name().str.to_lowercase()),
+            esc_expr(run_name().str.to_lowercase()),
             pl.lit("</b><br>"),
             pl.col("ts").dt.strftime("%Y-%m-%d %H:%M:%S%.3f"),
             pl.lit(" → "),
@@ -298,7 +298,7 @@ def _thinned(sw, df, kind, bin_s, hover_fn) -> dict:
         for n, t, h in zip(merged["n"], merged["ts_last"], hover_fn(sw, merged), strict=True)
     ]
     trace = _mark_trace(merged, kind, hover)
-    trace["name"] += f" (merged per {_bin_label(bin_s)})"
+    trace["name"] += f" (merged per {bin_label(bin_s)})"
     return trace
 
 
@@ -391,7 +391,7 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
         end = f"{w.resumed_by} {x1:%H:%M:%S}" if w.resumed else "end of data"
         again = ""
         if w.resumed_by == "restart" and w.batches_again is not None:  # as the report: both ends named
-            again = f"; batches again {w.batches_again:%H:%M:%S} ({_span(w.stopped, w.batches_again)} after the stop)"
+            again = f"; batches again {w.batches_again:%H:%M:%S} ({span_text(w.stopped, w.batches_again)} after the stop)"
         notes.append(
             dict(
                 x=x0ms,
@@ -399,7 +399,7 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
                 xref="x",
                 yref="paper",
                 yshift=16 * len(notes),
-                text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({_span(w.stopped, x1)}){again}",
+                text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({span_text(w.stopped, x1)}){again}",
                 showarrow=False,
                 xanchor="right" if view and x0ms > (view[0] + view[1]) / 2 else "left",
                 yanchor="bottom",
@@ -444,7 +444,7 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     span (plotly's range slider) to widen or move the view; the first view: see ``_x_ranges``."""
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
-    bin_s = _bin_seconds(max(span_s, 1.0))
+    bin_s = nice_bin_seconds(max(span_s, 1.0))
     captures, labels = _capture_traces(sw)
     load = counter_traces(sw, _ms)
     x_range, full, framed = _x_ranges(sw, span_s)

@@ -145,7 +145,7 @@ def _with_event_fields(out: Path, lf: pl.LazyFrame) -> pl.LazyFrame:
     return lf.with_columns(pl.coalesce(c, f"{c}_ev") for c in filled).drop(f"{c}_ev" for c in filled)
 
 
-def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
+def load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     """Every batch line in the window with its typed fields (``empty``: none, the columns only)."""
     cols = parquet_columns(out, "batches")
     skip = {"extra"}
@@ -159,7 +159,7 @@ def _load_batches(out, since, until, empty: bool = False) -> pl.DataFrame:
     return lf.filter(pl.col("ts").is_not_null()).collect()
 
 
-def _load_scrapes(out: Path, since, until, role: str | None) -> pl.DataFrame:
+def load_scrapes(out: Path, since, until, role: str | None) -> pl.DataFrame:
     """The request gauges of the /metrics scrapes in the window (``counters.SCRAPED_GAUGES``), summed
     per scrape, role and label (``counters.scraped_load``); only ``role``'s when given."""
     cols = contract("metrics", "ts", "host", "role", "dp_rank", "name", "value", "source")
@@ -179,7 +179,7 @@ def _marks_of(out: Path, table: str, common: dict, kind: pl.Expr, cols: tuple[st
     return lf.select(*common, kind.alias("kind"), detail.alias("detail"))
 
 
-def _load_marks(out, since, until) -> pl.DataFrame:
+def load_marks(out, since, until) -> pl.DataFrame:
     """Aborts, transfer errors (assertion apart), watchdog, health and traceback events as one frame."""
     common = contract("aborts", "ts", *LANE, *PROVENANCE, "rid", "bootstrap_room")
     aborts = _marks_of(out, "aborts", common, pl.lit("abort"), ("abort_kind", "reason"))
@@ -296,7 +296,7 @@ REQUEST_FIELDS = (
 )
 
 
-def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
+def load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame:
     """Router requests (role router); the engines' own access lines are drawn only as /health.
     ``errors_only``: only the failed ones (the others are drawn as runs)."""
     columns = ("ts", "host", "role", *PROVENANCE, *REQUEST_FIELDS, "level")
@@ -320,7 +320,7 @@ def _load_requests(out, since, until, errors_only: bool = False) -> pl.DataFrame
     return df.with_columns(split_prefix(df["message"].fill_null(""))["body"]).sort("ts", "event_id")
 
 
-def _load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
+def load_captures(out, since, until) -> tuple[pl.DataFrame, int]:
     """One row per py-spy capture of a rank: the main thread's class (or the first waiting thread's);
     and how many captures have no time (a bare dump file) and so cannot be placed."""
     columns = (
@@ -374,7 +374,8 @@ def _innermost_frames(out: Path, captures: pl.DataFrame, n: int = 8) -> pl.DataF
     )
 
 
-def _sources(out: Path) -> list[tuple[str, str, int]]:
+def load_sources(out: Path) -> list[tuple[str, str, int]]:
+    """``(source, format, records)`` of every row of OUT's ``sources`` table (``?`` and 0 where null)."""
     df = scan(out, "sources", {"source": pl.String, "format": pl.String, "records": pl.Int64}).collect()
     return [(s or "?", f or "?", int(r or 0)) for s, f, r in df.iter_rows()]
 
@@ -406,7 +407,7 @@ def _label_lanes(lanes: pl.DataFrame) -> pl.DataFrame:
     return lanes.with_columns(label.alias("label")).drop("files")
 
 
-def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl.DataFrame, dict]:
+def assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl.DataFrame, dict]:
     """Number the lanes (prefill, decode, router, unknown; then host and ranks) and give every row
     of ``frames`` its ``lane``."""
     keyed = {name: _lane_key(df) for name, df in frames.items()}
@@ -443,7 +444,9 @@ def _assign_lanes(frames: dict[str, pl.DataFrame], role: str | None) -> tuple[pl
     return lanes.drop(_KEY), placed
 
 
-def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+def room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+    """``marks`` and ``requests`` kept to bootstrap room ``room``: rows naming the room, or a request id
+    OUT's ``rooms`` pairs with it; and those request ids."""
     rids = set(
         scan(out, "rooms", ("rid", "bootstrap_room"))
         .filter(pl.col("bootstrap_room") == room)
@@ -456,7 +459,7 @@ def _room_filter(out: Path, marks, requests, room: int) -> tuple[pl.DataFrame, p
     return marks.filter(mine), requests.filter(mine), rids
 
 
-def _group_fingerprints(captures: pl.DataFrame) -> pl.DataFrame:
+def group_fingerprints(captures: pl.DataFrame) -> pl.DataFrame:
     """Name stack fingerprint groups A, B, … in lane order, so one colour means one identical stack."""
     if captures.is_empty():
         return captures.with_columns(pl.lit(None, pl.String).alias("group"))

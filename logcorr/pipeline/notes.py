@@ -1,17 +1,23 @@
 """What an ingest says besides its tables: the notes of one input (``input_notes``) and of the run
-(``result_notes``, ``roles_not_seen``), and the progress line of a long input (``progress_line``).
+(``result_notes``, ``roles_not_seen``), the progress line of a long input (``progress_line``), and the
+summary ``logcorr ingest`` prints (``format_summary``).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logcorr.clocks import Clocks, clock_note
 from logcorr.inputs import scrape
 from logcorr.inputs.source import SourceReport
 from logcorr.pipeline.plan import Plan
 from logcorr.pipeline.run import Run
+
+if TYPE_CHECKING:
+    from logcorr.pipeline.finish import IngestResult
 
 # SGLang's request-metrics files (--export-metrics-to-file), named by the local hour they cover
 METRICS_FILE = re.compile(r"^sglang-request-metrics-(?P<day>\d{8})_(?P<hour>\d\d)\.log")
@@ -97,3 +103,83 @@ def roles_not_seen(roles: dict[str, str], seen: set[str]) -> list[str]:
         for name, role in roles.items()
         if name not in seen and f"{name}.service" not in seen
     ]
+
+
+def format_summary(result: IngestResult) -> str:
+    """The text ``logcorr ingest`` prints of ``result``: each input with its records, notes and errors (a
+    note three or more inputs share said once), the inputs skipped and why, records per role and kind,
+    the time span and its clock, rows per table, the time taken. Lines joined by ``\n``, no final one."""
+    lines = ["inputs:"]
+    pods = [r.source for r in result.reports if r.format == "skipped-pod"]
+    read = [r for r in result.reports if r.format not in ("skipped", "skipped-pod")]
+    # a note many inputs share (twelve dumps without a time) is said once, after them
+    shared = Counter(n for r in read for n in dict.fromkeys(r.notes))
+    shared = {n: k for n, k in shared.items() if k >= 3}
+    for r in read:
+        unknown = f" ({r.unparsed:,} of no known kind, kept as they are)" if r.unparsed else ""
+        lines.append(f"  {r.source} [{r.format}]: {r.records:,} records{unknown}")
+        lines += [f"    {n}" for n in r.notes if n not in shared]
+        lines += [f"    error: {e}" for e in r.errors]
+    lines += [f"  {k} inputs: {n}" for n, k in shared.items()]
+    by_name = [
+        r.source for r in result.reports if r.format == "skipped" and " is not a log " in "".join(r.notes)
+    ]
+    if by_name:
+        lines.append(f"  skipped, not logs by their names (name a file to read it): {', '.join(by_name)}")
+    # pipes, devices, links out of the folder, links to nothing: each with its own reason
+    lines += [
+        f"  skipped: {n}"
+        for r in result.reports
+        if r.format == "skipped" and r.source not in by_name
+        for n in r.notes
+    ]
+    if pods:
+        lines.append(
+            "  pods skipped, not SGLang by their names or first lines (--unit NAME or --all-units reads them): "
+            + ", ".join(pods)
+        )
+    lines += [f"  {n}" for n in result.notes]
+    lines.append("records per role and kind:")
+    for role, kinds in result.by_role_kind.items():
+        lines.append(
+            f"  {role:<8} " + ", ".join(f"{k} {n:,}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        )
+    if result.first_ts is None:
+        lines.append("time span: none (no record carries a time; give --captured-at for bare py-spy files)")
+    else:
+        zoned, loose = (sum(getattr(r, a) for r in result.reports) for a in ("zoned", "zoneless"))
+        clock = (
+            "UTC" if not loose else "as printed, zone not printed" if not zoned
+            else f"UTC for {zoned:,} record(s), {loose:,} more printed without a zone, as printed"
+        )  # fmt: skip
+        lines.append(
+            f"time span: {result.first_ts:%Y-%m-%d %H:%M:%S} .. {result.last_ts:%Y-%m-%d %H:%M:%S} ({clock})"
+        )
+    lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
+    rate = result.lines / result.seconds if result.seconds else 0
+    lines.append(
+        f"wrote {result.out} in {result.seconds:.1f} s ({result.lines:,} lines, {rate:,.0f} lines/s)"
+    )
+    return "\n".join(lines)
+
+
+def said_after(result: IngestResult, out: Path) -> tuple[list[str], str | None]:
+    """What ``logcorr ingest`` says on stderr after its summary: a ``warning:`` line per option that
+    named nothing in the data, the first three ``error:`` lines of each input not read whole; and the
+    line of its exit status 3 when OUT was written but an input could not be read at all or was read
+    only in part (None when every input was read)."""
+    lines = [f"warning: {w}" for w in result.warnings]
+    lines += [f"error: {e}" for r in result.reports if r.unread or r.incomplete for e in r.errors[:3]]
+    unread = [r.source for r in result.reports if r.unread]
+    if unread:  # the others were read and written
+        return (
+            lines,
+            f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}",
+        )
+    partial = [r.source for r in result.reports if r.incomplete]
+    if partial:  # a journalctl killed part way, a corrupt journal: what came is in OUT, the rest is not
+        return (
+            lines,
+            f"{out} written, but {len(partial)} input(s) were read only in part: {', '.join(partial)}",
+        )
+    return lines, None

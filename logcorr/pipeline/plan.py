@@ -24,6 +24,7 @@ from logcorr.inputs import bundle, journal, sniff
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.source import OUTSIDE_BUNDLE, InputError, ReadOptions, SourceReport, failure
 from logcorr.interrupts import is_interrupt
+from logcorr.store.schema import ROLES
 
 # Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
 NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT)
@@ -31,6 +32,18 @@ NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT)
 
 class OptionError(ValueError):
     """An option's value cannot be used; the message names the option."""
+
+
+def parse_roles(pairs: list[str]) -> dict[str, str]:
+    """``--role UNIT=ROLE`` values as ``{unit: role}`` (``ReadOptions.roles``). Raises ``OptionError``
+    for a value without ``=`` or a role not in ``schema.ROLES``."""
+    roles = {}
+    for pair in pairs:
+        unit, sep, role = pair.partition("=")
+        if not sep or role not in ROLES:
+            raise OptionError(f"--role {pair!r}: expected UNIT=ROLE with ROLE one of {', '.join(ROLES)}")
+        roles[unit] = role
+    return roles
 
 
 @dataclass

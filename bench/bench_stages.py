@@ -42,9 +42,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from logcorr import ingest as ingest_module  # noqa: E402
+from logcorr.analysis import database  # noqa: E402
 from logcorr.inputs import rejoin, threads  # noqa: E402
 from logcorr.parsers import sglang  # noqa: E402
-from logcorr.store import config, database, processes  # noqa: E402
+from logcorr.pipeline import enrich, finish, read, stacks  # noqa: E402
+from logcorr.pipeline.enrich import Enricher  # noqa: E402
+from logcorr.store import config, processes  # noqa: E402
 from logcorr.store import output as output_module  # noqa: E402
 
 
@@ -95,21 +98,32 @@ class Stages:
         return timed
 
 
+def swap(fn, timed) -> None:
+    """Put ``timed`` in place of the function ``fn`` under every name a logcorr module holds it by (its
+    own module's and each ``from … import`` of it), so the stage calling it finds the timed one."""
+    for name, module in list(sys.modules.items()):
+        if name == "logcorr" or name.startswith("logcorr."):
+            for attr, value in list(vars(module).items()):
+                if value is fn:
+                    setattr(module, attr, timed)
+
+
 def instrument(st: Stages) -> None:
-    """Serial stages, each timed (see the module's docstring)."""
+    """Serial stages, each timed (see the module's docstring). Wraps the public stage functions of
+    ``logcorr/pipeline/`` and ``logcorr/ingest.py`` (docs/design.md, "The flow of an ingest")."""
     threads.ahead = lambda items, depth=2, name="": iter(items)
-    ingest_module._chunks = st.each("read + parse (journal export / text)", ingest_module._chunks)
+    swap(read.read_chunks, st.each("read + parse (journal export / text)", read.read_chunks))
     rejoin.Rejoiner.feed = st.call("re-join multi-line records", rejoin.Rejoiner.feed)
     rejoin.Rejoiner.finish = st.call("re-join multi-line records", rejoin.Rejoiner.finish)
-    ingest_module.split_prefix = st.call("split prefix (header, time, ranks)", ingest_module.split_prefix)
+    enrich.split_prefix = st.call("split prefix (header, time, ranks)", enrich.split_prefix)
     sglang.classify = st.call("classify (kind, rid, room)", sglang.classify)
-    ingest_module.record_roles = st.call("roles", ingest_module.record_roles)
-    ingest_module._Enricher.__call__ = st.call("enrich (ids, ts, the rest)", ingest_module._Enricher.__call__)
-    ingest_module._stacks = st.call("py-spy stacks", ingest_module._stacks)
+    enrich.record_roles = st.call("roles", enrich.record_roles)
+    Enricher.__call__ = st.call("enrich (ids, ts, the rest)", Enricher.__call__)
+    swap(stacks.dump_stacks, st.call("py-spy stacks", stacks.dump_stacks))
     for name, build in list(ingest_module.TABLE_BUILDERS.items()):
         ingest_module.TABLE_BUILDERS[name] = st.call(f"table {name}", build)
     output_module.Output.write = st.call("write Parquet parts", output_module.Output.write)
-    ingest_module._finish = st.call("finish (sources, manifest, the rest)", ingest_module._finish)
+    swap(finish.finish, st.call("finish (sources, manifest, the rest)", finish.finish))
     database.write = st.call("finish: OUT/logcorr.duckdb (tables copied in)", database.write)
     output_module.Output.finish = st.call("finish: a table's parts listed", output_module.Output.finish)
     processes.from_events = st.call("finish: processes summary", processes.from_events)
@@ -117,7 +131,7 @@ def instrument(st: Stages) -> None:
     sglang.merge_rooms = st.call("rooms merged", sglang.merge_rooms)
     config.rows = st.call("finish: config rows", config.rows)
     config.observations = st.call("config observations", config.observations)
-    ingest_module._learn_processes = st.call("processes learned", ingest_module._learn_processes)
+    swap(stacks.learn_processes, st.call("processes learned", stacks.learn_processes))
 
 
 class Patterns:
@@ -143,13 +157,13 @@ class Patterns:
         for cls in (pl.expr.string.ExprStringNameSpace, pl.series.string.StringNameSpace):
             for name in self.METHODS:
                 setattr(cls, name, self._noted(getattr(cls, name), st))
-        enrich = ingest_module._Enricher.__call__
+        enrich_chunk = Enricher.__call__
 
         def counted(*a, **kw):
             self.chunk += 1
-            return enrich(*a, **kw)
+            return enrich_chunk(*a, **kw)
 
-        ingest_module._Enricher.__call__ = counted
+        Enricher.__call__ = counted
 
     def _noted(self, fn, st: Stages):
         def noted(ns, *a, **kw):
@@ -169,7 +183,7 @@ class Patterns:
         return {t: (sorted(v)[len(v) // 2], max(v)) for t, v in sorted(per.items())}
 
 
-# Which of the ingest's threads runs each stage (``ingest._read_input``): reading, parsing and
+# Which of the ingest's threads runs each stage (``ingest.read_input``): reading, parsing and
 # re-joining; classifying; building the tables; writing them (the main thread); then the tail,
 # after the last chunk, which no stage overlaps.
 THREADS = {

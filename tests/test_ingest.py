@@ -745,7 +745,7 @@ def test_append_of_a_plain_log_and_a_capture_reads_only_what_out_held(tmp_path):
 def test_a_note_many_inputs_share_is_said_once(tmp_path):
     """Twelve dump files without a time (issue 30 item 8): the summary names each file and says the
     note once, with how many inputs it is about."""
-    from logcorr.cli import format_summary
+    from logcorr.pipeline.notes import format_summary
 
     dumps = sorted((SAMPLE / "pyspy").glob("*.txt"))
     text = format_summary(ingest(dumps, tmp_path / "out"))

@@ -101,15 +101,14 @@ def test_b7_a_lock_file_removed_after_it_was_opened_is_not_the_lock(tmp_path: Pa
 def test_g1_progress_says_how_far_how_fast_and_each_writing_step(tmp_path: Path, monkeypatch):
     from logcorr import ingest as ingest_mod
     from logcorr.inputs.source import SourceReport
+    from logcorr.pipeline.notes import progress_line
 
     report = SourceReport("big.export", "export", bytes=40_000_000, records=17_878)
     assert (
-        ingest_mod._progress_line(Path("big.export"), report, 72_000_000, 4.0)
+        progress_line(Path("big.export"), report, 72_000_000, 4.0)
         == "big.export: 17,878 records, 40 of 72 MB (56%), 10.0 MB/s, about 3 s left"
     )
-    assert (
-        ingest_mod._progress_line(Path("j"), report, None, 4.0) == "j: 17,878 records, 40 MB read, 10.0 MB/s"
-    )
+    assert progress_line(Path("j"), report, None, 4.0) == "j: 17,878 records, 40 MB read, 10.0 MB/s"
     monkeypatch.setattr(ingest_mod, "PROGRESS_FROM", 0)  # every input is long
     lines: list[str] = []
     out = tmp_path / "out"
@@ -157,9 +156,9 @@ def test_a_bare_journal_file_is_named_after_its_host(tmp_path: Path):
     """A .journal file given by name (format not known before it is sniffed) keeps its _HOSTNAME out
     of its first 64 KiB, past the hash tables: it was named logs-<digest of 'system.journal'>, the
     same for every node's system.journal."""
-    from logcorr.ingest import _origin
     from logcorr.inputs.paths import discover, hosts_in
     from logcorr.inputs.source import ReadOptions
+    from logcorr.pipeline.plan import default_origin
 
     need_journalctl()
     (node1,) = (ROOT / "sample_logs" / "journal").glob("*/system@*.journal")
@@ -169,7 +168,7 @@ def test_a_bare_journal_file_is_named_after_its_host(tmp_path: Path):
     inputs = discover(bare, ReadOptions())
     assert inputs == [(bare, "?")]
     assert hosts_in(bare, "?") == {"gpu-node-1"}
-    assert _origin(inputs, tmp_path / "out", False) == "gpu-node-1"
+    assert default_origin(inputs, tmp_path / "out", False) == "gpu-node-1"
 
 
 def _export(host: str, unit: str) -> str:

@@ -33,6 +33,8 @@ STAGE_OF = {
     "logcorr.ingest": "top",
     "logcorr.collect": "top",
     "logcorr.combine": "top",
+    "logcorr.console": "top",
+    "logcorr.pipeline": "top",  # the ingest plan's stages (read, enrich, finish), split out of ingest.py
     "logcorr": "base",
 }
 MAY_IMPORT = {

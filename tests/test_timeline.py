@@ -1016,3 +1016,31 @@ def test_an_out_of_bare_dumps_without_a_time_says_so(tmp_path: Path) -> None:
         r = CliRunner().invoke(app, [*args, "-d", str(out)])
         assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
         assert message in r.output
+
+
+def test_the_report_is_gathered_once_per_page(sample_out: Path, tmp_path: Path, monkeypatch) -> None:
+    """The page's verdict, first view, summary and wedge spans come from one ``report.gather`` (issue
+    49: at 64 hosts each gather cost 10 CPU s and half a gigabyte; the page ran it twice and the
+    ``wedge`` query a third time), and the page says what it said when it ran them apart."""
+    from logcorr.analysis import saved as saved_mod
+    from logcorr.render import report
+
+    calls = {"gather": 0, "wedge": 0}
+    gather, query = report.gather, saved_mod.query
+
+    def counted_gather(out):
+        calls["gather"] += 1
+        return gather(out)
+
+    def counted_query(out, name, *a, **k):
+        calls["wedge"] += name == "wedge"
+        return query(out, name, *a, **k)
+
+    monkeypatch.setattr(report, "gather", counted_gather)
+    monkeypatch.setattr(saved_mod, "query", counted_query)
+    sw = load(sample_out)
+    assert calls == {"gather": 1, "wedge": 1}  # the wedge query: inside the one gather
+    assert [w.role for w in sw.wedges] == ["decode"] and sw.wedges[0].stopped == DECODE_STOP
+    assert sw.focus is not None and sw.focus[2] == "the chain"
+    assert sw.summary and sw.summary[0].startswith("**What happened**")
+    assert any("decode" in line for line in sw.verdict)

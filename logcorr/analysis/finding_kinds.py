@@ -68,7 +68,7 @@ def kind_queries() -> dict[str, str]:
 
 def saved_query(body: Callable[[str, str], str]) -> str:
     """The text of the saved query ``findings``: ``HEADER``, then each kind's SQL as a CTE, united by
-    name and ordered by time. ``body(text, name)`` is a kind file's SQL without its header (the saved
+    name and ordered by time, over ``records`` (``RECORDS_SQL``). ``body(text, name)`` is a kind file's SQL without its header (the saved
     queries' reader passes its own, so this module needs nothing of it)."""
     parts = {name: body(sql, name) for name, sql in kind_queries().items()}
     last = parts.pop(UNEXPLAINED, None)
@@ -77,7 +77,18 @@ def saved_query(body: Callable[[str, str], str]) -> str:
     if last is not None:  # it reads the other kinds' rows (``cited``): what none of them explains
         ctes += f",\ncited AS (\n{union}\n),\nfinding_{UNEXPLAINED} AS (\n{last}\n)"
         union = f"SELECT * FROM cited\nUNION ALL BY NAME SELECT * FROM finding_{UNEXPLAINED}"
-    return f"{HEADER}WITH {ctes},\n{ZONES_SQL.format(union=union, zoned=RECORD_ZONED)}"
+    return f"{HEADER}WITH {RECORDS_SQL},\n{ctes},\n{ZONES_SQL.format(union=union, zoned=RECORD_ZONED)}"
+
+
+# The records the kind files search by text or fetch by id: ``events`` without the records that are a
+# batch line alone (SGLang's batch statistics: nine in ten records of a serving day, never a crash, a
+# failure, a py-spy dump or a start-up step, and never the record of an abort, traceback or watchdog
+# row). Read once and held (MATERIALIZED): ten kinds each reading every record's text cost ten scans of
+# the largest column, which grew with the hosts of a fleet (issue 49). A kind that needs every record
+# (a stop's silence, the records after a start-up step) reads ``events``.
+RECORDS_SQL = """records AS MATERIALIZED (
+    SELECT * FROM events WHERE kind IS DISTINCT FROM 'batch' OR n_lines IS DISTINCT FROM 1
+)"""
 
 
 # A record's time is known to be UTC unless it is only a time printed without a zone (events.zoned, set at

@@ -22,7 +22,7 @@ WITH a AS (
            concat_ws(' ', 'DP' || dp_rank, 'PP' || pp_rank, 'TP' || tp_rank, 'EP' || ep_rank) AS rank_label,
            concat_ws(', ', 'rid ' || ab.rid, 'room ' || ab.bootstrap_room, 'request ' || e.request_id) AS names
     FROM aborts ab
-    LEFT JOIN (SELECT event_id, request_id FROM events
+    LEFT JOIN (SELECT event_id, request_id FROM records
                WHERE request_id IS NOT NULL AND event_id IN (SELECT event_id FROM aborts)) e USING (event_id)
 ),
 g AS (

@@ -48,7 +48,7 @@ WITH tb AS (
            -- what the record's text prints, to tell "not printed" from "printed but not read"
            regexp_matches(coalesce(e.message, t.traceback, ''), '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
            regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text
-    FROM tracebacks t LEFT JOIN events e ON e.event_id = t.event_id
+    FROM tracebacks t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')

@@ -30,7 +30,7 @@ hit AS (
                      AND regexp_matches(e.message, '^(?:\([A-Za-z]\w* pid=\d+[^)]*\) )*\[rank' || e.tp_rank || '\]:')
                 THEN 'rank ' || e.tp_rank
                 ELSE concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) END AS rank_label
-    FROM events e
+    FROM records e
     WHERE regexp_matches(e.message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
 )
 SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.host,

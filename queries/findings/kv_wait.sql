@@ -23,7 +23,7 @@ WITH w AS (
            coalesce(e.request_id, e.rid,
                     nullif(regexp_extract(e.message, '(\S+) is still in WAITING_FOR_REMOTE_KVS', 1), '')) AS req,
            concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label
-    FROM events e
+    FROM records e
     WHERE e.message LIKE '%WAITING_FOR_REMOTE_KVS%'
       AND regexp_matches(e.message, 'still in WAITING_FOR_REMOTE_KVS')
 ),

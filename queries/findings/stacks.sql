@@ -40,7 +40,7 @@ WITH told AS (
            coalesce(c.tp_rank, c.dp_rank, c.pp_rank, c.ep_rank) IS NOT NULL AS is_rank,
            e.event_id AS dump_event, w.reason AS crash
     FROM captures c
-    LEFT JOIN events e
+    LEFT JOIN records e
       ON e.kind = 'pyspy' AND e.source = c.source AND e.source_pos = c.source_pos
          AND e.message LIKE '%Pyspy dump for PID%'
     -- a faulthandler dump printed by a fatal error: the record that carries it is the crash
@@ -171,7 +171,7 @@ failed AS (
     SELECT event_id,
            coalesce(nullif(regexp_extract(message, 'PID (\d+)', 1), ''), nullif(regexp_extract(message, '--pid (\d+)', 1), ''))
                AS pid
-    FROM events
+    FROM records
     WHERE regexp_matches(message, '(^|\] )(Pyspy failed|All pyspy dump attempts failed)')
 ),
 dumps AS (

@@ -22,7 +22,7 @@
 WITH b AS (
     SELECT e.*, regexp_extract(e.message, '^\[[^\]\n]+\] ([A-Z][A-Za-z ]*?) begin\.?\s*$', 1) AS step,
            concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label
-    FROM events e
+    FROM records e
     WHERE e.message LIKE '% begin%' AND regexp_matches(e.message, '^\[[^\]\n]+\] [A-Z][A-Za-z ]*? begin\.?\s*$')
 ),
 steps AS (
@@ -34,7 +34,7 @@ steps AS (
 ),
 open AS (  -- no record of the input ends the step
     SELECT s.* FROM steps s
-    WHERE NOT EXISTS (SELECT 1 FROM events e
+    WHERE NOT EXISTS (SELECT 1 FROM records e
                       WHERE e.source = s.source AND e.host IS NOT DISTINCT FROM s.host
                         AND regexp_matches(e.message, '^\[[^\]\n]+\] ' || s.step || ' ends?\b'))
 ),

@@ -26,10 +26,15 @@ WITH stops AS (
     WHERE w.verdict NOT LIKE 'idle%' AND w.verdict NOT LIKE 'restarted%'
 ),
 inside AS (  -- the input's records in the gap, with the gap's two ends
+    -- joined on the host (else the source) alone, the gap's bounds a filter: a join on equality reads
+    -- each record once, where a join on the bounds sorted every record of the fleet
     SELECT s.event_id AS stop_id, e.ts
-    FROM stops s JOIN events e
-      ON e.ts > s.stopped_ts AND e.ts < s.gap_end
-     AND (CASE WHEN s.stop_host IS NOT NULL THEN e.host = s.stop_host ELSE e.source = s.stop_source END)
+    FROM stops s JOIN events e ON e.host = s.stop_host
+    WHERE e.ts > s.stopped_ts AND e.ts < s.gap_end
+    UNION ALL
+    SELECT s.event_id AS stop_id, e.ts
+    FROM stops s JOIN events e ON e.source = s.stop_source
+    WHERE s.stop_host IS NULL AND e.ts > s.stopped_ts AND e.ts < s.gap_end
     UNION ALL SELECT event_id, stopped_ts FROM stops
     UNION ALL SELECT event_id, gap_end FROM stops
 ),

@@ -64,7 +64,7 @@ line AS (  -- backend error lines: the body after the glog / UCX / Python logger
            regexp_matches(e.message, '\bUCX\s+(?:ERROR|FATAL)\b') AS ucx,
            regexp_extract(e.message, '\bERROR\b[^\[\n]*\[((?:mooncake|nixl|kv_transfer)\w*\.py|\w*connector\w*\.py):\d+\]', 1) AS py_file,
            regexp_matches(e.message, '^(?:\[[^\]\n]*\] )?Session \S+ failed\.?\s*$') AS session_failed
-    FROM events e
+    FROM records e
     WHERE (e.level IN ('ERROR', 'CRITICAL', 'FATAL') OR e.message LIKE '%Session %failed%')  -- cheap first
       AND e.event_id NOT IN (SELECT event_id FROM transfer_errors)
 ),

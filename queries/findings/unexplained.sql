@@ -35,7 +35,7 @@
 --   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
 cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
-    SELECT DISTINCT e.host, e.pid, e.ts FROM events e JOIN cited_ids USING (event_id)
+    SELECT DISTINCT e.host, e.pid, e.ts FROM records e JOIN cited_ids USING (event_id)
     WHERE e.pid IS NOT NULL AND e.ts IS NOT NULL
 ),
 marked AS (
@@ -50,7 +50,7 @@ marked AS (
            t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
            e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
            e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
-    FROM events e LEFT JOIN tracebacks t ON t.event_id = e.event_id
+    FROM records e LEFT JOIN tracebacks t ON t.event_id = e.event_id
     WHERE e.kind NOT IN ('batch', 'pyspy', 'metric', 'span', 'request_received', 'request_finished', 'req_time_stats')
       AND e.unit IS DISTINCT FROM 'logcorr-collect'  -- a collector's own steps: the probes section's
       AND e.event_id NOT IN (SELECT event_id FROM cited_ids)

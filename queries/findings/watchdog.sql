@@ -31,7 +31,7 @@ WITH w AS (
                               nullif(regexp_replace(regexp_extract(e.message, '\[PG (?:ID )?\d+[^\]\n]*? Rank \d+\]'),
                                                     '^\[PG (?:ID )?(\d+)[^\]\n]*? Rank (\d+)\]$', 'PG \1 rank \2'), ''))
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
-    FROM watchdogs w LEFT JOIN events e ON e.event_id = w.event_id
+    FROM watchdogs w LEFT JOIN records e ON e.event_id = w.event_id
     WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank

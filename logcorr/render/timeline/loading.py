@@ -79,6 +79,9 @@ def load(
     """
     out = Path(out)
     t0, t1 = _window(out, since, until, role)
+    # the report's rows first, before any frame is held: its queries are the costliest reads of a fleet,
+    # run once (verdict, focus, summary and wedges), and their memory is given back before the rest
+    rows = _report_rows(out)
     filters: list[str] = []
     marks = load_marks(out, t0, t1)
     requests = None
@@ -114,10 +117,10 @@ def load(
         **{k: activity[k] for k in ("clock_notes", "bucket_s", "detail", "totals")},
     )
     sw.scrapes = load_scrapes(out, t0, t1, role)
-    sw.wedges, notes = wedges(out)
+    sw.wedges, notes = wedges(out, rows.get("wedge") if isinstance(rows, dict) else None)
     sw.notes += notes
-    sw.verdict, sw.focus = findings(out)
-    sw.summary = summary(out)
+    sw.verdict, sw.focus = findings(out, rows)
+    sw.summary = summary(out, rows)
     sw.since, sw.until = t0 if since is not None else None, t1 if until is not None else None
     return sw
 
@@ -238,12 +241,12 @@ def _nothing_to_draw(out: Path, filters: list[str]) -> None:
 _STOPPED = pl.col("verdict").str.contains(r"^(wedged|stalled)")
 
 
-def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
+def wedges(out: Path, rows: pl.DataFrame | None = None) -> tuple[list[Wedge], list[str]]:
     """The wedged or stalled spans, from the saved ``wedge`` query (rows whose verdict says
-    ``wedged`` or ``stalled``; an idle gap is not shaded). Returns the spans and, when the query
-    could not run, a note saying why."""
+    ``wedged`` or ``stalled``; an idle gap is not shaded), run here unless its ``rows`` are given
+    (``report.gather``'s). Returns the spans and, when the query could not run, a note saying why."""
     try:
-        rows = saved.query(out, "wedge")
+        rows = saved.query(out, "wedge") if rows is None else rows
     except (saved.QueryError, FileNotFoundError) as e:
         return [], [f"no wedge shading: {e}"]
     found = []
@@ -267,16 +270,32 @@ def wedges(out: Path) -> tuple[list[Wedge], list[str]]:
     return found, []
 
 
-def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime, str] | None]:
+def _report_rows(out: Path) -> dict[str, pl.DataFrame] | Exception:
+    """The rows of ``report.gather(out)``, or the exception it raised (the page still draws)."""
+    try:
+        from logcorr.render import report
+
+        return report.gather(out)
+    except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the report cannot be told
+        if is_interrupt(e):
+            raise
+        return e
+
+
+def findings(
+    out: Path, rows: dict[str, pl.DataFrame] | Exception | None = None
+) -> tuple[list[str], tuple[datetime, datetime, str] | None]:
     """The verdict of ``logcorr report`` (``report.verdict``: its findings as Markdown text, so the
     page and the report say the same; when the report fails, one line saying so and the drawing goes
-    on) and the span to open the page on with its name, from the same rows (``report.gather``; see
-    ``_focus``).
+    on) and the span to open the page on with its name, from the same rows (``report.gather``, or
+    ``rows`` as ``_report_rows`` gave them; see ``_focus``).
     ``None`` when no row says wedged or stalled or the report fails. Times are aware UTC datetimes."""
     try:
         from logcorr.render import report
 
-        rows = report.gather(out)
+        rows = _report_rows(out) if rows is None else rows
+        if isinstance(rows, Exception):
+            raise rows
         with report.drawn(rows):
             lines = report.verdict(rows)
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the verdict cannot be told
@@ -286,13 +305,17 @@ def findings(out: Path) -> tuple[list[str], tuple[datetime, datetime, str] | Non
     return lines, _focus(rows)
 
 
-def summary(out: Path) -> list[str]:
+def summary(out: Path, rows: dict[str, pl.DataFrame] | Exception | None = None) -> list[str]:
     """The summary lines that lead ``logcorr report`` (``report.summary_lines``), for the page's
-    header; empty when the report fails (the verdict then says why)."""
+    header, from ``rows`` as ``findings`` takes them; empty when the report fails (the verdict then
+    says why)."""
     try:
         from logcorr.render import report
 
-        return report.summary_lines(report.gather(out))
+        rows = _report_rows(out) if rows is None else rows
+        if isinstance(rows, Exception):
+            return []
+        return report.summary_lines(rows)
     except Exception as e:  # noqa: BLE001 — the swimlanes must still draw when the summary cannot be told
         if is_interrupt(e):
             raise

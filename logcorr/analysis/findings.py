@@ -439,7 +439,8 @@ def summary(
     if main is None and not sglang_read:
         return [
             "**What happened**: cannot be told: logcorr read no record as an SGLang engine's, the router's or"
-            " a py-spy dump (no record of a known kind or role; ingest's summary lists what was read), so no"
+            " a py-spy dump (no record of a known kind or role, none in SGLang's, vLLM's or Dynamo's header"
+            " format; ingest's summary lists what was read), so no"
             " failure can be seen."
         ]
     if main is None:

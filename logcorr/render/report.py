@@ -25,7 +25,7 @@ from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.clocks import offset_words
 from logcorr.markdown import md
-from logcorr.parsers.prefix import SGLANG_START
+from logcorr.parsers.prefix import SERVING_START
 from logcorr.store.schema import short_position
 
 
@@ -147,11 +147,12 @@ ZONELESS_SQL = (
 )
 
 
-# records of a known kind or role (SGLang's, the router's, py-spy's), and SGLang's own records whatever
-# their role: a line in SGLang's header format or naming an SGLang rid is SGLang data
+# records of a known kind or role (SGLang's, the router's, py-spy's), and a serving stack's own records
+# whatever their role: a line in SGLang's, vLLM's or Dynamo's header format (``SERVING_START``) or naming
+# an SGLang rid is engine data
 SGLANG_READ_SQL = (
     "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
-    f" OR rid IS NOT NULL OR regexp_matches(message, '{SGLANG_START}')"
+    f" OR rid IS NOT NULL OR regexp_matches(message, '{SERVING_START}')"
 )
 
 

@@ -23,7 +23,7 @@ from logcorr.analysis import collected, known_issues
 from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
-from logcorr.clocks import offset_words
+from logcorr.clocks import hours, offset_words
 from logcorr.markdown import md
 from logcorr.parsers.prefix import SERVING_START
 from logcorr.store.schema import short_position
@@ -466,6 +466,15 @@ def data_span(cov: pl.DataFrame) -> str:
             )
     for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
         text += f"; in {md(row['source'])}, {offset_words(row['offset_s'])}"
+    if "zone_offset_s" in loose.columns:  # neighbours of the two clocks a zone's step apart (clocks.py)
+        for row in loose.filter(pl.col("zone_offset_s").is_not_null()).iter_rows(named=True):
+            step = row["zone_offset_s"]
+            sign = "+" if step > 0 else "−"
+            text += (
+                f"; in {md(row['source'])}, records of the two clocks printed next to each other differ by"
+                f" {hours(step)}, a time zone's step: the time printed without a zone reads as UTC{sign}"
+                f"{int(abs(step)) // 3600:02d}:{int(abs(step)) % 3600 // 60:02d} there (its times are kept as printed)"
+            )
     return text
 
 

@@ -95,10 +95,13 @@ class Clocks:
     zoned_span: list[datetime] = field(default_factory=list)  # [first, last] or []
     zoneless_span: list[datetime] = field(default_factory=list)
     offsets: dict[int, int] = field(default_factory=dict)  # whole seconds → records showing it
+    zone_steps: dict[int, int] = field(default_factory=dict)  # neighbours' zone step (s) → pairs showing it
 
     def add(self, ev: pl.DataFrame) -> None:
-        """Count one chunk of enriched events (with ``header`` and ``body``)."""
+        """Count one chunk of enriched events (with ``header`` and ``body``), in the input's order."""
         loose = ev.select(zoneless(ev).fill_null(False)).to_series()
+        for seconds, n in neighbour_zone_steps(ev["ts"], loose).value_counts().iter_rows():
+            self.zone_steps[int(seconds)] = self.zone_steps.get(int(seconds), 0) + n
         timed = ev["ts"].is_not_null()
         for mask, attr in ((loose, "zoneless"), (timed & ~loose, "zoned")):
             ts = ev["ts"].filter(mask)
@@ -128,13 +131,43 @@ class Clocks:
         for attr in ("zoned", "zoneless"):
             span = getattr(self, f"{attr}_span") or [None, None]
             first_last |= {f"{attr}_first_ts": span[0], f"{attr}_last_ts": span[1]}
+        step = max(self.zone_steps, key=lambda s: (self.zone_steps[s], -abs(s)), default=None)
         return {
             "zoned": self.zoned,
             "zoneless": self.zoneless,
             **first_last,
             "clock_offset_s": offset,
             "clock_offset_records": n,
+            "zone_offset_s": None if step is None else float(step),
+            "zone_offset_pairs": sum(self.zone_steps.values()),
         }
+
+
+def neighbour_zone_steps(ts: pl.Series, loose: pl.Series) -> pl.Series:
+    """Per pair of neighbouring timed records of one input (``ts`` in the input's order, ``loose``
+    True where the time is printed without a zone), one of each clock, whose times differ by a time
+    zone's step (a non-zero whole number of quarter hours) to within ``SAME_CLOCK_S``: that step in
+    seconds, the zoneless clock ahead of UTC (-25200: UTC-7). Lines printed one after the other are
+    printed within a moment of each other, so such a pair is one clock printed in two zones (batch5/13:
+    Dynamo's ``…Z`` line and SGLang's local one of the same registration step). Int64, one per pair."""
+    frame = pl.DataFrame({"ts": ts, "loose": loose}).filter(pl.col("ts").is_not_null())
+    diff = (
+        pl.when(pl.col("loose"))
+        .then(pl.col("ts") - pl.col("ts").shift(1))
+        .otherwise(pl.col("ts").shift(1) - pl.col("ts"))
+    ).dt.total_microseconds() / 1e6
+    step = (diff / ZONE_STEP_S).round(0) * ZONE_STEP_S
+    pairs = frame.select(
+        pl.when(
+            (pl.col("loose") != pl.col("loose").shift(1))
+            & (step != 0)
+            & ((diff - step).abs() <= SAME_CLOCK_S)
+        )
+        .then(step)
+        .cast(pl.Int64)
+        .alias("step")
+    )
+    return pairs["step"].drop_nulls()
 
 
 def is_zone_step(seconds: float) -> bool:

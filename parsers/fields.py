@@ -88,7 +88,10 @@ def _typed_field(value: pl.Expr, dtype) -> pl.Expr:
 # The columns the parsers read from ``ev``; the first ones every table copies (DESIGN.md: provenance
 # on every row).
 EV_DEFAULTS = {
-    **{name: EVENTS.schema[name] for name in ("event_id", "ts", "host", "role", "pid", *RANK_COLUMNS)},
+    **{
+        name: EVENTS.schema[name]
+        for name in ("event_id", "ts", "zoned", "host", "role", "pid", *RANK_COLUMNS)
+    },
     **dict.fromkeys(
         ("boot_id", "level", "body", "message", "header", "kind", "source", "source_pos"), pl.String
     ),

@@ -593,6 +593,19 @@ _SGLANG = next(h for h in HEADERS if h.name == "sglang")
 SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
 SGLANG_START = strip_groups(_SGLANG.regex)
+# A serving stack's own record start, whose lines are engine data even when no role or kind is read:
+# SGLang's header, vLLM's logger's (after any worker prefix), or a Rust tracing line (Z time, level) whose
+# target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::): the report then says what they show.
+DYNAMO_TARGET = rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?dynamo_\w+::"
+SERVING_START = "|".join(
+    [SGLANG_START]
+    + [
+        rf"^(?:{strip_groups(RAY_PREFIX[1:])})?{strip_groups(h.regex)[1:]}"
+        for h in HEADERS
+        if h.name == "vllm"
+    ]
+    + [DYNAMO_TARGET]
+)
 # The router's own header (an ISO time, then its level): never a kubectl --timestamps envelope.
 ROUTER_START = strip_groups(next(h.regex for h in HEADERS if h.name == "router"))
 _GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}

@@ -41,14 +41,21 @@ LABEL_COLUMNS = {
 
 
 def is_exposition(lines: list[str]) -> bool:
-    """Are ``lines`` (the first non-blank lines of an input) a text exposition: nine in ten are
-    ``# HELP/TYPE`` lines or samples, and one at least is a sample. Never raises."""
+    """Are ``lines`` (the first non-blank lines of an input) a text exposition: nine in ten are samples
+    or ``#`` lines (the format's comments: ``# HELP/TYPE``, ``# EOF`` and any other, which Prometheus
+    ignores), half at least are samples or ``# HELP/TYPE`` lines, and one at least is a sample. Never
+    raises."""
     if not lines:
         return False
     s = pl.Series("l", lines, pl.String)
     sample = s.str.contains(SAMPLE)
     meta = s.str.contains(META) | (s == "# EOF")
-    return bool(sample.any()) and int((sample | meta).sum()) * 10 >= 9 * len(lines)
+    comment = s.str.contains(r"^[ \t]*#")
+    return (
+        bool(sample.any())
+        and int((sample | comment).sum()) * 10 >= 9 * len(lines)
+        and int((sample | meta).sum()) * 2 >= len(lines)
+    )
 
 
 def sample_time(ts: pl.Expr) -> pl.Expr:

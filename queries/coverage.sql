@@ -23,6 +23,8 @@
 --                  (times printed without a zone, taken as printed); NULL on other rows
 --   offset_s       clock rows: seconds the header's time of a record is ahead of the other stamp
 --                  the same record carries (sources.clock_offset_s), NULL when none differ
+--   zone_offset_s  "zone not printed" clock rows: seconds that clock is ahead of UTC, from neighbouring
+--                  records of the two clocks a time zone's step apart (sources.zone_offset_s), else NULL
 -- parameters: none.
 -- reading: a role row with events 0 means that role was not ingested (for the router: no router
 --   record read as its), so nothing can be said about it; a rank with no capture cannot be placed in a stuck-stack
@@ -153,21 +155,22 @@ clock_rows AS (
                    || ' record(s) carry two stamps ' || c.offset_s || ' s apart'
                    || CASE WHEN abs(c.offset_s) >= 899 AND abs(c.offset_s - round(c.offset_s / 900) * 900) <= 1
                            THEN ' (a whole time zone: one clock printed in two zones)' ELSE '' END END), '') AS missing,
-           c.source, c.clock, c.offset_s,
+           c.source, c.clock, c.offset_s, c.zone_offset_s,
            NULL::SMALLINT AS dp_rank, NULL::SMALLINT AS pp_rank, NULL::SMALLINT AS ep_rank
     FROM (
         SELECT source, 'UTC' AS clock, zoned AS events, zoned_first_ts AS first_ts, zoned_last_ts AS last_ts,
-               CASE WHEN zoneless = 0 THEN clock_offset_s END AS offset_s, clock_offset_records AS offset_records
+               CASE WHEN zoneless = 0 THEN clock_offset_s END AS offset_s, clock_offset_records AS offset_records,
+               NULL::DOUBLE AS zone_offset_s
         FROM sources WHERE zoned > 0
         UNION ALL
         SELECT source, 'zone not printed', zoneless, zoneless_first_ts, zoneless_last_ts,
-               clock_offset_s, clock_offset_records
+               clock_offset_s, clock_offset_records, zone_offset_s
         FROM sources WHERE zoneless > 0
     ) AS c
 )
 SELECT scope, role, host, rank_label, tp_rank, events::BIGINT AS events, batches::BIGINT AS batches,
        captures::BIGINT AS captures, requests::BIGINT AS requests, first_ts, last_ts, missing, source,
-       clock, offset_s::DOUBLE AS offset_s
+       clock, offset_s::DOUBLE AS offset_s, zone_offset_s::DOUBLE AS zone_offset_s
 FROM (
     SELECT * FROM role_rows
     UNION ALL BY NAME SELECT * FROM rank_rows

@@ -5,8 +5,8 @@ rows): ``tests/cases/<folder>/expect.toml`` holds, per file of the folder,
   rows it must give (``rows``: one line per row, values as ``render`` prints them: ``NULL``, a quoted string,
   a number, ``true``/``false``, a time as ``2026-02-27 14:33:13.089845``, a list in brackets);
 - ``[[summary]]``: the report's summary: the kind of the main finding (``none``: "the data shows no
-  failure"; ``nothing known``: no record read as an SGLang engine's), the words its "What happened" line
-  says, and the traps it must not say (``not_said``: regular expressions over every summary line).
+  failure", and its ``says`` name what the data shows; ``nothing known``: no record read as an SGLang
+  engine's), the words its "What happened" line says, and the traps it must not say (``not_said``: regular expressions over every summary line).
 
 One parametrised test runs each, over every folder; each file is ingested once per run
 (``tests.conftest.ingested``), for these tests and every other that reads it alone. docs/design.md says
@@ -128,13 +128,13 @@ def test_the_summary_names_the_main_event(folder, s):
     happened = lines[0]
     for trap in s.get("not_said", []):
         assert not re.search(trap, "\n".join(lines)), (trap, lines)
+    for w in s.get("says", []):  # without a main event too: what the data shows (its main event)
+        assert w in happened, (w, happened)
     if s["kind"] in KINDS_WITHOUT_MAIN:
         assert main is None, main
         assert happened.startswith(f"**What happened**: {KINDS_WITHOUT_MAIN[s['kind']]}"), happened
         return
     assert main is not None and main["kind"] == s["kind"], (main or {}).get("summary")
-    for w in s.get("says", []):
-        assert w in happened, (w, happened)
     text = "\n".join(lines)
     assert not re.search(r"\bon unknown\b|\(unknown\)|role unknown [A-Z]", text), text
     if main["zoned"] is False:  # a time printed without a zone is stated as printed

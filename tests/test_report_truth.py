@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from logcorr.ingest import ingest
-from logcorr.parsers.prefix import SGLANG_START
+from logcorr.parsers.prefix import SERVING_START
 from logcorr.render.report import _t, report
 from tests.conftest import CASES, ingested
 
@@ -117,12 +117,13 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
     if main is not None and main["kind"] in ("scheduler_crash", "start_up_failure", "collective_timeout"):
         assert not re.search(r"(?i)wedge|stall", summary), summary
     if main is None:  # issue 46: records of no known kind or role are no SGLang data, said so; a record in
-        # SGLang's line format or naming an SGLang rid is SGLang data whatever its role (batch7/06)
+        # SGLang's line format or naming an SGLang rid is SGLang data whatever its role (batch7/06), and so
+        # is a line in vLLM's or Dynamo's header format (batch5/17)
         known = ev.filter(
             (pl.col("kind") != "other")
             | (pl.col("role").fill_null("unknown") != "unknown")
             | pl.col("rid").is_not_null()
-            | pl.col("message").str.contains(SGLANG_START).fill_null(False)
+            | pl.col("message").str.contains(SERVING_START).fill_null(False)
         )
         said = (
             "the data shows no failure"

@@ -74,6 +74,24 @@ def test_a_scrape_gives_each_sample_its_labels_ranks_type_and_the_time_its_name_
     assert "as printed" not in counters["summary"] and " UTC" not in counters["summary"]  # zoneless: no UTC
 
 
+def test_comment_lines_before_a_scrape_leave_it_a_scrape(tmp_path: Path):
+    """Any ``#`` line is the exposition format's comment (Prometheus ignores it): a scrape pasted under a
+    note (batch5/10: five ``# source:``/``# note:`` lines, then the samples) is still read as one; a file
+    of comments with a lone sample-shaped line is not."""
+    path = tmp_path / "pasted.txt"
+    notes = (
+        "# source: https://github.com/vllm-project/aibrix/issues/1614\n# note: a chunk of the fenced block\n"
+    )
+    path.write_text(notes * 3 + SCRAPE)
+    assert sniff(path) == "prometheus"
+    ingest([path], tmp_path / "out")
+    rows = table(tmp_path / "out", "metrics")
+    assert rows.height == 9
+    assert rows.filter(rows["name"] == "sglang:num_running_reqs")["value"].to_list() == [37.0, 36.0]
+    (tmp_path / "comments.txt").write_text(notes * 5 + "total 12\n")
+    assert sniff(tmp_path / "comments.txt") != "prometheus"
+
+
 def test_exposition_timestamps_and_captured_at_date_the_samples(tmp_path: Path):
     """A sample's own timestamp (ms since the epoch) wins; the rest take --captured-at (UTC)."""
     path = tmp_path / "scrape.prom"

@@ -319,6 +319,100 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     return "; ".join(parts) if parts else "no 5xx answer, abort or running request was read"
 
 
+def _when(r: dict) -> str:
+    """A row's time span (``first_ts``/``last_ts`` or ``ts``, UTC where ``zoned``, else as printed;
+    ``printed_time`` when it has none)."""
+    first = r.get("first_ts", r.get("ts"))
+    if first is None:
+        return _printed(r["printed_time"]) if r.get("printed_time") else "no time read"
+    last, zone = r.get("last_ts") or first, _zoned(r)
+    text, until = _t(first, zone=zone), _t(last, date=last.date() != first.date(), zone=zone)
+    if last != first and until not in text:  # the same second is said once
+        text += " to " + until
+    return text + ("" if zone else " as printed (zone not printed)")
+
+
+def _role(r: dict) -> str:
+    return "no role read" if r["role"] in (None, "unknown") else r["role"]
+
+
+def _request_words(r: dict) -> str:
+    """One request of ``shown_requests``: its id, roles, records, time, and what was read of its outcome."""
+    roles = "no role read" if r["roles"] == "unknown" else r["roles"]
+    text = f"request {md(r['id'])} ({roles}, {r['n']} record(s), {md(_when(r))})"
+    legs = [f"{leg} {md(r[f'{leg}_url'])}" for leg in ("prefill", "decode") if r.get(f"{leg}_url")]
+    if legs:
+        text += ", routed to " + " and ".join(legs)
+    if r.get("finished"):
+        text += f", finished ({md(r['finish_type'] or 'finish type not read')}"
+        text += f", e2e {r['e2e_latency_s']:g} s)" if r.get("e2e_latency_s") is not None else ")"
+    elif r.get("status") is not None:
+        latency = f" in {r['latency_ms']:g} ms" if r.get("latency_ms") is not None else ""
+        text += f", answered {r['status']}{latency}"
+    else:
+        text += ", no status, latency or finish record read for it"
+    return text
+
+
+def shown_line(shown: dict[str, pl.DataFrame]) -> str:
+    """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
+    the records per role, then the most significant things read: the requests named by an id with what
+    was read of their outcome, else the batch lines per role, else a /metrics scrape; and the last record
+    in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
+    only when no request, batch or scrape was read). Empty when no record was read."""
+    roles = shown.get("shown_roles", pl.DataFrame())
+    if not roles.height:
+        return ""
+    parts = [
+        ", ".join(
+            f"{r['n']} record(s) with no role read"
+            if r["role"] == "unknown"
+            else f"{r['n']} {r['role']} record(s)"
+            for r in roles.iter_rows(named=True)
+        )
+    ]
+    requests = shown.get("shown_requests", pl.DataFrame())
+    batches = shown.get("shown_batches", pl.DataFrame())
+    metrics = shown.get("shown_metrics", pl.DataFrame())
+    if requests.height:
+        first = _request_words(requests.row(0, named=True))
+        parts.append(
+            first if requests.height == 1 else f"{requests.height} requests by id, the first {first}"
+        )
+    elif batches.height:
+        for b in batches.iter_rows(named=True):
+            ranks = ", ".join(f"TP{t}" for t in b["tp_ranks"] or []) or "no rank read"
+            running = b["last_running_req"]
+            parts.append(
+                f"{b['n']} batch line(s) of {b['role']} ({ranks}), {md(_when(b))}"
+                + (f", the last with #running-req {running}" if running is not None else "")
+            )
+    elif metrics.height:
+        m = metrics.row(0, named=True)
+        dps = ", ".join(str(d) for d in m["dp_ranks"] or [])
+        parts.append(
+            f"a /metrics scrape: {m['n']} sample(s) of {len(m['names'])} metric(s) ({md(', '.join(m['names']), width=200)})"
+            + (f" labelled dp_rank {dps}" if dps else "")
+            + ("" if m["timed"] else ", no time read")
+        )
+    records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
+    startup = records.get("ready") or records.get("start")
+    last = records.get("last")
+    if startup is not None:
+        parts.append(
+            f'the last record in start-up words: "{md(startup["message"], width=200)}" ({_role(startup)}, {md(_when(startup))})'
+        )
+    if (
+        last is not None
+        and len(parts) == 1 + (startup is not None)
+        and last["event_id"] != (startup or {}).get("event_id")
+    ):
+        parts.append(
+            f'the last record read: "{md(last["message"], width=200)}" ({_role(last)}, {md(_when(last))})'
+        )
+    return "What it shows: " + "; ".join(parts) + "."
+
+
 def summary(
     found: pl.DataFrame,
     known: pl.DataFrame,
@@ -328,6 +422,7 @@ def summary(
     roles: dict[str, set[str]] | None = None,
     batches: int | None = None,
     sglang_read: bool = True,
+    shown: dict[str, pl.DataFrame] | None = None,
 ) -> list[str]:
     """At most six Markdown lines (the data's text in them through ``markdown.md``): what happened (the
     main finding), when and where, how it came about (the findings in causal order), the impact on
@@ -338,12 +433,14 @@ def summary(
     where they do not (the rows' ``zoned``). ``batches``: the batch lines read (0: a no-failure line
     says a stall cannot be told). ``sglang_read`` False (no record of a known kind or role, none in
     SGLang's line format and none naming an SGLang rid: a bundle of a host without SGLang, a journal of
-    other units): without a finding, the line says so instead."""
+    other units): without a finding, the line says so instead. ``shown``: the ``report.SHOWN_SQL`` rows,
+    from which a no-failure line says what the data shows (``shown_line``)."""
     main = main_finding(found)
     if main is None and not sglang_read:
         return [
             "**What happened**: cannot be told: logcorr read no record as an SGLang engine's, the router's or"
-            " a py-spy dump (no record of a known kind or role; ingest's summary lists what was read), so no"
+            " a py-spy dump (no record of a known kind or role, none in SGLang's, vLLM's or Dynamo's header"
+            " format; ingest's summary lists what was read), so no"
             " failure can be seen."
         ]
     if main is None:
@@ -354,6 +451,8 @@ def summary(
         )
         if gaps.height:
             line += " " + "; ".join(md(g) for g in gaps["summary"]) + "."
+        what = shown_line(shown or {})
+        line += f" {what}" if what else ""
         if batches == 0:  # a stall shows only in batch lines
             line += " No batch line was read, so whether an engine stalled cannot be said."
         return [line]

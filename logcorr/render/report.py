@@ -23,9 +23,9 @@ from logcorr.analysis import collected, known_issues
 from logcorr.analysis import findings as findings_mod
 from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
-from logcorr.clocks import offset_words
+from logcorr.clocks import hours, offset_words
 from logcorr.markdown import md
-from logcorr.parsers.prefix import SGLANG_START
+from logcorr.parsers.prefix import SERVING_START
 from logcorr.store.schema import short_position
 
 
@@ -147,12 +147,57 @@ ZONELESS_SQL = (
 )
 
 
-# records of a known kind or role (SGLang's, the router's, py-spy's), and SGLang's own records whatever
-# their role: a line in SGLang's header format or naming an SGLang rid is SGLang data
+# records of a known kind or role (SGLang's, the router's, py-spy's), and a serving stack's own records
+# whatever their role: a line in SGLang's, vLLM's or Dynamo's header format (``SERVING_START``) or naming
+# an SGLang rid is engine data
 SGLANG_READ_SQL = (
     "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
-    f" OR rid IS NOT NULL OR regexp_matches(message, '{SGLANG_START}')"
+    f" OR rid IS NOT NULL OR regexp_matches(message, '{SERVING_START}')"
 )
+
+
+# What the data shows when no finding exists (``findings.shown_line``), its most significant things read:
+# the requests named by an id (with what was read of their outcome), the batch lines per role, a
+# /metrics scrape, the last record in start-up words (ready; else start, listen, serve) and the last record.
+_TIMES = (
+    "min(e.ts) AS first_ts, max(e.ts) AS last_ts, min(e.printed_time) AS printed_time,"
+    " bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE e.ts IS NOT NULL) AS zoned"
+)
+SHOWN_SQL = {
+    "shown_requests": f"""
+SELECT coalesce(e.request_id, e.rid, q.request_id, q.rid, l.rid) AS id,
+       string_agg(DISTINCT coalesce(e.role, 'unknown'), ', ' ORDER BY coalesce(e.role, 'unknown')) AS roles,
+       count(*) AS n, {_TIMES},
+       max(coalesce(q.status, l.status_code)) AS status, max(q.latency_ms) AS latency_ms,
+       bool_or(l.event = 'finished') AS finished, any_value(l.finish_type) AS finish_type,
+       max(l.e2e_latency_s) AS e2e_latency_s,
+       any_value(q.prefill_url) AS prefill_url, any_value(q.decode_url) AS decode_url, min(e.event_id) AS first_id
+FROM events e LEFT JOIN requests q USING (event_id) LEFT JOIN request_log l USING (event_id)
+WHERE coalesce(e.request_id, e.rid, q.request_id, q.rid, l.rid) IS NOT NULL
+GROUP BY 1 ORDER BY first_id""",
+    "shown_batches": f"""
+SELECT coalesce(e.role, 'unknown') AS role, count(*) AS n, {_TIMES},
+       list(DISTINCT b.tp_rank ORDER BY b.tp_rank) FILTER (WHERE b.tp_rank IS NOT NULL) AS tp_ranks,
+       arg_max(b.running_req, e.event_id) AS last_running_req
+FROM batches b JOIN events e USING (event_id) GROUP BY 1 ORDER BY min(e.event_id)""",
+    "shown_metrics": """
+SELECT count(*) AS n, list(DISTINCT name ORDER BY name) AS names,
+       list(DISTINCT dp_rank ORDER BY dp_rank) FILTER (WHERE dp_rank IS NOT NULL) AS dp_ranks, count(ts) AS timed
+FROM metrics HAVING count(*) > 0""",
+    "shown_records": """
+WITH r AS (
+    SELECT event_id, ts, zoned, printed_time, coalesce(role, 'unknown') AS role, message FROM events
+    WHERE trim(coalesce(message, '')) <> ''
+)
+SELECT 'ready' AS what, * FROM (
+    SELECT * FROM r WHERE regexp_matches(message, '(?i)\\bready\\b') ORDER BY event_id DESC LIMIT 1)
+UNION ALL BY NAME SELECT 'start' AS what, * FROM (
+    SELECT * FROM r WHERE regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
+    ORDER BY event_id DESC LIMIT 1)
+UNION ALL BY NAME SELECT 'last' AS what, * FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
+    "shown_roles": """
+SELECT coalesce(role, 'unknown') AS role, count(*) AS n FROM events GROUP BY 1 ORDER BY n DESC, role""",
+}
 
 
 def gather(out: Path) -> dict[str, pl.DataFrame]:
@@ -181,6 +226,7 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         ("read_once", READ_ONCE_SQL),
         ("captured", "SELECT count(*) AS threads, count(DISTINCT capture_id) AS dumps FROM captures"),
         ("sglang_read", SGLANG_READ_SQL),
+        *SHOWN_SQL.items(),
     ):
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
@@ -216,6 +262,7 @@ def summary_lines(results: dict[str, pl.DataFrame]) -> list[str]:
     return findings_mod.summary(
         found, results["known_issues"], results["impact"], running=running, roles=_family_roles(results),
         batches=batches, sglang_read=bool(results["sglang_read"]["n"][0]) if results["sglang_read"].height else True,
+        shown={name: results[name] for name in SHOWN_SQL if name in results},
     )  # fmt: skip
 
 
@@ -419,6 +466,15 @@ def data_span(cov: pl.DataFrame) -> str:
             )
     for row in loose.filter(pl.col("offset_s").is_not_null()).iter_rows(named=True):  # times as printed
         text += f"; in {md(row['source'])}, {offset_words(row['offset_s'])}"
+    if "zone_offset_s" in loose.columns:  # neighbours of the two clocks a zone's step apart (clocks.py)
+        for row in loose.filter(pl.col("zone_offset_s").is_not_null()).iter_rows(named=True):
+            step = row["zone_offset_s"]
+            sign = "+" if step > 0 else "−"
+            text += (
+                f"; in {md(row['source'])}, records of the two clocks printed next to each other differ by"
+                f" {hours(step)}, a time zone's step: the time printed without a zone reads as UTC{sign}"
+                f"{int(abs(step)) // 3600:02d}:{int(abs(step)) % 3600 // 60:02d} there (its times are kept as printed)"
+            )
     return text
 
 

@@ -185,6 +185,13 @@ SOURCES = _table(
             "source's clock, or a second stamp after the header); null when no record carries two that differ",
         ),
         "clock_offset_records": C(pl.Int64, "records that carry two stamps more than 2 s apart"),
+        "zone_offset_s": C(
+            pl.Float64,
+            "the zoneless records' clock ahead of UTC, seconds (-25200: UTC-7), from neighbouring records of"
+            " the two clocks whose times differ by a time zone's step to within 2 s (the step most pairs"
+            " show); null when no such neighbours (the zone stays unknown)",
+        ),
+        "zone_offset_pairs": C(pl.Int64, "neighbouring zoned/zoneless record pairs that show a zone's step"),
     },
 )
 
@@ -488,7 +495,14 @@ TRACEBACKS = _table(
     "one Python traceback record",
     ("event_id",),
     {
-        **_BASE,
+        **{c: _IDS[c] for c in ("event_id", "ts")},
+        # a traceback's time is often the only time of a crash: whose clock it is, as on its record
+        "zoned": C(
+            pl.Boolean,
+            "events.zoned of its record: true: ts has a known zone; false: ts is a time printed without a"
+            " zone, taken as printed (not UTC); null: no time",
+        ),
+        **{c: _BASE[c] for c in _BASE if c not in ("event_id", "ts")},
         "component": C(pl.String, "who raised: Scheduler in 'Scheduler hit an exception', …"),
         "exception": C(
             pl.String,

@@ -32,7 +32,9 @@
 --   error" record (a watchdogs row fatal_python_error at the same line) is no py-spy dump and no wait:
 --   it is worded as a faulthandler dump at the crash, and its "Current thread" (thread_state current)
 --   is told as the thread that crashed in its frame. It leads the summary only when nothing worse
---   (a crash, timeout, stop, failed transfer) is found.
+--   (a crash, timeout, stop, failed transfer) is found. When no py-spy dump is of a scheduler rank (no rank,
+--   no sglang::scheduler title) and no thread waits in an op, it says the dumps show no hung rank, whether
+--   any watchdog record was read, and how long before the first dump the same log's last batch line was.
 WITH told AS (
     SELECT c.*,
            c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all', 'barrier',
@@ -188,7 +190,8 @@ dumps AS (
                                                         'EP' || ep_rank)) FILTER (WHERE is_rank))),
                     CAST([] AS VARCHAR[])) AS ranks,
            list_distinct(list(dump_event) FILTER (WHERE dump_event IS NOT NULL)) AS dump_events,
-           string_agg(DISTINCT CAST(pid AS VARCHAR), ', ') FILTER (WHERE dump_event IS NOT NULL) AS sglang_pids
+           string_agg(DISTINCT CAST(pid AS VARCHAR), ', ') FILTER (WHERE dump_event IS NOT NULL) AS sglang_pids,
+           bool_or(is_rank OR process_name LIKE 'sglang::scheduler%') AS any_rank, bool_or(in_op) AS any_in_op
     FROM told
 )
 SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
@@ -210,7 +213,17 @@ SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
                     || '"; the others bare py-spy output)' END
        || coalesce((SELECT '; SGLang''s py-spy failed on PID ' || string_agg(DISTINCT pid, ', ') || ' ('
                            || count(*) || ' record' || CASE WHEN count(*) = 1 THEN '' ELSE 's' END || ')'
-                    FROM failed WHERE pid IS NOT NULL), '') AS summary,
+                    FROM failed WHERE pid IS NOT NULL), '')
+       -- no scheduler rank dumped and no thread in an op: nothing in the dumps is a stuck rank (batch5/01:
+       -- a soft watchdog's dump of the DP controller), said with what else was read of that time
+       || CASE WHEN NOT d.any_rank AND NOT d.any_in_op AND d.by_crash = 0
+               THEN '; no dumped process is a scheduler rank and none waits in an op, so the dumps show no hung rank'
+                    || CASE WHEN NOT EXISTS (SELECT 1 FROM watchdogs) THEN ', and no watchdog record was read' ELSE '' END
+                    || coalesce((SELECT '; the last batch line of the same log, '
+                                        || round(epoch(d.ts) - epoch(max(b.ts)), 3) || ' s before the first dump'
+                                 FROM batches b JOIN events e USING (event_id)
+                                 WHERE e.source IN (SELECT source FROM told) AND b.ts <= d.ts), '')
+               ELSE '' END AS summary,
        list_concat(d.dump_events, coalesce((SELECT list(event_id ORDER BY event_id) FROM failed), [])) AS evidence,
        'captures and stacks (main threads and threads in an op; rule stacks_captured), events (Pyspy dump/failed records)'
            AS rests_on

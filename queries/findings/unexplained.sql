@@ -13,7 +13,7 @@
 --   summary   the most severe record quoted (its marker line, cut at 160 characters), or, for a
 --             traceback whose exception was read, that exception (tracebacks.exception and exc_message)
 --             and the innermost frame it was raised in, with its rank and time as read, then the count by
---             severity and by role and rank as read
+--             severity and by role and rank as read, then the last record printed quoted (when not the first)
 --   evidence  events.event_id of the records, the most severe first
 --   rests_on  the rule behind it
 -- parameters: none.
@@ -102,6 +102,7 @@ counted AS (
            count(*) FILTER (WHERE rank_label <> '') AS with_rank,
            list(event_id ORDER BY grade, NOT on_marker, ts NULLS LAST, event_id) AS evidence,
            arg_min(event_id, (grade, NOT on_marker, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
+           max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
            count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4) AS error_level,
            count(*) FILTER (WHERE grade = 5) AS failure_words
@@ -136,9 +137,15 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
        || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
                     nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',
                     nullif(c.failure_words, 0) || ' failure word')
-       || '; by role and rank as read: ' || p.by_place || ')' AS summary,
+       || '; by role and rank as read: ' || p.by_place || ')'
+       -- what the records came to: the last one printed, when it is not the one quoted (a library's error
+       -- first, the program's own "… initialization failed." last: batch5/03)
+       || CASE WHEN l.event_id <> w.event_id
+               THEN '; the last of them: "' || left(trim(l.quote), 160) || CASE WHEN length(trim(l.quote)) > 160 THEN '…' ELSE '' END || '"'
+               ELSE '' END AS summary,
        c.evidence,
        'events (error level or crash/failure marker, cited by no other finding; rule unexplained_errors)' AS rests_on
 FROM counted c JOIN places p ON p.host IS NOT DISTINCT FROM c.host AND p.kind = c.kind
 JOIN found w ON w.event_id = c.worst_id
+JOIN found l ON l.event_id = c.last_id
 ORDER BY c.ts NULLS LAST

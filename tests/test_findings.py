@@ -432,7 +432,8 @@ def test_the_kinds_search_the_records_read_once() -> None:
     """Issue 49: each kind file read every record's text (ten scans of ``events.message``, nine in ten
     of them batch lines), 7.7 CPU s at 64 hosts. The kinds now read ``records`` (``events`` without
     the batch lines alone), held once by the composite; only a kind that needs every record (a stop's
-    silence, the records after a start-up step) reads ``events``."""
+    silence, the records after a start-up step, the source of the batch line before a dump that shows
+    no hung rank) reads ``events``."""
     from logcorr.analysis import finding_kinds
 
     def reads(sql: str, table: str) -> bool:
@@ -440,7 +441,7 @@ def test_the_kinds_search_the_records_read_once() -> None:
         return re.search(rf"\b(FROM|JOIN)\s+{table}\b", code) is not None
 
     kinds = finding_kinds.kind_queries()
-    assert {n for n, s in kinds.items() if reads(s, "events")} == {"stop", "startup"}
+    assert {n for n, s in kinds.items() if reads(s, "events")} == {"stop", "startup", "stacks"}
     assert {n for n, s in kinds.items() if reads(s, "records")} == {
         "aborts", "crash", "cuda", "kv_wait", "stacks", "startup", "transfer", "unexplained", "watchdog",
     }  # fmt: skip

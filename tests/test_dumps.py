@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import tracemalloc
 import types
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from logcorr.analysis import saved
 from logcorr.ingest import ingest
 from logcorr.inputs import dumps
 from logcorr.inputs.sniff import sniff
+from logcorr.inputs.source import SourceReport
 
 T0 = datetime(2025, 10, 29, 21, 34, 40, tzinfo=UTC).timestamp()  # the sample's abort burst
 ROOMS = [4384674655194745451, 7212836654392345018, 1180591620717411303]
@@ -204,3 +206,62 @@ def test_a_request_dump_and_a_dump_cut_short(sglang_modules, tmp_path):
     src = pl.read_parquet(next((tmp_path / "out" / "sources").glob("**/*.parquet"))).sort("source")
     assert "SGLang request dump: 1 request(s), 0 in flight" in src["notes"][1]
     assert "cut short (pickle data was truncated): nothing of it can be read" in src["errors"][0]
+
+
+def test_a_request_dump_is_read_a_batch_of_requests_at_a_time(sglang_modules, tmp_path, monkeypatch):
+    """Issue 47 item 5 (the trial's F6): a dump was unpickled whole and every request's objects held
+    until the last was made into records (400,000 requests: 1.02 GB here, 2.34 GB in the trial). Each
+    request is now made into its records as the pickle appends it (SGLang's pickler: 1,000 at a time) and
+    let go, the records waiting in a scratch file for the dump's time: reading 8,000 requests takes far
+    less Python memory than their objects alone, and gives the same records in the same order."""
+    n = 8_000
+    requests = [
+        (GenerateReqInput(rid=f"r{i}", bootstrap_room=i * 7919),
+         {"text": "ok", "meta_info": {"id": f"r{i}", "finish_reason": {"type": "stop"} if i % 4 else None}},
+         T0 + i / 1000, T0 + i / 1000 + 0.5)
+        for i in range(n)
+    ]  # fmt: skip
+    path = tmp_path / "2025-10-29_21-34-49.pkl"
+    path.write_bytes(
+        pickle.dumps({"server_args": ServerArgs(), "requests": requests, "launch_command": "sglang"})
+    )
+    del requests
+    tracemalloc.start()
+    pickle.loads(path.read_bytes())  # the objects of the whole dump (SGLang's classes still importable)
+    whole = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    for name in [n for n in sys.modules if n.startswith("sglang")]:
+        del sys.modules[name]
+    monkeypatch.setattr(dumps, "CHUNK_ROWS", 1_000)
+    report = SourceReport(str(path), dumps.FORMAT)
+    tracemalloc.start()
+    chunks = list(dumps.read(path, report, tmp_path))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < whole / 4, (peak, whole)
+    assert len(chunks) > 12  # 14,001 records a thousand at a time: most of them through the scratch file
+    records = pl.concat(chunks)
+    assert records.height == 1 + n + 6_000 + 1  # server_args, each Receive, the Finishes, the dump
+    first, last = records.row(0, named=True), records.row(-1, named=True)
+    latest = datetime.fromtimestamp(T0 + 7.999 + 0.5, UTC)
+    assert (first["source_pos"], first["ts"], first["cmdline"]) == ("server_args", latest, "sglang")
+    assert first["message"].startswith("server_args=ServerArgs(model_path='/models/DeepSeek-V3', tp_size=4")
+    assert (last["source_pos"], last["ts"]) == ("dump", latest)
+    assert (
+        last["message"]
+        == "request dump 2025-10-29_21-34-49.pkl: 6000 finished and 2000 unfinished request(s)"
+    )
+    assert records["source_pos"][1:5].to_list() == [
+        "requests[0] created",
+        "requests[1] created",
+        "requests[1] finished",
+        "requests[2] created",
+    ]
+    assert records.filter(pl.col("source_pos") == "requests[7999] finished")["message"].item() == (
+        "Finish: obj=GenerateReqInput(rid='r7999', bootstrap_room=63344081), "
+        "out={'text': 'ok', 'meta_info': {'id': 'r7999', 'finish_reason': {'type': 'stop'}}}"
+    )
+    assert report.unit_roles == {"sglang request dump": "decode"}
+    assert report.notes == [
+        "SGLang request dump: 8,000 request(s), 2,000 in flight at its time (2025-10-29 21:34:48 UTC)"
+    ]

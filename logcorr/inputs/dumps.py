@@ -14,13 +14,18 @@ sglang#17967). Times are ``time.time()``: UTC epoch seconds. A crash dump lists 
 its last 5 minutes, then every request still in flight, whose last time is the dump's own and whose
 ``out_dict`` (its last streamed chunk, or ``{}``) has no ``finish_reason``.
 
-A pickle is a program. ``DumpUnpickler`` runs none of the file's: a global under ``sglang.`` becomes a
+A pickle is a program. ``walk`` runs none of the file's, and interprets its opcodes itself
+(``pickletools.genops`` reads them; only the opcodes of plain data, globals and calls of the allowed
+types are run, any other refuses the file): a global under ``sglang.`` becomes a
 plain record class of that name (nothing of SGLang is imported), a few plain types are allowed
 (``set``, ``frozenset``, ``OrderedDict``, ``datetime`` …), and every other global refuses the file.
 Nor does a small file expand without bound: no allowed callable allocates from a number
 (``bytearray(n)`` is refused), what they copy is counted against ``BUILD_PER_BYTE`` times the file's
 size, a value is shown (``shown``) up to ``MAX_SHOWN_CHARS`` however often it is referenced, and the
-records of one dump stop at ``TEXT_PER_BYTE`` times its size.
+records of one dump stop at ``TEXT_PER_BYTE`` times its size. Nor is the dump held whole (issue 47,
+the trial's F6: 400,000 requests took 1 to 2.3 GB): a first walk finds which memo entries are fetched
+again, the second gives each request as the pickle appends it to the ``requests`` list and keeps a memo
+entry only up to its last fetch, so a request's objects are let go once it is made into records.
 
 Each request becomes the records SGLang's ``--log-requests`` would have printed: ``Receive: obj=…`` at
 its created time and, when it finished, ``Finish: obj=…, out={…}`` at its finish time, so the
@@ -31,13 +36,18 @@ launch command (``cmdline``) give the ``config`` row; the dump itself is one rec
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
+import mmap
 import pickle
+import pickletools
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
 from logcorr.parsers import journald
 from logcorr.store.schema import conform
@@ -104,7 +114,7 @@ class Record:
 
     __slots__ = ("args", "fields")  # no __dict__ per object: a dump holds hundreds of thousands
     module = "sglang"
-    budget: _Budget | None = None  # of the unpickler that made the stand-in class
+    budget: _Budget | None = None  # of the walk that made the stand-in class
 
     def __new__(cls, *args, **kwargs):  # pickle's NEWOBJ builds it so, without __init__
         if cls.budget is not None:
@@ -227,7 +237,7 @@ def _bytearray(source=b"", *args):
 
 def _reconstructor(cls, base, state):
     """``copyreg._reconstructor`` (protocols 0 and 1) for the allowed classes only."""
-    cls = getattr(cls, "builds", cls)  # an allowed type, counted (``DumpUnpickler.find_class``)
+    cls = getattr(cls, "builds", cls)  # an allowed type, counted (``_Walk.find_class``)
     if isinstance(cls, type) and issubclass(cls, Record):
         return cls()
     if cls in SAFE_TYPES:
@@ -262,17 +272,319 @@ SAFE_GLOBALS = {
 }
 
 
-class DumpUnpickler(pickle.Unpickler):
-    """``pickle.Unpickler`` that runs no code of the file: see the module's docstring. ``items``: what
-    the allowed callables may copy in all (``BUILD_PER_BYTE`` times the file's size). Raises
-    ``pickle.UnpicklingError`` naming the first global it refuses, or when ``items`` are spent."""
+GETS = frozenset(("GET", "BINGET", "LONG_BINGET"))
+LITERALS = (  # opcodes whose value is their argument (pickletools decodes it)
+    "INT BININT BININT1 BININT2 LONG LONG1 LONG4 STRING BINSTRING SHORT_BINSTRING BINBYTES SHORT_BINBYTES "
+    "BINBYTES8 BYTEARRAY8 UNICODE SHORT_BINUNICODE BINUNICODE BINUNICODE8 FLOAT BINFLOAT"
+).split()
+PUTS = frozenset(("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"))
+REFUSED_OPS = {  # opcodes no dump of SGLang's holds, each of which would reach outside the file
+    "PERSID": "the pickle holds a persistent id: refused",
+    "BINPERSID": "the pickle holds a persistent id: refused",
+    "EXT1": "the pickle names an extension code (copyreg's registry): refused",
+    "EXT2": "the pickle names an extension code (copyreg's registry): refused",
+    "EXT4": "the pickle names an extension code (copyreg's registry): refused",
+    "NEXT_BUFFER": "the pickle refers to out-of-band buffers: refused",
+    "READONLY_BUFFER": "the pickle refers to out-of-band buffers: refused",
+}
 
-    def __init__(self, file, items: int = BUILD_FLOOR) -> None:
-        super().__init__(file)
-        self.stand_ins: dict[tuple[str, str], type] = {}
+
+class _MemoIndex:
+    """The index ``MEMOIZE`` gives, pickle's (the number of memo entries so far), counted without
+    keeping the entries: indices put in sequence as a count, any others (``PUT n`` far ahead) as a set."""
+
+    def __init__(self) -> None:
+        self.dense, self.sparse = 0, set()
+
+    def put(self, idx: int) -> None:
+        if idx < 0:
+            raise pickle.UnpicklingError("negative PUT argument")
+        if idx == self.dense:
+            self.dense += 1
+            while self.dense in self.sparse:
+                self.sparse.discard(self.dense)
+                self.dense += 1
+        elif idx > self.dense:
+            self.sparse.add(idx)
+
+    def next(self) -> int:
+        return self.dense + len(self.sparse)
+
+
+def _not_a_pickle(path: Path, e: Exception) -> DumpError:
+    """The ``DumpError`` for what reading the pickle raised: cut short, a refusal, or broken."""
+    said = str(e)
+    if isinstance(e, ValueError) and any(
+        words in said for words in ("exhausted", "but only", "not enough data", "no newline")
+    ):
+        said = "pickle data was truncated"  # pickletools' words for it, said as the unpickler says them
+    if "truncated" in said:  # a pickle is one program: a cut one gives nothing back
+        return DumpError(f"{path}: cut short ({said}): nothing of it can be read")
+    if isinstance(e, pickle.UnpicklingError):
+        return DumpError(f"{path}: {said}")
+    return DumpError(f"{path}: not a whole pickle ({type(e).__name__}: {said})")
+
+
+def _let_go(view: mmap.mmap, since: int = 0) -> int:
+    """Drop the pages of the mapped file between ``since`` and the walk's position from this process's
+    memory (they are the file's, read again if ever needed); returns the new ``since``."""
+    end = view.tell() // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > since:
+        view.madvise(mmap.MADV_DONTNEED, since, end - since)
+    return max(end, since)
+
+
+def _last_uses(view) -> dict[int, int]:
+    """The first walk over a pickle (``pickletools.genops``, nothing built): for each memo entry that
+    is fetched (``GET``), the number of the last opcode fetching it. Raises ``ValueError`` (cut short,
+    an unknown opcode) and ``pickle.UnpicklingError``."""
+    last: dict[int, int] = {}
+    index = _MemoIndex()
+    since = 0
+    for n, (op, arg, _) in enumerate(pickletools.genops(view)):
+        name = op.name
+        if name in GETS:
+            last[arg] = n
+        elif name in PUTS:
+            index.put(index.next() if name == "MEMOIZE" else arg)
+        if not n & 0xFFFFF:
+            since = _let_go(view, since)
+    _let_go(view, since)
+    return last
+
+
+class _Walk:
+    """The second walk: a restricted interpreter of the pickle's opcodes (``pickletools.genops``),
+    which runs no code of the file (see the module's docstring) and holds no more of it than it must.
+
+    ``requests()`` gives each item appended to the dump's ``requests`` list (the list under that key
+    of the top dict, filled by ``APPEND``/``APPENDS``) as it comes, instead of keeping it; a memo entry is
+    kept only until the last opcode that fetches it (``last``, from ``_last_uses``). So a dump of
+    400,000 requests holds a batch of them (SGLang's pickler appends 1,000 at a time) and the objects
+    they share, not all of them. After the walk, ``data`` is what the pickle makes (its requests list
+    empty when they were given out) and ``head`` the top dict's pairs set before ``requests`` (then its
+    ``server_args``), or ``data``. ``items`` bounds what the allowed callables copy (``_Budget``).
+    Raises ``pickle.UnpicklingError`` naming the first global or opcode it refuses, when ``items`` are
+    spent, or for a broken program; other exceptions for hostile bytes (a wrong type for an opcode)."""
+
+    def __init__(self, path: Path, view, last: dict[int, int], items: int = BUILD_FLOOR) -> None:
+        self.path, self.view, self.last = path, view, last
+        self.stack: list = []
+        self.marks: list[int] = []
+        self.memo: dict[int, object] = {}
+        self.index = _MemoIndex()
+        self.n = 0
         self.budget = _Budget(items)
+        self.stand_ins: dict[tuple[str, str], type] = {}
+        self.found: list | None = None  # the dump's requests list, once items were appended to it
+        self.given: list = []  # its items not yet given out
+        self.head: dict | None = None
+        self.data = None
+        push, top = self.stack.append, self._top
+        self.ops = {
+            **dict.fromkeys(LITERALS, push),
+            "NONE": lambda _: push(None),
+            "NEWTRUE": lambda _: push(True),
+            "NEWFALSE": lambda _: push(False),
+            "EMPTY_LIST": lambda _: push([]),
+            "EMPTY_TUPLE": lambda _: push(()),
+            "EMPTY_DICT": lambda _: push({}),
+            "EMPTY_SET": lambda _: push(set()),
+            "MARK": lambda _: self.marks.append(len(self.stack)),
+            "POP_MARK": lambda _: self._pop_mark(),
+            "POP": self._pop_op,
+            "DUP": lambda _: push(top()),
+            "LIST": lambda _: push(self._pop_mark()),
+            "TUPLE": lambda _: push(tuple(self._pop_mark())),
+            "TUPLE1": lambda _: push((self._pop(),)),
+            "TUPLE2": lambda _: push(tuple(self._pops(2))),
+            "TUPLE3": lambda _: push(tuple(self._pops(3))),
+            "DICT": self._dict,
+            "FROZENSET": lambda _: push(frozenset(self._pop_mark())),
+            "APPEND": lambda _: self._extend([self._pop()]),
+            "APPENDS": lambda _: self._extend(self._pop_mark()),
+            "SETITEM": lambda _: self._setitems(self._pops(2)),
+            "SETITEMS": lambda _: self._setitems(self._pop_mark()),
+            "ADDITEMS": self._additems,
+            "GET": self._get,
+            "BINGET": self._get,
+            "LONG_BINGET": self._get,
+            "PUT": self._put,
+            "BINPUT": self._put,
+            "LONG_BINPUT": self._put,
+            "MEMOIZE": lambda _: self._put(self.index.next()),
+            "GLOBAL": lambda arg: push(self.find_class(*arg.split(" ", 1))),
+            "STACK_GLOBAL": self._stack_global,
+            "INST": lambda arg: self._instantiate(self.find_class(*arg.split(" ", 1)), self._pop_mark()),
+            "OBJ": lambda _: self._instantiate(*self._split(self._pop_mark())),
+            "REDUCE": self._reduce,
+            "NEWOBJ": lambda _: self._newobj(*self._pops(2), {}),
+            "NEWOBJ_EX": lambda _: self._newobj(*self._pops(3)),
+            "BUILD": self._build,
+            "PROTO": self._proto,
+            "FRAME": lambda _: None,
+            "STOP": self._stop,
+        }
+
+    def requests(self) -> Iterator:
+        """Run the pickle, giving each request item as its ``APPEND``/``APPENDS`` comes (see the class).
+        Raises ``DumpError`` for what the walk refuses or meets."""
+        ops, given = self.ops, self.given
+        since = 0
+        try:
+            for n, (op, arg, _) in enumerate(pickletools.genops(self.view)):
+                self.n = n
+                if op.name not in ops:
+                    raise pickle.UnpicklingError(REFUSED_OPS[op.name])
+                ops[op.name](arg)
+                if given:
+                    yield from given
+                    given.clear()
+                    since = _let_go(self.view, since)
+        except Exception as e:  # noqa: BLE001 — hostile bytes raise what the walk meets
+            raise _not_a_pickle(self.path, e) from None
+        if self.head is None:
+            self.head = self.data if isinstance(self.data, dict) else {}
+
+    def _top(self):
+        if len(self.stack) <= (self.marks[-1] if self.marks else 0):
+            raise pickle.UnpicklingError("unpickling stack underflow")
+        return self.stack[-1]
+
+    def _pop(self):
+        if len(self.stack) <= (self.marks[-1] if self.marks else 0):
+            raise pickle.UnpicklingError("unpickling stack underflow")
+        return self.stack.pop()
+
+    def _pop_op(self, _) -> None:  # POP with nothing above a MARK pops the MARK, as pickle does
+        if self.marks and len(self.stack) == self.marks[-1]:
+            self.marks.pop()
+        else:
+            self._pop()
+
+    def _pops(self, k: int) -> list:
+        if len(self.stack) - k < (self.marks[-1] if self.marks else 0):
+            raise pickle.UnpicklingError("unpickling stack underflow")
+        values = self.stack[-k:]
+        del self.stack[-k:]
+        return values
+
+    def _pop_mark(self) -> list:
+        if not self.marks:
+            raise pickle.UnpicklingError("could not find MARK")
+        at = self.marks.pop()
+        values = self.stack[at:]
+        del self.stack[at:]
+        return values
+
+    @staticmethod
+    def _split(values: list) -> tuple:
+        if not values:
+            raise pickle.UnpicklingError("unpickling stack underflow")
+        return values[0], values[1:]
+
+    def _get(self, idx: int) -> None:
+        try:
+            value = self.memo[idx]
+        except KeyError:
+            raise pickle.UnpicklingError(f"Memo value not found at index {idx}") from None
+        if self.last.get(idx) == self.n:  # its last fetch: let it go
+            del self.memo[idx]
+        self.stack.append(value)
+
+    def _put(self, idx: int) -> None:
+        value = self._top()
+        self.index.put(idx)
+        if self.last.get(idx, -1) > self.n:  # kept only when fetched later
+            self.memo[idx] = value
+
+    def _dict(self, _) -> None:
+        values = self._pop_mark()
+        if len(values) % 2:
+            raise pickle.UnpicklingError("odd number of items for DICT")
+        self.stack.append(dict(zip(values[::2], values[1::2], strict=True)))
+
+    def _setitems(self, values: list) -> None:
+        if len(values) % 2:
+            raise pickle.UnpicklingError("odd number of items for SETITEMS")
+        target = self._top()
+        for i in range(0, len(values), 2):
+            target[values[i]] = values[i + 1]
+
+    def _additems(self, _) -> None:
+        values, target = self._pop_mark(), self._top()
+        if isinstance(target, set):
+            target.update(values)
+        else:
+            for v in values:
+                target.add(v)
+
+    def _extend(self, values: list) -> None:
+        target = self._top()
+        if self.found is None and self._is_requests(target):
+            self.found = target
+        if target is self.found:
+            self.given += values
+        elif isinstance(target, list):
+            target.extend(values)
+        elif hasattr(target, "extend"):
+            target.extend(values)
+        else:
+            for v in values:
+                target.append(v)
+
+    def _is_requests(self, target) -> bool:
+        """Is ``target`` the list under ``requests`` of the top dict (``EMPTY_DICT``, then its pairs by
+        ``SETITEM`` or ``MARK … SETITEMS``)? Keeps the pairs before it in ``head``."""
+        s = self.stack
+        if not (
+            isinstance(target, list) and len(s) >= 3 and isinstance(s[0], dict) and isinstance(s[-2], str)
+        ):
+            return False
+        if s[-2] != "requests" or not (self.marks == [] and len(s) == 3 or self.marks == [1] and len(s) % 2):
+            return False
+        self.head = {**s[0], **dict(zip(s[1:-2:2], s[2:-2:2], strict=True))}
+        return True
+
+    def _stack_global(self, _) -> None:
+        module, name = self._pops(2)
+        if not (isinstance(module, str) and isinstance(name, str)):
+            raise pickle.UnpicklingError("STACK_GLOBAL requires str")
+        self.stack.append(self.find_class(module, name))
+
+    def _instantiate(self, cls, args: list) -> None:
+        self.stack.append(cls.__new__(cls) if isinstance(cls, type) and not args else cls(*args))
+
+    def _reduce(self, _) -> None:
+        func, args = self._pops(2)
+        if not isinstance(args, tuple):
+            raise pickle.UnpicklingError("REDUCE argument must be a tuple")
+        self.stack.append(func(*args))
+
+    def _newobj(self, cls, args, kwargs) -> None:
+        if not isinstance(cls, type):
+            raise pickle.UnpicklingError("NEWOBJ class argument isn't a type object")
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            raise pickle.UnpicklingError("NEWOBJ arguments must be a tuple and a dict")
+        self.stack.append(cls.__new__(cls, *args, **kwargs))
+
+    def _build(self, _) -> None:
+        state = self._pop()
+        setstate = getattr(self._top(), "__setstate__", None)
+        if setstate is None:  # only SGLang's stand-ins take a state; the plain types are made whole
+            raise pickle.UnpicklingError(f"BUILD of a {type(self._top()).__name__}: refused")
+        setstate(state)
+
+    def _proto(self, proto: int) -> None:
+        if not 0 <= proto <= pickle.HIGHEST_PROTOCOL:
+            raise pickle.UnpicklingError(f"unsupported pickle protocol: {proto}")
+
+    def _stop(self, _) -> None:
+        self.data = self._pop()
 
     def find_class(self, module: str, name: str):
+        """A plain ``Record`` class for an SGLang name, an allowed type counted against the budget;
+        any other global raises ``pickle.UnpicklingError``."""
         if module == "sglang" or module.startswith("sglang."):
             key = (module, name)
             if key not in self.stand_ins:
@@ -294,30 +606,40 @@ class DumpUnpickler(pickle.Unpickler):
             "read (logcorr runs no code of a dump)"
         )
 
-    def persistent_load(self, pid):
-        raise pickle.UnpicklingError("the pickle holds a persistent id: refused")
 
-
-def load(path: Path) -> dict:
-    """The dump's dict, SGLang's objects as ``Record``s. Raises ``DumpError`` (a refused global, not a
-    dump's dict, larger than ``MAX_DUMP_BYTES``, cut short) and ``OSError``."""
+@contextlib.contextmanager
+def walk(path: Path) -> Iterator[_Walk]:
+    """The dump at ``path`` mapped and walked (``_last_uses``, then a ``_Walk`` ready to run, its
+    ``requests()`` raising ``DumpError`` for what the walk refuses). Raises ``DumpError`` (larger than
+    ``MAX_DUMP_BYTES``, empty, cut short, an unknown opcode) and ``OSError``. The file is mapped, not
+    read: a length the pickle claims is never allocated before the bytes are there, and the pages
+    walked are let go (``_let_go``)."""
     size = path.stat().st_size
     if size > MAX_DUMP_BYTES:
         raise DumpError(
             f"{path}: {size / 2**30:.1f} GiB, more than a dump of {MAX_DUMP_BYTES >> 30} GiB: not read"
         )
-    try:
-        with open(path, "rb") as f:
-            data = DumpUnpickler(f, max(BUILD_FLOOR, BUILD_PER_BYTE * size)).load()
-    except pickle.UnpicklingError as e:
-        if "truncated" in str(e):  # a pickle is one program: a cut one gives nothing back
-            raise DumpError(f"{path}: cut short ({e}): nothing of it can be read") from None
-        raise DumpError(f"{path}: {e}") from None
-    except Exception as e:  # noqa: BLE001 — hostile bytes raise what the pickle machine meets
-        raise DumpError(f"{path}: not a whole pickle ({type(e).__name__}: {e})") from None
+    if size == 0:
+        raise DumpError(f"{path}: cut short (pickle data was truncated): nothing of it can be read")
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        try:
+            last = _last_uses(view)
+        except Exception as e:  # noqa: BLE001 — hostile bytes raise what the walk meets
+            raise _not_a_pickle(path, e) from None
+        view.seek(0)
+        yield _Walk(path, view, last, max(BUILD_FLOOR, BUILD_PER_BYTE * size))
+
+
+def load(path: Path) -> dict:
+    """The dump's dict, SGLang's objects as ``Record``s, its requests a list (all of them in memory:
+    ``read`` takes them one by one). Raises ``DumpError`` (a refused global, not a dump's dict, larger
+    than ``MAX_DUMP_BYTES``, cut short) and ``OSError``."""
+    with walk(path) as walker:
+        given = list(walker.requests())
+    data = walker.data
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list | tuple):
         raise DumpError(f"{path}: a pickle, but not an SGLang dump (no 'requests' list)")
-    return data
+    return {**data, "requests": [*given, *data["requests"]]}
 
 
 def _utc(seconds) -> dt.datetime | None:
@@ -341,77 +663,127 @@ def in_flight(out) -> bool:
     return not (isinstance(meta, dict) and meta.get("finish_reason"))
 
 
-def read(path: Path, report) -> Iterator[pl.DataFrame]:
+def read(path: Path, report, scratch: Path) -> Iterator[pl.DataFrame]:
     """Records (``journald.RECORD_COLUMNS``) of one dump, in chunks: a ``Receive:`` per request at its
     created time, a ``Finish:`` per finished one at its finish time, the ``server_args`` line and the
     launch command at the dump's time (its latest request time), and one record naming the dump with its
     finished and in-flight counts. ``host`` is the folder the crash dump sits in
     (``<crash folder>/<host>/``); ``report.notes`` says what was read. Records past ``TEXT_PER_BYTE``
     times the file's size (one request referenced a million times) are not made: said in
-    ``report.errors``, the input ``incomplete``. Raises ``DumpError``."""
-    data = load(path)
+    ``report.errors``, the input ``incomplete``. Raises ``DumpError``.
+
+    Each request is made into its records as the walk gives it (``walk``), then let go. The first record
+    wants the dump's time, known only when the walk ends: the first chunk waits in memory until then,
+    the later ones in a scratch file (Arrow IPC, zstd, unnamed, in ``scratch``)."""
     size = path.stat().st_size
-    requests = [r for r in data.pop("requests") if isinstance(r, list | tuple) and len(r) >= 4]
-    total = len(requests)
-    at = max((t for r in requests if (t := _utc(r[3])) is not None), default=None)
     crash = CRASH_NAME.search(path.name)
     host = path.parent.name if crash else None
-    args = data.get("server_args")
-    mode = args.fields.get("disaggregation_mode") if isinstance(args, Record) else None
     unit = f"sglang {'crash' if crash else 'request'} dump"
-    report.unit_roles = {unit: mode if mode in ("prefill", "decode") else "engine"}
-    command = data.get("launch_command")
-    command = command if isinstance(command, str) and command else None
     rows: list[dict] = []
     left = max(TEXT_FLOOR, TEXT_PER_BYTE * size)  # characters of records still to make
 
-    def record(ts, message, pos, cmdline=None) -> bool:  # each record a stream of its own: nothing re-joined
+    def row(ts, message, pos, cmdline=None) -> dict:  # each record a stream of its own: nothing re-joined
         nonlocal left
         left -= len(message)
-        rows.append(dict(ts=ts, host=host, unit=unit, message=message, source=report.source, source_pos=pos,
-                         stream=f"{report.source}|{pos}", cmdline=cmdline))  # fmt: skip
-        return left > 0
+        return dict(ts=ts, host=host, unit=unit, message=message, source=report.source, source_pos=pos,
+                    stream=f"{report.source}|{pos}", cmdline=cmdline)  # fmt: skip
 
-    def chunk() -> pl.DataFrame:
-        frame = conform(pl.DataFrame(rows, infer_schema_length=None), journald.RECORD_COLUMNS, strict=False)
-        rows.clear()
-        return frame
+    def chunk(part: list[dict]) -> pl.DataFrame:
+        return conform(pl.DataFrame(part, infer_schema_length=None), journald.RECORD_COLUMNS, strict=False)
 
-    if isinstance(args, Record):
-        record(at, f"server_args={args!r}", "server_args", command)
-    elif command:
-        record(at, f"launch command: {command}", "launch_command", command)
-    running = done = 0
-    for i in range(total):
-        (obj, out, created, finished, *_), requests[i] = requests[i], None  # each let go once read
-        if len(rows) >= CHUNK_ROWS:
-            yield chunk()
-        more = record(_utc(created), f"Receive: obj={_request_repr(obj)}", f"requests[{i}] created")
-        if in_flight(out):
-            running += 1
-        else:
-            text = f"Finish: obj={_request_repr(obj, ('rid', 'bootstrap_room'))}, out={shown(out, records_as_dicts=True)}"
-            more = record(_utc(finished), text, f"requests[{i}] finished")
-        done += 1
-        if not more:
+    def opening() -> Record | None:  # server_args among the pairs the dump sets before its requests
+        args = walker.head.get("server_args")
+        if isinstance(args, Record):
+            rows.append(row(None, f"server_args={args!r}", "server_args"))  # time and command: at the end
+            return args
+        return None
+
+    first: list[dict] | None = None  # the first chunk, held: its first record gets the dump's time
+    writer = early = at = None
+    total = running = done = 0
+    cut = False
+    with walk(path) as walker, tempfile.TemporaryFile(dir=scratch) as spill:
+        for item in _items(walker, path):
+            if not (isinstance(item, list | tuple) and len(item) >= 4):
+                continue
+            i, total = total, total + 1
+            obj, out, created, finished, *_ = item
+            if (t := _utc(finished)) is not None and (at is None or t > at):
+                at = t
+            if cut:  # past TEXT_PER_BYTE: counted, no more records made
+                continue
+            if i == 0:
+                early = opening()
+            if len(rows) >= CHUNK_ROWS:
+                if first is None:
+                    first = rows.copy()
+                else:
+                    frame = chunk(rows).to_arrow()
+                    writer = writer or pa.ipc.new_stream(
+                        spill, frame.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")
+                    )
+                    writer.write_table(frame)
+                rows.clear()
+            rows.append(row(_utc(created), f"Receive: obj={_request_repr(obj)}", f"requests[{i}] created"))
+            if in_flight(out):
+                running += 1
+            else:
+                text = f"Finish: obj={_request_repr(obj, ('rid', 'bootstrap_room'))}, out={shown(out, records_as_dicts=True)}"
+                rows.append(row(_utc(finished), text, f"requests[{i}] finished"))
+            done += 1
+            cut = left <= 0
+        if total == 0:
+            early = opening()
+        args, command = walker.data.get("server_args"), walker.data.get("launch_command")
+        command = command if isinstance(command, str) and command else None
+        head = rows if first is None else first
+        if early is not None:
+            args = early
+            head[0].update(ts=at, cmdline=command)
+        elif isinstance(args, Record):  # set after the requests: made now, first all the same
+            head.insert(0, row(at, f"server_args={args!r}", "server_args", command))
+        elif command:
+            head.insert(0, row(at, f"launch command: {command}", "launch_command", command))
+        if cut:
             report.errors.append(
                 f"{path}: its first {done:,} of {total:,} requests make more than {TEXT_PER_BYTE} times its "
                 f"{size:,} bytes of records (the same objects referenced again and again: a pickle bomb?): the "
                 "rest is not read"
             )
             report.incomplete = True
-            break
-    kind = "crash dump" if crash else "request dump"
-    record(
-        at,
-        f"{kind} {path.name}: {done - running} finished and {running} unfinished request(s)"
-        + (" in flight at the crash" if crash and running else ""),
-        "dump",
-    )
-    report.notes.append(
-        f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
-        + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
-        + (f"; host {host} from its folder" if host else "")
-    )
-    report.bytes += size
-    yield chunk()
+        mode = args.fields.get("disaggregation_mode") if isinstance(args, Record) else None
+        report.unit_roles = {unit: mode if mode in ("prefill", "decode") else "engine"}
+        kind = "crash dump" if crash else "request dump"
+        rows.append(
+            row(
+                at,
+                f"{kind} {path.name}: {done - running} finished and {running} unfinished request(s)"
+                + (" in flight at the crash" if crash and running else ""),
+                "dump",
+            )
+        )
+        report.notes.append(
+            f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
+            + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
+            + (f"; host {host} from its folder" if host else "")
+        )
+        report.bytes += size
+        if first is not None:
+            yield chunk(first)
+            first = None
+        if writer is not None:
+            writer.close()
+            spill.seek(0)
+            for batch in pa.ipc.open_stream(spill):
+                yield pl.from_arrow(batch)
+        yield chunk(rows)
+
+
+def _items(walker: _Walk, path: Path) -> Iterator:
+    """The dump's request items: those the walk gives as they come, then any its ``requests`` still
+    holds (a tuple, a list built whole). Raises ``DumpError`` when the pickle is no dump's dict."""
+    yield from walker.requests()
+    data = walker.data
+    if not isinstance(data, dict) or not isinstance(data.get("requests"), list | tuple):
+        raise DumpError(f"{path}: a pickle, but not an SGLang dump (no 'requests' list)")
+    yield from data["requests"]

@@ -94,7 +94,7 @@ def read_chunks(
     elif fmt == "json":
         chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
     elif fmt == dumps.FORMAT:  # SGLang's crash or request dump, unpickled without running its code
-        chunks = _dump_records(path, report)
+        chunks = _dump_records(path, report, scratch)
     elif fmt == scrape.FORMAT:  # a Prometheus scrape: a record per sample
         chunks = scrape.read(path, report, run.plan.captured_at)
     elif fmt == scrape.BUNDLE_FORMAT:  # SGLang's incident bundle: its endpoint answers
@@ -114,10 +114,10 @@ def read_chunks(
     return run.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
 
 
-def _dump_records(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
+def _dump_records(path: Path, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:
     """``dumps.read``, a file it refuses named in the report and nothing read from it (``unread``)."""
     try:
-        yield from dumps.read(path, report)
+        yield from dumps.read(path, report, scratch)
     except dumps.DumpError as e:
         report.errors.append(str(e))
         report.unread = report.records == 0

@@ -744,15 +744,6 @@ def read(path: Path, report, scratch: Path) -> Iterator[pl.DataFrame]:
             head.insert(0, row(at, f"server_args={args!r}", "server_args", command))
         elif command:
             head.insert(0, row(at, f"launch command: {command}", "launch_command", command))
-        if cut:
-            report.errors.append(
-                f"{path}: its first {done:,} of {total:,} requests make more than {TEXT_PER_BYTE} times its "
-                f"{size:,} bytes of records (the same objects referenced again and again: a pickle bomb?): the "
-                "rest is not read"
-            )
-            report.incomplete = True
-        mode = args.fields.get("disaggregation_mode") if isinstance(args, Record) else None
-        report.unit_roles = {unit: mode if mode in ("prefill", "decode") else "engine"}
         kind = "crash dump" if crash else "request dump"
         rows.append(
             row(
@@ -762,12 +753,7 @@ def read(path: Path, report, scratch: Path) -> Iterator[pl.DataFrame]:
                 "dump",
             )
         )
-        report.notes.append(
-            f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
-            + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
-            + (f"; host {host} from its folder" if host else "")
-        )
-        report.bytes += size
+        _tell(report, path, args, unit, (done, total, running, cut), at, host)
         if first is not None:
             yield chunk(first)
             first = None
@@ -777,6 +763,29 @@ def read(path: Path, report, scratch: Path) -> Iterator[pl.DataFrame]:
             for batch in pa.ipc.open_stream(spill):
                 yield pl.from_arrow(batch)
         yield chunk(rows)
+
+
+def _tell(report, path: Path, args, unit: str, counts: tuple[int, int, int, bool], at, host) -> None:
+    """What ``read`` says of a dump in its ``SourceReport``: the cut past ``TEXT_PER_BYTE`` (an error, the
+    input ``incomplete``), the unit's role from ``server_args``, the note with its counts, its bytes."""
+    done, total, running, cut = counts
+    size = path.stat().st_size
+    if cut:
+        report.errors.append(
+            f"{path}: its first {done:,} of {total:,} requests make more than {TEXT_PER_BYTE} times its "
+            f"{size:,} bytes of records (the same objects referenced again and again: a pickle bomb?): the "
+            "rest is not read"
+        )
+        report.incomplete = True
+    mode = args.fields.get("disaggregation_mode") if isinstance(args, Record) else None
+    report.unit_roles = {unit: mode if mode in ("prefill", "decode") else "engine"}
+    kind = "crash dump" if CRASH_NAME.search(path.name) else "request dump"
+    report.notes.append(
+        f"SGLang {kind}: {total:,} request(s), {running:,} in flight at its time"
+        + (f" ({at:%Y-%m-%d %H:%M:%S} UTC)" if at else "")
+        + (f"; host {host} from its folder" if host else "")
+    )
+    report.bytes += size
 
 
 def _items(walker: _Walk, path: Path) -> Iterator:

@@ -112,3 +112,40 @@ def test_15_a_z_stamp_followed_by_a_level_is_the_programs_header_not_a_container
     assert set(ev["n_lines"]) == {1} and set(ev["level"]) == {"INFO"} and set(ev["zoned"]) == {True}
     assert str(ev["ts"][0]) == "2025-04-24 07:42:04.064000+00:00"
     assert str(ev["ts"][-1]) == "2025-04-24 07:42:11.771000+00:00"
+
+
+def test_02_a_record_glued_after_a_tqdm_bar_is_its_own_and_the_bars_are_no_part_of_a_record():
+    """Line 8 `  0%|…| 0/23 [00:00<?, ?it/s][2025-03-10 16:21:21 TP1] Capture cuda graph begin. …`: the bar's
+    carriage return was lost in the copy; TP1's record starts at its `[`, and the two bars (lines 8, 9) are
+    tqdm's own output, not lines of TP0's record of line 7."""
+    ev = records_from_text(_body("02"), "02.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 7", "line 8", "line 9"]))
+    assert rows.select("source_pos", "tp_rank", "n_lines", "level").rows() == [
+        ("line 7", 0, 1, None),
+        ("line 8", None, 1, None),
+        ("line 8", 1, 1, None),
+        ("line 9", None, 1, None),
+    ]
+    assert rows["message"][2].startswith("[2025-03-10 16:21:21 TP1] Capture cuda graph begin.")
+    assert rows["log_ts"][2] == datetime(2025, 3, 10, 16, 21, 21)
+
+
+def test_06_a_progress_bar_after_a_blank_line_does_not_take_the_time_of_the_record_above():
+    """Line 27 `  0%|          | 0/17 [00:00<?, ?it/s]` after line 25's timed Python-logging record."""
+    ev = records_from_text(_body("06"), "06.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 25", "line 27"]))
+    assert rows.select("source_pos", "n_lines", "log_ts").rows() == [
+        ("line 25", 2, datetime(2025, 6, 25, 11, 25, 58, 633000)),
+        ("line 27", 1, None),
+    ]
+
+
+def test_17_gdbs_warning_lines_are_no_part_of_the_glog_record_above():
+    """Lines 8-9 `warning: could not find '.gnu_debugaltlink' file for …` (gdb's) after glog's line 7."""
+    ev = records_from_text(_body("17"), "17.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 7", "line 8", "line 9"]))
+    assert rows.select("source_pos", "n_lines", "level").rows() == [
+        ("line 7", 1, "INFO"),
+        ("line 8", 1, None),
+        ("line 9", 1, None),
+    ]

@@ -149,3 +149,20 @@ def test_17_gdbs_warning_lines_are_no_part_of_the_glog_record_above():
         ("line 8", 1, None),
         ("line 9", 1, None),
     ]
+
+
+def test_08_a_nixl_worker_loading_kv_from_a_remote_engine_is_on_the_decode_side():
+    """`start_load_kv for request cmpl-… from remote engine d8db2325-…` (lines 2, 4): NixlConnector's KV
+    consumer; the other lines of the same worker processes (pid 98473, 98474) take its side."""
+    ev = records_from_text(_body("08"), "08.log").filter(pl.col("pid").is_not_null())
+    assert ev.group_by("pid").agg(pl.col("role").unique()).sort("pid").rows() == [
+        (98473, ["decode"]),
+        (98474, ["decode"]),
+    ]
+
+
+def test_15_a_dynamo_prefillworker_service_is_the_prefill_half():
+    """`dynamo_service_PrefillWorker entrypoint created`, `[PrefillWorker] Registering component …`: the
+    Dynamo service the process runs names its half; its other Z-stamped lines (NIXL, arbiter) take it."""
+    ev = records_from_text(_body("15"), "15.log").filter(pl.col("level").is_not_null())
+    assert ev.height == 11 and set(ev["role"]) == {"prefill"}

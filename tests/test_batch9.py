@@ -166,3 +166,14 @@ def test_15_a_dynamo_prefillworker_service_is_the_prefill_half():
     Dynamo service the process runs names its half; its other Z-stamped lines (NIXL, arbiter) take it."""
     ev = records_from_text(_body("15"), "15.log").filter(pl.col("level").is_not_null())
     assert ev.height == 11 and set(ev["role"]) == {"prefill"}
+
+
+def test_10_the_ids_a_mooncake_pull_failure_lists_are_request_ids_not_rids():
+    """`pulling kv_caches for ['973ca62f1bc3666d'] failed: Timeout waiting for P side ready.` (lines 10-12):
+    vLLM's MooncakeConnector transfer ids, in a Python list after "for"."""
+    ev = records_from_text(_body("10"), "10.log").filter(pl.col("level") == "ERROR")
+    assert ev.select("source_pos", "rid", "request_id").rows() == [
+        ("line 10", None, "973ca62f1bc3666d"),
+        ("line 11", None, "a067ac70e68581a1"),
+        ("line 12", None, "94a7d5ac08490bb5"),
+    ]

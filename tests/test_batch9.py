@@ -177,3 +177,40 @@ def test_10_the_ids_a_mooncake_pull_failure_lists_are_request_ids_not_rids():
         ("line 11", None, "a067ac70e68581a1"),
         ("line 12", None, "94a7d5ac08490bb5"),
     ]
+
+
+def test_04_a_segfault_whose_current_thread_is_in_init_frames_is_a_start_up_failure(tmp_path):
+    """`Fatal Python error: Segmentation fault`, `Current thread 0x00007f4858f86740` innermost
+    pynccl_wrapper.py:351 ncclCommInitRank ← … ← init_torch_distributed ← ModelRunner.__init__: the process
+    died while it started, not an unexplained crash."""
+    out = _ingested(tmp_path, "04")
+    found = saved.query(out, "SELECT kind, summary FROM findings WHERE kind <> 'stacks_captured'")
+    assert found.rows() == [
+        (
+            "start_up_failure",
+            "A process failed at start-up (rank not printed) (no time read): Fatal Python error: Segmentation"
+            " fault in ncclCommInitRank (pynccl_wrapper.py:351); raised in init frames, before serving; then"
+            " no exit or restart read after it",
+        )
+    ]
+
+
+def test_03_a_segfault_in_a_serving_collective_stays_a_crash_not_a_start_up_failure(tmp_path):
+    """03's current thread crashed in all_reduce (no init frame): no start-up failure is claimed."""
+    out = _ingested(tmp_path, "03")
+    kinds = saved.query(out, "SELECT kind FROM findings ORDER BY kind")["kind"].to_list()
+    assert kinds == ["stacks_captured", "unexplained_crash"]
+
+
+def test_09_enginecore_failed_to_start_above_a_cut_traceback_is_a_start_up_failure(tmp_path):
+    """`(EngineCore_0 pid=1147865) ERROR 08-08 17:42:35 [core.py:682] EngineCore failed to start.`, then a
+    traceback cut after core.py:673 run_engine_core: the record's own words say start-up failed."""
+    out = _ingested(tmp_path, "09")
+    found = saved.query(out, "SELECT kind, summary FROM findings")
+    assert found.rows() == [
+        (
+            "start_up_failure",
+            "A process failed at start-up (rank not printed) at 2025-08-08 17:42:35: exception type not printed"
+            " (the traceback is cut) in run_engine_core (core.py:673); then no exit or restart read after it",
+        )
+    ]

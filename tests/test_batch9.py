@@ -214,3 +214,19 @@ def test_09_enginecore_failed_to_start_above_a_cut_traceback_is_a_start_up_failu
             " (the traceback is cut) in run_engine_core (core.py:673); then no exit or restart read after it",
         )
     ]
+
+
+def test_05_scrambled_frame_fragments_are_unexplained_stack_text_that_names_no_crash_site(tmp_path):
+    """Lines 2-12: several processes' stack dumps written at once (`File ", line  in , line   File
+    run_event_loop"…`, `, line 3933`), no frame intact: shown, quoted, as stack text no parser read,
+    with no function named as where it failed and no exception type."""
+    out = _ingested(tmp_path, "05")
+    (row,) = saved.query(out, "SELECT kind, n, summary FROM findings").rows()
+    kind, n, summary = row
+    assert (kind, n) == ("unexplained_crash", 3)
+    assert summary.startswith(
+        'Unexplained crash or exception: "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py/'
+    )
+    assert "(fragments of Python stack frames, none intact: what failed cannot be told)" in summary
+    for word in ("pop_and_process", "wrapper", "run_event_loop", "Error", "Exception:"):
+        assert f" in {word}" not in summary and f"Unexplained exception {word}" not in summary

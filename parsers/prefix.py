@@ -522,6 +522,12 @@ NOTE = (
     # a markdown fence, and the shell's word on a killed child: the output before it has ended
     r"|^\s*```[\w-]*\s*$|^Killed\s*$"
 )
+# A progress bar: tqdm's "desc: 12%|██   | 1/8 [00:00<00:04,  1.73it/s]", vLLM's "… 12% Completed | 1/8
+# [00:00<00:04, …]". tqdm writes it to stderr on its own, never as a line of the logger's record above it.
+PROGRESS_BAR = r"^[^\n]*?[0-9]{1,3}%[^\n]*?\| *[0-9]+/[0-9]+ \[[0-9]+:[0-9]{2}(?::[0-9]{2})?<"
+# A debugger's or toolchain's own diagnostic line (gdb's "warning: could not find '.gnu_debugaltlink' file
+# for …", run around the process): lowercase label, colon; one line of that tool's, no level of the log's.
+TOOL_DIAGNOSTIC = r"^(?:warning|note): "
 BODY_STARTS = (
     r"^(?:Decode|Prefill) (?:transfer|bootstrap) failed(?: for request| \.\.\.| …)",
     r"^Unexpected transfer worker error for room",
@@ -546,6 +552,8 @@ BODY_STARTS = (
     # (EZ9999: ); it opens a record of its own rather than being glued onto the one before
     r"^\[[A-Za-z][\w.-]*\] [A-Za-z]\w*(?:[ ,.:]|$)",
     r"^[A-Z]{2}[0-9]{4}: ",
+    PROGRESS_BAR,
+    TOOL_DIAGNOSTIC,
 )
 PYSPY_MARKER = r"(?i)py-?spy dump"
 BODY_START = "|".join(BODY_STARTS)

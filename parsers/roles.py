@@ -87,9 +87,22 @@ def frame_role(frames: Iterable[str]) -> str | None:
 # What only one half of a PD pair prints (vLLM's KV connector): a request that waits for the KV its
 # prefill sends is on the decode side; a prefill request taken off the queue (Dynamo's prefill worker)
 # and a request marked to be decoded remotely are on the prefill side.
+# A KV connector's worker that loads or pulls KV from the remote (prefill) engine is the consumer, on the
+# decode side (vLLM's NixlConnector "start_load_kv for request R from remote engine E", its
+# MooncakeConnector "pulling kv_caches for [...]"). A Dynamo process names the service it runs in its own
+# lines ("dynamo_service_PrefillWorker started", "Starting Dynamo Service PrefillWorker", the worker's tag
+# "serve_dynamo.worker: [PrefillWorker]"): a PrefillWorker is the prefill half, a DecodeWorker the decode.
 STATE_ROLES = (
-    ("decode", r"\bWAITING_FOR_REMOTE_KVS\b"),
-    ("prefill", r"\bDequeued prefill request\b|'do_remote_decode': True"),
+    (
+        "decode",
+        r"\bWAITING_FOR_REMOTE_KVS\b|\bstart_load_kv for request \S+ from remote engine\b|\bpulling kv_caches for\b"
+        r"|\bdynamo_service_DecodeWorker\b|\bDynamo Service DecodeWorker\b|\bserve_dynamo\.worker: \[DecodeWorker\]",
+    ),
+    (
+        "prefill",
+        r"\bDequeued prefill request\b|'do_remote_decode': True"
+        r"|\bdynamo_service_PrefillWorker\b|\bDynamo Service PrefillWorker\b|\bserve_dynamo\.worker: \[PrefillWorker\]",
+    ),
 )
 
 SERVER_ARGS_MODE = r"server_args=ServerArgs\(.*?\bdisaggregation_mode='(prefill|decode|null)'"
@@ -213,7 +226,10 @@ PD_CUE = (
 
 # Literal words one of the rules above needs: a record holding none is not searched (a day's journal
 # holds a million records and almost none of these); "@" (a shell prompt) alone is searched faster.
-_TEXT_ROLE_WORDS = r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::|REMOTE_KVS|Dequeued|do_remote_decode"
+_TEXT_ROLE_WORDS = (
+    r"event_loop_|disaggregation/|server_args=| NCCL |SocketImpl\(|logs |router\w*::|REMOTE_KVS|Dequeued|do_remote_decode"
+    r"|start_load_kv|pulling kv_caches|dynamo_service_|Dynamo Service|serve_dynamo"
+)
 
 
 _KUBECTL_LOGS = next(r.regex for r in OWN_NAMES if r.what == "kubectl logs")

@@ -675,7 +675,7 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
     is_json = body.str.starts_with("{") & ~body.str.starts_with("{'")  # a Python dict's repr is no JSON
     cand = (
         body.str.contains_any(
-            ["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream "]
+            ["rid", "'id'", '"id"', "room", "timed out", "kv chunk", "equest", "cmpl-", "stream ", "for ["]
         )
         | is_json
     ).fill_null(False)
@@ -718,6 +718,7 @@ def rid_room(df: pl.DataFrame, kind: pl.Series) -> pl.DataFrame:
         pl.when(~pl.col("sg")).then(after),
         q.struct.field("openai"),
         q.struct.field("response"),
+        q.struct.field("listed"),
     )
     text_room = pl.coalesce(*[r.struct.field(f) for f in "abcde"])
     out = sub.select(

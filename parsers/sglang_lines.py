@@ -986,21 +986,25 @@ RID_REGEX = (
 # vLLM's "<n>_" of the n-th choice in front: Dynamo's "Error processing request …", "Failed to publish
 # response for stream …", vLLM's "Added request 13_chatcmpl-…", "Aborted request …"), and an OpenAI
 # response object's own 'id' (a printed chat.completion). In an SGLang-format record the id after
-# "request" is SGLang's rid (an SGLang fork's OpenAI layer passes its request id on as the rid).
+# "request" is SGLang's rid (an SGLang fork's OpenAI layer passes its request id on as the rid). Also
+# the first id of a Python list of ids after "for" (vLLM's MooncakeConnector "pulling kv_caches for
+# ['973ca62f1bc3666d'] failed"): a hex id of 12 digits or more, a UUID or an OpenAI id, quoted.
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_LISTED = rf"\bfor \[[\"'](?P<listed>(?:[0-9]+_)?(?:chatcmpl-|cmpl-)?(?:{_UUID}|[0-9a-f]{{12,}})(?:-[0-9A-Za-z]+)*)[\"']"
 _COMPLETION = r"[\"'](?:chat\.completion(?:\.chunk)?|text_completion)[\"']"
 REQUEST_ID_REGEX = (
     r"[\"']request_id[\"']: ?[\"'](?P<key>[^\"'\n]+)[\"']"
     rf"|\b(?:[Rr]equest|stream):? (?P<after>(?:[0-9]+_)?(?:chatcmpl-|cmpl-)?(?:{_UUID}|[0-9a-f]{{32}})(?:-[0-9A-Za-z]+)*)\b"
     r"|(?:^|[\s(\[=:'\"])(?P<openai>(?:[0-9]+_)?(?:chatcmpl|cmpl)-[0-9A-Za-z][\w-]{7,})"
     rf"|[\"']id[\"']: ?[\"'](?P<response>[^\"'\n]+)[\"'], ?[\"']object[\"']: ?{_COMPLETION}"
+    rf"|{_LISTED}"
 )
 _Q1 = r"'(?:[^'\\\n]|\\.)*'"
 _Q2 = r'"(?:[^"\\\n]|\\.)*"'
 MASK_QUOTED = (
     rf"(?P<keep>\brid=(?:{_Q1}|{_Q2})|[\"']rid[\"']: ?(?:{_Q1}|{_Q2})|[\"']request_id[\"']: ?(?:{_Q1}|{_Q2})"
     rf"|[\"']meta_info[\"']: ?\{{[\"']id[\"']: ?(?:{_Q1}|{_Q2})"
-    rf"|[\"']id[\"']: ?(?:{_Q1}|{_Q2}), ?[\"']object[\"']: ?{_COMPLETION})|{_Q1}|{_Q2}"
+    rf"|[\"']id[\"']: ?(?:{_Q1}|{_Q2}), ?[\"']object[\"']: ?{_COMPLETION}|\bfor \[(?:{_Q1}|{_Q2}))|{_Q1}|{_Q2}"
 )
 ROOM_REGEX = (
     r"bootstrap_room[\"']?[=:] ?(?P<a>-?\d+)|for room (?P<b>-?\d+)|Request (?P<c>-?\d+) timed out"

@@ -112,3 +112,121 @@ def test_15_a_z_stamp_followed_by_a_level_is_the_programs_header_not_a_container
     assert set(ev["n_lines"]) == {1} and set(ev["level"]) == {"INFO"} and set(ev["zoned"]) == {True}
     assert str(ev["ts"][0]) == "2025-04-24 07:42:04.064000+00:00"
     assert str(ev["ts"][-1]) == "2025-04-24 07:42:11.771000+00:00"
+
+
+def test_02_a_record_glued_after_a_tqdm_bar_is_its_own_and_the_bars_are_no_part_of_a_record():
+    """Line 8 `  0%|…| 0/23 [00:00<?, ?it/s][2025-03-10 16:21:21 TP1] Capture cuda graph begin. …`: the bar's
+    carriage return was lost in the copy; TP1's record starts at its `[`, and the two bars (lines 8, 9) are
+    tqdm's own output, not lines of TP0's record of line 7."""
+    ev = records_from_text(_body("02"), "02.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 7", "line 8", "line 9"]))
+    assert rows.select("source_pos", "tp_rank", "n_lines", "level").rows() == [
+        ("line 7", 0, 1, None),
+        ("line 8", None, 1, None),
+        ("line 8", 1, 1, None),
+        ("line 9", None, 1, None),
+    ]
+    assert rows["message"][2].startswith("[2025-03-10 16:21:21 TP1] Capture cuda graph begin.")
+    assert rows["log_ts"][2] == datetime(2025, 3, 10, 16, 21, 21)
+
+
+def test_06_a_progress_bar_after_a_blank_line_does_not_take_the_time_of_the_record_above():
+    """Line 27 `  0%|          | 0/17 [00:00<?, ?it/s]` after line 25's timed Python-logging record."""
+    ev = records_from_text(_body("06"), "06.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 25", "line 27"]))
+    assert rows.select("source_pos", "n_lines", "log_ts").rows() == [
+        ("line 25", 2, datetime(2025, 6, 25, 11, 25, 58, 633000)),
+        ("line 27", 1, None),
+    ]
+
+
+def test_17_gdbs_warning_lines_are_no_part_of_the_glog_record_above():
+    """Lines 8-9 `warning: could not find '.gnu_debugaltlink' file for …` (gdb's) after glog's line 7."""
+    ev = records_from_text(_body("17"), "17.log")
+    rows = ev.filter(pl.col("source_pos").is_in(["line 7", "line 8", "line 9"]))
+    assert rows.select("source_pos", "n_lines", "level").rows() == [
+        ("line 7", 1, "INFO"),
+        ("line 8", 1, None),
+        ("line 9", 1, None),
+    ]
+
+
+def test_08_a_nixl_worker_loading_kv_from_a_remote_engine_is_on_the_decode_side():
+    """`start_load_kv for request cmpl-… from remote engine d8db2325-…` (lines 2, 4): NixlConnector's KV
+    consumer; the other lines of the same worker processes (pid 98473, 98474) take its side."""
+    ev = records_from_text(_body("08"), "08.log").filter(pl.col("pid").is_not_null())
+    assert ev.group_by("pid").agg(pl.col("role").unique()).sort("pid").rows() == [
+        (98473, ["decode"]),
+        (98474, ["decode"]),
+    ]
+
+
+def test_15_a_dynamo_prefillworker_service_is_the_prefill_half():
+    """`dynamo_service_PrefillWorker entrypoint created`, `[PrefillWorker] Registering component …`: the
+    Dynamo service the process runs names its half; its other Z-stamped lines (NIXL, arbiter) take it."""
+    ev = records_from_text(_body("15"), "15.log").filter(pl.col("level").is_not_null())
+    assert ev.height == 11 and set(ev["role"]) == {"prefill"}
+
+
+def test_10_the_ids_a_mooncake_pull_failure_lists_are_request_ids_not_rids():
+    """`pulling kv_caches for ['973ca62f1bc3666d'] failed: Timeout waiting for P side ready.` (lines 10-12):
+    vLLM's MooncakeConnector transfer ids, in a Python list after "for"."""
+    ev = records_from_text(_body("10"), "10.log").filter(pl.col("level") == "ERROR")
+    assert ev.select("source_pos", "rid", "request_id").rows() == [
+        ("line 10", None, "973ca62f1bc3666d"),
+        ("line 11", None, "a067ac70e68581a1"),
+        ("line 12", None, "94a7d5ac08490bb5"),
+    ]
+
+
+def test_04_a_segfault_whose_current_thread_is_in_init_frames_is_a_start_up_failure(tmp_path):
+    """`Fatal Python error: Segmentation fault`, `Current thread 0x00007f4858f86740` innermost
+    pynccl_wrapper.py:351 ncclCommInitRank ← … ← init_torch_distributed ← ModelRunner.__init__: the process
+    died while it started, not an unexplained crash."""
+    out = _ingested(tmp_path, "04")
+    found = saved.query(out, "SELECT kind, summary FROM findings WHERE kind <> 'stacks_captured'")
+    assert found.rows() == [
+        (
+            "start_up_failure",
+            "A process failed at start-up (rank not printed) (no time read): Fatal Python error: Segmentation"
+            " fault in ncclCommInitRank (pynccl_wrapper.py:351); raised in init frames, before serving; then"
+            " no exit or restart read after it",
+        )
+    ]
+
+
+def test_03_a_segfault_in_a_serving_collective_stays_a_crash_not_a_start_up_failure(tmp_path):
+    """03's current thread crashed in all_reduce (no init frame): no start-up failure is claimed."""
+    out = _ingested(tmp_path, "03")
+    kinds = saved.query(out, "SELECT kind FROM findings ORDER BY kind")["kind"].to_list()
+    assert kinds == ["stacks_captured", "unexplained_crash"]
+
+
+def test_09_enginecore_failed_to_start_above_a_cut_traceback_is_a_start_up_failure(tmp_path):
+    """`(EngineCore_0 pid=1147865) ERROR 08-08 17:42:35 [core.py:682] EngineCore failed to start.`, then a
+    traceback cut after core.py:673 run_engine_core: the record's own words say start-up failed."""
+    out = _ingested(tmp_path, "09")
+    found = saved.query(out, "SELECT kind, summary FROM findings")
+    assert found.rows() == [
+        (
+            "start_up_failure",
+            "A process failed at start-up (rank not printed) at 2025-08-08 17:42:35: exception type not printed"
+            " (the traceback is cut) in run_engine_core (core.py:673); then no exit or restart read after it",
+        )
+    ]
+
+
+def test_05_scrambled_frame_fragments_are_unexplained_stack_text_that_names_no_crash_site(tmp_path):
+    """Lines 2-12: several processes' stack dumps written at once (`File ", line  in , line   File
+    run_event_loop"…`, `, line 3933`), no frame intact: shown, quoted, as stack text no parser read,
+    with no function named as where it failed and no exception type."""
+    out = _ingested(tmp_path, "05")
+    (row,) = saved.query(out, "SELECT kind, n, summary FROM findings").rows()
+    kind, n, summary = row
+    assert (kind, n) == ("unexplained_crash", 3)
+    assert summary.startswith(
+        'Unexplained crash or exception: "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py/'
+    )
+    assert "(fragments of Python stack frames, none intact: what failed cannot be told)" in summary
+    for word in ("pop_and_process", "wrapper", "run_event_loop", "Error", "Exception:"):
+        assert f" in {word}" not in summary and f"Unexplained exception {word}" not in summary

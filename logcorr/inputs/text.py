@@ -181,19 +181,24 @@ LINE_ENVELOPE = (
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
-# Also after an inline-code backtick and a space (a paste's "label: ` [ts] …").
+# Also after an inline-code backtick and a space (a paste's "label: ` [ts] …"), and after the `]` that
+# closes a tqdm bar's rate ("… 0/23 [00:00<?, ?it/s][2025-03-10 16:21:21 TP1] …": the bar's carriage
+# return lost in the copy).
 # ... or a Ray/vLLM worker's prefix with a logger's header after it, glued to prose in any script
 # ("部分LOG如下：(EngineCore_DP0 pid=9246) DEBUG 01-06 12:06:06 [scheduler.py:348] …")
+_BAR_END = r"\d+/\d+ \[[^\]\n]*(?:it/s|s/it)\]"  # tqdm's "n/total [elapsed<remaining, rate]"
 _GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:{LEVEL_WORD}|\[rank\d)"
 # ... or a whole glog record (`E0916 02:31:07.705332  6633 tcp_transport.cpp:116] …`) or CPython's `Fatal Python
 # error:` written into another thread's line (crash output of several threads at once, batch5/15)
 _GLUED_NATIVE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+\.\w+:\d+\] |Fatal Python error: "
 GLUED_RECORD = (
-    rf"^(?P<pre>.*?(?:[\w.)]|` ))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
+    rf"^(?P<pre>.*?(?:[\w.)]|` |{_BAR_END}))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
     rf"|^(?P<npre>.*?\S)(?P<nrec>(?:{_GLUED_NATIVE}).*)$"
 )
-GLUED_START = rf"(?:[\w.)]|` )\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
+GLUED_START = (
+    rf"(?:[\w.)]|` |{_BAR_END})\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
+)
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:

@@ -1,6 +1,6 @@
 -- question: Which processes crashed with a traceback (a scheduler or worker exception, not a KV transfer
 --   failure), which of them failed at start-up, and what came after (an exit, a restart, SIGQUIT)?
--- tables: tracebacks, transfer_errors, lifecycle, watchdogs, batches, config, processes
+-- tables: tracebacks, transfer_errors, lifecycle, watchdogs, batches, config, processes, captures, stacks
 -- columns:
 --   ts        the first traceback of the group (UTC; NULL when the line printed no time)
 --   end_ts    the last one (UTC)
@@ -19,7 +19,10 @@
 -- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
 --   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
 --   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames, or it
---   says start-up failed (its message: "initialization failed", "failed to start"; a *startup* frame); a
+--   says start-up failed (its message or its record's first line: "initialization failed", "failed to
+--   start"; a *startup* frame); a faulthandler dump at a fatal error ("Fatal Python error: Segmentation
+--   fault", a watchdogs row fatal_python_error) whose current thread crashed in init frames counts as such a
+--   traceback (exception "Fatal Python error", the signal as its message; the others stay unexplained); a
 --   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
 --   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
 --   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
@@ -29,7 +32,28 @@
 --   SIGQUIT or crashed-subprocess watchdog record within 60 s. Where the traceback or the message has no
 --   time (a journal's short lines print no year), "after" is the order of the same input (event ids),
 --   never "no exit in the data".
-WITH tb AS (
+WITH fault AS (  -- a faulthandler dump at a fatal error, its current thread's frames as a traceback's
+    SELECT w.event_id, w.ts, w.host, w.role, w.pid, w.dp_rank, w.pp_rank, w.tp_rank, w.ep_rank, w.level,
+           w.source, w.source_pos, NULL::VARCHAR AS component,
+           'Fatal Python error' AS exception, w.reason AS exc_message,
+           arg_min(s.function, s.depth) AS function, arg_min(s.file, s.depth) AS file, arg_min(s.line, s.depth) AS line,
+           count(*)::INTEGER AS n_frames,
+           string_agg('  File "' || coalesce(s.file, '?') || '", line ' || coalesce(s.line::VARCHAR, '?')
+                      || ', in ' || s.function, chr(10) ORDER BY s.depth DESC) AS traceback
+    FROM watchdogs w
+    JOIN captures c ON c.source = w.source AND c.source_pos = w.source_pos AND c.thread_state = 'current'
+    JOIN stacks s ON s.capture_id = c.capture_id AND s.thread_id IS NOT DISTINCT FROM c.thread_id
+    WHERE w.watchdog_kind = 'fatal_python_error' AND s.function IS NOT NULL
+    GROUP BY ALL
+),
+traced AS (  -- the tracebacks, and the faulthandler dumps whose crashing thread was in init frames
+    SELECT * FROM tracebacks
+    UNION ALL BY NAME
+    SELECT * FROM fault
+    WHERE regexp_matches(traceback, ', in (__init__|init_\w+|_init_\w+)\b')
+      AND NOT regexp_matches(traceback, ', in event_loop_\w+')
+),
+tb AS (
     SELECT t.*,
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
@@ -37,7 +61,9 @@ WITH tb AS (
            -- the exception says start-up failed, or it was raised while waiting for start-up (vLLM's
            -- "Engine core initialization failed" from wait_for_engine_startup)
            regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
-             OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b') AS startup_said,
+             OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b')
+             -- or the record's own first line says so (vLLM's "EngineCore failed to start." above a cut traceback)
+             OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b') AS startup_said,
            EXISTS (SELECT 1 FROM config c
                    WHERE c.host IS NOT DISTINCT FROM t.host AND c.role = t.role AND c.first_ts <= t.ts
                      AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.host IS NOT DISTINCT FROM t.host
@@ -48,13 +74,14 @@ WITH tb AS (
            -- what the record's text prints, to tell "not printed" from "printed but not read"
            regexp_matches(coalesce(e.message, t.traceback, ''), '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
            regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text
-    FROM tracebacks t LEFT JOIN records e ON e.event_id = t.event_id
+    FROM traced t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
-           OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b'))
+           OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b')
+           OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b'))
 ),
 grouped AS (
     SELECT row_number() OVER () AS gid, *

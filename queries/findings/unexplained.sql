@@ -23,7 +23,9 @@
 --   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed" in a log record (not in prose), glibc's
 --   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size); (2) an
 --   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception, or a Python
---   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut); (3) a watchdogs
+--   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
+--   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
+--   processes written at once; said to tell nothing of what failed); (3) a watchdogs
 --   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired; (4) a level
 --   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
 --   error, out of memory (OOM), or SGLang's error that an output came for a request whose state was
@@ -57,6 +59,12 @@ marked AS (
       AND NOT EXISTS (SELECT 1 FROM cited_at c
                       WHERE c.pid = e.pid AND c.ts = e.ts AND c.host IS NOT DISTINCT FROM e.host)
 ),
+bits AS (  -- a record no parser typed holding only fragments of Python frames (several processes' dumps
+           -- written at once: `File "` and `, line N` apart, no frame intact): stack text, unread
+    SELECT *, kind = 'other' AND regexp_matches(text, '(^|[ \t"])File "') AND regexp_matches(text, ', line \d+')
+              AND NOT regexp_matches(text, 'File "[^"\n]+", line \d+,? in \S') AS frame_bits
+    FROM marked
+),
 graded AS (
     SELECT *,
            CASE
@@ -65,6 +73,7 @@ graded AS (
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
+                  OR frame_bits
                THEN 2
              WHEN is_watchdog OR is_transfer_error
                   OR (logged AND regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)'))
@@ -74,7 +83,7 @@ graded AS (
              WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade
-    FROM marked
+    FROM bits
 ),
 found AS (
     SELECT * EXCLUDE (marker),
@@ -126,6 +135,7 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                         || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
+              || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)' ELSE '' END
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

@@ -176,6 +176,14 @@ def pytest_sessionfinish(session, exitstatus) -> None:
             session.exitstatus = 1
 
 
+def sample_with_dumps() -> Path:
+    """The shared, read-only OUT of the sample journal with the eight py-spy dumps taken at 21:40:10 (bare
+    dump files, their time given): ``ingested`` once per run for every test that reads it."""
+    need_journalctl()
+    dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
+    return ingested(SAMPLE / "journal", *dumps, captured_at="2025-10-29 21:40:10")
+
+
 def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
     """The shared, read-only OUT of the one case file of ``batch`` whose name starts with ``prefix``,
     ingested alone (once per test run: ``ingested``). ``workdir`` is not used any more (kept for the

@@ -13,6 +13,7 @@ import pytest
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest
+from tests.conftest import ingested
 
 CASES = Path(__file__).parent / "cases"
 FILES = {
@@ -30,10 +31,8 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("typing") / "out"
-    ingest([CASES / f for f in FILES.values()], out)
-    return out
+def out() -> Path:
+    return ingested(*(CASES / f for f in FILES.values()))  # shared: read only
 
 
 def rows(out: Path, table: str, case: str, columns: str = "*", order: str = "event_id") -> pl.DataFrame:

@@ -21,7 +21,7 @@ from logcorr.ingest import NothingReadError, first_event_id, ingest
 from logcorr.inputs.journal import _unit_share, journalctl_window
 from logcorr.inputs.paths import discover
 from logcorr.inputs.source import InputError, ReadOptions
-from tests.conftest import SAMPLE, need_cases, need_journalctl
+from tests.conftest import SAMPLE, need_cases, need_journalctl, sample_with_dumps
 
 ENGINE_UNITS = ("sglang-prefill.service", "sglang-decode.service", "sglang-router.service")
 
@@ -439,11 +439,9 @@ def test_nothing_readable_raises_and_leaves_out_alone(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
-    need_journalctl()
+def test_bare_dump_files_take_role_host_and_time_from_the_journal():
     dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
-    ingest([SAMPLE / "journal", *dumps], tmp_path / "out", captured_at="2025-10-29 21:40:10")
-    caps = pl.read_parquet(tmp_path / "out" / "captures").filter(
+    caps = pl.read_parquet(sample_with_dumps() / "captures").filter(
         pl.col("source").str.ends_with("_214010.txt")
     )
     main = caps.filter(pl.col("is_main"))

@@ -20,6 +20,10 @@ from logcorr.ingest import ingest
 from logcorr.store import database
 from logcorr.store.combine import CombineError, combine
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the three hosts' days made and ingested once
+# (the fleet fixture)
+pytestmark = pytest.mark.xdist_group("combine")
+
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS = ("gpu-node-00", "gpu-node-01", "gpu-node-02")
 

@@ -31,6 +31,10 @@ from logcorr.inputs.sniff import sniff_bytes
 from logcorr.inputs.source import ReadOptions
 from logcorr.render.report import report
 
+# one worker runs the module (pytest-xdist --dist loadgroup): each container form ingested and reported
+# once (the forms fixture)
+pytestmark = pytest.mark.xdist_group("containers")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 SERVICES = {

@@ -28,6 +28,9 @@ from logcorr.store import database
 from logcorr.store.output import Output
 from tests.conftest import ingested, open_db
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's connection made once (sample_con)
+pytestmark = pytest.mark.xdist_group("queries")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 CASES = Path(__file__).parent / "cases"

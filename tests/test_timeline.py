@@ -22,6 +22,10 @@ from logcorr.render.timeline import TimelineError, load, timeline
 from logcorr.store.schema import conform
 from tests.conftest import ingested
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's page drawn once (sample_html)
+# and the hand-made OUT written once
+pytestmark = pytest.mark.xdist_group("timeline")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 

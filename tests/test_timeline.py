@@ -861,25 +861,23 @@ def open_in_chromium(page: Path, tmp: Path, *, screenshot: bool = True) -> tuple
     url = page.resolve().as_uri()
     netlog = tmp / "netlog.json"
     tmp.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(
-        [*base, f"--user-data-dir={tmp / 'profile-dom'}", f"--log-net-log={netlog}", "--dump-dom", url],
+    shot = tmp / "shot.png" if screenshot else None
+    r = subprocess.run(  # one launch: headless Chromium dumps the DOM and takes the screenshot in one run
+        [
+            *base,
+            f"--user-data-dir={tmp / 'profile'}",
+            f"--log-net-log={netlog}",
+            "--dump-dom",
+            *([f"--screenshot={shot}"] if shot else []),
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
     )
     assert "<html" in r.stdout, r.stderr[-2000:]
-    shot = None
-    if screenshot:
-        shot = tmp / "shot.png"
-        r2 = subprocess.run(
-            [*base, f"--user-data-dir={tmp / 'profile-shot'}", f"--screenshot={shot}", url],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert shot.exists(), r2.stderr[-2000:]
+    assert shot is None or shot.exists(), r.stderr[-2000:]
     return r.stdout, shot, page_requests(netlog)
 
 

@@ -736,6 +736,7 @@ def test_log_text_reaches_plotly_escaped(tmp_path: Path) -> None:
     assert "&lt;script&gt;document.title" in outside  # the source path, shown in the header as text
 
 
+@pytest.mark.heavy  # a scale test: 1.7 M batch lines written and drawn (CI runs -m heavy)
 def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     out = hand_made_out(tmp_path / "out", rate_hz=20, minutes=180)  # 8 ranks × 20/s × 3 h ≈ 1.7 M batches
     info = timeline(out, tmp_path / "t.html")

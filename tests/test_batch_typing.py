@@ -13,7 +13,7 @@ import pytest
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest
-from tests.conftest import ingested
+from tests.conftest import ingested, query
 
 CASES = Path(__file__).parent / "cases"
 FILES = {
@@ -37,7 +37,7 @@ def out() -> Path:
 
 def rows(out: Path, table: str, case: str, columns: str = "*", order: str = "event_id") -> pl.DataFrame:
     source = str(CASES / FILES[case]).replace("'", "''")
-    return saved.query(out, f"SELECT {columns} FROM {table} WHERE source = '{source}' ORDER BY {order}")
+    return query(out, f"SELECT {columns} FROM {table} WHERE source = '{source}' ORDER BY {order}")
 
 
 def test_hccl_watchdog_is_a_watchdog_row_like_nccls(out):

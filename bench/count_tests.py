@@ -58,9 +58,7 @@ def collected() -> tuple[Counter, Counter]:
             "--collect-only",
             "-q",
             "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
+            "no:cacheprovider",  # xdist stays loaded: addopts names its --dist mode (no -n: one process)
             "-m",
             "",
         ],

@@ -176,6 +176,14 @@ def pytest_sessionfinish(session, exitstatus) -> None:
             session.exitstatus = 1
 
 
+def sample_with_dumps() -> Path:
+    """The shared, read-only OUT of the sample journal with the eight py-spy dumps taken at 21:40:10 (bare
+    dump files, their time given): ``ingested`` once per run for every test that reads it."""
+    need_journalctl()
+    dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
+    return ingested(SAMPLE / "journal", *dumps, captured_at="2025-10-29 21:40:10")
+
+
 def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
     """The shared, read-only OUT of the one case file of ``batch`` whose name starts with ``prefix``,
     ingested alone (once per test run: ``ingested``). ``workdir`` is not used any more (kept for the
@@ -184,11 +192,40 @@ def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
     return ingested(path)
 
 
-def sql(out: Path, query: str) -> list[tuple]:
-    """The rows of ``query`` (SQL over OUT's tables) as tuples."""
+def is_shared(out: Path) -> bool:
+    """True for an OUT of ``ingested`` (read only, never changed once built)."""
+    return Path(out).resolve().is_relative_to(case_cache_root().resolve())
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_connection(out: Path):
     from logcorr.analysis import saved
 
-    return saved.query(out, query).rows()
+    return saved.connect(out)
+
+
+def query(out: Path, text: str):
+    """``saved.query(out, text)``: a saved query's name or SQL over OUT's tables, as a DataFrame. On a
+    shared OUT of ``ingested`` every call of a process reads one connection (``saved.connect`` binds
+    every saved view: 0.5 s of CPU), as the OUT never changes; any other OUT gets a connection a call."""
+    from logcorr.analysis import saved
+
+    return saved.query(out, text, con=_shared_connection(Path(out)) if is_shared(out) else None)
+
+
+def sql(out: Path, text: str) -> list[tuple]:
+    """The rows of ``text`` (SQL over OUT's tables) as tuples (``query``)."""
+    return query(out, text).rows()
+
+
+@functools.cache
+def shared_report(out: Path) -> str:
+    """``report(out)`` of a shared OUT of ``ingested``, made once per process (3 s of CPU and more) for
+    every test that reads a part of it."""
+    from logcorr.render.report import report
+
+    assert is_shared(out), f"{out}: not an OUT of ingested (it may change: call report itself)"
+    return report(out)
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

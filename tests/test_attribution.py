@@ -10,11 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from logcorr.analysis import saved
 from logcorr.ingest import ingest
 from logcorr.parsers.roles import OWN_NAMES, frame_role, text_role
 from logcorr.render.report import report
-from tests.conftest import CASES, ingested
+from tests.conftest import CASES, ingested, is_shared, shared_report, sql
 
 FILES = {
     "b3_01": "batch3/01_server_args_pd_decode_v058post1_tp16_mooncake.log",
@@ -40,16 +39,17 @@ def out_of(workdir: Path, key: str) -> Path:
     return ingested(path)
 
 
-def sql(out: Path, text: str) -> list[tuple]:
-    return saved.query(out, text).rows()
+def report_of(out: Path) -> str:
+    """The report of OUT: a shared OUT's made once for the tests that read its parts."""
+    return shared_report(out) if is_shared(out) else report(out)
 
 
 def coverage(out: Path) -> str:
-    return report(out).split("## What the data cannot say (coverage)")[1]
+    return report_of(out).split("## What the data cannot say (coverage)")[1]
 
 
 def head(out: Path) -> str:
-    return report(out).splitlines()[2].split("Written by")[0]
+    return report_of(out).splitlines()[2].split("Written by")[0]
 
 
 # --- the text rules -------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def test_b4_06_engine_and_router_clocks_are_not_put_in_one_order(workdir):
     )
     assert "2025-11-11 21:44:24 to 2025-11-11 21:44:24 as printed (zone not printed)" in span
     assert "cannot be put in one order" in span and "apart as printed" not in span  # no gap across two clocks
-    assert "2025-11-11 21:44:24 UTC" not in report(out)
+    assert "2025-11-11 21:44:24 UTC" not in report_of(out)
     clocks = sql(out, "SELECT clock, events FROM coverage WHERE scope = 'clock' ORDER BY clock")
     assert clocks == [("UTC", 1), ("zone not printed", 1)]
 
@@ -250,7 +250,7 @@ def test_b4_06_engine_and_router_clocks_are_not_put_in_one_order(workdir):
 def test_b4_06_a_zoneless_cell_of_mixed_data_carries_no_utc(workdir):
     """The engine's abort (21:44:24, printed without a zone) beside the router's UTC line: its cell in
     the detail table is stated as printed, and the column says which cells are UTC."""
-    text = report(out_of(workdir, "b4_06"))
+    text = report_of(out_of(workdir, "b4_06"))
     row = next(line for line in text.splitlines() if line.startswith("| 806626514800541158 |"))
     assert "| 21:44:24 | prefill | TP2 | transfer_aborted |" in row
     assert "| abort (UTC where marked) |" in text

@@ -13,6 +13,9 @@ from logcorr.ingest import ingest
 from logcorr.render import report as report_mod
 from tests.conftest import CASES, ingested_alone, sql
 
+# one worker runs the module (pytest-xdist --dist loadgroup): each file's body ingested once (body)
+pytestmark = pytest.mark.xdist_group("batch5")
+
 B5 = CASES / "batch5"
 
 

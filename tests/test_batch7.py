@@ -10,6 +10,10 @@ import pytest
 
 from logcorr.ingest import records_from_text
 
+# one worker runs the module (pytest-xdist --dist loadgroup): each file's body ingested once (events,
+# ingested, outs)
+pytestmark = pytest.mark.xdist_group("batch7")
+
 BATCH = Path(__file__).parent / "cases" / "batch7"
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest
+from tests.conftest import ingested, query
 
 CASES = Path(__file__).parent / "cases"
 FILES = {
@@ -30,15 +31,13 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("typing") / "out"
-    ingest([CASES / f for f in FILES.values()], out)
-    return out
+def out() -> Path:
+    return ingested(*(CASES / f for f in FILES.values()))  # shared: read only
 
 
 def rows(out: Path, table: str, case: str, columns: str = "*", order: str = "event_id") -> pl.DataFrame:
     source = str(CASES / FILES[case]).replace("'", "''")
-    return saved.query(out, f"SELECT {columns} FROM {table} WHERE source = '{source}' ORDER BY {order}")
+    return query(out, f"SELECT {columns} FROM {table} WHERE source = '{source}' ORDER BY {order}")
 
 
 def test_hccl_watchdog_is_a_watchdog_row_like_nccls(out):

@@ -19,6 +19,10 @@ from logcorr.cli import app
 from logcorr.combine import CombineError, combine
 from logcorr.ingest import ingest
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the three hosts' days made and ingested once
+# (the fleet fixture)
+pytestmark = pytest.mark.xdist_group("combine")
+
 ROOT = Path(__file__).resolve().parents[1]
 HOSTS = ("gpu-node-00", "gpu-node-01", "gpu-node-02")
 
@@ -101,8 +105,10 @@ def test_every_saved_query_answers_as_the_copy_recipe(fleet, combined, tmp_path)
     for out in fleet:
         shutil.copytree(out, copied, dirs_exist_ok=True)
     queries = saved.load_saved()
+    con_a, con_b = saved.connect(copied, queries), saved.connect(combined, queries)  # binding: 0.5 s each
     for name in queries:
-        a, b = saved.query(copied, name, saved=queries), saved.query(combined, name, saved=queries)
+        a = saved.query(copied, name, saved=queries, con=con_a)
+        b = saved.query(combined, name, saved=queries, con=con_b)
         lists = [c for c, t in a.schema.items() if isinstance(t, pl.List)]
         a, b = (f.with_columns(pl.col(lists).list.sort()).drop("summary", strict=False) for f in (a, b))
         assert a.sort(a.columns, nulls_last=True).equals(b.sort(b.columns, nulls_last=True)), name

@@ -11,6 +11,7 @@ container runtime does not see is left out: systemd's own messages about the uni
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -29,6 +30,10 @@ from logcorr.inputs import text as text_reader
 from logcorr.inputs.sniff import sniff_bytes
 from logcorr.inputs.source import ReadOptions
 from logcorr.render.report import report
+
+# one worker runs the module (pytest-xdist --dist loadgroup): each container form ingested and reported
+# once (the forms fixture)
+pytestmark = pytest.mark.xdist_group("containers")
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
@@ -367,10 +372,17 @@ def section(text: str, title: str) -> str:
     return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
+@functools.cache
+def form_report(out: Path) -> str:
+    """The report of a form's OUT (``forms``: never written to after it is built), made once: the
+    tests below read three sections of it."""
+    return report(out)
+
+
 @pytest.mark.parametrize("form", ["docker", "cri", "kubectl", *PLATFORM_FORMS, "vector-journald"])
 def test_container_forms_give_the_journals_answers(forms, form):
     """The room, the prefill ranks that assert, decode wedged on 4 ranks, the divergent groups."""
-    verdict = section(report(forms[form]), "Verdict")
+    verdict = section(form_report(forms[form]), "Verdict")
     room = truth(r"^the room R$").strip("`")
     assert f"room {room}" in verdict
     assertion = ts(truth(r"^assertion on prefill TP0"))
@@ -390,7 +402,7 @@ def test_container_forms_give_the_journals_answers(forms, form):
     burst = truth(r"first / last abort line of any kind")
     assert f"**Abort burst** from {ts(burst):%Y-%m-%d} {hms(ts(burst))} UTC" in verdict
     leaks, answers = re.search(r"(\d+) of (\d+) answers", (SAMPLE / "README.md").read_text()).groups()
-    markup = section(report(forms[form]), "Answers with tool-call markup")
+    markup = section(form_report(forms[form]), "Answers with tool-call markup")
     assert (
         f"**{leaks} of {answers} answers**" in markup
     )  # a pod has no host: its bands are found all the same
@@ -410,7 +422,7 @@ def test_container_forms_find_the_journals_restart(forms, lines, form):
     assert restart is not None and int(restart.timestamp() * 1e6) == shutdown
     assert f"{restart:%Y-%m-%d %H:%M:%S}" == f"{issued:%Y-%m-%d %H:%M:%S}" == "2025-10-29 21:40:45"
     assert 0 < (restart - issued).total_seconds() < 0.01
-    verdict = section(report(forms[form]), "Verdict")
+    verdict = section(form_report(forms[form]), "Verdict")
     assert f"the restart came at {restart:%Y-%m-%d} {hms(restart)} UTC" in verdict
 
 

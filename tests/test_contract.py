@@ -18,6 +18,10 @@ from tests.conftest import CASES, ROOT, SAMPLE
 from tests.test_scrape import SCRAPE
 from tests.test_traces import trace_file
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the OUT of every table's inputs ingested
+# once (out)
+pytestmark = pytest.mark.xdist_group("contract")
+
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:

@@ -20,6 +20,9 @@ from logcorr.render import issue as issue_mod
 from logcorr.render import report as report_mod
 from tests.conftest import CASES, SAMPLE, ingested, need_journalctl, sql
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's issue draft made once (draft)
+pytestmark = pytest.mark.xdist_group("findings")
+
 ROOM = 4384674655194745451
 
 

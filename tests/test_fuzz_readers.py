@@ -46,6 +46,7 @@ def corpus() -> st.SearchStrategy[bytes]:
     return st.lists(st.tuples(line, sep), max_size=25).map(lambda parts: b"".join(a + b for a, b in parts))
 
 
+@pytest.mark.heavy  # a fault test: a generated loop of minutes of CPU (CI runs -m heavy)
 @settings(
     max_examples=40,
     deadline=None,

@@ -21,7 +21,7 @@ from logcorr.ingest import NothingReadError, first_event_id, ingest
 from logcorr.inputs.journal import _unit_share, journalctl_window
 from logcorr.inputs.paths import discover
 from logcorr.inputs.source import InputError, ReadOptions
-from tests.conftest import SAMPLE, need_cases, need_journalctl
+from tests.conftest import SAMPLE, ingested, need_cases, need_journalctl, sample_with_dumps
 
 ENGINE_UNITS = ("sglang-prefill.service", "sglang-decode.service", "sglang-router.service")
 
@@ -414,11 +414,10 @@ def test_export_file_with_repeated_binary_field(tmp_path):
     assert msg.count("COREDUMP_PROC_CGROUP=") == 2
 
 
-def test_every_sglang_case_file_keeps_every_line(tmp_path):
+def test_every_sglang_case_file_keeps_every_line():
     cases = need_cases()
     for path in sorted((cases / "sglang").iterdir()):
-        out = tmp_path / path.stem
-        ingest([path], out)
+        out = ingested(path)  # the file alone, as test_cases_data reads it: shared, read only
         lines = path.read_text(encoding="utf-8", errors="replace").count("\n") + (
             not path.read_text().endswith("\n")
         )
@@ -439,11 +438,9 @@ def test_nothing_readable_raises_and_leaves_out_alone(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_bare_dump_files_take_role_host_and_time_from_the_journal(tmp_path):
-    need_journalctl()
+def test_bare_dump_files_take_role_host_and_time_from_the_journal():
     dumps = sorted((SAMPLE / "pyspy").glob("*_214010.txt"))
-    ingest([SAMPLE / "journal", *dumps], tmp_path / "out", captured_at="2025-10-29 21:40:10")
-    caps = pl.read_parquet(tmp_path / "out" / "captures").filter(
+    caps = pl.read_parquet(sample_with_dumps() / "captures").filter(
         pl.col("source").str.ends_with("_214010.txt")
     )
     main = caps.filter(pl.col("is_main"))

@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 
 import polars as pl
 import pytest
-from conftest import CASES, ROOT, SAMPLE, need_journalctl
+from conftest import CASES, ROOT, SAMPLE, ingested, need_journalctl, sample_with_dumps
 
 from logcorr.analysis import known_issues, saved
 from logcorr.ingest import NothingReadError, ingest
+from logcorr.inputs import containers
+from logcorr.inputs.sniff import sniff
 from logcorr.inputs.source import ReadOptions
 from logcorr.parsers.server_args import parse_cmdline, parse_server_args
 
@@ -86,15 +88,8 @@ def test_command_line_prefixes_values_and_booleans():
 
 
 @pytest.fixture(scope="module")
-def sample_out(tmp_path_factory):
-    need_journalctl()
-    out = tmp_path_factory.mktemp("s") / "out"
-    ingest(
-        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
-        out,
-        captured_at="2025-10-29 21:40:10",
-    )
-    return out
+def sample_out():
+    return sample_with_dumps()  # shared: read only
 
 
 def _readme_config() -> dict[int, list[str]]:
@@ -381,17 +376,23 @@ def test_every_real_case_is_listed():
     assert found == set(REAL_CASES)
 
 
+# the formats whose reading --all-units changes (ingest's ``_chunks``: a journal's or a capture's units, a
+# pod's containers; a packed file may hold one); a plain log or a dump has no units to choose
+UNIT_FORMATS = {"journal-dir", "journal", "export", "json", "xz", "gz", *containers.FORMATS}
+
+
 @pytest.mark.parametrize("case", sorted(REAL_CASES))
-def test_real_case_matches_the_families_it_shows(tmp_path, case):
+def test_real_case_matches_the_families_it_shows(case):
     if case.startswith("journal/") and case.endswith(".xz"):
         need_journalctl()
-    out = tmp_path / "o"
+    path = CASES / case
+    # every unit read; for a file without units that is the OUT of the file alone every other test reads
+    options = {"opts": ReadOptions(all_units=True)} if sniff(path) in UNIT_FORMATS else {}
     if REAL_CASES[case] is None:
         with pytest.raises(NothingReadError):
-            ingest([CASES / case], out, ReadOptions(all_units=True))
+            ingested(path, **options)
         return
-    ingest([CASES / case], out, ReadOptions(all_units=True))
-    assert saved.query(out, "known_issues")["family"].to_list() == REAL_CASES[case]
+    assert saved.query(ingested(path, **options), "known_issues")["family"].to_list() == REAL_CASES[case]
 
 
 def test_real_cases_match_no_family(tmp_path):

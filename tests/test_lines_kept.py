@@ -10,18 +10,20 @@ import polars as pl
 import pytest
 
 from logcorr.analysis import saved
-from logcorr.ingest import ingest
 from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
 from logcorr.parsers import journald
+from tests.conftest import ingested
+
+# one worker runs the module (pytest-xdist --dist loadgroup): the events of every case file read once (tables)
+pytestmark = pytest.mark.xdist_group("lines_kept")
 
 CASES = Path(__file__).parent / "cases"
 FILES = sorted(p for p in CASES.rglob("*") if p.suffix in (".log", ".txt"))
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory) -> tuple[pl.DataFrame, pl.DataFrame]:
-    out = tmp_path_factory.mktemp("kept") / "out"
-    ingest(FILES, out)
+def tables() -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = ingested(*FILES)  # once per run, whichever worker asks first; read only
     return (
         saved.query(out, "SELECT source, message FROM events"),
         saved.query(out, "SELECT source, errors FROM sources"),

@@ -13,21 +13,14 @@ from logcorr.analysis.saved import query, run_query
 from logcorr.cli import app
 from logcorr.ingest import ingest
 from logcorr.inputs.source import ReadOptions
-from tests.conftest import SAMPLE, need_journalctl
+from tests.conftest import SAMPLE, need_journalctl, sample_with_dumps
 
 run = CliRunner().invoke
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
-    need_journalctl()
-    out = tmp_path_factory.mktemp("newcomer") / "incident"
-    ingest(
-        [SAMPLE / "journal", *sorted((SAMPLE / "pyspy").glob("*_214010.txt"))],
-        out,
-        captured_at="2025-10-29 21:40:10",
-    )
-    return out
+def sample() -> Path:
+    return sample_with_dumps()  # shared: read only
 
 
 def test_version_short_help_and_plain_flags():

@@ -289,6 +289,7 @@ def test_every_case_file_splits_without_losing_a_line():
                 assert line in joined, (path.name, line)
 
 
+@pytest.mark.heavy  # a fault test: a generated loop of minutes of CPU (CI runs -m heavy)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text(max_size=80) | st.sampled_from([s[0] for s in SAMPLES]), max_size=8))
 def test_split_prefix_and_records_never_raise(lines):

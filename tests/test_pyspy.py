@@ -979,6 +979,7 @@ def test_never_raises_on_arbitrary_text(text):
     check_lines_kept(text, parse_dump(text))
 
 
+@pytest.mark.heavy  # a fault test: a generated loop of minutes of CPU (CI runs -m heavy)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(DUMP_LINES), st.text(max_size=30)), max_size=40))
 def test_never_raises_on_dump_like_text(lines):

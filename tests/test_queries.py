@@ -28,6 +28,9 @@ from logcorr.store import views
 from logcorr.store.output import Output
 from tests.conftest import ingested, open_db
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's connection made once (sample_con)
+pytestmark = pytest.mark.xdist_group("queries")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 CASES = Path(__file__).parent / "cases"
@@ -518,9 +521,9 @@ def empty_out(tmp_path) -> Path:
 
 
 def test_queries_over_empty_tables_return_empty_results(empty_out):
-    con = open_db(empty_out)
+    con, here = open_db(empty_out), saved.connect(empty_out)  # one connection each: binding is 0.5 s
     for query in saved.load_saved().values():
-        rows = q(empty_out, query.name)
+        rows = q(empty_out, query.name, here)
         assert rows.columns == query.column_names, query.name
         in_file = con.sql(f'SELECT * FROM "{query.name}"').pl()
         if query.name == "coverage":  # says each role was not ingested
@@ -541,8 +544,9 @@ def test_a_missing_router_log_leaves_requests_empty_not_an_error(tmp_path):
     )
     out = tmp_path / "out"
     ingest([log], out)
+    con = saved.connect(out)  # one connection for all: binding every view is 0.5 s of CPU
     for query in saved.load_saved().values():
-        q(out, query.name)
+        q(out, query.name, con)
     assert q(out, "abort_to_assert").height == 0
     missing = q(out, "coverage").filter(pl.col("role") == "router")["missing"].to_list()
     assert missing == ["no record read as the router's"]

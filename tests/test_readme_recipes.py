@@ -15,6 +15,10 @@ import pytest
 
 from tests.conftest import ROOT, SAMPLE, need_journalctl
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the README's quick start run once (the
+# folder fixture)
+pytestmark = pytest.mark.xdist_group("readme_recipes")
+
 README = (ROOT / "README.md").read_text()
 # the recipes that read the incident folder the quick start wrote (the others name inputs of a real
 # host: a bundle, /var/log/journal, a pod folder; a PNG needs Chromium)

@@ -9,11 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from logcorr.ingest import ingest
-from tests.conftest import CASES
+from tests.conftest import CASES, ingested
 
 REAL2 = CASES / "real2"
-_cache: dict[tuple[str, ...], Path] = {}
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +20,9 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def out_of(workdir: Path, *names: str) -> Path:
-    if names not in _cache:
-        out = workdir / "-".join(n[:2] for n in names)
-        ingest([REAL2 / n for n in names], out)
-        _cache[names] = out
-    return _cache[names]
+    """The shared, read-only OUT of the named files ingested together (``ingested``: once per run; one
+    file alone is the OUT test_cases_data reads). ``workdir`` is not used any more (kept for the callers)."""
+    return ingested(*(REAL2 / n for n in names))
 
 
 def table(out: Path, name: str) -> pl.DataFrame:

@@ -20,6 +20,9 @@ from logcorr.render.report import report
 from logcorr.store.output import Output
 from tests.conftest import ingested
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's report made once (text)
+pytestmark = pytest.mark.xdist_group("report")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 CASES = Path(__file__).parent / "cases"

@@ -217,6 +217,7 @@ def test_empty_and_schema():
     assert router.kinds(empty).height == 0
 
 
+@pytest.mark.heavy  # a fault test: a generated loop of minutes of CPU (CI runs -m heavy)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

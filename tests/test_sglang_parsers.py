@@ -744,6 +744,7 @@ _NOISE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]
 ).map("".join)
 
 
+@pytest.mark.heavy  # a fault test: a generated loop of minutes of CPU (CI runs -m heavy)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_NOISE, min_size=1, max_size=6))
 def test_no_parser_raises_on_any_text(texts):

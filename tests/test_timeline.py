@@ -22,6 +22,10 @@ from logcorr.render.timeline import TimelineError, load, timeline
 from logcorr.store.schema import conform
 from tests.conftest import ingested
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's page drawn once (sample_html)
+# and the hand-made OUT written once
+pytestmark = pytest.mark.xdist_group("timeline")
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs"
 
@@ -732,6 +736,7 @@ def test_log_text_reaches_plotly_escaped(tmp_path: Path) -> None:
     assert "&lt;script&gt;document.title" in outside  # the source path, shown in the header as text
 
 
+@pytest.mark.heavy  # a scale test: 1.7 M batch lines written and drawn (CI runs -m heavy)
 def test_runs_when_dense_and_under_10_mb(tmp_path: Path) -> None:
     out = hand_made_out(tmp_path / "out", rate_hz=20, minutes=180)  # 8 ranks × 20/s × 3 h ≈ 1.7 M batches
     info = timeline(out, tmp_path / "t.html")
@@ -857,25 +862,23 @@ def open_in_chromium(page: Path, tmp: Path, *, screenshot: bool = True) -> tuple
     url = page.resolve().as_uri()
     netlog = tmp / "netlog.json"
     tmp.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(
-        [*base, f"--user-data-dir={tmp / 'profile-dom'}", f"--log-net-log={netlog}", "--dump-dom", url],
+    shot = tmp / "shot.png" if screenshot else None
+    r = subprocess.run(  # one launch: headless Chromium dumps the DOM and takes the screenshot in one run
+        [
+            *base,
+            f"--user-data-dir={tmp / 'profile'}",
+            f"--log-net-log={netlog}",
+            "--dump-dom",
+            *([f"--screenshot={shot}"] if shot else []),
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
     )
     assert "<html" in r.stdout, r.stderr[-2000:]
-    shot = None
-    if screenshot:
-        shot = tmp / "shot.png"
-        r2 = subprocess.run(
-            [*base, f"--user-data-dir={tmp / 'profile-shot'}", f"--screenshot={shot}", url],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert shot.exists(), r2.stderr[-2000:]
+    assert shot is None or shot.exists(), r.stderr[-2000:]
     return r.stdout, shot, page_requests(netlog)
 
 

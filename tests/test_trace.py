@@ -13,6 +13,10 @@ from test_timeline import ASSERT_RANKS, DECODE_STOP, RESTART, hand_made_out, sam
 
 from logcorr.render.trace import export_chrome_trace
 
+# one worker runs the module (pytest-xdist --dist loadgroup): the sample's two Chrome traces written once
+# (sample_trace, sample_runs)
+pytestmark = pytest.mark.xdist_group("trace")
+
 PHASES_WITH_TS = {"X", "i", "I", "B", "E", "C", "b", "e", "n", "s", "t", "f"}
 ROOM = "4384674655194745451"  # the room R of the sample (sample_logs/README.md)
 METADATA = {"process_name", "thread_name", "process_sort_index", "thread_sort_index", "process_labels"}

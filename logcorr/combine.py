@@ -71,10 +71,12 @@ def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResu
             and was not written by ``combine``; a write failed (disk full, read-only).
     """
     started = time.monotonic()
+    given = list(outs)
     outs = [store.stable_out(Path(o)) for o in outs]
     dest = store.real_out(Path(os.path.abspath(dest)))
     if not outs:
         raise CombineError("no OUT to combine: name the output folders of each host's ingest")
+    _refuse_one_folder_twice(given, outs)
     folders = []
     for out in outs:
         try:
@@ -128,6 +130,19 @@ def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResu
             raise CombineError(str(e)) from None
     result.seconds = time.monotonic() - started
     return result
+
+
+def _refuse_one_folder_twice(given: list, outs: list[Path]) -> None:
+    """Raise ``CombineError`` when two arguments (``given``) resolve to one folder (``outs``, their real
+    paths: the same name, a link to it, ``./x/``): its rows would be read twice."""
+    seen: dict[Path, object] = {}
+    for arg, out in zip(given, outs, strict=True):
+        if out in seen:
+            raise CombineError(
+                f"{seen[out]} and {arg}: name one folder ({out}); its rows would be read twice. "
+                "Name each OUT once"
+            )
+        seen[out] = arg
 
 
 def _combined_before(dest: Path) -> bool:

@@ -77,6 +77,7 @@ def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResu
     if not outs:
         raise CombineError("no OUT to combine: name the output folders of each host's ingest")
     _refuse_one_folder_twice(given, outs)
+    _refuse_nested(given, outs, dest)
     folders = []
     for out in outs:
         try:
@@ -143,6 +144,21 @@ def _refuse_one_folder_twice(given: list, outs: list[Path]) -> None:
                 "Name each OUT once"
             )
         seen[out] = arg
+
+
+def _refuse_nested(given: list, outs: list[Path], dest: Path) -> None:
+    """Raise ``CombineError`` when ALL (``dest``) lies inside one of the OUTs combined, or an OUT inside
+    ALL: the next ingest of that OUT, or the next combine into ALL, would replace the other whole."""
+    target = dest.resolve()
+    for arg, out in zip(given, outs, strict=True):
+        if target != out and target.is_relative_to(out):
+            raise CombineError(
+                f"{dest}: is inside {arg}, one of the OUTs combined; -o names a folder outside it"
+            )
+        if target != out and out.is_relative_to(target):
+            raise CombineError(
+                f"{arg}: is inside {dest}, which combine replaces whole; -o names another folder"
+            )
 
 
 def _combined_before(dest: Path) -> bool:

@@ -154,3 +154,16 @@ def test_one_folder_named_twice_is_refused_naming_both(fleet, tmp_path, alias):
     assert f"{fleet[0]} and {Path(second)}: name one folder" in result.output
     assert "read twice" in result.output
     assert not (tmp_path / "all").exists()
+
+
+def test_all_inside_an_out_or_an_out_inside_all_is_refused(fleet, tmp_path):
+    """Issue 47 N6: ALL inside an OUT combined (the OUT's next ingest deletes it), or an OUT inside ALL."""
+    inner = fleet[0] / "sub"
+    result = CliRunner().invoke(app, ["combine", *map(str, fleet[:2]), "-o", str(inner)])
+    assert result.exit_code == 1, result.output
+    assert f"{inner}: is inside {fleet[0]}, one of the OUTs combined" in result.output
+    assert not inner.exists()
+    with pytest.raises(
+        CombineError, match=f"{fleet[0]}: is inside {fleet[0].parent}, which combine replaces"
+    ):
+        combine(fleet[:2], fleet[1].parent)

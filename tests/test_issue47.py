@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from logcorr.cli import app
@@ -59,3 +60,33 @@ def test_n1_an_empty_manifest_says_why_nothing_was_read(tmp_path: Path):
     assert result.exit_code == 1, result.output
     assert f"nothing could be read:\n  {bu / 'manifest.json'}: its artifacts list is empty" in result.output
     assert f"  {bu / 'router.log'}: in the bundle but not in its manifest: not read" in result.output
+
+
+@pytest.mark.parametrize(
+    "doc,said",
+    [
+        ({"resourceLogs": [1]}, "resourceLogs[0] is a number, not an object"),
+        ({"resourceSpans": ["x"]}, "resourceSpans[0] is a string, not an object"),
+        (
+            {"status": "success", "data": {"resultType": "streams", "result": [1]}},
+            "data.result[0] is a number, not an object",
+        ),
+        (
+            {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "hi"}}, 7]}]}]},
+            "resourceLogs[0].scopeLogs[0].logRecords[1] is a number, not an object",
+        ),
+        (
+            {"resourceLogs": [{"resource": [], "scopeLogs": []}]},
+            "resourceLogs[0].resource is an array, not an object",
+        ),
+    ],
+)
+def test_n9_a_wrong_json_type_in_an_export_is_said_in_the_format_s_terms(tmp_path: Path, doc, said):
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(doc) + "\n")
+    result = run(
+        app, ["ingest", str(export), str(write_log(tmp_path / "a.log")), "-o", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 3, result.output
+    assert f"error: {export}: {said}: not the shape of its format; the rest is not read" in result.output
+    assert "attribute" not in result.output and "Error" not in result.output

@@ -71,10 +71,13 @@ def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResu
             and was not written by ``combine``; a write failed (disk full, read-only).
     """
     started = time.monotonic()
+    given = list(outs)
     outs = [store.stable_out(Path(o)) for o in outs]
     dest = store.real_out(Path(os.path.abspath(dest)))
     if not outs:
         raise CombineError("no OUT to combine: name the output folders of each host's ingest")
+    _refuse_one_folder_twice(given, outs)
+    _refuse_nested(given, outs, dest)
     folders = []
     for out in outs:
         try:
@@ -128,6 +131,34 @@ def combine(outs: list[Path], dest: Path, *, embed: bool = False) -> CombineResu
             raise CombineError(str(e)) from None
     result.seconds = time.monotonic() - started
     return result
+
+
+def _refuse_one_folder_twice(given: list, outs: list[Path]) -> None:
+    """Raise ``CombineError`` when two arguments (``given``) resolve to one folder (``outs``, their real
+    paths: the same name, a link to it, ``./x/``): its rows would be read twice."""
+    seen: dict[Path, object] = {}
+    for arg, out in zip(given, outs, strict=True):
+        if out in seen:
+            raise CombineError(
+                f"{seen[out]} and {arg}: name one folder ({out}); its rows would be read twice. "
+                "Name each OUT once"
+            )
+        seen[out] = arg
+
+
+def _refuse_nested(given: list, outs: list[Path], dest: Path) -> None:
+    """Raise ``CombineError`` when ALL (``dest``) lies inside one of the OUTs combined, or an OUT inside
+    ALL: the next ingest of that OUT, or the next combine into ALL, would replace the other whole."""
+    target = dest.resolve()
+    for arg, out in zip(given, outs, strict=True):
+        if target != out and target.is_relative_to(out):
+            raise CombineError(
+                f"{dest}: is inside {arg}, one of the OUTs combined; -o names a folder outside it"
+            )
+        if target != out and out.is_relative_to(target):
+            raise CombineError(
+                f"{arg}: is inside {dest}, which combine replaces whole; -o names another folder"
+            )
 
 
 def _combined_before(dest: Path) -> bool:

@@ -450,6 +450,7 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
 
 
 _MESSAGE_NOT_TEXT = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*[-\d{tf]'
+_MESSAGE_NULL = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*null\s*[,}]'
 
 
 def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
@@ -470,9 +471,14 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     df = df.with_columns((~whole | ~pl.col("_json")).alias("broken")).drop("_json")
     return df.select(
         _entry_columns(
-            # a MESSAGE null (or absent) keeps the entry's JSON as its text: nothing of it is lost
+            # an absent MESSAGE keeps the entry's JSON as its text (nothing of it is lost); a null one
+            # is an empty message: the entry logged none
             clean_text(
-                pl.when(pl.col("broken") | pl.col("MESSAGE").is_null())
+                pl.when(pl.col("broken"))
+                .then(line)
+                .when(pl.col("MESSAGE").is_null() & line.str.contains(_MESSAGE_NULL))
+                .then(pl.lit(""))
+                .when(pl.col("MESSAGE").is_null())
                 .then(line)
                 .otherwise(pl.col("MESSAGE"))
             ),

@@ -148,3 +148,28 @@ def test_the_timeline_of_many_hosts_has_a_lane_per_rank_per_host(combined, tmp_p
     for host in HOSTS:
         assert f"{host} · decode TP7" in html and f"{host} · prefill TP0" in html
     assert "gpu-node-00, gpu-node-01, gpu-node-02" in html  # the title names the hosts
+
+
+@pytest.mark.parametrize("alias", ["same", "link", "slash"])
+def test_one_folder_named_twice_is_refused_naming_both(fleet, tmp_path, alias):
+    """Issue 47 N5: the same OUT twice (its path, a link to it, ``./x/``) would double every row."""
+    second = {"same": str(fleet[0]), "link": str(tmp_path / "alias"), "slash": f"{fleet[0]}/./"}[alias]
+    (tmp_path / "alias").symlink_to(fleet[0])
+    result = CliRunner().invoke(app, ["combine", str(fleet[0]), second, "-o", str(tmp_path / "all")])
+    assert result.exit_code == 1, result.output
+    assert f"{fleet[0]} and {Path(second)}: name one folder" in result.output
+    assert "read twice" in result.output
+    assert not (tmp_path / "all").exists()
+
+
+def test_all_inside_an_out_or_an_out_inside_all_is_refused(fleet, tmp_path):
+    """Issue 47 N6: ALL inside an OUT combined (the OUT's next ingest deletes it), or an OUT inside ALL."""
+    inner = fleet[0] / "sub"
+    result = CliRunner().invoke(app, ["combine", *map(str, fleet[:2]), "-o", str(inner)])
+    assert result.exit_code == 1, result.output
+    assert f"{inner}: is inside {fleet[0]}, one of the OUTs combined" in result.output
+    assert not inner.exists()
+    with pytest.raises(
+        CombineError, match=f"{fleet[0]}: is inside {fleet[0].parent}, which combine replaces"
+    ):
+        combine(fleet[:2], fleet[1].parent)

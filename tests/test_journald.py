@@ -106,6 +106,8 @@ def test_json_lines_all_value_shapes():
     df = parse_json_lines(lines, source="cap.json")
     assert df["message"].to_list()[:3] == ["hello", "hi\ufffd", "a\nb"]
     assert df["source_pos"].to_list()[:4] == ["c1", "c2", "c3", "c4"]
+    assert df["message"][3] == ""  # MESSAGE null: an empty message, not the entry's JSON (issue 47 F23)
+    assert df["pid"][3] == 41 and df["entry_error"][3] is None
     assert df["entry_error"][4] == "not a whole JSON object"
     assert df["message"][4] == '{"__CURSOR":"c5","__REALTIME_TIMES'  # cut line kept as text
     assert df["source_pos"][4] == "line 5"

@@ -462,8 +462,8 @@ def test_f22_query_streams_csv_and_json_in_batches_and_gives_the_same_text(small
 
 def test_f23_a_json_entry_with_a_null_message_and_no_cursor_is_whole_not_broken(tmp_path):
     """A ``-o json`` entry whose MESSAGE is null (and that holds no cursor, as captures of other tools
-    write) is a whole entry: its fields read (time, unit, pid), its text the entry itself (nothing lost,
-    as the house keeps such an entry) and no error saying the line is no whole JSON object; a line cut
+    write) is a whole entry: its fields read (time, unit, pid), its text empty (issue 47: the entry
+    logged no text) and no error saying the line is no whole JSON object; a line cut
     in half still is."""
     import json
 
@@ -484,6 +484,6 @@ def test_f23_a_json_entry_with_a_null_message_and_no_cursor_is_whole_not_broken(
         errors = con.execute(f"SELECT errors FROM '{out}/sources/**/*.parquet'").fetchone()[0]
     assert rows[:2] == [
         (1761774000000000, "sglang-decode.service", 7, "plain"),
-        (1761774001000000, "sglang-decode.service", 7, null),
+        (1761774001000000, "sglang-decode.service", 7, ""),
     ]
     assert errors == f"{capture} at line 3: not a whole JSON object"

@@ -53,6 +53,7 @@ MAX_MEMBERS = 20_000  # files in a bundle archive: a collect bundle holds a few 
 FORMATS = ("bundle-pyspy", "bundle-manifest")
 READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
 KEPT = "kept-in-bundle"  # the format of a step's file kept for people, not read: listed with why
+UNLISTED = "not-in-manifest"  # a file in the bundle's folder its manifest does not name: named, not read
 KEPT_WHY = {
     "kernel": "the kernel's ring buffer (dmesg), kept in the bundle; its GPU Xid lines are read from xid.txt",
     "gpu": "nvidia-smi -q, kept in the bundle to read",
@@ -163,8 +164,10 @@ def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
     """The ``(path, format)`` inputs of a bundle: the manifest (``bundle-manifest``), each py-spy dump
     taken (``bundle-pyspy``), and the logs it saved (``?``: sniffed as any file); the files of
     ``KEPT_WHY``'s steps are ``KEPT`` (listed, not read); a file the manifest names outside the bundle's
-    folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``."""
+    folder (an absolute path, ``..``, a link out) is ``OUTSIDE_BUNDLE``; a file in the folder the
+    manifest does not name (dropped in later) is ``UNLISTED`` (named, not read)."""
     found = [(folder / MANIFEST, "bundle-manifest")]
+    found += [(p, UNLISTED) for p in unlisted(folder, manifest)]
     for a in _artifacts(manifest):
         if not isinstance(a.get("file"), str) or not a["file"]:
             continue
@@ -182,6 +185,28 @@ def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:
         elif a.get("kind") in KEPT_WHY:
             found.append((path, KEPT))
     return found
+
+
+def unlisted(folder: Path, manifest: dict) -> list[Path]:
+    """The files below the bundle ``folder`` (hidden ones aside, links not followed into folders) that
+    are neither its manifest nor a file one of its steps names."""
+    named = {os.path.normpath(a["file"]) for a in _artifacts(manifest) if isinstance(a.get("file"), str)}
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if not f.startswith(".")):
+            rel = os.path.relpath(os.path.join(root, name), folder)
+            if rel != MANIFEST and rel not in named:
+                found.append(Path(root) / name)
+    return found
+
+
+def unlisted_note(path: Path) -> str:
+    """Why an ``UNLISTED`` file of a bundle is not read."""
+    return (
+        f"{path}: in the bundle but not in its manifest: not read (a bundle reads what its manifest "
+        "lists; name the file on the command line to read it)"
+    )
 
 
 def kept_note(path: Path) -> str:
@@ -211,6 +236,11 @@ def read(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
     if fmt == "bundle-manifest":
         steps = _artifacts(manifest)
         report.bytes += path.stat().st_size
+        listed = manifest.get("artifacts")
+        if not isinstance(listed, list) or len(steps) < len(listed):
+            report.notes.append(f"{path}: {_malformed(listed, len(steps))}")
+        elif not steps:
+            report.notes.append(f"{path}: its artifacts list is empty: the bundle names no file to read")
         rows = [
             {
                 **host,
@@ -241,6 +271,13 @@ def _artifacts(manifest: dict) -> list[dict]:
     """The manifest's steps that are objects (a manifest of other types names none)."""
     steps = manifest.get("artifacts")
     return [a for a in steps if isinstance(a, dict)] if isinstance(steps, list) else []
+
+
+def _malformed(listed, good: int) -> str:
+    """What is wrong with a manifest's ``artifacts`` (``listed``) of which ``good`` entries are objects."""
+    if not isinstance(listed, list):
+        return "its artifacts is not a list: the bundle names no file to read"
+    return f"{len(listed) - good:,} of its {len(listed):,} artifacts are not objects: those are not read"
 
 
 def _time(text) -> datetime | None:

@@ -31,7 +31,7 @@ from pathlib import Path
 import polars as pl
 
 from logcorr.inputs.envelopes import parse_lines
-from logcorr.inputs.source import MAX_LINE_BYTES
+from logcorr.inputs.source import MAX_LINE_BYTES, InputError
 
 DOCUMENTS = ("otlp-logs", "loki-range", "es-response")
 # a document on several lines is parsed whole (Python's json: several times its size in memory)
@@ -80,7 +80,7 @@ def flatten(path: Path, fmt: str, scratch: Path, report) -> Path:
 
 def _records(path: Path, fmt: str, report, scratch: Path) -> Iterator[dict]:
     if fmt == "otlp-logs":  # one request per line (the file exporter), or one pretty-printed object
-        for doc in documents(path, report, SPINES[fmt]):
+        for doc in documents(path, report, SPINES[fmt], records=dict):
             yield from _otlp(doc)
         return
     if fmt == "loki-range":
@@ -134,7 +134,7 @@ def _ns(value) -> int:
     return int(value) if str(value).isdigit() else 0
 
 
-def documents(path: Path, report, spine: dict | None = None) -> Iterator[dict]:
+def documents(path: Path, report, spine: dict | None = None, records: type | None = None) -> Iterator[dict]:
     """The JSON objects of the file: one per line, streamed (the collector's file exporter, NDJSON),
     or, when the first line is no whole JSON value, the file as one document (pretty-printed; at most
     ``MAX_DOCUMENT_BYTES``). Bytes that are no UTF-8 are replaced; a value that does not parse ends the
@@ -142,7 +142,17 @@ def documents(path: Path, report, spine: dict | None = None) -> Iterator[dict]:
     a line or a document longer than ``MAX_LINE_BYTES`` (what curl saves of an API's answer: one line)
     is never held whole: from there on the file is read a block at a time and each document comes in
     pieces of the same shape, each with ``CUT_ITEMS`` records and what the document said before them
-    (``_Cutter``)."""
+    (``_Cutter``). Each document (or piece) is checked against ``spine`` (each record against
+    ``records``, when given): a value of another JSON type raises ``InputError`` saying where and what
+    (``resourceLogs[0] is a number, not an object``)."""
+    for doc in _documents(path, report, spine):
+        if spine and (wrong := _wrong_type(doc, spine, records, "")):
+            raise InputError(f"{path}: {wrong}: not the shape of its format; the rest is not read")
+        yield doc
+
+
+def _documents(path: Path, report, spine: dict | None) -> Iterator[dict]:
+    """``documents`` before their check."""
     with open(path, "rb") as f:
         first = f.readline(MAX_LINE_BYTES + 1)
         if spine and len(first) > MAX_LINE_BYTES:
@@ -198,11 +208,43 @@ def documents(path: Path, report, spine: dict | None = None) -> Iterator[dict]:
         yield from _objects(doc)
 
 
+def _wrong_type(value, spine: dict | None, records: type | None, where: str) -> str | None:
+    """Where ``value`` (at ``where``) is not of the JSON type its ``spine`` says (an object for a dict, an
+    array for ``{"*": …}``, ``records`` for the records), as ``resourceLogs[0] is a number, not an
+    object``; None when every value along the spine has its type (a null or missing one is no value)."""
+    if spine is None:
+        if records is None or isinstance(value, records):
+            return None
+        return f"{where} is {_json_type(value)}, not {_json_type(records())}"
+    if "*" in spine:
+        if not isinstance(value, list):
+            return f"{where} is {_json_type(value)}, not an array"
+        for i, item in enumerate(value):
+            if item is not None and (wrong := _wrong_type(item, spine["*"], records, f"{where}[{i}]")):
+                return wrong
+        return None
+    if not isinstance(value, dict):
+        return f"{where or 'the document'} is {_json_type(value)}, not an object"
+    for key, sub in spine.items():
+        if value.get(key) is not None:
+            if wrong := _wrong_type(value[key], sub, records, f"{where}.{key}" if where else key):
+                return wrong
+    return None
+
+
+def _json_type(value) -> str:
+    """The JSON type of a parsed value, in words: ``a number``, ``an object``."""
+    if isinstance(value, bool):
+        return "true or false"
+    kinds = ((dict, "an object"), (list, "an array"), (str, "a string"), (int | float, "a number"))
+    return next((word for kind, word in kinds if isinstance(value, kind)), "null")
+
+
 # Where each document keeps its records: a key's value is the spine below it, ``{"*": …}`` an array's
 # elements, ``None`` the records themselves (read whole, one at a time).
 SPINES = {
-    "otlp-logs": {"resourceLogs": {"*": {"scopeLogs": {"*": {"logRecords": {"*": None}}}}}},
-    "loki-range": {"data": {"result": {"*": {"values": {"*": None}}}}},
+    "otlp-logs": {"resourceLogs": {"*": {"resource": {}, "scopeLogs": {"*": {"logRecords": {"*": None}}}}}},
+    "loki-range": {"data": {"result": {"*": {"stream": {}, "values": {"*": None}}}}},
     "es-response": {"hits": {"hits": {"*": None}}},
 }
 CUT_ITEMS = 10_000  # records per piece of a document read in pieces

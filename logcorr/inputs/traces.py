@@ -68,7 +68,7 @@ INHERITED = ("rid", "bootstrap_room", "tp_rank", "pp_rank", "dp_rank", "pid", "r
 COLUMNS = ("key", "parent", "trace", "name", *SHOWN, *INHERITED, "service", "host", "ts_us")
 _SPANS = {"*": {"spans": {"*": None}}}
 SPINE = {
-    "resourceSpans": {"*": {"scopeSpans": _SPANS, "instrumentationLibrarySpans": _SPANS}}
+    "resourceSpans": {"*": {"resource": {}, "scopeSpans": _SPANS, "instrumentationLibrarySpans": _SPANS}}
 }  # exports.documents
 MAX_DEPTH = 64  # parents walked up from a span at most (a chain longer than any request's is hostile)
 

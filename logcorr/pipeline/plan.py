@@ -27,7 +27,7 @@ from logcorr.interrupts import is_interrupt
 from logcorr.store.schema import ROLES
 
 # Inputs a plan names but never opens: skipped by name or kind, or outside the bundle that named them.
-NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT)
+NOT_READ = ("skipped", OUTSIDE_BUNDLE, bundle.KEPT, bundle.UNLISTED)
 
 
 class OptionError(ValueError):

@@ -39,6 +39,11 @@ def open_input(run: Run, given: Path, known_fmt: str, scratch: Path) -> SourceRe
     if known_fmt == bundle.KEPT:  # a bundle's dmesg.txt, nvidia-smi.txt: listed with why
         run.reports.append(SourceReport(str(given), "skipped", notes=[bundle.kept_note(given)]))
         return None
+    if known_fmt == bundle.UNLISTED:  # dropped into a bundle later: not read, so the run exits 3
+        run.reports.append(
+            SourceReport(str(given), "skipped", errors=[bundle.unlisted_note(given)], unread=True)
+        )
+        return None
     if known_fmt == "skipped":  # not an error: a note, kept out of manifest["errors"]
         why = input_files.not_a_log(given, run.plan.roots.get(given))
         pod = containers.skip_pod(given, run.plan.opts)

@@ -90,3 +90,13 @@ def test_n9_a_wrong_json_type_in_an_export_is_said_in_the_format_s_terms(tmp_pat
     assert result.exit_code == 3, result.output
     assert f"error: {export}: {said}: not the shape of its format; the rest is not read" in result.output
     assert "attribute" not in result.output and "Error" not in result.output
+
+
+def test_n7_an_entity_written_in_the_data_renders_as_itself(tmp_path: Path):
+    from logcorr.markdown import md
+    from logcorr.render.terminal import for_terminal
+
+    assert md("gpu&lt;x & y <b>") == "gpu&amp;lt;x &amp; y &lt;b&gt;"  # renders as gpu&lt;x & y <b>
+    assert md("&#x202E;", cell=True) == "&amp;#x202E;"
+    assert md("a&b", code=True) == "`a&b`"  # code shows it as it is
+    assert for_terminal("- host " + md("gpu&lt;x & &amp; <b>") + "\n", 80) == "- host gpu&lt;x & &amp; <b>\n"

@@ -38,14 +38,14 @@ _UNESCAPE = re.compile(r"\\([\\`*\[\]_|!])")
 def for_terminal(text: str, width: int) -> str:
     """Markdown ``text`` with its prose lines wrapped at ``width`` columns (a list item's lines under its
     text; tables and code left whole), for reading in a terminal: outside code, the escapes that kept
-    data inert in Markdown (``markdown.md``: ``\\[``, ``\\_``, ``&lt;``) shown as the characters they
+    data inert in Markdown (``markdown.md``: ``\\[``, ``\\_``, ``&lt;``, ``&amp;``) shown as the characters they
     stand for (a terminal renders no Markdown)."""
     out, fenced = [], False
     for raw in text.splitlines():
         fenced ^= raw.startswith("```")
         line = raw
         if not fenced and not raw.startswith(("```", "|")):  # a table keeps its cells' escaped "|"
-            line = _UNESCAPE.sub(r"\1", raw).replace("&lt;", "<").replace("&gt;", ">")
+            line = _UNESCAPE.sub(r"\1", raw).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
         if fenced or len(line) <= width or line.startswith("|"):
             out.append(line)
             continue

@@ -24,6 +24,13 @@ def clean(text: str) -> str:
     return UNSAFE.sub(_escaped, text)
 
 
+def shown_name(name: str) -> str:
+    """A file name (or any one-line value from the filesystem) as one line on a terminal: ``clean``, and
+    newline, carriage return and tab shown as ``\\n``, ``\\r``, ``\\t``, so a name never forges a
+    line of what a command prints (the ingest summary, its errors, ``show``). Never raises."""
+    return clean(name).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
 def json_inert(text: str) -> str:
     """JSON ``text`` (``json.dumps``' output) with every character of ``UNSAFE`` written as its JSON
     escape (``\\u009b``, ``\\u202e``): the same JSON value, inert on a terminal. ``json.dumps`` escapes

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 # Outside code, escaped with a backslash: these; "!" before "[" (an image); "_" but between two letters
-# or digits (there it starts no emphasis: snake_case stays as it is); "|" in a table cell. "<" and ">"
-# become entities.
+# or digits (there it starts no emphasis: snake_case stays as it is); "|" in a table cell. "&", "<" and
+# ">" become entities (an entity written in the data, ``&lt;``, renders as itself).
 _ESCAPED = re.compile(r"[\\`*\[\]_|]|!(?=\[)")
 
 
@@ -34,7 +34,7 @@ def md(value: object, *, code: bool = False, width: int | None = None, cell: boo
 
     Returns:
         Outside code: one line (line breaks as spaces) with ``\\ ` * [ ]``, ``!`` before ``[`` and
-        ``_`` outside a word escaped by a backslash and ``<``/``>`` as ``&lt;``/``&gt;``, so it renders
+        ``_`` outside a word escaped by a backslash and ``&``/``<``/``>`` as ``&amp;``/``&lt;``/``&gt;``, so it renders
         as the text it is.
 
     Example:
@@ -57,4 +57,4 @@ def md(value: object, *, code: bool = False, width: int | None = None, cell: boo
     if width is not None and len(text) > width:
         text = text[: width - 1] + "…"
     text = _ESCAPED.sub(lambda m: _escape(m, cell), text)
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -90,3 +90,33 @@ def test_n9_a_wrong_json_type_in_an_export_is_said_in_the_format_s_terms(tmp_pat
     assert result.exit_code == 3, result.output
     assert f"error: {export}: {said}: not the shape of its format; the rest is not read" in result.output
     assert "attribute" not in result.output and "Error" not in result.output
+
+
+def test_n7_an_entity_written_in_the_data_renders_as_itself(tmp_path: Path):
+    from logcorr.markdown import md
+    from logcorr.render.terminal import for_terminal
+
+    assert md("gpu&lt;x & y <b>") == "gpu&amp;lt;x &amp; y &lt;b&gt;"  # renders as gpu&lt;x & y <b>
+    assert md("&#x202E;", cell=True) == "&amp;#x202E;"
+    assert md("a&b", code=True) == "`a&b`"  # code shows it as it is
+    assert for_terminal("- host " + md("gpu&lt;x & &amp; <b>") + "\n", 80) == "- host gpu&lt;x & &amp; <b>\n"
+
+
+def test_n3_a_newline_in_an_input_s_name_is_shown_escaped_in_the_summary_and_in_show(tmp_path: Path):
+    forged = "x.log\n    error: forged line, nothing was lost\n  fake.log [text]: 99 records"
+    log = write_log(tmp_path / forged)
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(log), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    shown = (
+        str(tmp_path) + "/x.log\\n    error: forged line, nothing was lost\\n  fake.log [text]: 99 records"
+    )
+    assert result.output.splitlines()[1] == f"  {shown} [text]: 3 records"
+    assert not any(
+        line.lstrip().startswith(("error: forged", "fake.log")) for line in result.output.splitlines()
+    )
+    (event_id,) = sql(out, "select min(event_id) from events")[0]
+    lines = run(app, ["show", str(event_id), "-d", str(out)]).output.splitlines()
+    assert lines[0].endswith(f"({shown}:line 1)")
+    assert lines[-1] == f"in the file: sed -n '1,21p' '{shown}'"
+    assert not any(line.lstrip().startswith(("error: forged", "fake.log")) for line in lines)

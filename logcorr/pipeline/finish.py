@@ -16,7 +16,7 @@ from logcorr.analysis import database
 from logcorr.clocks import Clocks
 from logcorr.inputs.source import SourceReport, as_text
 from logcorr.parsers import sglang
-from logcorr.pipeline.notes import result_notes, roles_not_seen
+from logcorr.pipeline.notes import names_shown, result_notes, roles_not_seen
 from logcorr.pipeline.run import IngestResult, Run
 from logcorr.store import config
 from logcorr.store import processes as process_rows
@@ -37,10 +37,8 @@ def finish(run: Run, embed: bool, progress: Callable[[str], None]) -> IngestResu
             if text
         ]
         inside = f" within {' '.join(bounds)}" if plan.window else ""
-        raise NothingReadError(
-            f"nothing could be read{inside}:\n"
-            + "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
-        )
+        said = "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
+        raise NothingReadError(f"nothing could be read{inside}:\n" + names_shown(said, reports))
     progress(f"writing {plan.out}: rooms, aborts, processes, sources, config")
     rooms = sglang.merge_rooms(run.held["rooms"])
     output.write("rooms", rooms)

@@ -14,6 +14,7 @@ from logcorr.inputs import scrape
 from logcorr.inputs.source import SourceReport
 from logcorr.pipeline.plan import Plan
 from logcorr.pipeline.run import IngestResult, Run
+from logcorr.render.terminal import shown_name
 
 # SGLang's request-metrics files (--export-metrics-to-file), named by the local hour they cover
 METRICS_FILE = re.compile(r"^sglang-request-metrics-(?P<day>\d{8})_(?P<hour>\d\d)\.log")
@@ -156,7 +157,16 @@ def format_summary(result: IngestResult) -> str:
     lines.append(
         f"wrote {result.out} in {result.seconds:.1f} s ({result.lines:,} lines, {rate:,.0f} lines/s)"
     )
-    return "\n".join(lines)
+    return names_shown("\n".join(lines), result.reports)
+
+
+def names_shown(text: str, reports: list[SourceReport]) -> str:
+    """``text`` with each input's name that holds a newline or other control shown escaped
+    (``terminal.shown_name``) wherever it stands: one name is one line, and forges none."""
+    for r in sorted(reports, key=lambda r: -len(r.source)):
+        if (shown := shown_name(r.source)) != r.source:
+            text = text.replace(r.source, shown)
+    return text
 
 
 def said_after(result: IngestResult, out: Path) -> tuple[list[str], str | None]:
@@ -166,16 +176,13 @@ def said_after(result: IngestResult, out: Path) -> tuple[list[str], str | None]:
     only in part (None when every input was read)."""
     lines = [f"warning: {w}" for w in result.warnings]
     lines += [f"error: {e}" for r in result.reports if r.unread or r.incomplete for e in r.errors[:3]]
+    lines = [names_shown(line, result.reports) for line in lines]
     unread = [r.source for r in result.reports if r.unread]
     if unread:  # the others were read and written
-        return (
-            lines,
-            f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}",
-        )
+        said = f"{out} written, but {len(unread)} input(s) could not be read at all: {', '.join(unread)}"
+        return lines, names_shown(said, result.reports)
     partial = [r.source for r in result.reports if r.incomplete]
     if partial:  # a journalctl killed part way, a corrupt journal: what came is in OUT, the rest is not
-        return (
-            lines,
-            f"{out} written, but {len(partial)} input(s) were read only in part: {', '.join(partial)}",
-        )
+        said = f"{out} written, but {len(partial)} input(s) were read only in part: {', '.join(partial)}"
+        return lines, names_shown(said, result.reports)
     return lines, None

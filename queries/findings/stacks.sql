@@ -33,8 +33,9 @@
 --   it is worded as a faulthandler dump at the crash, and its "Current thread" (thread_state current)
 --   is told as the thread that crashed in its frame. It leads the summary only when nothing worse
 --   (a crash, timeout, stop, failed transfer) is found. When no py-spy dump is of a scheduler rank (no rank,
---   no sglang::scheduler title) and no thread waits in an op, it says the dumps show no hung rank, whether
---   any watchdog record was read, and how long before the first dump the same log's last batch line was.
+--   no sglang::scheduler title; outside SGLang "no dumped process names a rank") and no thread waits in an
+--   op, it says the dumps show no hung rank, whether any watchdog record was read, and how long before the
+--   first dump the same log's last batch line was.
 WITH told AS (
     SELECT c.*,
            c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all', 'barrier',
@@ -191,7 +192,8 @@ dumps AS (
                     CAST([] AS VARCHAR[])) AS ranks,
            list_distinct(list(dump_event) FILTER (WHERE dump_event IS NOT NULL)) AS dump_events,
            string_agg(DISTINCT CAST(pid AS VARCHAR), ', ') FILTER (WHERE dump_event IS NOT NULL) AS sglang_pids,
-           bool_or(is_rank OR process_name LIKE 'sglang::scheduler%') AS any_rank, bool_or(in_op) AS any_in_op
+           bool_or(is_rank OR process_name LIKE 'sglang::scheduler%') AS any_rank, bool_or(in_op) AS any_in_op,
+           bool_or(process_name LIKE 'sglang::%') AS any_sglang_title
     FROM told
 )
 SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
@@ -217,7 +219,10 @@ SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
        -- no scheduler rank dumped and no thread in an op: nothing in the dumps is a stuck rank (batch5/01:
        -- a soft watchdog's dump of the DP controller), said with what else was read of that time
        || CASE WHEN NOT d.any_rank AND NOT d.any_in_op AND d.by_crash = 0
-               THEN '; no dumped process is a scheduler rank and none waits in an op, so the dumps show no hung rank'
+               -- outside SGLang (a training job, vLLM) there are no scheduler ranks to speak of: no rank is named
+               THEN CASE WHEN d.any_sglang_title OR d.by_sglang > 0
+                         THEN '; no dumped process is a scheduler rank and none waits in an op, so the dumps show no hung rank'
+                         ELSE '; no dumped process names a rank and none waits in an op, so the dumps show no hung rank' END
                     || CASE WHEN NOT EXISTS (SELECT 1 FROM watchdogs) THEN ', and no watchdog record was read' ELSE '' END
                     || coalesce((SELECT '; the last batch line of the same log, '
                                         || round(epoch(d.ts) - epoch(max(b.ts)), 3) || ' s before the first dump'

@@ -253,11 +253,41 @@ def _entries(lines: list[str], inline: bool) -> tuple[tuple[str, str], ...]:
     return tuple((n, t) for n, t in items)
 
 
+_LOADED: dict[tuple, dict[str, SavedQuery]] = {}
+
+
+def _sources_signature(extra_dirs: tuple[Path, ...]) -> tuple | None:
+    """What ``load_saved`` reads, as (path, mtime ns, size) of every file and the environment's
+    folders: equal signatures mean equal queries. ``None`` for queries installed as package data."""
+    shipped = shipped_queries()
+    if not isinstance(shipped, Path):
+        return None
+    env = (os.environ.get("LOGCORR_QUERIES", ""), os.environ.get("LOGCORR_KNOWN_ISSUES", ""))
+    folders = [shipped, *extra_dirs, *(Path(p) for e in env for p in e.split(os.pathsep) if p)]
+    files = []
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.sql")) if Path(folder).is_dir() else ():
+            st = path.stat()
+            files.append((str(path), st.st_mtime_ns, st.st_size))
+    return (tuple(map(str, extra_dirs)), env, tuple(files))
+
+
 def load_saved(extra_dirs: tuple[Path, ...] = ()) -> dict[str, SavedQuery]:
     """Every saved query: those shipped in ``logcorr.queries`` (see ``shipped_queries``), then those in ``extra_dirs`` and in
     the folders of ``$LOGCORR_QUERIES`` (``os.pathsep``-separated), a later one replacing an earlier
     one of the same name. Files whose name starts with ``_`` are skipped. Returns ``{name: query}``
-    sorted by name."""
+    sorted by name (a new dict; parsed once a process while no file it reads changes)."""
+    key = _sources_signature(tuple(extra_dirs))
+    if key is not None and key in _LOADED:
+        return dict(_LOADED[key])
+    loaded = _load_saved(tuple(extra_dirs))
+    if key is not None:
+        _LOADED.clear()  # one signature kept: a changed file replaces it
+        _LOADED[key] = loaded
+    return dict(loaded)
+
+
+def _load_saved(extra_dirs: tuple[Path, ...]) -> dict[str, SavedQuery]:
     found: dict[str, SavedQuery] = {}
     for entry in sorted(shipped_queries().iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".sql") and not entry.name.startswith("_"):
@@ -311,9 +341,12 @@ def view_order(saved: dict[str, SavedQuery]) -> list[SavedQuery]:
     return [saved[n] for n in ordered]
 
 
-def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    out: Path, saved: dict[str, SavedQuery] | None = None, only: set[str] | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection over OUT: a view per Parquet table (absolute paths), a view per
-    saved query, ``TimeZone`` UTC.
+    saved query (or only the saved queries named in ``only``: binding every view costs ~0.4 CPU s; see
+    ``uses`` for what a query needs), ``TimeZone`` UTC.
 
     Raises:
         FileNotFoundError: OUT does not exist.
@@ -325,7 +358,10 @@ def connect(out: Path, saved: dict[str, SavedQuery] | None = None) -> duckdb.Duc
         con.execute(parquet_view_sql(table, parquet_glob(folder), folder=folder))
     for sql in derived_view_sql(folders):
         con.execute(sql)
-    for q in view_order(saved if saved is not None else load_saved()):
+    saved = saved if saved is not None else load_saved()
+    if only is not None:
+        saved = {n: q for n, q in saved.items() if n in only}
+    for q in view_order(saved):
         try:
             con.execute(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS {q.body()}")
         except duckdb.Error as e:
@@ -433,7 +469,8 @@ def _running(out: Path, name_or_sql: str, params, saved, con) -> Iterator[tuple]
         if unknown:
             takes = ", ".join(takes) or "none"
             raise ParamError(f"{q.name} has no parameter {', '.join(unknown)}; it takes: {takes}")
-    con = con if con is not None else connect(out, saved)
+    if con is None:  # the views this query reads, not every saved one
+        con = connect(out, saved, only=set(uses(q, saved)))
     for k, v in values.items():
         con.execute(f"SET VARIABLE {quote_ident(k)} = {quote_literal(v)}")  # AT, SELECT …: reserved words
     try:

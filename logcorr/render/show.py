@@ -38,7 +38,7 @@ def show(out: Path, event_id: int, context: int = 3) -> str:
     that opens it by its full cursor (or the ``sed`` that shows a text file's lines), with the input's
     absolute path as ingest saw it (``input_paths``). Raises ``ShowError`` when no record has that id,
     ``FileNotFoundError`` when OUT does not exist."""
-    con = saved.connect(Path(out))
+    con = saved.connect(Path(out), only=set())  # NEIGHBOURS_SQL reads tables only
     con.execute(f"SET VARIABLE show_id = {int(event_id)}")
     con.execute(f"SET VARIABLE show_context = {int(context)}")
     rows = con.sql(NEIGHBOURS_SQL).pl()

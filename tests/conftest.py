@@ -219,13 +219,30 @@ def sql(out: Path, text: str) -> list[tuple]:
 
 
 @functools.cache
-def shared_report(out: Path) -> str:
-    """``report(out)`` of a shared OUT of ``ingested``, made once per process (3 s of CPU and more) for
-    every test that reads a part of it."""
-    from logcorr.render.report import report
+def shared_gather(out: Path) -> dict:
+    """``report.gather(out)`` of a shared OUT of ``ingested`` (every query the report reads, its
+    findings among them), run once per process (2-3 s of CPU) for every test that reads them. Read
+    only: the frames are shared."""
+    from logcorr.render import report
 
     assert is_shared(out), f"{out}: not an OUT of ingested (it may change: call report itself)"
-    return report(out)
+    return report.gather(out)
+
+
+@functools.cache
+def shared_report(out: Path) -> str:
+    """``report(out)`` of a shared OUT of ``ingested``, drawn once per process from ``shared_gather``."""
+    from logcorr.render import report
+
+    results = shared_gather(out)
+    with report.drawn(results):
+        return report.markdown(out, results)
+
+
+def case_group(path: Path) -> pytest.MarkDecorator:
+    """The xdist group of a case file of ``CASES``: the tests of every module reading its shared OUT run
+    on one worker (``--dist loadgroup``), where its report is gathered once (``shared_gather``)."""
+    return pytest.mark.xdist_group(f"case-{Path(path).resolve().relative_to(CASES.resolve())}")
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

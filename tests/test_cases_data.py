@@ -26,7 +26,7 @@ import pytest
 
 from logcorr.analysis import findings as findings_mod
 from logcorr.render import report as report_mod
-from tests.conftest import CASES, ingested, sql
+from tests.conftest import CASES, case_group, ingested, shared_gather, shared_report, sql
 from tests.report_audit import audit
 
 KINDS_WITHOUT_MAIN = {"none": "the data shows no failure", "nothing known": "cannot be told: logcorr read no record as an SGLang engine"}  # fmt: skip
@@ -81,6 +81,17 @@ QUERIES = [(folder, q) for folder, data in DATA.items() for q in data.get("query
 SUMMARIES = [(folder, s) for folder, data in DATA.items() for s in data.get("summary", [])]
 
 
+def params(items: list[tuple[str, dict]], ids: list[str]) -> list:
+    """``items`` as pytest params, each in its case file's xdist group (``case_group``): the file's
+    queries, summary and other modules' tests run where its OUT and report were made."""
+    out = []
+    for (folder, x), name in zip(items, ids, strict=True):
+        found = list((CASES / folder).glob(f"{x['file']}_*"))
+        marks = [case_group(found[0])] if len(found) == 1 else []  # else the test says what is wrong
+        out.append(pytest.param(folder, x, marks=marks, id=name))
+    return out
+
+
 def test_every_expectation_names_one_case_file_and_says_what_it_checks():
     assert QUERIES and SUMMARIES
     for folder, item in QUERIES + SUMMARIES:
@@ -107,7 +118,7 @@ def test_render_writes_each_type_as_expect_toml_reads_it():
 
 
 @pytest.mark.parametrize(
-    ("folder", "q"), QUERIES, ids=[f"{f}/{q['file']}-{i}" for i, (f, q) in enumerate(QUERIES)]
+    ("folder", "q"), params(QUERIES, [f"{f}/{q['file']}-{i}" for i, (f, q) in enumerate(QUERIES)])
 )
 def test_the_query_gives_the_expected_rows(folder, q):
     out = ingested(case_file(folder, q["file"]))
@@ -115,14 +126,12 @@ def test_the_query_gives_the_expected_rows(folder, q):
     assert got == _lines(q["rows"]), f"{folder}/{q['file']}: {q['item']}\n{q['sql']}"
 
 
-@pytest.mark.parametrize(("folder", "s"), SUMMARIES, ids=[f"{f}/{s['file']}" for f, s in SUMMARIES])
+@pytest.mark.parametrize(("folder", "s"), params(SUMMARIES, [f"{f}/{s['file']}" for f, s in SUMMARIES]))
 def test_the_summary_names_the_main_event(folder, s):
     """The summary names the README's main event (or says the data shows none) and none of its traps;
     the report words nothing its rows contradict (``report_audit``)."""
     out = ingested(case_file(folder, s["file"]))
-    results = report_mod.gather(out)
-    with report_mod.drawn(results):
-        text = report_mod.markdown(out, results)
+    results, text = shared_gather(out), shared_report(out)
     assert audit(out, text, results["findings"]) == []
     lines = report_mod.summary_lines(results)
     main = findings_mod.main_finding(results["findings"])

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 import pytest
-from conftest import CASES, ROOT, SAMPLE, ingested, need_journalctl, sample_with_dumps
+from conftest import CASES, ROOT, SAMPLE, case_group, ingested, need_journalctl, sample_with_dumps
 
 from logcorr.analysis import known_issues, saved
 from logcorr.ingest import NothingReadError, ingest
@@ -381,7 +381,9 @@ def test_every_real_case_is_listed():
 UNIT_FORMATS = {"journal-dir", "journal", "export", "json", "xz", "gz", *containers.FORMATS}
 
 
-@pytest.mark.parametrize("case", sorted(REAL_CASES))
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, marks=case_group(CASES / c), id=c) for c in sorted(REAL_CASES)]
+)
 def test_real_case_matches_the_families_it_shows(case):
     if case.startswith("journal/") and case.endswith(".xz"):
         need_journalctl()

@@ -12,7 +12,7 @@ import pytest
 from logcorr.ingest import ingest
 from logcorr.parsers.prefix import SERVING_START
 from logcorr.render.report import _t, report
-from tests.conftest import CASES, ingested
+from tests.conftest import CASES, case_group, ingested, is_shared, shared_gather, shared_report
 
 CASE_FILES = sorted(
     p
@@ -33,7 +33,7 @@ def table(out: Path, name: str) -> pl.DataFrame:
 
 
 def check(out: Path) -> None:
-    text = report(out)
+    text = shared_report(out) if is_shared(out) else report(out)
     ev, batches = table(out, "events"), table(out, "batches")
     assert "1970" not in text
     # the span covers every timed record, and only when there is one
@@ -101,7 +101,7 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
 
     summary = text.split("## Summary", 1)[1].split("\n## ", 1)[0]
     assert 1 <= len([line for line in summary.splitlines() if line.strip()]) <= 6
-    found = findings_mod.findings(out)
+    found = shared_gather(out)["findings"] if is_shared(out) else findings_mod.findings(out)
     ids = set(ev["event_id"].to_list())
     for f in found.iter_rows(named=True):
         assert set(f["evidence"] or []) <= ids, f
@@ -135,7 +135,9 @@ def check_findings(out: Path, text: str, ev: pl.DataFrame) -> None:
         assert said in summary, summary
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=[str(p.relative_to(CASES)) for p in CASE_FILES])
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=case_group(p), id=str(p.relative_to(CASES))) for p in CASE_FILES]
+)
 def test_the_report_of_each_case_claims_only_what_its_rows_show(path):
     check(ingested(path))
 

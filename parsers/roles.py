@@ -171,15 +171,16 @@ LABEL_ROLE = (
 )
 # A prose line that names one serving half ("errors … on multiple decode workers", "(Error observed in
 # Decode instance)", "D节点报KV传输失败"): the records after it are that half's, as after a label line. A
-# line naming both halves gives the one it places the text on, in, at or from ("on multiple decode
-# workers, when a prefill worker crashed"); else none.
+# line naming both halves gives the one it places the text on, in, at or inside ("on multiple decode
+# workers, when a prefill worker crashed"); else none. "from" places nothing: it is the direction of what
+# moves between the halves ("the decode node fails to get KV cache from the prefill node", batch10/01).
 HALF_NAMED = (
     # "decode workers", and a numbered one as its pod is named: "decode0-pod0"
     r"(?i:\b(?:prefill|decode)\d*(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)(?:s|\d+)?\b)"
     r"|\b[PD][ -](?:node|instance)s?\b|(?i:prefill|decode)\s*(?:节点|实例|侧|端)|(?:^|[^A-Za-z])[PD]\s*(?:节点|实例|侧|端)"
 )
 HALF_PLACED = (
-    r"(?i:\b(?:on|in|at|from|inside)\s+(?:(?:the|a|an|all|both|multiple|several|some|many|each|every|our|my|\d+)\s+)*)"
+    r"(?i:\b(?:on|in|at|inside)\s+(?:(?:the|a|an|all|both|multiple|several|some|many|each|every|our|my|\d+)\s+)*)"
     rf"(?:{HALF_NAMED})|在\s*(?:{HALF_NAMED})"
 )
 
@@ -196,7 +197,7 @@ def _half_of(mention: pl.Expr) -> pl.Expr:
 def label_role(text: pl.Series) -> pl.Series:
     """The half a prose line gives the records after it (String Series, ``text``'s length; null where
     none): a label line's (``LABEL_ROLE``), else the one half the line names (``HALF_NAMED``), else, of
-    two, the one it places the text at (``HALF_PLACED``)."""
+    two, the one it places the text on, in, at or inside (``HALF_PLACED``; never "from")."""
     frame = pl.DataFrame({"t": text})
     halves = [
         pl.col("t").str.extract_all(rx).list.eval(_half_of(pl.element())).list.unique().alias(name)

@@ -1,0 +1,41 @@
+"""batch10 (tests/cases/batch10, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logcorr.ingest import ingest, records_from_text
+from tests.test_batch9 import BATCH as BATCH9
+
+BATCH = BATCH9.parent / "batch10"
+
+
+def _body(prefix: str) -> str:
+    path = next(BATCH.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+def _records(prefix: str) -> pl.DataFrame:
+    return records_from_text(_body(prefix), f"{prefix}.log")
+
+
+def _at(ev: pl.DataFrame, line: int) -> dict:
+    (row,) = ev.filter(pl.col("source_pos") == f"line {line}").to_dicts()
+    return row
+
+
+def _ingested(tmp_path, prefix: str):
+    log = tmp_path / f"{prefix}.log"
+    log.write_text(_body(prefix))
+    ingest([log], tmp_path / prefix)
+    return tmp_path / prefix
+
+
+def test_01_prose_that_gets_kv_from_the_prefill_node_places_nothing_on_prefill():
+    """Line 2: "the decode node fails to get KV cache from the prefill node": both halves named, and
+    "from" is where the KV comes from, not where the records below were printed (they were prefill)."""
+    ev = _records("01")
+    assert {_at(ev, n)["role"] for n in (5, 7)} == {"unknown"}
+    assert _at(ev, 5)["dp_rank"] == 0 and _at(ev, 5)["pid"] == 2823482

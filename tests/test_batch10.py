@@ -39,3 +39,13 @@ def test_01_prose_that_gets_kv_from_the_prefill_node_places_nothing_on_prefill()
     ev = _records("01")
     assert {_at(ev, n)["role"] for n in (5, 7)} == {"unknown"}
     assert _at(ev, 5)["dp_rank"] == 0 and _at(ev, 5)["pid"] == 2823482
+
+
+def test_01_a_terminal_wrap_inside_a_uuid_continues_the_workers_record():
+    """Line 6 `-435d-a116-e3e34a76ded3_dp0,received 96b1c4ff-…_dp0.` is the rest of line 5's expected
+    engine id (`…46126a31-6b81`), wrapped: one ERROR record of Worker_DP0_EP0 (pid 2823482), two lines."""
+    ev = _records("01")
+    row = _at(ev, 5)
+    assert (row["level"], row["pid"], row["n_lines"]) == ("ERROR", 2823482, 2)
+    assert "6b81\\n-435d-a116-e3e34a76ded3_dp0,received 96b1c4ff" in repr(row["message"])
+    assert ev.filter(pl.col("source_pos") == "line 6").height == 0

@@ -410,6 +410,7 @@ def text_records(
         pl.coalesce(pl.col("envelope_unit"), pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
+    frame = _wrapped_token_rest(frame)
     frame = frame.with_columns(
         pl.col("svc").alias("unit"),
         pl.col("line").alias("message"),
@@ -422,6 +423,27 @@ def text_records(
         ).alias("stream"),
     )
     return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
+
+
+# The rest of a hyphenated token (a UUID, a host name) that a terminal wrapped onto the next line: the line
+# above ends inside a word and this one opens with a hyphen glued to four or more of its characters
+# (``…Expected 46126a31-6b81`` / ``-435d-a116-…_dp0,received …``, batch10/01).
+WRAPPED_TOKEN_REST = r"^-[0-9A-Za-z]{4}"
+
+
+def _wrapped_token_rest(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``line``, ``svc``, ``pid``) with each line that is the rest of a token a terminal wrap cut
+    (``WRAPPED_TOKEN_REST`` after a line ending in a word character; no record start) given the worker
+    and pid of the line above it: it is that line's text, so it joins that process's record (a line
+    without a prefix is otherwise another stream's, never part of a worker's record)."""
+    rest = pl.col("line").str.contains(WRAPPED_TOKEN_REST) & pl.col("pid").is_null() & pl.col("svc").is_null()
+    if not frame.select(rest.any()).item():
+        return frame
+    cut = pl.col("line").shift(1).str.contains(r"[0-9A-Za-z]$") & ~is_record_start(pl.col("line"))
+    take = (rest & cut).fill_null(False)
+    return frame.with_columns(
+        pl.when(take).then(pl.col(c).shift(1)).otherwise(pl.col(c)).alias(c) for c in ("svc", "pid")
+    )
 
 
 def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:

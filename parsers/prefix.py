@@ -125,6 +125,25 @@ HEADERS = (
     ),
     H(
         "sglang",
+        # the router's year-cut family below, for SGLang: the ranks and the closing "]" are still printed
+        rf"^[0-9]{{1,3}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_TIME}(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        "SGLang's header as above, its '[' and the head of its year cut off by a paste (026-05-28 …): the"
+        " ranks are read, the time stays unknown (batch10/06)",
+        (
+            (
+                "026-05-28 00:11:09.816 DP0 TP0 EP0] Scheduler hit an exception: Traceback",
+                {
+                    "dp_rank": 0,
+                    "tp_rank": 0,
+                    "ep_rank": 0,
+                    "log_ts": None,
+                    "body": "Scheduler hit an exception: Traceback",
+                },
+            ),
+        ),
+    ),
+    H(
+        "sglang",
         r"^\[(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2})\] ",
         "SGLang 2024's header outside a rank (datefmt %H:%M:%S): [16:43:29] Prompts loaded.",
         (("[16:43:29] SGLang Generating!", {"log_ts": None, "body": "SGLang Generating!"}),),

@@ -49,3 +49,16 @@ def test_01_a_terminal_wrap_inside_a_uuid_continues_the_workers_record():
     assert (row["level"], row["pid"], row["n_lines"]) == ("ERROR", 2823482, 2)
     assert "6b81\\n-435d-a116-e3e34a76ded3_dp0,received 96b1c4ff" in repr(row["message"])
     assert ev.filter(pl.col("source_pos") == "line 6").height == 0
+
+
+def test_06_an_sglang_header_whose_bracket_and_year_head_were_cut_keeps_its_ranks():
+    """Line 10 `026-05-28 00:11:09.816 DP0 TP0 EP0] Scheduler hit an exception: …`: the paste lost `[2`;
+    the ranks are still read (dp 0, tp 0, ep 0), the time is not guessed (no year 26 or 2026)."""
+    row = _at(_records("06"), 10)
+    assert (row["dp_rank"], row["tp_rank"], row["ep_rank"], row["ts"], row["kind"]) == (
+        0,
+        0,
+        0,
+        None,
+        "traceback",
+    )

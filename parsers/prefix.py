@@ -205,6 +205,22 @@ HEADERS = (
         own_lines=True,
     ),
     H(
+        "golog",
+        r"^(?P<year>[0-9]{4})/(?P<month>[0-9]{2})/(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?) ",
+        "Go's standard log package (log.LstdFlags, Lmicroseconds adds .uuuuuu): YYYY/MM/DD hh:mm:ss, local time"
+        " (no zone), no level; llm-d's routing sidecar before klog (batch10/08), nginx's error log",
+        (
+            (
+                "2025/05/11 18:27:43 http: proxy error: dial tcp [::1]:8200: connect: connection refused",
+                {
+                    "level": None,
+                    "log_ts": datetime(2025, 5, 11, 18, 27, 43),
+                    "body": "http: proxy error: dial tcp [::1]:8200: connect: connection refused",
+                },
+            ),
+        ),
+    ),
+    H(
         "torch",
         r"^\[rank(?P<rank>[0-9]+)\]:\[(?P<level>[IWEF])(?P<month>[0-9][0-9]?)(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)"
         r" [^\]\s]+:[0-9]+\] ?",

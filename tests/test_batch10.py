@@ -3,6 +3,8 @@ before the fixes): each file's body (its ``# source``/``# note`` lines off, as t
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import polars as pl
 
 from logcorr.ingest import ingest, records_from_text
@@ -62,3 +64,12 @@ def test_06_an_sglang_header_whose_bracket_and_year_head_were_cut_keeps_its_rank
         None,
         "traceback",
     )
+
+
+def test_08_gos_standard_log_stamp_is_a_header_local_time_no_level():
+    """Line 5 `2025/05/11 18:27:43 http: proxy error: …` (the sidecar before klog): Go's log.LstdFlags
+    stamp is the record's time as printed (no zone); line 10 stays klog's ERROR at 07-09 10:50:42."""
+    ev = _records("08")
+    row = _at(ev, 5)
+    assert (row["log_ts"], row["zoned"], row["level"]) == (datetime(2025, 5, 11, 18, 27, 43), False, None)
+    assert _at(ev, 10)["level"] == "ERROR"

@@ -73,3 +73,18 @@ def test_08_gos_standard_log_stamp_is_a_header_local_time_no_level():
     row = _at(ev, 5)
     assert (row["log_ts"], row["zoned"], row["level"]) == (datetime(2025, 5, 11, 18, 27, 43), False, None)
     assert _at(ev, 10)["level"] == "ERROR"
+
+
+def test_09_a_line_number_gutter_is_no_part_of_the_c10d_lines():
+    """`[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] …` … `[80749] [rank3]:…`: the
+    bracketed numbers count the lines one by one (a viewer's gutter): off, the c10d header is read
+    (ERROR, 03-21 02:07:08, ranks 0, 4, 0, 3) and no number becomes a pid."""
+    ev = _records("09").sort("source_pos")
+    assert ev.select("level", "tp_rank", "pid").rows() == [("ERROR", r, None) for r in (0, 4, 0, 3)]
+    assert ev["printed_time"].to_list()[0] == "03-21 02:07:08.408271257"
+
+
+def test_numbers_that_do_not_count_the_lines_are_no_gutter():
+    """Bracketed numbers that do not run with the lines (pids, ids) stay in the text."""
+    ev = records_from_text("[17] a\n[17] b\n[18] c\n", "x.log")
+    assert ev["message"].to_list() == ["[17] a", "[17] b", "[18] c"]

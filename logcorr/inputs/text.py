@@ -302,6 +302,27 @@ def has_compose_prefix(lines: pl.Series) -> bool:
     return hits >= 1 and hits * 2 >= len(sample)
 
 
+# A viewer's or a paste's line-number gutter: ``[80746] `` before every line, counting the lines one by one
+# (batch10/09: ``[80746] [rank0]:[E321 …``). At least this many lines must carry it.
+LINE_NUMBER = r"^\[(?P<num>[0-9]+)\] (?P<rest>.*)$"
+LINE_NUMBER_MIN_LINES = 3
+
+
+def line_numbers_off(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``n`` the line's number in the input, ``line``) with a line-number gutter taken off:
+    the ``[N] `` (``LINE_NUMBER``) that opens ``LINE_NUMBER_MIN_LINES`` lines or more whose N run one by one
+    with the lines (N minus the line's own number the same on each): a count of the lines, no part of
+    them (never a pid or a rank). A file whose lines do not all count alike is returned as it is."""
+    if not frame.select(pl.col("line").str.contains(r"^\[[0-9]+\] ").any()).item():
+        return frame
+    m = pl.col("line").str.extract_groups(LINE_NUMBER)
+    offset = m.struct.field("num").cast(pl.Int64, strict=False) - pl.col("n").cast(pl.Int64)
+    offsets = frame.select(offset.drop_nulls().alias("o"))["o"]
+    if offsets.len() < LINE_NUMBER_MIN_LINES or offsets.n_unique() != 1:
+        return frame
+    return frame.with_columns(pl.coalesce(m.struct.field("rest"), pl.col("line")).alias("line"))
+
+
 # A terminal wraps a long line at its width: a paste then holds lines of exactly that many characters
 # whose next line is no record start (a field cut in two: ``Timeout(ms)=`` / ``600000)``). Widths below
 # this are ordinary lines.
@@ -381,6 +402,7 @@ def text_records(
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
     frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
+    frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(
         pl.coalesce(pl.col("t").struct.field("rest"), pl.col("line")).alias("line"),

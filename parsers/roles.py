@@ -185,6 +185,11 @@ HALF_PLACED = (
 )
 
 
+# Both halves named in one phrase ("the Dynamo prefill and decode workers", "prefill/decode nodes"): the
+# noun after the second names the first too, so the line names two halves, never one (batch10/07).
+BOTH_HALVES = r"(?i)\b(?:prefill|decode)\s*(?:and|or|&|/|,)\s*(?:the\s+)?(?:prefill|decode)\b"
+
+
 def _half_of(mention: pl.Expr) -> pl.Expr:
     """``prefill``/``decode`` of a ``HALF_NAMED`` mention (its word, or its P/D letter)."""
     letter = mention.str.extract(r"([PD])\s*(?:[ -](?:node|instance)|节点|实例|侧|端)", 1)
@@ -197,13 +202,17 @@ def _half_of(mention: pl.Expr) -> pl.Expr:
 def label_role(text: pl.Series) -> pl.Series:
     """The half a prose line gives the records after it (String Series, ``text``'s length; null where
     none): a label line's (``LABEL_ROLE``), else the one half the line names (``HALF_NAMED``), else, of
-    two, the one it places the text on, in, at or inside (``HALF_PLACED``; never "from")."""
+    two, the one it places the text on, in, at or inside (``HALF_PLACED``; never "from"); a line naming
+    both in one phrase (``BOTH_HALVES``) gives none but by its label."""
     frame = pl.DataFrame({"t": text})
     halves = [
         pl.col("t").str.extract_all(rx).list.eval(_half_of(pl.element())).list.unique().alias(name)
         for name, rx in (("named", HALF_NAMED), ("placed", HALF_PLACED))
     ]
-    one = [pl.when(pl.col(c).list.len() == 1).then(pl.col(c).list.first()) for c in ("named", "placed")]
+    both = pl.col("t").str.contains(BOTH_HALVES)
+    one = [
+        pl.when((pl.col(c).list.len() == 1) & ~both).then(pl.col(c).list.first()) for c in ("named", "placed")
+    ]
     label = pl.col("t").str.extract(LABEL_ROLE, 1).str.to_lowercase()
     return frame.with_columns(halves).select(pl.coalesce(label, *one).alias("label_role"))["label_role"]
 

@@ -88,3 +88,15 @@ def test_numbers_that_do_not_count_the_lines_are_no_gutter():
     """Bracketed numbers that do not run with the lines (pids, ids) stay in the text."""
     ev = records_from_text("[17] a\n[17] b\n[18] c\n", "x.log")
     assert ev["message"].to_list() == ["[17] a", "[17] b", "[18] c"]
+
+
+def test_07_a_line_naming_both_halves_in_one_phrase_gives_no_role():
+    """ "When starting the Dynamo prefill and decode workers, …" names both halves ("prefill and decode
+    workers"): the records after it are no half's; one half named alone still gives it."""
+    from logcorr.parsers.roles import label_role
+
+    lines = [
+        "When starting the Dynamo prefill and decode workers, the process fails with the following error:",
+        "errors like the following on multiple decode workers",
+    ]
+    assert label_role(pl.Series(lines)).to_list() == [None, "decode"]

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import polars as pl
 
+from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
 from tests.test_batch9 import BATCH as BATCH9
 
@@ -88,6 +89,18 @@ def test_numbers_that_do_not_count_the_lines_are_no_gutter():
     """Bracketed numbers that do not run with the lines (pids, ids) stay in the text."""
     ev = records_from_text("[17] a\n[17] b\n[18] c\n", "x.log")
     assert ev["message"].to_list() == ["[17] a", "[17] b", "[18] c"]
+
+
+def test_07_a_frame_whose_function_name_the_terminal_cut_is_a_frame_and_its_exception_is_told(tmp_path):
+    """Lines 3-5: `File "…/nixl_connector.py", line 426, in>` (the name cut), `raise …`, `RuntimeError:
+    NIXL is not available`: a traceback tail (one frame, function unknown, not guessed), and the report
+    says what failed instead of "fragments … none intact: what failed cannot be told"."""
+    out = _ingested(tmp_path, "07")
+    tb = saved.query(out, "SELECT exception, exc_message, function, line, n_frames FROM tracebacks")
+    assert tb.rows() == [("RuntimeError", "NIXL is not available", None, 426, 1)]
+    (summary,) = saved.query(out, "SELECT summary FROM findings")["summary"]
+    assert "RuntimeError: NIXL is not available" in summary and "none intact" not in summary
+    assert saved.query(out, "SELECT role FROM findings")["role"].to_list() == ["unknown"]
 
 
 def test_07_a_line_naming_both_halves_in_one_phrase_gives_no_role():

@@ -113,3 +113,11 @@ def test_07_a_line_naming_both_halves_in_one_phrase_gives_no_role():
         "errors like the following on multiple decode workers",
     ]
     assert label_role(pl.Series(lines)).to_list() == [None, "decode"]
+
+
+def test_16_a_progress_bar_is_no_part_of_the_traceback_after_it():
+    """Line 4, the benchmark's finished bar (200/200), then `Traceback (most recent call last):` (line 5):
+    the bar is a record of one line, the traceback (KeyError: 'answer', 5 frames) opens its own."""
+    ev = _records("16")
+    assert (_at(ev, 4)["n_lines"], _at(ev, 4)["kind"], _at(ev, 4)["level"]) == (1, "other", None)
+    assert (_at(ev, 5)["kind"], _at(ev, 5)["n_lines"]) == ("traceback", 17)

@@ -121,3 +121,17 @@ def test_16_a_progress_bar_is_no_part_of_the_traceback_after_it():
     ev = _records("16")
     assert (_at(ev, 4)["n_lines"], _at(ev, 4)["kind"], _at(ev, 4)["level"]) == (1, "other", None)
     assert (_at(ev, 5)["kind"], _at(ev, 5)["n_lines"]) == ("traceback", 17)
+
+
+def test_15_an_indented_plog_line_in_a_fenced_block_under_prose_is_an_error_record():
+    """Line 19 `  [ERROR] HCCL(893240,):2026-08-11-07:03:46.026.970 [exception_handler.cc:23] …`, indented
+    with its ```shell block (the prose above is not): the block's indent is the paste's; the plog header
+    gives ERROR, pid 893240 and 2026-08-11 07:03:46.026970 (ms.µs), the prose around it stays no record."""
+    ev = _records("15")
+    row = _at(ev, 19)
+    assert (row["level"], row["pid"], row["log_ts"]) == (
+        "ERROR",
+        893240,
+        datetime(2026, 8, 11, 7, 3, 46, 26970),
+    )
+    assert _at(ev, 17)["level"] is None and _at(ev, 6)["level"] is None

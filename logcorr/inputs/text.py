@@ -228,10 +228,29 @@ def dedent(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with the indent every non-blank line but a markdown fence or a note shares taken off
     (``textwrap.dedent``'s rule over spaces and tabs, fences aside), when at least
     ``DEDENT_MIN_LINES`` lines share it; the indent may end in one decoration a paste puts before every
-    line (``  | ``: a quoting tool's or a table's bar, ``│``, ``>``), taken off with it. A log's own lines
-    open at column 0, so most files are returned as they are after one scan."""
+    line (``  | ``: a quoting tool's or a table's bar, ``│``, ``>``), taken off with it. Else the same
+    rule on each fenced block of the paste alone (from a fence to the next), where the indent hides a
+    known header (a log line opens at column 0: batch10/15's block under prose that is not indented). A
+    log's own lines open at column 0, so most files are returned as they are after one scan."""
     if lines.len() < DEDENT_MIN_LINES or not lines.str.contains(r"^[ \t]|^[|│>] ").any():
         return lines
+    whole = _dedent_all(lines)
+    if whole is not lines:
+        return whole
+    fence = lines.str.contains(r"^\s*```").fill_null(False)
+    if not fence.any():
+        return lines
+    block = fence.cum_sum()
+    parts = []
+    for _, part in pl.DataFrame({"line": lines, "b": block}).group_by("b", maintain_order=True):
+        cut = _dedent_all(part["line"])
+        hidden = pl.select(is_record_start(pl.lit(cut)) & ~is_record_start(pl.lit(part["line"]))).to_series()
+        parts.append(cut if cut is not part["line"] and hidden.fill_null(False).any() else part["line"])
+    return pl.concat(parts).alias(lines.name)
+
+
+def _dedent_all(lines: pl.Series) -> pl.Series:
+    """``dedent``'s rule on all of ``lines``: ``lines`` itself (the same object) when it does not apply."""
     fence = lines.str.contains(r"^\s*```|^# ")  # a fence, a note: the paste's frame, not its lines
     counted = lines.filter(~fence.fill_null(True) & (lines.str.strip_chars() != ""))
     if counted.len() < DEDENT_MIN_LINES:

@@ -135,3 +135,11 @@ def test_15_an_indented_plog_line_in_a_fenced_block_under_prose_is_an_error_reco
         datetime(2026, 8, 11, 7, 3, 46, 26970),
     )
     assert _at(ev, 17)["level"] is None and _at(ev, 6)["level"] is None
+
+
+def test_09_a_ranks_work_state_at_the_timed_out_seqnum_is_that_timeouts_evidence(tmp_path):
+    """Line 4: rank 3's `[PG 1 Rank 3] … detected by watchdog at work: 1580` (its own watchdog line cut off
+    the paste): evidence of the ALLREDUCE SeqNum 1580 timeout of ranks 0 and 4, not an error of its own."""
+    out = _ingested(tmp_path, "09")
+    found = saved.query(out, "SELECT kind, ranks, len(evidence) AS n_ev FROM findings")
+    assert found.rows() == [("collective_timeout", ["rank 0", "rank 4"], 4)]

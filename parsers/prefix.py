@@ -125,6 +125,25 @@ HEADERS = (
     ),
     H(
         "sglang",
+        # the router's year-cut family below, for SGLang: the ranks and the closing "]" are still printed
+        rf"^[0-9]{{1,3}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_TIME}(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        "SGLang's header as above, its '[' and the head of its year cut off by a paste (026-05-28 …): the"
+        " ranks are read, the time stays unknown (batch10/06)",
+        (
+            (
+                "026-05-28 00:11:09.816 DP0 TP0 EP0] Scheduler hit an exception: Traceback",
+                {
+                    "dp_rank": 0,
+                    "tp_rank": 0,
+                    "ep_rank": 0,
+                    "log_ts": None,
+                    "body": "Scheduler hit an exception: Traceback",
+                },
+            ),
+        ),
+    ),
+    H(
+        "sglang",
         r"^\[(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2})\] ",
         "SGLang 2024's header outside a rank (datefmt %H:%M:%S): [16:43:29] Prompts loaded.",
         (("[16:43:29] SGLang Generating!", {"log_ts": None, "body": "SGLang Generating!"}),),
@@ -184,6 +203,22 @@ HEADERS = (
             ("I0325 09:32:23.100996  7990 client_metric.cpp:76] msg", {"level": "INFO", "tid": 7990}),
         ),
         own_lines=True,
+    ),
+    H(
+        "golog",
+        r"^(?P<year>[0-9]{4})/(?P<month>[0-9]{2})/(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?) ",
+        "Go's standard log package (log.LstdFlags, Lmicroseconds adds .uuuuuu): YYYY/MM/DD hh:mm:ss, local time"
+        " (no zone), no level; llm-d's routing sidecar before klog (batch10/08), nginx's error log",
+        (
+            (
+                "2025/05/11 18:27:43 http: proxy error: dial tcp [::1]:8200: connect: connection refused",
+                {
+                    "level": None,
+                    "log_ts": datetime(2025, 5, 11, 18, 27, 43),
+                    "body": "http: proxy error: dial tcp [::1]:8200: connect: connection refused",
+                },
+            ),
+        ),
     ),
     H(
         "torch",
@@ -314,13 +349,24 @@ HEADERS = (
     ),
     H(
         "cann",
-        r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT)\] (?:[\w-]+\([0-9]+,[^)]*\):)?"
+        r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT)\] [\w-]+\((?P<pid>[0-9]+),[^)]*\):"
+        r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{3}(?:\.[0-9]{3})?)?) ?",
+        "Ascend CANN / HCCL plog: [ERROR] MODULE(pid,proc):YYYY-MM-DD-HH:MM:SS.mmm.uuu [file:line]tid msg (the"
+        " pid the module prints; milliseconds and microseconds printed apart, one fraction: batch10/15)",
+        (
+            (
+                "[ERROR] HCCL(1234,python):2025-03-01-10:20:30.123.456 [file.cc:88] msg",
+                {"level": "ERROR", "pid": 1234, "log_ts": datetime(2025, 3, 1, 10, 20, 30, 123456)},
+            ),
+        ),
+    ),
+    H(
+        "cann",
+        r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT)\] "
         r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})-(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)(?:\.[0-9]+)* ?"
         r"(?:\(PID:(?P<pid>[0-9]+)[^)]*\) ?)?",
-        "Ascend CANN / HCCL plog: [ERROR] MODULE(pid,proc):YYYY-MM-DD-HH:MM:SS.mmm.uuu; torch_npu's "
-        "[ERROR] YYYY-MM-DD-HH:MM:SS (PID:N, Device:D, RankID:R) (RankID is not a TP rank)",
+        "torch_npu's [ERROR] YYYY-MM-DD-HH:MM:SS (PID:N, Device:D, RankID:R) (RankID is not a TP rank)",
         (
-            ("[ERROR] HCCL(1234,python):2025-03-01-10:20:30.123.456 [file.cc:88] msg", {"level": "ERROR"}),
             (
                 "[ERROR] 2026-07-07-07:20:43 (PID:163686, Device:1, RankID:-1) ERR00100 PTA call acl api failed",
                 {
@@ -642,8 +688,10 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
 
 
 def _timestamp(date: pl.Expr, time: pl.Expr) -> pl.Expr:
-    # HH:MM:SS[.fraction] with "." or ","; a fraction past microseconds is cut (ns → µs).
-    clock = time.str.replace(",", ".", literal=True).str.slice(0, 15)
+    # HH:MM:SS[.fraction] with "." or ","; a fraction past microseconds is cut (ns → µs); a fraction
+    # printed as milliseconds and microseconds apart (plog's 46.026.970) is one fraction.
+    clock = time.str.replace(",", ".", literal=True)
+    clock = clock.str.replace(r"^([0-9:]{8}\.[0-9]{3})\.([0-9]{3})$", "${1}${2}").str.slice(0, 15)
     return pl.concat_str([date, clock], separator=" ").str.strptime(
         pl.Datetime("us"), "%Y-%m-%d %H:%M:%S%.f", strict=False
     )

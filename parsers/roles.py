@@ -171,17 +171,23 @@ LABEL_ROLE = (
 )
 # A prose line that names one serving half ("errors … on multiple decode workers", "(Error observed in
 # Decode instance)", "D节点报KV传输失败"): the records after it are that half's, as after a label line. A
-# line naming both halves gives the one it places the text on, in, at or from ("on multiple decode
-# workers, when a prefill worker crashed"); else none.
+# line naming both halves gives the one it places the text on, in, at or inside ("on multiple decode
+# workers, when a prefill worker crashed"); else none. "from" places nothing: it is the direction of what
+# moves between the halves ("the decode node fails to get KV cache from the prefill node", batch10/01).
 HALF_NAMED = (
     # "decode workers", and a numbered one as its pod is named: "decode0-pod0"
     r"(?i:\b(?:prefill|decode)\d*(?:\s+|-)(?:node|instance|server|worker|pod|side|engine|machine)(?:s|\d+)?\b)"
     r"|\b[PD][ -](?:node|instance)s?\b|(?i:prefill|decode)\s*(?:节点|实例|侧|端)|(?:^|[^A-Za-z])[PD]\s*(?:节点|实例|侧|端)"
 )
 HALF_PLACED = (
-    r"(?i:\b(?:on|in|at|from|inside)\s+(?:(?:the|a|an|all|both|multiple|several|some|many|each|every|our|my|\d+)\s+)*)"
+    r"(?i:\b(?:on|in|at|inside)\s+(?:(?:the|a|an|all|both|multiple|several|some|many|each|every|our|my|\d+)\s+)*)"
     rf"(?:{HALF_NAMED})|在\s*(?:{HALF_NAMED})"
 )
+
+
+# Both halves named in one phrase ("the Dynamo prefill and decode workers", "prefill/decode nodes"): the
+# noun after the second names the first too, so the line names two halves, never one (batch10/07).
+BOTH_HALVES = r"(?i)\b(?:prefill|decode)\s*(?:and|or|&|/|,)\s*(?:the\s+)?(?:prefill|decode)\b"
 
 
 def _half_of(mention: pl.Expr) -> pl.Expr:
@@ -196,13 +202,17 @@ def _half_of(mention: pl.Expr) -> pl.Expr:
 def label_role(text: pl.Series) -> pl.Series:
     """The half a prose line gives the records after it (String Series, ``text``'s length; null where
     none): a label line's (``LABEL_ROLE``), else the one half the line names (``HALF_NAMED``), else, of
-    two, the one it places the text at (``HALF_PLACED``)."""
+    two, the one it places the text on, in, at or inside (``HALF_PLACED``; never "from"); a line naming
+    both in one phrase (``BOTH_HALVES``) gives none but by its label."""
     frame = pl.DataFrame({"t": text})
     halves = [
         pl.col("t").str.extract_all(rx).list.eval(_half_of(pl.element())).list.unique().alias(name)
         for name, rx in (("named", HALF_NAMED), ("placed", HALF_PLACED))
     ]
-    one = [pl.when(pl.col(c).list.len() == 1).then(pl.col(c).list.first()) for c in ("named", "placed")]
+    both = pl.col("t").str.contains(BOTH_HALVES)
+    one = [
+        pl.when((pl.col(c).list.len() == 1) & ~both).then(pl.col(c).list.first()) for c in ("named", "placed")
+    ]
     label = pl.col("t").str.extract(LABEL_ROLE, 1).str.to_lowercase()
     return frame.with_columns(halves).select(pl.coalesce(label, *one).alias("label_role"))["label_role"]
 

@@ -36,7 +36,8 @@ GROUP_MEMBER_EXCEPTION = (
 # paste of the middle of a stack), it opens with a frame or a frame's code line and holds two frames. A
 # frame's tail before the first ``File`` line (its code line and the caret markers of Python 3.11+) is
 # part of the cut frame, never the end of the fragment (batch5/11).
-_FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in [^\n]+"
+# A frame whose function name a terminal cut off (``line 426, in>``: the cut line's end mark) is a frame too.
+_FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
@@ -44,7 +45,7 @@ TRACEBACK_FRAGMENT = (
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"
-FRAME_LINE = r'File "[^"\n]*", line \d+, in [^\n]+'
+FRAME_LINE = r'File "[^"\n]*", line \d+, in(?: [^\n]+|>)'
 ASSERTION_LINE = r"^AssertionError\b"
 
 R = FieldRule
@@ -239,7 +240,8 @@ CPP_TYPE = r"(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*(?:<[^\n]*>)?"
 TRACEBACK_FIELDS = [
     R(
         "innermost_frame",
-        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<function>[^\n]+)',
+        # a function name a terminal cut off (``in>``) stays unknown
+        r'File "(?P<file>[^"\n]*)", line (?P<line>\d+), in(?: (?P<function>[^\n]+)|>)',
         "last_frame",
         "Python",
         'File "/sgl-workspace/sglang/python/sglang/srt/disaggregation/decode.py", line 1773, in pop',

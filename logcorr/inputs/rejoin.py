@@ -11,7 +11,7 @@ Python frame line there continues only a frame list (``_frames_after_blank``). S
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
 a fragment after a blank line never takes the rank, pid and time of the record before it. A
 ``Traceback (most recent call last):`` line after a record opened by prose (no header, no known
-start) opens a record of its own, unless the line before it is Python's own lead-in to it
+start), a note or a progress bar opens a record of its own, unless the line before it is Python's own lead-in to it
 (``_traceback_heads``); a line of the anonymous stream of a text (no process prefix) right after
 another stream's line opens one too (``_after_another_stream``). A pasted
 note (``parsers.prefix.NOTE``: a comment, a prompt, ^C) is one line: the next line of every stream
@@ -45,6 +45,7 @@ from logcorr.parsers.prefix import (
     NOTE,
     OWN_LINES_CONTINUATION,
     OWN_LINES_START,
+    PROGRESS_BAR,
     SGLANG_START,
     TRACEBACK_HEAD,
     TRACEBACK_LEADS,
@@ -172,7 +173,13 @@ def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     at = starts.arg_true()
     opened = pl.select(is_record_start(pl.lit(message.gather(at))).fill_null(False)).to_series()
     firm = pl.repeat(False, df.height, eager=True).scatter(at, opened)
-    firm = firm & ~message.str.contains(NOTE).fill_null(False)  # a note is a record of one line
+    # a note and a progress bar are records of one line (a bar before a traceback is its program's last
+    # print, never a part of it: batch10/16)
+    firm = (
+        firm
+        & ~message.str.contains(NOTE).fill_null(False)
+        & ~message.str.contains(PROGRESS_BAR).fill_null(False)
+    )
     said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
     marks = df.select("key", "message", starts.alias("s"), firm.alias("f")).select(
         # the record open at each line opened with a header or a known start

@@ -228,10 +228,29 @@ def dedent(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with the indent every non-blank line but a markdown fence or a note shares taken off
     (``textwrap.dedent``'s rule over spaces and tabs, fences aside), when at least
     ``DEDENT_MIN_LINES`` lines share it; the indent may end in one decoration a paste puts before every
-    line (``  | ``: a quoting tool's or a table's bar, ``│``, ``>``), taken off with it. A log's own lines
-    open at column 0, so most files are returned as they are after one scan."""
+    line (``  | ``: a quoting tool's or a table's bar, ``│``, ``>``), taken off with it. Else the same
+    rule on each fenced block of the paste alone (from a fence to the next), where the indent hides a
+    known header (a log line opens at column 0: batch10/15's block under prose that is not indented). A
+    log's own lines open at column 0, so most files are returned as they are after one scan."""
     if lines.len() < DEDENT_MIN_LINES or not lines.str.contains(r"^[ \t]|^[|│>] ").any():
         return lines
+    whole = _dedent_all(lines)
+    if whole is not lines:
+        return whole
+    fence = lines.str.contains(r"^\s*```").fill_null(False)
+    if not fence.any():
+        return lines
+    block = fence.cum_sum()
+    parts = []
+    for _, part in pl.DataFrame({"line": lines, "b": block}).group_by("b", maintain_order=True):
+        cut = _dedent_all(part["line"])
+        hidden = pl.select(is_record_start(pl.lit(cut)) & ~is_record_start(pl.lit(part["line"]))).to_series()
+        parts.append(cut if cut is not part["line"] and hidden.fill_null(False).any() else part["line"])
+    return pl.concat(parts).alias(lines.name)
+
+
+def _dedent_all(lines: pl.Series) -> pl.Series:
+    """``dedent``'s rule on all of ``lines``: ``lines`` itself (the same object) when it does not apply."""
     fence = lines.str.contains(r"^\s*```|^# ")  # a fence, a note: the paste's frame, not its lines
     counted = lines.filter(~fence.fill_null(True) & (lines.str.strip_chars() != ""))
     if counted.len() < DEDENT_MIN_LINES:
@@ -300,6 +319,27 @@ def has_compose_prefix(lines: pl.Series) -> bool:
     sample = sample.filter(sample.str.strip_chars() != "")
     hits = int(sample.str.contains(COMPOSE_START).sum())
     return hits >= 1 and hits * 2 >= len(sample)
+
+
+# A viewer's or a paste's line-number gutter: ``[80746] `` before every line, counting the lines one by one
+# (batch10/09: ``[80746] [rank0]:[E321 …``). At least this many lines must carry it.
+LINE_NUMBER = r"^\[(?P<num>[0-9]+)\] (?P<rest>.*)$"
+LINE_NUMBER_MIN_LINES = 3
+
+
+def line_numbers_off(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``n`` the line's number in the input, ``line``) with a line-number gutter taken off:
+    the ``[N] `` (``LINE_NUMBER``) that opens ``LINE_NUMBER_MIN_LINES`` lines or more whose N run one by one
+    with the lines (N minus the line's own number the same on each): a count of the lines, no part of
+    them (never a pid or a rank). A file whose lines do not all count alike is returned as it is."""
+    if not frame.select(pl.col("line").str.contains(r"^\[[0-9]+\] ").any()).item():
+        return frame
+    m = pl.col("line").str.extract_groups(LINE_NUMBER)
+    offset = m.struct.field("num").cast(pl.Int64, strict=False) - pl.col("n").cast(pl.Int64)
+    offsets = frame.select(offset.drop_nulls().alias("o"))["o"]
+    if offsets.len() < LINE_NUMBER_MIN_LINES or offsets.n_unique() != 1:
+        return frame
+    return frame.with_columns(pl.coalesce(m.struct.field("rest"), pl.col("line")).alias("line"))
 
 
 # A terminal wraps a long line at its width: a paste then holds lines of exactly that many characters
@@ -381,6 +421,7 @@ def text_records(
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
     frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
+    frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(
         pl.coalesce(pl.col("t").struct.field("rest"), pl.col("line")).alias("line"),
@@ -410,6 +451,7 @@ def text_records(
         pl.coalesce(pl.col("envelope_unit"), pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
         pl.col("w").struct.field("pid").cast(pl.Int32, strict=False).alias("pid"),
     )
+    frame = _wrapped_token_rest(frame)
     frame = frame.with_columns(
         pl.col("svc").alias("unit"),
         pl.col("line").alias("message"),
@@ -422,6 +464,27 @@ def text_records(
         ).alias("stream"),
     )
     return conform(frame, journald.RECORD_COLUMNS)  # host, boot_id, cmdline, comm, entry_error: null
+
+
+# The rest of a hyphenated token (a UUID, a host name) that a terminal wrapped onto the next line: the line
+# above ends inside a word and this one opens with a hyphen glued to four or more of its characters
+# (``…Expected 46126a31-6b81`` / ``-435d-a116-…_dp0,received …``, batch10/01).
+WRAPPED_TOKEN_REST = r"^-[0-9A-Za-z]{4}"
+
+
+def _wrapped_token_rest(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``line``, ``svc``, ``pid``) with each line that is the rest of a token a terminal wrap cut
+    (``WRAPPED_TOKEN_REST`` after a line ending in a word character; no record start) given the worker
+    and pid of the line above it: it is that line's text, so it joins that process's record (a line
+    without a prefix is otherwise another stream's, never part of a worker's record)."""
+    rest = pl.col("line").str.contains(WRAPPED_TOKEN_REST) & pl.col("pid").is_null() & pl.col("svc").is_null()
+    if not frame.select(rest.any()).item():
+        return frame
+    cut = pl.col("line").shift(1).str.contains(r"[0-9A-Za-z]$") & ~is_record_start(pl.col("line"))
+    take = (rest & cut).fill_null(False)
+    return frame.with_columns(
+        pl.when(take).then(pl.col(c).shift(1)).otherwise(pl.col(c)).alias(c) for c in ("svc", "pid")
+    )
 
 
 def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:

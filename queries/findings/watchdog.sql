@@ -15,7 +15,8 @@
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work;
 --             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
 --             C++ exception the process terminated with (watchdogs.exception)
---   evidence  events.event_id of the records, then of the work-state records whose numbers it states
+--   evidence  events.event_id of the records, then of the work-state records whose numbers it states and
+--             of any rank's work state at the same SeqNum
 --   rests_on  the tables behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, backend, op, SeqNum, timeout). An op the parser did not read
@@ -38,6 +39,11 @@ state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,
            list(event_id) AS state_ids
     FROM watchdogs WHERE watchdog_kind = 'collective_work_state' GROUP BY ALL
+),
+same_work AS (  -- a rank's work state at the very work (SeqNum) that timed out: that timeout's, whatever the
+                -- rank (its own watchdog line may be cut off the paste: batch10/09's rank 3)
+    SELECT host, nccl_seq, list(event_id ORDER BY event_id) AS ids
+    FROM watchdogs WHERE watchdog_kind = 'collective_work_state' AND nccl_seq IS NOT NULL GROUP BY ALL
 ),
 g AS (
     SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'nccl_error' THEN 'collective_error'
@@ -86,7 +92,11 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                      ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
-       list_concat(timeouts, list_filter(coalesce(state_ids, []), lambda x: NOT list_contains(timeouts, x))) AS evidence,
+       list_concat(timeouts,
+                   list_filter(list_distinct(list_concat(coalesce(state_ids, []), coalesce(same_ids, []))),
+                               lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
                                  WHEN 'collective_error' THEN 'nccl_error' ELSE 'watchdog_timeout' END || ')' AS rests_on
-FROM g ORDER BY ts NULLS LAST
+FROM (SELECT g.*, sw.ids AS same_ids FROM g LEFT JOIN same_work sw
+        ON g.kind = 'collective_timeout' AND sw.nccl_seq = g.nccl_seq AND sw.host IS NOT DISTINCT FROM g.host) g
+ORDER BY ts NULLS LAST

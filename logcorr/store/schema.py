@@ -36,6 +36,7 @@ KINDS = (
     "lifecycle",
     "metric",
     "span",
+    "engine_stats",
     "other",
 )
 
@@ -770,6 +771,31 @@ CONFIG = _table(
         "cmdline": C(pl.String, "the launch command line (journald _CMDLINE)"),
         "note": C(pl.String, "what could not be read: a cut server_args line, an ambiguous or unknown flag"),
         **_PROVENANCE,
+    },
+)
+
+ENGINE_STATS = _table(
+    "engine_stats",
+    "one periodic statistics line of a vLLM engine ('Engine 000: Avg prompt throughput: … tokens/s, …'; v0's"
+    " without the engine): not SGLang's batch lines, which the wedge and stop rules read from batches",
+    ("event_id",),
+    {
+        **_BASE,
+        "engine_index": C(
+            pl.Int16, "the NNN of 'Engine NNN:' (a data-parallel engine); null when not printed"
+        ),
+        "prompt_throughput": C(pl.Float64, "Avg prompt throughput, tokens/s"),
+        "generation_throughput": C(pl.Float64, "Avg generation throughput, tokens/s"),
+        "running_reqs": C(pl.Int64, "Running: requests running"),
+        "waiting_reqs": C(pl.Int64, "Waiting: (v0 Pending:) requests waiting"),
+        "swapped_reqs": C(pl.Int64, "Swapped: requests swapped out (v0); null when not printed"),
+        "gpu_kv_cache_usage_pct": C(pl.Float64, "GPU KV cache usage, percent"),
+        "cpu_kv_cache_usage_pct": C(pl.Float64, "CPU KV cache usage, percent (v0)"),
+        "prefix_cache_hit_rate_pct": C(pl.Float64, "Prefix cache hit rate, percent"),
+        "extra": C(
+            pl.String, "JSON object of every other 'key: value' (External prefix cache hit rate, MM cache …)"
+        ),
+        **_TAIL,
     },
 )
 

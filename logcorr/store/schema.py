@@ -774,6 +774,34 @@ CONFIG = _table(
     },
 )
 
+FACTS = _table(
+    "facts",
+    "one fact a component states about itself in an informational record (a header read, no level or"
+    " INFO/DEBUG, no other kind): a 'key=value', 'key: value', 'N <things>' or '<name> <value>' clause of"
+    " its first line (start-up figures and settings of SGLang, vLLM, NIXL, UCX, Mooncake, Dynamo …;"
+    " parsers/facts.py); data only: no finding reads it",
+    ("event_id", "key", "value"),
+    {
+        **_BASE,
+        "format": C(
+            pl.String, "the header family the record was read with: sglang, vllm, glog, ucx, router …"
+        ),
+        "statement": C(
+            pl.String,
+            "what the fact is about: the record's opening clause when it states none ('Load weight end',"
+            " 'KV Cache is allocated'), the words before 'key: K=V' ('Modified UCX config') or before a"
+            " trailing '<name> <value>' ('Starting master on'); null when none",
+        ),
+        "key": C(pl.String, "the key as printed: '#tokens', 'avail mem', 'Time elapsed', 'HCAs', 'pid' …"),
+        "value": C(pl.String, "the value as printed (a unit kept): '10240', '24.71 GB', '9.40 s', 'v2'"),
+        "number": C(pl.Float64, "the value when it is a number, alone or with a unit; null otherwise"),
+        "value_unit": C(
+            pl.String, "the unit printed after that number: GB, s, %, tokens/s …; null when none"
+        ),
+        **_TAIL,
+    },
+)
+
 ENGINE_STATS = _table(
     "engine_stats",
     "one periodic statistics line of a vLLM engine ('Engine 000: Avg prompt throughput: … tokens/s, …'; v0's"

@@ -4,7 +4,8 @@ clause, whatever the component (SGLang's start-up lines, vLLM's, NIXL's, UCX's, 
 
 The rule is the shape of such lines, not their words. A record is read when a logger's header was read
 on it (``header``: prose, shell prompts and tool output carry none), its level is informational (none
-printed, INFO, DEBUG, TRACE, NOTICE) and no other table types it (kind ``other``; SGLang's
+printed, INFO, DEBUG, TRACE, NOTICE; none printed only when the line has no words of failure: failed,
+error, exception, fatal, timeout, abort) and no other table types it (kind ``other``; SGLang's
 ``server_args=ServerArgs(…)`` line is the ``config`` table's, read whole). Its first line, with a
 level printed as ``LEVEL:`` (uvicorn's), a tracing target (``arbiter.start: …``) and parenthesised
 asides (``(set X=1 to enable)``) taken off, is cut into clauses at ``, ``, ``; ``, `` | `` and a
@@ -14,13 +15,14 @@ sentence's ``. ``; each clause is one of
   words before an earlier ``": "`` its statement): ``#tokens: 10240``, ``Time elapsed: 9.40 s``,
   ``NIXL handshake: get metadata took: 0.0024`` (statement ``NIXL handshake``); a value that is itself
   ``K=V`` gives ``K`` with the words before as its statement (``Modified UCX config: RNDV_THRESH=inf``);
-- ``key=value`` (a key of up to three words): ``dtype=torch.bfloat16``, ``avail mem=24.71 GB``;
+- ``key=value`` (a key of up to three words, a value of one token and its unit, the clause's end):
+  ``dtype=torch.bfloat16``, ``avail mem=24.71 GB`` (``Set X=1 before …`` is advice, no fact);
 - ``N <things>`` (a count and up to three words that are no unit): ``Found 8 HCAs``;
 - ``<name> <value>`` at the clause's end, the value a number, a version, an address or URL, or a UUID:
   ``Starting master on pid 3954``, ``listening on 127.0.0.1:15317`` (a preposition joins the word
-  before it), ``from remote engine d8db2325-…``.
+  before it; a word that joins, ``and``, names nothing), ``from remote engine d8db2325-…``.
 
-A clause with a bracket opened and not closed (cut out of a repr or a list) states nothing.
+A key or value with a bracket opened and not closed (cut out of a repr or a list) states nothing.
 
 A clause that states none of them is a statement: the record's opening one (``Load weight end``,
 ``KV Cache is allocated``) names what the facts after it are about. Facts are data only: no finding
@@ -46,13 +48,13 @@ INFORMATIONAL = ("INFO", "DEBUG", "TRACE", "NOTICE")
 TARGET_HEADERS = ("router",)
 # uvicorn's format keeps its level in the body (``INFO:     Uvicorn running on …``): a header's, no key
 _LEVEL = re.compile(rf"^(?:{LEVEL_WORD}):\s+")
-_TARGET = re.compile(r"^(?:[^\s:{]+(?:::[^\s:{]+)*(?:\{[^}]*\})?: )+")
+_TARGET = re.compile(r"^(?:[^\s:{]+(?:::[^\s:{]+|:\d+)*(?:\{[^}]*\})?: )+")
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 _CLAUSES = re.compile(r"\s*(?:[,;]|\.(?=\s))\s+|\s+\|\s+")
 _KEY = re.compile(r"[A-Za-z_#][\w.#/-]*(?: [\w.#/()-]+){0,5}")
-_EQ = re.compile(r"([A-Za-z_#][\w.#-]*(?: [A-Za-z_][\w-]*){0,2})=(\S.*)")
 _KV_VALUE = re.compile(r"([A-Za-z_#][\w.#-]*)=(\S+)")
 UNITS = r"(?:[KMGTP]i?B|B|bytes?|s|ms|us|µs|ns|sec|secs|seconds?|min|minutes?|h|hours?|%|[\w]+/s)"
+_EQ = re.compile(rf"([A-Za-z_#][\w.#-]*(?: [A-Za-z_][\w-]*){{0,2}})=(\S+(?: {UNITS})?)")
 _NUMBER = re.compile(rf"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:\s*({UNITS}|[A-Za-z%][\w/%]*))?")
 _COUNT = re.compile(r"(?:(.*?)\s+)?(\d+) ([A-Za-z][\w/-]*(?: [A-Za-z][\w/-]*){0,2})")
 _UNIT_WORD = re.compile(rf"{UNITS}(?: .*)?")
@@ -63,11 +65,16 @@ _VALUE_TOKEN = (
 )
 _NAMED = re.compile(rf"(?:(.*?)\s+)?([A-Za-z][\w-]*)\s+({_VALUE_TOKEN})")
 _PREPOSITIONS = {"on", "at", "to", "from", "for", "in", "of", "with", "by", "via"}
+# words that join or qualify and name nothing: "took 6.3 GiB and 1.2 seconds" has no fact named "and"
+_FUNCTION_WORDS = {"and", "or", "but", "than", "as", "is", "are", "was", "were", "be", "the", "a", "an"}
+# words of failure in a record whose logger printed no level (the unexplained finding's grade 5): such a
+# record is the findings' business, never a source of facts
+_FAILURE_WORDS = r"(?i)\b(?:fail(?:ed|s|ure)?|errors?|exception|fatal|timed out|timeout|abort(?:ed)?)\b"
 _MAX_LINE = 1000
 
 
 def _key_ok(key: str) -> bool:
-    return len(key) <= 64 and _KEY.fullmatch(key) is not None
+    return len(key) <= 64 and _KEY.fullmatch(key) is not None and _balanced(key)
 
 
 def _balanced(text: str) -> bool:
@@ -89,7 +96,7 @@ def clause_facts(clause: str) -> list[tuple[str | None, str, str]]:
             return []
         if m := _KV_VALUE.fullmatch(value):
             return [(head.strip() or None, m.group(1), m.group(2))]
-        return [(before.strip() or None, key, value)] if _key_ok(key) else []
+        return [(before.strip() or None, key, value)] if _key_ok(key) and _balanced(value) else []
     if c.endswith(":"):  # ``key:`` and nothing: no value printed
         return []
     if "=" in c:
@@ -99,6 +106,8 @@ def clause_facts(clause: str) -> list[tuple[str | None, str, str]]:
         return [(m.group(1) or None, m.group(3), m.group(2))]
     if m := _NAMED.fullmatch(c):
         before, word, value = m.group(1), m.group(2), m.group(3)
+        if word.lower() in _FUNCTION_WORDS:
+            return []
         if word.lower() in _PREPOSITIONS:
             if not before:
                 return []
@@ -146,9 +155,10 @@ def facts(ev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=FACTS.schema)
     base = base_columns(ev)
     level = pl.col("level")
+    first = pl.col("body").str.replace(r"(?s)\n.*$", "")
     keep = (
         pl.col("header").is_not_null()
-        & (level.is_null() | level.is_in(INFORMATIONAL))
+        & (level.is_in(INFORMATIONAL) | (level.is_null() & ~first.str.contains(_FAILURE_WORDS)))
         & ((pl.col("kind") == "other") if "kind" in ev.columns else pl.lit(True))
     )
     base = base.filter(keep.fill_null(False))

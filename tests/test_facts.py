@@ -110,12 +110,29 @@ def test_vllm_nixl_connector_debug_lines_give_the_remote_engine_blocks_and_hands
         # a record another table types (a batch line)
         "[2025-05-15 11:59:21 TP0] Decode batch. #running-req: 1, #token: 9, token usage: 0.00, gen throughput"
         " (token/s): 3.20, #queue-req: 0\n",
+        # a line without a level whose words say it failed (CANN's error code line, batch3/05)
+        "EE9999[PID: 163686] 2026-07-07-07:20:43.937.475 (EE9999):  rtEventQueryStatus execution failed,"
+        " reason=aicore timeout[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:61]\n",
+        # advice, not a setting: `=` and a prose tail (batch3/06)
+        "[2026-07-07 07:21:06] CUDA user-triggered coredump is not enabled. Set CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1"
+        " before CUDA initialization.\n",
+        # a word that joins names nothing (batch9/14)
+        "(EngineCore_0 pid=675221) (VllmWorker TP1 pid=675229) INFO 08-25 11:01:23 [gpu_model_runner.py:2024] Model"
+        " loading took 6.3102 GiB and 1.202797 seconds\n",
         # SGLang's server_args line is the config table's
         "[2025-05-15 11:59:00] server_args=ServerArgs(model_path='m', tp_size=2, chunked_prefill_size=8192)\n",
     ],
 )
 def test_what_is_never_a_fact(text):
     assert _rows(text) == []
+
+
+def test_a_tracing_lines_file_and_line_are_its_headers_not_a_statement():
+    """Rust tracing prints `target: file.rs:N: message` (sgl-router, smg): both are taken off."""
+    assert line_facts(
+        "sgl_model_gateway::service_discovery: src/service_discovery.rs:555: Removing pod: prefill-node-19",
+        "router",
+    ) == [(None, "Removing pod", "prefill-node-19")]
 
 
 def test_a_level_printed_as_a_word_and_colon_is_no_key():

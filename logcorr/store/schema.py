@@ -776,8 +776,8 @@ CONFIG = _table(
 
 FACTS = _table(
     "facts",
-    "one fact a component states about itself in an informational record (a header read, no level or"
-    " INFO/DEBUG, no other kind): a 'key=value', 'key: value', 'N <things>' or '<name> <value>' clause of"
+    "one fact a component states about itself in an informational record (a header read; INFO/DEBUG, or no"
+    " level and no words of failure; no other kind): a 'key=value', 'key: value', 'N <things>' or '<name> <value>' clause of"
     " its first line (start-up figures and settings of SGLang, vLLM, NIXL, UCX, Mooncake, Dynamo …;"
     " parsers/facts.py); data only: no finding reads it",
     ("event_id", "key", "value"),

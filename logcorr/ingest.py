@@ -26,7 +26,17 @@ from logcorr.inputs import paths as input_files
 from logcorr.inputs import threads
 from logcorr.inputs.source import ReadOptions, SourceReport
 from logcorr.interrupts import is_interrupt
-from logcorr.parsers import collect, otel, prometheus, request_log, router, sglang, systemd
+from logcorr.parsers import (
+    collect,
+    engine_stats,
+    facts,
+    otel,
+    prometheus,
+    request_log,
+    router,
+    sglang,
+    systemd,
+)
 from logcorr.pipeline.enrich import records_from_text
 from logcorr.pipeline.finish import IngestResult, NothingReadError, finish
 from logcorr.pipeline.notes import input_notes, progress_line
@@ -79,6 +89,8 @@ TABLE_BUILDERS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
     "probes": collect.probes,
     "metrics": prometheus.metrics,
     "spans": otel.spans,
+    "engine_stats": engine_stats.engine_stats,
+    "facts": facts.facts,
 }
 
 

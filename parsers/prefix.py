@@ -317,10 +317,15 @@ HEADERS = (
     ),
     H(
         "vllm",
-        rf"^(?P<level>{LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\] ?",
-        "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line] (before 2025-03 without the '['), no year",
+        rf"^(?P<level>{LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\](?:\(https?://[^)\s]*\)\])? ?",
+        "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line] (before 2025-03 without the '['), no year; the tag"
+        " as GitHub auto-links it in a pasted issue ([[file.py:line](http://file.py:line/)]) is the same tag",
         (
             ("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO", "log_ts": None}),
+            (
+                "INFO 06-11 12:33:49 [[loggers.py:259](http://loggers.py:259/)] Engine 000: Avg",
+                {"level": "INFO", "body": "Engine 000: Avg"},
+            ),
             (
                 "INFO 04-01 17:24:46 __init__.py:190] Automatically detected",
                 {"level": "INFO", "body": "Automatically detected"},

@@ -11,6 +11,7 @@ import re
 import polars as pl
 
 from logcorr.parsers import router, systemd
+from logcorr.parsers.engine_stats import ENGINE_STATS_PATTERNS
 from logcorr.parsers.prefix import GLIBC_ABORT
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
@@ -943,6 +944,7 @@ ENGINE_PATTERNS = (
     + METRICS_RECORD_PATTERNS
     + TIME_STATS_PATTERNS
     + HEALTH_PATTERNS
+    + ENGINE_STATS_PATTERNS
 )
 # Access and mini_lb lines are found by the same anchor pass; router.kinds then says request/health.
 ROUTER_ANCHOR_PATTERNS = [

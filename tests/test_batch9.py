@@ -230,3 +230,85 @@ def test_05_scrambled_frame_fragments_are_unexplained_stack_text_that_names_no_c
     assert "(fragments of Python stack frames, none intact: what failed cannot be told)" in summary
     for word in ("pop_and_process", "wrapper", "run_event_loop", "Error", "Exception:"):
         assert f" in {word}" not in summary and f"Unexplained exception {word}" not in summary
+
+
+def test_02_16_17_start_up_facts_are_rows_of_facts_and_never_a_finding(tmp_path):
+    """02: SGLang's Load weight end / KV cache #tokens / CUDA graph seconds per rank; 16: Mooncake's Transfer
+    Engine (P2P handshake, RPC address, 8 HCAs, its RDMA devices); 17: NIXL's UCX config. Facts only: the
+    findings stay what they were (none for 02, 16, 17)."""
+    out = _ingested(tmp_path, "02")
+    got = saved.query(
+        out,
+        "SELECT tp_rank, statement, key, number, value_unit FROM facts WHERE key IN ('mem usage', '#tokens',"
+        " 'Time elapsed') AND statement <> 'Memory pool end' ORDER BY event_id, key",
+    )
+    assert got.rows() == [
+        (1, "Load weight end", "mem usage", 14.0, "GB"),
+        (0, "Load weight end", "mem usage", 14.0, "GB"),
+        (1, "KV Cache is allocated", "#tokens", 10240.0, None),
+        (0, "KV Cache is allocated", "#tokens", 10240.0, None),
+        (1, "Capture cuda graph end", "Time elapsed", 9.4, "s"),
+        (1, "Capture cuda graph end", "mem usage", 3.38, "GB"),
+        (0, "Capture cuda graph end", "Time elapsed", 9.41, "s"),
+        (0, "Capture cuda graph end", "mem usage", 3.38, "GB"),
+    ]
+    assert saved.query(out, "SELECT count(*) FROM findings").item() == 0
+    out = _ingested(tmp_path, "16")
+    got = saved.query(
+        out, "SELECT key, value FROM facts WHERE key IN ('Metadata', 'listening on', 'HCAs', 'RDMA device')"
+    )
+    assert sorted(got.rows()) == [
+        ("HCAs", "8"),
+        ("Metadata", "P2PHANDSHAKE"),
+        ("RDMA device", "mlx5_bond_5"),
+        ("RDMA device", "mlx5_bond_6"),
+        ("RDMA device", "mlx5_bond_7"),
+        ("RDMA device", "mlx5_bond_8"),
+        ("listening on", "127.0.0.1:15317"),
+    ]
+    out = _ingested(tmp_path, "17")
+    got = saved.query(
+        out, "SELECT key, value FROM facts WHERE statement = 'Modified UCX config' ORDER BY source_pos"
+    )
+    assert got.rows() == [
+        ("ADDRESS_VERSION", "v2"),
+        ("RNDV_THRESH", "inf"),
+        ("MAX_COMPONENT_MDS", "32"),
+        ("MAX_RMA_RAILS", "2"),
+    ]
+
+
+def test_11_13_vllm_engine_stats_are_engine_stats_rows_never_batches(tmp_path):
+    """`Engine 000: Avg prompt throughput: 430.1 tokens/s, …, Running: 3 reqs, …` (13 read through GitHub's
+    auto-linked `[[loggers.py:259](http://loggers.py:259/)]` tag): typed rows of engine_stats; batches,
+    which SGLang's wedge and stop rules read, stay empty, and no finding is made of them."""
+    out = _ingested(tmp_path, "13")
+    got = saved.query(
+        out,
+        "SELECT source_pos, engine_index, prompt_throughput, generation_throughput, running_reqs, waiting_reqs,"
+        " gpu_kv_cache_usage_pct, prefix_cache_hit_rate_pct, extra, printed_time FROM engine_stats"
+        " JOIN events USING (event_id, source_pos) ORDER BY source_pos",
+    )
+    assert got.rows() == [
+        ("line 2", 0, 0.0, 13.2, 0, 0, 0.0, 0.0, '{"External prefix cache hit rate": 0.0}', "06-11 12:33:49"),
+        (
+            "line 6",
+            0,
+            430.1,
+            45.4,
+            3,
+            0,
+            40.0,
+            10.8,
+            '{"External prefix cache hit rate": 6.3}',
+            "06-11 12:33:59",
+        ),
+    ]
+    assert saved.query(out, "SELECT count(*) FROM batches").item() == 0
+    assert saved.query(out, "SELECT count(*) FROM findings").item() == 0
+    out = _ingested(tmp_path, "11")
+    got = saved.query(
+        out, "SELECT source_pos, prompt_throughput, running_reqs FROM engine_stats ORDER BY source_pos"
+    )
+    assert got.rows() == [("line 3", 0.0, 0), ("line 7", 3397.5, 0)]
+    assert saved.query(out, "SELECT count(*) FROM findings").item() == 0

@@ -38,6 +38,7 @@ def out(tmp_path_factory) -> Path:
     retractions = folder.parent / "retractions.log"  # the retractions table: batch7/03 is no input here
     retractions.write_text("".join(p.sample + "\n" for p in sglang_lines.RETRACTION_PATTERNS))
     inputs.append(retractions)
+    inputs += sorted((CASES / "batch9").glob("13_*.log"))  # the engine_stats table: vLLM's stats lines
     ingest([p for p in inputs if p.exists()], folder)
     return folder
 

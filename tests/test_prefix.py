@@ -151,6 +151,25 @@ def test_uvicorn_level_after_sglang_header_and_multiline_body():
     assert df["body"][1] == "a\nb\n  c"
 
 
+def test_a_vllm_file_tag_as_github_auto_links_it_is_the_headers():
+    """batch9/13: a pasted issue turns `[loggers.py:259]` into `[[loggers.py:259](http://loggers.py:259/)]`:
+    the link is part of the tag, so the body opens with the message (`Engine 000: …`), not with `(http…)]`."""
+    df = split_prefix(
+        pl.Series(
+            [
+                "(APIServer pid=1) INFO 06-11 12:33:59 [[loggers.py:259](http://loggers.py:259/)] Engine 000: Avg"
+                " prompt throughput: 430.1 tokens/s"
+            ]
+        )
+    )
+    assert df.select("header", "level", "pid", "body").row(0) == (
+        "vllm",
+        "INFO",
+        1,
+        "Engine 000: Avg prompt throughput: 430.1 tokens/s",
+    )
+
+
 def test_glog_year_from_nearest_dated_row():
     df = split_prefix(
         pl.Series(["[2025-04-14 03:55:21] ready", "E0414 03:56:41.856248 77969 f.cpp:173] x", None])

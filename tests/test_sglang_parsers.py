@@ -16,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logcorr.ingest import records_from_text
-from logcorr.parsers import request_log, router, sglang, sglang_fields, sglang_lines
+from logcorr.parsers import engine_stats, request_log, router, sglang, sglang_fields, sglang_lines
 from logcorr.store.schema import (
     ABORTS,
+    ENGINE_STATS,
     KINDS,
     REQ_TIME_STATS,
     REQUEST_LOG,
@@ -79,6 +80,7 @@ BUILDERS = {
     "request_received": (request_log.request_log, REQUEST_LOG),
     "request_finished": (request_log.request_log, REQUEST_LOG),
     "req_time_stats": (sglang.req_time_stats, REQ_TIME_STATS),
+    "engine_stats": (engine_stats.engine_stats, ENGINE_STATS),
 }
 FIELD_RULES = (
     [(rule, TRANSFER_ERRORS) for rule in sglang_fields.TRANSFER_ERROR_FIELDS]

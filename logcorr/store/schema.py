@@ -36,6 +36,7 @@ KINDS = (
     "lifecycle",
     "metric",
     "span",
+    "engine_stats",
     "other",
 )
 
@@ -770,6 +771,59 @@ CONFIG = _table(
         "cmdline": C(pl.String, "the launch command line (journald _CMDLINE)"),
         "note": C(pl.String, "what could not be read: a cut server_args line, an ambiguous or unknown flag"),
         **_PROVENANCE,
+    },
+)
+
+FACTS = _table(
+    "facts",
+    "one fact a component states about itself in an informational record (a header read; INFO/DEBUG, or no"
+    " level and no words of failure; no other kind): a 'key=value', 'key: value', 'N <things>' or '<name> <value>' clause of"
+    " its first line (start-up figures and settings of SGLang, vLLM, NIXL, UCX, Mooncake, Dynamo …;"
+    " parsers/facts.py); data only: no finding reads it",
+    ("event_id", "key", "value"),
+    {
+        **_BASE,
+        "format": C(
+            pl.String, "the header family the record was read with: sglang, vllm, glog, ucx, router …"
+        ),
+        "statement": C(
+            pl.String,
+            "what the fact is about: the record's opening clause when it states none ('Load weight end',"
+            " 'KV Cache is allocated'), the words before 'key: K=V' ('Modified UCX config') or before a"
+            " trailing '<name> <value>' ('Starting master on'); null when none",
+        ),
+        "key": C(pl.String, "the key as printed: '#tokens', 'avail mem', 'Time elapsed', 'HCAs', 'pid' …"),
+        "value": C(pl.String, "the value as printed (a unit kept): '10240', '24.71 GB', '9.40 s', 'v2'"),
+        "number": C(pl.Float64, "the value when it is a number, alone or with a unit; null otherwise"),
+        "value_unit": C(
+            pl.String, "the unit printed after that number: GB, s, %, tokens/s …; null when none"
+        ),
+        **_TAIL,
+    },
+)
+
+ENGINE_STATS = _table(
+    "engine_stats",
+    "one periodic statistics line of a vLLM engine ('Engine 000: Avg prompt throughput: … tokens/s, …'; v0's"
+    " without the engine): not SGLang's batch lines, which the wedge and stop rules read from batches",
+    ("event_id",),
+    {
+        **_BASE,
+        "engine_index": C(
+            pl.Int16, "the NNN of 'Engine NNN:' (a data-parallel engine); null when not printed"
+        ),
+        "prompt_throughput": C(pl.Float64, "Avg prompt throughput, tokens/s"),
+        "generation_throughput": C(pl.Float64, "Avg generation throughput, tokens/s"),
+        "running_reqs": C(pl.Int64, "Running: requests running"),
+        "waiting_reqs": C(pl.Int64, "Waiting: (v0 Pending:) requests waiting"),
+        "swapped_reqs": C(pl.Int64, "Swapped: requests swapped out (v0); null when not printed"),
+        "gpu_kv_cache_usage_pct": C(pl.Float64, "GPU KV cache usage, percent"),
+        "cpu_kv_cache_usage_pct": C(pl.Float64, "CPU KV cache usage, percent (v0)"),
+        "prefix_cache_hit_rate_pct": C(pl.Float64, "Prefix cache hit rate, percent"),
+        "extra": C(
+            pl.String, "JSON object of every other 'key: value' (External prefix cache hit rate, MM cache …)"
+        ),
+        **_TAIL,
     },
 )
 

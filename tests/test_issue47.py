@@ -120,3 +120,158 @@ def test_n3_a_newline_in_an_input_s_name_is_shown_escaped_in_the_summary_and_in_
     assert lines[0].endswith(f"({shown}:line 1)")
     assert lines[-1] == f"in the file: sed -n '1,21p' '{shown}'"
     assert not any(line.lstrip().startswith(("error: forged", "fake.log")) for line in lines)
+
+
+# -- N2: archives and compressions other than gz, xz and tar.gz ------------------------------------
+
+
+def zst_frames(data: bytes) -> bytes:
+    """``data`` as zstd (RFC 8878) frames of raw blocks, one frame per 255 bytes: a valid zstd file
+    made without the zstd tool or module (frame header: single segment, a one-byte content size)."""
+    frames = []
+    for i in range(0, len(data), 255):
+        piece = data[i : i + 255]
+        block = (1 | len(piece) << 3).to_bytes(3, "little")  # the last block, raw
+        frames.append(b"\x28\xb5\x2f\xfd" + bytes([0x20, len(piece)]) + block + piece)
+    return b"".join(frames)
+
+
+def pack_log(tmp_path: Path, how: str) -> Path:
+    """A three-batch log packed ``how``: a compressed file (bz2, zst) or an archive holding it (zip)."""
+    import bz2
+    import zipfile
+
+    log = write_log(tmp_path / "src" / "router.log")
+    packed = tmp_path / f"packed.{how}"
+    if how == "bz2":
+        packed.write_bytes(bz2.compress(log.read_bytes()))
+    elif how == "zst":
+        packed.write_bytes(zst_frames(log.read_bytes()))
+    else:
+        with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+            z.write(log, "logs/router.log")
+    return packed
+
+
+@pytest.mark.parametrize("how", ["bz2", "zst", "zip"])
+def test_n2_a_log_packed_as_bz2_zst_or_zip_is_read_unpacked(tmp_path: Path, how: str):
+    if how == "zst":
+        pytest.importorskip("zstandard")
+    packed = pack_log(tmp_path, how)
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(packed), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = sql(out, "select kind, count(*), min(ts)::varchar, max(ts)::varchar from events group by 1")
+    assert rows == [("batch", 3, "2025-10-29 21:25:00+00", "2025-10-29 21:25:02+00")]
+    fmt, source = sql(out, "select format, source from sources")[0]
+    assert fmt == {"bz2": "bz2", "zst": "zst", "zip": "text"}[how]
+    assert source.endswith("logs/router.log" if how == "zip" else f"packed.{how}")
+
+
+def test_n2_zst_without_the_zstandard_module_is_named_never_read_as_text(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "zstandard", None)  # import zstandard fails
+    packed = pack_log(tmp_path, "zst")
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(packed), str(write_log(tmp_path / "a.log")), "-o", str(out)])
+    assert result.exit_code == 3, result.output
+    assert (
+        f"error: {packed}: a zst file: not read: Python's zstandard module is not installed (pip install "
+        "zstandard, or unpack it with zstd -d and name the file)"
+    ) in result.output
+    assert sql(out, "select count(*), count(distinct source) from events") == [(3, 1)]
+
+
+@pytest.mark.parametrize("how", ["tar", "tar.xz", "tar.bz2", "zip"])
+def test_n2_a_bundle_packed_as_tar_tar_xz_tar_bz2_or_zip_is_read_by_its_manifest(tmp_path: Path, how: str):
+    import tarfile
+    import zipfile
+
+    bu = bundle(tmp_path / "b" / "bundle-h", [{"kind": "container_log", "file": "engine.log"}])
+    write_log(bu / "engine.log")
+    packed = tmp_path / f"bundle.{how}"
+    if how == "zip":
+        with zipfile.ZipFile(packed, "w") as z:
+            for f in ("manifest.json", "engine.log"):
+                z.write(bu / f, f"bundle-h/{f}")
+    else:
+        with tarfile.open(packed, "w:" + how.partition(".")[2]) as tar:
+            tar.add(bu, "bundle-h")
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(packed), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    formats = sql(out, "select format, regexp_extract(source, '[^/]+/[^/]+$') from sources order by 2")
+    assert formats == [("text", "bundle-h/engine.log"), ("bundle-manifest", "bundle-h/manifest.json")]
+    assert sql(out, "select kind, count(*) from events group by 1 order by 1") == [("batch", 3), ("other", 1)]
+
+
+def test_n2_a_member_that_cannot_be_unpacked_is_named_the_others_read(tmp_path: Path):
+    import io
+    import tarfile
+    import zipfile
+
+    log = write_log(tmp_path / "src" / "a.log").read_bytes()
+    tar = tmp_path / "logs.tar"
+    with tarfile.open(tar, "w") as t:
+        for name in ("logs/a.log", "../../escape.log"):
+            info = tarfile.TarInfo(name)
+            info.size = len(log)
+            t.addfile(info, io.BytesIO(log))
+    zipped = tmp_path / "logs.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("good.log", log)
+        z.writestr("bad.log", log * 50)
+    data = bytearray(zipped.read_bytes())
+    second = data.find(b"PK\x03\x04", 4)  # bad.log's local header; its deflated data 37 bytes on
+    data[second + 60 : second + 90] = bytes(30)
+    zipped.write_bytes(data)
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(tar), str(zipped), "-o", str(out)])
+    assert result.exit_code == 3, result.output
+    assert (
+        f"error: {tar}: its member ../../escape.log: not unpacked: '../../escape.log' would be extracted"
+        in (result.output)
+    )
+    assert f"error: {zipped}: its member bad.log: not unpacked: " in result.output
+    assert sql(
+        out, "select regexp_extract(source, '[^/]+$'), count(*) from events group by 1 order by 1"
+    ) == [
+        ("a.log", 3),
+        ("good.log", 3),
+    ]
+    unread = sql(out, "select source, format from sources where format = 'unreadable' order by 1")
+    assert unread == [(f"{tar}/../../escape.log", "unreadable"), (f"{zipped}/bad.log", "unreadable")]
+
+
+def test_n2_an_archive_inside_a_folder_is_named_not_read_as_text(tmp_path: Path):
+    import tarfile
+
+    folder = tmp_path / "logs"
+    write_log(folder / "a.log")
+    with tarfile.open(folder / "old-logs.tar.bz2", "w:bz2") as tar:  # a suffix NOT_LOGS does not hold
+        tar.add(folder / "a.log", "a.log")
+    (folder / "old-logs.tar.bz2").rename(folder / "old-logs.1")
+    out = tmp_path / "out"
+    result = run(app, ["ingest", str(folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "a tar.bz2 archive inside a folder is not unpacked (name it on the command line to read it)"
+    assert f"skipped: {folder / 'old-logs.1'}: {said}" in result.output
+    assert sql(out, "select count(*), count(distinct source) from events") == [(3, 1)]
+
+
+def test_n2_a_zip_bomb_is_refused_whole(tmp_path: Path):
+    import zipfile
+
+    from logcorr.inputs.source import UNPACK_FLOOR
+
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("zeros.log", bytes(UNPACK_FLOOR + (1 << 20)))
+    assert bomb.stat().st_size < 200_000
+    result = run(app, ["ingest", str(bomb), str(write_log(tmp_path / "a.log")), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 3, result.output
+    assert (
+        f"error: {bomb}: not read: it unpacks to more than 200 times its size ({UNPACK_FLOOR:,} bytes)"
+        in (result.output)
+    )
+    assert sql(tmp_path / "out", "select count(*) from events") == [(3,)]
+

@@ -275,3 +275,63 @@ def test_n2_a_zip_bomb_is_refused_whole(tmp_path: Path):
     )
     assert sql(tmp_path / "out", "select count(*) from events") == [(3,)]
 
+
+# -- N4: query's table, vertical and markdown forms stream ------------------------------------------
+
+NUMBERS = "SELECT range AS n, repeat('x', range::int) AS s FROM range({rows}) ORDER BY n"
+
+
+@pytest.fixture(scope="module")
+def tiny_out(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("n4")
+    out = folder / "out"
+    result = run(app, ["ingest", str(write_log(folder / "a.log")), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_n4_a_table_is_laid_out_from_its_first_window_and_streamed_batch_by_batch(tiny_out: Path):
+    from logcorr.analysis import saved
+
+    stream = saved.QueryStream(tiny_out, NUMBERS.format(rows=20), fmt="table", batch_rows=7, window_rows=7)
+    pieces = list(stream)
+    assert len(pieces) == 4  # the head and rows 0-6, rows 7-13, rows 14-19, the count
+    lines = "".join(pieces).splitlines()
+    # widths from rows 0-6 (n: 1, s: 6); a later, wider cell pushes its line on, whole
+    assert lines[:3] == ["n  s", "-  ------", "0"]
+    assert lines[8:10] == ["6  xxxxxx", "7  xxxxxxx"]
+    assert lines[12] == "10  xxxxxxxxxx" and lines[-1] == "(20 rows)" and len(lines) == 23
+    vertical = "".join(saved.QueryStream(tiny_out, NUMBERS.format(rows=3), fmt="vertical", batch_rows=2))
+    assert vertical.splitlines()[-3:] == ["n | 2", "s | xx", "(3 rows)"]
+    assert "-[ row 3 ]" in vertical and vertical.count("-[ row") == 3
+    # a window holding every row gives the table as before: widths of all rows
+    whole = "".join(saved.QueryStream(tiny_out, NUMBERS.format(rows=20), fmt="table", batch_rows=7))
+    assert whole.splitlines()[:2] == [" n  s", "--  -------------------"]
+
+
+def test_n4_query_never_holds_the_whole_result_in_any_form(tiny_out: Path, monkeypatch):
+    import tracemalloc
+
+    from logcorr.analysis import saved
+
+    def peak(rows: int, fmt: str) -> int:
+        sql = NUMBERS.format(rows=rows).replace("range::int", "range % 50")
+        tracemalloc.start()
+        try:
+            for _ in saved.QueryStream(tiny_out, sql, fmt=fmt, batch_rows=1000, window_rows=1000):
+                pass
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    for fmt in ("table", "vertical", "markdown"):
+        small, big = peak(2_000, fmt), peak(20_000, fmt)
+        assert big < 2 * small, (fmt, small, big)  # ten times the rows, not ten times the memory
+    # the CLI streams every form: it never asks for the whole frame
+    monkeypatch.setattr(saved, "query", None)
+    monkeypatch.setattr(saved, "render_query", None)
+    for fmt, tail in (("table", "(5 rows)"), ("vertical", "(5 rows)"), ("markdown", "| 4 | xxxx |")):
+        got = run(app, ["query", NUMBERS.format(rows=5), "-d", str(tiny_out), "-f", fmt])
+        assert got.exit_code == 0, got.output
+        assert got.output.splitlines()[-1] == tail
+

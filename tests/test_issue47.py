@@ -1,5 +1,7 @@
-"""Issue 47, an outsider's trial (/tmp/s23/trial4.md): the small causes N1, N3, N7, N9 and F23, each
-reproduced and its fix asserted (N5 and N6, of ``combine``, are in test_combine.py)."""
+"""Issue 47, an outsider's trial (/tmp/s23/trial4.md): the causes N1, N2 (archives and compressions
+other than gz/xz), N3 (ingest, show and combine), N4 (query's human forms held the whole result), N7,
+N8 (a one-line document's progress and rate), N9 and F23, each reproduced and its fix asserted (N5 and
+N6, of ``combine``, are in test_combine.py)."""
 
 from __future__ import annotations
 
@@ -334,4 +336,77 @@ def test_n4_query_never_holds_the_whole_result_in_any_form(tiny_out: Path, monke
         got = run(app, ["query", NUMBERS.format(rows=5), "-d", str(tiny_out), "-f", fmt])
         assert got.exit_code == 0, got.output
         assert got.output.splitlines()[-1] == tail
+
+
+# -- N8: a one-line JSON document: progress in the file's bytes, and the lines' paths looked up once ----
+
+
+def otlp_document(path: Path, records: int) -> Path:
+    body = "[2025-10-29 21:40:00 TP0] Decode batch, #running-req: 1, #token: 5"
+    logs = [
+        {"timeUnixNano": str(1761774000000000000 + i), "body": {"stringValue": body}} for i in range(records)
+    ]
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "sglang-decode"}}]}
+    path.write_text(
+        json.dumps({"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": logs}]}]})
+    )
+    return path
+
+
+def test_n8_progress_on_a_one_line_document_counts_the_file_s_bytes_never_past_its_size(
+    tmp_path, monkeypatch
+):
+    import re
+
+    from logcorr import ingest as ingest_module
+    from logcorr.inputs import exports, source, text
+
+    doc = otlp_document(tmp_path / "otlp.json", 3000)
+    size = doc.stat().st_size
+    monkeypatch.setattr(ingest_module, "PROGRESS_FROM", 0)
+    monkeypatch.setattr(exports, "MAX_LINE_BYTES", 1 << 16)  # read in pieces, as a 125 MB one is
+    monkeypatch.setattr(exports, "CUT_ITEMS", 500)
+    monkeypatch.setattr(text, "CHUNK_BYTES", 1 << 16)
+    monkeypatch.setattr(source, "CHUNK_BYTES", 1 << 16)
+    said: list[str] = []
+    result = ingest_module.ingest([doc], tmp_path / "out", progress=said.append)
+    assert result.rows["events"] == 3000
+    shares = [int(m[1]) for line in said if (m := re.search(r" of 0 MB \((\d+)%\)", line))]
+    assert len(shares) >= 2 and shares == sorted(shares) and shares[-1] == 100, said
+    assert not any("MB read" in line for line in said), said  # the form once the count passed the size
+    (counted,) = sql(tmp_path / "out", "select bytes from sources")[0]
+    assert counted > size  # the flattened lines it read are longer than the document: scaled, not shown
+
+
+def test_n8_a_log_platform_s_lines_look_up_only_the_paths_their_keys_can_hold(monkeypatch):
+    import polars as pl
+
+    from logcorr.inputs import envelopes
+
+    lines = [
+        '{"line":"[2025-10-29 21:40:00 TP0] x","timestamp":"1761774000000000000","labels":{"unit":"u","pod":"p"}}',
+        '{"date":1761773680.073,"log":"y","stream":"stderr","kubernetes":{"pod_name":"p1","container_name":"c",'
+        '"namespace_name":"n","host":"h"}}',
+        '{"_source":{"@timestamp":"2025-10-29T21:40:00Z","message":"z","kubernetes":{"pod":{"name":"p2"}}}}',
+        '{"message":"v","timestamp":"2025-10-29T21:40:01Z","host":"h2","_SYSTEMD_UNIT":"s.service","_PID":"7"}',
+        '{"_msg":"w","_time":"2025-10-29T21:40:02Z","_stream":"{pod=\\"p3\\",container=\\"c3\\"}"}',
+        '{"@timestamp":"2025-10-29T21:40:03Z","msg":"m"}',
+    ]
+    otlp = pl.Series([lines[0]] * 3)
+    assert envelopes.keys_in(otlp) == {
+        "line",
+        "timestamp",
+        "labels",
+        "pod",
+    }  # "pod" of labels too: a superset
+    assert envelopes.keys_in(pl.Series(['{"\\u0074imestamp":"2025-10-29T21:40:03Z","line":"e"}'])) is None
+    for chunk in (pl.Series(lines), otlp, pl.Series(lines[1:2]), pl.Series(lines[4:])):
+        pruned = envelopes.parse_lines(chunk, "log-export")
+        monkeypatch.setattr(envelopes, "keys_in", lambda lines: None)  # every path looked up
+        assert pruned.equals(envelopes.parse_lines(chunk, "log-export"))
+        monkeypatch.undo()
+    got = envelopes.parse_lines(pl.Series(lines), "log-export")
+    assert got["pod"].to_list() == ["p", "p1", "p2", None, "p3", None]
+    assert got["unit_field"].to_list() == ["u", None, None, "s.service", None, None]
+    assert got["ts"].dt.second().to_list() == [0, 40, 0, 1, 2, 3]
 

@@ -102,11 +102,14 @@ def read_chunks(
         unpacked, damaged = input_files.unpack(path, scratch, fmt)
         inner = sniff.sniff(unpacked)
         report.notes.append(f"unpacked {fmt}: {inner}")
+        report.copy_bytes = unpacked.stat().st_size
         if damaged:
             report.errors.append(damaged)
         return read_chunks(run, unpacked, inner, report, scratch)
     if fmt in exports.DOCUMENTS:  # OTLP logs, a Loki query_range answer, Elasticsearch hits
-        return read_chunks(run, exports.flatten(path, fmt, scratch, report), "log-export", report, scratch)
+        flat = exports.flatten(path, fmt, scratch, report)
+        report.copy_bytes = flat.stat().st_size  # its lines are counted, not the document's bytes
+        return read_chunks(run, flat, "log-export", report, scratch)
     if fmt == "pickle":
         report.errors.append(
             f"{path}: a Python pickle that names no SGLang class: not read (only SGLang's crash and request "
@@ -233,8 +236,9 @@ def input_failure(given: Path, e: BaseException, records: int, scratch: Path) ->
 
 
 def input_size(path: Path, fmt: str) -> int | None:
-    """The bytes an input's reader will count (``SourceReport.bytes``) when they are its file's size:
-    None for a journal (journalctl's output is counted) and a packed file (its unpacked bytes)."""
-    if fmt in ("journal", "journal-dir", *packed.COMPRESSED) or not path.is_file():
+    """The size of the file an input's progress is told in (``notes.progress_line``; a reader that counts
+    a copy, unpacked or flattened, has it scaled by ``SourceReport.copy_bytes``): None for a journal
+    (journalctl's output is counted) and a pipe."""
+    if fmt in ("journal", "journal-dir") or not path.is_file():
         return None
     return path.stat().st_size

@@ -35,7 +35,7 @@ from logcorr.console import (  # noqa: E402
 )
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.interrupts import is_interrupt  # noqa: E402
-from logcorr.render.terminal import clean, for_terminal, json_inert  # noqa: E402
+from logcorr.render.terminal import clean, for_terminal, json_inert, shown_name  # noqa: E402
 
 app = typer.Typer(
     cls=Group,
@@ -496,11 +496,13 @@ def combine(
     try:
         result = run(outs, dest, embed=embed)
     except (CombineError, OutputError) as e:
-        fail(str(e))
+        fail(shown_name(str(e)))  # one line: a newline in a folder's name is shown, never a line of its own
     counts = ", ".join(f"{t} {n:,}" for t, n in result.rows.items())
     typer.echo(
-        f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per table "
-        f"({result.seconds:.1f} s): {counts}"
+        shown_name(
+            f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per "
+            f"table ({result.seconds:.1f} s): {counts}"
+        )
     )
 
 

@@ -410,3 +410,24 @@ def test_n8_a_log_platform_s_lines_look_up_only_the_paths_their_keys_can_hold(mo
     assert got["unit_field"].to_list() == ["u", None, None, "s.service", None, None]
     assert got["ts"].dt.second().to_list() == [0, 40, 0, 1, 2, 3]
 
+
+def test_n3_combine_shows_a_newline_in_a_folder_s_name_escaped_in_its_wrote_line_and_its_errors(tmp_path):
+    forged = "\n  forged: line"
+    outs = []
+    for host in ("h1", "h2"):
+        outs.append(tmp_path / f"{host}{forged}")
+        got = run(
+            app, ["ingest", str(write_log(tmp_path / f"{host}.log")), "--origin", host, "-o", str(outs[-1])]
+        )
+        assert got.exit_code == 0, got.output
+    dest = tmp_path / f"all{forged}"
+    got = run(app, ["combine", *map(str, outs), "-o", str(dest)])
+    assert got.exit_code == 0, got.output
+    (wrote,) = got.output.splitlines()  # one line, whatever the names
+    assert wrote.startswith(f"wrote {tmp_path}/all\\n  forged: line: 2 OUTs, ")
+    assert sql(dest, "select count(*) from events") == [(6,)]
+    for args in ([str(outs[0]), str(tmp_path / f"gone{forged}")], [str(outs[0]), str(outs[1]), str(outs[1])]):
+        failed = run(app, ["combine", *args, "-o", str(tmp_path / "x")])
+        assert failed.exit_code == 1
+        (line,) = failed.output.splitlines()  # one line, whatever the names
+        assert line.startswith("logcorr: ") and "\\n  forged: line" in line

@@ -35,7 +35,7 @@ from logcorr.console import (  # noqa: E402
 )
 from logcorr.inputs.source import ReadOptions  # noqa: E402
 from logcorr.interrupts import is_interrupt  # noqa: E402
-from logcorr.render.terminal import clean, for_terminal, json_inert  # noqa: E402
+from logcorr.render.terminal import clean, for_terminal, json_inert, shown_name  # noqa: E402
 
 app = typer.Typer(
     cls=Group,
@@ -283,22 +283,17 @@ def query(
     repoint(out)
     picked = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     try:
-        if fmt in saved.STREAMED:  # what a program reads: streamed, memory bounded whatever the rows
-            # the same JSON with C1 controls and bidi marks escaped; CSV cleaned only on a terminal
-            inert = json_inert if fmt == "json" else clean if sys.stdout.isatty() else str
-            with reading(out):  # no ingest swaps OUT under the query, while it streams
-                stream = saved.QueryStream(out, name_or_sql, param, fmt, limit=limit, columns=picked)
-                for piece in stream:
-                    sys.stdout.write(inert(piece))
-            sys.stdout.flush()
-            note = stream.note
-        else:
-            width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-            with reading(out):  # no ingest swaps OUT under the query
-                text, note = saved.render_query(
-                    out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width
-                )
-            typer.echo(clean(text))
+        # streamed, memory bounded whatever the rows; what a program reads (csv, json) is the same JSON
+        # with C1 controls and bidi marks escaped, CSV cleaned only on a terminal; the others cleaned
+        tty = sys.stdout.isatty()
+        inert = json_inert if fmt == "json" else str if fmt == "csv" and not tty else clean
+        width = shutil.get_terminal_size().columns if tty else None
+        with reading(out):  # no ingest swaps OUT under the query, while it streams
+            stream = saved.QueryStream(out, name_or_sql, param, fmt, limit=limit, columns=picked, width=width)
+            for piece in stream:
+                sys.stdout.write(inert(piece))
+        sys.stdout.flush()
+        note = stream.note
         if note:
             typer.echo(note, err=True)  # stdout stays valid csv/json
     except (saved.QueryError, FileNotFoundError) as e:
@@ -501,11 +496,13 @@ def combine(
     try:
         result = run(outs, dest, embed=embed)
     except (CombineError, OutputError) as e:
-        fail(str(e))
+        fail(shown_name(str(e)))  # one line: a newline in a folder's name is shown, never a line of its own
     counts = ", ".join(f"{t} {n:,}" for t, n in result.rows.items())
     typer.echo(
-        f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per table "
-        f"({result.seconds:.1f} s): {counts}"
+        shown_name(
+            f"wrote {result.path}: {len(result.outs)} OUTs, {result.parts_read:,} part files read into one per "
+            f"table ({result.seconds:.1f} s): {counts}"
+        )
     )
 
 

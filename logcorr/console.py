@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from logcorr.interrupts import interrupt_queries, is_interrupt
-from logcorr.render.terminal import clean
+from logcorr.render.terminal import clean, shown_name
 
 
 def _interrupt(signum, frame) -> None:
@@ -152,7 +152,8 @@ def readable(out: Path) -> None:
     it; typer's own check (``readable``, off on every OUT option) would answer with a usage error."""
     if out.is_dir() and not os.access(out, os.R_OK | os.X_OK):  # (a file is refused as no folder later)
         fail(
-            f"{out}: permission denied: this user cannot read OUT (run as its owner, or give another folder)"
+            f"{shown_name(str(out))}: permission denied: this user cannot read OUT (run as its owner, or give "
+            "another folder)"
         )
 
 

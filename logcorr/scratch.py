@@ -1,6 +1,6 @@
 """Scratch folders in TMPDIR that a later run can tell apart and clean up.
 
-An ingest unpacks a ``.gz``/``.xz`` input (up to 200 times its size), a bundle archive or a piped
+An ingest unpacks a compressed input (up to 200 times its size), an archive or a piped
 input into a scratch folder, and the timeline lets DuckDB spill there. Ctrl-C and SIGTERM remove it on
 the way out; a run killed outright (SIGKILL, the OOM killer) cannot. So each folder is named
 ``logcorr-WHAT-HOST-PID-XXXXXXXX`` (``tempfile.mkdtemp``'s random tail): logcorr's by its prefix, made on

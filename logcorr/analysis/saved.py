@@ -536,37 +536,27 @@ def render_query(
         ValueError: an unknown ``fmt`` (checked before anything runs). QueryError: a column in
         ``columns`` the result lacks; otherwise as ``query``.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    df = query(out, name_or_sql, params)
-    if columns:
-        missing = [c for c in columns if c not in df.columns]
-        if missing:
-            raise QueryError(
-                f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(df.columns)}"
-            )
-        df = df.select(columns)
-    more = df.height - limit if limit is not None and df.height > limit else 0
-    if more:
-        df = df.head(limit)
-    text = format_frame(df, fmt)
-    if fmt == "table" and width and max((len(line) for line in text.splitlines()), default=0) > width:
-        text = format_frame(df, "vertical")
-    return text, (f"({more:,} more row(s) not shown: --limit {limit})" if more else None)
+    stream = QueryStream(out, name_or_sql, params, fmt, limit=limit, columns=columns, width=width)
+    return "".join(stream)[:-1], stream.note
 
 
-BATCH_ROWS = 20_000  # rows per piece of a streamed csv or json result (``QueryStream``)
-STREAMED = ("csv", "json")  # the formats a program reads, streamed; the others are laid out whole
+BATCH_ROWS = 20_000  # rows per piece of a streamed result (``QueryStream``)
+WINDOW_ROWS = 20_000  # the first rows a table's column widths are laid out from (``QueryStream``)
+STREAMED = ("csv", "json")  # the formats a program reads (the CLI prints them raw to a pipe)
 
 
 class QueryStream:
-    """``render_query``'s csv or json text in bounded memory, for a result of any size (all events of a
-    day's OUT piped into another tool): iterate to get the text in pieces, one per batch of at most
+    """``render_query``'s text in bounded memory, for a result of any size (all events of a day's OUT
+    piped into another tool, or paged): iterate to get the text in pieces, one per batch of at most
     ``batch_rows`` rows as DuckDB produces them (``to_arrow_reader``), never the whole result at once;
-    joined, they are the text ``render_query`` gives plus a final newline. ``limit`` stops the text
-    after that many rows; the rows it leaves out are still counted, batch by batch, and once the
-    iteration ends ``note`` says how many (None when none were). Raises, while iterated, what
-    ``query`` raises (``QueryError`` also for a ``columns`` name the result lacks)."""
+    joined, they are the text ``render_query`` gives plus a final newline. Every format streams: csv,
+    json, markdown and vertical row by row; ``table`` lays its column widths out from the first
+    ``window_rows`` rows (a later cell wider than its column pushes its line on, whole: no cell is cut
+    but at the 100 characters every table cuts at), and a table wider than ``width`` (a terminal's
+    columns) is printed ``vertical``. ``limit`` stops the text after that many rows; the rows it leaves
+    out are still counted, batch by batch, and once the iteration ends ``note`` says how many (None when
+    none were). Raises, while iterated, what ``query`` raises (``QueryError`` also for a ``columns``
+    name the result lacks); ``ValueError`` at once for a ``fmt`` not in ``FORMATS``."""
 
     def __init__(
         self,
@@ -578,11 +568,14 @@ class QueryStream:
         limit: int | None = None,
         columns: list[str] | None = None,
         batch_rows: int = BATCH_ROWS,
+        width: int | None = None,
+        window_rows: int = WINDOW_ROWS,
     ) -> None:
-        if fmt not in STREAMED:
-            raise ValueError(f"--format {fmt!r}: streamed are {', '.join(STREAMED)}")
+        if fmt not in FORMATS:
+            raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
         self.out, self.name_or_sql, self.params, self.fmt = out, name_or_sql, params, fmt
         self.limit, self.columns, self.batch_rows = limit, columns, batch_rows
+        self.width, self.window_rows = width, window_rows
         self.note: str | None = None
 
     def __iter__(self) -> Iterator[str]:
@@ -601,21 +594,129 @@ class QueryStream:
             raise QueryError(
                 f"--columns {', '.join(missing)}: not in the result; its columns: {', '.join(names)}"
             )
-        cols = self.columns or names
-        shown = more = 0
-        yield _csv_piece(cols, [], header=True) if self.fmt == "csv" else "["
+        counted = {"more": 0}
+        yield from _layout(
+            self.fmt, self.columns or names, self._frames(reader, counted), self.width, self.window_rows
+        )
+        more = counted["more"]
+        self.note = f"({more:,} more row(s) not shown: --limit {self.limit})" if more else None
+
+    def _frames(self, reader, counted: dict) -> Iterator[pl.DataFrame]:
+        """The batches of ``reader`` as frames of the columns shown, up to ``limit`` rows; the rows past
+        it counted in ``counted["more"]``, not converted."""
+        shown = 0
         for batch in reader:
             room = batch.num_rows if self.limit is None else max(self.limit - shown, 0)
-            more += batch.num_rows - min(room, batch.num_rows)
+            counted["more"] += batch.num_rows - min(room, batch.num_rows)
             if room <= 0:
                 continue  # past --limit: counted, not rendered
             df = pl.from_arrow(batch.slice(0, room))
-            rows = df.select(cols).rows() if self.columns else df.rows()
-            yield _csv_piece(cols, rows) if self.fmt == "csv" else _json_piece(cols, rows, first=not shown)
-            shown += len(rows)
-        if self.fmt == "json":
-            yield "\n]\n" if shown else "]\n"
-        self.note = f"({more:,} more row(s) not shown: --limit {self.limit})" if more else None
+            shown += df.height
+            yield df.select(self.columns) if self.columns else df
+
+
+def _layout(
+    fmt: str, cols: list[str], frames: Iterator[pl.DataFrame], width: int | None, window: int
+) -> Iterator[str]:
+    """The text of the rows in ``frames`` (each a batch of the columns ``cols``) as ``fmt``, in pieces
+    that each end in a newline, a piece per batch: csv and json as ``_csv_piece``/``_json_piece``,
+    markdown and vertical row by row, a table laid out from its first ``window`` rows (``QueryStream``)."""
+    if fmt == "csv":
+        yield _csv_piece(cols, [], header=True)
+        yield from (_csv_piece(cols, df.rows()) for df in frames if df.height)
+        return
+    if fmt == "json":
+        yield "["
+        shown = 0
+        for df in frames:
+            if df.height:
+                yield _json_piece(cols, df.rows(), first=not shown)
+                shown += df.height
+        yield "\n]\n" if shown else "]\n"
+        return
+    if fmt == "markdown":
+        yield _md_line(cols) + "\n" + "|" + "|".join("---" for _ in cols) + "|\n"
+        yield from ("".join(_md_line(_cells(r)) + "\n" for r in df.rows()) for df in frames if df.height)
+        return
+    if fmt == "table":
+        first, held = [], 0
+        for df in frames:  # the window the widths are laid out from
+            first.append(df)
+            held += df.height
+            if held >= window:
+                break
+        if not held:
+            yield "  ".join(cols) + "\n(no rows)\n"
+            return
+        numeric = [first[0].schema[c].is_numeric() for c in cols]
+        cut = [[_table_cell(v) for v in r] for df in first for r in df.rows()]
+        widths = [max(len(c), *(len(r[i]) for r in cut)) for i, c in enumerate(cols)]
+        if not width or 2 * (len(cols) - 1) + sum(widths) <= width:
+            yield from _table(cols, widths, numeric, cut, frames)
+            return
+        frames = iter([*first, *frames])  # wider than the terminal: one block per row
+    yield from _vertical(cols, frames)
+
+
+def _table(
+    cols: list[str], widths: list[int], numeric: list[bool], first: list[list[str]], frames
+) -> Iterator[str]:
+    """A table's lines: its head, the ``first`` rows (cells already cut), each later batch of ``frames``,
+    then the count of rows."""
+
+    def line(values: list[str]) -> str:
+        return "  ".join(
+            (v.rjust(w) if num else v.ljust(w)) for v, w, num in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    yield "\n".join([line(cols), "  ".join("-" * w for w in widths), *(line(r) for r in first)]) + "\n"
+    rows = len(first)
+    for df in frames:
+        if df.height:
+            yield "".join(line([_table_cell(v) for v in r]) + "\n" for r in df.rows())
+            rows += df.height
+    yield _count(rows) + "\n"
+
+
+def _vertical(cols: list[str], frames: Iterator[pl.DataFrame]) -> Iterator[str]:
+    """One block per row (``column | value``), numbered on through the batches, then the count."""
+    name_width, rows = max(len(c) for c in cols), 0
+    for df in frames:
+        lines = []
+        for r in df.rows():
+            rows += 1
+            lines.append(f"-[ row {rows} ]" + "-" * 20)
+            lines += [
+                f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}"
+                for c, v in zip(cols, _cells(r), strict=True)
+            ]
+        if lines:
+            yield "\n".join(lines) + "\n"
+    yield (_count(rows) if rows else "(no rows)") + "\n"
+
+
+def _count(rows: int) -> str:
+    return f"({rows} row{'s' if rows != 1 else ''})"
+
+
+def _cells(row: tuple) -> list[str]:
+    return [_cell(v) for v in row]
+
+
+def _table_cell(value: object) -> str:
+    """A table's cell: on one line (a newline shown as ⏎), cut at 100 characters."""
+    c = _cell(value).replace("\n", "⏎")
+    return c if len(c) <= 100 else c[:99] + "…"
+
+
+def _md_line(values: list[str]) -> str:
+    """A Markdown table row; ``<img …>`` in a unit name renders as text, never as HTML."""
+
+    def md(s: str) -> str:
+        s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+        return s.replace("\n", "<br>")
+
+    return "| " + " | ".join(md(c) for c in values) + " |"
 
 
 def _csv_piece(cols: list[str], rows: list[tuple], header: bool = False) -> str:
@@ -679,49 +780,9 @@ def _cell(value: object) -> str:
 
 def format_frame(df: pl.DataFrame, fmt: str = "table") -> str:
     """Render rows as ``table``, ``vertical``, ``csv``, ``json`` or ``markdown`` text (see ``run_query``)."""
-    rows = df.rows()
-    cols = df.columns
-    if fmt == "json":  # the pieces QueryStream streams, whole
-        return "[" + _json_piece(cols, rows, first=True) + "\n]" if rows else "[]"
-    if fmt == "csv":
-        return _csv_piece(cols, rows, header=True).rstrip("\n")
-    cells = [[_cell(v) for v in r] for r in rows]
-    if fmt == "markdown":
-
-        def md(s: str) -> str:
-            s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-            return s.replace("\n", "<br>")  # <img …> in a unit name renders as text, never as HTML
-
-        lines = ["| " + " | ".join(md(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-        lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in cells]
-        return "\n".join(lines)
-    count = f"({len(rows)} row{'s' if len(rows) != 1 else ''})"
-    if fmt == "vertical":
-        if not rows:
-            return "(no rows)"
-        name_width = max(len(c) for c in cols)
-        out = []
-        for i, r in enumerate(cells, 1):
-            out.append(f"-[ row {i} ]" + "-" * 20)
-            out += [
-                f"{c.ljust(name_width)} | {v.replace(chr(10), ' ⏎ ')}" for c, v in zip(cols, r, strict=True)
-            ]
-        return "\n".join([*out, count])
-    if fmt == "table":
-        if not rows:
-            return "  ".join(cols) + "\n(no rows)"
-        flat = [[c.replace("\n", "⏎") for c in r] for r in cells]
-        flat = [[c if len(c) <= 100 else c[:99] + "…" for c in r] for r in flat]
-        widths = [max(len(c), *(len(r[i]) for r in flat)) for i, c in enumerate(cols)]
-        numeric = [df.schema[c].is_numeric() for c in cols]
-
-        def line(values: list[str]) -> str:
-            return "  ".join(
-                (v.rjust(w) if num else v.ljust(w)) for v, w, num in zip(values, widths, numeric, strict=True)
-            ).rstrip()
-
-        return "\n".join([line(cols), "  ".join("-" * w for w in widths), *(line(r) for r in flat), count])
-    raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    return "".join(_layout(fmt, df.columns, iter([df]), None, max(df.height, 1)))[:-1]
 
 
 def describe(saved: dict[str, SavedQuery] | None = None) -> str:

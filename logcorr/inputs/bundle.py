@@ -1,5 +1,5 @@
-"""A ``logcorr collect`` bundle as inputs: its folder (or ``.tar.gz``) → the files to read, each with
-its format, and the record chunks of the two formats only a bundle has.
+"""A ``logcorr collect`` bundle as inputs: its folder (an archive of it is unpacked by ``archives``) →
+the files to read, each with its format, and the record chunks of the two formats only a bundle has.
 
 A bundle is a folder whose ``manifest.json`` says ``"collector": "logcorr collect"``
 (``logcorr.collect`` writes it). Its journal export, container logs and kernel lines are ordinary
@@ -18,11 +18,8 @@ found in this module alone; ``inputs.scrape`` reads its answers into records.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import shutil
-import tarfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -30,12 +27,9 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
-from logcorr import scratch
 from logcorr.inputs.source import (
     META_MAX,
     OUTSIDE_BUNDLE,
-    UNPACK_FLOOR,
-    UNPACK_RATIO,
     InputError,
     SourceReport,
     in_folder,
@@ -49,7 +43,6 @@ from logcorr.store.schema import UTC_US, conform
 COLLECTOR = "logcorr collect"
 MANIFEST = "manifest.json"
 MANIFEST_MAX = META_MAX  # bytes: a manifest lists a few hundred steps
-MAX_MEMBERS = 20_000  # files in a bundle archive: a collect bundle holds a few hundred
 FORMATS = ("bundle-pyspy", "bundle-manifest")
 READ_AS_LOGS = ("journal", "container_log", "xid")  # steps whose file is a log, sniffed as any input
 KEPT = "kept-in-bundle"  # the format of a step's file kept for people, not read: listed with why
@@ -113,51 +106,6 @@ def incident_host(meta: dict) -> str | None:
         return urlsplit(str(meta.get("base_url") or "")).hostname
     except ValueError:
         return None
-
-
-def is_archive(path: Path) -> bool:
-    """A ``.tar.gz`` file holding a bundle (a folder with the collector's ``manifest.json``)."""
-    if not path.is_file() or not path.name.endswith((".tar.gz", ".tgz")):
-        return False
-    try:  # its first MAX_MEMBERS members' names only: a bomb of names is no bundle
-        with tarfile.open(path, "r:gz") as tar:
-            for n, member in enumerate(tar):
-                if Path(member.name).name == MANIFEST and len(Path(member.name).parts) <= 2:
-                    return True
-                if n >= MAX_MEMBERS:
-                    return False
-    except (OSError, EOFError, tarfile.TarError):
-        return False
-    return False
-
-
-def unpack(path: Path) -> Path:
-    """Unpack a bundle archive into a private folder (removed when the process ends) and return the
-    bundle folder in it. Members that would land outside it, links and devices are refused by
-    tarfile's ``data`` filter; as a ``.gz`` input, it may unpack to ``UNPACK_RATIO`` times its size (and
-    ``UNPACK_FLOOR``) in all, in at most ``MAX_MEMBERS`` members, each checked before it is written.
-    Raises ``InputError`` naming ``path`` when it cannot be unpacked or is a decompression bomb."""
-    into = scratch.folder("bundle")  # a run killed outright leaves it to the next (scratch.remove_stale)
-    atexit.register(shutil.rmtree, into, True)
-    limit, written = max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size), 0
-    try:
-        with tarfile.open(path, "r:gz") as tar:
-            for n, member in enumerate(tar, 1):
-                written += member.size
-                if written > limit or n > MAX_MEMBERS:
-                    shutil.rmtree(into, True)
-                    raise InputError(
-                        f"{path}: not read: it unpacks to more than {UNPACK_RATIO} times its size ({limit:,} bytes)"
-                        f" or {MAX_MEMBERS:,} files: a decompression bomb, not a bundle (unpack it yourself and "
-                        "name the folder if it is one)"
-                    )
-                tar.extract(member, into, filter="data")
-    except (OSError, EOFError, tarfile.TarError) as e:
-        raise InputError(f"{path}: a bundle archive that cannot be unpacked: {e}") from None
-    found = [m.parent for m in into.rglob(MANIFEST) if manifest_of(m.parent)]
-    if not found:
-        raise InputError(f"{path}: no logcorr collect manifest inside")
-    return found[0]
 
 
 def inputs(folder: Path, manifest: dict) -> list[tuple[Path, str]]:

@@ -95,9 +95,9 @@ def _any_time(expr: pl.Expr) -> pl.Expr:
     return pl.coalesce(pl.from_epoch(epoch_us, time_unit="us").dt.replace_time_zone("UTC"), iso)
 
 
-def _first_string(paths: tuple[str, ...]) -> pl.Expr:
+def _first_string(paths: tuple[str, ...], keys: frozenset[str] | None = None) -> pl.Expr:
     """The first of ``paths`` whose value is a JSON string: Dynamo's ``"line": 232`` is the source line
-    that logged, its ``message`` the line."""
+    that logged, its ``message`` the line. ``keys``: as ``_first_path``."""
     raw = pl.col("raw")
     return pl.coalesce(
         [
@@ -106,15 +106,46 @@ def _first_string(paths: tuple[str, ...]) -> pl.Expr:
             else pl.when(raw.str.contains(rf'"{re.escape(p)}"\s*:\s*"')).then(
                 raw.str.json_path_match(f"$.{p}")
             )
-            for p in paths
+            for p in _held(paths, keys)
         ]
+        or [pl.lit(None, pl.String)]
     )
 
 
-def _first_path(paths: tuple[str, ...]) -> pl.Expr:
-    return pl.coalesce(
-        [pl.col("raw").str.json_path_match(f"${p}" if p.startswith("[") else f"$.{p}") for p in paths]
-    )
+def _first_path(paths: tuple[str, ...], keys: frozenset[str] | None = None) -> pl.Expr:
+    """The value at the first of ``paths`` (JSONPath without ``$``) that a line holds; only the paths
+    whose top key is in ``keys`` (None: all) are looked up: each lookup parses every line's JSON."""
+    looked = [
+        pl.col("raw").str.json_path_match(f"${p}" if p.startswith("[") else f"$.{p}")
+        for p in _held(paths, keys)
+    ]
+    return pl.coalesce(looked or [pl.lit(None, pl.String)])
+
+
+def _top_key(path: str) -> str:
+    """The key a JSONPath (without ``$``) starts at: ``labels.unit`` → ``labels``, ``['@timestamp']`` →
+    ``@timestamp``, ``_source['@timestamp']`` → ``_source``."""
+    return path[2 : path.index("']")] if path.startswith("['") else re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def _held(paths: tuple[str, ...], keys: frozenset[str] | None) -> list[str]:
+    return [p for p in paths if keys is None or _top_key(p) in keys]
+
+
+_ALL_PATHS = (
+    *LINE_PATHS, *TIME_KEYS, *POD_PATHS, *CONTAINER_PATHS, *NAMESPACE_PATHS, *NODE_PATHS, *UNIT_PATHS,
+    *PID_PATHS, "_stream", "_source._stream", "stream",
+)  # fmt: skip
+_TOP_KEYS = frozenset(map(_top_key, _ALL_PATHS))
+
+
+def keys_in(lines: pl.Series) -> frozenset[str] | None:
+    """The top keys of ``_ALL_PATHS`` that some line of ``lines`` (JSON objects) writes, as ``"key"``:
+    the paths of the others need no lookup. None (look every path up) when a line writes a ``\\u``
+    escape, which may spell a key another way."""
+    if lines.str.contains("\\u", literal=True).any():
+        return None
+    return frozenset(k for k in _TOP_KEYS if lines.str.contains(f'"{k}"', literal=True).any())
 
 
 def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
@@ -135,19 +166,20 @@ def parse_lines(lines: pl.Series, fmt: str) -> pl.DataFrame:
             "text": log.str.strip_suffix("\n"),
         }
     elif fmt == "log-export":
-        line = _first_string(LINE_PATHS).str.strip_suffix("\n")
-        stream = _first_path(("_stream", "_source._stream"))  # VictoriaLogs: {k="v",…}
+        keys = keys_in(df["raw"])  # the paths no line of the chunk can hold are not looked up
+        line = _first_string(LINE_PATHS, keys).str.strip_suffix("\n")
+        stream = _first_path(("_stream", "_source._stream"), keys)  # VictoriaLogs: {k="v",…}
         cri = line.str.extract_groups(CRI_PREFIX)
         cols = {
-            "ts": _any_time(_first_path(TIME_KEYS)),
-            "fd": pl.coalesce(raw.str.json_path_match("$.stream"), cri.struct.field("1")),
+            "ts": _any_time(_first_path(TIME_KEYS, keys)),
+            "fd": pl.coalesce(_first_path(("stream",), keys), cri.struct.field("1")),
             "partial": (cri.struct.field("2") == "P").fill_null(False),
-            "pod": pl.coalesce(_first_path(POD_PATHS), _stream_label(stream, "pod")),
-            "container": pl.coalesce(_first_path(CONTAINER_PATHS), _stream_label(stream, "container")),
-            "namespace": pl.coalesce(_first_path(NAMESPACE_PATHS), _stream_label(stream, "namespace")),
-            "node": pl.coalesce(_first_path(NODE_PATHS), _stream_label(stream, "host")),
-            "unit_field": _first_path(UNIT_PATHS),
-            "pid_field": _first_path(PID_PATHS),
+            "pod": pl.coalesce(_first_path(POD_PATHS, keys), _stream_label(stream, "pod")),
+            "container": pl.coalesce(_first_path(CONTAINER_PATHS, keys), _stream_label(stream, "container")),
+            "namespace": pl.coalesce(_first_path(NAMESPACE_PATHS, keys), _stream_label(stream, "namespace")),
+            "node": pl.coalesce(_first_path(NODE_PATHS, keys), _stream_label(stream, "host")),
+            "unit_field": _first_path(UNIT_PATHS, keys),
+            "pid_field": _first_path(PID_PATHS, keys),
             "text": line.str.replace(CRI_PREFIX, ""),
         }
     elif fmt == "cluster-dump":  # the section lines name the container; its lines carry no time

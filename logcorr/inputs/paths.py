@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import lzma
 import os
 import re
 import select
 import shutil
 import stat
 import subprocess
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -21,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from logcorr.inputs import bundle, containers, dumps
+from logcorr.inputs import archives, bundle, containers, dumps, packed
 from logcorr.inputs.journal import journalctl
-from logcorr.inputs.sniff import DECOMPRESSOR, head, sniff
+from logcorr.inputs.sniff import head, sniff
 from logcorr.inputs.source import (
     CHUNK_BYTES,
     UNPACK_FLOOR,
@@ -67,8 +65,8 @@ def discover(
     problems = [] if problems is None else problems
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
-    if bundle.is_archive(path):
-        path = bundle.unpack(path)
+    if what := archives.kind(path):  # a tar (plain or compressed) or zip: read as the folder it holds
+        path = archives.unpack(path, what, problems)
     if not path.is_dir():
         return [(path, "?")]
     if manifest := bundle.manifest_of(path):
@@ -131,7 +129,7 @@ def not_a_log(path: Path, root: Path | None = None) -> str | None:
     nothing; a named pipe, socket or device (reading one may never end); a link to a file outside
     ``root`` (a folder from elsewhere must not pull in other files of this machine; Kubernetes'
     ``/var/log/containers`` links to pod logs are followed; without ``root``, outside the link's own
-    folder); a name that says it is no log."""
+    folder); a name that says it is no log; an archive (``archives.kind``: unpacked only when named)."""
     if not path.exists():
         return f"{path}: a link to nothing"
     kind = _special_kind(path)
@@ -144,6 +142,8 @@ def not_a_log(path: Path, root: Path | None = None) -> str | None:
     suffix = ".tar.gz" if path.name.endswith(".tar.gz") else path.suffix.lower()
     if suffix in NOT_LOGS:
         return f"{path}: a {suffix} file is not a log (name it on the command line to read it)"
+    if what := archives.kind(path):  # by its bytes, whatever its name
+        return f"{path}: a {what} archive inside a folder is not unpacked (name it on the command line to read it)"
     return containers.not_a_log(path)
 
 
@@ -435,7 +435,8 @@ _PIECE = 1 << 20
 
 
 def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
-    """What ``data`` unpacks to, in pieces of at most 1 MiB (a bomb never sits whole in memory)."""
+    """What ``data`` unpacks to, in pieces of at most 1 MiB (a bomb never sits whole in memory).
+    Raises ``packed.Damaged`` where the data is damaged."""
     if fmt == "gz":
         while data:
             yield d.decompress(data, _PIECE)
@@ -447,21 +448,26 @@ def _inflate(d, data: bytes, fmt: str) -> Iterator[bytes]:
 
 
 def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
-    """Decompress an ``xz`` or ``gz`` file (a compressed journal, a rotated ``router.log.1.gz``;
-    concatenated streams too) into the folder ``into``, streaming, 1 MiB at a time. Returns the new
-    file's path, and an error text when the data ends early or is damaged part way (what came before
-    is kept, as for a cut log).
+    """Decompress a ``packed.COMPRESSED`` file (``gz``, ``xz``, ``bz2``, ``zst``: a compressed journal,
+    a rotated ``router.log.1.gz``; concatenated streams too) into the folder ``into``, streaming, 1 MiB
+    at a time. Returns the new file's path, and an error text when the data ends early or is damaged
+    part way (what came before is kept, as for a cut log).
 
-    Raises ``InputError`` when not a byte of it can be unpacked, or when it unpacks to more than
-    ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all."""
-    new, suffix = DECOMPRESSOR[fmt], "." + fmt
+    Raises ``InputError`` when not a byte of it can be unpacked, when it unpacks to more than
+    ``UNPACK_RATIO`` times its size (and ``UNPACK_FLOOR``): a decompression bomb is not read at all,
+    or when it is zstd and Python's ``zstandard`` module is not installed."""
+    suffix = "." + fmt
     target = into / (
         path.name.removesuffix(suffix) if path.name.endswith(suffix) else path.name + ".unpacked"
     )
     # a packed file inside a packed file shares the outer file's bound (what is left of it): the bound
     # is on the total written, whatever the layers; and a refusal names the file the user gave
     given, limit = _LAYERS.pop(path, (path, max(UNPACK_FLOOR, UNPACK_RATIO * path.stat().st_size)))
-    d, fed, error, written = new(), False, None, 0
+    try:
+        d = packed.decompressor(fmt)
+    except packed.MissingModule as e:
+        raise InputError(f"{given}: a {fmt} file: not read: {e}") from None
+    fed, error, written = False, None, 0
     try:
         with open(path, "rb") as src, open(target, "wb") as dst:
             for block in iter(lambda: src.read(1 << 20), b""):
@@ -477,12 +483,12 @@ def unpack(path: Path, into: Path, fmt: str) -> tuple[Path, str | None]:
                                     f"than {limit:,} bytes): a decompression bomb, not a log (unpack it yourself "
                                     "and name the file if it is one)"
                                 )
-                    except (lzma.LZMAError, zlib.error) as e:
+                    except packed.Damaged as e:
                         error = str(e)
                         break
                     fed, data = True, b""
                     if d.eof:  # the next stream of a concatenated file, if any (not zero padding)
-                        d, fed, data = new(), False, d.unused_data.lstrip(b"\0")
+                        d, fed, data = packed.decompressor(fmt), False, d.unused_data.lstrip(b"\0")
                 if error:
                     break
     except BaseException:  # a full TMPDIR, an interrupt: no partial copy left taking its room

@@ -4,14 +4,12 @@ file names."""
 
 from __future__ import annotations
 
-import lzma
 import re
-import zlib
 from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs import dumps, exports, traces
+from logcorr.inputs import dumps, exports, packed, traces
 from logcorr.inputs.envelopes import (
     CRI_LINE,
     DOCKER_LINE,
@@ -24,15 +22,16 @@ from logcorr.inputs.envelopes import (
 from logcorr.parsers import journald, prometheus
 from logcorr.parsers.prefix import HEADER_START, NOTE, ROUTER_START
 
-MAGIC = {"journal": b"LPKSHHRH", "xz": b"\xfd7zXZ\x00", "gz": b"\x1f\x8b"}  # a file's first bytes
-DECOMPRESSOR = {"xz": lzma.LZMADecompressor, "gz": lambda: zlib.decompressobj(31)}  # 31: gzip header
+JOURNAL_MAGIC = b"LPKSHHRH"  # a binary journal file's first bytes
 HEAD_BYTES = 1 << 16
 
 
 def sniff(path: Path) -> str:
     """Detect the format of one file from its first 64 KiB.
 
-    Returns one of ``journal`` (binary journal file), ``xz`` or ``gz`` (compressed file), ``export``,
+    Returns one of ``journal`` (binary journal file), a compression (``packed.COMPRESSED``: ``gz``,
+    ``xz``, ``bz2``, ``zst``), an archive (``packed.ARCHIVES``: ``tar``, ``zip``; ``packed.REFUSED``:
+    ``7z``, ``lz4``), ``export``,
     ``json``, ``short`` (journalctl short-iso/short-iso-precise/short-unix), a container format
     (``containers.FORMATS``: ``docker-json``, ``cri``, ``kubectl``, ``stern``, ``log-export``,
     ``cluster-dump``),
@@ -50,7 +49,9 @@ def sniff_bytes(head: bytes) -> str:
     head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
     if not head.strip():
         return "empty"
-    if fmt := next((f for f, magic in MAGIC.items() if head.startswith(magic)), None):
+    if head.startswith(JOURNAL_MAGIC):
+        return "journal"
+    if fmt := packed.kind(head):
         return fmt
     if dumps.is_pickle(head):  # SGLang's crash and request dumps; any other pickle is refused
         return dumps.sniff_pickle(head)
@@ -154,10 +155,11 @@ def sniff_lines(lines: list[str]) -> str | None:
 
 
 def head(path: Path, fmt: str) -> bytes:
-    """The first ``HEAD_BYTES`` of a file, unpacked when it is ``xz`` or ``gz``."""
+    """The first ``HEAD_BYTES`` of a file, unpacked when it is compressed (``packed.COMPRESSED``);
+    ``b""`` when that cannot be unpacked (damaged, or zstd without its module)."""
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
     try:
-        return DECOMPRESSOR[fmt]().decompress(head, HEAD_BYTES) if fmt in DECOMPRESSOR else head
-    except (lzma.LZMAError, zlib.error):
+        return packed.decompressor(fmt).decompress(head, HEAD_BYTES) if fmt in packed.COMPRESSED else head
+    except (packed.Damaged, packed.MissingModule):
         return b""

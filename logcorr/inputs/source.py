@@ -53,6 +53,9 @@ class SourceReport:
     source: str
     format: str
     bytes: int = 0
+    # the size of the copy its reader counts ``bytes`` of (a file unpacked, a document flattened), None
+    # when the reader counts the file given: progress says the given file's bytes (``notes.progress_line``)
+    copy_bytes: int | None = None
     records: int = 0
     unparsed: int = 0
     errors: list[str] = field(default_factory=list)

@@ -55,9 +55,14 @@ def input_notes(plan: Plan, report: SourceReport, forced: str | None, clocks: Cl
 
 
 def progress_line(given: Path, report: SourceReport, total: int | None, seconds: float) -> str:
-    """``given: 17,878 records, 40 of 72 MB (55%), 12 MB/s, about 3 s left``; without ``total``
-    (or once the bytes counted pass it) the bytes read and the rate only."""
-    done, rate = report.bytes, report.bytes / seconds if seconds > 0 else 0.0
+    """``given: 17,878 records, 40 of 72 MB (55%), 12 MB/s, about 3 s left``, in bytes of the file given
+    (``total`` its size): a reader that counts a copy (``report.copy_bytes``: unpacked, or a document
+    flattened into lines of another size) has its count scaled to the file's, never past it; without
+    ``total`` (or once the bytes counted pass it) the bytes read and the rate only."""
+    done = report.bytes
+    if total and report.copy_bytes:
+        done = min(total, report.bytes * total // report.copy_bytes)
+    rate = done / seconds if seconds > 0 else 0.0
     line = f"{given}: {report.records:,} records, "
     if total and done <= total:
         line += f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB ({100 * done / total:.0f}%)"

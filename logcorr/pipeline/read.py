@@ -12,7 +12,19 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs import bundle, containers, dumps, export, exports, journal, scrape, sniff, text, traces
+from logcorr.inputs import (
+    bundle,
+    containers,
+    dumps,
+    export,
+    exports,
+    journal,
+    packed,
+    scrape,
+    sniff,
+    text,
+    traces,
+)
 from logcorr.inputs import paths as input_files
 from logcorr.inputs.rejoin import Rejoiner
 from logcorr.inputs.source import (
@@ -77,15 +89,27 @@ def read_chunks(
     """Stage 1, reading and parsing: record chunks of one input; journald's formats without the entries
     an earlier input gave (``run.seen``, None when there is only one input)."""
     opts = run.plan.opts
-    if fmt in ("xz", "gz"):
+    if fmt in packed.REFUSED:
+        raise InputError(
+            f"{path}: a {fmt} file: not read (logcorr has no {fmt} decompressor: unpack it and name the files)"
+        )
+    if fmt in packed.ARCHIVES:  # a tar or zip piped in, or packed inside a folder's file
+        raise InputError(
+            f"{report.source}: a {fmt} archive: not read (an archive is unpacked when its file is named on the"
+            " command line; or unpack it and name the folder)"
+        )
+    if fmt in packed.COMPRESSED:
         unpacked, damaged = input_files.unpack(path, scratch, fmt)
         inner = sniff.sniff(unpacked)
         report.notes.append(f"unpacked {fmt}: {inner}")
+        report.copy_bytes = unpacked.stat().st_size
         if damaged:
             report.errors.append(damaged)
         return read_chunks(run, unpacked, inner, report, scratch)
     if fmt in exports.DOCUMENTS:  # OTLP logs, a Loki query_range answer, Elasticsearch hits
-        return read_chunks(run, exports.flatten(path, fmt, scratch, report), "log-export", report, scratch)
+        flat = exports.flatten(path, fmt, scratch, report)
+        report.copy_bytes = flat.stat().st_size  # its lines are counted, not the document's bytes
+        return read_chunks(run, flat, "log-export", report, scratch)
     if fmt == "pickle":
         report.errors.append(
             f"{path}: a Python pickle that names no SGLang class: not read (only SGLang's crash and request "
@@ -212,8 +236,9 @@ def input_failure(given: Path, e: BaseException, records: int, scratch: Path) ->
 
 
 def input_size(path: Path, fmt: str) -> int | None:
-    """The bytes an input's reader will count (``SourceReport.bytes``) when they are its file's size:
-    None for a journal (journalctl's output is counted) and a packed file (its unpacked bytes)."""
-    if fmt in ("journal", "journal-dir", "xz", "gz") or not path.is_file():
+    """The size of the file an input's progress is told in (``notes.progress_line``; a reader that counts
+    a copy, unpacked or flattened, has it scaled by ``SourceReport.copy_bytes``): None for a journal
+    (journalctl's output is counted) and a pipe."""
+    if fmt in ("journal", "journal-dir") or not path.is_file():
         return None
     return path.stat().st_size

@@ -42,6 +42,7 @@ from logcorr.pipeline.finish import IngestResult, NothingReadError, finish
 from logcorr.pipeline.notes import input_notes, progress_line
 from logcorr.pipeline.plan import OptionError, make_plan
 from logcorr.pipeline.read import (
+    batched,
     contained,
     enriched,
     input_failure,
@@ -172,7 +173,7 @@ def read_input(
     # Four stages, each a chunk ahead of the next: reading, parsing and re-joining;
     # classifying; building the tables; writing them (here).
     chunks = lazy(lambda: read_chunks(run, path, fmt, report, scratch))  # unpacking too, in the stages
-    parsed = threads.ahead(rejoined(chunks, report, forced), name="logcorr-read")
+    parsed = threads.ahead(batched(rejoined(chunks, report, forced)), name="logcorr-read")
     built = chunk_tables(run, threads.ahead(enriched(parsed, report, forced, run.enrich)))
     for ev, tables, unknown_in_dumps in contained(
         threads.ahead(built, name="logcorr-tables"), report, given, scratch

@@ -127,6 +127,39 @@ def test_export_and_json_captures_give_the_same_events(tmp_path, sample_out):
         assert every.rows["events"] == from_journal.height + 10
 
 
+def test_a_capture_read_in_small_blocks_is_enriched_in_joined_chunks(tmp_path, monkeypatch):
+    # issue 49: every stage after reading pays a fixed cost per chunk, so the reader's blocks are
+    # joined up to BATCH_ROWS records before they are enriched; the tables do not depend on the blocks
+    from logcorr.inputs import text
+    from logcorr.pipeline import enrich
+    from logcorr.pipeline.read import BATCH_ROWS
+
+    def room_errors(out: Path) -> list[tuple]:
+        te = pl.read_parquet(out / "transfer_errors").filter(
+            (pl.col("bootstrap_room") == 4384674655194745451)
+            & (pl.col("error_kind") == "assert_transfer_infos")
+        )
+        return sorted(te.select("role", "tp_rank").unique().rows())
+
+    ingest([SAMPLE / "journal.json"], tmp_path / "one-block")
+    whole = events(tmp_path / "one-block")
+    calls = []
+    call = enrich.Enricher.__call__
+
+    def counted(self, recs, *a):
+        calls.append(recs.height)
+        return call(self, recs, *a)
+
+    monkeypatch.setattr(enrich.Enricher, "__call__", counted)
+    monkeypatch.setattr(text, "CHUNK_BYTES", 1 << 20)  # the 10 MB capture in 10 blocks
+    result = ingest([SAMPLE / "journal.json"], tmp_path / "blocks")
+    assert whole.height == 5_964 and calls == [5_964]  # before: one call per 1 MB block, ten
+    assert BATCH_ROWS >= 5_964
+    assert events(tmp_path / "blocks").equals(whole)
+    assert result.rows == json.loads((tmp_path / "one-block" / "manifest.json").read_text())["rows"]
+    assert room_errors(tmp_path / "blocks") == [("prefill", 0), ("prefill", 1), ("prefill", 3)]
+
+
 def test_a_journal_and_captures_of_it_are_read_once(tmp_path, sample_out):
     # journal.export is the export the sample journal was built from (systemd-journal-remote gave
     # its entries new cursors); journal.json is journalctl -o json of the journal

@@ -113,6 +113,27 @@ def test_json_lines_all_value_shapes():
     assert df["source_pos"][4] == "line 5"
 
 
+def test_json_array_values_land_in_their_own_rows_after_blank_lines():
+    # the array values are read again by Python and put back by row; blank lines, dropped before,
+    # shift each entry's row from its line number
+    lines = pl.Series(
+        [
+            "",
+            '{"__CURSOR":"c1","__REALTIME_TIMESTAMP":"1761773687000001","_PID":"41","MESSAGE":"[2025-10-29 21:34:47 TP0] a"}',
+            "   ",
+            '{"__CURSOR":"c2","__REALTIME_TIMESTAMP":"1761773687000002","_PID":"42","MESSAGE":[104,105,255]}',
+            '{"__CURSOR":"c3","__REALTIME_TIMESTAMP":"1761773687000003","_PID":"43","MESSAGE":"plain"}',
+            "",
+            '{"__CURSOR":"c4","__REALTIME_TIMESTAMP":"1761773687000004","_PID":"44","MESSAGE":["x","y"],"_COMM":["p","q"]}',
+        ]
+    )
+    df = parse_json_lines(lines, source="cap.json", first_line=10)
+    assert df["source_pos"].to_list() == ["c1", "c2", "c3", "c4"]
+    assert df["message"].to_list() == ["[2025-10-29 21:34:47 TP0] a", "hi\ufffd", "plain", "x\ny"]
+    assert df["pid"].to_list() == [41, 42, 43, 44]
+    assert df["comm"].to_list() == [None, None, None, "p\nq"]
+
+
 @pytest.mark.parametrize(
     "first,ts",
     [

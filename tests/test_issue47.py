@@ -360,6 +360,7 @@ def test_n8_progress_on_a_one_line_document_counts_the_file_s_bytes_never_past_i
 
     from logcorr import ingest as ingest_module
     from logcorr.inputs import exports, source, text
+    from logcorr.pipeline import read
 
     doc = otlp_document(tmp_path / "otlp.json", 3000)
     size = doc.stat().st_size
@@ -368,6 +369,7 @@ def test_n8_progress_on_a_one_line_document_counts_the_file_s_bytes_never_past_i
     monkeypatch.setattr(exports, "CUT_ITEMS", 500)
     monkeypatch.setattr(text, "CHUNK_BYTES", 1 << 16)
     monkeypatch.setattr(source, "CHUNK_BYTES", 1 << 16)
+    monkeypatch.setattr(read, "BATCH_ROWS", 500)  # records enriched (and counted) a few pieces at a time
     said: list[str] = []
     result = ingest_module.ingest([doc], tmp_path / "out", progress=said.append)
     assert result.rows["events"] == 3000

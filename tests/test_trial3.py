@@ -117,8 +117,8 @@ def test_f12_ctrl_c_inside_a_duckdb_query_of_any_command_is_one_line_and_130(sma
 
     real, lost, timers = saved.connect, [], []
 
-    def connect(out, queries=None):  # the query starts right after; Ctrl-C ``after_s`` into it
-        con = real(out, queries)
+    def connect(out, queries=None, **options):  # the query starts right after; Ctrl-C ``after_s`` into it
+        con = real(out, queries, **options)
         timers.append(threading.Timer(after_s, os.kill, (os.getpid(), signal.SIGINT)))
         timers.append(threading.Timer(after_s + 20, lambda: (lost.append(after_s), con.interrupt())))
         for t in timers:

@@ -188,12 +188,13 @@ def rejoined(chunks: Iterator[pl.DataFrame], report: SourceReport, forced: str |
 BATCH_ROWS = CHUNK_LINES // 2
 
 
-def batched(joined: Generator, rows: int = BATCH_ROWS) -> Generator:
+def batched(joined: Generator, rows: int | None = None) -> Generator:
     """Stage 1's output regrouped for the stages after it: consecutive re-joined frames of one input
-    joined into chunks of up to ``rows`` records (a frame that holds more is passed whole), in input
+    joined into chunks of up to ``rows`` records (default ``BATCH_ROWS``; a frame that holds more is passed whole), in input
     order. Every later stage pays a fixed cost per chunk (about 300 polars calls, 60 ms whatever the
     rows), which frames joined pay once; the re-joiner itself is not cheaper on larger frames, so it
     runs on the reader's blocks as they come."""
+    rows = BATCH_ROWS if rows is None else rows  # read at the call: a test sets smaller pieces
     held: list[pl.DataFrame] = []
     n = 0
     try:

@@ -770,3 +770,29 @@ def test_an_out_written_before_a_column_existed_reads_it_as_null(sample_out, tmp
     assert wedge["zoned"].to_list() == [True] and " UTC" in wedge["summary"][0]
     text = database.views_sql(views.table_folders(old), saved.load_saved())
     assert 'CAST(NULL AS BOOLEAN) AS "zoned" FROM read_parquet(\'events/' in text
+
+
+def test_a_second_out_of_the_same_shape_gets_the_views_bound_once_and_reads_its_own_rows(
+    tmp_path, monkeypatch
+):
+    """database.write binds the views of a table shape once a process and copies the file for the next OUT
+    of that shape: each file, opened from inside its OUT, reads that OUT's rows (batch9/03 has 5 records,
+    04 has 6), and names the same views; an OUT of another shape is bound anew."""
+    monkeypatch.setattr(database, "_TEMPLATES", {})
+    outs = {}
+    for prefix, rows in (("03", 5), ("04", 6)):
+        (path,) = (CASES / "batch9").glob(f"{prefix}_*")
+        outs[prefix] = tmp_path / prefix
+        ingest([path], outs[prefix])
+        assert len(database._TEMPLATES) == 1  # 03 and 04 are one shape: the second copied the first's file
+        monkeypatch.chdir(outs[prefix])
+        con = duckdb.connect(database.DB_NAME, read_only=True)
+        assert con.execute("SELECT count(*) FROM events").fetchone() == (rows,)
+        assert con.execute("SELECT count(*) FROM findings").fetchone() == (2,)
+        views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall()
+        con.close()
+        outs[prefix] = views
+    assert outs["03"] == outs["04"] and ("findings",) in outs["03"]
+    (other,) = (CASES / "batch9").glob("05_*")  # its tables are of another shape: a second binding
+    ingest([other], tmp_path / "05")
+    assert len(database._TEMPLATES) == 2

@@ -152,8 +152,8 @@ def embed_cost(out: Path) -> str:
         "|---|---|---|",
     ]
     for flag, what in (
-        ("--embed", "tables copied in (default)"),
-        ("--no-embed", "views over the Parquet files"),
+        ("--embed", "tables copied in"),
+        ("--no-embed", "views over the Parquet files (default)"),
     ):
         run = measure(
             f"database {flag}", [sys.executable, "-m", "logcorr.cli", "database", "-d", str(out), flag]

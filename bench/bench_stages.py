@@ -124,7 +124,7 @@ def instrument(st: Stages) -> None:
         ingest_module.TABLE_BUILDERS[name] = st.call(f"table {name}", build)
     output_module.Output.write = st.call("write Parquet parts", output_module.Output.write)
     swap(finish.finish, st.call("finish (sources, manifest, the rest)", finish.finish))
-    database.write = st.call("finish: OUT/logcorr.duckdb (tables copied in)", database.write)
+    database.write = st.call("finish: OUT/logcorr.duckdb (views over the tables)", database.write)
     output_module.Output.finish = st.call("finish: a table's parts listed", output_module.Output.finish)
     processes.from_events = st.call("finish: processes summary", processes.from_events)
     processes.batch_seconds = st.call("finish: batch_seconds summary", processes.batch_seconds)

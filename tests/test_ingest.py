@@ -800,3 +800,24 @@ def test_a_bad_option_value_exits_1_as_the_help_says(tmp_path, option, says):
         CliRunner().invoke(app, ["ingest", "--help"], env={"COLUMNS": "200"}).output.split()
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_two_clocks_in_one_input_give_two_spans_never_one(tmp_path):
+    """A paste of Dynamo's UTC lines (``…Z``) beside SGLang's local ones (no zone, UTC-7): the summary
+    and ``sources`` say each clock's span apart, never one span from 19:45 (local) to 02:45 UTC."""
+    log = tmp_path / "two_clocks.log"
+    log.write_text(
+        "2026-07-06T02:45:29.886032Z  INFO dynamo_llm::discovery: Registered base model 'm' MDC\n"
+        "[2026-07-05 19:45:29.924] Model registration succeeded\n"
+        "[2026-07-05 19:49:44 TP1] Scheduler hit an exception: RuntimeError: boom\n"
+    )
+    got = CliRunner().invoke(app, ["ingest", str(log), "-o", str(tmp_path / "o")])
+    assert got.exit_code == 0, got.output
+    assert (
+        "time span: 2026-07-06 02:45:29 .. 2026-07-06 02:45:29 (UTC, 1 record(s)); 2026-07-05 19:45:29 .."
+        " 2026-07-05 19:49:44 (2 record(s) printed without a zone, as printed)"
+    ) in got.output
+    row = query(tmp_path / "o", "SELECT first_ts, last_ts, zoneless_first_ts FROM sources").row(0)
+    assert [t.isoformat() for t in row] == [
+        "2026-07-06T02:45:29.886032+00:00", "2026-07-06T02:45:29.886032+00:00", "2026-07-05T19:45:29.924000+00:00"
+    ]  # fmt: skip

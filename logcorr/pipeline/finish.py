@@ -45,16 +45,22 @@ def finish(run: Run, embed: bool, progress: Callable[[str], None]) -> IngestResu
     output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
     output.write("processes", process_rows.from_events(output.finish("events")))
     output.write("batch_seconds", process_rows.batch_seconds(output.finish("batches")))
-    columns = ("source", "format", "bytes", "records", "unparsed", "first_ts", "last_ts")
+    columns = ("source", "format", "bytes", "records", "unparsed")
     sources = {c: [getattr(r, c) for r in reports] for c in columns}
-    sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
     clocks = [run.clocks.get(r.source, Clocks()).row() for r in reports]
+    spans = [one_clock_span(r, row) for r, row in zip(reports, clocks, strict=True)]
+    sources |= {"first_ts": [a for a, _ in spans], "last_ts": [b for _, b in spans]}
+    sources |= {c: ["\n".join(getattr(r, c)) or None for r in reports] for c in ("errors", "notes")}
     sources |= {c: [row[c] for row in clocks] for c in Clocks().row()}
     output.write("sources", pl.DataFrame(sources, strict=False))
     output.write("config", config.rows(run.config_seen))
-    span = [t for r in reports for t in (r.first_ts, r.last_ts) if t is not None]
+    zoned, loose = ([t for row in clocks for t in (row[f"{c}_first_ts"], row[f"{c}_last_ts"]) if t is not None]
+                    for c in ("zoned", "zoneless"))  # fmt: skip
+    span = zoned or loose or [t for pair in spans for t in pair if t is not None]  # never both clocks in one
     first, last = min(span, default=None), max(span, default=None)
     result = IngestResult(plan.out, reports, dict(output.rows), first_ts=first, last_ts=last, lines=run.lines)
+    if zoned and loose:  # the span of the records printed without a zone, said apart
+        result.zoneless_span = (min(loose), max(loose))
     for (role, kind), n in sorted(run.counts.items()):
         result.by_role_kind.setdefault(role, {})[kind] = n
     result.notes += result_notes(run)
@@ -135,3 +141,13 @@ def _manifest(run: Run, result: IngestResult) -> dict:
         "next_event_id": {**prev.get("next_event_id", {}), plan.origin: run.enrich.next_id},
         "errors": prev.get("errors", []) + [e for r in result.reports for e in r.errors],
     }
+
+
+def one_clock_span(report: SourceReport, clock: dict) -> tuple:
+    """An input's first and last record time (UTC) for ``sources.first_ts``/``last_ts``: over its zoned
+    records when it holds records of both clocks (``clock``: its ``Clocks.row()``), so that a span never
+    runs from a time printed without a zone to a UTC one (batch5/13: SGLang's local 19:45 beside
+    Dynamo's 02:45Z of the same step is no 7-hour span); else over all its records."""
+    if clock["zoned"] and clock["zoneless"]:
+        return clock["zoned_first_ts"], clock["zoned_last_ts"]
+    return report.first_ts, report.last_ts

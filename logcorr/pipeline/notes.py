@@ -151,12 +151,19 @@ def format_summary(result: IngestResult) -> str:
     else:
         zoned, loose = (sum(getattr(r, a) for r in result.reports) for a in ("zoned", "zoneless"))
         clock = (
-            "UTC" if not loose else "as printed, zone not printed" if not zoned
-            else f"UTC for {zoned:,} record(s), {loose:,} more printed without a zone, as printed"
-        )  # fmt: skip
-        lines.append(
+            "UTC"
+            if not loose
+            else "as printed, zone not printed"
+            if not zoned
+            else f"UTC, {zoned:,} record(s)"
+        )
+        span = (
             f"time span: {result.first_ts:%Y-%m-%d %H:%M:%S} .. {result.last_ts:%Y-%m-%d %H:%M:%S} ({clock})"
         )
+        if result.zoneless_span:  # two clocks: never one span from a zoneless time to a UTC one
+            a, b = result.zoneless_span
+            span += f"; {a:%Y-%m-%d %H:%M:%S} .. {b:%Y-%m-%d %H:%M:%S} ({loose:,} record(s) printed without a zone, as printed)"
+        lines.append(span)
     lines.append("tables: " + ", ".join(f"{t} {n:,}" for t, n in result.rows.items()))
     rate = result.lines / result.seconds if result.seconds else 0
     lines.append(

@@ -31,8 +31,9 @@ class IngestResult:
     reports: list[SourceReport]
     rows: dict[str, int]
     by_role_kind: dict[str, dict[str, int]] = field(default_factory=dict)
-    first_ts: object = None
+    first_ts: object = None  # over the zoned records when there are both clocks (``one_clock_span``)
     last_ts: object = None
+    zoneless_span: tuple | None = None  # beside zoned records: the span of those printed without a zone
     seconds: float = 0.0
     lines: int = 0
     notes: list[str] = field(default_factory=list)  # about the run as a whole (an option not used)

@@ -164,8 +164,11 @@ SOURCES = _table(
         "bytes": C(pl.Int64, "bytes read"),
         "records": C(pl.Int64, "records kept"),
         "unparsed": C(pl.Int64, "records of no known kind (kept in events as kind 'other')"),
-        "first_ts": C(UTC_US, "first record's time"),
-        "last_ts": C(UTC_US, "last record's time"),
+        "first_ts": C(
+            UTC_US,
+            "first record's time; of its zoned records when it holds both clocks (zoneless_first_ts: the others)",
+        ),
+        "last_ts": C(UTC_US, "last record's time; of its zoned records when it holds both clocks"),
         "errors": C(pl.String, "what could not be read and why; null when nothing"),
         "notes": C(
             pl.String, "how it was read: times printed without a zone taken as printed, entries read once, …"

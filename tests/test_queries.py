@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -793,6 +794,14 @@ def test_a_second_out_of_the_same_shape_gets_the_views_bound_once_and_reads_its_
         con.close()
         outs[prefix] = views
     assert outs["03"] == outs["04"] and ("findings",) in outs["03"]
-    (other,) = (CASES / "batch9").glob("05_*")  # its tables are of another shape: a second binding
+    (other,) = (CASES / "batch9").glob("05_*")  # its columns bind as 03's (large_string or string: VARCHAR)
     ingest([other], tmp_path / "05")
+    assert len(database._TEMPLATES) == 1
+    (part,) = (tmp_path / "05" / "facts").glob("**/*.parquet")  # an older OUT: facts without value_unit
+    pq.write_table(pq.read_table(part).drop_columns(["value_unit"]), part)
+    database.write(tmp_path / "05")  # another shape: a second binding
     assert len(database._TEMPLATES) == 2
+    assert saved.query(tmp_path / "05", "SELECT count(*) AS n, count(value_unit) AS u FROM facts").row(0) == (
+        saved.query(tmp_path / "05", "SELECT count(*) FROM facts").item(),
+        0,
+    )

@@ -209,16 +209,13 @@ def impact(out: Path, found: pl.DataFrame, *, saved: dict | None = None, con=Non
     return saved_mod.query(out, "impact", {"since": since}, saved=saved, con=con)
 
 
-def families_by_role(out: Path, *, saved: dict | None = None, con=None) -> dict[str, set[str]]:
-    """``{family: roles of its evidence rows}`` from ``known_issue_evidence`` (empty when none)."""
-    try:
-        rows = saved_mod.query(
-            out, "SELECT family, list(DISTINCT role) AS roles FROM known_issue_evidence GROUP BY family",
-            saved=saved, con=con,
-        )  # fmt: skip
-    except saved_mod.QueryError:
+def families_by_role(evidence: pl.DataFrame) -> dict[str, set[str]]:
+    """``{family: roles of its evidence rows}`` from the rows of ``known_issue_evidence`` (its ``family``
+    and ``role`` columns; a row without a role adds none); empty when there is none."""
+    if not evidence.height:
         return {}
-    return {r["family"]: set(r["roles"] or []) for r in rows.iter_rows(named=True)}
+    by_family = evidence.group_by("family").agg(pl.col("role").drop_nulls())
+    return {r["family"]: set(r["role"]) for r in by_family.iter_rows(named=True)}
 
 
 def likely_family(main: dict | None, known: pl.DataFrame, roles: dict[str, set[str]]) -> dict | None:

@@ -208,26 +208,29 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         ReportError: a saved query fails on OUT's tables (names the query and DuckDB's message).
     """
     saved = saved_mod.load_saved()
-    con = saved_mod.connect(out, saved)
-    results = {}
-    for name in (
+    named = (
         "incident_chain", "wedge", "abort_to_assert", "last_batch_per_rank", "desync", "coverage", "unit_lifecycle",
         "markup_leaks", "markup_leak_rate",
-    ):  # fmt: skip
-        try:
-            results[name] = saved_mod.query(out, name, saved=saved, con=con)
-        except QueryError as e:
-            raise ReportError(f"report: {e}") from e
-    for name, sql in (
+    )  # fmt: skip
+    optional = (
         ("known_issues", "known_issues"),
         ("config", "SELECT * FROM config ORDER BY first_ts"),
-        ("f19", "SELECT * FROM known_issue_evidence WHERE family = 'F19'"),
+        ("evidence", "known_issue_evidence"),
         ("collected", collected.SQL),  # an OUT written before the probes table has none
         ("read_once", READ_ONCE_SQL),
         ("captured", "SELECT count(*) AS threads, count(DISTINCT capture_id) AS dumps FROM captures"),
         ("sglang_read", SGLANG_READ_SQL),
         *SHOWN_SQL.items(),
-    ):
+    )
+    runs = [*named, *(sql for _, sql in optional), "findings", "impact"]
+    con = saved_mod.connect(out, saved, only=saved_mod.views_for(runs, saved))  # views bound: only these
+    results = {}
+    for name in named:
+        try:
+            results[name] = saved_mod.query(out, name, saved=saved, con=con)
+        except QueryError as e:
+            raise ReportError(f"report: {e}") from e
+    for name, sql in optional:
         try:  # an OUT written before the config table has none: the sections say so
             results[name] = saved_mod.query(out, sql, saved=saved, con=con)
         except QueryError:
@@ -241,7 +244,9 @@ def gather(out: Path) -> dict[str, pl.DataFrame]:
         raise ReportError(f"report: {e}") from e
     if zone_known(results["coverage"]):  # data mixing zoned and zoneless records: which times are which
         results["zoneless"] = saved_mod.query(out, ZONELESS_SQL, saved=saved, con=con)
-    roles = findings_mod.families_by_role(out, saved=saved, con=con)
+    evidence = results.pop("evidence")  # read once: the F19 rows and the roles of each family's rows
+    results["f19"] = evidence.filter(pl.col("family") == "F19") if evidence.height else evidence
+    roles = findings_mod.families_by_role(evidence)
     results["family_roles"] = pl.DataFrame(
         {"family": list(roles), "roles": [sorted(v) for v in roles.values()]},
         schema={"family": pl.String, "roles": pl.List(pl.String)},

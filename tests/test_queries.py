@@ -805,3 +805,24 @@ def test_a_second_out_of_the_same_shape_gets_the_views_bound_once_and_reads_its_
         saved.query(tmp_path / "05", "SELECT count(*) FROM facts").item(),
         0,
     )
+
+
+def test_held_views_give_the_rows_of_the_views_and_shadow_them_for_the_queries_that_read_them(sample_out):
+    """``saved.hold`` computes wedge, stuck_ranks and desync once into temporary tables: the sample's
+    decode stop (4 ranks) and its desync rows are the same read from them, and desync, run again over
+    the held tables, answers as over the views; a name that is no view here is not held."""
+    views = saved.connect(sample_out, only={"wedge", "stuck_ranks", "desync"})
+    want = {n: saved.query(sample_out, n, con=views) for n in ("wedge", "desync")}
+    con = saved.connect(sample_out, only={"wedge", "stuck_ranks", "desync"})
+    assert saved.hold(con, ["wedge", "stuck_ranks", "desync", "no_such_view"]) == [
+        "wedge",
+        "stuck_ranks",
+        "desync",
+    ]
+    temp = con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1").fetchall()
+    assert temp == [("desync",), ("stuck_ranks",), ("wedge",)]
+    for name, rows in want.items():
+        assert saved.query(sample_out, f"SELECT * FROM {name}", con=con).equals(rows)
+        assert saved.query(sample_out, name, con=con).equals(rows)  # its body, over the held tables
+    decode = want["wedge"].filter(pl.col("role") == "decode").row(0, named=True)
+    assert decode["ranks_stopped"] == 4 and want["desync"].height > 0

@@ -390,6 +390,24 @@ def connect(
     return con
 
 
+def hold(con: duckdb.DuckDBPyConnection, names: list[str]) -> list[str]:
+    """Compute each of the saved views ``names`` of ``con`` once (in this order: one read by a later one
+    first) into a temporary table of the same name, which shadows the view for every later statement on
+    ``con`` (DuckDB resolves the temp schema first, inside other views too): for a caller that runs
+    several queries reading the same views with no parameter set, which each planned and ran again.
+    Returns the names held; a view that does not run here is left as it is (a query reading it fails
+    with its own message). Raises only an interrupt."""
+    held = []
+    for name in names:
+        try:
+            con.execute(f"CREATE TEMP TABLE {quote_ident(name)} AS SELECT * FROM main.{quote_ident(name)}")
+            held.append(name)
+        except duckdb.Error as e:
+            if is_interrupt(e):
+                raise
+    return held
+
+
 def parse_params(pairs: list[str] | dict[str, str] | None) -> dict[str, str]:
     """``["k=v", …]`` (or a dict) → ``{k: v}``. Raises ``ParamError`` on a pair without ``=``, a
     name that is not an identifier, or a value that is not valid UTF-8."""

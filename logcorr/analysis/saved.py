@@ -378,16 +378,20 @@ def connect(
     for sql in derived_view_sql(folders):
         con.execute(sql)
     saved = saved if saved is not None else load_saved()
-    if only is not None:
-        saved = {n: q for n, q in saved.items() if n in only}
-    for q in view_order(saved):
+    add_views(con, set(saved) if only is None else only, saved)
+    return con
+
+
+def add_views(con: duckdb.DuckDBPyConnection, names: set[str], saved: dict[str, SavedQuery]) -> None:
+    """A view on ``con`` for each saved query of ``names`` (one read by another first: give the views a
+    query reads with ``views_for``); a name that is no saved query is passed over. A query that does not
+    bind here is left out (it fails with its own message when it is run). Raises only an interrupt."""
+    for q in view_order({n: q for n, q in saved.items() if n in names}):
         try:
             con.execute(f"CREATE OR REPLACE VIEW {quote_ident(q.name)} AS {q.body()}")
         except duckdb.Error as e:
             if is_interrupt(e):
                 raise
-            continue  # a query that does not bind here fails with its own message when it is run
-    return con
 
 
 def hold(con: duckdb.DuckDBPyConnection, names: list[str]) -> list[str]:

@@ -424,6 +424,11 @@ def _duckdb() -> duckdb.DuckDBPyConnection:
     return _local.con
 
 
+# An array value, however spaced: systemd 252 writes compact JSON ('"MESSAGE":[104,105]'), older
+# systemd (CentOS 7's 219) a space each side of the colon ('"MESSAGE" : [ 104, 105 ]').
+_ARRAY_ANYHOW = r'"\s*:\s*\['
+
+
 def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     """Add a String column per field of the JSON object in ``line`` (null when the line is not
     JSON), ``_json``: the line parsed as JSON (true for a whole object whose fields are all null,
@@ -444,7 +449,9 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     ).unnest("fields")
     fixed = []
     for n, line in (
-        df.filter(pl.col("_json") & pl.col("line").str.contains(r'":\s*\[')).select("n", "line").iter_rows()
+        df.filter(pl.col("_json") & pl.col("line").str.contains(_ARRAY_ANYHOW))
+        .select("n", "line")
+        .iter_rows()
     ):
         try:
             obj = json.loads(line)

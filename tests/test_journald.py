@@ -236,6 +236,16 @@ def test_json_message_no_text_is_the_entrys_own_not_a_nested_key():
     assert parse_json_block(data, source="cap.json").equals(df.head(2))
 
 
+def test_json_array_values_of_an_older_journalctl_spaced_around_the_colon():
+    # systemd 219 (CentOS 7) writes '"MESSAGE" : [ 104, 105 ]': the bytes, not the array's text
+    lines = pl.Series(
+        ['{ "__CURSOR" : "c1", "_PID" : "41", "MESSAGE" : [ 104, 105, 255 ], "_COMM" : [ "p", "q" ] }']
+    )
+    df = parse_json_lines(lines, source="cap.json")
+    assert df["message"].to_list() == ["hi\ufffd"] and df["comm"].to_list() == ["p\nq"]
+    assert df["source_pos"].to_list() == ["c1"] and df["pid"].to_list() == [41]
+
+
 def test_text_blocks_count_the_lines_split_lines_gives(tmp_path):
     path = tmp_path / "cap.json"
     path.write_bytes(b"\xef\xbb\xbfa\r\n\r\nb\rc\n\n\xff d")  # BOM, CRLF, a lone CR, no final newline

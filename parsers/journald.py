@@ -11,14 +11,17 @@ binary-safe fields and non-UTF-8 byte arrays.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
 
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as pa_json
 
 from logcorr.store.schema import RECORD, UTC_US
 
@@ -421,21 +424,34 @@ def _duckdb() -> duckdb.DuckDBPyConnection:
     return _local.con
 
 
+# An array value, however spaced: systemd 252 writes compact JSON ('"MESSAGE":[104,105]'), older
+# systemd (CentOS 7's 219) a space each side of the colon ('"MESSAGE" : [ 104, 105 ]').
+_ARRAY_ANYHOW = r'"\s*:\s*\['
+
+
 def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     """Add a String column per field of the JSON object in ``line`` (null when the line is not
-    JSON), and ``_json``: the line parsed as JSON (true for a whole object whose fields are all null,
-    ``MESSAGE: null`` and no cursor). DuckDB's JSON reader parses each line once for all fields; the rare lines holding an
-    array value (bytes, a repeated field) are read again by Python's json module."""
+    JSON), ``_json``: the line parsed as JSON (true for a whole object whose fields are all null,
+    ``MESSAGE: null`` and no cursor), and ``_message_type``: DuckDB's ``json_type`` of the object's
+    own ``MESSAGE`` (``VARCHAR``, ``ARRAY``, ``NULL``, a number's, ``OBJECT``, ``BOOLEAN``; null
+    when it has none). DuckDB's JSON reader parses each line once for all fields; the rare lines
+    holding an array value (bytes, a repeated field) are read again by Python's json module."""
     names = (*_META, *FIELDS)
     paths = "[" + ", ".join(f"'$.{n}'" for n in names) + "]"
     lines = df.select("line")  # noqa: F841 (read by DuckDB by name)
-    values = _duckdb().sql(f"SELECT try(json_extract_string(line, {paths})) AS v FROM lines").pl()["v"]
+    query = f"SELECT try(json_extract_string(line, {paths})) AS v, try(json_type(line, '$.MESSAGE')) AS t FROM lines"
+    found = _duckdb().sql(query).pl()
+    values = found["v"]
     df = df.with_columns(
-        values.is_not_null().alias("_json"), values.list.to_struct(fields=list(names)).alias("fields")
+        values.is_not_null().alias("_json"),
+        found["t"].alias("_message_type"),
+        values.list.to_struct(fields=list(names)).alias("fields"),
     ).unnest("fields")
     fixed = []
     for n, line in (
-        df.filter(pl.col("_json") & pl.col("line").str.contains(r'":\s*\[')).select("n", "line").iter_rows()
+        df.filter(pl.col("_json") & pl.col("line").str.contains(_ARRAY_ANYHOW))
+        .select("n", "line")
+        .iter_rows()
     ):
         try:
             obj = json.loads(line)
@@ -451,19 +467,23 @@ def _json_fields(df: pl.DataFrame) -> pl.DataFrame:
     return df
 
 
-_MESSAGE_NOT_TEXT = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*[-\d{tf]'
-_MESSAGE_NULL = r'(?:^|[,{])\s*"MESSAGE"\s*:\s*null\s*[,}]'
-
-
 def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> pl.DataFrame:
     """Parse ``journalctl -o json`` lines (one JSON object per line) into records.
 
     Values may be strings, arrays of byte ints (binary or non-UTF-8 data), arrays of strings
     (a repeated field), or null (journalctl's ``-o json`` rules). A line that is not a whole JSON
     object (cut in half, garbage) is kept as a record with ``entry_error`` set and the raw line as
-    message. ``source_pos`` is the cursor, or ``line N`` when the object has none.
+    message. An entry whose own ``MESSAGE`` is no text (a number, an object, true or false: log
+    platforms write them, journalctl never does) or null or absent is a stream of its own.
+    ``source_pos`` is the cursor, or ``line N`` when the object has none.
     """
     df = pl.DataFrame({"line": lines.cast(pl.String)}).with_row_index("n", offset=first_line)
+    return _json_line_records(df.with_columns(pl.col("n").cast(pl.Int64)), source).drop("n")
+
+
+def _json_line_records(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    """``parse_json_lines`` of ``df`` (``n``: Int64 line numbers, ``line``): ``n`` and the record
+    columns, one row per line that is not blank."""
     df = df.filter(~pl.col("line").str.contains(r"^\s*$"))  # not blank
     line = pl.col("line")
     whole = line.str.contains(r"^\s*\{") & line.str.contains(r"\}\s*$")
@@ -472,13 +492,14 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
     # MESSAGE (a capture of another tool, a log platform's): that entry is whole, its fields read
     df = df.with_columns((~whole | ~pl.col("_json")).alias("broken")).drop("_json")
     return df.select(
-        _entry_columns(
+        "n",
+        *_entry_columns(
             # an absent MESSAGE keeps the entry's JSON as its text (nothing of it is lost); a null one
             # is an empty message: the entry logged none
             clean_text(
                 pl.when(pl.col("broken"))
                 .then(line)
-                .when(pl.col("MESSAGE").is_null() & line.str.contains(_MESSAGE_NULL))
+                .when(pl.col("MESSAGE").is_null() & (pl.col("_message_type") == "NULL"))
                 .then(pl.lit(""))
                 .when(pl.col("MESSAGE").is_null())
                 .then(line)
@@ -486,16 +507,107 @@ def parse_json_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> p
             ),
             source,
             pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))),
-            # a MESSAGE that is a JSON object or number (never journalctl's own output, but log
-            # platforms write them) is no line of a process's stdout: a stream, so a record, of its own
-            pl.when(line.str.contains(_MESSAGE_NOT_TEXT) | pl.col("MESSAGE").is_null()).then(
-                pl.format("entry {}", pl.col("n"))
-            ),
+            # a MESSAGE that is a JSON object, number or boolean (never journalctl's own output, but
+            # log platforms write them) is no line of a process's stdout: a stream, so a record, of its own
+            pl.when(
+                pl.col("_message_type").is_null() | ~pl.col("_message_type").is_in(["VARCHAR", "ARRAY"])
+            ).then(pl.format("entry {}", pl.col("n"))),
             pl.when(pl.col("broken"))
             .then(pl.lit("not a whole JSON object"))
             .otherwise(realtime_error(pl.col("__REALTIME_TIMESTAMP"))),
-        )
+        ),
     )
+
+
+# The block reader's parser: the fields read, each a string where the entry has it. A value of
+# another JSON type (journalctl's arrays of bytes or of a repeated field's values), a key given
+# twice, a line that is no object or no UTF-8 make it refuse the lines it was given.
+_JSON_SCHEMA = pa.schema([(n, pa.string()) for n in (*_META, *FIELDS)])
+_JSON_PARSE = pa_json.ParseOptions(explicit_schema=_JSON_SCHEMA, unexpected_field_behavior="ignore")
+_JSON_READ = pa_json.ReadOptions(use_threads=False, block_size=1 << 30)  # a block is parsed whole
+_ARRAY_VALUE = b'":['  # how journalctl writes an array value (compact JSON)
+
+
+def parse_json_block(data: bytes, *, source: str, first_line: int = 1) -> pl.DataFrame | None:
+    """``parse_json_lines(split_lines(data), …)``, the same rows, without a column of lines: the block
+    is parsed whole by Arrow's JSON reader (each line one object, the fields read strings), and only
+    the lines it cannot read that way go through ``parse_json_lines``: a line holding an array value
+    (journalctl's binary or repeated fields, ``":[``), an entry whose MESSAGE is null or absent.
+
+    Args:
+        data: whole lines of a ``journalctl -o json`` capture (the last newline may be missing),
+            line ``first_line`` first.
+
+    Returns:
+        The records (columns as ``parse_json_lines``), or None when the block is not plain lines of
+        JSON objects whose fields are strings: a NUL byte, invalid UTF-8, a blank line, a line that
+        is no object or gives a field twice or as another type. The caller reads such a block line by
+        line (``parse_json_lines``), so an odd line costs its block's speed, never its semantics.
+    """
+    if not data or data.find(b"\x00") >= 0:
+        return None
+    if not data.isascii():
+        try:
+            data.decode()
+        except UnicodeDecodeError:
+            return None
+    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 0x0A)
+    ends = newlines if data.endswith(b"\n") else np.append(newlines, len(data))
+    starts = np.concatenate(([0], newlines + 1))[: len(ends)]  # line i: data[starts[i]:ends[i]]
+    if not (np.frombuffer(data, np.uint8)[starts] == 0x7B).all():  # "{": no blank line, one object a line
+        return None
+    odd = _array_lines(data, ends)
+    rest = data if not odd else _without(data, starts, ends, odd)
+    try:
+        table = pa_json.read_json(io.BytesIO(rest), read_options=_JSON_READ, parse_options=_JSON_PARSE)
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    if table.num_rows != len(ends) - len(odd):  # two objects on a line
+        return None
+    n = pl.int_range(0, len(ends), eager=True, dtype=pl.Int64)
+    if odd:
+        n = n.filter(~n.is_in(pl.Series(odd, dtype=pl.Int64).implode()))
+    fast = pl.from_arrow(table).with_columns(n.alias("n"))
+    no_message = fast["MESSAGE"].is_null()
+    if no_message.any():  # its text is the line's (absent) or empty (null): read as a line
+        odd = sorted([*odd, *fast.filter(no_message)["n"].to_list()])
+        fast = fast.filter(~no_message)
+    records = fast.with_columns(pl.col("n") + first_line).select(
+        "n",
+        *_entry_columns(
+            clean_text(pl.col("MESSAGE")),
+            source,
+            pl.coalesce(pl.col("__CURSOR"), pl.format("line {}", pl.col("n"))),
+            pl.lit(None, pl.String),
+            realtime_error(pl.col("__REALTIME_TIMESTAMP")),
+        ),
+    )
+    if odd:
+        text = [data[starts[i] : ends[i]].decode() for i in odd]
+        lines = pl.DataFrame(
+            {"n": [first_line + i for i in odd], "line": text}, schema={"n": pl.Int64, "line": pl.String}
+        )
+        records = pl.concat([records, _json_line_records(lines, source)]).sort("n")
+    return records.drop("n")
+
+
+def _array_lines(data: bytes, ends: np.ndarray) -> list[int]:
+    """Indexes of the lines of ``data`` (their ends ``ends``) that hold ``_ARRAY_VALUE``."""
+    found, at = [], data.find(_ARRAY_VALUE)
+    while at >= 0:
+        found.append(at)
+        at = data.find(_ARRAY_VALUE, at + len(_ARRAY_VALUE))
+    return sorted(set(np.searchsorted(ends, found).tolist())) if found else []
+
+
+def _without(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]) -> bytes:
+    """``data`` without the given lines (indexes, ascending) and their newlines."""
+    pieces, kept_from = [], 0
+    for i in lines:
+        pieces.append(data[kept_from : starts[i]])
+        kept_from = int(ends[i]) + 1
+    pieces.append(data[kept_from:])
+    return b"".join(pieces)
 
 
 # journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".

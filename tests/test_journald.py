@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import lzma
 import struct
 import subprocess
@@ -14,7 +15,14 @@ from logcorr.inputs.export import export_chunks
 from logcorr.inputs.journal import read_journal
 from logcorr.inputs.sniff import sniff
 from logcorr.inputs.source import InputError, ReadOptions, SourceReport
-from logcorr.parsers.journald import parse_export, parse_json_lines, parse_short_lines
+from logcorr.inputs.text import read_text, text_blocks
+from logcorr.parsers.journald import (
+    parse_export,
+    parse_json_block,
+    parse_json_lines,
+    parse_short_lines,
+    split_lines,
+)
 from tests.conftest import need_journalctl
 
 
@@ -132,6 +140,118 @@ def test_json_array_values_land_in_their_own_rows_after_blank_lines():
     assert df["message"].to_list() == ["[2025-10-29 21:34:47 TP0] a", "hi\ufffd", "plain", "x\ny"]
     assert df["pid"].to_list() == [41, 42, 43, 44]
     assert df["comm"].to_list() == [None, None, None, "p\nq"]
+
+
+def _json_entry(n: int, message: object = "", **fields: object) -> str:
+    """One ``journalctl -o json`` line (compact, as systemd 252 writes it)."""
+    obj = {"__CURSOR": f"c{n}", "__REALTIME_TIMESTAMP": str(1761773687000000 + n), "_BOOT_ID": "b0"}
+    obj |= {"_PID": "41", "_SYSTEMD_UNIT": "sglang-decode.service", "MESSAGE": message, **fields}
+    return json.dumps({k: v for k, v in obj.items() if v is not ...}, separators=(",", ":"))
+
+
+def test_json_block_reads_every_line_as_the_line_reader_does():
+    # a block read whole by Arrow's reader; its odd lines (array values, MESSAGE null or absent)
+    # through parse_json_lines: the same rows, in line order, as the line reader gives
+    lines = [
+        _json_entry(1, "[2025-10-29 21:34:47 TP0] Decode batch, #running-req: 3"),
+        _json_entry(2, [104, 105, 255]),  # bytes that are no UTF-8: journalctl's array
+        _json_entry(3, "\x1b[31mred\x1b[0m\r"),
+        _json_entry(4, None),  # MESSAGE null: an empty message
+        _json_entry(5, ..., _COMM="python3"),  # no MESSAGE: the entry's JSON is its text
+        _json_entry(6, "x", __CURSOR=..., __REALTIME_TIMESTAMP="99999999999999999999"),
+        _json_entry(7, "y", _COMM=["a", "b"]),  # a repeated field
+        _json_entry(8, "é ✓"),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    block = parse_json_block(data, source="cap.json", first_line=20)
+    assert block is not None  # read whole, not line by line
+    assert block.equals(parse_json_lines(split_lines(data), source="cap.json", first_line=20))
+    assert block["message"].to_list()[:4] == [
+        "[2025-10-29 21:34:47 TP0] Decode batch, #running-req: 3",
+        "hi\ufffd",
+        "red",
+        "",
+    ]
+    assert block["message"][4] == lines[4]
+    assert block["source_pos"].to_list() == ["c1", "c2", "c3", "c4", "c5", "line 25", "c7", "c8"]
+    assert block["stream"].to_list()[3:6] == [
+        "b0/41/sglang-decode.service/entry 23",  # no message: a record of its own
+        "b0/41/sglang-decode.service/entry 24",
+        "b0/41/sglang-decode.service",
+    ]
+    assert block["ts"][0].isoformat() == "2025-10-29T21:34:47.000001+00:00" and block["ts"][5] is None
+    assert block["entry_error"][5].startswith("__REALTIME_TIMESTAMP=99999999999999999999 is not a time")
+    assert block["comm"][6] == "a\nb"
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "",  # a blank line
+        "   ",
+        '{"MESSAGE":"a"}{"MESSAGE":"b"}',  # two objects on a line
+        '{"__CURSOR":"c9","MESSAGE":"cut',  # a cut line
+        '{"__CURSOR":"c9","MESSAGE":5}',  # a MESSAGE that is no text
+        '{"__CURSOR":"c9","MESSAGE":"a","MESSAGE":"b"}',
+        '{"__CURSOR":"c9","MESSAGE":"\\udc80"}',  # a lone surrogate (Python's and DuckDB's readers take it)
+        ' {"__CURSOR":"c9","MESSAGE":"indented"}',
+    ],
+)
+def test_json_block_refuses_what_is_not_plain_and_ingest_reads_it_by_lines(tmp_path, odd):
+    data = (_json_entry(1, "one") + "\n" + odd + "\n" + _json_entry(3, "three") + "\n").encode()
+    assert parse_json_block(data, source="cap.json") is None
+    path = tmp_path / "cap.json"
+    path.write_bytes(data)
+    report = SourceReport(str(path), "json")
+    records = pl.concat(read_text(path, "json", report))
+    assert records.equals(parse_json_lines(split_lines(data), source=str(path)))
+    assert records["source_pos"][-1] == "c3" and report.bytes == len(data)
+
+
+def test_json_message_no_text_is_the_entrys_own_not_a_nested_key():
+    # an entry is a stream of its own when its own MESSAGE is no text (a number, an object); a key
+    # MESSAGE inside another field's object is not the entry's (the rule read it there before)
+    lines = [
+        _json_entry(1, "Traceback (most recent call last):", X={"MESSAGE": 5}),
+        _json_entry(2, '  File "a.py", line 1, in <module>', X={"MESSAGE": None}),
+        _json_entry(3, 5),
+        _json_entry(4, {"a": 1}),
+        _json_entry(5, ..., X={"MESSAGE": None}),  # no MESSAGE of its own: its JSON is its text
+    ]
+    df = parse_json_lines(pl.Series(lines), source="cap.json")
+    assert df["stream"].to_list() == [
+        "b0/41/sglang-decode.service",
+        "b0/41/sglang-decode.service",
+        "b0/41/sglang-decode.service/entry 3",
+        "b0/41/sglang-decode.service/entry 4",
+        "b0/41/sglang-decode.service/entry 5",
+    ]
+    assert df["message"].to_list() == [
+        *(json.loads(x)["MESSAGE"] for x in lines[:2]),
+        "5",
+        '{"a":1}',
+        lines[4],
+    ]
+    data = ("\n".join(lines[:2]) + "\n").encode()
+    assert parse_json_block(data, source="cap.json").equals(df.head(2))
+
+
+def test_json_array_values_of_an_older_journalctl_spaced_around_the_colon():
+    # systemd 219 (CentOS 7) writes '"MESSAGE" : [ 104, 105 ]': the bytes, not the array's text
+    lines = pl.Series(
+        ['{ "__CURSOR" : "c1", "_PID" : "41", "MESSAGE" : [ 104, 105, 255 ], "_COMM" : [ "p", "q" ] }']
+    )
+    df = parse_json_lines(lines, source="cap.json")
+    assert df["message"].to_list() == ["hi\ufffd"] and df["comm"].to_list() == ["p\nq"]
+    assert df["source_pos"].to_list() == ["c1"] and df["pid"].to_list() == [41]
+
+
+def test_text_blocks_count_the_lines_split_lines_gives(tmp_path):
+    path = tmp_path / "cap.json"
+    path.write_bytes(b"\xef\xbb\xbfa\r\n\r\nb\rc\n\n\xff d")  # BOM, CRLF, a lone CR, no final newline
+    blocks = list(text_blocks(path))
+    assert [(first, piece, n) for _, first, piece, n in blocks] == [(1, 0, 5), (6, 0, 1)]
+    assert [split_lines(data).to_list() for data, *_ in blocks] == [["a", "", "b", "c", ""], ["\ufffd d"]]
 
 
 @pytest.mark.parametrize(

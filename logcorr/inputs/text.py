@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from logcorr.inputs.envelopes import RFC3339, rfc3339_us
@@ -64,14 +65,14 @@ def _pieces(data: bytes, at: int, end: int) -> Iterator[tuple[int, int]]:
         yield at, end
 
 
-def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
-    """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file, cut at line ends, bytes decoded
-    as UTF-8 with replacement, NUL bytes and carriage returns at line ends removed. A carriage
-    return no newline follows ends a line too (tqdm-style progress, old Mac files), and a UTF-8
-    byte order mark at the start is dropped. A line longer than ``MAX_LINE_BYTES`` is yielded in
-    pieces of ``MAX_RECORD_BYTES`` (``is_piece`` 1 for its first, 2 for the others), each numbered as the
-    line, never whole in memory. A chunk
-    holds at most ``CHUNK_LINES`` lines (a file of tiny lines makes many chunks of one block)."""
+def text_blocks(path: Path) -> Iterator[tuple[bytes, int, int, int]]:
+    """Yield ``(data, first_line_number, is_piece, lines)``: the bytes of a text file in blocks of
+    whole lines (``CHUNK_BYTES`` read at a time; the file's last line may lack its newline), a UTF-8
+    byte order mark at the start dropped, carriage returns at line ends removed and a carriage return
+    no newline follows read as a line end (tqdm-style progress, old Mac files). ``lines`` is the number
+    of lines ``journald.split_lines(data)`` gives. A line longer than ``MAX_LINE_BYTES`` is yielded in
+    pieces of ``MAX_RECORD_BYTES`` (``is_piece`` 1 for its first, 2 for the others; each a line of its
+    own, newline added), each numbered as the line, never whole in memory."""
     line_no, long_line = 1, False  # long_line: reading the pieces of a line over MAX_LINE_BYTES
     with open(path, "rb") as f:
         rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
@@ -85,7 +86,7 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
             if long_line and (b"\n" in data or not block):  # the long line's last pieces
                 end = data.find(b"\n") if b"\n" in data else len(data)
                 for a, b in _pieces(data, 0, end):
-                    yield journald.split_lines(data[a:b] + b"\n"), line_no, 2
+                    yield data[a:b] + b"\n", line_no, 2, 1
                 data, line_no, long_line = data[end + 1 :], line_no + 1, False
             if not block:
                 cut = len(data)
@@ -97,20 +98,38 @@ def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
                 if cut == 0:  # longer than any log line: kept in pieces, each numbered as the line
                     cuts = list(_pieces(data, 0, len(data)))  # the last, shorter one waits for more
                     for a, b in cuts[:-1]:
-                        yield journald.split_lines(data[a:b] + b"\n"), line_no, 2 if long_line else 1
+                        yield data[a:b] + b"\n", line_no, 2 if long_line else 1, 1
                         long_line = True
                     rest = data[cuts[-1][0] :]
                     continue
             piece, rest = data[:cut], data[cut:]
             if piece:
-                lines = journald.split_lines(piece)
-                if b"\x00" in piece:
-                    lines = lines.str.replace_all("\x00", "", literal=True)
-                for start in range(0, len(lines), CHUNK_LINES):
-                    yield lines.slice(start, CHUNK_LINES), line_no + start, False
-                line_no += len(lines)
+                lines = int(np.count_nonzero(np.frombuffer(piece, np.uint8) == 0x0A)) + (piece[-1] != 0x0A)
+                yield piece, line_no, 0, lines
+                line_no += lines
             if not block:
                 return
+
+
+def lines_chunks(path: Path) -> Iterator[tuple[pl.Series, int, int]]:
+    """Yield ``(lines, first_line_number, is_piece)`` chunks of a text file: ``block_lines`` of each
+    of its ``text_blocks``."""
+    for data, line_no, piece, _ in text_blocks(path):
+        yield from block_lines(data, line_no, piece)
+
+
+def block_lines(data: bytes, line_no: int, piece: int) -> Iterator[tuple[pl.Series, int, int]]:
+    """``(lines, first_line_number, is_piece)`` of one of ``text_blocks``: its lines decoded as UTF-8
+    with replacement, NUL bytes removed, at most ``CHUNK_LINES`` a chunk (a file of tiny lines makes
+    many chunks of one block)."""
+    lines = journald.split_lines(data)
+    if piece:
+        yield lines, line_no, piece
+        return
+    if b"\x00" in data:
+        lines = lines.str.replace_all("\x00", "", literal=True)
+    for start in range(0, len(lines), CHUNK_LINES):
+        yield lines.slice(start, CHUNK_LINES), line_no + start, 0
 
 
 def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
@@ -120,7 +139,10 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
     compose, pieces, replaced, width, unwrapped = None, 0, 0, None, 0
-    for lines, first, piece in lines_chunks(path):
+    for lines, first, piece in _text_chunks(path, fmt, report):
+        if isinstance(lines, pl.DataFrame):  # a json block read whole: its records
+            yield lines
+            continue
         if compose is None and fmt not in ("json", "short"):
             compose = has_compose_prefix(lines)
             width = paste_width(lines) if fmt == "text" else None
@@ -149,6 +171,25 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
             f"{replaced:,} line(s) hold U+FFFD: bytes that are not UTF-8 are kept as that character"
             " (the file is not all UTF-8 text: Latin-1, binary, a cut character)"
         )
+
+
+def _text_chunks(
+    path: Path, fmt: str, report: SourceReport
+) -> Iterator[tuple[pl.Series | pl.DataFrame, int, int]]:
+    """``lines_chunks`` of ``path``; for a ``json`` capture, each block of plain lines (no U+FFFD to
+    count, no piece of an over-long line) as its records, read whole (``journald.parse_json_block``),
+    its bytes counted in ``report`` as ``read_text`` counts those of lines."""
+    for data, first, piece, lines in text_blocks(path):
+        if fmt == "json" and not piece and lines <= CHUNK_LINES:
+            plain = data.isascii() or b"\xef\xbf\xbd" not in data
+            records = (
+                journald.parse_json_block(data, source=report.source, first_line=first) if plain else None
+            )
+            if records is not None:
+                report.bytes += len(data) + (data[-1] != 0x0A)  # each line's bytes and a newline
+                yield records, first, 0
+                continue
+        yield from block_lines(data, first, piece)
 
 
 # Text around a log line that is not the log's: markdown residue of a paste (a leading backtick or

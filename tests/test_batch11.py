@@ -1,0 +1,66 @@
+"""batch11 (tests/cases/batch11, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logcorr.ingest import ingest, records_from_text
+from tests.test_batch10 import BATCH as BATCH10
+
+BATCH = BATCH10.parent / "batch11"
+
+
+def _body(prefix: str) -> str:
+    path = next(BATCH.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+def _records(prefix: str) -> pl.DataFrame:
+    return records_from_text(_body(prefix), f"{prefix}.log")
+
+
+def _at(ev: pl.DataFrame, line: int) -> list[dict]:
+    return ev.filter(pl.col("source_pos") == f"line {line}").sort("event_id").to_dicts()
+
+
+def _ingested(tmp_path, prefix: str):
+    log = tmp_path / f"{prefix}.log"
+    log.write_text(_body(prefix))
+    ingest([log], tmp_path / prefix)
+    return tmp_path / prefix
+
+
+def test_09_a_vllm_header_quoted_after_the_reporters_colon_opens_a_record():
+    """Line 3 `During benchmark, prefillers complain: ERROR 11-19 10:12:21 [distributed/.../v1/
+    nixl_connector.py:1068] Potentially invalid KV blocks …`: the words before the colon stay prose, the
+    record from the header on is vLLM's: ERROR, printed 11-19 10:12:21 (no year), its request id."""
+    prose, record = _at(_records("09"), 3)
+    assert (prose["message"], prose["level"]) == (
+        "During benchmark, prefillers complain:",
+        None,
+    )
+    assert (
+        record["level"],
+        record["printed_time"],
+        record["ts"],
+        record["request_id"],
+        record["rid"],
+    ) == (
+        "ERROR",
+        "11-19 10:12:21",
+        None,
+        "chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b",
+        None,
+    )
+
+
+def test_a_worker_prefix_before_a_vllm_header_is_no_prose_to_split_off():
+    """`(APIServer pid=11) DEBUG 03-17 06:49:52 [utils.py:1000] …`: the worker's prefix is the record's own,
+    one record with its pid (batch5/02's line 7)."""
+    ev = records_from_text(
+        "(APIServer pid=11) DEBUG 03-17 06:49:52 [v1/engine/utils.py:1000] Waiting\n",
+        "x.log",
+    )
+    assert ev.select("pid", "level", "n_lines").rows() == [(11, "DEBUG", 1)]

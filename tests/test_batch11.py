@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
 from tests.test_batch10 import BATCH as BATCH10
 
@@ -64,3 +65,31 @@ def test_a_worker_prefix_before_a_vllm_header_is_no_prose_to_split_off():
         "x.log",
     )
     assert ev.select("pid", "level", "n_lines").rows() == [(11, "DEBUG", 1)]
+
+
+def test_11_a_ucx_signal_report_without_its_epoch_stamp_is_a_record_of_its_own():
+    """Lines 3-4 `[mlp-dgx-01:45435:0:45788] Caught signal 11 (Segmentation fault: …)`: UCX's signal
+    handler prints its [host:pid:x:tid] part without the epoch stamp; each line is its own record (host
+    mlp-dgx-01, pids 45435 / 45430, no time), not the tail of line 2's vLLM INFO record."""
+    ev = _records("11")
+    assert _at(ev, 2)[0]["n_lines"] == 1
+    rows = [(r["host"], r["pid"], r["ts"], r["printed_time"]) for n in (3, 4) for r in _at(ev, n)]
+    assert rows == [
+        ("mlp-dgx-01", 45435, None, None),
+        ("mlp-dgx-01", 45430, None, None),
+    ]
+
+
+def test_13_ucx_backtrace_follows_its_signal_line_not_the_access_line_above(tmp_path):
+    """Line 5 an SGLang access line, line 6 `[ubuntu-GPU-L40S-4802111:12796:1:13303] Caught signal 11 …`
+    and its `==== backtrace (tid:  13303) ====` with 7 native frames (lines 7-14): the crash is pid 12796's
+    record of 9 lines, and no time of the access line is lent to it."""
+    out = _ingested(tmp_path, "13")
+    rows = saved.query(
+        out,
+        "SELECT source_pos, n_lines, pid, host, ts FROM events WHERE source_pos IN ('line 5', 'line 6') ORDER BY event_id",
+    )
+    assert rows.rows()[0][:2] == ("line 5", 1)
+    assert rows.rows()[1] == ("line 6", 9, 12796, "ubuntu-GPU-L40S-4802111", None)
+    (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'unexplained_crash'")["summary"]
+    assert "Caught signal 11" in summary and "09:43:43" not in summary

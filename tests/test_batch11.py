@@ -93,3 +93,12 @@ def test_13_ucx_backtrace_follows_its_signal_line_not_the_access_line_above(tmp_
     assert rows.rows()[1] == ("line 6", 9, 12796, "ubuntu-GPU-L40S-4802111", None)
     (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'unexplained_crash'")["summary"]
     assert "Caught signal 11" in summary and "09:43:43" not in summary
+
+
+def test_16_an_exception_line_the_reporter_put_in_backticks_is_shown(tmp_path):
+    """Lines 5-9: `` `RuntimeError: Decode out of memory. Try to lower your batch size. `` … `` =0` ``,
+    quoted in inline code: the backtick is the paste's markup, the exception is shown (no time, no rank)."""
+    out = _ingested(tmp_path, "16")
+    found = saved.query(out, "SELECT kind, summary FROM findings")
+    assert found["kind"].to_list() == ["unexplained_crash"]
+    assert '"RuntimeError: Decode out of memory. Try to lower your batch size."' in found["summary"][0]

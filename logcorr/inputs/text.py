@@ -208,11 +208,15 @@ GLUED_START = (
 )
 
 
+# A Python exception's own line (`RuntimeError: Decode out of memory. …`), as a reporter quotes it in inline code
+EXCEPTION_LINE = r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S"
+
+
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
     """A paste's markdown residue off a line that is a log line underneath: a leading backtick or
     ``**`` and the closing ``**`` or unpaired backtick at its end, only when what they wrap starts
-    with a known header, a known record body, an envelope or a compose prefix (any other line is kept
-    exactly as it is)."""
+    with a known header, a known record body, an envelope, a compose prefix or a Python exception's
+    ``Type: message`` line (any other line is kept exactly as it is)."""
     opened = line.str.contains(MARKDOWN_OPEN)
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
@@ -222,6 +226,7 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
         unwrapped.str.contains(BODY_START),
         unwrapped.str.contains(COMPOSE_START),
         unwrapped.str.contains(ENVELOPE_START),
+        unwrapped.str.contains(EXCEPTION_LINE),
     )
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 

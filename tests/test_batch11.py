@@ -3,6 +3,8 @@ before the fixes): each file's body (its ``# source``/``# note`` lines off, as t
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import polars as pl
 
 from logcorr.analysis import saved
@@ -38,17 +40,8 @@ def test_09_a_vllm_header_quoted_after_the_reporters_colon_opens_a_record():
     nixl_connector.py:1068] Potentially invalid KV blocks …`: the words before the colon stay prose, the
     record from the header on is vLLM's: ERROR, printed 11-19 10:12:21 (no year), its request id."""
     prose, record = _at(_records("09"), 3)
-    assert (prose["message"], prose["level"]) == (
-        "During benchmark, prefillers complain:",
-        None,
-    )
-    assert (
-        record["level"],
-        record["printed_time"],
-        record["ts"],
-        record["request_id"],
-        record["rid"],
-    ) == (
+    assert (prose["message"], prose["level"]) == ("During benchmark, prefillers complain:", None)
+    assert (record["level"], record["printed_time"], record["ts"], record["request_id"], record["rid"]) == (
         "ERROR",
         "11-19 10:12:21",
         None,
@@ -61,8 +54,7 @@ def test_a_worker_prefix_before_a_vllm_header_is_no_prose_to_split_off():
     """`(APIServer pid=11) DEBUG 03-17 06:49:52 [utils.py:1000] …`: the worker's prefix is the record's own,
     one record with its pid (batch5/02's line 7)."""
     ev = records_from_text(
-        "(APIServer pid=11) DEBUG 03-17 06:49:52 [v1/engine/utils.py:1000] Waiting\n",
-        "x.log",
+        "(APIServer pid=11) DEBUG 03-17 06:49:52 [v1/engine/utils.py:1000] Waiting\n", "x.log"
     )
     assert ev.select("pid", "level", "n_lines").rows() == [(11, "DEBUG", 1)]
 
@@ -74,10 +66,7 @@ def test_11_a_ucx_signal_report_without_its_epoch_stamp_is_a_record_of_its_own()
     ev = _records("11")
     assert _at(ev, 2)[0]["n_lines"] == 1
     rows = [(r["host"], r["pid"], r["ts"], r["printed_time"]) for n in (3, 4) for r in _at(ev, n)]
-    assert rows == [
-        ("mlp-dgx-01", 45435, None, None),
-        ("mlp-dgx-01", 45430, None, None),
-    ]
+    assert rows == [("mlp-dgx-01", 45435, None, None), ("mlp-dgx-01", 45430, None, None)]
 
 
 def test_13_ucx_backtrace_follows_its_signal_line_not_the_access_line_above(tmp_path):
@@ -102,3 +91,15 @@ def test_16_an_exception_line_the_reporter_put_in_backticks_is_shown(tmp_path):
     found = saved.query(out, "SELECT kind, summary FROM findings")
     assert found["kind"].to_list() == ["unexplained_crash"]
     assert '"RuntimeError: Decode out of memory. Try to lower your batch size."' in found["summary"][0]
+
+
+def test_12_a_glog_line_of_nixls_ucx_wrapper_names_ucx_not_mooncake(tmp_path):
+    """Lines 6-8: `E0717 07:30:06.719633  994396 ucx_utils.cpp:537] UCX endpoint create failed` and
+    `… nixl_agent.cpp:359] createBackend: backend 'UCX' … NIXL_ERR_BACKEND` (an SGLang NIXL test): the
+    files name UCX and NIXL; nothing names Mooncake. The epoch-stamped UCX lines are UTC."""
+    out = _ingested(tmp_path, "12")
+    summaries = "\n".join(saved.query(out, "SELECT summary FROM findings")["summary"])
+    assert "mooncake" not in summaries.lower()
+    assert "backend UCX, nixl; cause NIXL_ERR_BACKEND ×1; UCX endpoint create failed" in summaries
+    first = saved.query(out, "SELECT min(ts) AS t FROM events WHERE zoned")["t"][0]
+    assert first.replace(tzinfo=None) == datetime(2026, 7, 17, 7, 30, 6, 684686)

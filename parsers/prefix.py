@@ -417,9 +417,10 @@ HEADERS = (
     ),
     H(
         "ucx",
-        r"^\[(?P<epoch>[0-9]{9,}\.[0-9]+)\] \[(?P<host>[^\]\s:]+):(?P<pid>[0-9]+)\s*:(?:[0-9]+:)?(?P<tid>[0-9]+)\]"
+        r"^(?:\[(?P<epoch>[0-9]{9,}\.[0-9]+)\] )?\[(?P<host>[^\]\s:]+):(?P<pid>[0-9]+)\s*:(?:[0-9]+:)?(?P<tid>[0-9]+)\]"
         r"(?:\s+\S+:[0-9]+\s+UCX\s+(?P<level>[A-Z]+)\b)? *",
-        "UCX (under NIXL/Mooncake): [epoch seconds] [host:pid:tid] or [host:pid:x:tid] file:line UCX LEVEL",
+        "UCX (under NIXL/Mooncake): [epoch seconds] [host:pid:tid] or [host:pid:x:tid] file:line UCX LEVEL; its "
+        "signal handler's report (ucs_handle_error: Caught signal N …) prints the [host:pid:x:tid] part alone",
         (
             (
                 "[1784621081.896649] [host:537  :1]       srd_iface.c:221  UCX  ERROR send completion",
@@ -430,6 +431,17 @@ HEADERS = (
                     "level": "ERROR",
                     "log_ts": datetime(2026, 7, 21, 8, 4, 41, 896649),
                     "body": "send completion",
+                },
+            ),
+            (
+                "[mlp-dgx-01:45435:0:45788] Caught signal 11 (Segmentation fault: address not mapped to object)",
+                {
+                    "pid": 45435,
+                    "tid": 45788,
+                    "host": "mlp-dgx-01",
+                    "level": None,
+                    "log_ts": None,
+                    "body": "Caught signal 11 (Segmentation fault: address not mapped to object)",
                 },
             ),
         ),

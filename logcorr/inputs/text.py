@@ -232,21 +232,32 @@ _GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:{LEVEL_WORD}|\[ra
 # ... or a whole glog record (`E0916 02:31:07.705332  6633 tcp_transport.cpp:116] …`) or CPython's `Fatal Python
 # error:` written into another thread's line (crash output of several threads at once, batch5/15)
 _GLUED_NATIVE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+\.\w+:\d+\] |Fatal Python error: "
+# ... or vLLM's whole logger header (level, MM-DD time, [file:line]) quoted after the reporter's words on
+# the same line after a colon ("During benchmark, prefillers complain: ERROR 11-19 10:12:21 [nixl_connector.py:1068]
+# …"): the record is read from its header on, the words before it stay prose (a worker's "(Name pid=N) "
+# before the header is its prefix, not words)
+_GLUED_LOGGER = rf"(?:{LEVEL_WORD}) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\s]+:\d+\] "
 GLUED_RECORD = (
     rf"^(?P<pre>.*?(?:[\w.)]|` |{_BAR_END}))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
     rf"|^(?P<npre>.*?\S)(?P<nrec>(?:{_GLUED_NATIVE}).*)$"
+    rf"|^(?P<lpre>.*?\S[:：])\s*(?P<lrec>{_GLUED_LOGGER}.*)$"
 )
 GLUED_START = (
     rf"(?:[\w.)]|` |{_BAR_END})\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
+    rf"|\S[:：]\s*{_GLUED_LOGGER}"
 )
+
+
+# A Python exception's own line (`RuntimeError: Decode out of memory. …`), as a reporter quotes it in inline code
+EXCEPTION_LINE = r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S"
 
 
 def _strip_markdown(line: pl.Expr) -> pl.Expr:
     """A paste's markdown residue off a line that is a log line underneath: a leading backtick or
     ``**`` and the closing ``**`` or unpaired backtick at its end, only when what they wrap starts
-    with a known header, a known record body, an envelope or a compose prefix (any other line is kept
-    exactly as it is)."""
+    with a known header, a known record body, an envelope, a compose prefix or a Python exception's
+    ``Type: message`` line (any other line is kept exactly as it is)."""
     opened = line.str.contains(MARKDOWN_OPEN)
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
@@ -256,6 +267,7 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
         unwrapped.str.contains(BODY_START),
         unwrapped.str.contains(COMPOSE_START),
         unwrapped.str.contains(ENVELOPE_START),
+        unwrapped.str.contains(EXCEPTION_LINE),
     )
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 
@@ -574,8 +586,8 @@ def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
     if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
         return frame
     g = pl.col("line").str.extract_groups(GLUED_RECORD)
-    pre = pl.coalesce(g.struct.field("pre"), g.struct.field("wpre"), g.struct.field("npre"))
-    rec = pl.coalesce(g.struct.field("rec"), g.struct.field("wrec"), g.struct.field("nrec"))
+    pre = pl.coalesce(*(g.struct.field(f"{k}pre") for k in ("", "w", "n", "l")))
+    rec = pl.coalesce(*(g.struct.field(f"{k}rec") for k in ("", "w", "n", "l")))
     # a note ("# …") is one line whatever it quotes
     parts = pl.when(rec.is_not_null() & ~pl.col("line").str.starts_with("# ")).then(
         pl.concat_list([pre, rec])

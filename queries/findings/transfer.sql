@@ -71,7 +71,8 @@ line AS (  -- backend error lines: the body after the glog / UCX / Python logger
 b AS (
     SELECT *,
            -- the file that printed it, else the backend its own first line names (regexp_extract gives '', not NULL)
-           CASE WHEN ucx THEN 'UCX' WHEN concat(glog_file, py_file) ILIKE '%nixl%' THEN 'nixl'
+           -- (a glog file of UCX's own wrapper, ucx_utils.cpp under NIXL, is UCX's; another glog file is Mooncake's)
+           CASE WHEN ucx OR glog_file ILIKE 'ucx\_%' ESCAPE '\' THEN 'UCX' WHEN concat(glog_file, py_file) ILIKE '%nixl%' THEN 'nixl'
                 WHEN glog_file <> '' OR py_file ILIKE '%mooncake%' THEN 'mooncake'
                 WHEN split_part(message, chr(10), 1) ILIKE '%nixl%' THEN 'nixl'
                 WHEN split_part(message, chr(10), 1) ILIKE '%mooncake%' THEN 'mooncake' END AS backend,

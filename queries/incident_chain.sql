@@ -32,7 +32,10 @@ WITH params AS (
         coalesce(getvariable('burst_min')::BIGINT, 5) AS burst_min
 ),
 w AS MATERIALIZED (
-    SELECT * FROM wedge WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%' OR verdict LIKE 'restarted%'
+    -- the stop's source and position come from its events row below, with every other step's: wedge's
+    -- own (the batches table's) would read every batch line's position once more
+    SELECT * EXCLUDE (source, source_pos) FROM wedge
+    WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%' OR verdict LIKE 'restarted%'
 ),
 stops AS (
     SELECT * FROM w WHERE verdict LIKE 'wedged%' OR verdict LIKE 'stalled%'
@@ -129,7 +132,7 @@ steps AS (
                        THEN ' went on (' || s.other_role_batches || ' batch lines across its ranks, until '
                             || strftime(s.other_role_last_ts, '%H:%M:%S') || ' UTC)'
                        ELSE ' did not advance either' END || '; ' || s.verdict,
-           s.event_id, s.source, s.source_pos
+           s.event_id, NULL, NULL
     FROM stops AS s
     UNION ALL
     SELECT 4, 'health', s.stopped_ts, coalesce(s.restart_ts, s.resumed_ts), s.role, NULL, NULL,

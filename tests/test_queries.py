@@ -334,6 +334,38 @@ def test_incident_chain_on_the_sample(sample_out, sample_con, room):
     assert "room" in saved.all_parameters(saved.load_saved()["incident_chain"], saved.load_saved())
 
 
+def _scans(con, sql: str) -> list[tuple[str, list[str]]]:
+    """(table, projected columns) of every Parquet scan DuckDB ran for ``sql`` (its profile)."""
+    import json
+    import re
+
+    found = []
+
+    def walk(node: dict) -> None:
+        info = node.get("extra_info", {})
+        if node.get("name") == "READ_PARQUET":
+            cols = info.get("Projections", [])
+            table = re.search(r"/([a-z_]+)/(?:\*\*|origin=)", info["Filename(s)"]).group(1)
+            found.append((table, [cols] if isinstance(cols, str) else cols))
+        for child in node.get("children", []):
+            walk(child)
+
+    for node in json.loads(con.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}").fetchall()[0][1])["operator"]:
+        walk(node)
+    return found
+
+
+def test_incident_chain_reads_each_text_column_once(sample_out):
+    """Issue 49: the chain's evidence (its first line, source and position) is read from ``events`` by id,
+    once for every step; the stop's position was read a second time from ``batches`` (through the
+    ``wedge`` view): every batch line's ``source_pos`` (a journal cursor, the widest column after the
+    message) for a few rows, 0.2 of 1.6 CPU s at 64 hosts."""
+    scans = _scans(saved.connect(sample_out), "SELECT * FROM incident_chain")
+    texts = [(table, c) for table, cols in scans for c in cols if c in ("message", "source_pos")]
+    assert sorted(t for t, c in texts if t in ("events", "batches")) == ["events", "events"]
+    assert sorted(c for t, c in texts if t == "events") == ["message", "source_pos"]
+
+
 def test_room_story_on_the_sample(sample_out, sample_con, room):
     rows = q(sample_out, "room_story", sample_con)
     assert set(rows["bootstrap_room"]) == {room}

@@ -14,8 +14,8 @@ Three steps, each usable alone:
 
 The package, by concern: ``model`` (the dataclasses, limits, styles and text helpers), ``tables``
 (polars reads of the Parquet tables), ``duck`` (the DuckDB aggregations that keep a day's batch lines
-out of Python), ``loading`` (``load``, ``wedges``), ``plot`` (``figure``) and ``page``
-(``render``, ``timeline``).
+out of Python), ``loading`` (``load``, ``wedges``), ``fold`` (a page of many hosts: one lane per host
+but those whose findings lead), ``plot`` (``figure``) and ``page`` (``render``, ``timeline``).
 
 The page makes no network request: plotly.js is inlined, MathJax is not loaded, and a
 Content-Security-Policy allows only the page's own scripts (by hash), inline styles and ``data:``

@@ -21,6 +21,7 @@ from logcorr.render.timeline.duck import (
     load_load,
     load_runs,
 )
+from logcorr.render.timeline.fold import rank_hosts
 from logcorr.render.timeline.model import (
     MAX_ACTIVITY_MARKS,
     MAX_DETAIL_LINES,
@@ -121,6 +122,8 @@ def load(
     sw.notes += notes
     sw.verdict, sw.focus = findings(out, rows)
     sw.summary = summary(out, rows)
+    if isinstance(rows, dict) and "findings" in rows:
+        sw.host_rank = rank_hosts(rows["findings"])
     sw.since, sw.until = t0 if since is not None else None, t1 if until is not None else None
     return sw
 

@@ -125,6 +125,9 @@ class Swimlanes:
     # the incident the page opens on: the first wedge's span with the chain before it (abort burst,
     # assertion), from the report's findings; None when there is no wedge
     focus: tuple[datetime, datetime, str] | None = None  # the first view: start, end, its name
+    # the hosts of the report's findings, most severe first (``fold.rank_hosts``): on a page of many
+    # hosts the first of them keep a lane per rank and the others are folded (``fold.fold_hosts``)
+    host_rank: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -116,6 +116,8 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
         f"{c['watchdog']:,} watchdog · {c['health'] + c['health_failed']:,} /health ({c['health_failed']:,} failed) · "
         f"{c['captures']:,} py-spy captures · {c['requests']:,} router request lines"
     )
+    if facts.get("folded"):
+        items.append(_folded_text(facts["folded"]))
     if facts["binned"]:
         items.append(
             f'<span class="binned">runs: the {c["batches"]:,} batches (and ok router requests) are drawn as '
@@ -155,6 +157,22 @@ def _facts(sw: Swimlanes, facts: dict) -> list[str]:
     if sw.sources:
         items.append(f"sources ({esc(sw.out)}): " + _sources_text(sw.sources))
     return [f"<li>{i}</li>" for i in items]
+
+
+def _folded_text(folded: dict) -> str:
+    """The facts' line that says which hosts a fleet's page folds (``figure``'s ``folded``; HTML)."""
+    shown, hosts = folded["expanded"], folded["hosts"]
+    lead = (
+        f"{esc(', '.join(shown))} (the hosts of the findings that lead, most severe first) drawn with a lane per rank; "
+        if shown
+        else "no host has a finding; "
+    )
+    return (
+        f'<span class="binned">{len(shown) + len(hosts)} hosts: {lead}the other {len(hosts)} folded into a lane '
+        f"each ({folded['lanes']:,} lanes unfolded): on a folded lane each role's runs are merged into one thin bar "
+        "(prefill above, decode in the middle, the router below), so a gap is a time when no rank of that role "
+        "logged; its marks and py-spy captures stay at their instants, each hover naming its rank</span>"
+    )
 
 
 def _lead(sw: Swimlanes) -> str:
@@ -289,7 +307,7 @@ def _written(path: Path, content: str | bytes, sw: Swimlanes, facts: dict) -> Ti
     return TimelineInfo(
         html=path,
         bytes=path.stat().st_size,
-        lanes=sw.lanes["label"].to_list(),
+        lanes=facts["labels"],
         binned=facts["binned"],
         bin_seconds=facts["bin_seconds"],
         counts=facts["counts"],

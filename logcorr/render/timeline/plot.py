@@ -6,11 +6,13 @@ Every string from the tables is HTML-escaped here (``esc``) before plotly sees i
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 
 from logcorr.render.timeline.counters import counter_traces
+from logcorr.render.timeline.fold import fold_hosts
 from logcorr.render.timeline.model import (
     CAPTURE_DY,
     GROUP_COLORS,
@@ -60,6 +62,8 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
         multi_day = sw.first and sw.last and sw.first.date() != sw.last.date()
         fmt = "%Y-%m-%d %H:%M:%S%.3f" if multi_day else "%H:%M:%S%.3f"
         b = sw.batches.join(_label_of(sw), on="lane")
+        if "from_lane" in b.columns:  # a folded lane: the rank's own lane
+            b = b.with_columns(pl.coalesce("from_lane", "lane_label").alias("lane_label"))
         fields = [c for c in b.columns if c not in _BATCH_NOT_SHOWN]
         for role in ROLE_ORDER:
             mine = b.filter(pl.col("role") == role)
@@ -89,6 +93,8 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
         if reqs.height:
             traces.append(_mark_trace(reqs, "request", _request_hover(sw, reqs)))
     last = sw.last_batches.join(_label_of(sw), on="lane").sort("lane", "ts")
+    if "from_lane" in last.columns:  # a folded lane: the rank's own lane
+        last = last.with_columns(pl.coalesce("from_lane", "lane_label").alias("lane_label"))
     if last.height:
         hover = [
             f"<b>last batch of {esc(lbl)}</b>"
@@ -111,7 +117,7 @@ def _activity_traces(sw: Swimlanes, binned: bool) -> list[dict]:
 
 
 # the lane, the line's header and provenance: shown apart, not among the fields
-_BATCH_NOT_SHOWN = {"lane", "lane_label", "ts", *LANE, *PROVENANCE, "batch_type", "pid", "level"}
+_BATCH_NOT_SHOWN = {"lane", "lane_label", "from_lane", "ts", *LANE, *PROVENANCE, "batch_type", "pid", "level"}
 
 
 def _fields_text(fields: list[str], per_line: int = 4) -> pl.Expr:
@@ -132,6 +138,8 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
     """Runs as horizontal bars, one trace per role: a bar from a run's first line to its ``until``
     (the last line plus the lane's usual interval); between runs nothing, so a stall is a gap."""
     runs = sw.runs.join(_label_of(sw), on="lane")
+    if "from_lane" in runs.columns:  # a folded lane's merged runs name the host and role they merge
+        runs = runs.with_columns(pl.coalesce("from_lane", "lane_label").alias("lane_label"))
     # pl.format is null where its value is: concat_str leaves the field out
     load = [pl.format(f"{label} {{}}", pl.col(c).round(2).cast(pl.String)) for c, label in RUN_LOAD]
     hover = pl.concat_str(
@@ -168,8 +176,8 @@ def _run_traces(sw: Swimlanes) -> list[dict]:
                 name=f"{role} {'requests' if role == 'router' else 'batches'} (runs)",
                 base=start,
                 x=_ms(mine["until"]) - start,
-                y=mine["lane"].to_numpy(),
-                width=0.42,
+                y=(mine["y"] if "y" in mine.columns else mine["lane"]).to_numpy(),
+                width=mine["bar"].to_numpy() if "bar" in mine.columns else 0.42,
                 hovertext=mine.select(hover).to_series().to_list(),
                 hoverinfo="text",
                 marker=dict(color=ROLE_LIGHT[role], line=dict(color=ROLE_COLOR[role], width=1)),
@@ -183,7 +191,8 @@ def mark_hover(sw: Swimlanes, df: pl.DataFrame) -> list[str]:
     out = []
     for r in df.iter_rows(named=True):
         name = MARK_STYLE[r["kind"]][0]
-        head = f"<b>{esc(name)}</b> · {esc(labels[r['lane']])} · {r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC"
+        lane = r.get("from_lane") or labels[r["lane"]]
+        head = f"<b>{esc(name)}</b> · {esc(lane)} · {r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC"
         ids = []
         if r.get("rid"):
             ids.append(f"rid {esc(r['rid'])}")
@@ -293,8 +302,8 @@ def _thinned(sw, df, kind, bin_s, hover_fn) -> dict:
     if df.height <= MAX_MARKS_PER_KIND:
         return _mark_trace(df, kind, hover_fn(sw, df))
     merged = _merged(df.drop("y", strict=False), bin_s)  # one mark per bin: no fan
-    hover = [
-        f"<b>{n:,} × {esc(MARK_STYLE[kind][0])}</b> until {t:%H:%M:%S} UTC; the first:<br>{h}"
+    hover = [  # a bin of one mark: its own hover
+        f"<b>{n:,} × {esc(MARK_STYLE[kind][0])}</b> until {t:%H:%M:%S} UTC; the first:<br>{h}" if n > 1 else h
         for n, t, h in zip(merged["n"], merged["ts_last"], hover_fn(sw, merged), strict=True)
     ]
     trace = _mark_trace(merged, kind, hover)
@@ -317,7 +326,8 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
         hover = []
         for r in g.iter_rows(named=True):
             rows = [
-                f"<b>py-spy: {esc(r['label'])}</b> · stack {esc(group)} · {esc(labels[r['lane']])}",
+                f"<b>py-spy: {esc(r['label'])}</b> · stack {esc(group)} · "
+                + esc(r.get("from_lane") or labels[r["lane"]]),
                 f"{r['ts']:%Y-%m-%d %H:%M:%S.%f} UTC · pid {esc(r['pid'])} · "
                 f"thread {esc(r['thread_name'] or r['thread_id'])}"
                 + (f" ({esc(r['thread_state'])})" if r["thread_state"] else ""),
@@ -331,7 +341,7 @@ def _capture_traces(sw: Swimlanes) -> tuple[list[dict], list[dict]]:
         n_lanes = g["lane"].n_unique()
         # the roles of its lanes: two stacks waiting in one collective (prefill's and decode's event
         # loops) read alike otherwise
-        roles = ",".join(sorted({labels[lane].split(" ")[0] for lane in g["lane"].unique().to_list()}))
+        roles = ",".join(sorted(g["role"].drop_nulls().unique().to_list()))
         traces.append(
             _markers(
                 f"py-spy stack {esc(group)}: {esc(g['label'][0])}, {esc(roles)} ({n_lanes} lane{'s' if n_lanes > 1 else ''})",
@@ -372,22 +382,23 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
     start lies in the right half of the first ``view`` (epoch ms) ends there instead of starting."""
     shapes, notes = [], []
     for w in sw.wedges:
-        lanes = sw.lanes.filter(pl.col("role") == w.role)["lane"].to_list()
+        blocks = _blocks(sw.lanes["role"] == w.role)
         x1 = w.resumed or sw.last
-        if not lanes or x1 is None or (sw.last and w.stopped > sw.last) or (sw.first and x1 < sw.first):
+        if not blocks or x1 is None or (sw.last and w.stopped > sw.last) or (sw.first and x1 < sw.first):
             continue
         x0ms, x1ms = w.stopped.timestamp() * 1000, x1.timestamp() * 1000
-        shapes.append(
+        shapes += [
             _shape(
                 "rect",
                 "x",
                 (x0ms, x1ms),
-                (min(lanes) - 0.5, max(lanes) + 0.5),
+                (lo - 0.5, hi + 0.5),
                 fillcolor="rgba(214,39,40,0.12)",
                 line=dict(color="rgba(214,39,40,0.7)", width=1, dash="dot"),
                 layer="below",
             )
-        )
+            for lo, hi in blocks
+        ]
         end = f"{w.resumed_by} {x1:%H:%M:%S}" if w.resumed else "end of data"
         again = ""
         if w.resumed_by == "restart" and w.batches_again is not None:  # as the report: both ends named
@@ -398,7 +409,7 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
                 y=1,
                 xref="x",
                 yref="paper",
-                yshift=16 * len(notes),
+                yshift=0,
                 text=f"<b>{esc(w.role)} wedged</b> {w.stopped:%H:%M:%S} → {esc(end)} ({span_text(w.stopped, x1)}){again}",
                 showarrow=False,
                 xanchor="right" if view and x0ms > (view[0] + view[1]) / 2 else "left",
@@ -406,7 +417,39 @@ def _wedge_shapes(sw: Swimlanes, view: list | None = None) -> tuple[list[dict], 
                 font=dict(size=11, color="#b10026"),
             )
         )
-    return shapes, notes
+    return shapes, _stacked(notes, view)
+
+
+LABEL_CHAR_PX = 6.5  # about the width of a character of the wedge labels (11 px sans-serif)
+MAX_LABEL_ROWS = 4  # rows of wedge labels above the lanes at most (a fleet's stops are many)
+
+
+def _stacked(notes: list[dict], view: list | None) -> list[dict]:
+    """The wedge labels above the plot in rows of 16 px (``yshift``): each in the lowest row where it
+    overlaps no label placed before it on the first ``view`` (its width estimated at ``LABEL_CHAR_PX``
+    a character on a ``FAN_PLOT_PX`` wide plot), the labels of spans that begin in the view placed
+    first, so labels far apart in time share a row. A label that finds no room in ``MAX_LABEL_ROWS``
+    rows is left out (its span is still shaded). Without a view: a row each."""
+    if not view:
+        return [dict(n, yshift=16 * i) for i, n in enumerate(notes)]
+    ends: list[float] = []  # per row, the right end (epoch ms) of its last label
+    placed = []
+    for note in sorted(notes, key=lambda n: (not view[0] <= n["x"] <= view[1], n["x"])):
+        width = len(re.sub(r"<[^>]+>", "", note["text"])) * LABEL_CHAR_PX * (view[1] - view[0]) / FAN_PLOT_PX
+        lo = note["x"] - width if note["xanchor"] == "right" else note["x"]
+        row = next((r for r, end in enumerate(ends) if end < lo), len(ends))
+        if row >= MAX_LABEL_ROWS:
+            continue
+        if row == len(ends):
+            ends.append(0.0)
+        ends[row] = lo + width
+        placed.append(dict(note, yshift=16 * row))
+    return placed
+
+
+def _label_rows(notes: list[dict]) -> int:
+    """How many 16 px rows the wedge labels ``notes`` take above the plot (``_stacked``)."""
+    return 1 + max(n["yshift"] for n in notes) // 16 if notes else 0
 
 
 def _shape(kind: str, xref: str, x: tuple, y: tuple, **style) -> dict:
@@ -420,13 +463,26 @@ def _lane_bands(sw: Swimlanes) -> list[dict]:
     shapes = [
         _shape("rect", "paper", (0, 1), (n - 0.5, n + 0.5), **band) for n in sw.lanes["lane"] if n % 2 == 0
     ]
-    roles = sw.lanes["role"].to_list()
+    groups = sw.lanes.select("host", "role").rows()
     shapes += [
         _shape("line", "paper", (0, 1), (n - 0.5, n - 0.5), line=dict(color="#555", width=1.2))
-        for n in range(1, len(roles))
-        if roles[n] != roles[n - 1]
+        for n in range(1, len(groups))
+        if groups[n] != groups[n - 1]
     ]
     return shapes
+
+
+def _blocks(mask: pl.Series) -> list[tuple[int, int]]:
+    """The runs of consecutive lanes where ``mask`` (one bool per lane, in lane order) holds, as
+    (first lane, last lane): a role's lanes are one block on a page of one host, one per host on a
+    fleet's (``fold``)."""
+    blocks: list[tuple[int, int]] = []
+    for lane, on in enumerate(mask.fill_null(False).to_list()):
+        if on and blocks and blocks[-1][1] == lane - 1:
+            blocks[-1] = (blocks[-1][0], lane)
+        elif on:
+            blocks.append((lane, lane))
+    return blocks
 
 
 # the panels under the lanes, px: counters (requests; throughput), the gap above each
@@ -437,7 +493,9 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     """The plotly figure (as a dict: ``{"data", "layout"}``) and facts about it: ``binned`` (activity
     drawn as runs, not lines), ``bin_seconds`` (the bucket merged marks share), ``counts`` (lanes,
     batches, runs …), ``x_range`` (the first view, epoch ms), ``framed`` (it is the incident, not the
-    whole span), ``counters`` (the counters panel is drawn).
+    whole span), ``counters`` (the counters panel is drawn), ``labels`` (the lanes drawn, top to
+    bottom), ``folded`` (a page of more than ``fold.FOLD_ABOVE_HOSTS`` hosts: ``hosts`` folded into a
+    lane each, ``expanded`` drawn with a lane per rank, ``lanes`` before folding; else None).
 
     Layout: the lanes (``y``), under them the load the batch lines report (``y2`` requests, ``y3``
     throughput; see ``counters``), one UTC time axis under all, and under it an overview of the whole
@@ -445,8 +503,9 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     span_s = (sw.last - sw.first).total_seconds() if sw.first and sw.last else 0.0
     binned = not sw.detail
     bin_s = nice_bin_seconds(max(span_s, 1.0))
+    load = counter_traces(sw, _ms)  # the counters sum every rank's lines: read before folding
+    unfolded, sw = sw, fold_hosts(sw)
     captures, labels = _capture_traces(sw)
-    load = counter_traces(sw, _ms)
     x_range, full, framed = _x_ranges(sw, span_s)
     data = _activity_traces(sw, binned) + _marker_traces(sw, bin_s, x_range) + captures + load
     n = sw.lanes.height
@@ -455,7 +514,7 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     lanes_px = max(130, LANE_PX * n + 20)
     plot_px = lanes_px + (2 * (PANEL_PX + PANEL_GAP_PX) if panels else 0)
     bottom = (2 * PANEL_PX + 2 * PANEL_GAP_PX) / plot_px if panels else 0.0
-    top = 24 + 16 * len(notes) + (VIEW_BUTTONS_PX if framed else 0)
+    top = 24 + 16 * _label_rows(notes) + (VIEW_BUTTONS_PX if framed else 0)
     layout = dict(
         template="plotly_white",
         height=plot_px + top + 150,
@@ -485,7 +544,7 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
     )
     if framed:
         # above the wedge labels: paper units over the plot's height
-        above = 1 + (16 * len(notes) + 4) / plot_px
+        above = 1 + (16 * _label_rows(notes) + 4) / plot_px
         layout["updatemenus"] = [_view_buttons(sw.focus[2], x_range, full, above)]
     if panels:
         layout.update(_panel_axes(plot_px))
@@ -500,9 +559,18 @@ def figure(sw: Swimlanes) -> tuple[dict, dict]:
         **{k: int((sw.marks["kind"] == k).sum()) for k in MARK_STYLE if not k.startswith("request")},
     }
     bin_seconds = bin_s if binned else None
+    folded = None
+    if sw is not unfolded:
+        is_folded = sw.lanes["folded"].is_not_null()
+        folded = dict(
+            hosts=sw.lanes.filter(is_folded)["host"].to_list(),
+            expanded=sw.lanes.filter(~is_folded)["host"].drop_nulls().unique(maintain_order=True).to_list(),
+            lanes=unfolded.lanes.height,
+        )
     facts = dict(
-        binned=binned, bin_seconds=bin_seconds, counts=counts, x_range=x_range, framed=framed, counters=panels
-    )
+        binned=binned, bin_seconds=bin_seconds, counts=counts, x_range=x_range, framed=framed, counters=panels,
+        labels=sw.lanes["label"].to_list(), folded=folded,
+    )  # fmt: skip
     return dict(data=data, layout=layout), facts
 
 
@@ -601,20 +669,25 @@ def _restart_lines(sw: Swimlanes) -> list[dict]:
     """A dotted line across a role's lanes where systemd was asked to stop it (a restart) and where
     its server said it was ready again, in the colours of those marks."""
     shapes = []
+    n_hosts = sw.lanes["host"].drop_nulls().n_unique()
     for kind in ("lifecycle", "ready"):
         rows = sw.marks.filter(pl.col("kind") == kind)
         if kind == "lifecycle":
             rows = rows.filter(pl.col("detail").str.contains(r"^(?:server_)?stopping"))
         for lane, ts in rows.select("lane", "ts").iter_rows():
-            role = sw.lanes["role"][lane]
-            lanes = sw.lanes.filter(pl.col("role") == role)["lane"]
+            # across the lanes of the mark's role, of its host when there are several (a folded lane: itself)
+            host, role = sw.lanes["host"][lane], sw.lanes["role"][lane]
+            lo, hi = lane, lane
+            if role is not None:
+                same = (sw.lanes["role"] == role) & (sw.lanes["host"].eq_missing(host) | (n_hosts <= 1))
+                lo, hi = next(b for b in _blocks(same) if b[0] <= lane <= b[1])
             x = ts.timestamp() * 1000
             shapes.append(
                 _shape(
                     "line",
                     "x",
                     (x, x),
-                    (lanes.min() - 0.5, lanes.max() + 0.5),
+                    (lo - 0.5, hi + 0.5),
                     line=dict(color=MARK_STYLE[kind][2], width=1.5, dash="dot"),
                     layer="below",
                 )

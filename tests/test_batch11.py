@@ -103,22 +103,3 @@ def test_12_a_glog_line_of_nixls_ucx_wrapper_names_ucx_not_mooncake(tmp_path):
     assert "backend UCX, nixl; cause NIXL_ERR_BACKEND ×1; UCX endpoint create failed" in summaries
     first = saved.query(out, "SELECT min(ts) AS t FROM events WHERE zoned")["t"][0]
     assert first.replace(tzinfo=None) == datetime(2026, 7, 17, 7, 30, 6, 684686)
-
-
-def test_03_a_line_every_rank_prints_again_is_no_tail_of_the_record_above():
-    """Lines 12-19: eight `Cache shape torch.Size([163840, 64])` without a header (one print per rank)
-    after `[2025-02-22 08:19:45 TP28] Load weight begin …` (line 11): each is a record of its own, with no
-    rank or time of TP28's; TP28's record stays one line."""
-    ev = _records("03")
-    assert _at(ev, 11)[0]["n_lines"] == 1
-    shapes = [r for n in range(12, 20) for r in _at(ev, n)]
-    assert [(r["message"], r["tp_rank"], r["ts"]) for r in shapes] == [
-        ("Cache shape torch.Size([163840, 64])", None, None)
-    ] * 8
-
-
-def test_a_record_whose_lines_differ_keeps_its_unheaded_lines():
-    """A header-less line that is not printed twice in a row still continues the record above it (the
-    hints after a CUDA error, a debug dump's lines)."""
-    text = "[2025-02-21 22:59:28 TP0] Scheduler debug info:\nreqs=[1]\navailable=2\n"
-    assert records_from_text(text, "x.log")["n_lines"].to_list() == [3]

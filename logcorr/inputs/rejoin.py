@@ -142,28 +142,7 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     starts, firm = _line_starts(df, started)
-    return _traceback_heads(df, _after_another_stream(df, _repeated_prints(df, starts))), firm
-
-
-def _repeated_prints(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
-    """``starts`` with each header-less line that is printed again verbatim right before or after itself
-    in its stream made a start: several processes (one per rank) each printing the same line, not the
-    continuation of the record above them (batch11/03: eight ``Cache shape torch.Size([163840, 64])`` after
-    ``[… TP28] Load weight begin …``). Continuation-shaped lines (indented, a traceback's parts) and
-    blank lines are left as they are."""
-    message = df["message"]
-    loose = ~starts & (message.str.strip_chars().str.len_bytes() > 0).fill_null(False)
-    if not loose.any():
-        return starts
-    near = df.select(
-        (pl.col("message") == pl.col("message").shift(1).over("key"))
-        | (pl.col("message") == pl.col("message").shift(-1).over("key"))
-    ).to_series()
-    repeated = loose & near.fill_null(False)
-    if not repeated.any():
-        return starts
-    idx = repeated.arg_true()
-    return starts.scatter(idx, ~message.gather(idx).str.contains(CONTINUATION).fill_null(False)) | starts
+    return _traceback_heads(df, _after_another_stream(df, starts)), firm
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import difflib
+import functools
 import io
 import json
 import math
@@ -309,16 +310,26 @@ def _load_saved(extra_dirs: tuple[Path, ...]) -> dict[str, SavedQuery]:
 
 def uses(q: SavedQuery, saved: dict[str, SavedQuery]) -> list[str]:
     """The other saved queries ``q`` reads as views, directly or through them, sorted."""
+    return list(_uses(q.name, q.sql, tuple((n, v.sql) for n, v in saved.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _uses(name: str, sql: str, saved: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """``uses`` of the query ``name`` of text ``sql`` among ``saved`` (``(name, sql)`` pairs): the same
+    texts give the same answer, so each ingest's views and each connection stop scanning them again."""
+    texts = dict(saved)
+    if not texts:
+        return ()
     # one pass per query over its text for every name (a search per name was 0.5 s per ingest)
-    named = re.compile(r"\b(" + "|".join(sorted(map(re.escape, saved), key=len, reverse=True)) + r")\b")
+    named = re.compile(r"\b(" + "|".join(sorted(map(re.escape, texts), key=len, reverse=True)) + r")\b")
     found: set[str] = set()
-    todo = [q]
+    todo = [sql]
     while todo:
-        sql = re.sub(r"--[^\n]*", "", todo.pop().sql)  # a name in a comment uses no view
-        for name in set(named.findall(sql)) - found - {q.name}:
-            found.add(name)
-            todo.append(saved[name])
-    return sorted(found)
+        text = re.sub(r"--[^\n]*", "", todo.pop())  # a name in a comment uses no view
+        for other in set(named.findall(text)) - found - {name}:
+            found.add(other)
+            todo.append(texts[other])
+    return tuple(sorted(found))
 
 
 def views_for(names_or_sql: list[str], saved: dict[str, SavedQuery]) -> set[str]:

@@ -192,6 +192,24 @@ def ingested_alone(workdir: Path, batch: Path, prefix: str) -> Path:
     return ingested(path)
 
 
+def case_body(batch: Path, prefix: str) -> str:
+    """The text of the case file of ``batch`` whose name starts with ``prefix``, its ``# source``/``# note``
+    lines off: the paste as a blind evaluation read it."""
+    path = next(batch.glob(f"{prefix}_*.log"))
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+
+
+def ingested_body(tmp_path: Path, batch: Path, prefix: str) -> Path:
+    """The OUT ``tmp_path/prefix`` of ``case_body(batch, prefix)`` ingested alone (as ``prefix.log``)."""
+    from logcorr.ingest import ingest
+
+    log = tmp_path / f"{prefix}.log"
+    log.write_text(case_body(batch, prefix))
+    ingest([log], tmp_path / prefix)
+    return tmp_path / prefix
+
+
 def is_shared(out: Path) -> bool:
     """True for an OUT of ``ingested`` (read only, never changed once built)."""
     return Path(out).resolve().is_relative_to(case_cache_root().resolve())

@@ -8,16 +8,15 @@ from datetime import datetime
 import polars as pl
 
 from logcorr.analysis import saved
-from logcorr.ingest import ingest, records_from_text
+from logcorr.ingest import records_from_text
+from tests.conftest import case_body, ingested_body
 from tests.test_batch10 import BATCH as BATCH10
 
 BATCH = BATCH10.parent / "batch11"
 
 
 def _body(prefix: str) -> str:
-    path = next(BATCH.glob(f"{prefix}_*.log"))
-    lines = path.read_text().splitlines()
-    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+    return case_body(BATCH, prefix)
 
 
 def _records(prefix: str) -> pl.DataFrame:
@@ -29,10 +28,7 @@ def _at(ev: pl.DataFrame, line: int) -> list[dict]:
 
 
 def _ingested(tmp_path, prefix: str):
-    log = tmp_path / f"{prefix}.log"
-    log.write_text(_body(prefix))
-    ingest([log], tmp_path / prefix)
-    return tmp_path / prefix
+    return ingested_body(tmp_path, BATCH, prefix)
 
 
 def test_09_a_vllm_header_quoted_after_the_reporters_colon_opens_a_record():

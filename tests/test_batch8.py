@@ -13,15 +13,14 @@ import polars as pl
 from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
 from logcorr.render.report import report
+from tests.conftest import case_body
 from tests.test_batch7 import BATCH as BATCH7
 
 BATCH = BATCH7.parent / "batch8"
 
 
 def _body(prefix: str) -> str:
-    path = next(BATCH.glob(f"{prefix}_*.log"))
-    lines = path.read_text().splitlines()
-    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+    return case_body(BATCH, prefix)
 
 
 def _summary(tmp_path, prefix: str) -> tuple:

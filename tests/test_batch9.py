@@ -8,25 +8,21 @@ from datetime import datetime
 import polars as pl
 
 from logcorr.analysis import saved
-from logcorr.ingest import ingest, records_from_text
+from logcorr.ingest import records_from_text
 from logcorr.inputs.sniff import sniff_lines
 from logcorr.render.report import report
+from tests.conftest import case_body, ingested_body
 from tests.test_batch8 import BATCH as BATCH8
 
 BATCH = BATCH8.parent / "batch9"
 
 
 def _body(prefix: str) -> str:
-    path = next(BATCH.glob(f"{prefix}_*.log"))
-    lines = path.read_text().splitlines()
-    return "\n".join(line for line in lines if not line.startswith(("# source:", "# note:"))) + "\n"
+    return case_body(BATCH, prefix)
 
 
 def _ingested(tmp_path, prefix: str):
-    log = tmp_path / f"{prefix}.log"
-    log.write_text(_body(prefix))
-    ingest([log], tmp_path / prefix)
-    return tmp_path / prefix
+    return ingested_body(tmp_path, BATCH, prefix)
 
 
 def test_03_a_faulthandler_dump_at_a_segfault_is_where_it_crashed_not_a_py_spy_wait(tmp_path):

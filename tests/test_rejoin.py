@@ -177,3 +177,25 @@ def test_a_line_without_a_process_prefix_continues_only_the_record_right_above_i
         ("line 5", 1, 78),
         ("line 7", 3, None),  # the blank and the indented line continue the line right above
     ]
+
+
+def test_a_traceback_after_a_programs_prose_opens_its_own_record_whatever_the_other_streams_before_it():
+    """A ``Traceback`` line that would continue a record opened by prose (pid 202's print) opens a record
+    of its own; the record open at it is found by its row in the chunk, not by its place in its stream
+    (two lines of pid 201 come first: read by the stream's place, pid 201's SGLang line was taken for the
+    open record, and the traceback was glued to the prose)."""
+    rows = [
+        (201, "[2025-10-29 21:34:45 TP0] Prefill batch, #new-seq: 1"),
+        (201, "[2025-10-29 21:34:45 TP0] Prefill batch, #new-seq: 2"),
+        (202, "loading the tokenizer from a local folder"),
+        (202, "Traceback (most recent call last):"),
+        (202, '  File "/app/serve.py", line 12, in <module>'),
+        (202, "ValueError: no tokenizer"),
+    ]
+    out = run([records(rows)])
+    mine = out.filter(pl.col("pid") == 202)
+    assert mine["message"].to_list() == [
+        "loading the tokenizer from a local folder",
+        'Traceback (most recent call last):\n  File "/app/serve.py", line 12, in <module>\nValueError: no tokenizer',
+    ]
+    assert mine["n_lines"].to_list() == [1, 3]

@@ -170,24 +170,31 @@ def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     head = ~starts & message.str.contains(TRACEBACK_HEAD).fill_null(False)
     if not head.any():
         return starts
-    at = starts.arg_true()
-    opened = pl.select(is_record_start(pl.lit(message.gather(at))).fill_null(False)).to_series()
-    firm = pl.repeat(False, df.height, eager=True).scatter(at, opened)
-    # a note and a progress bar are records of one line (a bar before a traceback is its program's last
-    # print, never a part of it: batch10/16)
-    firm = (
-        firm
-        & ~message.str.contains(NOTE).fill_null(False)
-        & ~message.str.contains(PROGRESS_BAR).fill_null(False)
+    # Per head line, by row number: the start of the record open at it and the last line said before it
+    # in its stream; only those lines' text is read again (a chunk holds a few heads, thousands of starts).
+    seq = pl.col("row")  # the row number in df (not in the window: int_range over a window counts its rows)
+    said = pl.col("message").str.strip_chars() != ""
+    rows = (
+        df.select("key", "message", starts.alias("s"), head.alias("h"))
+        .with_row_index("row")
+        .select(
+            pl.col("h"),
+            pl.when(pl.col("s")).then(seq).forward_fill().over("key").alias("open_at"),
+            pl.when(said).then(seq).forward_fill().shift(1).over("key").alias("before_at"),
+        )
+        .filter(pl.col("h"))
     )
-    said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
-    marks = df.select("key", "message", starts.alias("s"), firm.alias("f")).select(
-        # the record open at each line opened with a header or a known start
-        pl.when(pl.col("s")).then(pl.col("f")).forward_fill().over("key").fill_null(False).alias("firm_open"),
-        said.forward_fill().shift(1).over("key").alias("before"),
-    )
-    lead = marks["before"].str.contains(TRACEBACK_LEADS).fill_null(False)
-    return starts | (head & ~marks["firm_open"] & ~lead)
+    opening = message.gather(rows["open_at"])  # null where the stream opened no record before the head
+    # a record opened with a header or a known start; a note and a progress bar are records of one line
+    # (a bar before a traceback is its program's last print, never a part of it: batch10/16)
+    firm = pl.select(
+        is_record_start(pl.lit(opening)).fill_null(False)
+        & ~pl.lit(opening).str.contains(NOTE).fill_null(False)
+        & ~pl.lit(opening).str.contains(PROGRESS_BAR).fill_null(False)
+    ).to_series()
+    lead = message.gather(rows["before_at"]).str.contains(TRACEBACK_LEADS).fill_null(False)
+    own = ~firm & ~lead  # a head after prose, a note or a bar, not after Python's own lead-in
+    return starts.clone().scatter(head.arg_true(), own)
 
 
 def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]:

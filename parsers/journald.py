@@ -11,7 +11,6 @@ binary-safe fields and non-UTF-8 byte arrays.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import threading
@@ -557,20 +556,17 @@ def parse_json_block(data: bytes, *, source: str, first_line: int = 1) -> pl.Dat
     if not (np.frombuffer(data, np.uint8)[starts] == 0x7B).all():  # "{": no blank line, one object a line
         return None
     odd = _array_lines(data, ends)
-    rest = data if not odd else _without(data, starts, ends, odd)
+    rest = pa.py_buffer(data if not odd else _blanked(data, starts, ends, odd))
     try:
-        table = pa_json.read_json(io.BytesIO(rest), read_options=_JSON_READ, parse_options=_JSON_PARSE)
+        table = pa_json.read_json(pa.BufferReader(rest), read_options=_JSON_READ, parse_options=_JSON_PARSE)
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
-    if table.num_rows != len(ends) - len(odd):  # two objects on a line
+    if table.num_rows != len(ends):  # two objects on a line
         return None
-    n = pl.int_range(0, len(ends), eager=True, dtype=pl.Int64)
-    if odd:
-        n = n.filter(~n.is_in(pl.Series(odd, dtype=pl.Int64).implode()))
-    fast = pl.from_arrow(table).with_columns(n.alias("n"))
-    no_message = fast["MESSAGE"].is_null()
+    fast = pl.from_arrow(table).with_columns(pl.int_range(0, len(ends), dtype=pl.Int64).alias("n"))
+    no_message = fast["MESSAGE"].is_null()  # the blanked lines too
     if no_message.any():  # its text is the line's (absent) or empty (null): read as a line
-        odd = sorted([*odd, *fast.filter(no_message)["n"].to_list()])
+        odd = fast.filter(no_message)["n"].to_list()
         fast = fast.filter(~no_message)
     records = fast.with_columns(pl.col("n") + first_line).select(
         "n",
@@ -600,14 +596,14 @@ def _array_lines(data: bytes, ends: np.ndarray) -> list[int]:
     return sorted(set(np.searchsorted(ends, found).tolist())) if found else []
 
 
-def _without(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]) -> bytes:
-    """``data`` without the given lines (indexes, ascending) and their newlines."""
-    pieces, kept_from = [], 0
+def _blanked(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]) -> bytearray:
+    """A copy of ``data`` with the given lines (indexes) each made an empty object padded with spaces
+    (``{}   ``): Arrow reads them as rows of nulls, so row i stays line i; the caller reads them apart."""
+    out = bytearray(data)
     for i in lines:
-        pieces.append(data[kept_from : starts[i]])
-        kept_from = int(ends[i]) + 1
-    pieces.append(data[kept_from:])
-    return b"".join(pieces)
+        a, b = int(starts[i]), int(ends[i])
+        out[a:b] = b"{}" + b" " * (b - a - 2)
+    return out
 
 
 # journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".

@@ -153,13 +153,13 @@ def facts(ev: pl.DataFrame) -> pl.DataFrame:
     without a unit) and ``value_unit`` (the unit printed after it). Never raises on any text."""
     if ev.height == 0 or "header" not in ev.columns:
         return pl.DataFrame(schema=FACTS.schema)
+    if "kind" in ev.columns:  # (first: the other rows' text is never read)
+        ev = ev.filter((pl.col("kind") == "other") & pl.col("header").is_not_null())
     base = base_columns(ev)
     level = pl.col("level")
     first = pl.col("body").str.replace(r"(?s)\n.*$", "")
-    keep = (
-        pl.col("header").is_not_null()
-        & (level.is_in(INFORMATIONAL) | (level.is_null() & ~first.str.contains(_FAILURE_WORDS)))
-        & ((pl.col("kind") == "other") if "kind" in ev.columns else pl.lit(True))
+    keep = pl.col("header").is_not_null() & (
+        level.is_in(INFORMATIONAL) | (level.is_null() & ~first.str.contains(_FAILURE_WORDS))
     )
     base = base.filter(keep.fill_null(False))
     if base.height == 0:

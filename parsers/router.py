@@ -254,10 +254,19 @@ def is_router_line(ev: pl.DataFrame) -> pl.Series:
         .otherwise(base["message"].str.contains(ROUTER_HEADER_LINE))
         .fill_null(False)
     ).to_series()
-    json_router = base["body"].str.starts_with("{").fill_null(False) & base["body"].str.contains(
-        ROUTER_JSON.regex
-    ).fill_null(False)
+    json_router = _on_rows(
+        base["body"].str.starts_with("{").fill_null(False), base["body"], ROUTER_JSON.regex
+    )
     return (text_router | json_router).alias("router")
+
+
+def _on_rows(rows: pl.Series, text: pl.Series, pattern: str) -> pl.Series:
+    """``rows`` (Boolean, no null) and ``text`` matching ``pattern``: the pattern is searched on those
+    rows only (most of a journal is neither JSON nor a router's line)."""
+    if not rows.any():
+        return rows
+    at = rows.arg_true()
+    return rows.clone().scatter(at, text.gather(at).str.contains(pattern).fill_null(False))
 
 
 # A Rust tracing line's target that is a router crate's (sglang_router_rs::, vllm_router_rs::, smg::,
@@ -271,12 +280,10 @@ def is_own_router_line(ev: pl.DataFrame) -> pl.Series:
     own: sgl-router 0.1.x's header, a tracing JSON line, or a Rust tracing line whose target is a router
     crate (``OWN_TARGET``). The other Rust tracing lines are another program's in the same format."""
     base = _base(ev)
-    own = (
-        (base["header"] == ROUTER_LOCAL_HEADER)
-        | base["body"].str.starts_with("{")
-        | base["body"].str.contains(OWN_TARGET)
-    ).fill_null(False)
-    return (is_router_line(base) & own).alias("own_router")
+    router = is_router_line(base)
+    plain = ((base["header"] == ROUTER_LOCAL_HEADER) | base["body"].str.starts_with("{")).fill_null(False)
+    own = plain | _on_rows(router & ~plain, base["body"], OWN_TARGET)
+    return (router & own).alias("own_router")
 
 
 def kinds(ev: pl.DataFrame) -> pl.DataFrame:

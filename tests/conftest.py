@@ -52,6 +52,7 @@ CODE = ("logcorr", "parsers", "queries")
 # The run's cache folder, set by the session fixture in the environment: pytest loads this file as
 # ``conftest`` and the tests import it again as ``tests.conftest``, two modules that share no globals.
 RUN_CACHE = "LOGCORR_TEST_RUN_CASE_CACHE"
+VIEWS_CACHE = "LOGCORR_CACHE"  # logcorr.analysis.database.CACHE_ENV
 _used: dict[Path, dict] = {}  # the cached OUTs this process handed out → their fingerprint
 
 
@@ -108,8 +109,16 @@ def _case_cache(tmp_path_factory) -> Iterator[Path]:
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "case-cache"
     root.mkdir(parents=True, exist_ok=True)
     os.environ[RUN_CACHE] = str(root)
+    # DuckDB files of views kept between processes (``database.template_cache``): the run's own, not
+    # the user's ~/.cache, shared by the xdist workers
+    before = os.environ.get(VIEWS_CACHE)
+    os.environ[VIEWS_CACHE] = str(root.parent / "views-cache")
     yield root
     os.environ.pop(RUN_CACHE, None)
+    if before is None:
+        os.environ.pop(VIEWS_CACHE, None)
+    else:
+        os.environ[VIEWS_CACHE] = before
 
 
 def ingested(*inputs: Path, **options) -> Path:

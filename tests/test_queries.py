@@ -805,6 +805,39 @@ def test_an_out_written_before_a_column_existed_reads_it_as_null(sample_out, tmp
     assert 'CAST(NULL AS BOOLEAN) AS "zoned" FROM read_parquet(\'events/' in text
 
 
+def test_the_views_of_a_shape_are_kept_on_disk_for_the_next_process_and_a_damaged_file_is_bound_anew(
+    tmp_path, monkeypatch
+):
+    """A file of views bound once is kept in LOGCORR_CACHE with a note (views, skipped, SHA-256): a later
+    process (memory empty) copies it without binding a view, and the copy reads its own OUT's rows; a kept
+    file whose bytes no longer match its note is not used: the views are bound again."""
+    monkeypatch.setenv(database.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(database, "_TEMPLATES", {})
+    (first,) = (CASES / "batch9").glob("03_*")
+    (second,) = (CASES / "batch9").glob("04_*")
+    ingest([first], tmp_path / "03")
+    (note,) = (tmp_path / "cache").glob("views-*.json")
+    kept = json.loads(note.read_text())
+    assert "findings" in kept["views"] and note.with_suffix(".duckdb").stat().st_size > 100_000
+    monkeypatch.setattr(database, "_TEMPLATES", {})  # a new process
+
+    def no_binding(*args):
+        raise AssertionError("views bound again")
+
+    monkeypatch.setattr(database, "_saved_views", no_binding)
+    ingest([second], tmp_path / "04")
+    assert saved.query(tmp_path / "04", "SELECT count(*) FROM events").item() == 6
+    monkeypatch.chdir(tmp_path / "04")
+    with duckdb.connect(database.DB_NAME, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM events").fetchone() == (6,)
+        assert con.execute("SELECT count(*) FROM findings").fetchone() == (2,)
+    damaged = note.with_suffix(".duckdb")
+    damaged.write_bytes(damaged.read_bytes()[:-1] + b"x")
+    monkeypatch.setattr(database, "_TEMPLATES", {})
+    with pytest.raises(AssertionError, match="views bound again"):
+        database.write(tmp_path / "04")
+
+
 def test_a_second_out_of_the_same_shape_gets_the_views_bound_once_and_reads_its_own_rows(
     tmp_path, monkeypatch
 ):

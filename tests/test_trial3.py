@@ -180,6 +180,7 @@ def test_f12_an_interrupt_is_never_taken_for_a_failure_to_carry_on_from(
     real = duckdb.connect
     monkeypatch.setattr(duckdb, "connect", lambda *a, **k: _Interrupting(real(*a, **k), pattern))
     monkeypatch.setattr(database, "_TEMPLATES", {})  # the views bound here, not copied from an earlier OUT
+    monkeypatch.setenv(database.CACHE_ENV, "off")
     monkeypatch.chdir(tmp_path)
     got = CliRunner().invoke(app, [*args, "-d", str(out)])
     assert got.exit_code == 130, got.output

@@ -27,6 +27,8 @@ beside ``saved``, because the file holds the saved queries; the views over the t
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import time
@@ -148,9 +150,9 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         _refuse_overlapping_ids(con, folders["events"])
     relative = not embed and "," not in str(out)  # file_search_path is a comma-separated list
     key = _template_key(folders, saved) if relative else None
-    if key is not None and key in _TEMPLATES:  # views bound before on tables of the same shape
+    if key is not None and (template := _template(key)):  # views bound before on tables of the same shape
         con.close()
-        data, views, skipped = _TEMPLATES[key]
+        data, views, skipped = template
         tmp.write_bytes(data)
         result.views, result.skipped = list(views), dict(skipped)
         result.tables = {table: _rows(folder) for table, folder in folders.items()}
@@ -193,9 +195,7 @@ def _write(out: Path, saved, embed: bool, started: float) -> DatabaseResult:
         raise
     con.close()
     if key is not None:
-        while len(_TEMPLATES) >= TEMPLATES_KEPT:  # the oldest shape out (each file ~1.3 MB)
-            _TEMPLATES.pop(next(iter(_TEMPLATES)))
-        _TEMPLATES[key] = (tmp.read_bytes(), list(result.views), dict(result.skipped))
+        _keep_template(key, (tmp.read_bytes(), list(result.views), dict(result.skipped)))
     return _swap(out, tmp, target, result, folders, saved, started)
 
 
@@ -218,9 +218,81 @@ def _swap(out: Path, tmp: Path, target: Path, result: DatabaseResult, folders, s
 
 # A file of views by relative paths holds nothing of its OUT but the shape of its tables: a process writing
 # several OUTs (combine, a Python caller ingesting file by file, the test suite) binds the views of a shape
-# once (0.4-0.5 CPU s: 21 table views and 42 saved queries) and copies the file for the others.
+# once (1.1-1.2 CPU s: 21 table views and 42 saved queries) and copies the file for the others; the file is
+# kept on disk too (``template_cache``), so a later process (the next `logcorr ingest`) copies it as well.
 _TEMPLATES: dict[tuple, tuple[bytes, list[str], dict[str, str]]] = {}
-TEMPLATES_KEPT = 4
+TEMPLATES_KEPT = 4  # in memory, and on disk per cache folder
+CACHE_ENV = "LOGCORR_CACHE"
+
+
+def template_cache() -> Path | None:
+    """The folder where files of views are kept between processes: ``$LOGCORR_CACHE``, else
+    ``$XDG_CACHE_HOME/logcorr``, else ``~/.cache/logcorr``; None when ``$LOGCORR_CACHE`` is ``off`` or
+    no home folder is known. Each kept file is ~1.3 MB, at most ``TEMPLATES_KEPT`` of them."""
+    said = os.environ.get(CACHE_ENV)
+    if said == "off":
+        return None
+    if said:
+        return Path(said)
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no passwd entry
+        return None
+    return base / "logcorr"
+
+
+def _template(key: tuple) -> tuple[bytes, list[str], dict[str, str]] | None:
+    """The file of views of ``key``'s shape, its views and skipped queries: from this process's memory,
+    else from ``template_cache`` (checked against the SHA-256 its note gives; any doubt is a miss)."""
+    if key in _TEMPLATES:
+        return _TEMPLATES[key]
+    folder = template_cache()
+    if folder is None:
+        return None
+    name = _template_name(key)
+    try:
+        note = json.loads((folder / f"{name}.json").read_text())
+        data = (folder / f"{name}.duckdb").read_bytes()
+        if hashlib.sha256(data).hexdigest() != note["sha256"]:
+            return None
+        found = (data, list(note["views"]), dict(note["skipped"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _remember(key, found)
+    return found
+
+
+def _keep_template(key: tuple, template: tuple[bytes, list[str], dict[str, str]]) -> None:
+    """Keep a file of views in memory and in ``template_cache`` (its note written last: a file without
+    its note is never read); the oldest files there past ``TEMPLATES_KEPT`` are removed. A cache folder
+    that cannot be written costs only the next process its speed."""
+    _remember(key, template)
+    folder = template_cache()
+    if folder is None:
+        return
+    name, (data, views, skipped) = _template_name(key), template
+    note = {"sha256": hashlib.sha256(data).hexdigest(), "views": views, "skipped": skipped}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        store.write_atomic(folder / f"{name}.duckdb", lambda f: f.write(data), binary=True)
+        store.write_atomic(folder / f"{name}.json", lambda f: f.write(json.dumps(note)))
+        kept = sorted(folder.glob("views-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[TEMPLATES_KEPT:]:
+            old.unlink(missing_ok=True)
+            old.with_suffix(".duckdb").unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _remember(key: tuple, template: tuple[bytes, list[str], dict[str, str]]) -> None:
+    while len(_TEMPLATES) >= TEMPLATES_KEPT:  # the oldest shape out (each file ~1.3 MB)
+        _TEMPLATES.pop(next(iter(_TEMPLATES)))
+    _TEMPLATES[key] = template
+
+
+def _template_name(key: tuple) -> str:
+    """The cache file name of ``key``: a digest of its text (every element is a str or a tuple of them)."""
+    return "views-" + hashlib.sha256(repr(key).encode()).hexdigest()[:32]
 
 
 def _template_key(folders: dict[str, Path], saved: dict) -> tuple:
@@ -231,8 +303,12 @@ def _template_key(folders: dict[str, Path], saved: dict) -> tuple:
         parts = sorted(Path(folder).glob("**/*.parquet"))
         seen = {tuple((f.name, _duckdb_type(f.type)) for f in pq.read_schema(p)) for p in parts}
         shapes.append((table, tuple(sorted(seen))))
-    bodies = tuple((q.name, q.body()) for q in saved.values())
-    return (duckdb.__version__, STORAGE_VERSION, tuple(shapes), tuple(derived_view_sql(folders)), bodies)
+    # the header too: the file's saved_queries table documents each query
+    bodies = tuple(
+        (q.name, q.body(), q.question, q.tables, q.columns, q.parameters, q.reading) for q in saved.values()
+    )
+    version = (logcorr.__version__, duckdb.__version__, STORAGE_VERSION)
+    return (*version, tuple(shapes), tuple(derived_view_sql(folders)), bodies)
 
 
 def _duckdb_type(arrow_type) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -61,8 +62,10 @@ def ingest_digests(path: Path) -> dict[str, str]:
 
 
 def case_files() -> list[Path]:
-    """Every file under the case folders, sorted."""
-    return sorted(p for d in CASE_FOLDERS if d.is_dir() for p in d.rglob("*") if p.is_file())
+    """Every file under the case folders, sorted; this checkout's own by their path relative to it (``main``
+    runs from there), so that two checkouts' digests compare: a record's ``source`` is its path as given."""
+    found = sorted(p for d in CASE_FOLDERS if d.is_dir() for p in d.rglob("*") if p.is_file())
+    return [p.relative_to(ROOT) if p.is_relative_to(ROOT) else p for p in found]
 
 
 def main() -> int:
@@ -73,6 +76,11 @@ def main() -> int:
     ap.add_argument("--save", type=Path, help="write the digests here (JSON)")
     ap.add_argument("--check", type=Path, help="compare with digests saved before; exit 1 on a change")
     args = ap.parse_args()
+    args.day = [p.resolve() for p in args.day]
+    args.out = args.out.resolve() if args.out else None
+    args.check = args.check.resolve() if args.check else None
+    args.save = args.save.resolve() if args.save else None
+    os.chdir(ROOT)  # the case files are named relative to it
     digests: dict[str, dict[str, str]] = {}
     if args.out:
         digests[str(args.out)] = table_digests(args.out)

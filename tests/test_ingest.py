@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import lzma
 import os
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 
 from logcorr.analysis.saved import query
 from logcorr.cli import app
-from logcorr.ingest import NothingReadError, first_event_id, ingest
+from logcorr.ingest import NothingReadError, OptionError, first_event_id, ingest
 from logcorr.inputs.journal import _unit_share, journalctl_window
 from logcorr.inputs.paths import discover
 from logcorr.inputs.source import InputError, ReadOptions
@@ -821,3 +822,33 @@ def test_two_clocks_in_one_input_give_two_spans_never_one(tmp_path):
     assert [t.isoformat() for t in row] == [
         "2026-07-06T02:45:29.886032+00:00", "2026-07-06T02:45:29.886032+00:00", "2026-07-05T19:45:29.924000+00:00"
     ]  # fmt: skip
+
+
+def test_a_large_inputs_content_digest_is_taken_while_it_is_read_and_append_still_refuses_a_copy(
+    tmp_path, monkeypatch
+):
+    """Without --append, a file of DIGEST_WHILE_READING bytes or more is hashed by its reader as it reads
+    it (no pass of its own before): the manifest's sha256 is the file's, and no whole-content identity is
+    taken; a copy of it under another name is then refused by --append (by that sha256)."""
+    from logcorr.inputs import paths
+
+    monkeypatch.setattr(paths, "DIGEST_WHILE_READING", 0)  # every file counts as large
+    src = next(iter(sorted((need_cases() / "batch11").glob("0*.log"))))
+    whole = []
+    real = paths.identity
+    monkeypatch.setattr(
+        paths,
+        "identity",
+        lambda p, c=None, *, content=True: (
+            (whole.append(p) if content else None) or real(p, c, content=content)
+        ),
+    )
+    out = tmp_path / "out"
+    ingest([src], out)
+    (given,) = json.loads((out / "manifest.json").read_text())["inputs"]
+    assert given["identity"]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert whole == []
+    copy = tmp_path / "renamed.log"
+    shutil.copyfile(src, copy)
+    with pytest.raises(OptionError, match="already in"):
+        ingest([copy], out, append=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -119,3 +120,18 @@ def in_folder(folder: Path, name: str | Path) -> Path | None:
     path = folder / name
     inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
     return path if inside else None
+
+
+class ContentDigest:
+    """The SHA-256 of a file taken while a reader reads it whole, block by block (``update``); ``done`` once
+    the reader reached its end: only then is ``hexdigest`` the file's (``identity``'s ``sha256``)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.done = False
+
+    def update(self, data: bytes) -> None:
+        self.h.update(data)
+
+    def hexdigest(self) -> str:
+        return self.h.hexdigest()

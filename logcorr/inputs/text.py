@@ -27,6 +27,7 @@ from logcorr.inputs.source import (
     LINE_PIECE,
     MAX_LINE_BYTES,
     MAX_RECORD_BYTES,
+    ContentDigest,
     SourceReport,
 )
 from logcorr.parsers import journald
@@ -65,19 +66,26 @@ def _pieces(data: bytes, at: int, end: int) -> Iterator[tuple[int, int]]:
         yield at, end
 
 
-def text_blocks(path: Path) -> Iterator[tuple[bytes, int, int, int]]:
+def text_blocks(path: Path, digest: ContentDigest | None = None) -> Iterator[tuple[bytes, int, int, int]]:
     """Yield ``(data, first_line_number, is_piece, lines)``: the bytes of a text file in blocks of
     whole lines (``CHUNK_BYTES`` read at a time; the file's last line may lack its newline), a UTF-8
     byte order mark at the start dropped, carriage returns at line ends removed and a carriage return
     no newline follows read as a line end (tqdm-style progress, old Mac files). ``lines`` is the number
     of lines ``journald.split_lines(data)`` gives. A line longer than ``MAX_LINE_BYTES`` is yielded in
     pieces of ``MAX_RECORD_BYTES`` (``is_piece`` 1 for its first, 2 for the others; each a line of its
-    own, newline added), each numbered as the line, never whole in memory."""
+    own, newline added), each numbered as the line, never whole in memory. ``digest``: every byte read
+    goes to it too, and it is ``done`` when the file was read to its end."""
     line_no, long_line = 1, False  # long_line: reading the pieces of a line over MAX_LINE_BYTES
+    take = digest.update if digest is not None else (lambda data: None)
     with open(path, "rb") as f:
-        rest = f.read(3).removeprefix(b"\xef\xbb\xbf")
+        rest = f.read(3)
+        take(rest)
+        rest = rest.removeprefix(b"\xef\xbb\xbf")
         while True:
             block = f.read(CHUNK_BYTES)
+            take(block)
+            if not block and digest is not None:
+                digest.done = True
             data = rest + block
             if b"\r" in data:
                 held = data.endswith(b"\r") and bool(block)  # its newline may open the next block
@@ -132,14 +140,16 @@ def block_lines(data: bytes, line_no: int, piece: int) -> Iterator[tuple[pl.Seri
         yield lines.slice(start, CHUNK_LINES), line_no + start, 0
 
 
-def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+def read_text(
+    path: Path, fmt: str, report: SourceReport, digest: ContentDigest | None = None
+) -> Iterator[pl.DataFrame]:
     """Records of a text file: ``json`` / ``short`` captures, or one record per line for ``text``,
     ``pyspy`` and ``pyspy-json`` (``ts`` null there; the line's own time is read later).
 
     A ``docker compose logs`` prefix (``name  | ``) is stripped and its name kept in ``stream``.
     """
     compose, pieces, replaced, width, unwrapped = None, 0, 0, None, 0
-    for lines, first, piece in _text_chunks(path, fmt, report):
+    for lines, first, piece in _text_chunks(path, fmt, report, digest):
         if isinstance(lines, pl.DataFrame):  # a json block read whole: its records
             yield lines
             continue
@@ -174,12 +184,12 @@ def read_text(path: Path, fmt: str, report: SourceReport) -> Iterator[pl.DataFra
 
 
 def _text_chunks(
-    path: Path, fmt: str, report: SourceReport
+    path: Path, fmt: str, report: SourceReport, digest: ContentDigest | None = None
 ) -> Iterator[tuple[pl.Series | pl.DataFrame, int, int]]:
     """``lines_chunks`` of ``path``; for a ``json`` capture, each block of plain lines (no U+FFFD to
     count, no piece of an over-long line) as its records, read whole (``journald.parse_json_block``),
     its bytes counted in ``report`` as ``read_text`` counts those of lines."""
-    for data, first, piece, lines in text_blocks(path):
+    for data, first, piece, lines in text_blocks(path, digest):
         if fmt == "json" and not piece and lines <= CHUNK_LINES:
             plain = data.isascii() or b"\xef\xbf\xbd" not in data
             records = (

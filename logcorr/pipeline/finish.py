@@ -14,6 +14,7 @@ import polars as pl
 import logcorr
 from logcorr.analysis import database
 from logcorr.clocks import Clocks
+from logcorr.inputs import paths as input_files
 from logcorr.inputs.source import SourceReport, as_text
 from logcorr.parsers import sglang
 from logcorr.pipeline.notes import names_shown, result_notes, roles_not_seen
@@ -40,6 +41,7 @@ def finish(run: Run, embed: bool, progress: Callable[[str], None]) -> IngestResu
         said = "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
         raise NothingReadError(f"nothing could be read{inside}:\n" + names_shown(said, reports))
     progress(f"writing {plan.out}: rooms, aborts, processes, sources, config")
+    _complete_identities(run)
     rooms = sglang.merge_rooms(run.held["rooms"])
     output.write("rooms", rooms)
     output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
@@ -114,6 +116,21 @@ def _inputs_replaced(out: Path, reports: list[SourceReport]) -> list[str]:
         return [f"{manifest} (unreadable: what it held cannot be told)"]
     read = {str(Path(r.source).absolute()) for r in reports}
     return [i["path"] for i in held if isinstance(i, dict) and i.get("path") and i["path"] not in read]
+
+
+def _complete_identities(run: Run) -> None:
+    """The ``sha256`` of each input whose identity waited for its content (``Plan.deferred``): the digest
+    its reader took while reading it to its end, else (read in part, or by a reader that takes none) read
+    now, as ``identity`` reads it."""
+    for path in run.plan.deferred:
+        ident = run.plan.identities.get(path)
+        if not ident:  # it could not be read: no identity, as before
+            continue
+        digest = run.digests.get(path)
+        if digest is not None and digest.done:
+            ident["sha256"] = digest.hexdigest()
+        else:
+            ident.update(input_files.identity(path, run.plan.captured_at))
 
 
 def _manifest(run: Run, result: IngestResult) -> dict:

@@ -64,6 +64,7 @@ class Plan:
     selection: str  # what of an input was read: the same path read with other units or times is another input
     identities: dict[Path, dict]  # per input read, ``input_files.identity``
     run_tag: str  # 8 hex digits naming what this ingest read (``Output``'s ``run``)
+    deferred: set[Path]  # inputs whose identity's sha256 is taken while reading (``finish`` completes it)
     roots: dict[Path, Path]  # per input found in a folder, the PATH given that holds it
     window_notes: list[str]  # how a --since/--until without a date was dated (``_dated``)
 
@@ -114,11 +115,19 @@ def make_plan(
     selection = (
         f"units={','.join(opts.units)} all_units={opts.all_units} since={opts.since} until={opts.until}"
     )
-    identities = {p: input_files.identity(p, captured) for p, fmt in inputs if fmt not in NOT_READ}
-    # the part-<n>-<tag>.parquet of two outputs differ unless they read the same data
-    idents = sorted(json.dumps(i, sort_keys=True) for i in identities.values())
+    read = [p for p, fmt in inputs if fmt not in NOT_READ]
+    # without --append nothing is compared before reading: a large file's digest is taken as it is read
+    deferred = set() if append else {p for p in read if _size(p) >= input_files.DIGEST_WHILE_READING}
+    identities = {p: input_files.identity(p, captured, content=p not in deferred) for p in read}
+    # the part-<n>-<tag>.parquet of two outputs differ unless they read the same data (a file whose digest
+    # is not taken yet: the same file, by its size and modification time)
+    idents = sorted(
+        json.dumps({**i, **(_signature(p) if p in deferred else {})}, sort_keys=True)
+        for p, i in identities.items()
+    )
     run_tag = hashlib.sha256(json.dumps([origin, selection, idents]).encode()).hexdigest()[:8]
     return Plan(
+        deferred=deferred,
         out=out,
         opts=opts,
         append=append,
@@ -274,3 +283,21 @@ def default_origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> s
                 return str(prev["origin"])
     names = "\n".join(sorted(p.name for p, _ in inputs))
     return f"logs-{hashlib.sha256(names.encode(errors='surrogateescape')).hexdigest()[:8]}"
+
+
+def _size(path: Path) -> int:
+    """The size of a regular file, 0 for anything else or what cannot be read."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
+def _signature(path: Path) -> dict[str, int]:
+    """A file's size and modification time (ns): what tells two versions of one file apart before its
+    content is read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}

@@ -32,6 +32,7 @@ from logcorr.inputs.source import (
     MAX_RECORD_BYTES,
     MAX_RECORD_LINES,
     OUTSIDE_BUNDLE,
+    ContentDigest,
     InputError,
     SourceReport,
     failure,
@@ -122,7 +123,9 @@ def read_chunks(
     elif fmt == "export":
         chunks = journal.CaptureUnits(opts).read(export.read_export_file(path, report), report)
     elif fmt == "json":
-        chunks = journal.CaptureUnits(opts).read(text.read_text(path, fmt, report), report)
+        chunks = journal.CaptureUnits(opts).read(
+            text.read_text(path, fmt, report, _digest(run, path)), report
+        )
     elif fmt == dumps.FORMAT:  # SGLang's crash or request dump, unpickled without running its code
         chunks = _dump_records(path, report, scratch)
     elif fmt == scrape.FORMAT:  # a Prometheus scrape: a record per sample
@@ -138,10 +141,18 @@ def read_chunks(
             path = exports.oldest_first(path, scratch, report)
         chunks = containers.read(path, fmt, opts, report)
     else:
-        chunks = text.read_text(path, fmt, report)
+        chunks = text.read_text(path, fmt, report, _digest(run, path))
     if run.seen is None or fmt in ("pyspy", "pyspy-json", "bundle-pyspy"):
         return chunks
     return run.seen.unseen(chunks, report, journald=fmt in ("journal-dir", "journal", "export", "json"))
+
+
+def _digest(run: Run, path: Path) -> ContentDigest | None:
+    """A ``ContentDigest`` for the reader of ``path`` when it is an input whose identity waits for its
+    content (``Plan.deferred``; not a copy unpacked or spooled from it), kept in ``run.digests``."""
+    if path not in run.plan.deferred:
+        return None
+    return run.digests.setdefault(path, ContentDigest())
 
 
 def _dump_records(path: Path, report: SourceReport, scratch: Path) -> Iterator[pl.DataFrame]:

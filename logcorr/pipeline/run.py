@@ -15,7 +15,7 @@ import polars as pl
 
 from logcorr.clocks import Clocks
 from logcorr.inputs import paths as input_files
-from logcorr.inputs.source import LINE_PIECE, RECORD_PIECE, SourceReport
+from logcorr.inputs.source import LINE_PIECE, RECORD_PIECE, ContentDigest, SourceReport
 from logcorr.pipeline.enrich import Enricher
 from logcorr.pipeline.plan import OptionError, Plan
 from logcorr.pipeline.stacks import learn_processes
@@ -71,6 +71,7 @@ class Run:
         self.config_seen: list[pl.DataFrame] = []  # config.observations of every chunk, summed at the end
         self.held: dict[str, list[pl.DataFrame]] = {"rooms": [], "aborts": []}  # completed at the end
         self.lines = 0
+        self.digests: dict[Path, ContentDigest] = {}  # the deferred inputs' content digests, as read
         self.prev = self.output.previous_manifest()  # only with --append: the OUT added to
         in_output = self._previous() if self.prev else None
         # a journal and its capture: once (and not again what OUT holds, with --append)

@@ -852,3 +852,10 @@ def test_a_large_inputs_content_digest_is_taken_while_it_is_read_and_append_stil
     shutil.copyfile(src, copy)
     with pytest.raises(OptionError, match="already in"):
         ingest([copy], out, append=True)
+    assert whole == [copy]  # --append compares before reading: its identity is taken first
+    whole.clear()
+    capture = SAMPLE / "journal.export"  # a journalctl -o export capture: its reader takes it too
+    ingest([capture], tmp_path / "export")
+    (given,) = json.loads((tmp_path / "export" / "manifest.json").read_text())["inputs"]
+    assert given["identity"]["sha256"] == hashlib.sha256(capture.read_bytes()).hexdigest()
+    assert whole == []

@@ -9,15 +9,34 @@ from pathlib import Path
 
 import polars as pl
 
-from logcorr.inputs.source import CHUNK_BYTES, LINE_PIECE, MAX_LINE_BYTES, MAX_RECORD_BYTES, SourceReport
+from logcorr.inputs.source import (
+    CHUNK_BYTES,
+    LINE_PIECE,
+    MAX_LINE_BYTES,
+    MAX_RECORD_BYTES,
+    ContentDigest,
+    SourceReport,
+)
 from logcorr.inputs.text import char_boundary
 from logcorr.parsers import journald
 
 
-def read_export_file(path: Path, report: SourceReport) -> Iterator[pl.DataFrame]:
-    """Records of a ``journalctl -o export`` capture file, streamed in chunks cut between entries."""
+def read_export_file(
+    path: Path, report: SourceReport, digest: ContentDigest | None = None
+) -> Iterator[pl.DataFrame]:
+    """Records of a ``journalctl -o export`` capture file, streamed in chunks cut between entries; every
+    byte read also goes to ``digest``, ``done`` at the file's end."""
     with open(path, "rb") as f:
-        yield from export_chunks(iter(lambda: f.read(CHUNK_BYTES), b""), report.source, report)
+        yield from export_chunks(_blocks(f, digest), report.source, report)
+
+
+def _blocks(f, digest: ContentDigest | None) -> Iterator[bytes]:
+    while block := f.read(CHUNK_BYTES):
+        if digest is not None:
+            digest.update(block)
+        yield block
+    if digest is not None:
+        digest.done = True
 
 
 def _safe_cut(buf: bytes) -> int:

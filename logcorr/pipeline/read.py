@@ -121,7 +121,9 @@ def read_chunks(
     if fmt in ("journal-dir", "journal"):
         chunks = journal.read_journal(path, opts, report)
     elif fmt == "export":
-        chunks = journal.CaptureUnits(opts).read(export.read_export_file(path, report), report)
+        chunks = journal.CaptureUnits(opts).read(
+            export.read_export_file(path, report, _digest(run, path)), report
+        )
     elif fmt == "json":
         chunks = journal.CaptureUnits(opts).read(
             text.read_text(path, fmt, report, _digest(run, path)), report

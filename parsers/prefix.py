@@ -125,6 +125,26 @@ HEADERS = (
     ),
     H(
         "sglang",
+        # the time-of-day family above with its "[" and any date before the time cut off by a paste: the time
+        # and the ranks closed by "]" are SGLang's header all the same (a time of day, as printed)
+        rf"^(?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        "SGLang's header, its '[' and date cut off by a paste (17:15:42 DP3 TP3 EP3] …): the time of day and"
+        " the ranks are read, no date (batch12/01)",
+        (
+            (
+                "17:15:42 DP3 TP3 EP3] Scheduler hit an exception: Traceback (most recent call last):",
+                {
+                    "dp_rank": 3,
+                    "tp_rank": 3,
+                    "ep_rank": 3,
+                    "log_ts": None,
+                    "body": "Scheduler hit an exception: Traceback (most recent call last):",
+                },
+            ),
+        ),
+    ),
+    H(
+        "sglang",
         # the router's year-cut family below, for SGLang: the ranks and the closing "]" are still printed
         rf"^[0-9]{{1,3}}-[0-9]{{2}}-[0-9]{{2}}[ T]{_TIME}(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
         "SGLang's header as above, its '[' and the head of its year cut off by a paste (026-05-28 …): the"
@@ -665,9 +685,14 @@ SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
 SGLANG_START = strip_groups(_SGLANG.regex)
 # A serving stack's own record start, whose lines are engine data even when no role or kind is read:
-# SGLang's header, vLLM's logger's (after any worker prefix), or a Rust tracing line (Z time, level) whose
-# target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::): the report then says what they show.
-DYNAMO_TARGET = rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?dynamo_\w+::"
+# SGLang's header, vLLM's logger's (after any worker prefix), or a Dynamo line (Z time, level padded to
+# five) whose target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::) or, from `dynamo serve`'s
+# Python loggers printed through the same formatter, a dotted module.function naming dynamo
+# (serving.serve_dynamo_graph:, serve_dynamo.worker:): the report then says what they show.
+DYNAMO_TARGET = (
+    rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?"
+    r"(?:dynamo_\w+::|(?:[\w<>]+\.)*[\w<>]*dynamo[\w<>]*(?:\.[\w<>]+)*: )"
+)
 SERVING_START = "|".join(
     [SGLANG_START]
     + [

@@ -57,7 +57,9 @@ class Header:
     ``starts`` False for a family that is read but never opens a record on its own;
     ``after_worker`` True for a Python logger's header that a Ray/vLLM worker prefix may precede;
     ``own_lines`` True for a C++ logger that stamps every line it prints (glog, c10, NCCL): a line
-    after its record that is not continuation-shaped is another writer's, never part of it."""
+    after its record that is not continuation-shaped is another writer's, never part of it;
+    ``tail`` a regex anchored at the end of the record's first line whose named groups (``date``,
+    ``time``) are fields the family prints after the message, not in its header."""
 
     name: str
     regex: str
@@ -66,6 +68,7 @@ class Header:
     starts: bool = True
     after_worker: bool = False
     own_lines: bool = False
+    tail: str = ""
 
 
 H = Header
@@ -334,6 +337,23 @@ HEADERS = (
             ),
         ),
         own_lines=True,
+    ),
+    H(
+        "lmcache_tail",
+        rf"^(?P<level>{LEVEL_WORD}) LMCache: ",
+        "LMCache's logger before 0.2: '%(levelname)s LMCache: %(message)s [%(asctime)s] -- %(pathname)s:%(lineno)d',"
+        " its time (comma milliseconds) after the message (batch12/10)",
+        (
+            (
+                "(VllmWorkerProcess pid=319) INFO LMCache: Creating LMCacheEngine instance vllm-instance"
+                " [2025-03-19 13:01:55,934] -- /opt/venv/lib/python3.12/site-packages/lmcache/experimental/"
+                "cache_engine.py:290",
+                {"level": "INFO", "pid": 319, "log_ts": datetime(2025, 3, 19, 13, 1, 55, 934000)},
+            ),
+            ("WARNING LMCache: no stamp at the end", {"level": "WARNING", "log_ts": None}),
+        ),
+        after_worker=True,
+        tail=rf" \[(?P<date>{_DATE}) (?P<time>{_TIME})\] -- [^\n]*:[0-9]+[ \t]*(?:\n|$)",
     ),
     H(
         "vllm",
@@ -832,13 +852,21 @@ def _claim(frame: pl.DataFrame, header: Header, *, every_row: bool = False) -> p
     head = pl.col("h").struct.field("_head")
     if not every_row:
         g = g.filter(head.is_not_null())
+    if header.tail:  # fields printed after the message, at the end of the first line
+        first = frame.select("_i", pl.col("src").str.extract_groups(f"^[^\\n]*?{header.tail}").alias("t"))
+        g = g.join(first, on="_i", how="left")
+
+    def field(f: str) -> pl.Expr:
+        if f"<{f}>" in header.regex:
+            return pl.col("h").struct.field(f)
+        if f"<{f}>" in header.tail:
+            return pl.when(head.is_not_null()).then(pl.col("t").struct.field(f))
+        return pl.lit(None, pl.String)
+
     return g.select(
         "_i",
         pl.when(head.is_not_null()).then(pl.lit(header.name)).alias("header"),
-        *[
-            (pl.col("h").struct.field(f) if f"<{f}>" in header.regex else pl.lit(None, pl.String)).alias(f)
-            for f in _FIELDS
-        ],
+        *[field(f).alias(f) for f in _FIELDS],
         head.str.len_chars().cast(pl.UInt32).alias("_cut"),
     )
 

@@ -1028,6 +1028,10 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
     return _repeated_prefix_off(df, ray_like), json_like
 
 
+# A Rust tracing line's target after its header (``dynamo_run::subprocess: ``): a path of two or more parts.
+RUST_TARGET = r"^([A-Za-z_]\w*(?:::\w+)+: )"
+
+
 def _repeated_prefix_off(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame:
     """``df`` (``text``, ``body``) with the prefix a logger stamps on every line of a multi-line record
     taken off the body's later lines: the first line's header as printed (a format that repeats
@@ -1047,6 +1051,9 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
     text, body = pl.col("text"), pl.col("body")
     first = text.str.extract(r"^([^\n]*)", 1)
     header = first.str.slice(0, first.str.len_chars() - body.str.extract(r"^([^\n]*)", 1).str.len_chars())
+    # a Rust tracing target after the header is stamped on every line too: dynamo-run relays its
+    # subprocess's stderr line by line behind `TIME LEVEL dynamo_run::subprocess: ` (batch12/06)
+    header = header + body.str.extract(RUST_TARGET, 1).fill_null("")
     worker = text.str.extract(f"({RAY_PREFIX})", 1) if ray_like else pl.lit(None, pl.String)
     lead = pl.when(header.str.strip_chars() != "").then(header).otherwise(worker)
     second = text.str.extract(r"^[^\n]*\n([^\n]*)", 1)
@@ -1068,7 +1075,12 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
     lead, tight, line = pl.col("_lead"), pl.col("_lead").str.strip_chars_end(), pl.col("body")
     cut = (
         pl.when(pl.col("_k") == 0)
-        .then(line)
+        # a relayed traceback's first line keeps no Rust target before its indented text (batch12/06)
+        .then(
+            pl.when(line.str.contains(RUST_TARGET + r"[ \t]"))
+            .then(line.str.replace(RUST_TARGET, ""))
+            .otherwise(line)
+        )
         .when(line.str.starts_with(lead))
         .then(line.str.slice(lead.str.len_chars()))
         .when(line.str.starts_with(tight))

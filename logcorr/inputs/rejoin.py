@@ -46,6 +46,7 @@ from logcorr.parsers.prefix import (
     OWN_LINES_CONTINUATION,
     OWN_LINES_START,
     PROGRESS_BAR,
+    RUST_TARGET,
     SGLANG_START,
     TRACEBACK_HEAD,
     TRACEBACK_LEADS,
@@ -286,7 +287,8 @@ def _frames_after_blank(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's
 # parts or an indented line (``CONTINUATION``), a C++ frame of a c10 error, nothing at all.
 STAMPED_CONTINUATION = rf"(?:{CONTINUATION})|^frame #\d+: |^\s*$"
-_LEAD = rf"({HEADER_START})"
+# a Rust tracing target after the header is part of the stamp (dynamo-run's relay: batch12/06)
+_LEAD = rf"({HEADER_START}(?:{RUST_TARGET.removeprefix('^')})?)"
 
 
 def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Series) -> pl.Series:

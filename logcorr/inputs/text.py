@@ -580,11 +580,25 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("e", "d_log", "d_fd", "d_ts")
 
 
+# A paste that lost its line breaks glues every record of a log onto one line (batch12/04: eight
+# `(VllmWorker rank=0 pid=N) ERROR …` records): each pass splits off one glued record per line, up to this many.
+MAX_GLUED_PASSES = 64
+
+
 def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
-    """Each line of ``frame`` holding a ``GLUED_RECORD`` made two rows (the text before the glued
-    header, then the record from it on), both keeping the line's columns and number."""
-    if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
-        return frame
+    """Each line of ``frame`` holding ``GLUED_RECORD``s made one row per record: the text before the
+    first glued header, then each record from its header on, all keeping the line's columns and number
+    (``MAX_GLUED_PASSES`` records a line at most; the rest stays on the last row)."""
+    for _ in range(MAX_GLUED_PASSES):
+        if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
+            break
+        frame = _split_glued_once(frame)
+    return frame
+
+
+def _split_glued_once(frame: pl.DataFrame) -> pl.DataFrame:
+    """``_split_glued``'s one pass: each line holding a ``GLUED_RECORD`` made two rows (the text
+    before the glued header, then the record from it on)."""
     g = pl.col("line").str.extract_groups(GLUED_RECORD)
     pre = pl.coalesce(*(g.struct.field(f"{k}pre") for k in ("", "w", "n", "l")))
     rec = pl.coalesce(*(g.struct.field(f"{k}rec") for k in ("", "w", "n", "l")))

@@ -47,6 +47,9 @@ RECORD_COLUMNS = {
     **RECORD,
     **dict.fromkeys(("stream", "cmdline", "comm", "entry_error"), pl.String),
     "ts_zoneless": pl.Boolean,
+    # a time an envelope prints without a year that none of its chunk lends (`-o short`'s `Dec 19 02:07:16`),
+    # as MM-DD HH:MM:SS[.f]: the record's printed time where its own header prints none; null: none
+    "envelope_time": pl.String,
     # input lines a reader already joined into the entry (a short capture's indented lines); null: one
     "entry_lines": pl.Int32,
 }
@@ -607,9 +610,22 @@ def _blanked(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]
 
 
 # journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".
+# `-o short` prints the month with strftime's %b, in the host's locale: English, or French (`déc.`), German
+# (`Dez`), Spanish, Italian, Portuguese, Dutch … abbreviations (batch12/08); their month numbers:
+SHORT_MONTHS = {
+    **{m: i for i, m in enumerate(("jan feb mar apr may jun jul aug sep oct nov dec").split(), 1)},
+    **{m: i for i, m in enumerate(("janv févr mars avr mai juin juil août sept oct nov déc").split(), 1)},
+    **{m: i for i, m in enumerate(("jan feb mär apr mai jun jul aug sep okt nov dez").split(), 1)},
+    **{m: i for i, m in enumerate(("ene feb mar abr may jun jul ago sept oct nov dic").split(), 1)},
+    **{m: i for i, m in enumerate(("gen feb mar apr mag giu lug ago set ott nov dic").split(), 1)},
+    **{m: i for i, m in enumerate(("jan fev mar abr mai jun jul ago set out nov dez").split(), 1)},
+    **{m: i for i, m in enumerate(("jan feb mrt apr mei jun jul aug sep okt nov dec").split(), 1)},
+    "fév": 2, "sep": 9, "févr": 2, "mrz": 3, "sept": 9,
+}  # fmt: skip
+_SHORT_MONTH = "(?i:" + "|".join(sorted(SHORT_MONTHS, key=len, reverse=True)) + r")\.?"
 SHORT_LINE = (
     r"^(?P<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)|\d{9,11}\.\d+"
-    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?)"
+    rf"|{_SHORT_MONTH} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?)"
     r" (?P<host>\S+) (?P<ident>[^\s\[:]+)(?:\[(?P<pid>\d+)\])?: (?P<message>.*)$"
 )
 # A line that prints a year: an ISO date and time anywhere in it, or `date`'s `Sat Feb 21 21:00:31 UTC 2026`.
@@ -660,7 +676,16 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
         pl.len().cast(pl.Int32).alias("entry_lines"),
     )
     unix = pl.col("time").str.contains(r"^\d+\.\d+$")
-    yearless = pl.col("time").str.contains(r"^[A-Z][a-z]{2} ")
+    yearless = pl.col("time").str.contains(rf"^{_SHORT_MONTH} ")
+    # the month's number, the day and the time: `déc. 19 02:07:16` → 12, "19", "02:07:16"
+    short = pl.col("time").str.extract_groups(r"^([^\s.]+)\.? +(\d+) (\S+)$")
+    month = (
+        short.struct.field("1")
+        .str.to_lowercase()
+        .replace_strict(SHORT_MONTHS, default=None, return_dtype=pl.Int8)
+    )
+    day, clock = short.struct.field("2").str.zfill(2), short.struct.field("3")
+    month_day = pl.concat_str([month.cast(pl.String).str.zfill(2), day], separator="-")
     # the year of the nearest dated line before it, else after it: any line of the chunk that prints
     # one (a short-iso time, an ISO date in a message or a `systemctl status` line, `date` output)
     printed = pl.coalesce(
@@ -670,8 +695,8 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
     )
     year = printed.forward_fill().backward_fill()
     short_ts = (
-        pl.concat_str([year, pl.col("time").str.replace_all(r"\s+", " ")], separator=" ")
-        .str.to_datetime("%Y %b %d %H:%M:%S%.f", time_unit="us", strict=False)
+        pl.concat_str([year, month_day, clock], separator=" ")
+        .str.to_datetime("%Y %m-%d %H:%M:%S%.f", time_unit="us", strict=False)
         .dt.replace_time_zone("UTC")
     )
     iso = pl.col("time").str.replace(r"([+-]\d\d)(\d\d)$", "$1:$2").str.replace("Z$", "+00:00")
@@ -698,5 +723,9 @@ def parse_short_lines(lines: pl.Series, *, source: str, first_line: int = 1) -> 
             # `-o short` prints the local time without a zone: as printed, not UTC (clocks.zoneless)
             ts_zoneless=pl.when(yearless).then(True),
             entry_lines=pl.when(pl.col("entry_lines") > 1).then(pl.col("entry_lines")),
+            # no year printed nor lent: the time as printed (MM-DD HH:MM:SS), never a guessed year
+            envelope_time=pl.when(yearless & year.is_null()).then(
+                pl.concat_str([month_day, clock], separator=" ")
+            ),
         )
     )

@@ -57,7 +57,9 @@ class Header:
     ``starts`` False for a family that is read but never opens a record on its own;
     ``after_worker`` True for a Python logger's header that a Ray/vLLM worker prefix may precede;
     ``own_lines`` True for a C++ logger that stamps every line it prints (glog, c10, NCCL): a line
-    after its record that is not continuation-shaped is another writer's, never part of it."""
+    after its record that is not continuation-shaped is another writer's, never part of it;
+    ``tail`` a regex anchored at the end of the record's first line whose named groups (``date``,
+    ``time``) are fields the family prints after the message, not in its header."""
 
     name: str
     regex: str
@@ -66,6 +68,7 @@ class Header:
     starts: bool = True
     after_worker: bool = False
     own_lines: bool = False
+    tail: str = ""
 
 
 H = Header
@@ -121,6 +124,26 @@ HEADERS = (
         (
             ("[16:43:29 TP0] Prefill batch. #new-seq: 1", {"tp_rank": 0, "log_ts": None}),
             ("[ TP2] Scheduler hit an exception:", {"tp_rank": 2, "log_ts": None}),
+        ),
+    ),
+    H(
+        "sglang",
+        # the time-of-day family above with its "[" and any date before the time cut off by a paste: the time
+        # and the ranks closed by "]" are SGLang's header all the same (a time of day, as printed)
+        rf"^(?P<time>{_TIME})(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        "SGLang's header, its '[' and date cut off by a paste (17:15:42 DP3 TP3 EP3] …): the time of day and"
+        " the ranks are read, no date (batch12/01)",
+        (
+            (
+                "17:15:42 DP3 TP3 EP3] Scheduler hit an exception: Traceback (most recent call last):",
+                {
+                    "dp_rank": 3,
+                    "tp_rank": 3,
+                    "ep_rank": 3,
+                    "log_ts": None,
+                    "body": "Scheduler hit an exception: Traceback (most recent call last):",
+                },
+            ),
         ),
     ),
     H(
@@ -314,6 +337,23 @@ HEADERS = (
             ),
         ),
         own_lines=True,
+    ),
+    H(
+        "lmcache_tail",
+        rf"^(?P<level>{LEVEL_WORD}) LMCache: ",
+        "LMCache's logger before 0.2: '%(levelname)s LMCache: %(message)s [%(asctime)s] -- %(pathname)s:%(lineno)d',"
+        " its time (comma milliseconds) after the message (batch12/10)",
+        (
+            (
+                "(VllmWorkerProcess pid=319) INFO LMCache: Creating LMCacheEngine instance vllm-instance"
+                " [2025-03-19 13:01:55,934] -- /opt/venv/lib/python3.12/site-packages/lmcache/experimental/"
+                "cache_engine.py:290",
+                {"level": "INFO", "pid": 319, "log_ts": datetime(2025, 3, 19, 13, 1, 55, 934000)},
+            ),
+            ("WARNING LMCache: no stamp at the end", {"level": "WARNING", "log_ts": None}),
+        ),
+        after_worker=True,
+        tail=rf" \[(?P<date>{_DATE}) (?P<time>{_TIME})\] -- [^\n]*:[0-9]+[ \t]*(?:\n|$)",
     ),
     H(
         "vllm",
@@ -665,9 +705,14 @@ SGLANG_HEADER = _SGLANG.regex + "(?P<body>.*)"
 # SGLang's own header alone, without its groups: the record start most lines of an engine carry.
 SGLANG_START = strip_groups(_SGLANG.regex)
 # A serving stack's own record start, whose lines are engine data even when no role or kind is read:
-# SGLang's header, vLLM's logger's (after any worker prefix), or a Rust tracing line (Z time, level) whose
-# target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::): the report then says what they show.
-DYNAMO_TARGET = rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?dynamo_\w+::"
+# SGLang's header, vLLM's logger's (after any worker prefix), or a Dynamo line (Z time, level padded to
+# five) whose target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::) or, from `dynamo serve`'s
+# Python loggers printed through the same formatter, a dotted module.function naming dynamo
+# (serving.serve_dynamo_graph:, serve_dynamo.worker:): the report then says what they show.
+DYNAMO_TARGET = (
+    rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?"
+    r"(?:dynamo_\w+::|(?:[\w<>]+\.)*[\w<>]*dynamo[\w<>]*(?:\.[\w<>]+)*: )"
+)
 SERVING_START = "|".join(
     [SGLANG_START]
     + [
@@ -807,13 +852,21 @@ def _claim(frame: pl.DataFrame, header: Header, *, every_row: bool = False) -> p
     head = pl.col("h").struct.field("_head")
     if not every_row:
         g = g.filter(head.is_not_null())
+    if header.tail:  # fields printed after the message, at the end of the first line
+        first = frame.select("_i", pl.col("src").str.extract_groups(f"^[^\\n]*?{header.tail}").alias("t"))
+        g = g.join(first, on="_i", how="left")
+
+    def field(f: str) -> pl.Expr:
+        if f"<{f}>" in header.regex:
+            return pl.col("h").struct.field(f)
+        if f"<{f}>" in header.tail:
+            return pl.when(head.is_not_null()).then(pl.col("t").struct.field(f))
+        return pl.lit(None, pl.String)
+
     return g.select(
         "_i",
         pl.when(head.is_not_null()).then(pl.lit(header.name)).alias("header"),
-        *[
-            (pl.col("h").struct.field(f) if f"<{f}>" in header.regex else pl.lit(None, pl.String)).alias(f)
-            for f in _FIELDS
-        ],
+        *[field(f).alias(f) for f in _FIELDS],
         head.str.len_chars().cast(pl.UInt32).alias("_cut"),
     )
 
@@ -975,6 +1028,10 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
     return _repeated_prefix_off(df, ray_like), json_like
 
 
+# A Rust tracing line's target after its header (``dynamo_run::subprocess: ``): a path of two or more parts.
+RUST_TARGET = r"^([A-Za-z_]\w*(?:::\w+)+: )"
+
+
 def _repeated_prefix_off(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame:
     """``df`` (``text``, ``body``) with the prefix a logger stamps on every line of a multi-line record
     taken off the body's later lines: the first line's header as printed (a format that repeats
@@ -994,6 +1051,9 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
     text, body = pl.col("text"), pl.col("body")
     first = text.str.extract(r"^([^\n]*)", 1)
     header = first.str.slice(0, first.str.len_chars() - body.str.extract(r"^([^\n]*)", 1).str.len_chars())
+    # a Rust tracing target after the header is stamped on every line too: dynamo-run relays its
+    # subprocess's stderr line by line behind `TIME LEVEL dynamo_run::subprocess: ` (batch12/06)
+    header = header + body.str.extract(RUST_TARGET, 1).fill_null("")
     worker = text.str.extract(f"({RAY_PREFIX})", 1) if ray_like else pl.lit(None, pl.String)
     lead = pl.when(header.str.strip_chars() != "").then(header).otherwise(worker)
     second = text.str.extract(r"^[^\n]*\n([^\n]*)", 1)
@@ -1015,7 +1075,12 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
     lead, tight, line = pl.col("_lead"), pl.col("_lead").str.strip_chars_end(), pl.col("body")
     cut = (
         pl.when(pl.col("_k") == 0)
-        .then(line)
+        # a relayed traceback's first line keeps no Rust target before its indented text (batch12/06)
+        .then(
+            pl.when(line.str.contains(RUST_TARGET + r"[ \t]"))
+            .then(line.str.replace(RUST_TARGET, ""))
+            .otherwise(line)
+        )
         .when(line.str.starts_with(lead))
         .then(line.str.slice(lead.str.len_chars()))
         .when(line.str.starts_with(tight))

@@ -41,7 +41,7 @@ _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
+    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"

@@ -38,6 +38,7 @@ def records(rows: list[tuple[int, str]], start: int = 0) -> pl.DataFrame:
             "entry_error": [None] * n,
             "ts_zoneless": [None] * n,
             "entry_lines": [None] * n,
+            "envelope_time": [None] * n,
         },
         schema=RECORD_COLUMNS,
     )

@@ -46,6 +46,7 @@ from logcorr.parsers.prefix import (
     OWN_LINES_CONTINUATION,
     OWN_LINES_START,
     PROGRESS_BAR,
+    RUST_TARGET,
     SGLANG_START,
     TRACEBACK_HEAD,
     TRACEBACK_LEADS,
@@ -293,7 +294,11 @@ def _frames_after_blank(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's
 # parts or an indented line (``CONTINUATION``), a C++ frame of a c10 error, nothing at all.
 STAMPED_CONTINUATION = rf"(?:{CONTINUATION})|^frame #\d+: |^\s*$"
-_LEAD = rf"({HEADER_START})"
+# A Python frame line and a caret line, indented or not (a paste can lose the indentation).
+BARE_FRAME = r'^\s*File "[^"\n]*", line \d+, in \S'
+BARE_FRAME_PART = rf"{BARE_FRAME}|^\s*\^+\s*$"
+# a Rust tracing target after the header is part of the stamp (dynamo-run's relay: batch12/06)
+_LEAD = rf"({HEADER_START}(?:{RUST_TARGET.removeprefix('^')})?)"
 
 
 def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Series) -> pl.Series:
@@ -308,8 +313,12 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
     lead = lines.str.extract(_LEAD, 1)
     before = previous.str.extract(_LEAD, 1)
     rest = lines.str.slice(lead.str.len_chars().fill_null(0))
+    said = previous.str.slice(before.str.len_chars().fill_null(0))
     same = lead.str.strip_chars_end() == before.str.strip_chars_end()
-    return (h & same & rest.str.contains(STAMPED_CONTINUATION)).fill_null(False)
+    # a paste that lost the indentation: a frame line or a caret line is still a traceback's, and so is
+    # the source line right under a frame line (batch12/04)
+    bare = rest.str.contains(BARE_FRAME_PART) | said.str.contains(BARE_FRAME)
+    return (h & same & (rest.str.contains(STAMPED_CONTINUATION) | bare)).fill_null(False)
 
 
 def _previous_lines(df: pl.DataFrame, rows: pl.Series) -> pl.Series:

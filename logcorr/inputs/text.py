@@ -590,14 +590,40 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("e", "d_log", "d_fd", "d_ts")
 
 
+# A paste that lost its line breaks glues every record of a log onto one line (batch12/04: eight
+# `(VllmWorker rank=0 pid=N) ERROR …` records): each pass splits off one glued record per line, up to this many.
+MAX_GLUED_PASSES = 64
+
+
+# After the first split, only the line prefix a writer repeats on every record (SGLang's header, a worker's
+# `(Name pid=N) LEVEL`) splits again: a second glog line or `Fatal Python error:` inside the rest is more often
+# a quote in prose (a README's table cell quoting several lines) than another record.
+GLUED_AGAIN = GLUED_RECORD.split("|^(?P<npre>")[0]
+GLUED_AGAIN_START = GLUED_START.split(r"|\S(?:")[0]
+
+
 def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
-    """Each line of ``frame`` holding a ``GLUED_RECORD`` made two rows (the text before the glued
-    header, then the record from it on), both keeping the line's columns and number."""
+    """Each line of ``frame`` holding a ``GLUED_RECORD`` made one row per record: the text before the
+    first glued header, then the record from it on, and that record split again at every later SGLang
+    header or worker prefix glued to it (``GLUED_AGAIN``), all keeping the line's columns and number
+    (``MAX_GLUED_PASSES`` records a line at most; the rest stays on the last row)."""
     if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
         return frame
-    g = pl.col("line").str.extract_groups(GLUED_RECORD)
-    pre = pl.coalesce(*(g.struct.field(f"{k}pre") for k in ("", "w", "n", "l")))
-    rec = pl.coalesce(*(g.struct.field(f"{k}rec") for k in ("", "w", "n", "l")))
+    frame = _split_glued_once(frame, GLUED_RECORD, ("", "w", "n", "l"))
+    for _ in range(MAX_GLUED_PASSES - 1):
+        if not frame.select(pl.col("line").str.contains(GLUED_AGAIN_START).any()).item():
+            break
+        frame = _split_glued_once(frame, GLUED_AGAIN, ("", "w"))
+    return frame
+
+
+def _split_glued_once(frame: pl.DataFrame, pattern: str, keys: tuple[str, ...]) -> pl.DataFrame:
+    """``_split_glued``'s one pass: each line holding a record of ``pattern`` (its groups ``{k}pre`` and
+    ``{k}rec`` for k in ``keys``) made two rows (the text before the glued header, then the record from
+    it on)."""
+    g = pl.col("line").str.extract_groups(pattern)
+    pre = pl.coalesce(*(g.struct.field(f"{k}pre") for k in keys))
+    rec = pl.coalesce(*(g.struct.field(f"{k}rec") for k in keys))
     # a note ("# …") is one line whatever it quotes
     parts = pl.when(rec.is_not_null() & ~pl.col("line").str.starts_with("# ")).then(
         pl.concat_list([pre, rec])

@@ -57,6 +57,9 @@ class Enricher:
         df = df.with_columns(
             pl.int_range(self.next_id, self.next_id + df.height, dtype=pl.Int64).alias("event_id"),
             pl.coalesce("ts", pl.col("log_ts").dt.replace_time_zone("UTC")).alias("ts"),
+            # an envelope's time printed without a year (journalctl -o short) where the line's own header
+            # prints none
+            pl.coalesce("printed_time", "envelope_time").alias("printed_time"),
             pl.coalesce("pid", "header_pid").alias("pid"),
             pl.coalesce("host", "header_host").alias("host"),  # a host the line names (NCCL, UCX)
             pl.lit("unknown").alias("role"),  # classify's view; the role is worked out below

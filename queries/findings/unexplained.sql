@@ -22,7 +22,7 @@
 --   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
 --   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed" in a log record (not in prose), glibc's
 --   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size); (2) an
---   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception, or a Python
+--   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception (or is Exception), or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
 --   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
 --   processes written at once; said to tell nothing of what failed); (3) a watchdogs
@@ -72,7 +72,7 @@ graded AS (
              WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)')
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
-             WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
+             WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
                   OR frame_bits
                THEN 2
              WHEN is_watchdog OR is_transfer_error
@@ -96,7 +96,7 @@ found AS (
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)).*$'
-                 WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception): \S.*$'
+                 WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S.*$'
                  WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted).*$'
                  ELSE '(?m)^.*\S.*$' END), '') AS marker
         FROM graded WHERE grade IS NOT NULL

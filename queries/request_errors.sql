@@ -34,7 +34,12 @@ bare AS (  -- a router record pasted without its header: it starts at the tracin
            NULL::VARCHAR AS method, NULL::VARCHAR AS path, NULL::INTEGER AS status, 'error_record' AS failure,
            regexp_replace(split_part(message, chr(10), 1), '^[a-z_][a-z0-9_]*(?:::[a-z0-9_]+)+: \S+\.rs:\d+: ', '') AS message,
            source, source_pos
-    FROM events
+    -- every record but the batch lines alone (no batch line starts with a tracing target), read by two
+    -- one-column filters: the scan skips the row groups a combined fleet's batch lines fill (issue 49)
+    FROM (SELECT event_id, ts, role, message, source, source_pos FROM events WHERE kind IS DISTINCT FROM 'batch'
+          UNION ALL
+          SELECT event_id, ts, role, message, source, source_pos FROM events
+          WHERE kind = 'batch' AND n_lines IS DISTINCT FROM 1) AS events
     WHERE message LIKE '%.rs:%' AND regexp_matches(message, '^[a-z_][a-z0-9_]*(?:::[a-z0-9_]+)+: \S+\.rs:\d+: [^\n]*(?i:fail|error)')
       AND event_id NOT IN (SELECT event_id FROM requests)
 )

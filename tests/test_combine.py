@@ -78,6 +78,24 @@ def test_each_table_is_one_file_holding_every_host_s_rows(fleet, combined):
     assert [i["out"] for i in manifest["inputs"]] == [str(o) for o in fleet]
 
 
+def test_lone_batch_lines_follow_every_other_record_each_part_in_its_order(fleet, combined):
+    """``combine.LAST``: the records that are a batch line alone come after all others, so that they fill
+    row groups of their own; on each side the hosts' rows keep the order of the OUTs and of each part."""
+    lone = pl.col("kind").eq("batch") & pl.col("n_lines").eq(1)
+    (file,) = (combined / "events").rglob("*.parquet")
+    together = pl.read_parquet(file).with_columns(lone.fill_null(False).alias("lone"))
+    flags = together["lone"].to_list()
+    assert 0 < flags.index(True) and all(flags[flags.index(True) :])  # one switch: others, then lone lines
+    parts = [pl.read_parquet(p) for o in fleet for p in sorted((o / "events").rglob("*.parquet"))]
+    alone = pl.concat(parts, how="diagonal_relaxed").with_columns(lone.fill_null(False).alias("lone"))
+    for side in (False, True):
+        assert (
+            together.filter(pl.col("lone") == side)["event_id"].to_list()
+            == alone.filter(pl.col("lone") == side)["event_id"].to_list()
+        )
+    assert together.height == alone.height and together["lone"].sum() > together.height // 2
+
+
 @pytest.mark.parametrize("name", ["abort_to_assert", "clock_offsets", "room_story", "unit_lifecycle"])
 def test_per_host_queries_answer_as_each_host_alone(fleet, combined, name):
     """The saved queries that key their rows by host or room: the combined answer is every host's own."""

@@ -85,9 +85,15 @@ def saved_query(body: Callable[[str, str], str]) -> str:
 # failure, a py-spy dump or a start-up step, and never the record of an abort, traceback or watchdog
 # row). Read once and held (MATERIALIZED): ten kinds each reading every record's text cost ten scans of
 # the largest column, which grew with the hosts of a fleet (issue 49). A kind that needs every record
-# (a stop's silence, the records after a start-up step) reads ``events``.
+# (a stop's silence, the records after a start-up step) reads ``events``. Two scans, each filtering
+# one column at a time: DuckDB pushes such a filter into the Parquet scan, which then skips the row
+# groups whose statistics exclude it (``combine`` writes a fleet's lone batch lines into row groups of
+# their own: ``combine.LAST``); the one condition over two columns was read row by row, every record's
+# text decoded (at 64 hosts 0.24 -> 0.03 CPU s, the same rows).
 RECORDS_SQL = """records AS MATERIALIZED (
-    SELECT * FROM events WHERE kind IS DISTINCT FROM 'batch' OR n_lines IS DISTINCT FROM 1
+    SELECT * FROM events WHERE kind IS DISTINCT FROM 'batch'
+    UNION ALL
+    SELECT * FROM events WHERE kind = 'batch' AND n_lines IS DISTINCT FROM 1
 )"""
 
 

@@ -219,6 +219,21 @@ def ingested_body(tmp_path: Path, batch: Path, prefix: str) -> Path:
     return tmp_path / prefix
 
 
+def case_records(batch: Path, prefix: str):
+    """``records_from_text`` of ``case_body(batch, prefix)``, named ``prefix.log``: the events rows of the
+    paste as ingest reads it, in memory."""
+    from logcorr.ingest import records_from_text
+
+    return records_from_text(case_body(batch, prefix), f"{prefix}.log")
+
+
+def rows_at(ev, line: int) -> list[dict]:
+    """The rows of ``ev`` (events) whose record starts at ``line`` of its input, in event order."""
+    import polars as pl
+
+    return ev.filter(pl.col("source_pos") == f"line {line}").sort("event_id").to_dicts()
+
+
 def is_shared(out: Path) -> bool:
     """True for an OUT of ``ingested`` (read only, never changed once built)."""
     return Path(out).resolve().is_relative_to(case_cache_root().resolve())

@@ -5,37 +5,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import polars as pl
-
 from logcorr.analysis import saved
 from logcorr.ingest import records_from_text
-from tests.conftest import case_body, ingested_body
+from tests.conftest import case_records, ingested_body, rows_at
 from tests.test_batch10 import BATCH as BATCH10
 
 BATCH = BATCH10.parent / "batch11"
-
-
-def _body(prefix: str) -> str:
-    return case_body(BATCH, prefix)
-
-
-def _records(prefix: str) -> pl.DataFrame:
-    return records_from_text(_body(prefix), f"{prefix}.log")
-
-
-def _at(ev: pl.DataFrame, line: int) -> list[dict]:
-    return ev.filter(pl.col("source_pos") == f"line {line}").sort("event_id").to_dicts()
-
-
-def _ingested(tmp_path, prefix: str):
-    return ingested_body(tmp_path, BATCH, prefix)
 
 
 def test_09_a_vllm_header_quoted_after_the_reporters_colon_opens_a_record():
     """Line 3 `During benchmark, prefillers complain: ERROR 11-19 10:12:21 [distributed/.../v1/
     nixl_connector.py:1068] Potentially invalid KV blocks …`: the words before the colon stay prose, the
     record from the header on is vLLM's: ERROR, printed 11-19 10:12:21 (no year), its request id."""
-    prose, record = _at(_records("09"), 3)
+    prose, record = rows_at(case_records(BATCH, "09"), 3)
     assert (prose["message"], prose["level"]) == ("During benchmark, prefillers complain:", None)
     assert (record["level"], record["printed_time"], record["ts"], record["request_id"], record["rid"]) == (
         "ERROR",
@@ -59,9 +41,9 @@ def test_11_a_ucx_signal_report_without_its_epoch_stamp_is_a_record_of_its_own()
     """Lines 3-4 `[mlp-dgx-01:45435:0:45788] Caught signal 11 (Segmentation fault: …)`: UCX's signal
     handler prints its [host:pid:x:tid] part without the epoch stamp; each line is its own record (host
     mlp-dgx-01, pids 45435 / 45430, no time), not the tail of line 2's vLLM INFO record."""
-    ev = _records("11")
-    assert _at(ev, 2)[0]["n_lines"] == 1
-    rows = [(r["host"], r["pid"], r["ts"], r["printed_time"]) for n in (3, 4) for r in _at(ev, n)]
+    ev = case_records(BATCH, "11")
+    assert rows_at(ev, 2)[0]["n_lines"] == 1
+    rows = [(r["host"], r["pid"], r["ts"], r["printed_time"]) for n in (3, 4) for r in rows_at(ev, n)]
     assert rows == [("mlp-dgx-01", 45435, None, None), ("mlp-dgx-01", 45430, None, None)]
 
 
@@ -69,7 +51,7 @@ def test_13_ucx_backtrace_follows_its_signal_line_not_the_access_line_above(tmp_
     """Line 5 an SGLang access line, line 6 `[ubuntu-GPU-L40S-4802111:12796:1:13303] Caught signal 11 …`
     and its `==== backtrace (tid:  13303) ====` with 7 native frames (lines 7-14): the crash is pid 12796's
     record of 9 lines, and no time of the access line is lent to it."""
-    out = _ingested(tmp_path, "13")
+    out = ingested_body(tmp_path, BATCH, "13")
     rows = saved.query(
         out,
         "SELECT source_pos, n_lines, pid, host, ts FROM events WHERE source_pos IN ('line 5', 'line 6') ORDER BY event_id",
@@ -83,7 +65,7 @@ def test_13_ucx_backtrace_follows_its_signal_line_not_the_access_line_above(tmp_
 def test_16_an_exception_line_the_reporter_put_in_backticks_is_shown(tmp_path):
     """Lines 5-9: `` `RuntimeError: Decode out of memory. Try to lower your batch size. `` … `` =0` ``,
     quoted in inline code: the backtick is the paste's markup, the exception is shown (no time, no rank)."""
-    out = _ingested(tmp_path, "16")
+    out = ingested_body(tmp_path, BATCH, "16")
     found = saved.query(out, "SELECT kind, summary FROM findings")
     assert found["kind"].to_list() == ["unexplained_crash"]
     assert '"RuntimeError: Decode out of memory. Try to lower your batch size."' in found["summary"][0]
@@ -93,7 +75,7 @@ def test_12_a_glog_line_of_nixls_ucx_wrapper_names_ucx_not_mooncake(tmp_path):
     """Lines 6-8: `E0717 07:30:06.719633  994396 ucx_utils.cpp:537] UCX endpoint create failed` and
     `… nixl_agent.cpp:359] createBackend: backend 'UCX' … NIXL_ERR_BACKEND` (an SGLang NIXL test): the
     files name UCX and NIXL; nothing names Mooncake. The epoch-stamped UCX lines are UTC."""
-    out = _ingested(tmp_path, "12")
+    out = ingested_body(tmp_path, BATCH, "12")
     summaries = "\n".join(saved.query(out, "SELECT summary FROM findings")["summary"])
     assert "mooncake" not in summaries.lower()
     assert "backend UCX, nixl; cause NIXL_ERR_BACKEND ×1; UCX endpoint create failed" in summaries

@@ -8,35 +8,18 @@ from datetime import datetime
 import polars as pl
 
 from logcorr.analysis import saved
-from logcorr.ingest import records_from_text
 from logcorr.parsers import journald
 from logcorr.render import report
-from tests.conftest import case_body, ingested_body
+from tests.conftest import case_records, ingested_body, rows_at
 from tests.test_batch10 import BATCH as BATCH10
 
 BATCH = BATCH10.parent / "batch12"
 
 
-def _body(prefix: str) -> str:
-    return case_body(BATCH, prefix)
-
-
-def _records(prefix: str) -> pl.DataFrame:
-    return records_from_text(_body(prefix), f"{prefix}.log")
-
-
-def _at(ev: pl.DataFrame, line: int) -> list[dict]:
-    return ev.filter(pl.col("source_pos") == f"line {line}").sort("event_id").to_dicts()
-
-
-def _ingested(tmp_path, prefix: str):
-    return ingested_body(tmp_path, BATCH, prefix)
-
-
 def test_01_an_sglang_header_cut_before_its_time_still_gives_the_time_of_day_and_the_ranks(tmp_path):
     """Line 2 `17:15:42 DP3 TP3 EP3] Scheduler hit an exception: Traceback …` (the paste lost the `[` and
     the date): the record's time of day as printed, no date, and its ranks; the crash names them."""
-    out = _ingested(tmp_path, "01")
+    out = ingested_body(tmp_path, BATCH, "01")
     rows = saved.query(
         out,
         "SELECT ts, printed_time, dp_rank, tp_rank, ep_rank, kind, n_lines FROM events WHERE source_pos = 'line 2'",
@@ -52,7 +35,7 @@ def test_04_records_glued_on_one_line_are_split_at_every_worker_prefix(tmp_path)
     """Line 3 holds eight `(VllmWorker rank=0 pid=234357) …` records without line breaks, their frame
     lines unindented: split at each prefix, the traceback's parts joined again under their common stamp,
     its two frames read (innermost worker_v1.py:207 execute_model); the exception is cut."""
-    out = _ingested(tmp_path, "04")
+    out = ingested_body(tmp_path, BATCH, "04")
     rows = saved.query(
         out, "SELECT kind, n_lines, pid, level FROM events WHERE source_pos = 'line 3' ORDER BY event_id"
     )
@@ -64,7 +47,7 @@ def test_04_records_glued_on_one_line_are_split_at_every_worker_prefix(tmp_path)
 def test_05_an_exception_line_of_pythons_base_class_is_shown(tmp_path):
     """Line 2 `(EngineCore_DP0 pid=8041) Exception: WorkerProc initialization failed …` (the tail of a
     traceback whose head is not in the excerpt) is an exception marker: the finding quotes it."""
-    out = _ingested(tmp_path, "05")
+    out = ingested_body(tmp_path, BATCH, "05")
     found = saved.query(out, "SELECT kind, n, summary FROM findings")
     assert found.select("kind", "n").rows() == [("unexplained_crash", 2)]
     assert (
@@ -76,7 +59,7 @@ def test_06_a_traceback_relayed_line_by_line_behind_a_rust_target_is_one_record(
     """Lines 1-10 `    2025-06-06T19:02:34.252Z DEBUG dynamo_run::subprocess: …`: dynamo-run relays its
     vLLM subprocess's traceback, each line behind the same time, level and target: one record (UTC,
     DEBUG as printed), its three frames read (innermost engine.py:177 __init__), a start-up failure."""
-    out = _ingested(tmp_path, "06")
+    out = ingested_body(tmp_path, BATCH, "06")
     ev = saved.query(out, "SELECT ts, zoned, level, kind, n_lines FROM events")
     assert ev.rows()[0][1:] == (True, "DEBUG", "traceback", 10) and ev.height == 1
     assert ev["ts"][0].replace(tzinfo=None) == datetime(2025, 6, 6, 19, 2, 34, 252000)
@@ -89,7 +72,7 @@ def test_08_a_journalctl_short_line_with_a_french_month_is_read(tmp_path):
     """Lines 2-10 `déc. 19 02:07:16 s-a60003 bash[2211352]: (EngineCore_DP0 pid=2211352) …` (journalctl
     -o short on a French-locale host): host, pid, the time as printed (no year anywhere: none invented),
     and the traceback fragment under the worker prefix, 4 frames, innermost core.py:892."""
-    out = _ingested(tmp_path, "08")
+    out = ingested_body(tmp_path, BATCH, "08")
     rows = saved.query(
         out,
         "SELECT ts, printed_time, host, pid, dp_rank, kind, n_lines FROM events WHERE source_pos = 'line 2'",
@@ -119,8 +102,10 @@ def test_10_lmcaches_trailing_stamp_gives_level_and_time_and_opens_its_record():
     """Lines 3-5 `(VllmWorkerProcess pid=319) WARNING LMCache: … [2025-03-19 13:01:55,934] -- /…/utils.py:25`
     and lines 8-9 without the worker prefix: level and the time printed at the end of the line; lines
     8-9 are records of their own, not the tail of line 7's vLLM INFO record."""
-    ev = _records("10")
-    got = [(r["level"], r["log_ts"], r["pid"], r["n_lines"]) for n in (3, 4, 5, 7, 8, 9) for r in _at(ev, n)]
+    ev = case_records(BATCH, "10")
+    got = [
+        (r["level"], r["log_ts"], r["pid"], r["n_lines"]) for n in (3, 4, 5, 7, 8, 9) for r in rows_at(ev, n)
+    ]
     assert got == [
         ("WARNING", datetime(2025, 3, 19, 13, 1, 55, 934000), 319, 1),
         ("WARNING", datetime(2025, 3, 19, 13, 1, 55, 934000), 319, 1),
@@ -135,7 +120,7 @@ def test_15_dynamo_serve_lines_are_a_serving_stacks_and_the_report_says_no_failu
     """`2025-06-25T10:49:23.881Z  INFO serving.serve_dynamo_graph: …`: Dynamo's header (Z time, level
     padded to five, a Python target naming dynamo): the summary says the data shows no failure and what
     it shows, never that no line is in Dynamo's header format."""
-    out = _ingested(tmp_path, "15")
+    out = ingested_body(tmp_path, BATCH, "15")
     results = report.gather(out)
     with report.drawn(results):
         text = report.markdown(out, results)

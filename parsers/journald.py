@@ -620,7 +620,7 @@ SHORT_MONTHS = {
     **{m: i for i, m in enumerate(("gen feb mar apr mag giu lug ago set ott nov dic").split(), 1)},
     **{m: i for i, m in enumerate(("jan fev mar abr mai jun jul ago set out nov dez").split(), 1)},
     **{m: i for i, m in enumerate(("jan feb mrt apr mei jun jul aug sep okt nov dec").split(), 1)},
-    "fév": 2, "sep": 9, "févr": 2, "mrz": 3, "sept": 9,
+    "fév": 2, "mrz": 3,  # the short forms some locales print too
 }  # fmt: skip
 _SHORT_MONTH = "(?i:" + "|".join(sorted(SHORT_MONTHS, key=len, reverse=True)) + r")\.?"
 SHORT_LINE = (

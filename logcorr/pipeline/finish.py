@@ -41,7 +41,6 @@ def finish(run: Run, embed: bool, progress: Callable[[str], None]) -> IngestResu
         said = "\n".join(f"  {e}" for r in reports for e in r.errors or r.notes[:1] or [r.source])
         raise NothingReadError(f"nothing could be read{inside}:\n" + names_shown(said, reports))
     progress(f"writing {plan.out}: rooms, aborts, processes, sources, config")
-    _complete_identities(run)
     rooms = sglang.merge_rooms(run.held["rooms"])
     output.write("rooms", rooms)
     output.write("aborts", sglang.rooms_of_aborts(run.held["aborts"], rooms))
@@ -118,19 +117,20 @@ def _inputs_replaced(out: Path, reports: list[SourceReport]) -> list[str]:
     return [i["path"] for i in held if isinstance(i, dict) and i.get("path") and i["path"] not in read]
 
 
-def _complete_identities(run: Run) -> None:
-    """The ``sha256`` of each input whose identity waited for its content (``Plan.deferred``): the digest
-    its reader took while reading it to its end, else (read in part, or by a reader that takes none) read
-    now, as ``identity`` reads it."""
-    for path in run.plan.deferred:
-        ident = run.plan.identities.get(path)
-        if not ident:  # it could not be read: no identity, as before
-            continue
+def _identities(run: Run) -> dict[Path, dict]:
+    """Each input's identity (``Plan.identities``) with the ``sha256`` of those that waited for their content
+    (``Plan.deferred``): the digest its reader took while reading it to its end, else (read in part, or by a
+    reader that takes none) read now, as ``identity`` reads it."""
+    done = {}
+    for path, ident in run.plan.identities.items():
         digest = run.digests.get(path)
-        if digest is not None and digest.done:
-            ident["sha256"] = digest.hexdigest()
+        if path not in run.plan.deferred or not ident:  # taken before reading, or it could not be read
+            done[path] = ident
+        elif digest is not None and digest.done:
+            done[path] = {**ident, "sha256": digest.hexdigest()}
         else:
-            ident.update(input_files.identity(path, run.plan.captured_at))
+            done[path] = input_files.identity(path, run.plan.captured_at)
+    return done
 
 
 def _manifest(run: Run, result: IngestResult) -> dict:
@@ -139,7 +139,7 @@ def _manifest(run: Run, result: IngestResult) -> dict:
     the time span, the origin and its next event id, the errors; with ``--append``, of all runs."""
     plan = run.plan
     prev = run.prev or {}  # with --append: the OUT added to; rows, span and errors are of all runs
-    idents = {as_text(str(p)): i for p, i in plan.identities.items()}
+    idents = {as_text(str(p)): i for p, i in _identities(run).items()}
     inputs = prev.get("inputs", []) + [
         {"source": r.source, "path": str(Path(r.source).absolute()), "identity": idents.get(r.source, {})}
         | {"selection": plan.selection}

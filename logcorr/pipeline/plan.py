@@ -117,7 +117,11 @@ def make_plan(
     )
     read = [p for p, fmt in inputs if fmt not in NOT_READ]
     # without --append nothing is compared before reading: a large file's digest is taken as it is read
-    deferred = set() if append else {p for p in read if _size(p) >= input_files.DIGEST_WHILE_READING}
+    deferred = (
+        set()
+        if append
+        else {p for p in read if _signature(p).get("size", 0) >= input_files.DIGEST_WHILE_READING}
+    )
     identities = {p: input_files.identity(p, captured, content=p not in deferred) for p in read}
     # the part-<n>-<tag>.parquet of two outputs differ unless they read the same data (a file whose digest
     # is not taken yet: the same file, by its size and modification time)
@@ -285,19 +289,11 @@ def default_origin(inputs: list[tuple[Path, str]], out: Path, append: bool) -> s
     return f"logs-{hashlib.sha256(names.encode(errors='surrogateescape')).hexdigest()[:8]}"
 
 
-def _size(path: Path) -> int:
-    """The size of a regular file, 0 for anything else or what cannot be read."""
-    try:
-        return path.stat().st_size if path.is_file() else 0
-    except OSError:
-        return 0
-
-
 def _signature(path: Path) -> dict[str, int]:
-    """A file's size and modification time (ns): what tells two versions of one file apart before its
-    content is read."""
+    """A regular file's size and modification time (ns): what tells two versions of one file apart before
+    its content is read; ``{}`` for anything else or what cannot be read."""
     try:
-        st = path.stat()
+        st = path.stat() if path.is_file() else None
     except OSError:
         return {}
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns} if st else {}

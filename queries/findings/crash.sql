@@ -120,7 +120,10 @@ restarted AS (
 after AS (
     SELECT g.gid,
            f.event || coalesce(' (' || nullif(concat_ws(', ', f.unit, f.status), '') || ')', '')
-                   || coalesce(' at ' || strftime(f.ts, '%H:%M:%S UTC'), ' (after it in the input; no time printed)')
+                   -- a time printed without a year (journalctl -o short) quoted as printed, never called absent
+                   || coalesce(' at ' || strftime(f.ts, '%H:%M:%S UTC'),
+                               ' (after it in the input) at ' || (SELECT e.printed_time FROM records e WHERE e.event_id = f.event_id) || ' as printed',
+                               ' (after it in the input; no time printed)')
                    || coalesce(', restart counter ' || f.restart_counter, '')
                    || coalesce('; then a restart scheduled, restart counter ' || r.restart_counter, '') AS lifecycle_after,
            f.event_id AS lifecycle_id, r.event_id AS restart_id,

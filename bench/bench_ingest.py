@@ -204,6 +204,11 @@ def render(
         )
         if r.note:
             lines.append(f"{'':8}note: {r.note}")
+        if r.anon_tree and r.anon_tree < r.rss_tree * 0.95:  # journalctl's share: pages of the journal files
+            lines.append(
+                f"{'':8}note: RSS tree without mapped files' pages (the journal files journalctl maps):"
+                f" {gb(r.anon_tree)}"
+            )
         if r.out_rows and "events" in r.out_rows:
             lost = n - r.out_rows.get("lines", 0)
             lines.append(

@@ -40,6 +40,7 @@ class Run:
     cpu: float = 0.0  # user + system seconds of the whole tree
     rss_largest: int = 0  # bytes
     rss_tree: int = 0  # bytes
+    anon_tree: int = 0  # bytes: the tree's resident memory that is no file's pages (``tree_memory``)
     rc: int = 0
     stderr: str = ""
     stdout: str = ""
@@ -65,17 +66,26 @@ def _children_map() -> dict[int, list[int]]:
 def tree_rss(root: int) -> int:
     """Sum of resident memory (bytes) of ``root``'s descendants (``root`` itself excluded: it is the
     ``time`` wrapper)."""
+    return tree_memory(root)[0]
+
+
+def tree_memory(root: int) -> tuple[int, int]:
+    """Resident memory (bytes) of ``root``'s descendants (``root`` excluded), whole and without the
+    pages of mapped files (``/proc/PID/statm``: resident minus shared): journalctl maps the journal
+    files it reads, and those pages, counted in its RSS, are the kernel's page cache of the files."""
     kids = _children_map()
-    total, todo = 0, list(kids.get(root, []))
+    total, anon, todo = 0, 0, list(kids.get(root, []))
     while todo:
         pid = todo.pop()
         todo += kids.get(pid, [])
         try:
             with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
+                fields = f.read().split()
+            total += int(fields[1]) * PAGE
+            anon += (int(fields[1]) - int(fields[2])) * PAGE
         except (OSError, IndexError, ValueError):
             pass
-    return total
+    return total, anon
 
 
 def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdout: bool = False) -> Run:
@@ -89,13 +99,14 @@ def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdo
         out = subprocess.PIPE if capture_stdout else subprocess.DEVNULL
         start = time.perf_counter()
         proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd)
-        peak = 0
+        peak = peak_anon = 0
         stop = threading.Event()
 
         def sample() -> None:
-            nonlocal peak
+            nonlocal peak, peak_anon
             while not stop.wait(0.1):
-                peak = max(peak, tree_rss(proc.pid))
+                rss, anon = tree_memory(proc.pid)
+                peak, peak_anon = max(peak, rss), max(peak_anon, anon)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -105,6 +116,7 @@ def measure(label: str, cmd: list[str], *, cwd: Path | None = None, capture_stdo
         stop.set()
         sampler.join()
         run.rss_tree = peak
+        run.anon_tree = peak_anon
         run.rc = proc.returncode
         err.seek(0)
         run.stderr = err.read().decode(errors="replace")

@@ -324,9 +324,16 @@ HEADERS = (
     ),
     H(
         "nccl",
-        r"^(?P<host>[\w.-]+):(?P<pid>[0-9]+):(?P<tid>[0-9]+) \[[0-9]+\] NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
-        "NCCL_DEBUG output: host:pid:tid [cudaDev] NCCL INFO; the bracket is the CUDA device index, not a rank",
+        r"^(?P<host>[\w.-]+):(?P<pid>[0-9]+):(?P<tid>[0-9]+) \[[0-9]+\] (?:[\w./-]+:[0-9]+ )?"
+        r"NCCL (?P<level>INFO|WARN|ERROR|TRACE)\b ?",
+        "NCCL_DEBUG output: host:pid:tid [cudaDev] NCCL INFO; its WARN lines name the source file:line before"
+        " NCCL; the bracket is the CUDA device index, not a rank",
         (
+            (
+                "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer"
+                " 10.0.15.1<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+                {"pid": 3468, "tid": 3905, "host": "kp-ddp-worker-0", "level": "WARNING", "tp_rank": None},
+            ),
             (
                 "ip-10-0-9-12:5801:5850 [1] NCCL INFO [Service thread] Connection closed",
                 {"pid": 5801, "tid": 5850, "host": "ip-10-0-9-12", "tp_rank": None, "log_ts": None},
@@ -679,6 +686,9 @@ CONTINUATION = (
 # line before it is one of Python's own lead-ins (``TRACEBACK_LEADS``); after a line of prose (a program's
 # print, "Starting initial single prompt test run...") it opens a record of its own.
 TRACEBACK_HEAD = rf"^(?:{strip_groups(RAY_PREFIX[1:])})?Traceback \(most recent call last\):"
+# faulthandler's thread header (a fatal error's or a dump_traceback's stacks): like a traceback's first line, after
+# a record opened by prose it opens a record of its own (batch15/07: a reporter's sentence, then the dump)
+FAULTHANDLER_THREAD = r"^(?:Current thread|Thread) 0x[0-9A-Fa-f]+ \(most recent call first\):"
 TRACEBACK_LEADS = (
     rf"^(?:{strip_groups(RAY_PREFIX[1:])})?(?:"
     r"During handling of the above exception, another exception occurred:"  # a chained exception

@@ -26,8 +26,9 @@
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
 --   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
 --   processes written at once; said to tell nothing of what failed); (3) a watchdogs
---   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired; (4) a level
---   ERROR, CRITICAL, FATAL, E or F (any case); (5) a log record whose words say failed, failure or
+--   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired, or a DeepEP kernel's
+--   timeout (printed bare, no header); (4) a level ERROR, CRITICAL, FATAL, E or F (any case), or NCCL's WARN
+--   (`host:pid:tid [dev] file:line NCCL WARN …`: NCCL prints its failures at WARN); (5) a log record whose words say failed, failure or
 --   error, out of memory (OOM), or SGLang's error that an output came for a request whose state was
 --   deleted (printed without a level by its default format). A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
@@ -77,8 +78,12 @@ graded AS (
                THEN 2
              WHEN is_watchdog OR is_transfer_error
                   OR (logged AND regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)'))
+                  -- DeepEP's kernels print their timeouts bare, without a header (a line of its own)
+                  OR regexp_matches(text, '(?m)^DeepEP\b[^\n]*\btimeout\b')
                THEN 3
              WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
+                  -- NCCL prints its failures at WARN (its INFO lines are the trace): `host:pid:tid [dev] file:line NCCL WARN`
+                  OR (upper(coalesce(level, '')) IN ('WARN', 'WARNING') AND regexp_matches(text, '^\S+:\d+:\d+ \[\d+\] (\S+:\d+ )?NCCL WARN '))
                THEN 4
              WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5

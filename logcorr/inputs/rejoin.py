@@ -41,6 +41,7 @@ from logcorr.inputs.source import LINE_PIECE, MAX_RECORD_BYTES, MAX_RECORD_LINES
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import (
     CONTINUATION,
+    FAULTHANDLER_THREAD,
     HEADER_START,
     NOTE,
     OWN_LINES_CONTINUATION,
@@ -54,6 +55,8 @@ from logcorr.parsers.prefix import (
 )
 
 SETTLE_US = 5_000_000
+# faulthandler's frame line (`  File "x.py", line 7 in f`, no comma before "in") or thread header
+FAULTHANDLER_FRAME_OR_THREAD = rf'^\s+File "[^"\n]*", line [0-9]+ in |{FAULTHANDLER_THREAD}'
 
 
 class Rejoiner:
@@ -162,13 +165,15 @@ def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
 
 
 def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
-    """``starts`` with each ``Traceback (most recent call last):`` line that would continue a record
-    opened without a header or a known record start (``is_record_start``: prose, a fragment, a line
+    """``starts`` with each ``Traceback (most recent call last):`` line or faulthandler thread header
+    (``FAULTHANDLER_THREAD``; its dump's next thread headers stay in the record it opened) that would
+    continue a record opened without a header or a known record start (``is_record_start``: prose, a fragment, a line
     after a note) made a start of its own, unless the line before it (blank lines skipped) is one of
     Python's lead-ins to a traceback (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a
     traceback is no part of it."""
     message = df["message"]
-    head = ~starts & message.str.contains(TRACEBACK_HEAD).fill_null(False)
+    thread = message.str.contains(FAULTHANDLER_THREAD).fill_null(False)
+    head = ~starts & (message.str.contains(TRACEBACK_HEAD).fill_null(False) | thread)
     if not head.any():
         return starts
     # Per head line, by row number: the start of the record open at it and the last line said before it
@@ -189,11 +194,17 @@ def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     # a record opened with a header or a known start; a note and a progress bar are records of one line
     # (a bar before a traceback is its program's last print, never a part of it: batch10/16)
     firm = pl.select(
-        is_record_start(pl.lit(opening)).fill_null(False)
+        # a dump's later threads stay in the record its first thread header opened
+        (is_record_start(pl.lit(opening)) | pl.lit(opening).str.contains(FAULTHANDLER_THREAD)).fill_null(
+            False
+        )
         & ~pl.lit(opening).str.contains(NOTE).fill_null(False)
         & ~pl.lit(opening).str.contains(PROGRESS_BAR).fill_null(False)
     ).to_series()
-    lead = message.gather(rows["before_at"]).str.contains(TRACEBACK_LEADS).fill_null(False)
+    before = message.gather(rows["before_at"])
+    # a thread header after a frame of the dump's thread before it (or that thread's header) is the same dump's
+    in_dump = thread.filter(head) & before.str.contains(FAULTHANDLER_FRAME_OR_THREAD).fill_null(False)
+    lead = before.str.contains(TRACEBACK_LEADS).fill_null(False) | in_dump
     own = ~firm & ~lead  # a head after prose, a note or a bar, not after Python's own lead-in
     return starts.clone().scatter(head.arg_true(), own)
 

@@ -238,6 +238,9 @@ ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|"
 # ... or a Ray/vLLM worker's prefix with a logger's header after it, glued to prose in any script
 # ("部分LOG如下：(EngineCore_DP0 pid=9246) DEBUG 01-06 12:06:06 [scheduler.py:348] …")
 _BAR_END = r"\d+/\d+ \[[^\]\n]*(?:it/s|s/it)\]"  # tqdm's "n/total [elapsed<remaining, rate]"
+# ... or after a faulthandler frame line cut before its function's name (`  File "<internal>", line 7 in `: the
+# dying process's stack and the main process's record written at once, batch15/07)
+_FRAME_CUT = r", line \d+ in "
 _GLUED_WORKER = rf"\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) (?:{LEVEL_WORD}|\[rank\d)"
 # ... or a whole glog record (`E0916 02:31:07.705332  6633 tcp_transport.cpp:116] …`) or CPython's `Fatal Python
 # error:` written into another thread's line (crash output of several threads at once, batch5/15)
@@ -248,13 +251,13 @@ _GLUED_NATIVE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+\.\w+:\d+\] |Fa
 # before the header is its prefix, not words)
 _GLUED_LOGGER = rf"(?:{LEVEL_WORD}) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\s]+:\d+\] "
 GLUED_RECORD = (
-    rf"^(?P<pre>.*?(?:[\w.)]|` |{_BAR_END}))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
+    rf"^(?P<pre>.*?(?:[\w.)]|` |{_BAR_END}|{_FRAME_CUT}))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
     rf"|^(?P<npre>.*?\S)(?P<nrec>(?:{_GLUED_NATIVE}).*)$"
     rf"|^(?P<lpre>.*?\S[:：])\s*(?P<lrec>{_GLUED_LOGGER}.*)$"
 )
 GLUED_START = (
-    rf"(?:[\w.)]|` |{_BAR_END})\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
+    rf"(?:[\w.)]|` |{_BAR_END}|{_FRAME_CUT})\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
     rf"|\S[:：]\s*{_GLUED_LOGGER}"
 )
 
@@ -357,6 +360,26 @@ def ansi_remnants_off(lines: pl.Series) -> pl.Series:
         .otherwise(pl.lit(some).str.replace_all(ANSI_REMNANT, ""))
     ).to_series()
     return lines.clone().scatter(idx, fixed)
+
+
+# Markdown's block-quote marker before each line of a log quoted in an issue or a chat ("> [2025-03-19 08:28:27
+# TP6] Scheduler hit an exception: …", batch15/02); a lone ">" is a quoted blank line.
+QUOTE_MARK = r"^>(?: |$)"
+
+
+def quote_marks_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with markdown's block-quote marker (``QUOTE_MARK``) taken off every line that opens
+    with it, when one of them quotes a record's start (``is_record_start``: a logger's header or a known
+    record): the quoted log reads as the log. Lines that quote no record (a shell's ``> `` continuation
+    prompt, a quoted sentence) stay as they are."""
+    marked = lines.str.contains(QUOTE_MARK).fill_null(False)
+    idx = marked.arg_true()
+    if idx.len() == 0:
+        return lines
+    inner = lines.gather(idx).str.replace(QUOTE_MARK, "")
+    if not pl.select(is_record_start(pl.lit(inner)).fill_null(False).any()).item():
+        return lines
+    return lines.clone().scatter(idx, inner)
 
 
 def markdown_off(lines: pl.Series) -> pl.Series:
@@ -483,7 +506,7 @@ def text_records(
     if width:
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
-    frame = frame.with_columns(markdown_off(frame["line"]).alias("line"))
+    frame = frame.with_columns(markdown_off(quote_marks_off(frame["line"])).alias("line"))
     frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

@@ -168,7 +168,7 @@ group_text AS (
                    WHEN op IS NULL THEN '; no frame of their stacks names a collective' ELSE '' END AS text
     FROM groups
 ),
-failed AS (
+failed AS MATERIALIZED (  -- read three times below: every record's text searched once
     -- SGLang's own py-spy attempts that failed: a record "[ts …] Pyspy failed …" or "… All pyspy dump
     -- attempts failed for PID N" (the record header first, so a note quoting it is no failure)
     SELECT event_id,

@@ -21,6 +21,10 @@ WITH errors(error, pattern, said) AS (VALUES
     ('out_of_memory', 'CUDA out of memory|OutOfMemoryError|CUDA error: out of memory', 'CUDA out of memory'),
     ('cuda_error', 'CUDA error: |CUDA_ERROR_\w+|cudaError\w+', 'CUDA error')
 ),
+named AS MATERIALIZED (  -- every record's text searched once (the subquery below reads these rows twice)
+    SELECT * FROM records
+    WHERE regexp_matches(message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+),
 hit AS (
     SELECT e.*, (SELECT x.error FROM errors x WHERE regexp_matches(e.message, x.pattern)
                  ORDER BY list_position(['device_side_assert', 'illegal_memory_access', 'out_of_memory', 'cuda_error'], x.error)
@@ -30,8 +34,7 @@ hit AS (
                      AND regexp_matches(e.message, '^(?:\([A-Za-z]\w* pid=\d+[^)]*\) )*\[rank' || e.tp_rank || '\]:')
                 THEN 'rank ' || e.tp_rank
                 ELSE concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) END AS rank_label
-    FROM records e
-    WHERE regexp_matches(e.message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+    FROM named e
 )
 SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.host,
        list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))) AS ranks, count(*)::BIGINT AS n,

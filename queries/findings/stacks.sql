@@ -168,7 +168,7 @@ group_text AS (
                    WHEN op IS NULL THEN '; no frame of their stacks names a collective' ELSE '' END AS text
     FROM groups
 ),
-failed AS (
+failed AS MATERIALIZED (  -- read three times below: every record's text searched once
     -- SGLang's own py-spy attempts that failed: a record "[ts …] Pyspy failed …" or "… All pyspy dump
     -- attempts failed for PID N" (the record header first, so a note quoting it is no failure)
     SELECT event_id,
@@ -227,7 +227,9 @@ SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
                     || coalesce((SELECT '; the last batch line of the same log, '
                                         || round(epoch(d.ts) - epoch(max(b.ts)), 3) || ' s before the first dump'
                                  FROM batches b JOIN events e USING (event_id)
-                                 WHERE e.source IN (SELECT source FROM told) AND b.ts <= d.ts), '')
+                                 -- the branch's condition again: a scan of no batch when the branch is not taken
+                                 WHERE NOT d.any_rank AND NOT d.any_in_op AND d.by_crash = 0
+                                   AND e.source IN (SELECT source FROM told) AND b.ts <= d.ts), '')
                ELSE '' END AS summary,
        list_concat(d.dump_events, coalesce((SELECT list(event_id ORDER BY event_id) FROM failed), [])) AS evidence,
        'captures and stacks (main threads and threads in an op; rule stacks_captured), events (Pyspy dump/failed records)'

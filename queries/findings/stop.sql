@@ -27,9 +27,12 @@ WITH stops AS (
 ),
 inside AS (  -- the input's records in the gap, with the gap's two ends
     -- joined on the host (else the source) alone, the gap's bounds a filter: a join on equality reads
-    -- each record once, where a join on the bounds sorted every record of the fleet
+    -- each record once, where a join on the bounds sorted every record of the fleet. The stops' hosts
+    -- are named first (IN): DuckDB then passes them to the scan, which skips the row groups of other
+    -- hosts (joined to stops alone, whose size it guesses as that of events, it read every record)
     SELECT s.event_id AS stop_id, e.ts
-    FROM stops s JOIN events e ON e.host = s.stop_host
+    FROM stops s JOIN (SELECT host, ts FROM events WHERE host IN (SELECT stop_host FROM stops)) e
+      ON e.host = s.stop_host
     WHERE e.ts > s.stopped_ts AND e.ts < s.gap_end
     UNION ALL
     SELECT s.event_id AS stop_id, e.ts

@@ -90,7 +90,7 @@ graded AS (
            END AS grade
     FROM bits
 ),
-found AS (
+found AS MATERIALIZED (  -- read four times below: graded and quoted once
     SELECT * EXCLUDE (marker),
            marker IS NOT NULL AS on_marker,
            coalesce(marker,

@@ -79,7 +79,7 @@ def sniff_bytes(head: bytes) -> str:
     if container := sniff_lines(lines):
         return container
     if re.search(
-        r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
+        r"(?m)^(?:Process \d+: |Thread (?:(?:0x[0-9A-Fa-f]+|\d+) )?\((?:idle|active))", text
     ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
         return "pyspy"
     return "text"

@@ -611,7 +611,8 @@ def _blanked(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]
 
 # journalctl -o short-iso / short-iso-precise / short-unix: "TIME HOST IDENT[PID]: MESSAGE".
 # `-o short` prints the month with strftime's %b, in the host's locale: English, or French (`déc.`), German
-# (`Dez`), Spanish, Italian, Portuguese, Dutch … abbreviations (batch12/08); their month numbers:
+# (`Dez`), Spanish, Italian, Portuguese, Dutch … abbreviations (batch12/08), or a number and 月/월 (CJK); their
+# month numbers:
 SHORT_MONTHS = {
     **{m: i for i, m in enumerate(("jan feb mar apr may jun jul aug sep oct nov dec").split(), 1)},
     **{m: i for i, m in enumerate(("janv févr mars avr mai juin juil août sept oct nov déc").split(), 1)},
@@ -621,6 +622,8 @@ SHORT_MONTHS = {
     **{m: i for i, m in enumerate(("jan fev mar abr mai jun jul ago set out nov dez").split(), 1)},
     **{m: i for i, m in enumerate(("jan feb mrt apr mei jun jul aug sep okt nov dec").split(), 1)},
     "fév": 2, "mrz": 3,  # the short forms some locales print too
+    # Chinese and Japanese print the month's number and 月 (`2月 04 13:16:56`), Korean and 월 (batch14/09)
+    **{f"{i}{sign}": i for sign in "月월" for i in range(1, 13)},
 }  # fmt: skip
 _SHORT_MONTH = "(?i:" + "|".join(sorted(SHORT_MONTHS, key=len, reverse=True)) + r")\.?"
 SHORT_LINE = (

@@ -446,9 +446,10 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     ),
     LineFormat(
         "thread",
-        r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+)(?: \((?P<state>idle|active\+gil|active|gil)\))?"
+        r"\s*Thread (?P<tid>0[xX][0-9a-fA-F]+|\d+|(?=\())(?: ?\((?P<state>idle|active\+gil|active|gil)\))?"
         r'(?:: "(?P<name>.*)")?\s*$',
-        "py-spy 0.1+ (name since 0.2.2, none for a thread unknown to threading; hex id on macOS;"
+        "py-spy 0.1+ (name since 0.2.2, none for a thread unknown to threading; hex id on macOS; the id left"
+        " out of a paste: batch14/05;"
         " '(gil)' from print_trace)",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"',
     ),

@@ -707,7 +707,7 @@ PYSPY_PATTERNS = [
         "pyspy_thread",
         "pyspy",
         "Thread ",
-        r"^Thread (?:0x[0-9a-fA-F]+|\d+) \((?:active|idle|gil)",
+        r"^Thread (?:(?:0x[0-9a-fA-F]+|\d+) )?\((?:active|idle|gil)",
         "py-spy 0.3",
         'Thread 12816 (idle): "Thread-10 (watchdog_thread)"\n    select (selectors.py:415)',
         subkind="pyspy_fragment",

@@ -44,6 +44,9 @@ def sniff(path: Path) -> str:
         return sniff_bytes(f.read(65536))
 
 
+PASTE_MARKUP = r"\s*(?:#|```|`[^`]*`\s*$)"
+
+
 def sniff_bytes(head: bytes) -> str:
     """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
     head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark says nothing of the format
@@ -74,12 +77,14 @@ def sniff_bytes(head: bytes) -> str:
     if prometheus.is_exposition(lines):
         return "prometheus"
     short = re.compile(journald.SHORT_LINE)
-    if lines and sum(bool(short.match(ln)) for ln in lines) >= max(1, len(lines) // 2):
+    # a paste's markup is no line of the capture: a `#` note, a fence, a backtick-quoted command (batch14/08)
+    said = [ln for ln in lines if not re.match(PASTE_MARKUP, ln)]
+    if said and sum(bool(short.match(ln)) for ln in said) >= max(1, len(said) // 2):
         return "short"
     if container := sniff_lines(lines):
         return container
     if re.search(
-        r"(?m)^(?:Process \d+: |Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active))", text
+        r"(?m)^(?:Process \d+: |Thread (?:(?:0x[0-9A-Fa-f]+|\d+) )?\((?:idle|active))", text
     ) and not re.search(r"(?m)^\[\d{4}-\d\d-\d\d", text):
         return "pyspy"
     return "text"

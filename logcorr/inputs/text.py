@@ -212,6 +212,9 @@ MARKDOWN_CLOSE = r"(?:\*\*|`{1,3})\s*$"
 TSV_ENVELOPE = r"^(?P<ms>\d{12,13})\t(?P<iso>\d{4}-\d\d-\d\dT[^\t]*)\t(?P<rest>.*)$"
 COMPOSE_PREFIX = r"^(?P<svc>[\w.-]+)\s*\| ?(?P<rest>.*)$"
 COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
+# `docker compose logs -t` puts Docker's RFC3339Nano stamp after that prefix (batch14/12): nanoseconds (7 to 9
+# fraction digits, UTC); an application's own ISO time there prints ms or µs and stays the line's
+COMPOSE_TIMESTAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7,9}Z) "
 WORKER_PREFIX = rf"^(?:\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>{WORKER_NAME}) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
 # A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
 # ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
@@ -529,6 +532,10 @@ def text_records(
             pl.coalesce(pl.col("p").struct.field("rest"), pl.col("line")).alias("line"),
             pl.col("p").struct.field("svc").alias("svc"),
         )
+        # `docker compose logs -t`: Docker's stamp after the service prefix is the line's time (kept in
+        # the text, where it opens the line's record as any ISO time does)
+        stamp = pl.col("line").str.extract(COMPOSE_TIMESTAMP, 1)
+        frame = frame.with_columns(pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"))
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one

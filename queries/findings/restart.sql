@@ -46,8 +46,13 @@ SELECT p.first_ts AS ts, p.last_ts AS end_ts,
        || CASE WHEN restarts_scheduled > 0 THEN ', systemd scheduled ' || restarts_scheduled || ' restart(s)' ELSE '' END
        || coalesce(', restart counter up to ' || max_restart_counter, '')
        || ', started ' || starts || ' time(s)'
-       -- a journal's short lines without a year have no time: the finding is still said, without one
+       -- a journal's short lines without a year have no UTC time: their times are quoted as printed
+       -- (events.printed_time), never called absent (batch14/08)
        || coalesce(', from ' || strftime(first_ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(last_ts, '%H:%M:%S UTC'),
+                   (SELECT ', printed without a year: ' || min(e.printed_time) || ' to ' || max(e.printed_time)
+                    FROM lifecycle l JOIN records e USING (event_id)
+                    WHERE l.host IS NOT DISTINCT FROM p.host AND l.unit IS NOT DISTINCT FROM p.unit
+                      AND e.printed_time LIKE '__-__ %'),
                    ' (its records print no usable time)') AS summary,
        list_filter([p.event_id], lambda x: x IS NOT NULL)
        || (SELECT coalesce(list(l.event_id ORDER BY l.ts), [])

@@ -105,7 +105,9 @@ threads AS (
                 ELSE t.wait_class || coalesce(' (' || t.backend || ')', '') END AS op,
            CASE WHEN t.is_rank THEN concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank) ELSE '' END AS lab_prefix,
            CASE WHEN t.is_rank AND t.tp_rank IS NOT NULL THEN 'TP' WHEN t.is_rank THEN ''
-                WHEN t.pid IS NOT NULL THEN 'pid ' ELSE 'thread ' END AS unit,
+                WHEN t.pid IS NOT NULL THEN 'pid '
+                -- a thread header pasted without its id (batch14/05) names no thread
+                WHEN t.thread_id IS NOT NULL THEN 'thread ' ELSE '' END AS unit,
            CASE WHEN t.is_rank THEN t.tp_rank WHEN t.pid IS NOT NULL THEN t.pid ELSE t.thread_id END AS num,
            concat_ws(' ', CASE WHEN t.is_rank THEN 'EP' || t.ep_rank END,
                      CASE WHEN NOT t.is_main AND (t.is_rank OR t.pid IS NOT NULL) THEN 'thread ' || t.thread_id END,
@@ -157,7 +159,7 @@ group_text AS (
            || CASE WHEN all_rank AND all_scheduler THEN 'scheduler rank' WHEN all_rank THEN 'rank'
                    WHEN all_process THEN 'process' WHEN all_main THEN 'main thread' ELSE 'thread' END
            || CASE WHEN n_members = 1 THEN '' WHEN all_process AND NOT all_rank THEN 'es' ELSE 's' END
-           || CASE WHEN all_rank THEN ' ' || members ELSE ' (' || members || ')' END
+           || CASE WHEN all_rank THEN ' ' || members WHEN members <> '' THEN ' (' || members || ')' ELSE '' END
            || CASE WHEN n_threads > n_members THEN ' (' || n_threads || ' dumps)' ELSE '' END
            || ' ' || CASE WHEN verb = 'crash' THEN 'crashed'
                           WHEN verb = 'wait' THEN CASE WHEN n_members = 1 THEN 'waits' ELSE 'wait' END

@@ -30,7 +30,8 @@
 --   timeout (printed bare, no header); (4) a level ERROR, CRITICAL, FATAL, E or F (any case), or NCCL's WARN
 --   (`host:pid:tid [dev] file:line NCCL WARN …`: NCCL prints its failures at WARN); (5) a log record whose words say failed, failure or
 --   error, out of memory (OOM), or SGLang's error that an output came for a request whose state was
---   deleted (printed without a level by its default format). A log record is one with a time or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
+--   deleted (printed without a level by its default format), not on a line saying its error is ignored
+--   (SGLang's `Ignore import error when loading …`). A log record is one with a time (also one printed without a year: events.printed_time) or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
@@ -45,9 +46,9 @@ marked AS (
     SELECT e.event_id, e.ts, e.printed_time, e.role, e.host, e.level, e.message, e.kind,
            concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label,
            regexp_replace(coalesce(e.message, ''), '(?m)^\s*#.*$', '', 'g') AS text,
-           -- a log record (a time or a level read) whose logger did not call it routine: words of
-           -- failure in prose, or at INFO/DEBUG, are no error
-           (e.ts IS NOT NULL OR e.level IS NOT NULL)
+           -- a log record (a time, also one printed without a year, or a level read) whose logger did
+           -- not call it routine: words of failure in prose, or at INFO/DEBUG, are no error
+           (e.ts IS NOT NULL OR e.printed_time IS NOT NULL OR e.level IS NOT NULL)
              AND upper(coalesce(e.level, '')) NOT IN ('INFO', 'I', 'DEBUG', 'D', 'TRACE', 'NOTICE') AS logged,
            t.event_id IS NOT NULL AS is_traceback,
            t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
@@ -85,7 +86,10 @@ graded AS (
                   -- NCCL prints its failures at WARN (its INFO lines are the trace): `host:pid:tid [dev] file:line NCCL WARN`
                   OR (upper(coalesce(level, '')) IN ('WARN', 'WARNING') AND regexp_matches(text, '^\S+:\d+:\d+ \[\d+\] (\S+:\d+ )?NCCL WARN '))
                THEN 4
-             WHEN logged AND regexp_matches(text, '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
+             -- a line saying its error is ignored (SGLang's "Ignore import error when loading …" of an
+             -- optional model) tells of no failure
+             WHEN logged AND regexp_matches(regexp_replace(text, '(?im)^.*\bignor(e|ed|ing)\b.*\berrors?\b.*$', '', 'g'),
+                                            '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade
     FROM bits

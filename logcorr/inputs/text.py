@@ -324,10 +324,11 @@ def _dedent_all(lines: pl.Series) -> pl.Series:
     if not common or indent.unique().str.slice(0, common).n_unique() != 1:
         return lines
     prefix = indent[0][:common]
+    cut = pl.lit(lines).str.slice(common)
+    if prefix.endswith("│ "):  # a viewer's frame (k9s): the padding and the closing bar go too (batch13/08)
+        cut = cut.str.replace(r"[ \t]*│[ \t]*$", "")
     return pl.select(
-        pl.when(pl.lit(lines).str.starts_with(prefix) & ~pl.lit(fence))
-        .then(pl.lit(lines).str.slice(common))
-        .otherwise(pl.lit(lines))
+        pl.when(pl.lit(lines).str.starts_with(prefix) & ~pl.lit(fence)).then(cut).otherwise(pl.lit(lines))
     ).to_series()
 
 

@@ -228,6 +228,26 @@ HEADERS = (
         own_lines=True,
     ),
     H(
+        "ray",
+        rf"^\[(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>[DIWEF]) (?P<pid>[0-9]+) (?P<tid>[0-9]+)\]"
+        r" [^\]\s:]+:[0-9]+: ?",
+        "Ray's C++ core (raylet, core worker, GCS; RayLog over spdlog ≈Ray 1.x-2.x): [YYYY-MM-DD hh:mm:ss,mmm L"
+        " PID TID] file.cc:line:, local time, no zone (batch13/04)",
+        (
+            (
+                "[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: *** SIGSEGV received at time=1709021359",
+                {
+                    "level": "ERROR",
+                    "pid": 19394,
+                    "tid": 19394,
+                    "log_ts": datetime(2024, 2, 27, 16, 9, 19, 106000),
+                    "body": "*** SIGSEGV received at time=1709021359",
+                },
+            ),
+        ),
+        own_lines=True,
+    ),
+    H(
         "golog",
         r"^(?P<year>[0-9]{4})/(?P<month>[0-9]{2})/(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?) ",
         "Go's standard log package (log.LstdFlags, Lmicroseconds adds .uuuuuu): YYYY/MM/DD hh:mm:ss, local time"
@@ -734,7 +754,7 @@ SERVING_START = "|".join(
 )
 # The router's own header (an ISO time, then its level): never a kubectl --timestamps envelope.
 ROUTER_START = strip_groups(next(h.regex for h in HEADERS if h.name == "router"))
-_GLOG_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
+_GLOG_LEVEL = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}
 YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 
 

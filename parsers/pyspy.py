@@ -545,10 +545,10 @@ class _Reader(_Elements, _Json):
         if m := _RE["thread"].match(line):
             return self.thread_header(m)
         if m := _RE["fh_thread"].match(line):  # faulthandler: a hex thread id, no name, no state
-            # "Current thread" is the one that raised the fatal error: where the process crashed
-            return self.add_thread(
-                _Thread(_thread_id(m["tid"]), None, "current" if m["current"].startswith("Current") else None)
-            )
+            # "Current thread" is the one that raised the fatal error: where the process crashed; a lone
+            # "Stack" is that thread too (faulthandler dumped it alone)
+            current = m["stack"] is not None or m["current"].startswith("Current")
+            return self.add_thread(_Thread(_thread_id(m["tid"]), None, "current" if current else None))
         if m := _RE["fh_frame"].match(line):
             return self.fh_frame(m)
         if self.cap is not None and _RE["elision"].match(line):

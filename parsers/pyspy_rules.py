@@ -462,8 +462,10 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     ),
     LineFormat(
         "fh_thread",
-        r"\s*(?P<current>Current thread|Thread) (?P<tid>0[xX][0-9a-fA-F]+) \(most recent call first\):\s*$",
-        "CPython faulthandler (3.3+; dump_traceback, a fatal error, SIGABRT): the pthread id in hex, no name",
+        r"\s*(?:(?P<current>Current thread|Thread) (?P<tid>0[xX][0-9a-fA-F]+)|(?P<stack>Stack))"
+        r" \(most recent call first\):\s*$",
+        "CPython faulthandler (3.3+; dump_traceback, a fatal error, SIGABRT): the pthread id in hex, no name;"
+        " 'Stack' when it dumps the faulting thread alone (all_threads=False, or no thread state to walk)",
         "Thread 0x00007f775a7fc640 (most recent call first):",
     ),
     LineFormat(

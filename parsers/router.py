@@ -78,7 +78,20 @@ MINI_LB = R(
     "router",
     yields={"prefill_url": "http://10.0.0.7:30000", "bootstrap_port": 8998, "role": "router"},
 )
-ACCESS_FORMATS = [UVICORN, AIOHTTP, MINI_LB]
+# An HTTP client's report of the answer it got: httpx's ``raise_for_status`` message, which any Python
+# client of an engine or of the gateway prints (an RL rollout's retry loop, a benchmark). Not at the
+# start of the body: the client's own logger words come first.
+HTTPX_STATUS = R(
+    "httpx_status_error",
+    "' for url '",
+    r"\b(?:Server|Client) error '(?P<status>[45]\d{2})\b[^'\n]*' for url "
+    r"'(?P<target>(?:https?://[^/'\s]*)?(?P<path>/[^'\s]*)?)'",
+    "httpx ≥0.23 Response.raise_for_status (2022)",
+    "[2025-12-19 15:17:52] http_utils.py:153 - Error: Server error '503 Service Unavailable' for url"
+    " 'http://10.0.13.1:3968/generate'",
+    yields={"status": 503, "path": "/generate", "target": "http://10.0.13.1:3968/generate"},
+)
+ACCESS_FORMATS = [UVICORN, AIOHTTP, MINI_LB, HTTPX_STATUS]
 
 ROUTER_TEXT = R(
     "router_text",
@@ -292,9 +305,12 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     by a match test only (no field captured); router lines are parsed, and their fields kept in
     ``PARSED`` (a struct, null on the other rows) for ``requests`` to read instead of parsing again."""
     base = _base(ev)
-    first = base["body"]  # the access formats are anchored at the start: no need to cut lines
+    first = base[
+        "body"
+    ]  # the access formats are anchored at the start (httpx's on its one line): no need to cut lines
     router_rows = is_router_line(base)
-    access = (first.str.contains(UVICORN.regex) | first.str.contains(AIOHTTP.regex)).fill_null(False)
+    access = first.str.contains(UVICORN.regex) | first.str.contains(AIOHTTP.regex)
+    access = (access | first.str.contains(HTTPX_STATUS.regex)).fill_null(False)
     lb = first.str.contains(MINI_LB.regex).fill_null(False)
     health = first.str.contains(_HEALTH_ACCESS).fill_null(False)
     out = pl.DataFrame({"router": router_rows, "access": access, "lb": lb, "health": health}).select(

@@ -11,9 +11,15 @@ from logcorr.parsers.rules import FieldRule
 
 # The exception line of a traceback: the first unindented line after its last frame (lines may follow
 # it: a second log line glued on, a chained exception); null when the excerpt is cut before it. The last
-# frame may be the record's first line (a fragment whose start is cut, after a worker prefix).
+# frame may be the record's first line (a fragment whose start is cut, after a worker prefix). A paste
+# that lost the indentation leaves the last frame's code line unindented too: one line with a space or a
+# parenthesis before any colon (``raise RuntimeError(f"…")``, never ``RuntimeError: …``) may come first
+# (batch13/05).
 EXCEPTION_AFTER_FRAMES = (
-    r"(?s)(?:.*\n)?(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
+    r"(?s)(?:(?:.*\n)?(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*(?:[^\n:]*[ (][^\n]*\n)?"
+    # (or a traceback's very tail: its last code line, indented, and the exception line: batch13/11)
+    r"|^(?:[ \t]+\S[^\n]*\n)+)"
+    r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
@@ -41,7 +47,13 @@ _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME})"
+    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME}"
+    # a paste that lost the indentation: a frame in column 1, its code line, the next frame (batch13/05)
+    rf"|^File \"[^\"\n]*\", line \d+, in [^\n]+\n(?:[^\n]*\n)?{_FRAME}"
+    # the very tail of a traceback: the last frame's code line(s), indented, then its module-qualified
+    # exception line (vLLM's API server: "    raise self._format_exception(outputs) from None" /
+    # "vllm.v1.engine.exceptions.EngineDeadError: …", batch13/11)
+    r"|^(?:[ \t]+\S[^\n]*\n)+[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): \S)"
 )
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"

@@ -371,6 +371,21 @@ REAL_CASES = {
     "batch12/13_prose_backtick_call_log_browser_agent_line_then_tp3_scheduler_exception_in_synchronize_cut.log": [],
     "batch12/14_received_sigquit_from_child_then_tp3_scheduler_init_exception_in_init_model_runner_cut.log": [],
     "batch12/15_z_stamped_dynamo_serve_graph_gpu_allocation_arbiter_watchers_started_trailing_spaces_warn_no_failure.log": [],
+    "batch13/01_c10d_watchdog_cpp_frames_tail_then_v0_worker_pid_198_died_exit_minus_6_heartbeat_monitor_timed_out_pg2_rank0.log": [],
+    "batch13/02_c10d_broadcast_watchdog_rank0_seqnum_5730_rank3_seqnum_5729_pg_id4_guid67_failure_detected_sequence_id_lines.log": [],
+    "batch13/03_c10d_heartbeat_watchdog_stuck_480s_rank6_lines_hard_wrapped_at_116_columns_trailing_spaces_fatal_f_line.log": [],
+    "batch13/04_abseil_sigsegv_received_raylet_logging_cc_lines_then_fatal_python_segfault_stack_in_cuda_graph_capture.log": [],
+    "batch13/05_traceback_middle_with_indentation_lost_init_torch_distributed_ncclcomminitrank_runtimeerror_nccl_unhandled_system_error.log": [],
+    "batch13/06_ascend_tp0_decode_and_prefill_batch_lines_with_their_middles_cut_out_access_lines_without_status_no_failure.log": [],
+    "batch13/07_prose_question_then_six_chat_completion_access_lines_200_no_batch_lines_no_failure.log": [],
+    "batch13/08_k9s_box_drawn_frontend_lines_z_stamped_dynamo_kv_router_selected_worker_formula_padded_no_failure.log": [],
+    "batch13/09_v0_mqllmengine_error_lines_outofmemoryerror_repr_then_traceback_start_run_engine_loop_cut.log": [],
+    "batch13/10_bash_fence_headless_traceback_overlap_thread_forward_thread_func_set_stream_runtimeerror_cuda_error_out_of_memory.log": [],
+    "batch13/11_text_fence_api_server_error_lines_enginedeaderror_then_stream_generator_traceback_cut_title_says_pd_decode_restarts.log": [],
+    "batch13/12_rollout_manager_lines_glued_without_newlines_503_no_available_workers_all_circuits_open_retrying.log": [],
+    "batch13/13_nested_enginecore_dp0_raywrapper_prefixes_cuda_graph_capture_progress_then_process_traceback_no_time_no_level_cut.log": [],
+    "batch13/14_fence_vllm_platform_line_then_server_args_line_wrapped_mid_word_log_level_ht_tp_no_failure_title_says_oom.log": [],
+    "batch13/15_shell_fence_kvbm_rust_z_lines_utc_interleaved_with_enginecore_dp0_local_time_lines_8h_apart_no_failure.log": [],
     "journal/systemd_journal-1.export": [],
     "journal/velociraptor_2004.journal.xz": [],
     "journal/velociraptor_2404.journal.xz": [],
@@ -452,9 +467,10 @@ def test_real_cases_match_no_family():
     assert saved.query(out, "known_issues")["family"].to_list() == []
     cfg = saved.query(out, "SELECT * FROM config ORDER BY source")
     # server_args/01-03, and batch3/01 (PD decode, tp 16) and batch3/02 (ROCm, tp 8) since issue 28, and
-    # batch7/07, whose server_args a pager cut before tp_size (null, not guessed)
-    assert cfg.height == 6
-    assert sorted(cfg["tp_size"].to_list(), key=lambda v: (v is not None, v)) == [None, 2, 8, 8, 16, 16]
+    # batch7/07, whose server_args a pager cut before tp_size (null, not guessed), and batch13/14 (tp 1, its
+    # server_args line broken in two)
+    assert cfg.height == 7
+    assert sorted(cfg["tp_size"].to_list(), key=lambda v: (v is not None, v)) == [None, 1, 2, 8, 8, 16, 16]
     cut = cfg.filter(cfg["tp_size"] == 2).row(0, named=True)
     assert "line cut short" in cut["note"]
 

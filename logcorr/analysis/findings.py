@@ -306,6 +306,11 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
             role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
             parts.append(f"{r['failed']}{role} request(s) answered 5xx ({md(r['statuses'])}, {span})")
     for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("untimed_failed"):  # the window from the first timed finding cannot place them
+            role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
+            more = " more" if r["failed"] else ""
+            parts.append(f"{r['untimed_failed']}{more}{role} 5xx answer(s) whose record prints no time")
+    for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
     for column, words in IMPACT_COUNTS:

@@ -271,7 +271,9 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
     opens = pl.repeat(False, df.height, eager=True)
     if loose.any():
         idx = loose.arg_true()
-        opens = opens.scatter(idx, ~message.gather(idx).str.contains(CONTINUATION).fill_null(False))
+        body = message.gather(idx)
+        shaped = body.str.contains(CONTINUATION) | _in_bare_frame_list(df, idx, body)
+        opens = opens.scatter(idx, ~shaped.fill_null(False))
         opens = opens | _frames_after_blank(df, loose & marks["after_blank"] & ~marks["before_first"])
     if (
         stray.any()
@@ -287,6 +289,20 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
 # frame list continues after a blank line: a frame or its source line (indented), a thread's head.
 PY_FRAME = r'^[ \t]+File "[^"\n]*", line \d+,? in '
 FRAME_LIST = r"^[ \t]+\S|^(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|[0-9]+) |^Traceback \(most recent call last\):|^Stack \("
+
+
+def _in_bare_frame_list(df: pl.DataFrame, rows: pl.Series, lines: pl.Series) -> pl.Series:
+    """Per line of ``lines`` (the rows ``rows`` of ``df``): is it part of a frame list whose paste lost
+    its indentation (``BARE_FRAME`` in column 1)? The source line right under a frame line is, and so
+    is a frame line right after a frame line or after the source line under one (batch13/05: a
+    traceback's middle, every line in column 1). The first frame line of such a list is not: it opens
+    the fragment."""
+    said = lines.str.strip_chars() != ""
+    one = _previous_lines(df, rows).str.contains(BARE_FRAME).fill_null(False)
+    two = _previous_lines(df, rows, back=2).str.contains(BARE_FRAME).fill_null(False)
+    frame = lines.str.contains(BARE_FRAME).fill_null(False)
+    blank_before = (_previous_lines(df, rows).str.strip_chars() == "").fill_null(True)
+    return said & (one | (frame & two & ~blank_before))
 
 
 def _frames_after_blank(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
@@ -332,11 +348,11 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
     return (h & same & (rest.str.contains(STAMPED_CONTINUATION) | bare)).fill_null(False)
 
 
-def _previous_lines(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
-    """The message of the line before each of ``rows`` (row indexes of ``df``, whose ``seq`` is its row
-    index) in its stream (``key``); null for a stream's first line. Only the row numbers are shifted
-    per stream, so no text is copied but that of ``rows``."""
-    before = df.select(pl.col("seq").shift(1).over("key")).to_series().gather(rows)
+def _previous_lines(df: pl.DataFrame, rows: pl.Series, back: int = 1) -> pl.Series:
+    """The message of the line ``back`` lines before each of ``rows`` (row indexes of ``df``, whose
+    ``seq`` is its row index) in its stream (``key``); null before a stream's first line. Only the row
+    numbers are shifted per stream, so no text is copied but that of ``rows``."""
+    before = df.select(pl.col("seq").shift(back).over("key")).to_series().gather(rows)
     return df["message"].gather(before)
 
 

@@ -14,6 +14,7 @@ decompression and identity, and entries already read: ``logcorr.inputs``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -329,10 +330,11 @@ def _dedent_all(lines: pl.Series) -> pl.Series:
     if not common or indent.unique().str.slice(0, common).n_unique() != 1:
         return lines
     prefix = indent[0][:common]
+    cut = pl.lit(lines).str.slice(common)
+    if prefix.endswith("│ "):  # a viewer's frame (k9s): the padding and the closing bar go too (batch13/08)
+        cut = cut.str.replace(r"[ \t]*│[ \t]*$", "")
     return pl.select(
-        pl.when(pl.lit(lines).str.starts_with(prefix) & ~pl.lit(fence))
-        .then(pl.lit(lines).str.slice(common))
-        .otherwise(pl.lit(lines))
+        pl.when(pl.lit(lines).str.starts_with(prefix) & ~pl.lit(fence)).then(cut).otherwise(pl.lit(lines))
     ).to_series()
 
 
@@ -539,6 +541,7 @@ def text_records(
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one
+    frame = _split_repeated_prefix(frame)
     worker = pl.col("line").str.extract_groups(WORKER_PREFIX)
     frame = frame.with_columns(worker.alias("w")).with_columns(
         pl.coalesce(pl.col("envelope_unit"), pl.col("svc"), pl.col("w").struct.field("worker")).alias("svc"),
@@ -645,6 +648,34 @@ def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
             break
         frame = _split_glued_once(frame, GLUED_AGAIN, ("", "w"))
     return frame
+
+
+# A line that opens with a worker's prefix and holds the same prefix again after a space: records of one
+# writer glued by a paste that turned its line breaks into spaces (batch13/12: three `(RolloutManager
+# pid=1741924) …` records on one line). The writer repeats the prefix on every line it prints, so each
+# repeat opens a record, whatever follows it (a logger's header or plain words).
+_OWN_PREFIX = rf"^\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) "
+
+
+def _split_repeated_prefix(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each line of ``frame`` that opens with a worker prefix (``(Name pid=N) ``) and repeats it after a
+    space made one row per repeat (the line's columns and number kept); other lines as they are."""
+    line = pl.col("line")
+    opens = line.str.extract(f"({_OWN_PREFIX})", 1)
+    repeats = frame.select(
+        (opens.is_not_null() & (line.str.count_matches(r"\(\S[^()]* pid=\d+") > 1)).any()
+    ).item()
+    if not repeats:
+        return frame
+
+    def split(text: str) -> list[str]:
+        prefix = re.match(_OWN_PREFIX, text)
+        if prefix is None:
+            return [text]
+        return re.split(r"(?<=\S) (?=" + re.escape(prefix.group(0)) + ")", text)
+
+    parts = line.map_elements(split, return_dtype=pl.List(pl.String))
+    return frame.with_columns(parts.alias("line")).explode("line")
 
 
 def _split_glued_once(frame: pl.DataFrame, pattern: str, keys: tuple[str, ...]) -> pl.DataFrame:

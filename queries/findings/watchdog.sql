@@ -19,7 +19,8 @@
 --             of any rank's work state at the same SeqNum
 --   rests_on  the tables behind it
 -- parameters: none.
--- reading: one row per (kind, role, host, backend, op, SeqNum, timeout). An op the parser did not read
+-- reading: one row per (kind, role, host, backend, op, timeout, island of consecutive SeqNums): ranks one
+--   or two collectives apart are one stall, each rank's SeqNum said. An op the parser did not read
 --   is "not printed" only when no record of the group prints OpType=, else "printed but not read". A last completed work of -1
 --   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
 --   never joined).
@@ -45,10 +46,25 @@ same_work AS (  -- a rank's work state at the very work (SeqNum) that timed out:
     SELECT host, nccl_seq, list(event_id ORDER BY event_id) AS ids
     FROM watchdogs WHERE watchdog_kind = 'collective_work_state' AND nccl_seq IS NOT NULL GROUP BY ALL
 ),
+-- The ranks of one stall print different SeqNums when one rank is a collective or two behind (batch13/02:
+-- rank 0 waits on 5730 while rank 3 is still on 5729): consecutive SeqNums of one op and timeout are one
+-- island, one finding; a gap of more than one starts another.
+isl AS (
+    SELECT w.*, sum(CASE WHEN w.nccl_seq IS NULL OR w.prev_seq IS NULL OR w.nccl_seq - w.prev_seq <= 1 THEN 0 ELSE 1 END)
+               OVER (PARTITION BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s
+                     ORDER BY w.nccl_seq, w.event_id) AS island
+    FROM (SELECT w.*, lag(w.nccl_seq) OVER (PARTITION BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s
+                                            ORDER BY w.nccl_seq, w.event_id) AS prev_seq
+          FROM w) w
+),
 g AS (
     SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'nccl_error' THEN 'collective_error'
                 ELSE 'scheduler_watchdog' END AS kind,
-           w.role, w.host, w.backend, w.nccl_op, w.nccl_seq, w.timeout_s,
+           w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island,
+           max(w.nccl_seq) AS nccl_seq, min(w.nccl_seq) AS low_seq, list_distinct(list(w.nccl_seq)) AS seqs,
+           -- each rank's SeqNum, where the ranks of the island print more than one
+           string_agg(DISTINCT w.rank_label || ' at SeqNum ' || w.nccl_seq, ', ' ORDER BY w.rank_label || ' at SeqNum ' || w.nccl_seq)
+               FILTER (WHERE w.rank_label <> '' AND w.nccl_seq IS NOT NULL) AS rank_seqs,
            min(w.ts) AS ts, max(w.ts) AS end_ts, count(*)::BIGINT AS n, max(w.ran_for_ms) AS ran_for_ms,
            min(w.reason) AS reason, min(w.exception) AS thrown, min(w.nccl_error) AS nccl_error,
            min(w.peer) AS peer,
@@ -61,9 +77,9 @@ g AS (
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
            max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
-    FROM w LEFT JOIN state s
+    FROM isl w LEFT JOIN state s
       ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
-    GROUP BY ALL
+    GROUP BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
@@ -71,7 +87,10 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
-            || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || coalesce(' SeqNum ' || nccl_seq, '')
+            || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || CASE WHEN low_seq < nccl_seq
+                    THEN ', ' || rank_seqs || ' (' || (nccl_seq - low_seq) || ' collective(s) apart: the rank(s) at SeqNum '
+                         || low_seq || ' are behind),'
+                    ELSE coalesce(' SeqNum ' || nccl_seq, '') END
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
@@ -97,6 +116,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                                lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
                                  WHEN 'collective_error' THEN 'nccl_error' ELSE 'watchdog_timeout' END || ')' AS rests_on
-FROM (SELECT g.*, sw.ids AS same_ids FROM g LEFT JOIN same_work sw
-        ON g.kind = 'collective_timeout' AND sw.nccl_seq = g.nccl_seq AND sw.host IS NOT DISTINCT FROM g.host) g
+FROM (SELECT g.*, (SELECT list_sort(flatten(list(sw.ids))) FROM same_work sw
+                    WHERE g.kind = 'collective_timeout' AND list_contains(g.seqs, sw.nccl_seq)
+                      AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids
+      FROM g) g
 ORDER BY ts NULLS LAST

@@ -1,0 +1,111 @@
+"""batch13 (tests/cases/batch13, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it)."""
+
+from __future__ import annotations
+
+from logcorr.analysis import saved
+from logcorr.render import report
+from tests.conftest import ingested_body
+from tests.test_batch10 import BATCH as BATCH10
+
+BATCH = BATCH10.parent / "batch13"
+
+
+def _summary(out) -> str:
+    results = report.gather(out)
+    with report.drawn(results):
+        text = report.markdown(out, results)
+    return text[text.index("## Summary") : text.index("## Findings")]
+
+
+def test_12_a_clients_503_line_is_a_failed_request_and_the_impact_says_so(tmp_path):
+    """Lines 2 and 4: `… http_utils.py:153 - Error: Server error '503 Service Unavailable' for url
+    'http://10.0.13.1:3776/generate'` (httpx's raise_for_status): a requests row with status 503 and its
+    path; line 2's three `(RolloutManager pid=1741924) …` records glued on one line are split at the
+    repeated prefix, the second dated 13:00:58; the summary never says no 5xx answer was read."""
+    out = ingested_body(tmp_path, BATCH, "12")
+    rows = saved.query(
+        out,
+        "SELECT source_pos, strftime(ts, '%Y-%m-%d %H:%M:%S') AS t, pid, status, path FROM requests ORDER BY event_id",
+    )
+    assert rows.rows() == [
+        ("line 2", "2025-12-19 13:00:58", 1741924, 503, "/generate"),
+        ("line 4", "2025-12-19 15:17:52", 1963213, 503, "/generate"),
+    ]
+    ev = saved.query(out, "SELECT source_pos, pid FROM events WHERE source_pos = 'line 2' ORDER BY event_id")
+    assert ev.rows() == [("line 2", 1741924), ("line 2", 1741924)]
+    summary = _summary(out)
+    assert "2 request(s) answered 5xx (503×2" in summary
+    assert "no 5xx answer" not in summary
+
+
+def test_05_a_traceback_whose_paste_lost_its_indentation_is_one_fragment(tmp_path):
+    """Lines 1-17: `File "…", line N, in F` and each code line in column 1, then `RuntimeError: NCCL
+    error: …`: one record, 8 frames, innermost pynccl_wrapper.py:350 NCCL_CHECK, the exception after the
+    last frame's code line (never a code line `self.comm: ncclComm_t = …` read as one)."""
+    out = ingested_body(tmp_path, BATCH, "05")
+    ev = saved.query(out, "SELECT source_pos, kind, n_lines FROM events")
+    assert ev.rows() == [("line 1", "traceback", 17)]
+    tb = saved.query(out, "SELECT n_frames, function, line, exception, exc_message FROM tracebacks")
+    assert tb.rows() == [
+        (
+            8,
+            "NCCL_CHECK",
+            350,
+            "RuntimeError",
+            "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+        )
+    ]
+    (kind,) = saved.query(out, "SELECT kind FROM findings")["kind"]
+    assert kind == "start_up_failure"
+
+
+def test_02_ranks_one_seqnum_apart_are_one_collective_timeout_that_says_who_is_behind(tmp_path):
+    """Lines 1 and 5: BROADCAST timed out on rank 0 at SeqNum 5730 and on rank 3 at SeqNum 5729 (600 s):
+    one finding over both ranks that says each rank's SeqNum and that rank 3 is one collective behind."""
+    out = ingested_body(tmp_path, BATCH, "02")
+    found = saved.query(out, "SELECT ranks, summary FROM findings WHERE kind = 'collective_timeout'")
+    assert found["ranks"].to_list() == [["rank 0", "rank 3"]]
+    assert "rank 0 at SeqNum 5730, rank 3 at SeqNum 5729 (1 collective(s) apart" in found["summary"][0]
+
+
+def test_04_rays_cpp_header_and_a_lone_faulthandler_stack_are_read(tmp_path):
+    """Lines 6-10 `[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: …` (Ray's C++ core): ERROR, the
+    time as printed (no zone), pid 19394; lines 11-17 `Fatal Python error: Segmentation fault` and
+    `Stack (most recent call first):`: the faulting thread's 4 frames, innermost capture_begin."""
+    out = ingested_body(tmp_path, BATCH, "04")
+    ray = saved.query(
+        out,
+        "SELECT level, strftime(ts, '%Y-%m-%d %H:%M:%S.%g') AS t, zoned, pid FROM events"
+        " WHERE message LIKE '[2024-02-27%' ORDER BY event_id",
+    )
+    assert ray.rows()[0] == ("ERROR", "2024-02-27 16:09:19.106", False, 19394) and ray.height == 5
+    stacks = saved.query(out, "SELECT depth, function, line FROM stacks ORDER BY depth")
+    assert stacks.rows() == [
+        (0, "capture_begin", 77),
+        (1, "__enter__", 192),
+        (2, "capture", 782),
+        (3, "capture_model", 725),
+    ]
+
+
+def test_08_a_k9s_frame_is_paste_markup_on_both_ends(tmp_path):
+    """Lines 3-6 `│ 2026-02-27T14:47:21.385061Z  INFO dynamo_llm::kv_router::scheduler: … │`: the bar
+    before, the padding and the bar after are off the message; no fact value keeps them."""
+    out = ingested_body(tmp_path, BATCH, "08")
+    ends = saved.query(out, "SELECT right(message, 12) AS e FROM events WHERE zoned ORDER BY event_id")["e"]
+    assert ends.to_list() == ["tree size: 0", ".031 + 7.000", "tree size: 0", ".031 + 7.000"]
+    assert saved.query(out, "SELECT count(*) AS n FROM facts WHERE value LIKE '%│%'")["n"][0] == 0
+
+
+def test_11_a_traceback_tail_gives_its_module_qualified_exception(tmp_path):
+    """Lines 2-3: `    raise self._format_exception(outputs) from None` / `vllm.v1.engine.exceptions.
+    EngineDeadError: EngineCore encountered an issue. …` behind vLLM's header: a tracebacks row with that
+    exception and its message, no frame."""
+    out = ingested_body(tmp_path, BATCH, "11")
+    tb = saved.query(out, "SELECT exception, exc_message, n_frames FROM tracebacks ORDER BY event_id")
+    assert tb.rows()[0] == (
+        "vllm.v1.engine.exceptions.EngineDeadError",
+        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        0,
+    )

@@ -305,9 +305,8 @@ def kinds(ev: pl.DataFrame) -> pl.DataFrame:
     by a match test only (no field captured); router lines are parsed, and their fields kept in
     ``PARSED`` (a struct, null on the other rows) for ``requests`` to read instead of parsing again."""
     base = _base(ev)
-    first = base[
-        "body"
-    ]  # the access formats are anchored at the start (httpx's on its one line): no need to cut lines
+    # the access formats are anchored at the start (httpx's on its one line): no need to cut lines
+    first = base["body"]
     router_rows = is_router_line(base)
     access = first.str.contains(UVICORN.regex) | first.str.contains(AIOHTTP.regex)
     access = (access | first.str.contains(HTTPX_STATUS.regex)).fill_null(False)

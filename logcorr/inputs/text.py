@@ -661,12 +661,10 @@ def _split_repeated_prefix(frame: pl.DataFrame) -> pl.DataFrame:
     """Each line of ``frame`` that opens with a worker prefix (``(Name pid=N) ``) and repeats it after a
     space made one row per repeat (the line's columns and number kept); other lines as they are."""
     line = pl.col("line")
-    opens = line.str.extract(f"({_OWN_PREFIX})", 1)
-    repeats = frame.select(
-        (opens.is_not_null() & (line.str.count_matches(r"\(\S[^()]* pid=\d+") > 1)).any()
-    ).item()
-    if not repeats:
-        return frame
+    repeats = line.str.contains(_OWN_PREFIX) & (line.str.count_matches(r"\(\S[^()]* pid=\d+") > 1)
+    frame = frame.with_columns(repeats.fill_null(False).alias("_rep"))
+    if not frame["_rep"].any():
+        return frame.drop("_rep")
 
     def split(text: str) -> list[str]:
         prefix = re.match(_OWN_PREFIX, text)
@@ -674,8 +672,11 @@ def _split_repeated_prefix(frame: pl.DataFrame) -> pl.DataFrame:
             return [text]
         return re.split(r"(?<=\S) (?=" + re.escape(prefix.group(0)) + ")", text)
 
-    parts = line.map_elements(split, return_dtype=pl.List(pl.String))
-    return frame.with_columns(parts.alias("line")).explode("line")
+    # each prefix is the line's own, so the split is per line, in Python: on the few lines that repeat it
+    frame = frame.with_row_index("_r")
+    parts = frame.filter("_rep").with_columns(line.map_elements(split, return_dtype=pl.List(pl.String)))
+    both = pl.concat([frame.filter(~pl.col("_rep")), parts.explode("line")])
+    return both.sort("_r", maintain_order=True).drop("_r", "_rep")
 
 
 def _split_glued_once(frame: pl.DataFrame, pattern: str, keys: tuple[str, ...]) -> pl.DataFrame:

@@ -568,9 +568,8 @@ def parse_json_block(data: bytes, *, source: str, first_line: int = 1) -> pl.Dat
         return None
     fast = pl.from_arrow(table).with_columns(pl.int_range(0, len(ends), dtype=pl.Int64).alias("n"))
     no_message = fast["MESSAGE"].is_null()  # the blanked lines too
-    if no_message.any():  # its text is the line's (absent) or empty (null): read as a line
-        odd = fast.filter(no_message)["n"].to_list()
-        fast = fast.filter(~no_message)
+    # such a line's text is the line's (absent MESSAGE) or empty (null): read as a line, its row replaced
+    odd = no_message.arg_true().to_list() if no_message.any() else []
     records = fast.with_columns(pl.col("n") + first_line).select(
         "n",
         *_entry_columns(
@@ -586,17 +585,32 @@ def parse_json_block(data: bytes, *, source: str, first_line: int = 1) -> pl.Dat
         lines = pl.DataFrame(
             {"n": [first_line + i for i in odd], "line": text}, schema={"n": pl.Int64, "line": pl.String}
         )
-        records = pl.concat([records, _json_line_records(lines, source)]).sort("n")
+        records = _rows_replaced(records, _json_line_records(lines, source), odd)
     return records.drop("n")
 
 
+def _rows_replaced(records: pl.DataFrame, rows: pl.DataFrame, at: list[int]) -> pl.DataFrame:
+    """``records`` with row ``at[k]`` replaced by row k of ``rows`` (``at`` ascending, one row of ``rows``
+    each): the rows between are slices of ``records``, so no column of the block is copied or sorted."""
+    if rows.height != len(at) or len(at) > 64:  # many odd lines: one sort instead of many pieces
+        kept = records.filter(~pl.int_range(0, pl.len()).is_in(at))
+        return pl.concat([kept, rows]).sort("n")
+    pieces, prev = [], 0
+    for k, i in enumerate(at):
+        pieces += [records.slice(prev, i - prev), rows.slice(k, 1)]
+        prev = i + 1
+    return pl.concat([*pieces, records.slice(prev)], rechunk=False)
+
+
 def _array_lines(data: bytes, ends: np.ndarray) -> list[int]:
-    """Indexes of the lines of ``data`` (their ends ``ends``) that hold ``_ARRAY_VALUE``."""
-    found, at = [], data.find(_ARRAY_VALUE)
-    while at >= 0:
-        found.append(at)
-        at = data.find(_ARRAY_VALUE, at + len(_ARRAY_VALUE))
-    return sorted(set(np.searchsorted(ends, found).tolist())) if found else []
+    """Indexes of the lines of ``data`` (their ends ``ends``) that hold ``_ARRAY_VALUE``: found from the
+    block's ``[`` bytes (a few per line: SGLang's headers) by the two bytes before each, as a search for
+    the three bytes is slowed by the ``":`` of every key."""
+    buf = np.frombuffer(data, np.uint8)
+    at = np.flatnonzero(buf == 0x5B)  # "["
+    at = at[at >= 2]
+    at = at[(buf[at - 1] == 0x3A) & (buf[at - 2] == 0x22)]  # '":['
+    return np.unique(np.searchsorted(ends, at)).tolist()
 
 
 def _blanked(data: bytes, starts: np.ndarray, ends: np.ndarray, lines: list[int]) -> bytearray:

@@ -83,11 +83,17 @@ def text_blocks(path: Path, digest: ContentDigest | None = None) -> Iterator[tup
         take(rest)
         rest = rest.removeprefix(b"\xef\xbb\xbf")
         while True:
-            block = f.read(CHUNK_BYTES)
-            take(block)
+            # read into a buffer that holds the last block's partial line already, and cut lines off its end
+            # in place: no copy of the block (16 MB) is made to join or to cut it
+            data = bytearray(len(rest) + CHUNK_BYTES)
+            data[: len(rest)] = rest
+            with memoryview(data) as view:
+                got = f.readinto(view[len(rest) :])
+                take(view[len(rest) : len(rest) + got])
+            del data[len(rest) + got :]
+            block = got > 0
             if not block and digest is not None:
                 digest.done = True
-            data = rest + block
             if b"\r" in data:
                 held = data.endswith(b"\r") and bool(block)  # its newline may open the next block
                 data = data[:-1] if held else data
@@ -111,7 +117,9 @@ def text_blocks(path: Path, digest: ContentDigest | None = None) -> Iterator[tup
                         long_line = True
                     rest = data[cuts[-1][0] :]
                     continue
-            piece, rest = data[:cut], data[cut:]
+            rest = bytes(data[cut:])
+            del data[cut:]
+            piece = data
             if piece:
                 lines = int(np.count_nonzero(np.frombuffer(piece, np.uint8) == 0x0A)) + (piece[-1] != 0x0A)
                 yield piece, line_no, 0, lines

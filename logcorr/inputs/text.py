@@ -67,11 +67,12 @@ def _pieces(data: bytes, at: int, end: int) -> Iterator[tuple[int, int]]:
         yield at, end
 
 
-def text_blocks(path: Path, digest: ContentDigest | None = None) -> Iterator[tuple[bytes, int, int, int]]:
-    """Yield ``(data, first_line_number, is_piece, lines)``: the bytes of a text file in blocks of
-    whole lines (``CHUNK_BYTES`` read at a time; the file's last line may lack its newline), a UTF-8
-    byte order mark at the start dropped, carriage returns at line ends removed and a carriage return
-    no newline follows read as a line end (tqdm-style progress, old Mac files). ``lines`` is the number
+def text_blocks(path: Path, digest: ContentDigest | None = None) -> Iterator[tuple[bytearray, int, int, int]]:
+    """Yield ``(data, first_line_number, is_piece, lines)``: the bytes of a text file (a ``bytearray``,
+    the reader's own buffer: every ``bytes`` method reads it, a Python ``bytes`` is made only where
+    needed) in blocks of whole lines (``CHUNK_BYTES`` read at a time; the file's last line may lack its
+    newline), a UTF-8 byte order mark at the start dropped, carriage returns at line ends removed and a
+    carriage return no newline follows read as a line end (tqdm-style progress, old Mac files). ``lines`` is the number
     of lines ``journald.split_lines(data)`` gives. A line longer than ``MAX_LINE_BYTES`` is yielded in
     pieces of ``MAX_RECORD_BYTES`` (``is_piece`` 1 for its first, 2 for the others; each a line of its
     own, newline added), each numbered as the line, never whole in memory. ``digest``: every byte read

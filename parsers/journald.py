@@ -112,13 +112,20 @@ def _split_utf8(data: bytes) -> pl.Series | None:
         return pl.Series("line", [], pl.String)
     if b"\x00" in data:
         return None
-    try:  # a newline first: the reader unpacks data that starts like zlib/gzip/zstd (a line "x^2")
+    # a newline first where the reader would take the first line for something else: it unpacks data that
+    # starts like gzip, zlib or zstd (a line "x^2") and drops a byte order mark; it reads bytes only
+    lead = not isinstance(data, bytes) or data[:1] in (b"\x1f", b"x", b"(", b"\xef")
+    try:
         frame = pl.read_csv(
-            b"\n" + data, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
+            b"\n" + data if lead else data,
+            has_header=False,
+            separator="\x00",
+            quote_char=None,
+            schema={"line": pl.String},
         )
     except (pl.exceptions.PolarsError, OSError):
         return None
-    return frame["line"].slice(1).fill_null("")
+    return (frame["line"].slice(1) if lead else frame["line"]).fill_null("")
 
 
 def _split_export(
@@ -214,17 +221,18 @@ def _take_binary_fields(data: bytes) -> tuple[bytes, list[tuple[int, str, bytes]
     if nul < 0:
         return data, []
     pieces, found, kept_from, at = [], [], 0, 0
+    view = memoryview(data)  # the text between the fields is copied once, by the join
     while nul >= 0:
         field = _binary_field_at(data, nul, kept_from)
         if field is None:
             return None
         start, name, after, value = field
-        pieces.append(data[kept_from:start])
+        pieces.append(view[kept_from:start])
         at += start - kept_from
         found.append((at, name, value))
         kept_from = after
         nul = data.find(b"\x00", kept_from)
-    pieces.append(data[kept_from:])
+    pieces.append(view[kept_from:])
     return b"".join(pieces), found
 
 
@@ -247,7 +255,7 @@ def _export_lines(
             blank_starts = starts.filter(lines == "")
             entries = blank_starts.search_sorted(pl.Series([at for at, _, _ in found]), side="left")
             return lines, [(int(e), n, v) for e, (_, n, v) in zip(entries, found, strict=True)], None, True
-    lines, binaries, error = _split_export(data, whole)
+    lines, binaries, error = _split_export(bytes(data), whole)
     if error and whole:
         raise CutInsideBinaryField(error)
     return lines, binaries, error, False

@@ -70,24 +70,29 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
     blocks, held = iter(blocks), 0
     for block in blocks:
         report.bytes += len(block)
-        buf = rest + block
+        buf = bytearray(rest)
+        buf += block  # the one copy of the block: the entries are cut off its end in place
         cut = buf.rfind(b"\n\n") + 2  # fast guess; wrong only when a binary field spans it
         if cut == 1:
             before = entries
-            rest, entries = yield from _held(buf, blocks, source, report, entries)
+            rest, entries = yield from _held(bytes(buf), blocks, source, report, entries)
             held += entries - before
             continue
+        rest = bytes(buf[cut:])
+        del buf[cut:]
         try:
-            df = journald.parse_export(buf[:cut], source=source, whole=True, first_entry=entries)
+            df = journald.parse_export(buf, source=source, whole=True, first_entry=entries)
         except journald.CutInsideBinaryField:
+            buf += rest
             cut = _safe_cut(buf)
             if cut == 0:
                 before = entries
-                rest, entries = yield from _held(buf, blocks, source, report, entries)
+                rest, entries = yield from _held(bytes(buf), blocks, source, report, entries)
                 held += entries - before
                 continue
-            df = journald.parse_export(buf[:cut], source=source, first_entry=entries)
-        rest = buf[cut:]
+            rest = bytes(buf[cut:])
+            del buf[cut:]
+            df = journald.parse_export(buf, source=source, first_entry=entries)
         entries += df.height
         yield df
     if rest.strip():

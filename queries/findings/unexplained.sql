@@ -35,7 +35,8 @@
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
---   the report's section on the collection states.
+--   the report's section on the collection states. A reporter's lead-in to a pasted block (one line
+--   of prose ending with a colon, no time, level or kind read) counts in no grade: its words tell of the log.
 --   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
 cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
@@ -64,7 +65,14 @@ marked AS (
 bits AS (  -- a record no parser typed holding only fragments of Python frames (several processes' dumps
            -- written at once: `File "` and `, line N` apart, no frame intact): stack text, unread
     SELECT *, kind = 'other' AND regexp_matches(text, '(^|[ \t"])File "') AND regexp_matches(text, ', line \d+')
-              AND NOT regexp_matches(text, 'File "[^"\n]+", line \d+,? in \S') AS frame_bits
+              AND NOT regexp_matches(text, 'File "[^"\n]+", line \d+,? in \S') AS frame_bits,
+              -- a reporter's lead-in to the block pasted under it: one line of prose (four words or more,
+              -- no time or level read, no kind) that ends with a colon; its crash words are the story told
+              -- of the log, not a record of it (batch16/08: "Log evidence: server crashed mid-eval with
+              -- SIGSEGV (exit code -11) inside mooncake's RDMA cleanup path:")
+              kind = 'other' AND NOT is_traceback AND ts IS NULL AND printed_time IS NULL AND level IS NULL
+                AND regexp_matches(trim(text), '^[^\n]*\S:$')
+                AND len(regexp_split_to_array(trim(text), '\s+')) >= 4 AS lead_in
     FROM marked
 ),
 graded AS (
@@ -92,14 +100,19 @@ graded AS (
                                             '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade
-    FROM bits
+    FROM bits WHERE NOT lead_in
 ),
 found AS MATERIALIZED (  -- read four times below: graded and quoted once
     SELECT * EXCLUDE (marker),
            marker IS NOT NULL AS on_marker,
            coalesce(marker,
                     CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
-                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote
+                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
+           -- the first frame within three lines after a crash marker's line
+           CASE WHEN grade = 1 AND marker IS NOT NULL THEN
+             regexp_extract(substr(text, strpos(text, marker) + length(marker)),
+                            '^[ \t]*\n(?:[^\n]*\n){0,3}?[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
+           END AS first_frame
     FROM (
         SELECT *,
                -- the line that carries the marker (else the innermost frame, else the first line)
@@ -145,6 +158,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
               || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)' ELSE '' END
+              -- a crash marker's dump prints the most recent frame first (faulthandler, the "!!!!!!! Segfault
+              -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
+              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

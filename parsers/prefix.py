@@ -172,6 +172,18 @@ HEADERS = (
         (("[16:43:29] SGLang Generating!", {"log_ts": None, "body": "SGLang Generating!"}),),
     ),
     H(
+        "sglang_diffusion",
+        r"^\[(?P<month>[0-9]{2})-(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)\] ",
+        "SGLang's multimodal_gen logger (sglang generate / serve of a diffusion model, 2025-12: datefmt"
+        " %m-%d %H:%M:%S, no year, no level): [12-16 14:27:08] Rank 0 scheduler is dead. (batch16/07)",
+        (
+            (
+                "[12-16 14:27:10] Exit code: -9",
+                {"log_ts": None, "level": None, "printed_time": "12-16 14:27:10", "body": "Exit code: -9"},
+            ),
+        ),
+    ),
+    H(
         "custom",
         rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{LEVEL_WORD}) (?P<pid>[0-9]+) "
         rf"\[ ?(?P<ranks>(?:{_RANK_TOKENS} )*)[^\]\s]+:[0-9]+\] ?",

@@ -35,7 +35,8 @@
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
---   the report's section on the collection states. A reporter's lead-in to a pasted block (one line
+--   the report's section on the collection states, nor the watchdog's dump of the running batch beside
+--   a py-spy dump read at its instant. A reporter's lead-in to a pasted block (one line
 --   of prose ending with a colon, no time, level or kind read) counts in no grade: its words tell of the log.
 --   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
@@ -61,6 +62,12 @@ marked AS (
       AND e.event_id NOT IN (SELECT event_id FROM cited_ids)
       AND NOT EXISTS (SELECT 1 FROM cited_at c
                       WHERE c.pid = e.pid AND c.ts = e.ts AND c.host IS NOT DISTINCT FROM e.host)
+      -- the watchdog's dump of the running batch (a watchdogs row debug_info) is a state dump, not an error,
+      -- when the py-spy dump it precedes was read at the same instant of the same input: that dump's
+      -- finding tells of it (batch16/06: `self.cur_batch.batch_size()=1`, then "Pyspy dump for PID 499")
+      AND NOT (e.event_id IN (SELECT event_id FROM watchdogs WHERE watchdog_kind = 'debug_info')
+               AND EXISTS (SELECT 1 FROM records p
+                           WHERE p.kind = 'pyspy' AND p.ts = e.ts AND p.source IS NOT DISTINCT FROM e.source))
 ),
 bits AS (  -- a record no parser typed holding only fragments of Python frames (several processes' dumps
            -- written at once: `File "` and `, line N` apart, no frame intact): stack text, unread

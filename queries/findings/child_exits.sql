@@ -2,7 +2,7 @@
 --   SGLang's and Dynamo's "Child process unexpectedly failed with exitcode=C. pid=N", SGLang's liveness
 --   monitor "Subprocess … (pid=N) crashed with exit code C", multimodal_gen's "Rank N scheduler is dead."
 --   with "Exit code: C" on the next line), with which pids and exit codes?
--- tables: watchdogs, tracebacks, events (the report's text: the child's name, the next record's exit code)
+-- tables: watchdogs, tracebacks, records (the report's text: the child's name, the next record's exit code)
 -- columns:
 --   ts        the first report of the group (UTC; NULL when the lines print no time)
 --   end_ts    the last one (UTC)
@@ -30,7 +30,7 @@ WITH crash_tb AS (
 -- a report that prints no exit code: SGLang's multimodal_gen launcher logs "Rank N scheduler is dead." and,
 -- on its next line, "Exit code: C" (launch_server.py, batch16/07): the next record of the same input lends it
 dead AS (
-    SELECT e.event_id, e.source, e.message FROM watchdogs w JOIN events e USING (event_id)
+    SELECT e.event_id, e.source, e.message FROM watchdogs w JOIN records e USING (event_id)
     WHERE w.watchdog_kind = 'subprocess_crashed' AND w.exit_code IS NULL
 ),
 nxt AS (
@@ -38,7 +38,7 @@ nxt AS (
            TRY_CAST(regexp_extract(next_message, '^(?:\[[^\]\n]*\] )?Exit code: (-?\d+)', 1) AS INTEGER) AS exit_code,
            regexp_extract(message, 'Rank (\d+) scheduler is dead', 1) AS scheduler_rank
     FROM (SELECT e.event_id, e.message, lead(e.message) OVER (PARTITION BY e.source ORDER BY e.event_id) AS next_message
-          FROM events e WHERE e.source IN (SELECT source FROM dead))
+          FROM records e WHERE e.source IN (SELECT source FROM dead))
     WHERE event_id IN (SELECT event_id FROM dead)
 ),
 w AS (
@@ -57,7 +57,7 @@ w AS (
                                         WHEN 15 THEN 'SIGTERM' END, '')
                                ELSE '' END || ')', '')
              AS child
-    FROM watchdogs w LEFT JOIN nxt n USING (event_id) LEFT JOIN events e ON e.event_id = w.event_id
+    FROM watchdogs w LEFT JOIN nxt n USING (event_id) LEFT JOIN records e ON e.event_id = w.event_id
     WHERE w.watchdog_kind = 'subprocess_crashed'
       AND NOT EXISTS (SELECT 1 FROM crash_tb t WHERE w.ts BETWEEN t.ts AND t.ts + INTERVAL 60 SECOND)
 ),

@@ -115,10 +115,11 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
            coalesce(marker,
                     CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
                     regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
-           -- the first frame within three lines after a crash marker's line
+           -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
+           -- after a blank line and its header, is any thread, not the one that crashed: batch10/04)
            CASE WHEN grade = 1 AND marker IS NOT NULL THEN
              regexp_extract(substr(text, strpos(text, marker) + length(marker)),
-                            '^[ \t]*\n(?:[^\n]*\n){0,3}?[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
+                            '^[ \t]*\n[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
            END AS first_frame
     FROM (
         SELECT *,
@@ -165,7 +166,7 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
               || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)' ELSE '' END
-              -- a crash marker's dump prints the most recent frame first (faulthandler, the "!!!!!!! Segfault
+              -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
               -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
               || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')
        END

@@ -172,6 +172,18 @@ HEADERS = (
         (("[16:43:29] SGLang Generating!", {"log_ts": None, "body": "SGLang Generating!"}),),
     ),
     H(
+        "sglang_diffusion",
+        r"^\[(?P<month>[0-9]{2})-(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?)\] ",
+        "SGLang's multimodal_gen logger (sglang generate / serve of a diffusion model, 2025-12: datefmt"
+        " %m-%d %H:%M:%S, no year, no level): [12-16 14:27:08] Rank 0 scheduler is dead. (batch16/07)",
+        (
+            (
+                "[12-16 14:27:10] Exit code: -9",
+                {"log_ts": None, "level": None, "printed_time": "12-16 14:27:10", "body": "Exit code: -9"},
+            ),
+        ),
+    ),
+    H(
         "custom",
         rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) (?P<level>{LEVEL_WORD}) (?P<pid>[0-9]+) "
         rf"\[ ?(?P<ranks>(?:{_RANK_TOKENS} )*)[^\]\s]+:[0-9]+\] ?",
@@ -738,10 +750,13 @@ SGLANG_START = strip_groups(_SGLANG.regex)
 # SGLang's header, vLLM's logger's (after any worker prefix), or a Dynamo line (Z time, level padded to
 # five) whose target is a crate of Dynamo's (dynamo_runtime::, dynamo_llm::) or, from `dynamo serve`'s
 # Python loggers printed through the same formatter, a dotted module.function naming dynamo
-# (serving.serve_dynamo_graph:, serve_dynamo.worker:): the report then says what they show.
+# (serving.serve_dynamo_graph:, serve_dynamo.worker:), or the backend's own Python loggers relayed by a
+# Dynamo worker through that formatter as `module.function:` (batch16/03, the SGLang decode worker:
+# `2025-12-10T13:50:14.788089Z  INFO model_runner.load_model: Load weight end.`; a Rust target is `a::b`):
+# the report then says what they show.
 DYNAMO_TARGET = (
     rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?"
-    r"(?:dynamo_\w+::|(?:[\w<>]+\.)*[\w<>]*dynamo[\w<>]*(?:\.[\w<>]+)*: )"
+    r"(?:dynamo_\w+::|(?:[\w<>]+\.)*[\w<>]*dynamo[\w<>]*(?:\.[\w<>]+)*: |[A-Za-z_]\w*\.[A-Za-z_<>][\w<>]*: )"
 )
 SERVING_START = "|".join(
     [SGLANG_START]

@@ -448,6 +448,16 @@ WATCHDOG_PATTERNS = [
         yields={"target_pid": 4242, "exit_code": -3},
     ),
     P(
+        "scheduler_dead",
+        "watchdog",
+        "scheduler is dead",
+        # the launcher's next line is "Exit code: N" (processes[i].exitcode), which child_exits pairs with it
+        r"Rank \d+ scheduler is dead",
+        "multimodal_gen (2025-12, launch_server.py: a scheduler's pipe closed before it was ready)",
+        "[12-16 14:27:08] Rank 0 scheduler is dead. Please check if there are relevant logs.",
+        subkind="subprocess_crashed",
+    ),
+    P(
         "child_failed",
         "watchdog",
         "Child process unexpectedly failed with",

@@ -223,7 +223,7 @@ def test_07_12_a_parents_report_of_a_dead_child_is_a_child_exit(tmp_path):
     )
     assert rows.rows() == [("line 2", 1159, -6)]
     (found,) = saved.query(out07, "SELECT summary FROM findings WHERE kind = 'child_exits'")["summary"]
-    assert "pid 1159 (exit code -6: killed by signal 6)" in found
+    assert "pid 1159 (exit code -6: killed by signal 6 SIGABRT)" in found
     assert "printed without a year: 07-01 13:54:43" in found
     assert "Collective timeout (NCCL watchdog) on rank 0" in summary07  # still the main event
     out12, _ = _summary(tmp_path, "12")

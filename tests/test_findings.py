@@ -446,8 +446,8 @@ def test_the_kinds_search_the_records_read_once() -> None:
     kinds = finding_kinds.kind_queries()
     assert {n for n, s in kinds.items() if reads(s, "events")} == {"stop", "startup", "stacks"}
     assert {n for n, s in kinds.items() if reads(s, "records")} == {
-        "aborts", "crash", "cuda", "kv_wait", "restart", "stacks", "startup", "transfer", "unexplained",
-        "watchdog",
+        "aborts", "child_exits", "crash", "cuda", "kv_wait", "restart", "stacks", "startup", "transfer",
+        "unexplained", "watchdog",
     }  # fmt: skip
     made = saved.load_saved()["findings"].sql
     assert made.count("records AS MATERIALIZED (") == 1

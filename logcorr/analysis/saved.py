@@ -655,6 +655,12 @@ class QueryStream:
 
     def _pieces(self, reader) -> Iterator[str]:
         names = reader.schema.names
+        # a result whose columns repeat a name (`SELECT b.*, e.role … JOIN`) has no frame to lay out
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise QueryError(
+                f"the result's columns repeat a name: {', '.join(repeated)}; give each its own (`e.role AS event_role`)"
+            )
         missing = [c for c in self.columns or [] if c not in names]
         if missing:
             raise QueryError(

@@ -158,7 +158,7 @@ SGLANG_READ_SQL = (
 
 # What the data shows when no finding exists (``findings.shown_line``), its most significant things read:
 # the requests named by an id (with what was read of their outcome), the batch lines per role, a
-# /metrics scrape, the last record in start-up words (ready; else start, listen, serve) and the last record.
+# /metrics scrape, the last log record in start-up words (ready; else start, listen, serve) and the last record.
 _TIMES = (
     "min(e.ts) AS first_ts, max(e.ts) AS last_ts, min(e.printed_time) AS printed_time,"
     " bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE e.ts IS NOT NULL) AS zoned"
@@ -186,15 +186,19 @@ SELECT count(*) AS n, list(DISTINCT name ORDER BY name) AS names,
 FROM metrics HAVING count(*) > 0""",
     "shown_records": """
 WITH r AS (
-    SELECT event_id, ts, zoned, printed_time, coalesce(role, 'unknown') AS role, message FROM events
+    SELECT event_id, ts, zoned, printed_time, coalesce(role, 'unknown') AS role, message,
+           -- a log record (a time or a level read): a reporter's sentence ("the bootstrap server is never
+           -- started", batch16/03) is no record of a start
+           ts IS NOT NULL OR printed_time IS NOT NULL OR level IS NOT NULL AS logged
+    FROM events
     WHERE trim(coalesce(message, '')) <> '' AND NOT starts_with(ltrim(message), '#')  -- a '#' note line is no record
 )
-SELECT 'ready' AS what, * FROM (
-    SELECT * FROM r WHERE regexp_matches(message, '(?i)\\bready\\b') ORDER BY event_id DESC LIMIT 1)
-UNION ALL BY NAME SELECT 'start' AS what, * FROM (
-    SELECT * FROM r WHERE regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
+SELECT 'ready' AS what, * EXCLUDE (logged) FROM (
+    SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\bready\\b') ORDER BY event_id DESC LIMIT 1)
+UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
+    SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
     ORDER BY event_id DESC LIMIT 1)
-UNION ALL BY NAME SELECT 'last' AS what, * FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
+UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
     "shown_roles": """
 SELECT coalesce(role, 'unknown') AS role, count(*) AS n FROM events GROUP BY 1 ORDER BY n DESC, role""",
 }

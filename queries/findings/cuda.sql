@@ -14,7 +14,8 @@
 --   rests_on  the rule behind it
 -- parameters: none.
 -- reading: one row per (role, host, error). A record is counted under the first error its text names,
---   in the order of the table below (a device-side assert is often reported as "CUDA error: …" too).
+--   in the order of the table below (a device-side assert is often reported as "CUDA error: …" too); a
+--   comment line (`#` first) counts in none.
 WITH errors(error, pattern, said) AS (VALUES
     ('device_side_assert', 'device-side assert triggered', 'CUDA device-side assert triggered'),
     ('illegal_memory_access', 'an illegal memory access was encountered', 'CUDA illegal memory access'),
@@ -24,6 +25,9 @@ WITH errors(error, pattern, said) AS (VALUES
 named AS MATERIALIZED (  -- every record's text searched once (the subquery below reads these rows twice)
     SELECT * FROM records
     WHERE regexp_matches(message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+      -- a comment line (`#` first: a paste's note, a script's comment) is no record of an error, as in
+      -- unexplained.sql (batch16/13: "# note: … The title says CUDA out of memory, which the chunk does not reach.")
+      AND NOT starts_with(ltrim(message), '#')
 ),
 hit AS (
     SELECT e.*, (SELECT x.error FROM errors x WHERE regexp_matches(e.message, x.pattern)

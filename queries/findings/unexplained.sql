@@ -35,7 +35,9 @@
 --   logger called it routine): prose and routine lines carry no marker of grade 3 or 5. py-spy
 --   records, metrics, spans and batch lines carry none, nor lines that are a comment (`#` first), nor
 --   a collector's step records (unit logcorr-collect: a py-spy dump refused, a journal empty), which
---   the report's section on the collection states.
+--   the report's section on the collection states, nor the watchdog's dump of the running batch beside
+--   a py-spy dump read at its instant. A reporter's lead-in to a pasted block (one line
+--   of prose ending with a colon, no time, level or kind read) counts in no grade: its words tell of the log.
 --   Ranks are those the records print or inherit; the summary counts them by role and rank as read.
 WITH cited_ids AS (SELECT DISTINCT unnest(evidence) AS event_id FROM cited),
 cited_at AS (  -- the process and instant of each cited record: a record printed with it is part of it
@@ -60,11 +62,24 @@ marked AS (
       AND e.event_id NOT IN (SELECT event_id FROM cited_ids)
       AND NOT EXISTS (SELECT 1 FROM cited_at c
                       WHERE c.pid = e.pid AND c.ts = e.ts AND c.host IS NOT DISTINCT FROM e.host)
+      -- the watchdog's dump of the running batch (a watchdogs row debug_info) is a state dump, not an error,
+      -- when the py-spy dump it precedes was read at the same instant of the same input: that dump's
+      -- finding tells of it (batch16/06: `self.cur_batch.batch_size()=1`, then "Pyspy dump for PID 499")
+      AND NOT (e.event_id IN (SELECT event_id FROM watchdogs WHERE watchdog_kind = 'debug_info')
+               AND EXISTS (SELECT 1 FROM records p
+                           WHERE p.kind = 'pyspy' AND p.ts = e.ts AND p.source IS NOT DISTINCT FROM e.source))
 ),
 bits AS (  -- a record no parser typed holding only fragments of Python frames (several processes' dumps
            -- written at once: `File "` and `, line N` apart, no frame intact): stack text, unread
     SELECT *, kind = 'other' AND regexp_matches(text, '(^|[ \t"])File "') AND regexp_matches(text, ', line \d+')
-              AND NOT regexp_matches(text, 'File "[^"\n]+", line \d+,? in \S') AS frame_bits
+              AND NOT regexp_matches(text, 'File "[^"\n]+", line \d+,? in \S') AS frame_bits,
+              -- a reporter's lead-in to the block pasted under it: one line of prose (four words or more,
+              -- no time or level read, no kind) that ends with a colon; its crash words are the story told
+              -- of the log, not a record of it (batch16/08: "Log evidence: server crashed mid-eval with
+              -- SIGSEGV (exit code -11) inside mooncake's RDMA cleanup path:")
+              kind = 'other' AND NOT is_traceback AND ts IS NULL AND printed_time IS NULL AND level IS NULL
+                AND regexp_matches(trim(text), '^[^\n]*\S:$')
+                AND len(regexp_split_to_array(trim(text), '\s+')) >= 4 AS lead_in
     FROM marked
 ),
 graded AS (
@@ -92,14 +107,20 @@ graded AS (
                                             '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade
-    FROM bits
+    FROM bits WHERE NOT lead_in
 ),
 found AS MATERIALIZED (  -- read four times below: graded and quoted once
     SELECT * EXCLUDE (marker),
            marker IS NOT NULL AS on_marker,
            coalesce(marker,
                     CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
-                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote
+                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
+           -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
+           -- after a blank line and its header, is any thread, not the one that crashed: batch10/04)
+           CASE WHEN grade = 1 AND marker IS NOT NULL THEN
+             regexp_extract(substr(text, strpos(text, marker) + length(marker)),
+                            '^[ \t]*\n[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
+           END AS first_frame
     FROM (
         SELECT *,
                -- the line that carries the marker (else the innermost frame, else the first line)
@@ -145,6 +166,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
               || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)' ELSE '' END
+              -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
+              -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
+              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

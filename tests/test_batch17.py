@@ -119,8 +119,8 @@ def test_07_tensorrt_llms_logger_gives_its_level_and_no_failure(tmp_path):
 
 def test_08_json_records_in_a_k9s_pane_read_through_its_border(tmp_path):
     """Lines 12-13 `│ {"time":"2025-10-08T13:03:51.794Z","level":"INFO",…}<padding>│`: the pane's border
-    comes off, the JSON record gives its UTC time and level; the prose above is no failure, nor are the
-    two access records."""
+    comes off, the JSON record gives its UTC time and level and, as Dynamo's frontend's request span
+    events, a request (GET /v1/models, 200 in "0 ms"); the prose above is no failure, nor are they."""
     ev = case_records(BATCH, "08")
     utc = datetime(2025, 10, 8, 13, 3, 51, 794000, tzinfo=UTC)
     for line, said in ((12, "started processing request"), (13, "finished processing request")):
@@ -132,6 +132,9 @@ def test_08_json_records_in_a_k9s_pane_read_through_its_border(tmp_path):
         assert not row["message"].endswith("│")
     out = ingested_body(tmp_path, BATCH, "08")
     assert saved.query(out, "SELECT count(*) FROM findings").item() == 0
+    # Dynamo's frontend's span events, "span_name":"http_request" without a target: its requests
+    asked = saved.query(out, "SELECT method, path, status, latency_ms FROM requests ORDER BY event_id")
+    assert asked.rows() == [("GET", "/v1/models", None, None), ("GET", "/v1/models", 200, 0.0)]
 
 
 def test_10_a_scheduler_traceback_in_a_k9s_pane_reads_its_frames():

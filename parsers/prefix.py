@@ -343,6 +343,55 @@ HEADERS = (
         ),
     ),
     H(
+        "trtllm",
+        r"^\[TensorRT-LLM\]\[(?P<level>TRACE|DEBUG|VERBOSE|INFO|WARNING|ERROR)\] ",
+        "TensorRT-LLM's C++ logger: [TensorRT-LLM][LEVEL] msg, no time (TensorRT-LLM#9680: batch17/07)",
+        (
+            (
+                "[TensorRT-LLM][INFO] MPI size: 4, MPI local size: 4, rank: 2",
+                {
+                    "level": "INFO",
+                    "log_ts": None,
+                    "tp_rank": None,
+                    "body": "MPI size: 4, MPI local size: 4, rank: 2",
+                },
+            ),
+        ),
+    ),
+    H(
+        "slurm",
+        r"^(?:srun|slurmstepd|salloc|sbatch): (?P<level>error|warning): ",
+        "Slurm's client and step daemon on stderr: 'srun: error: host: task 0: Exited with exit code 1'"
+        " (accelerate#2960: batch17/03), 'slurmstepd: error: *** STEP … CANCELLED …'; no time",
+        (
+            (
+                "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1",
+                {
+                    "level": "error",
+                    "log_ts": None,
+                    "body": "SH-IDC1-10-140-24-95: task 0: Exited with exit code 1",
+                },
+            ),
+        ),
+    ),
+    H(
+        "rust_tracing",
+        r"^(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?:[\w-]+\{[^\n]*?\}: )?(?:[a-z_][a-z0-9_]*::)+[a-z_][a-z0-9_]*: ",
+        "Rust tracing's fmt without a time (.without_time(), or a paste that left it out): LEVEL target::path: msg,"
+        " after the level an optional span (name{fields}: ); Dynamo's 'ERROR dynamo_runtime::worker: Application"
+        " shutdown with error: …' (dynamo#1188: batch17/13); no time is read",
+        (
+            (
+                "ERROR dynamo_runtime::worker: Application shutdown with error: Failed to connect to etcd server",
+                {
+                    "level": "ERROR",
+                    "log_ts": None,
+                    "body": "Application shutdown with error: Failed to connect to etcd server",
+                },
+            ),
+        ),
+    ),
+    H(
         ROUTER_LOCAL_HEADER,
         rf"^\[Router \([\w ]+\)\] (?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>TRACE|DEBUG|INFO|WARN|ERROR) - ",
         "sgl-router 0.1.x (2025-03, Rust core under Python): [Router (Rust)] YYYY-MM-DD HH:MM:SS - LEVEL - msg "
@@ -396,14 +445,19 @@ HEADERS = (
     ),
     H(
         "vllm",
-        rf"^(?P<level>{LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+\](?:\(https?://[^)\s]*\)\])? ?",
+        rf"^(?P<level>{LEVEL_WORD}) (?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]+)?) \[?[^\]\s]+:[0-9]+(?:\]|\[\])(?:\(https?://[^)\s]*\)\])? ?",
         "vLLM's logger: LEVEL MM-DD HH:MM:SS [file.py:line] (before 2025-03 without the '['), no year; the tag"
-        " as GitHub auto-links it in a pasted issue ([[file.py:line](http://file.py:line/)]) is the same tag",
+        " as GitHub auto-links it in a pasted issue ([[file.py:line](http://file.py:line/)]) is the same tag, and"
+        " so is the tag of a paste that writes every ']' as '[]' ([core.py:720[], vllm#27194: batch17/01)",
         (
             ("INFO 11-12 09:49:50 [api_server.py:585] msg", {"level": "INFO", "log_ts": None}),
             (
                 "INFO 06-11 12:33:49 [[loggers.py:259](http://loggers.py:259/)] Engine 000: Avg",
                 {"level": "INFO", "body": "Engine 000: Avg"},
+            ),
+            (
+                "(EngineCore_DP0 pid=559) ERROR 10-20 03:20:50 [core.py:720[] EngineCore encountered a fatal error.",
+                {"level": "ERROR", "pid": 559, "dp_rank": 0, "body": "EngineCore encountered a fatal error."},
             ),
             (
                 "INFO 04-01 17:24:46 __init__.py:190] Automatically detected",
@@ -696,6 +750,9 @@ BODY_STARTS = (
     r"^[A-Z]{2}[0-9]{4}: ",
     PROGRESS_BAR,
     TOOL_DIAGNOSTIC,
+    # torchrun's ChildFailedError table: each failed worker "[N]:" with its time, host, rank, exitcode
+    # and pid indented below it is a record of its own (VLMEvalKit#1131, accelerate#2960: batch17/02, 03)
+    r"^\[[0-9]+\]:\s*$",
 )
 PYSPY_MARKER = r"(?i)py-?spy dump"
 BODY_START = "|".join(BODY_STARTS)

@@ -108,8 +108,10 @@ ROUTER_TEXT = R(
 ROUTER_JSON = R(
     "router_json",
     None,
-    r'^\{[^\n]*"target": ?"',
-    "sgl-router --log-json (tracing JSON, flattened event)",
+    # Dynamo's frontend prints its http_request span's events flattened, without a target when its
+    # tracing JSON leaves it out: "span_name":"http_request" (dynamo#3493: batch17/08)
+    r'^\{[^\n]*"(?:target|span_name)": ?"',
+    "sgl-router --log-json (tracing JSON, flattened event); Dynamo's frontend (DYN_LOGGING_JSONL)",
     '{"timestamp":"2025-10-29 21:49:20","level":"INFO","message":"finished processing request",'
     '"target":"sglang_router_rs::response","filename":"src/middleware.rs","line_number":240,'
     '"span":{"latency":"1.5ms","method":"POST","request_id":"gnt-abc","status_code":200,"uri":"/generate",'
@@ -473,7 +475,7 @@ def _parse_router_json(df: pl.DataFrame) -> pl.DataFrame:
         js("$.message", "$.fields.message").alias("_message"),
         js("$.target").alias("target"),
         js("$.span.method", "$.method").alias("method"),
-        js("$.span.uri", "$.uri").alias("path"),
+        js("$.span.uri", "$.uri", "$.path").alias("path"),  # Dynamo: path
         js("$.span.status_code", "$.status_code", "$.status").alias("status"),
         _latency_ms(js("$.span.latency", "$.latency")).alias("latency_ms"),
         js("$.span.request_id", "$.request_id", "$.x_request_id").alias("request_id"),  # Dynamo: x_request_id
@@ -504,9 +506,10 @@ def _parse_access(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _latency_ms(value: pl.Expr) -> pl.Expr:
-    """``"12.3ms"``/``"1.2s"``/``"850µs"``/``"900ns"`` (Rust Duration Debug) or a bare integer of
-    microseconds (sgl-model-gateway) → milliseconds."""
-    g = value.str.strip_chars('"').str.extract_groups(r"^(?P<num>[\d.]+)(?P<unit>ns|µs|us|ms|s)?$")
+    """``"12.3ms"``/``"1.2s"``/``"850µs"``/``"900ns"`` (Rust Duration Debug; Dynamo's frontend writes
+    ``"0 ms"``, a space before the unit) or a bare integer of microseconds (sgl-model-gateway) →
+    milliseconds."""
+    g = value.str.strip_chars('"').str.extract_groups(r"^(?P<num>[\d.]+) ?(?P<unit>ns|µs|us|ms|s)?$")
     factor = g.struct.field("unit").replace_strict(
         {"s": 1000.0, "ms": 1.0, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}, default=1e-3, return_dtype=pl.Float64
     )

@@ -468,6 +468,19 @@ WATCHDOG_PATTERNS = [
         yields={"target_pid": 247, "exit_code": 131},
     ),
     P(
+        "torchrun_failure",
+        "watchdog",
+        "exitcode",
+        # torch.distributed.elastic: a ChildFailedError table's entry ("[1]:" … "exitcode  : -6 (pid: 32051)")
+        r"\bexitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<target_pid>\d+)\)",
+        "PyTorch ≥1.9 torch.distributed.elastic (torchrun)",
+        "[1]:\n  time      : 2025-07-10_21:46:37\n  host      : ip-172-31-21-134.ec2.internal\n  rank      : 1"
+        " (local_rank: 1)\n  exitcode  : -6 (pid: 32051)\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT)"
+        " received by PID 32051",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 32051, "exit_code": -6},
+    ),
+    P(
         "worker_died",
         "watchdog",
         " died, exit code",

@@ -396,6 +396,30 @@ def quote_marks_off(lines: pl.Series) -> pl.Series:
     return lines.clone().scatter(idx, inner)
 
 
+# A terminal UI's log pane (k9s) draws a box around the log: each line is padded to a closing "│" and
+# (but for a line the reporter began copying after it) opens with "│ " (dynamo#3493: batch17/08, JSON records;
+# sglang#4017: batch17/10, a scheduler's traceback).
+PANE_BORDER_END = r"\s*│\s*$"
+PANE_BORDER_START = r"^│ ?"
+
+
+def pane_borders_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with a log pane's box border taken off every line that ends with it
+    (``PANE_BORDER_END``, and its opening ``PANE_BORDER_START``), when one of them holds a record's start
+    (``is_record_start``) once the border is off: the boxed log reads as the log. Lines without the
+    closing border (a table drawn in text, a tree) stay as they are."""
+    maybe = lines.str.contains("│", literal=True).fill_null(False)
+    if not maybe.any():
+        return lines
+    idx = (maybe & lines.str.contains(PANE_BORDER_END).fill_null(False)).arg_true()
+    if idx.len() == 0:
+        return lines
+    inner = lines.gather(idx).str.replace(PANE_BORDER_END, "").str.replace(PANE_BORDER_START, "")
+    if not pl.select(is_record_start(pl.lit(inner)).fill_null(False).any()).item():
+        return lines
+    return lines.clone().scatter(idx, inner)
+
+
 def markdown_off(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with ``_strip_markdown`` applied to the few that hold a backtick or ``**`` (one
     literal scan of the rest)."""
@@ -520,7 +544,7 @@ def text_records(
     if width:
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
-    frame = frame.with_columns(markdown_off(quote_marks_off(frame["line"])).alias("line"))
+    frame = frame.with_columns(markdown_off(quote_marks_off(pane_borders_off(frame["line"]))).alias("line"))
     frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

@@ -25,7 +25,9 @@
 --   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception (or is Exception), or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
 --   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
---   processes written at once; said to tell nothing of what failed); (3) a watchdogs
+--   processes written at once; said to tell nothing of what failed), or native stack frames without their
+--   message (c10's `frame #N: f + 0x… (0x… in lib)`, Open MPI's `[host:pid] [ N] lib(f+0x…)[0x…]`; said
+--   alike); (3) a watchdogs
 --   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired, or a DeepEP kernel's
 --   timeout (printed bare, no header); (4) a level ERROR, CRITICAL, FATAL, E or F (any case), or NCCL's WARN
 --   (`host:pid:tid [dev] file:line NCCL WARN …`: NCCL prints its failures at WARN); (5) a log record whose words say failed, failure or
@@ -79,7 +81,13 @@ bits AS (  -- a record no parser typed holding only fragments of Python frames (
               -- SIGSEGV (exit code -11) inside mooncake's RDMA cleanup path:")
               kind = 'other' AND NOT is_traceback AND ts IS NULL AND printed_time IS NULL AND level IS NULL
                 AND regexp_matches(trim(text), '^[^\n]*\S:$')
-                AND len(regexp_split_to_array(trim(text), '\s+')) >= 4 AS lead_in
+                AND len(regexp_split_to_array(trim(text), '\s+')) >= 4 AS lead_in,
+           -- a record no parser typed holding native stack frames without their message: c10's
+           -- `frame #N: symbol + 0x… (0x… in lib.so)` (after a Ray actor's prefix too: RLinf#925, batch17/04)
+           -- or Open MPI's backtrace `[host:pid] [ N] lib.so(symbol+0x…)[0x…]` (TensorRT-LLM#2518, batch17/06)
+           kind = 'other' AND (regexp_matches(text, '(?m)(^|\) )frame #\d+: \S[^\n]* \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in \S')
+                               OR regexp_matches(text, '(?m)^\[[\w.-]+:\d+\] \[ *\d+\] \S+\([^)\n]*\)\[0x[0-9a-f]+\]'))
+             AS native_frames
     FROM marked
 ),
 graded AS (
@@ -90,7 +98,7 @@ graded AS (
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
-                  OR frame_bits
+                  OR frame_bits OR native_frames
                THEN 2
              WHEN is_watchdog OR is_transfer_error
                   OR (logged AND regexp_matches(text, '(?i)\btimed out\b|\bwatchdog\b.*\b(fired|timeout|failure)'))
@@ -165,7 +173,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                         || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
-              || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)' ELSE '' END
+              || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)'
+                      WHEN w.native_frames THEN ' (native stack frames without their message: what failed cannot be told)'
+                      ELSE '' END
               -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
               -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
               || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from logcorr.analysis import saved
+from logcorr.render import report
 from tests.conftest import ingested_body
 from tests.test_batch10 import BATCH as BATCH10
 
@@ -73,3 +74,44 @@ def test_14_ignored_import_errors_are_no_failure(tmp_path):
     SGLang skips an optional model; the start-up shows no failure and the report says none."""
     out = ingested_body(tmp_path, BATCH, "14")
     assert saved.query(out, "SELECT kind FROM findings").height == 0
+
+
+def test_01_the_done_signal_notices_are_told_beside_the_two_timed_out_rooms(tmp_path):
+    """Lines 2 and 5 `Some requests fail to receive KV Cache transfer done signal …` (DP6 and DP0, no room)
+    are the notice of lines 3-4's failures (two rooms timed out after 600 s in KVPoll.WaitingForInput on
+    DP6 TP6 EP6): one finding, the failures first, the notices in its evidence; the summary leads with it."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    found = saved.query(out, "SELECT kind, role, ranks, n, summary, evidence FROM findings")
+    assert found["kind"].to_list() == ["transfer_failures"]
+    row = found.row(0, named=True)
+    assert (row["role"], row["ranks"], row["n"], len(row["evidence"])) == ("decode", ["DP6 TP6 EP6"], 2, 4)
+    assert "2 room(s) (4699239566385471430, 8360203925601259718)" in row["summary"]
+    assert "cause timeout after 600 s in KVPoll.WaitingForInput" in row["summary"]
+    assert '2 "Transfer done signal missing" record(s) naming no request (DP0 TP0 EP0, DP6 TP6 EP6)' in row["summary"]
+    lines = report.summary_lines(report.gather(out))
+    assert lines[0].startswith('**What happened**: 2 "Decode transfer failed" record(s) on decode DP6 TP6 EP6')
+
+
+def test_03_the_transfer_engines_batch_timeouts_are_the_cause_of_the_connectors_failures(tmp_path):
+    """Lines 5-7 Mooncake's `I0331 02:49:30.617945 803444 transfer_engine_py.cpp:454] Sync batch data
+    transfer timeout after 33061142969ns` (INFO, no request named): transfer_errors rows (timeout 33.06 s,
+    backend mooncake), folded into the connector's failure of request chatcmpl-ba310df4… (lines 8-9) as
+    its evidence and its cause."""
+    out = ingested_body(tmp_path, BATCH, "03")
+    te = saved.query(
+        out,
+        "SELECT source_pos, error_kind, cause, backend, round(timeout_s, 3) AS t FROM transfer_errors"
+        " WHERE error_kind = 'batch_transfer_timeout' ORDER BY source_pos",
+    )
+    assert te.rows() == [
+        ("line 5", "batch_transfer_timeout", "timeout", "mooncake", 33.061),
+        ("line 6", "batch_transfer_timeout", "timeout", "mooncake", 33.061),
+        ("line 7", "batch_transfer_timeout", "timeout", "mooncake", 33.061),
+    ]
+    found = saved.query(out, "SELECT kind, ranks, n, summary, evidence FROM findings")
+    assert found["kind"].to_list() == ["transfer_failures"]
+    row = found.row(0, named=True)
+    assert (row["ranks"], row["n"], len(row["evidence"])) == (["DP0 TP0 EP0", "DP0 TP1 EP1"], 2, 5)
+    assert "request chatcmpl-ba310df4-f600-441c-a0b5-0cb772aaf8ed-8b8ee10a" in row["summary"]
+    assert "cause timeout (from the records beside it); backend mooncake" in row["summary"]
+    assert '3 "Batch transfer timeout" record(s) naming no request (after 33.1 s)' in row["summary"]

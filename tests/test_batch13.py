@@ -109,3 +109,25 @@ def test_11_a_traceback_tail_gives_its_module_qualified_exception(tmp_path):
         "EngineCore encountered an issue. See stack trace (above) for the root cause.",
         0,
     )
+
+
+def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signal_handlers_time(tmp_path):
+    """Line 11 `Fatal Python error: Segmentation fault`, then (after a blank line) faulthandler's `Stack (most
+    recent call first):` with capture_begin (graphs.py:77) innermost: a crash naming where, whose time is that of
+    the signal handlers' lines before it (Ray's `[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: ***
+    SIGSEGV received …`, as printed, no zone); lines 1-10 are its evidence, no unexplained finding is left."""
+    out = ingested_body(tmp_path, BATCH, "04")
+    found = saved.query(out, "SELECT kind, ts, zoned, n, summary FROM findings")
+    assert found["kind"].to_list() == ["scheduler_crash"]
+    row = found.row(0, named=True)
+    assert (str(row["ts"])[:23], row["zoned"], row["n"]) == ("2024-02-27 16:09:19.106", False, 1)
+    cited = saved.query(
+        out,
+        "SELECT e.source_pos FROM (SELECT unnest(evidence) AS id FROM findings) f"
+        " JOIN events e ON e.event_id = f.id ORDER BY e.event_id",
+    )["source_pos"].to_list()
+    assert cited == ["line 1", "line 2", "line 6", "line 7", "line 8", "line 9", "line 10", "line 11"]
+    assert row["summary"] == (
+        "A process crashed (rank not printed) at 2024-02-27 16:09:19: Fatal Python error: Segmentation fault in"
+        " capture_begin (graphs.py:77); then no exit or restart read after it"
+    )

@@ -201,7 +201,12 @@ TRANSFER_ERROR_PATTERNS = [
         "I0331 02:49:30.617945 803444 transfer_engine_py.cpp:454] Sync batch data transfer timeout after 33061142969ns",
         None,
         "batch_transfer_timeout",
-        yields={"error_kind": "batch_transfer_timeout", "cause": "timeout", "backend": "mooncake", "timeout_s": 33.061142969},
+        yields={
+            "error_kind": "batch_transfer_timeout",
+            "cause": "timeout",
+            "backend": "mooncake",
+            "timeout_s": 33.061142969,
+        },
     ),
     P(
         "kv_poll_timeout",

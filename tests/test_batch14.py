@@ -87,9 +87,14 @@ def test_01_the_done_signal_notices_are_told_beside_the_two_timed_out_rooms(tmp_
     assert (row["role"], row["ranks"], row["n"], len(row["evidence"])) == ("decode", ["DP6 TP6 EP6"], 2, 4)
     assert "2 room(s) (4699239566385471430, 8360203925601259718)" in row["summary"]
     assert "cause timeout after 600 s in KVPoll.WaitingForInput" in row["summary"]
-    assert '2 "Transfer done signal missing" record(s) naming no request (DP0 TP0 EP0, DP6 TP6 EP6)' in row["summary"]
+    assert (
+        '2 "Transfer done signal missing" record(s) naming no request (DP0 TP0 EP0, DP6 TP6 EP6)'
+        in row["summary"]
+    )
     lines = report.summary_lines(report.gather(out))
-    assert lines[0].startswith('**What happened**: 2 "Decode transfer failed" record(s) on decode DP6 TP6 EP6')
+    assert lines[0].startswith(
+        '**What happened**: 2 "Decode transfer failed" record(s) on decode DP6 TP6 EP6'
+    )
 
 
 def test_03_the_transfer_engines_batch_timeouts_are_the_cause_of_the_connectors_failures(tmp_path):

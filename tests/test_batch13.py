@@ -131,3 +131,15 @@ def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signa
         "A process crashed (rank not printed) at 2024-02-27 16:09:19: Fatal Python error: Segmentation fault in"
         " capture_begin (graphs.py:77); then no exit or restart read after it"
     )
+
+
+def test_09_an_oom_names_how_much_it_asked_for_and_the_frame_its_traceback_shows(tmp_path):
+    """Line 3 `OutOfMemoryError('CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacity of
+    79.15 GiB of which 2.19 MiB is free. …')`, then a traceback cut after run_engine_loop (engine.py:218): the
+    CUDA finding says the allocation, the GPU's memory and the innermost frame read (not 'raised in': cut)."""
+    out = ingested_body(tmp_path, BATCH, "09")
+    (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'cuda_error'")["summary"]
+    assert summary.endswith(
+        ": tried to allocate 138.00 MiB (GPU 0: 79.15 GiB total, 2.19 MiB free);"
+        " innermost frame read: run_engine_loop (engine.py:218)"
+    )

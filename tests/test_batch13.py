@@ -143,3 +143,19 @@ def test_09_an_oom_names_how_much_it_asked_for_and_the_frame_its_traceback_shows
         ": tried to allocate 138.00 MiB (GPU 0: 79.15 GiB total, 2.19 MiB free);"
         " innermost frame read: run_engine_loop (engine.py:218)"
     )
+
+
+def test_02_c10d_follow_up_lines_are_the_collective_timeouts_evidence_not_an_unexplained_error(tmp_path):
+    """Lines 3-4 `[rank0]:[E822 …] … Stack trace of the failed collective not found, potentially because
+    FlightRecorder is disabled …` and `[PG ID 4 PG GUID 67 Rank 0] First PG on this rank to signal dumping.`:
+    the watchdog's own follow-up lines on rank 0, cited by the one collective timeout (ranks 0 and 3), no
+    unexplained error left."""
+    out = ingested_body(tmp_path, BATCH, "02")
+    found = saved.query(out, "SELECT kind, ranks FROM findings")
+    assert found.rows() == [("collective_timeout", ["rank 0", "rank 3"])]
+    cited = saved.query(
+        out,
+        "SELECT e.source_pos FROM (SELECT unnest(evidence) AS id FROM findings) f"
+        " JOIN events e ON e.event_id = f.id ORDER BY e.event_id",
+    )["source_pos"].to_list()
+    assert cited == ["line 1", "line 2", "line 3", "line 4", "line 5", "line 6"]

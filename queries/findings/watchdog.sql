@@ -15,8 +15,9 @@
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work;
 --             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
 --             C++ exception the process terminated with (watchdogs.exception)
---   evidence  events.event_id of the records, then of the work-state records whose numbers it states and
---             of any rank's work state at the same SeqNum
+--   evidence  events.event_id of the records, then of the work-state records whose numbers it states, of
+--             any rank's work state at the same SeqNum and of c10d's follow-up lines of its ranks (FlightRecorder,
+--             "signal dumping", "Some NCCL operations have failed or timed out", "preparing to dump debug info")
 --   rests_on  the tables behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, backend, op, timeout, island of consecutive SeqNums): ranks one
@@ -75,11 +76,25 @@ g AS (
                AS yearless,
            list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
+           list_distinct(list(w.source)) AS sources, list_distinct(list(w.tp_rank) FILTER (WHERE w.tp_rank IS NOT NULL)) AS tps,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
            max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
     FROM isl w LEFT JOIN state s
       ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
     GROUP BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island
+),
+-- c10d's own lines after a collective timeout or error on the same rank: no failure of their own (batch13/02's
+-- FlightRecorder and "signal dumping" lines, batch5/07's and batch8/07's "Some NCCL operations have failed or timed
+-- out"): the same input within 20 records of the group's (untimed c10d lines print no date), or within a minute
+follow AS (
+    SELECT g.kind, g.role, g.host, g.island, g.backend, g.nccl_op, g.timeout_s, list(e.event_id ORDER BY e.event_id) AS ids
+    FROM g JOIN records e
+      ON g.kind IN ('collective_timeout', 'collective_error') AND e.host IS NOT DISTINCT FROM g.host
+     AND list_contains(g.tps, e.tp_rank) AND NOT list_contains(g.timeouts, e.event_id)
+     AND ((list_contains(g.sources, e.source) AND e.event_id BETWEEN list_min(g.timeouts) - 20 AND list_max(g.timeouts) + 20)
+          OR e.ts BETWEEN g.ts - INTERVAL 1 SECOND AND g.end_ts + INTERVAL 60 SECOND)
+    WHERE regexp_matches(e.message, 'ProcessGroupNCCL\.cpp:\d+\].*(Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Stack trace of the failed collective not found|to signal dumping|preparing to dump debug info|[Rr]eceived a (?:global )?dump signal|flight recorder dump signal)')
+    GROUP BY ALL
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
@@ -112,12 +127,17 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts,
-                   list_filter(list_distinct(list_concat(coalesce(state_ids, []), coalesce(same_ids, []))),
+                   list_filter(list_distinct(list_concat(list_concat(coalesce(state_ids, []), coalesce(same_ids, [])),
+                                                         coalesce(follow_ids, []))),
                                lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
                                  WHEN 'collective_error' THEN 'nccl_error' ELSE 'watchdog_timeout' END || ')' AS rests_on
 FROM (SELECT g.*, (SELECT list_sort(flatten(list(sw.ids))) FROM same_work sw
                     WHERE g.kind = 'collective_timeout' AND list_contains(g.seqs, sw.nccl_seq)
-                      AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids
+                      AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids,
+             (SELECT any_value(f.ids) FROM follow f
+               WHERE f.kind = g.kind AND f.role IS NOT DISTINCT FROM g.role AND f.host IS NOT DISTINCT FROM g.host
+                 AND f.island = g.island AND f.backend = g.backend AND f.nccl_op IS NOT DISTINCT FROM g.nccl_op
+                 AND f.timeout_s IS NOT DISTINCT FROM g.timeout_s) AS follow_ids
       FROM g) g
 ORDER BY ts NULLS LAST

@@ -120,3 +120,19 @@ def test_03_the_transfer_engines_batch_timeouts_are_the_cause_of_the_connectors_
     assert "request chatcmpl-ba310df4-f600-441c-a0b5-0cb772aaf8ed-8b8ee10a" in row["summary"]
     assert "cause timeout (from the records beside it); backend mooncake" in row["summary"]
     assert '3 "Batch transfer timeout" record(s) naming no request (after 33.1 s)' in row["summary"]
+
+
+def test_13_the_routers_answer_joined_to_a_clients_503_is_quoted(tmp_path):
+    """Lines 3-4 `… Error: Server error '503 Service Unavailable' for url 'http://10.0.14.2:3592/generate'` and
+    the retry line joined to it, `… response={"error":{…,"message":"No available workers (all circuits open or
+    unhealthy)"}})`: the requests row keeps the answer's words, and the failed-requests finding quotes them."""
+    out = ingested_body(tmp_path, BATCH, "13")
+    rows = saved.query(out, "SELECT source_pos, status, path, message FROM requests ORDER BY source_pos")
+    answer = "No available workers (all circuits open or unhealthy)"
+    assert rows.rows() == [
+        ("line 3", 503, "/generate", answer),
+        ("line 5", 503, "/generate", answer),
+        ("line 7", 503, "/generate", None),
+    ]
+    (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'failed_requests'")["summary"]
+    assert summary.endswith(f"/generate; errors: {answer}")

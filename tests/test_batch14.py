@@ -84,7 +84,7 @@ def test_01_the_done_signal_notices_are_told_beside_the_two_timed_out_rooms(tmp_
     found = saved.query(out, "SELECT kind, role, ranks, n, summary, evidence FROM findings")
     assert found["kind"].to_list() == ["transfer_failures"]
     row = found.row(0, named=True)
-    assert (row["role"], row["ranks"], row["n"], len(row["evidence"])) == ("decode", ["DP6 TP6 EP6"], 2, 4)
+    assert (row["role"], row["ranks"], row["n"], len(row["evidence"])) == ("decode", ["DP6 TP6 EP6"], 4, 4)
     assert "2 room(s) (4699239566385471430, 8360203925601259718)" in row["summary"]
     assert "cause timeout after 600 s in KVPoll.WaitingForInput" in row["summary"]
     assert (
@@ -116,7 +116,7 @@ def test_03_the_transfer_engines_batch_timeouts_are_the_cause_of_the_connectors_
     found = saved.query(out, "SELECT kind, ranks, n, summary, evidence FROM findings")
     assert found["kind"].to_list() == ["transfer_failures"]
     row = found.row(0, named=True)
-    assert (row["ranks"], row["n"], len(row["evidence"])) == (["DP0 TP0 EP0", "DP0 TP1 EP1"], 2, 5)
+    assert (row["ranks"], row["n"], len(row["evidence"])) == (["DP0 TP0 EP0", "DP0 TP1 EP1"], 5, 5)
     assert "request chatcmpl-ba310df4-f600-441c-a0b5-0cb772aaf8ed-8b8ee10a" in row["summary"]
     assert "cause timeout (from the records beside it); backend mooncake" in row["summary"]
     assert '3 "Batch transfer timeout" record(s) naming no request (after 33.1 s)' in row["summary"]

@@ -10,7 +10,7 @@
 --   role      role of the records (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0, TP1, TP3]
---   n         failure records in the group
+--   n         failure records in the group (with the notices folded into it)
 --   summary   the finding in words: count, the record as printed ("Decode transfer failed"), rooms
 --             (named when at most 3), cause, backend, span
 --   evidence  events.event_id of every record it counts
@@ -98,8 +98,9 @@ told AS (  -- a failure group's notices: their records, cause and words
 gf AS (  -- the groups, a notice folded into the failure it is told beside (SGLang's "Some requests fail to receive KV
          -- Cache transfer done signal", batch14/01; Mooncake's "Sync batch data transfer timeout", batch14/03)
     SELECT f.* REPLACE (list_concat(f.evidence, coalesce(t.evidence, [])) AS evidence,
+                        f.n + coalesce(len(t.evidence), 0) AS n,  -- the records it counts are those it cites
                         coalesce(f.cause, t.cause) AS cause),
-           f.cause IS NULL AND t.cause IS NOT NULL AS cause_told, t.words AS told
+           f.n AS n_said, f.cause IS NULL AND t.cause IS NOT NULL AS cause_told, t.words AS told
     FROM gn f LEFT JOIN told t ON t.target = f.gid
     WHERE f.gid NOT IN (SELECT notice FROM fold)
 ),
@@ -157,7 +158,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' "' || words || '" record(s)'
+            n_said || ' "' || words || '" record(s)'
             -- an unknown role is left out, never worded
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')

@@ -136,3 +136,21 @@ def test_13_the_routers_answer_joined_to_a_clients_503_is_quoted(tmp_path):
     ]
     (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'failed_requests'")["summary"]
     assert summary.endswith(f"/generate; errors: {answer}")
+
+
+def test_09_a_headerless_writers_same_second_lines_are_records_of_their_own(tmp_path):
+    """Lines 2-4 `2月 04 13:16:56 bootstrap.openshift4.ifaii.lo bootkube.sh[769]: [#193] failed to fetch
+    discovery: …`, `[#194] …`, `[#195] …` after a fence: one journal entry each, bootkube printing no header of
+    its own; a line that opens as its record's first line does is the writer's next message: 6 records."""
+    out = ingested_body(tmp_path, BATCH, "09")
+    rows = saved.query(
+        out, "SELECT source_pos, n_lines, left(message, 6) AS m FROM events WHERE pid = 769 ORDER BY event_id"
+    )
+    assert rows.rows() == [
+        ("line 2", 1, "[#193]"),
+        ("line 3", 1, "[#194]"),
+        ("line 4", 1, "[#195]"),
+        ("line 5", 1, "E0204 "),
+        ("line 6", 1, "[#196]"),
+        ("line 7", 1, "[#197]"),
+    ]

@@ -146,7 +146,35 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     starts, firm = _line_starts(df, started)
-    return _traceback_heads(df, _after_another_stream(df, starts)), firm
+    return _traceback_heads(df, _repeats_opening(df, _after_another_stream(df, starts))), firm
+
+
+# The three tokens a line opens with, its digits masked, the second and third words: the shape of a line.
+LINE_SHAPE = r"^(\S+ [A-Za-z][\w'-]* [A-Za-z][\w'-]*)"
+
+
+def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
+    """``starts`` with each line that would continue a record made a start when it opens as that record's
+    first line does (``LINE_SHAPE``, digits masked: ``[#193] failed to fetch …`` and ``[#194] failed to
+    fetch …``): a writer that prints no header printed its next message, one journal entry each
+    (batch14/09: bootkube's retries after a fence), not a line of the one before. A continuation-shaped
+    line (indented, a traceback's part) or a frame line is never one; a record opened in an earlier chunk
+    is not looked at."""
+    said = (df["message"].str.strip_chars().str.len_bytes() > 0).fill_null(False)
+    loose = ~starts & said
+    if not loose.any():
+        return starts
+    shape = pl.col("message").str.replace_all(r"\d+", "0").str.extract(LINE_SHAPE, 1)
+    frame = df.select("key", "message", starts.alias("s")).with_columns(shape.alias("shape"))
+    # a record's first line: a start, or the first line of its stream in the chunk
+    first = pl.col("s") | (pl.int_range(pl.len()).over("key") == 0)
+    opened = frame.select(
+        pl.when(first).then(pl.col("shape").fill_null("")).forward_fill().over("key")
+    ).to_series()
+    message = df["message"]
+    shaped = message.str.contains(CONTINUATION) | message.str.contains(BARE_FRAME_PART)
+    same = (frame["shape"] == opened) & ~shaped
+    return starts | (loose & same.fill_null(False))
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:

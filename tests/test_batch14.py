@@ -154,3 +154,22 @@ def test_09_a_headerless_writers_same_second_lines_are_records_of_their_own(tmp_
         ("line 6", 1, "[#196]"),
         ("line 7", 1, "[#197]"),
     ]
+
+
+def test_12_a_kafka_line_behind_docker_compose_t_keeps_its_own_level(tmp_path):
+    """Line 15 `kafka-1  | 2024-01-29T16:04:29.235206961Z [2024-01-29 16:04:29,231] INFO Registered kafka:…`:
+    Docker's stamp is the record's time (UTC), log4j's header after it gives the level INFO; lines 4-14 (the
+    stamp and no header of their own) stay one record each."""
+    out = ingested_body(tmp_path, BATCH, "12")
+    rows = saved.query(
+        out,
+        "SELECT source_pos, n_lines, ts, zoned, level FROM events WHERE unit = 'kafka-1' ORDER BY event_id",
+    )
+    assert rows.height == 12 and set(rows["n_lines"]) == {1}
+    last = rows.row(11)
+    assert (last[0], str(last[2])[:26], last[3], last[4]) == (
+        "line 15",
+        "2024-01-29 16:04:29.235206",
+        True,
+        "INFO",
+    )

@@ -90,9 +90,7 @@ class Rejoiner:
             starts = pl.col("seq") == pl.col("seq").min().over("key")
         else:
             starts, firm = _starts(df, self._started)
-            df = df.with_columns(starts.alias("_start"))
-            opened = df.filter(firm)["key"].unique()
-            self._started = pl.concat([self._started, opened]).unique() if opened.len() else self._started
+            df = df.with_columns(starts.alias("_start"), firm.alias("_firm"))
             starts = pl.col("_start")
         df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
         if self._cut.len():  # the lines before a cut stream's first start continue its cut record
@@ -106,6 +104,12 @@ class Rejoiner:
                 quiet = (pl.lit(newest) - pl.col("ts").max().over("key")).dt.total_microseconds() >= SETTLE_US
                 open_rec = open_rec & ~quiet.fill_null(False)
             first_open = df.filter(open_rec)["seq"].min()
+        firm_rows = df.filter(pl.col("_firm")).select("seq", "key") if "_firm" in df.columns else None
+        df = df.drop("_firm", strict=False)
+        # a stream a header or a note opened counts as started for the lines read after this run, not for
+        # the lines held back to be read again with them (batch14/12: held lines before the stream's first
+        # header stay lines before it)
+        self._note_started(firm_rows, first_open)
         if first_open is None:
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(df))
@@ -119,11 +123,22 @@ class Rejoiner:
         huge = size.filter(too_long & (pl.col("lines") > 1))  # one line is cut by the reader
         if huge.height and not self.join_all:  # let go of everything held; the huge ones in pieces
             self._cut = huge["key"].unique()
+            self._note_started(firm_rows, None)  # nothing is held: every start was read
             cut = pl.struct("key", "rec").is_in(huge.select(pl.struct("key", "rec")).to_series().implode())
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(_mark_piece(df, cut)))
         self._pending = df.filter(held).select(list(RECORD_COLUMNS))
         return self._counted(_records(df.filter(~held)))
+
+    def _note_started(self, firm_rows: pl.DataFrame | None, first_open: int | None) -> None:
+        """Add to ``_started`` the streams of ``firm_rows`` (``seq``, ``key`` of the lines a header or a
+        note opened) that are not held back (``seq`` before ``first_open``; all when it is None)."""
+        if firm_rows is None:
+            return
+        sent = firm_rows if first_open is None else firm_rows.filter(pl.col("seq") < first_open)
+        opened = sent["key"].unique()
+        if opened.len():
+            self._started = pl.concat([self._started, opened]).unique()
 
     def _counted(self, records: pl.DataFrame) -> pl.DataFrame:
         """``records``, their pieces of cut records counted in ``pieces``."""

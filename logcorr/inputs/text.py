@@ -535,9 +535,16 @@ def text_records(
             pl.col("p").struct.field("svc").alias("svc"),
         )
         # `docker compose logs -t`: Docker's stamp after the service prefix is the line's time (kept in
-        # the text, where it opens the line's record as any ISO time does)
+        # the text, where it opens the line's record as any ISO time does), taken off the text when the
+        # line after it opens with a header of its own, as a CRI envelope is (batch14/12: Kafka's
+        # `[2024-01-29 16:04:29,231] INFO …`, its level then read)
         stamp = pl.col("line").str.extract(COMPOSE_TIMESTAMP, 1)
-        frame = frame.with_columns(pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"))
+        rest = pl.col("line").str.replace(COMPOSE_TIMESTAMP, "")
+        own = stamp.is_not_null() & rest.str.contains(HEADER_START).fill_null(False)
+        frame = frame.with_columns(
+            pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"),
+            pl.when(own).then(rest).otherwise(pl.col("line")).alias("line"),
+        )
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one

@@ -48,6 +48,15 @@ def test_paste_width_needs_two_full_lines_and_a_wrap():
     assert paste_width(pl.Series(["short", "lines"])) is None
 
 
+def test_the_wrap_width_is_the_cut_lines_not_longer_notes():
+    """batch13/03 whole (its `# note:` lines kept, longer than the paste): the c10d lines were cut at 116
+    columns, and that is the width, not the longest note's length."""
+    path = next((CASES / "batch13").glob("03_*.log"))
+    lines = pl.Series(path.read_text().splitlines())
+    assert lines.str.len_chars().max() > 116
+    assert paste_width(lines) == 116
+
+
 def test_a_prompt_and_ctrl_c_end_the_record_of_every_stream(workdir):
     """batch5/02: the previous container's traceback tail after `^C` and a prompt is a record of its
     own, not the tail of the INFO record four lines up (another stream: no worker prefix)."""

@@ -455,19 +455,34 @@ def _wrapped(lines: pl.Series, width: int) -> pl.Series:
     return ((lines.str.len_chars() == width) & ~opens & ~blank & ~same_lead & ~padded).fill_null(False)
 
 
+# How many line lengths shared by two lines or more ``paste_width`` tries, longest first.
+WRAP_CANDIDATES = 8
+
+
 def paste_width(lines: pl.Series) -> int | None:
-    """The width a terminal wrapped a paste at: the longest line's length (characters, at least
-    ``WRAP_MIN_WIDTH``) when two lines or more have it, two of them are wrapped (``_wrapped``) and one
-    of those breaks a word (a word character before the break, a lower-case one or a digit after it:
-    not a new sentence or line such as ``Python v3``); None for a file whose
-    lines were not wrapped (most logs, and records that merely have equal lengths)."""
+    """The width a terminal wrapped a paste at: the length of the lines it cut (characters, at least
+    ``WRAP_MIN_WIDTH``): the longest length that two lines or more have, two of them wrapped
+    (``_wrapped``) and one of those breaking a word (a word character before the break, a lower-case
+    one or a digit after it: not a new sentence or line such as ``Python v3``). Longer lines (the
+    reporter's notes or prose, a line pasted after the wrap) do not hide it: the lengths are tried
+    longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines). None
+    for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
-    width = n.max()
-    if width is None or width < WRAP_MIN_WIDTH or int((n == width).sum()) < 2:
-        return None
-    wrapped = _wrapped(lines, int(width))
-    mid_token = lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")  # "compl|eted"
-    return int(width) if int(wrapped.sum()) >= 2 and (wrapped & mid_token.fill_null(False)).any() else None
+    shared = (
+        n.filter(n >= WRAP_MIN_WIDTH)
+        .value_counts()
+        .filter(pl.col("count") >= 2)
+        .get_column(n.name)
+        .sort(descending=True)
+    )
+    mid_token = (lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")).fill_null(
+        False
+    )  # "compl|eted"
+    for width in shared.head(WRAP_CANDIDATES).to_list():
+        wrapped = _wrapped(lines, int(width))
+        if int(wrapped.sum()) >= 2 and (wrapped & mid_token).any():
+            return int(width)
+    return None
 
 
 def unwrap(frame: pl.DataFrame, width: int) -> pl.DataFrame:

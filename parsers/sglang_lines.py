@@ -525,6 +525,31 @@ WATCHDOG_PATTERNS = [
         },
     ),
     P(
+        "c10d_watchdog_stuck",
+        "watchdog",
+        "s watchdog got stuck for",
+        # the c10d heartbeat monitor: the NCCL watchdog thread itself made no progress (a hang inside NCCL
+        # or CUDA), no collective named (batch13/03)
+        r"ProcessGroupNCCL's watchdog got stuck for (?P<timeout_s>\d+) seconds",
+        "PyTorch ≥2.3 ProcessGroupNCCL heartbeat monitor",
+        "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6]"
+        " ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress from watchdog loop",
+        subkind="heartbeat_timeout",
+        yields={"timeout_s": 480.0, "tp_rank": 6},
+    ),
+    P(
+        "c10d_heartbeat_timeout",
+        "watchdog",
+        "Heartbeat monitor timed out",
+        # torch 2.2-2.3's wording of the same monitor (batch13/01)
+        r"Heartbeat monitor timed out!",
+        "PyTorch 2.2-2.3 ProcessGroupNCCL heartbeat monitor",
+        "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! Process will be terminated"
+        " after dumping debug info. workMetaList_.size()=1",
+        subkind="heartbeat_timeout",
+        yields={"tp_rank": 0},
+    ),
+    P(
         "nccl_watchdog_wrapped",
         "watchdog",
         "Watchdog caught collective operation timeout",

@@ -159,3 +159,29 @@ def test_02_c10d_follow_up_lines_are_the_collective_timeouts_evidence_not_an_une
         " JOIN events e ON e.event_id = f.id ORDER BY e.event_id",
     )["source_pos"].to_list()
     assert cited == ["line 1", "line 2", "line 3", "line 4", "line 5", "line 6"]
+
+
+def test_03_the_c10d_watchdog_stuck_480_s_is_a_watchdog_hang_on_rank_6(tmp_path):
+    """Lines 1-8 (one record, unwrapped) `[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] … ProcessGroupNCCL's
+    watchdog got stuck for 480 seconds …`: a watchdogs row (heartbeat_timeout, 480 s, rank 6) and a watchdog_hang
+    finding that names no collective; its dump line (9-10) and the FATAL line (11) are its evidence."""
+    out = ingested_body(tmp_path, BATCH, "03")
+    rows = saved.query(out, "SELECT source_pos, watchdog_kind, tp_rank, timeout_s FROM watchdogs")
+    assert rows.rows() == [("line 1", "heartbeat_timeout", 6, 480.0)]
+    found = saved.query(out, "SELECT kind, ranks, summary, len(evidence) AS k FROM findings")
+    assert found.select("kind", "ranks", "k").rows() == [("watchdog_hang", ["rank 6"], 3)]
+    assert (
+        "the watchdog thread itself made no progress for 480 s (a hang inside NCCL or CUDA; no collective named)"
+        in (found["summary"][0])
+    )
+
+
+def test_01_the_heartbeat_monitor_timing_out_is_a_watchdog_hang_beside_the_workers_death(tmp_path):
+    """Line 10 `[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! …` (no time): a
+    watchdog_hang on rank 0 with line 11 (`… preparing to dump debug info`) as evidence; worker pid 198's death
+    (exit code -6) still leads."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    found = saved.query(out, "SELECT kind, ranks, len(evidence) AS k FROM findings ORDER BY kind")
+    assert found.rows() == [("child_exits", None, 1), ("watchdog_hang", ["rank 0"], 2)]
+    lines = report.summary_lines(report.gather(out))
+    assert lines[0].startswith("**What happened**: 1 child process reported dead by the parent")

@@ -41,7 +41,7 @@ WITH dump AS (  -- a fatal error and the faulthandler dump of its current thread
     SELECT w.*, c.capture_id, c.thread_id
     FROM watchdogs w
     JOIN captures c ON c.source = w.source AND c.thread_state = 'current'
-    LEFT JOIN events ce ON ce.source = c.source AND ce.source_pos = c.source_pos AND ce.event_id = w.event_id + 1
+    LEFT JOIN records ce ON ce.source = c.source AND ce.source_pos = c.source_pos AND ce.event_id = w.event_id + 1
     WHERE w.watchdog_kind = 'fatal_python_error' AND (c.source_pos = w.source_pos OR ce.event_id IS NOT NULL)
 ),
 handler AS (  -- the signal handlers' lines before it: from the first record of the same input, at most 20 records

@@ -46,7 +46,7 @@ WITH t AS (
            regexp_replace(upper(left(error_kind, 1)) || replace(substr(error_kind, 2), '_', ' '), '\b(?i:nixl)\b', 'NIXL') AS words
     FROM transfer_errors x
     -- the time an untimed record prints without a year or a date (a notice is matched to a failure by it)
-    LEFT JOIN (SELECT event_id, printed_time FROM events WHERE ts IS NULL AND printed_time IS NOT NULL) p USING (event_id)
+    LEFT JOIN (SELECT event_id, printed_time FROM records WHERE ts IS NULL AND printed_time IS NOT NULL) p USING (event_id)
 ),
 tc AS (  -- a record of a request that names no cause takes the one its other records of that kind name
     SELECT * REPLACE (coalesce(said_cause, CASE WHEN coalesce(rid, request_id) IS NOT NULL

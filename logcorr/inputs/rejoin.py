@@ -174,7 +174,7 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     fetch …``): a writer that prints no header printed its next message, one journal entry each
     (batch14/09: bootkube's retries after a fence), not a line of the one before. A continuation-shaped
     line (indented, a traceback's part) or a frame line is never one; a record opened in an earlier chunk
-    is not looked at."""
+    is not looked at, nor a line with a header (its family's rules judged it)."""
     said = (df["message"].str.strip_chars().str.len_bytes() > 0).fill_null(False)
     loose = ~starts & said
     if not loose.any():
@@ -187,7 +187,13 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
         pl.when(first).then(pl.col("shape").fill_null("")).forward_fill().over("key")
     ).to_series()
     message = df["message"]
-    shaped = message.str.contains(CONTINUATION) | message.str.contains(BARE_FRAME_PART)
+    # a line with a header of its own that continues was so judged by the header's rules (a logger that
+    # stamps every line of a traceback: batch12/06)
+    shaped = (
+        message.str.contains(CONTINUATION)
+        | message.str.contains(BARE_FRAME_PART)
+        | message.str.contains(HEADER_START)
+    )
     same = (frame["shape"] == opened) & ~shaped
     return starts | (loose & same.fill_null(False))
 

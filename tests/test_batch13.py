@@ -185,3 +185,20 @@ def test_01_the_heartbeat_monitor_timing_out_is_a_watchdog_hang_beside_the_worke
     assert found.rows() == [("child_exits", None, 1), ("watchdog_hang", ["rank 0"], 2)]
     lines = report.summary_lines(report.gather(out))
     assert lines[0].startswith("**What happened**: 1 child process reported dead by the parent")
+
+
+def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_crashing(tmp_path):
+    """Lines 4-14 behind `(EngineCore_DP0 pid=230522) `: Python multiprocessing's `Process EngineCore_DP0:` then a
+    traceback cut after core.py:834 run_engine_core: a crash of EngineCore_DP0 (DP0), no exception type claimed,
+    no time."""
+    out = ingested_body(tmp_path, BATCH, "13")
+    found = saved.query(out, "SELECT kind, ranks, ts, summary FROM findings")
+    assert found.rows() == [
+        (
+            "scheduler_crash",
+            ["DP0"],
+            None,
+            "EngineCore_DP0 crashed on DP0 (no time read): exception type not printed (the traceback is cut) in"
+            " run_engine_core (core.py:834); then no exit or restart read after it",
+        )
+    ]

@@ -17,7 +17,8 @@
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
---   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
+--   when a process's loop died: its title names who raised ("Scheduler hit an exception", or Python
+--   multiprocessing's "Process EngineCore_DP0:" above it: that child process, the component), or its frames
 --   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames, or it
 --   says start-up failed (its message or its record's first line: "initialization failed", "failed to
 --   start"; a *startup* frame); a faulthandler dump at a fatal error ("Fatal Python error: Segmentation
@@ -81,7 +82,10 @@ traced AS (  -- the tracebacks, and the faulthandler dumps at a fatal error whos
     SELECT * FROM fault
 ),
 tb AS (
-    SELECT t.*,
+    -- Python multiprocessing's "Process <name>:" above a traceback: that child process died of it (its name
+    -- the component when no title named one: vLLM's "Process EngineCore_DP0:", batch13/13)
+    SELECT t.* REPLACE (coalesce(t.component, nullif(regexp_extract(split_part(coalesce(e.message, ''), chr(10), 1),
+                                                     '(?:^|\) )Process ([A-Za-z_][\w.-]*):\s*$', 1), '')) AS component),
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
@@ -105,6 +109,7 @@ tb AS (
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR t.from_fault  -- the process died of a fatal signal in that thread
+           OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?:^|\) )Process [A-Za-z_][\w.-]*:\s*$')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')

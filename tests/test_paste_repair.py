@@ -195,3 +195,10 @@ def test_the_interpreters_own_head_before_a_traceback_opens_a_record(head):
     ev = records_from_text(text, "wrapper.log")
     assert ev.select("source_pos", "n_lines", "level").rows() == [("line 1", 1, "ERROR"), ("line 2", 3, None)]
     assert ev["log_ts"][1] is None and ev["kind"][1] == "traceback"
+
+
+def test_two_prose_lines_an_author_broke_at_80_columns_under_longer_lines_are_no_wrap():
+    """batch9/10 whole: two prose lines of 80 characters (the author's own line breaks) under 300-character lines:
+    a width under the longest line needs three wrapped lines, so the prose keeps its line break."""
+    path = next((CASES / "batch9").glob("10_*.log"))
+    assert paste_width(pl.Series(path.read_text().splitlines())) is None

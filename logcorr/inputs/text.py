@@ -465,7 +465,8 @@ def paste_width(lines: pl.Series) -> int | None:
     (``_wrapped``) and one of those breaking a word (a word character before the break, a lower-case
     one or a digit after it: not a new sentence or line such as ``Python v3``). Longer lines (the
     reporter's notes or prose, a line pasted after the wrap) do not hide it: the lengths are tried
-    longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines). None
+    longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines), a
+    length under the longest one needing three wrapped lines. None
     for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
     shared = (
@@ -478,9 +479,13 @@ def paste_width(lines: pl.Series) -> int | None:
     mid_token = (lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")).fill_null(
         False
     )  # "compl|eted"
+    longest = n.max()
     for width in shared.head(WRAP_CANDIDATES).to_list():
         wrapped = _wrapped(lines, int(width))
-        if int(wrapped.sum()) >= 2 and (wrapped & mid_token).any():
+        # under longer lines, a third wrapped line: two prose lines an author broke at 80 columns are no
+        # terminal's wrap (batch9/10)
+        enough = 2 if width == longest else 3
+        if int(wrapped.sum()) >= enough and (wrapped & mid_token).any():
             return int(width)
     return None
 

@@ -18,6 +18,8 @@ sentence's ``. ``; each clause is one of
 - ``key=value`` (a key of up to three words, a value of one token and its unit, the clause's end):
   ``dtype=torch.bfloat16``, ``avail mem=24.71 GB`` (``Set X=1 before …`` is advice, no fact);
 - ``N <things>`` (a count and up to three words that are no unit): ``Found 8 HCAs``;
+- ``<name> <integer>`` pairs, three or more in a row anywhere in the clause (NCCL's ``rank 13 nranks 16
+  cudaDev 5 nvmlDev 5``), when the clause is none of the above and the others: each pair;
 - ``<name> <value>`` at the clause's end, the value a number, a version, an address or URL, or a UUID:
   ``Starting master on pid 3954``, ``listening on 127.0.0.1:15317`` (a preposition joins the word
   before it; a word that joins, ``and``, names nothing), ``from remote engine d8db2325-…``.
@@ -64,6 +66,11 @@ _VALUE_TOKEN = (
     + r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
 _NAMED = re.compile(rf"(?:(.*?)\s+)?([A-Za-z][\w-]*)\s+({_VALUE_TOKEN})")
+# a run of three or more ``<name> <integer>`` pairs in one clause (NCCL's communicator line: ``ncclCommInitRank
+# comm 0x… rank 13 nranks 16 cudaDev 5 nvmlDev 5 busId b1000 …``, batch14/10): each pair a fact, the words
+# before the run its statement; the run ends at the first value that is no integer or at an id (busId: hex)
+_PAIR_RUN = re.compile(r"(?:^|(?<=\s))((?:[A-Za-z][A-Za-z_]* \d+ ){2,}[A-Za-z][A-Za-z_]* \d+)(?=\s|$)")
+_PAIR = re.compile(r"([A-Za-z][A-Za-z_]*) (\d+)")
 _PREPOSITIONS = {"on", "at", "to", "from", "for", "in", "of", "with", "by", "via"}
 # words that join or qualify and name nothing: "took 6.3 GiB and 1.2 seconds" has no fact named "and"
 _FUNCTION_WORDS = {"and", "or", "but", "than", "as", "is", "are", "was", "were", "be", "the", "a", "an"}
@@ -114,6 +121,13 @@ def clause_facts(clause: str) -> list[tuple[str | None, str, str]]:
             head, _, last = before.rpartition(" ")
             before, word = head or None, f"{last} {word}"
         return [(before, word, value)]
+    if m := _PAIR_RUN.search(c):
+        before = c[: m.start(1)].strip() or None
+        pairs = _PAIR.findall(m.group(1))
+        ids = [
+            i for i, (k, _) in enumerate(pairs) if k.lower().endswith("id")
+        ]  # an id (busId 69020: hex) is no count
+        return [(before, k, v) for k, v in pairs[: ids[0] if ids else None]]
     return []
 
 

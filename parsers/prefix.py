@@ -98,6 +98,25 @@ HEADERS = (
         ),
     ),
     H(
+        "log4j",
+        # comma milliseconds (Java's and Python logging's asctime): SGLang's "[date time] LEVEL file.py:N:"
+        # lines print none (SGLANG_LOG_MS: a dot) and stay its own
+        rf"^\[(?P<date>{_DATE}) (?P<time>[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}},[0-9]{{3}})\] "
+        rf"(?P<level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ",
+        "log4j's '[%d] %p %m (%c)%n' (Kafka, ZooKeeper; comma milliseconds): the level after the bracketed"
+        " time (batch14/12, behind docker compose logs -t)",
+        (
+            (
+                "[2024-01-29 16:04:29,231] INFO Registered kafka:type=kafka.Log4jController MBean",
+                {
+                    "level": "INFO",
+                    "log_ts": datetime(2024, 1, 29, 16, 4, 29, 231000),
+                    "body": "Registered kafka:type=kafka.Log4jController MBean",
+                },
+            ),
+        ),
+    ),
+    H(
         "sglang",
         # the opening bracket is optional: a copy that starts one character late cuts it off, and a date,
         # a time and ranks closed by "]" are SGLang's header all the same
@@ -824,6 +843,9 @@ SERVING_START = "|".join(
     ]
     + [DYNAMO_TARGET]
 )
+# Another program's header that SGLang's bracketed time also matches (log4j's ``[date time,ms] LEVEL``:
+# Kafka, batch14/12): its lines are no serving stack's, whatever ``SERVING_START`` says.
+FOREIGN_START = strip_groups(next(h.regex for h in HEADERS if h.name == "log4j"))
 # The router's own header (an ISO time, then its level): never a kubectl --timestamps envelope.
 ROUTER_START = strip_groups(next(h.regex for h in HEADERS if h.name == "router"))
 _GLOG_LEVEL = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL", "WARN": "WARNING"}

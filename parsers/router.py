@@ -92,6 +92,11 @@ HTTPX_STATUS = R(
     yields={"status": 503, "path": "/generate", "target": "http://10.0.13.1:3968/generate"},
 )
 ACCESS_FORMATS = [UVICORN, AIOHTTP, MINI_LB, HTTPX_STATUS]
+# The answer's own words in a client's record of it (the server's JSON error "message", else the
+# "response=…" a retry loop prints on the line joined to it: slime's http_utils, batch14/13:
+# `retrying... (attempt 51/60, url=…, response={"error":{…,"message":"No available workers (all circuits
+# open or unhealthy)"}})`): the requests row's message.
+HTTPX_ANSWER = r'"message":\s*"(?P<answer>[^"\n]+)"|\bresponse=(?P<said>[^{\n][^\n]*?)\)?$'
 
 ROUTER_TEXT = R(
     "router_text",
@@ -373,7 +378,7 @@ def requests(ev: pl.DataFrame) -> pl.DataFrame:
         ``x-request-id``), ``rid`` and ``bootstrap_room`` (when a router message names them),
         ``prefill_url``/``decode_url`` (the PD pair a router message names, or the server a
         ``mini_lb`` line registers), ``bootstrap_port`` (Int32), ``client`` (``ip:port`` of an access
-        line), ``target`` (Rust target), ``message`` (router event text), ``format`` (which format
+        line), ``target`` (Rust target), ``message`` (router event text; the answer's own words a client's record of a 5xx prints), ``format`` (which format
         matched), ``level``, ``source``, ``source_pos``.
 
     Never raises on any text.
@@ -497,10 +502,16 @@ def _parse_access(df: pl.DataFrame) -> pl.DataFrame:
     fmt = pl.coalesce([pl.when(first.str.contains(f.regex)).then(pl.lit(f.name)) for f in ACCESS_FORMATS])
     df = _fields(df.with_columns(first.alias("body"), fmt.alias("format")), ACCESS_FORMATS)
     registered = pl.col("format") == MINI_LB.name
+    answer = pl.col("message").str.extract_groups(HTTPX_ANSWER)  # the whole record: the lines joined to it
+    answer = pl.coalesce(answer.struct.field("answer"), answer.struct.field("said"))
     return df.with_columns(
         pl.when(pl.col("_role") == "prefill").then(pl.col("_url")).alias("prefill_url"),
         pl.when(pl.col("_role") == "decode").then(pl.col("_url")).alias("decode_url"),
-        pl.when(registered).then(first).alias("message"),
+        pl.when(registered)
+        .then(first)
+        .when(pl.col("format") == HTTPX_STATUS.name)
+        .then(answer)
+        .alias("message"),
         pl.when(registered).then(pl.lit("router")).alias("content_role"),
     )
 

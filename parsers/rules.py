@@ -15,7 +15,7 @@ class LinePattern:
     ``anchor`` is a literal every matching record contains; ``regex`` (Rust regex syntax) confirms the
     match, searched anywhere in the record unless it starts with ``^``. Its named groups are columns of
     the table its kind fills, typed by the table contract (``fields.extract_fields``; a group
-    ``<name>_ms`` fills ``<name>_s`` in seconds; a name starting with ``_`` is a part its builder
+    ``<name>_ms`` (``<name>_ns``) fills ``<name>_s`` in seconds; a name starting with ``_`` is a part its builder
     combines). ``subkind`` is the ``error_kind``/``abort_kind``/watchdog kind; ``role`` the engine
     role the line implies (issue item 8), or None; ``yields`` the columns the sample's row must hold
     (checked by ``tests/test_sglang_parsers.py``).

@@ -187,7 +187,8 @@ def transfer_errors(ev: pl.DataFrame) -> pl.DataFrame:
         ``decode_handshake_failed``, ``assert_transfer_infos`` (an ``Unexpected transfer worker
         error`` whose traceback asserts ``room in self.transfer_infos``), ``transfer_worker_error``
         (any other traceback), ``nixl_transport_error``, ``timeout``, ``send_kv_chunk_failed``,
-        ``lost_connection``, ``transfer_done_signal_missing``, ``bootstrap_info_fetch_failed``,
+        ``lost_connection``, ``transfer_done_signal_missing`` and ``bootstrap_timeout_warning`` (notices naming no
+        request), ``batch_transfer_timeout`` (Mooncake's transfer engine gave up on a batch), ``bootstrap_info_fetch_failed``,
         ``transfer_failed`` (a KV connector of another engine: vLLM's MooncakeConnector), ``connect_failed``
         (the transfer engine could not reach a peer: Mooncake's ``Failed to connect to target/segment``)),
         ``cause`` (the reason named by ``CAUSES``: ``aborted``, ``timeout``, ``send_kv_chunk_failed``,

@@ -191,6 +191,24 @@ TRANSFER_ERROR_PATTERNS = [
         yields={"peer": "10.0.9.3:25389", "backend": "mooncake", "error_kind": "connect_failed"},
     ),
     P(
+        "batch_transfer_timeout",
+        "transfer_error",
+        "data transfer timeout after",
+        # Mooncake's transfer engine gives up on a batch of transfers (an INFO glog line naming no request;
+        # the connector's per-request failure follows it: batch14/03, vllm-ascend#7846)
+        r"Sync batch data transfer timeout after (?P<timeout_ns>\d+)ns",
+        "Mooncake transfer engine (transfer_engine_py.cpp, 2026-03; vllm-ascend#7846)",
+        "I0331 02:49:30.617945 803444 transfer_engine_py.cpp:454] Sync batch data transfer timeout after 33061142969ns",
+        None,
+        "batch_transfer_timeout",
+        yields={
+            "error_kind": "batch_transfer_timeout",
+            "cause": "timeout",
+            "backend": "mooncake",
+            "timeout_s": 33.061142969,
+        },
+    ),
+    P(
         "kv_poll_timeout",
         "transfer_error",
         "timed out after",
@@ -210,7 +228,8 @@ TRANSFER_ERROR_PATTERNS = [
         " receive the KV indices from the decode instance of this request. If a greater mean TTFT is acceptable,"
         " you can 'export SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT=600' (10 minutes) to relax the timeout condition.",
         "prefill",
-        "timeout",
+        # a notice that names no request: queries/findings/transfer.sql folds it into the failures it is told beside
+        "bootstrap_timeout_warning",
     ),
     P(
         "send_kv_chunk_failed",
@@ -527,6 +546,31 @@ WATCHDOG_PATTERNS = [
             "numel_out": 5505024,
             "ran_for_ms": 600045,
         },
+    ),
+    P(
+        "c10d_watchdog_stuck",
+        "watchdog",
+        "s watchdog got stuck for",
+        # the c10d heartbeat monitor: the NCCL watchdog thread itself made no progress (a hang inside NCCL
+        # or CUDA), no collective named (batch13/03)
+        r"ProcessGroupNCCL's watchdog got stuck for (?P<timeout_s>\d+) seconds",
+        "PyTorch ≥2.3 ProcessGroupNCCL heartbeat monitor",
+        "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6]"
+        " ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress from watchdog loop",
+        subkind="heartbeat_timeout",
+        yields={"timeout_s": 480.0, "tp_rank": 6},
+    ),
+    P(
+        "c10d_heartbeat_timeout",
+        "watchdog",
+        "Heartbeat monitor timed out",
+        # torch 2.2-2.3's wording of the same monitor (batch13/01)
+        r"Heartbeat monitor timed out!",
+        "PyTorch 2.2-2.3 ProcessGroupNCCL heartbeat monitor",
+        "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! Process will be terminated"
+        " after dumping debug info. workMetaList_.size()=1",
+        subkind="heartbeat_timeout",
+        yields={"tp_rank": 0},
     ),
     P(
         "nccl_watchdog_wrapped",
@@ -1048,6 +1092,7 @@ CAUSES = [
         r"timed out after [\d.]+s in KVPoll",
         "Request 1 timed out after 300.0s in KVPoll.WaitingForInput",
     ),
+    ("timeout", r"data transfer timeout after \d+ns", "Sync batch data transfer timeout after 33061142969ns"),
     ("send_kv_chunk_failed", r"Failed to send kv chunk", "Failed to send kv chunk of 1 to 10.0.0.5:17001"),
     (
         "lost_connection",

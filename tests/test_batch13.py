@@ -109,3 +109,96 @@ def test_11_a_traceback_tail_gives_its_module_qualified_exception(tmp_path):
         "EngineCore encountered an issue. See stack trace (above) for the root cause.",
         0,
     )
+
+
+def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signal_handlers_time(tmp_path):
+    """Line 11 `Fatal Python error: Segmentation fault`, then (after a blank line) faulthandler's `Stack (most
+    recent call first):` with capture_begin (graphs.py:77) innermost: a crash naming where, whose time is that of
+    the signal handlers' lines before it (Ray's `[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: ***
+    SIGSEGV received …`, as printed, no zone); lines 1-10 are its evidence, no unexplained finding is left."""
+    out = ingested_body(tmp_path, BATCH, "04")
+    found = saved.query(out, "SELECT kind, ts, zoned, n, summary FROM findings")
+    assert found["kind"].to_list() == ["scheduler_crash"]
+    row = found.row(0, named=True)
+    assert (str(row["ts"])[:23], row["zoned"], row["n"]) == ("2024-02-27 16:09:19.106", False, 1)
+    cited = saved.query(
+        out,
+        "SELECT e.source_pos FROM (SELECT unnest(evidence) AS id FROM findings) f"
+        " JOIN events e ON e.event_id = f.id ORDER BY e.event_id",
+    )["source_pos"].to_list()
+    assert cited == ["line 1", "line 2", "line 6", "line 7", "line 8", "line 9", "line 10", "line 11"]
+    assert row["summary"] == (
+        "A process crashed (rank not printed) at 2024-02-27 16:09:19: Fatal Python error: Segmentation fault in"
+        " capture_begin (graphs.py:77); then no exit or restart read after it"
+    )
+
+
+def test_09_an_oom_names_how_much_it_asked_for_and_the_frame_its_traceback_shows(tmp_path):
+    """Line 3 `OutOfMemoryError('CUDA out of memory. Tried to allocate 138.00 MiB. GPU 0 has a total capacity of
+    79.15 GiB of which 2.19 MiB is free. …')`, then a traceback cut after run_engine_loop (engine.py:218): the
+    CUDA finding says the allocation, the GPU's memory and the innermost frame read (not 'raised in': cut)."""
+    out = ingested_body(tmp_path, BATCH, "09")
+    (summary,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'cuda_error'")["summary"]
+    assert summary.endswith(
+        ": tried to allocate 138.00 MiB (GPU 0: 79.15 GiB total, 2.19 MiB free);"
+        " innermost frame read: run_engine_loop (engine.py:218)"
+    )
+
+
+def test_02_c10d_follow_up_lines_are_the_collective_timeouts_evidence_not_an_unexplained_error(tmp_path):
+    """Lines 3-4 `[rank0]:[E822 …] … Stack trace of the failed collective not found, potentially because
+    FlightRecorder is disabled …` and `[PG ID 4 PG GUID 67 Rank 0] First PG on this rank to signal dumping.`:
+    the watchdog's own follow-up lines on rank 0, cited by the one collective timeout (ranks 0 and 3), no
+    unexplained error left."""
+    out = ingested_body(tmp_path, BATCH, "02")
+    found = saved.query(out, "SELECT kind, ranks FROM findings")
+    assert found.rows() == [("collective_timeout", ["rank 0", "rank 3"])]
+    cited = saved.query(
+        out,
+        "SELECT e.source_pos FROM (SELECT unnest(evidence) AS id FROM findings) f"
+        " JOIN events e ON e.event_id = f.id ORDER BY e.event_id",
+    )["source_pos"].to_list()
+    assert cited == ["line 1", "line 2", "line 3", "line 4", "line 5", "line 6"]
+
+
+def test_03_the_c10d_watchdog_stuck_480_s_is_a_watchdog_hang_on_rank_6(tmp_path):
+    """Lines 1-8 (one record, unwrapped) `[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] … ProcessGroupNCCL's
+    watchdog got stuck for 480 seconds …`: a watchdogs row (heartbeat_timeout, 480 s, rank 6) and a watchdog_hang
+    finding that names no collective; its dump line (9-10) and the FATAL line (11) are its evidence."""
+    out = ingested_body(tmp_path, BATCH, "03")
+    rows = saved.query(out, "SELECT source_pos, watchdog_kind, tp_rank, timeout_s FROM watchdogs")
+    assert rows.rows() == [("line 1", "heartbeat_timeout", 6, 480.0)]
+    found = saved.query(out, "SELECT kind, ranks, summary, len(evidence) AS k FROM findings")
+    assert found.select("kind", "ranks", "k").rows() == [("watchdog_hang", ["rank 6"], 3)]
+    assert (
+        "the watchdog thread itself made no progress for 480 s (a hang inside NCCL or CUDA; no collective named)"
+        in (found["summary"][0])
+    )
+
+
+def test_01_the_heartbeat_monitor_timing_out_is_a_watchdog_hang_beside_the_workers_death(tmp_path):
+    """Line 10 `[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! …` (no time): a
+    watchdog_hang on rank 0 with line 11 (`… preparing to dump debug info`) as evidence; worker pid 198's death
+    (exit code -6) still leads."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    found = saved.query(out, "SELECT kind, ranks, len(evidence) AS k FROM findings ORDER BY kind")
+    assert found.rows() == [("child_exits", None, 1), ("watchdog_hang", ["rank 0"], 2)]
+    lines = report.summary_lines(report.gather(out))
+    assert lines[0].startswith("**What happened**: 1 child process reported dead by the parent")
+
+
+def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_crashing(tmp_path):
+    """Lines 4-14 behind `(EngineCore_DP0 pid=230522) `: Python multiprocessing's `Process EngineCore_DP0:` then a
+    traceback cut after core.py:834 run_engine_core: a crash of EngineCore_DP0 (DP0), no exception type claimed,
+    no time."""
+    out = ingested_body(tmp_path, BATCH, "13")
+    found = saved.query(out, "SELECT kind, ranks, ts, summary FROM findings")
+    assert found.rows() == [
+        (
+            "scheduler_crash",
+            ["DP0"],
+            None,
+            "EngineCore_DP0 crashed on DP0 (no time read): exception type not printed (the traceback is cut) in"
+            " run_engine_core (core.py:834); then no exit or restart read after it",
+        )
+    ]

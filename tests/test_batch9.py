@@ -192,10 +192,15 @@ def test_04_a_segfault_whose_current_thread_is_in_init_frames_is_a_start_up_fail
 
 
 def test_03_a_segfault_in_a_serving_collective_stays_a_crash_not_a_start_up_failure(tmp_path):
-    """03's current thread crashed in all_reduce (no init frame): no start-up failure is claimed."""
+    """03's current thread crashed in all_reduce (no init frame): a crash naming where the current thread
+    was (all_reduce, distributed_c10d.py:2501), no start-up failure claimed."""
     out = _ingested(tmp_path, "03")
-    kinds = saved.query(out, "SELECT kind FROM findings ORDER BY kind")["kind"].to_list()
-    assert kinds == ["stacks_captured", "unexplained_crash"]
+    found = saved.query(out, "SELECT kind, summary FROM findings ORDER BY kind")
+    assert found["kind"].to_list() == ["scheduler_crash", "stacks_captured"]
+    assert found["summary"][0] == (
+        "A process crashed (rank not printed) (no time read): Fatal Python error: Segmentation fault in all_reduce"
+        " (distributed_c10d.py:2501); then no exit or restart read after it"
+    )
 
 
 def test_09_enginecore_failed_to_start_above_a_cut_traceback_is_a_start_up_failure(tmp_path):

@@ -148,3 +148,25 @@ def test_numbers_and_units():
     assert number_and_unit("21.80 tokens/s") == (21.8, "tokens/s")
     assert number_and_unit("127.0.0.1") == (None, None)
     assert number_and_unit("1.19.0") == (None, None)
+
+
+def test_ncclcomminitranks_name_value_pairs_are_facts_up_to_the_first_id():
+    """batch14/10 line 1 (Docker container id as host, NCCL INFO): `ncclCommInitRank comm 0x55cc766f4060 rank 13
+    nranks 16 cudaDev 5 nvmlDev 5 busId b1000 commId 0x… - Init COMPLETE`: the communicator's rank 13 of 16 and
+    its devices; busId and commId (hex ids, a commId cut by a terminal wrap in batch4/12) are none."""
+    rows = _rows(
+        "aff040fb0091:259:259 [5] NCCL INFO ncclCommInitRank comm 0x55cc766f4060 rank 13 nranks 16 cudaDev 5"
+        " nvmlDev 5 busId b1000 commId 0x5ef13d51922c3a69 - Init COMPLETE\n"
+    )
+    statement = "ncclCommInitRank comm 0x55cc766f4060"
+    assert [r[3:7] for r in rows] == [
+        (statement, "rank", "13", 13.0),
+        (statement, "nranks", "16", 16.0),
+        (statement, "cudaDev", "5", 5.0),
+        (statement, "nvmlDev", "5", 5.0),
+    ]
+    split = (  # batch6/08 line 8
+        "ncclCommSplit comm 0x7eefecbeb3b0 rank 4 nranks 16 cudaDev 4 nvmlDev 4 busId 69020 parent 0x564fe1225280"
+        " color 1197013201 key 4 commId 0x5e372fd9a36b237d - Init COMPLETE"
+    )
+    assert [k for _, k, _ in line_facts(split)] == ["rank", "nranks", "cudaDev", "nvmlDev"]

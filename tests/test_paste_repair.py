@@ -48,6 +48,15 @@ def test_paste_width_needs_two_full_lines_and_a_wrap():
     assert paste_width(pl.Series(["short", "lines"])) is None
 
 
+def test_the_wrap_width_is_the_cut_lines_not_longer_notes():
+    """batch13/03 whole (its `# note:` lines kept, longer than the paste): the c10d lines were cut at 116
+    columns, and that is the width, not the longest note's length."""
+    path = next((CASES / "batch13").glob("03_*.log"))
+    lines = pl.Series(path.read_text().splitlines())
+    assert lines.str.len_chars().max() > 116
+    assert paste_width(lines) == 116
+
+
 def test_a_prompt_and_ctrl_c_end_the_record_of_every_stream(workdir):
     """batch5/02: the previous container's traceback tail after `^C` and a prompt is a record of its
     own, not the tail of the INFO record four lines up (another stream: no worker prefix)."""
@@ -186,3 +195,10 @@ def test_the_interpreters_own_head_before_a_traceback_opens_a_record(head):
     ev = records_from_text(text, "wrapper.log")
     assert ev.select("source_pos", "n_lines", "level").rows() == [("line 1", 1, "ERROR"), ("line 2", 3, None)]
     assert ev["log_ts"][1] is None and ev["kind"][1] == "traceback"
+
+
+def test_two_prose_lines_an_author_broke_at_80_columns_under_longer_lines_are_no_wrap():
+    """batch9/10 whole: two prose lines of 80 characters (the author's own line breaks) under 300-character lines:
+    a width under the longest line needs three wrapped lines, so the prose keeps its line break."""
+    path = next((CASES / "batch9").glob("10_*.log"))
+    assert paste_width(pl.Series(path.read_text().splitlines())) is None

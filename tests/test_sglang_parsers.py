@@ -123,7 +123,7 @@ def test_every_named_group_is_a_column_of_its_table():
     ] + FIELD_RULES
     for rule, table in rules:
         for name in re.findall(r"\(\?P<(\w+)>", rule.regex):
-            seconds = name.endswith("_ms") and f"{name[:-3]}_s" in table.schema
+            seconds = name.endswith(("_ms", "_ns")) and f"{name[:-3]}_s" in table.schema
             assert name in table.schema or name.startswith("_") or seconds, (rule.name, name)
 
 

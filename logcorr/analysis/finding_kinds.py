@@ -19,7 +19,8 @@ HEADER = """-- question: What happened, of every kind: one row per finding (wedg
 --   ts        when it began (UTC; NULL when its records print no usable time)
 --   end_ts    when it ended (UTC)
 --   kind      wedge, stop, no_data, health_lies, scheduler_crash, start_up_failure, start_up_stall, collective_timeout,
---             collective_error, child_exits (a parent reported a child process dead: pid, exit code),
+--             collective_error, watchdog_hang (c10d's heartbeat monitor: the NCCL watchdog thread stuck),
+--             child_exits (a parent reported a child process dead: pid, exit code),
 --             scheduler_watchdog, transfer_failures, bootstrap_failures, transfer_assertion, remote_kv_wait
 --             (a KV consumer's request kept waiting for the prefill side's KV),
 --             rank_divergence, restart, crash_loop, cuda_error, decode_retraction, failed_requests,

@@ -26,7 +26,8 @@ from logcorr.markdown import md
 KIND_ORDER = (
     "abort_burst", "bootstrap_failures", "transfer_failures", "transfer_assertion", "remote_kv_wait", "failed_requests",
     "request_aborts", "cuda_error", "failure_counters", "decode_retraction",
-    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "child_exits", "wedge", "stop",
+    "start_up_failure", "scheduler_crash", "collective_timeout", "collective_error", "watchdog_hang", "child_exits",
+    "wedge", "stop",
     "start_up_stall", "no_data", "health_lies",
     "health_generate_failed", "scheduler_watchdog", "rank_divergence", "restart", "crash_loop",
     "stacks_captured", "unexplained_crash", "unexplained_errors",
@@ -34,7 +35,7 @@ KIND_ORDER = (
 # Which finding leads (the main event): the first kind of this list the data holds.
 MAIN_ORDER = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error", "wedge",
-    "crash_loop", "stop", "start_up_stall", "child_exits",
+    "crash_loop", "stop", "start_up_stall", "child_exits", "watchdog_hang",
     "transfer_assertion", "bootstrap_failures",
     # a crash no finding explains (a segfault, an exception): above a transfer backend's error lines beside it
     "unexplained_crash",
@@ -52,6 +53,7 @@ ACTIONS = {
     "cuda_error": "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel, and check the GPU's memory headroom",
     "collective_timeout": "find the rank that never entered the collective: py-spy every rank (`logcorr collect`) before the restart",
     "collective_error": "find the peer the NCCL error names (a rank that exited, a network link) and read its log at that time",
+    "watchdog_hang": "py-spy the stuck rank (`logcorr collect`) and read the debug info the monitor dumped (TORCH_NCCL_TRACE_BUFFER_SIZE): which NCCL or CUDA call never returned",
     "child_exits": "read the dead child's own log (its pid) before the parent's report: a negative exit code is the signal that killed it",
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",

@@ -90,9 +90,7 @@ class Rejoiner:
             starts = pl.col("seq") == pl.col("seq").min().over("key")
         else:
             starts, firm = _starts(df, self._started)
-            df = df.with_columns(starts.alias("_start"))
-            opened = df.filter(firm)["key"].unique()
-            self._started = pl.concat([self._started, opened]).unique() if opened.len() else self._started
+            df = df.with_columns(starts.alias("_start"), firm.alias("_firm"))
             starts = pl.col("_start")
         df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
         if self._cut.len():  # the lines before a cut stream's first start continue its cut record
@@ -106,6 +104,12 @@ class Rejoiner:
                 quiet = (pl.lit(newest) - pl.col("ts").max().over("key")).dt.total_microseconds() >= SETTLE_US
                 open_rec = open_rec & ~quiet.fill_null(False)
             first_open = df.filter(open_rec)["seq"].min()
+        firm_rows = df.filter(pl.col("_firm")).select("seq", "key") if "_firm" in df.columns else None
+        df = df.drop("_firm", strict=False)
+        # a stream a header or a note opened counts as started for the lines read after this run, not for
+        # the lines held back to be read again with them (batch14/12: held lines before the stream's first
+        # header stay lines before it)
+        self._note_started(firm_rows, first_open)
         if first_open is None:
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(df))
@@ -119,11 +123,22 @@ class Rejoiner:
         huge = size.filter(too_long & (pl.col("lines") > 1))  # one line is cut by the reader
         if huge.height and not self.join_all:  # let go of everything held; the huge ones in pieces
             self._cut = huge["key"].unique()
+            self._note_started(firm_rows, None)  # nothing is held: every start was read
             cut = pl.struct("key", "rec").is_in(huge.select(pl.struct("key", "rec")).to_series().implode())
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(_mark_piece(df, cut)))
         self._pending = df.filter(held).select(list(RECORD_COLUMNS))
         return self._counted(_records(df.filter(~held)))
+
+    def _note_started(self, firm_rows: pl.DataFrame | None, first_open: int | None) -> None:
+        """Add to ``_started`` the streams of ``firm_rows`` (``seq``, ``key`` of the lines a header or a
+        note opened) that are not held back (``seq`` before ``first_open``; all when it is None)."""
+        if firm_rows is None:
+            return
+        sent = firm_rows if first_open is None else firm_rows.filter(pl.col("seq") < first_open)
+        opened = sent["key"].unique()
+        if opened.len():
+            self._started = pl.concat([self._started, opened]).unique()
 
     def _counted(self, records: pl.DataFrame) -> pl.DataFrame:
         """``records``, their pieces of cut records counted in ``pieces``."""
@@ -146,7 +161,41 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
     past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
     starts, firm = _line_starts(df, started)
-    return _traceback_heads(df, _after_another_stream(df, starts)), firm
+    return _traceback_heads(df, _repeats_opening(df, _after_another_stream(df, starts))), firm
+
+
+# The three tokens a line opens with, its digits masked, the second and third words: the shape of a line.
+LINE_SHAPE = r"^(\S+ [A-Za-z][\w'-]* [A-Za-z][\w'-]*)"
+
+
+def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
+    """``starts`` with each line that would continue a record made a start when it opens as that record's
+    first line does (``LINE_SHAPE``, digits masked: ``[#193] failed to fetch …`` and ``[#194] failed to
+    fetch …``): a writer that prints no header printed its next message, one journal entry each
+    (batch14/09: bootkube's retries after a fence), not a line of the one before. A continuation-shaped
+    line (indented, a traceback's part) or a frame line is never one; a record opened in an earlier chunk
+    is not looked at, nor a line with a header (its family's rules judged it)."""
+    said = (df["message"].str.strip_chars().str.len_bytes() > 0).fill_null(False)
+    loose = ~starts & said
+    if not loose.any():
+        return starts
+    shape = pl.col("message").str.replace_all(r"\d+", "0").str.extract(LINE_SHAPE, 1)
+    frame = df.select("key", "message", starts.alias("s")).with_columns(shape.alias("shape"))
+    # a record's first line: a start, or the first line of its stream in the chunk
+    first = pl.col("s") | (pl.int_range(pl.len()).over("key") == 0)
+    opened = frame.select(
+        pl.when(first).then(pl.col("shape").fill_null("")).forward_fill().over("key")
+    ).to_series()
+    message = df["message"]
+    # a line with a header of its own that continues was so judged by the header's rules (a logger that
+    # stamps every line of a traceback: batch12/06)
+    shaped = (
+        message.str.contains(CONTINUATION)
+        | message.str.contains(BARE_FRAME_PART)
+        | message.str.contains(HEADER_START)
+    )
+    same = (frame["shape"] == opened) & ~shaped
+    return starts | (loose & same.fill_null(False))
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:

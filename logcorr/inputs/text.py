@@ -488,19 +488,39 @@ def _wrapped(lines: pl.Series, width: int) -> pl.Series:
     return ((lines.str.len_chars() == width) & ~opens & ~blank & ~same_lead & ~padded).fill_null(False)
 
 
+# How many line lengths shared by two lines or more ``paste_width`` tries, longest first.
+WRAP_CANDIDATES = 8
+
+
 def paste_width(lines: pl.Series) -> int | None:
-    """The width a terminal wrapped a paste at: the longest line's length (characters, at least
-    ``WRAP_MIN_WIDTH``) when two lines or more have it, two of them are wrapped (``_wrapped``) and one
-    of those breaks a word (a word character before the break, a lower-case one or a digit after it:
-    not a new sentence or line such as ``Python v3``); None for a file whose
-    lines were not wrapped (most logs, and records that merely have equal lengths)."""
+    """The width a terminal wrapped a paste at: the length of the lines it cut (characters, at least
+    ``WRAP_MIN_WIDTH``): the longest length that two lines or more have, two of them wrapped
+    (``_wrapped``) and one of those breaking a word (a word character before the break, a lower-case
+    one or a digit after it: not a new sentence or line such as ``Python v3``). Longer lines (the
+    reporter's notes or prose, a line pasted after the wrap) do not hide it: the lengths are tried
+    longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines), a
+    length under the longest one needing three wrapped lines. None
+    for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
-    width = n.max()
-    if width is None or width < WRAP_MIN_WIDTH or int((n == width).sum()) < 2:
-        return None
-    wrapped = _wrapped(lines, int(width))
-    mid_token = lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")  # "compl|eted"
-    return int(width) if int(wrapped.sum()) >= 2 and (wrapped & mid_token.fill_null(False)).any() else None
+    shared = (
+        n.filter(n >= WRAP_MIN_WIDTH)
+        .value_counts()
+        .filter(pl.col("count") >= 2)
+        .get_column(n.name)
+        .sort(descending=True)
+    )
+    mid_token = (lines.str.contains(r"\w$") & lines.shift(-1).str.contains(r"^[a-z0-9_]")).fill_null(
+        False
+    )  # "compl|eted"
+    longest = n.max()
+    for width in shared.head(WRAP_CANDIDATES).to_list():
+        wrapped = _wrapped(lines, int(width))
+        # under longer lines, a third wrapped line: two prose lines an author broke at 80 columns are no
+        # terminal's wrap (batch9/10)
+        enough = 2 if width == longest else 3
+        if int(wrapped.sum()) >= enough and (wrapped & mid_token).any():
+            return int(width)
+    return None
 
 
 def unwrap(frame: pl.DataFrame, width: int) -> pl.DataFrame:
@@ -568,9 +588,16 @@ def text_records(
             pl.col("p").struct.field("svc").alias("svc"),
         )
         # `docker compose logs -t`: Docker's stamp after the service prefix is the line's time (kept in
-        # the text, where it opens the line's record as any ISO time does)
+        # the text, where it opens the line's record as any ISO time does), taken off the text when the
+        # line after it opens with a header of its own, as a CRI envelope is (batch14/12: Kafka's
+        # `[2024-01-29 16:04:29,231] INFO …`, its level then read)
         stamp = pl.col("line").str.extract(COMPOSE_TIMESTAMP, 1)
-        frame = frame.with_columns(pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"))
+        rest = pl.col("line").str.replace(COMPOSE_TIMESTAMP, "")
+        own = stamp.is_not_null() & rest.str.contains(HEADER_START).fill_null(False)
+        frame = frame.with_columns(
+            pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"),
+            pl.when(own).then(rest).otherwise(pl.col("line")).alias("line"),
+        )
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one

@@ -20,7 +20,8 @@ from logcorr.store.schema import short_position
 
 # Findings whose records are shown as evidence, per rank (the rest are cited by their summary).
 EVIDENCE_KINDS = (
-    "scheduler_crash", "start_up_failure", "collective_timeout", "collective_error", "transfer_assertion", "cuda_error",
+    "scheduler_crash", "start_up_failure", "collective_timeout", "collective_error", "watchdog_hang", "transfer_assertion",
+    "cuda_error",
     "scheduler_watchdog", "wedge", "stop", "crash_loop", "bootstrap_failures", "transfer_failures",
 )  # fmt: skip
 # Settings that matter for a PD/TP bug report, in this order (config columns).

@@ -25,7 +25,7 @@ from logcorr.analysis import saved as saved_mod
 from logcorr.analysis.saved import QueryError
 from logcorr.clocks import hours, offset_words
 from logcorr.markdown import md
-from logcorr.parsers.prefix import SERVING_START
+from logcorr.parsers.prefix import FOREIGN_START, SERVING_START
 from logcorr.store.schema import short_position
 
 
@@ -149,10 +149,11 @@ ZONELESS_SQL = (
 
 # records of a known kind or role (SGLang's, the router's, py-spy's), and a serving stack's own records
 # whatever their role: a line in SGLang's, vLLM's or Dynamo's header format (``SERVING_START``) or naming
-# an SGLang rid is engine data
+# an SGLang rid is engine data (not a line of another program whose header SGLang's also matches: ``FOREIGN_START``)
 SGLANG_READ_SQL = (
     "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
-    f" OR rid IS NOT NULL OR regexp_matches(message, '{SERVING_START}')"
+    f" OR rid IS NOT NULL OR (regexp_matches(message, '{SERVING_START}')"
+    f" AND NOT regexp_matches(message, '{FOREIGN_START}'))"
 )
 
 

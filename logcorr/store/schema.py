@@ -321,7 +321,10 @@ REQUESTS = _table(
         "bootstrap_port": C(pl.Int32, "prefill bootstrap port"),
         "client": C(pl.String, "client address"),
         "target": C(pl.String, "tracing target of a router line (module path)"),
-        "message": C(pl.String, "the router line's message"),
+        "message": C(
+            pl.String,
+            "the router line's message; for a client's record of an answer (httpx's raise_for_status), the answer's own words it prints",
+        ),
         "format": C(pl.String, "which line shape: uvicorn, aiohttp, router_span, router_json …"),
         **_TAIL,
     },

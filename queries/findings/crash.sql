@@ -17,12 +17,17 @@
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, component, exception, innermost function). A traceback counts
---   when a process's loop died: its title names who raised ("Scheduler hit an exception"), or its frames
+--   when a process's loop died: its title names who raised ("Scheduler hit an exception", or Python
+--   multiprocessing's "Process EngineCore_DP0:" above it: that child process, the component), or its frames
 --   are a scheduler's loop (run_scheduler_process, event_loop_*, forward_thread_func) or init frames, or it
 --   says start-up failed (its message or its record's first line: "initialization failed", "failed to
 --   start"; a *startup* frame); a faulthandler dump at a fatal error ("Fatal Python error: Segmentation
---   fault", a watchdogs row fatal_python_error) whose current thread crashed in init frames counts as such a
---   traceback (exception "Fatal Python error", the signal as its message; the others stay unexplained); a
+--   fault", a watchdogs row fatal_python_error) whose current thread's frames were read (in its record or the
+--   next one) counts as such a traceback (exception "Fatal Python error", the signal as its message; a dump
+--   without the current thread stays unexplained), with the signal handlers' lines just before it (the
+--   first record at most 20 before that says the same signal was received: Abseil's "*** SIGSEGV received
+--   at time=…", glog's "*** SIGSEGV (@0x0) received by PID …", and every record after it): their evidence,
+--   their first time its time; a
 --   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
 --   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
 --   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
@@ -32,29 +37,55 @@
 --   SIGQUIT or crashed-subprocess watchdog record within 60 s. Where the traceback or the message has no
 --   time (a journal's short lines print no year), "after" is the order of the same input (event ids),
 --   never "no exit in the data".
-WITH fault AS (  -- a faulthandler dump at a fatal error, its current thread's frames as a traceback's
-    SELECT w.event_id, w.ts, w.host, w.role, w.pid, w.dp_rank, w.pp_rank, w.tp_rank, w.ep_rank, w.level,
-           w.source, w.source_pos, NULL::VARCHAR AS component,
-           'Fatal Python error' AS exception, w.reason AS exc_message, TRUE AS from_fault,
+WITH dump AS (  -- a fatal error and the faulthandler dump of its current thread: in the same record, or in the next
+               -- record of the same input (a blank line before "Stack (most recent call first):", batch13/04)
+    SELECT w.*, c.capture_id, c.thread_id
+    FROM watchdogs w
+    JOIN captures c ON c.source = w.source AND c.thread_state = 'current'
+    LEFT JOIN records ce ON ce.source = c.source AND ce.source_pos = c.source_pos AND ce.event_id = w.event_id + 1
+    WHERE w.watchdog_kind = 'fatal_python_error' AND (c.source_pos = w.source_pos OR ce.event_id IS NOT NULL)
+),
+handler AS (  -- the signal handlers' lines before it: from the first record of the same input, at most 20 records
+              -- before, that says the same signal was received (Abseil's "*** SIGSEGV received at time=…", also as
+              -- Ray's logging.cc re-logs it; glog's "*** SIGSEGV (@0x0) received by PID …"), every record up to it
+    SELECT d.event_id AS dump_id, min(e.event_id) AS first_id
+    FROM dump d JOIN records e ON e.source = d.source AND e.event_id BETWEEN d.event_id - 20 AND d.event_id - 1
+    WHERE regexp_extract(e.message, '\*\*\* SIG([A-Z]+) (?:\(@0x[0-9a-fA-F]+\) )?received\b', 1)
+          = CASE d.reason WHEN 'Segmentation fault' THEN 'SEGV' WHEN 'Aborted' THEN 'ABRT' WHEN 'Bus error' THEN 'BUS'
+                          WHEN 'Illegal instruction' THEN 'ILL' WHEN 'Floating-point exception' THEN 'FPE' END
+    GROUP BY d.event_id
+),
+handled AS (  -- those lines: their ids, their first time (the dump prints none)
+    SELECT h.dump_id, list(e.event_id ORDER BY e.event_id) AS ids, min(e.ts) AS ts
+    FROM handler h JOIN records e ON e.source = (SELECT d.source FROM dump d WHERE d.event_id = h.dump_id LIMIT 1)
+                                 AND e.event_id BETWEEN h.first_id AND h.dump_id - 1
+    GROUP BY h.dump_id
+),
+fault AS (  -- a faulthandler dump at a fatal error, its current thread's frames as a traceback's
+    SELECT d.event_id, coalesce(d.ts, any_value(h.ts)) AS ts, d.host, d.role, d.pid, d.dp_rank, d.pp_rank, d.tp_rank, d.ep_rank, d.level,
+           d.source, d.source_pos, NULL::VARCHAR AS component,
+           'Fatal Python error' AS exception, d.reason AS exc_message, TRUE AS from_fault,
+           any_value(h.ids) AS handler_ids,
            arg_min(s.function, s.depth) AS function, arg_min(s.file, s.depth) AS file, arg_min(s.line, s.depth) AS line,
            count(*)::INTEGER AS n_frames,
            string_agg('  File "' || coalesce(s.file, '?') || '", line ' || coalesce(s.line::VARCHAR, '?')
                       || ', in ' || s.function, chr(10) ORDER BY s.depth DESC) AS traceback
-    FROM watchdogs w
-    JOIN captures c ON c.source = w.source AND c.source_pos = w.source_pos AND c.thread_state = 'current'
-    JOIN stacks s ON s.capture_id = c.capture_id AND s.thread_id IS NOT DISTINCT FROM c.thread_id
-    WHERE w.watchdog_kind = 'fatal_python_error' AND s.function IS NOT NULL
-    GROUP BY ALL
+    FROM dump d
+    JOIN stacks s ON s.capture_id = d.capture_id AND s.thread_id IS NOT DISTINCT FROM d.thread_id
+    LEFT JOIN handled h ON h.dump_id = d.event_id
+    WHERE s.function IS NOT NULL
+    GROUP BY d.event_id, d.ts, d.host, d.role, d.pid, d.dp_rank, d.pp_rank, d.tp_rank, d.ep_rank, d.level, d.source, d.source_pos, d.reason
 ),
-traced AS (  -- the tracebacks, and the faulthandler dumps whose crashing thread was in init frames
+traced AS (  -- the tracebacks, and the faulthandler dumps at a fatal error whose crashing thread was read
     SELECT * FROM tracebacks
     UNION ALL BY NAME
     SELECT * FROM fault
-    WHERE regexp_matches(traceback, ', in (__init__|init_\w+|_init_\w+)\b')
-      AND NOT regexp_matches(traceback, ', in event_loop_\w+')
 ),
 tb AS (
-    SELECT t.*,
+    -- Python multiprocessing's "Process <name>:" above a traceback: that child process died of it (its name
+    -- the component when no title named one: vLLM's "Process EngineCore_DP0:", batch13/13)
+    SELECT t.* REPLACE (coalesce(t.component, nullif(regexp_extract(split_part(coalesce(e.message, ''), chr(10), 1),
+                                                     '(?:^|\) )Process ([A-Za-z_][\w.-]*):\s*$', 1), '')) AS component),
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
@@ -77,6 +108,8 @@ tb AS (
     FROM traced t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
+           OR t.from_fault  -- the process died of a fatal signal in that thread
+           OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?:^|\) )Process [A-Za-z_][\w.-]*:\s*$')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
@@ -95,6 +128,7 @@ grouped AS (
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id) AS ids, max(event_id) AS last_id,
+           flatten(list(handler_ids) FILTER (WHERE handler_ids IS NOT NULL)) AS handler_ids,
            list_distinct(list(source)) AS sources
     FROM tb GROUP BY ALL
     )
@@ -150,8 +184,8 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
-       list_filter(g.ids || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
-       CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread in init frames)'
+       list_filter(g.ids || coalesce(g.handler_ids, []) || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
+       CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread; the signal handlers'' lines before it)'
             ELSE 'tracebacks (not transfer_errors)' END
        || ', lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
 FROM grouped g JOIN after a ON a.gid = g.gid

@@ -1,6 +1,6 @@
 -- question: Which CUDA errors did the engines print: device-side assert, illegal memory access, out of
 --   memory, another CUDA error?
--- tables: events
+-- tables: events, tracebacks
 -- columns:
 --   ts        the first record of the group (UTC)
 --   end_ts    the last one (UTC)
@@ -15,7 +15,10 @@
 -- parameters: none.
 -- reading: one row per (role, host, error). A record is counted under the first error its text names,
 --   in the order of the table below (a device-side assert is often reported as "CUDA error: …" too); a
---   comment line (`#` first) counts in none.
+--   comment line (`#` first) counts in none. The first record of the group that prints them gives how much an
+--   OOM asked for and the GPU's total and free memory (PyTorch's "Tried to allocate …. GPU N has a total
+--   capacity of … of which … is free"), and the innermost frame its traceback shows (tracebacks; a cut
+--   traceback's last frame read, not where it was raised).
 WITH errors(error, pattern, said) AS (VALUES
     ('device_side_assert', 'device-side assert triggered', 'CUDA device-side assert triggered'),
     ('illegal_memory_access', 'an illegal memory access was encountered', 'CUDA illegal memory access'),
@@ -39,6 +42,12 @@ hit AS (
                 THEN 'rank ' || e.tp_rank
                 ELSE concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) END AS rank_label
     FROM named e
+),
+told AS (  -- where (the innermost frame of the record's traceback) and, for an OOM, how much PyTorch says it asked for
+    SELECT h.*, t.function || coalesce(' (' || regexp_extract(t.file, '[^/]+$') || ':' || t.line || ')', '') AS frame,
+           nullif(regexp_extract(h.message, 'Tried to allocate ([\d.]+ ?[KMGT]i?B)', 1), '') AS asked,
+           nullif(regexp_extract(h.message, 'GPU (\d+) has a total capacity of ([\d.]+ ?[KMGT]i?B) of which ([\d.]+ ?[KMGT]i?B) is free', 0), '') AS gpu_said
+    FROM hit h LEFT JOIN tracebacks t ON t.event_id = h.event_id
 )
 SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.host,
        list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))) AS ranks, count(*)::BIGINT AS n,
@@ -46,9 +55,17 @@ SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.hos
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(h.role, 'unknown'),
                     nullif(array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')), ''), '')
        || ': ' || count(*) || ' record(s)'
-       || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)') AS summary,
+       || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+       -- the first record that says it: PyTorch's "Tried to allocate 138.00 MiB. GPU 0 has a total capacity of
+       -- 79.15 GiB of which 2.19 MiB is free" and its traceback's innermost frame (batch13/09)
+       || coalesce(': tried to allocate ' || arg_min(h.asked, h.event_id) FILTER (WHERE h.asked IS NOT NULL)
+                   || coalesce(' (' || regexp_replace(arg_min(h.gpu_said, h.event_id) FILTER (WHERE h.gpu_said IS NOT NULL),
+                                                      '^GPU (\d+) has a total capacity of (.+) of which (.+) is free$',
+                                                      'GPU \1: \2 total, \3 free') || ')', ''), '')
+       || coalesce(CASE WHEN any_value(h.asked) IS NULL THEN ': ' ELSE '; ' END || 'innermost frame read: '
+                   || arg_min(h.frame, h.event_id) FILTER (WHERE h.frame IS NOT NULL), '') AS summary,
        list(h.event_id ORDER BY h.ts) AS evidence,
        'events whose text names a CUDA error (first match of the table in this query)' AS rests_on
-FROM hit h JOIN errors x ON x.error = h.error
+FROM told h JOIN errors x ON x.error = h.error
 GROUP BY h.role, h.host, h.error
 ORDER BY ts NULLS LAST

@@ -10,7 +10,7 @@
 --   role      role of the records (NULL for a burst over several roles)
 --   host      host
 --   ranks     the ranks that logged them, e.g. [TP0, TP1, TP3]
---   n         failure records in the group
+--   n         failure records in the group (with the notices folded into it)
 --   summary   the finding in words: count, the record as printed ("Decode transfer failed"), rooms
 --             (named when at most 3), cause, backend, span
 --   evidence  events.event_id of every record it counts
@@ -28,6 +28,13 @@
 --   "Session <peer> failed."; one transfer_failures row per (role, host), their causes counted: the
 --   status code the line names (TRANSFER_FAIL, NIXL_ERR_*, UCS_ERR_*), else the message with its
 --   addresses, keys and ids left out, cut at its first sentence, with the "Error: …" it prints.
+--   Notices (rule "notice"): a record that says some transfers failed without naming which (SGLang's "Some
+--   requests fail to receive KV Cache transfer done signal" and "Some requests timeout when bootstrapping",
+--   Mooncake's "Sync batch data transfer timeout after Nns") is no finding of its own beside a failure it
+--   is told with (same host, its role the same or unknown, within a minute; untimed: printed in the same
+--   minute, events.printed_time) that names rooms or requests: it joins that finding's evidence, its words
+--   and timeout are said after it ("beside it …"), and its cause is the finding's when the finding names
+--   none ("(from the records beside it)"). A timeout names its seconds and KVPoll state when printed.
 WITH t AS (
     SELECT *,
            CASE WHEN error_kind = 'assert_transfer_infos' THEN 'transfer_assertion'
@@ -37,7 +44,9 @@ WITH t AS (
                 THEN coalesce(left(nullif(trim(reason), ''), 160), cause) ELSE cause END AS said_cause,
            -- the record as printed: prefill_transfer_failed -> "Prefill transfer failed"
            regexp_replace(upper(left(error_kind, 1)) || replace(substr(error_kind, 2), '_', ' '), '\b(?i:nixl)\b', 'NIXL') AS words
-    FROM transfer_errors
+    FROM transfer_errors x
+    -- the time an untimed record prints without a year or a date (a notice is matched to a failure by it)
+    LEFT JOIN (SELECT event_id, printed_time FROM records WHERE ts IS NULL AND printed_time IS NOT NULL) p USING (event_id)
 ),
 tc AS (  -- a record of a request that names no cause takes the one its other records of that kind name
     SELECT * REPLACE (coalesce(said_cause, CASE WHEN coalesce(rid, request_id) IS NOT NULL
@@ -55,8 +64,45 @@ g AS (
            list_sort(list_distinct(list(coalesce(rid, request_id)) FILTER (WHERE coalesce(rid, request_id) IS NOT NULL))) AS requests,
            list_sort(list_distinct(list(peer) FILTER (WHERE peer IS NOT NULL))) AS peers,
            list_sort(list_distinct(list(regexp_replace(peer, ':\d+$', '')) FILTER (WHERE peer IS NOT NULL))) AS peer_hosts,
+           min(timeout_s) AS min_timeout_s, max(timeout_s) AS max_timeout_s, any_value(kv_poll_state) AS kv_poll_state,
+           regexp_extract(min(printed_time), '^(?:\d\d-\d\d )?\d\d:\d\d') AS printed_minute,
+           error_kind IN ('transfer_done_signal_missing', 'bootstrap_timeout_warning', 'batch_transfer_timeout') AS notice,
            list(event_id ORDER BY ts, event_id) AS evidence
     FROM tc GROUP BY kind, role, host, error_kind, said_cause, backend, CASE WHEN kind = 'transfer_assertion' THEN bootstrap_room END
+),
+gn AS (SELECT row_number() OVER (ORDER BY ts NULLS LAST, evidence[1]) AS gid, * FROM g),
+fold AS (  -- each notice group and the failure group it is told beside: the first of the same host naming rooms or
+           -- requests, its role the same or unknown, within a minute of it (untimed: printed in the same minute)
+    SELECT n.gid AS notice, min(f.gid) AS target
+    FROM gn n JOIN gn f
+      ON n.notice AND NOT f.notice AND (f.rooms > 0 OR len(f.requests) > 0)
+     AND f.host IS NOT DISTINCT FROM n.host
+     AND (f.role IS NOT DISTINCT FROM n.role OR 'unknown' IN (coalesce(f.role, 'unknown'), coalesce(n.role, 'unknown')))
+     AND CASE WHEN n.ts IS NOT NULL AND f.ts IS NOT NULL
+              THEN n.ts <= f.end_ts + INTERVAL 60 SECOND AND n.end_ts >= f.ts - INTERVAL 60 SECOND
+              WHEN n.ts IS NULL AND f.ts IS NULL THEN n.printed_minute <> '' AND n.printed_minute = f.printed_minute
+              ELSE false END
+    GROUP BY n.gid
+),
+told AS (  -- a failure group's notices: their records, cause and words
+    SELECT x.target, flatten(list(n.evidence)) AS evidence, any_value(n.cause) FILTER (WHERE n.cause IS NOT NULL) AS cause,
+           string_agg(n.n || ' "' || n.words || '" record(s) naming no request'
+                      || coalesce(' (' || nullif(concat_ws('; ',
+                             'after ' || printf('%g', round(n.min_timeout_s, 1))
+                                 || CASE WHEN round(n.max_timeout_s, 1) > round(n.min_timeout_s, 1)
+                                         THEN '-' || printf('%g', round(n.max_timeout_s, 1)) ELSE '' END || ' s',
+                             nullif(array_to_string(n.ranks, ', '), '')), '') || ')', ''), ', ' ORDER BY n.gid) AS words
+    FROM fold x JOIN gn n ON n.gid = x.notice
+    GROUP BY x.target
+),
+gf AS (  -- the groups, a notice folded into the failure it is told beside (SGLang's "Some requests fail to receive KV
+         -- Cache transfer done signal", batch14/01; Mooncake's "Sync batch data transfer timeout", batch14/03)
+    SELECT f.* REPLACE (list_concat(f.evidence, coalesce(t.evidence, [])) AS evidence,
+                        f.n + coalesce(len(t.evidence), 0) AS n,  -- the records it counts are those it cites
+                        coalesce(f.cause, t.cause) AS cause),
+           f.n AS n_said, f.cause IS NULL AND t.cause IS NOT NULL AS cause_told, t.words AS told
+    FROM gn f LEFT JOIN told t ON t.target = f.gid
+    WHERE f.gid NOT IN (SELECT notice FROM fold)
 ),
 line AS (  -- backend error lines: the body after the glog / UCX / Python logger / SGLang header
     SELECT e.*,
@@ -112,7 +158,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ' ' || array_to_string(ranks, ', ') || ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC')
             || coalesce(' (' || backend || ')', '')
        ELSE
-            n || ' "' || words || '" record(s)'
+            n_said || ' "' || words || '" record(s)'
             -- an unknown role is left out, never worded
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
             || coalesce(' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC'), ' (no time read)')
@@ -124,10 +170,19 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                     WHEN len(peer_hosts) BETWEEN 1 AND 3 THEN ', peer ' || array_to_string(peer_hosts, ', ') || ' (' || len(peers) || ' ports)'
                     ELSE '' END
             || '; cause ' || coalesce(cause, 'not named') || CASE WHEN cause = 'other_rank' THEN ' (propagated: not the root cause)' ELSE '' END
+            -- the timeout the records print: "timed out after 600.0s in KVPoll.WaitingForInput"
+            || CASE WHEN cause = 'timeout' AND NOT cause_told AND max_timeout_s IS NOT NULL
+                    THEN ' after ' || printf('%g', round(min_timeout_s, 1))
+                         || CASE WHEN round(max_timeout_s, 1) > round(min_timeout_s, 1) THEN '-' || printf('%g', round(max_timeout_s, 1)) ELSE '' END
+                         || ' s' || coalesce(' in KVPoll.' || kv_poll_state, '')
+                    ELSE '' END
+            || CASE WHEN cause_told THEN ' (from the records beside it)' ELSE '' END
             || '; backend ' || coalesce(backend, 'not named')
+            || coalesce('; beside it ' || told, '')
        END AS summary,
-       evidence, 'transfer_errors (error_kind, cause, backend)' AS rests_on
-FROM g
+       evidence,
+       'transfer_errors (error_kind, cause, backend' || CASE WHEN told IS NOT NULL THEN '; a notice naming no request folded in' ELSE '' END || ')' AS rests_on
+FROM gf
 UNION ALL BY NAME
 SELECT g.ts, g.end_ts, 'transfer_failures' AS kind, g.role, g.host, g.ranks, g.n,
        g.n || ' KV transfer backend error record(s)'

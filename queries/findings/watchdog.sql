@@ -6,6 +6,7 @@
 --   end_ts    the last one (UTC)
 --   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout),
 --             collective_error (the NCCL watchdog thread ended on an NCCL or CUDA error, no timeout)
+--             watchdog_hang (c10d's heartbeat monitor: the NCCL watchdog thread itself got stuck; no collective)
 --             or scheduler_watchdog (SGLang's watchdog: the scheduler advanced nothing for its timeout)
 --   role      role of the records
 --   host      host
@@ -15,8 +16,9 @@
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work;
 --             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
 --             C++ exception the process terminated with (watchdogs.exception)
---   evidence  events.event_id of the records, then of the work-state records whose numbers it states and
---             of any rank's work state at the same SeqNum
+--   evidence  events.event_id of the records, then of the work-state records whose numbers it states, of
+--             any rank's work state at the same SeqNum and of c10d's follow-up lines of its ranks (FlightRecorder,
+--             "signal dumping", "Some NCCL operations have failed or timed out", "preparing to dump debug info")
 --   rests_on  the tables behind it
 -- parameters: none.
 -- reading: one row per (kind, role, host, backend, op, timeout, island of consecutive SeqNums): ranks one
@@ -27,14 +29,14 @@
 WITH w AS (
     SELECT w.*, e.message, e.printed_time,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error')
+           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'heartbeat_timeout')
                 -- a rank of another process group than the default one is no global rank: said as printed
                 THEN coalesce('rank ' || w.tp_rank,
                               nullif(regexp_replace(regexp_extract(e.message, '\[PG (?:ID )?\d+[^\]\n]*? Rank \d+\]'),
                                                     '^\[PG (?:ID )?(\d+)[^\]\n]*? Rank (\d+)\]$', 'PG \1 rank \2'), ''))
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN records e ON e.event_id = w.event_id
-    WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout')
+    WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,
@@ -59,7 +61,7 @@ isl AS (
 ),
 g AS (
     SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'nccl_error' THEN 'collective_error'
-                ELSE 'scheduler_watchdog' END AS kind,
+                WHEN 'heartbeat_timeout' THEN 'watchdog_hang' ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island,
            max(w.nccl_seq) AS nccl_seq, min(w.nccl_seq) AS low_seq, list_distinct(list(w.nccl_seq)) AS seqs,
            -- each rank's SeqNum, where the ranks of the island print more than one
@@ -75,11 +77,28 @@ g AS (
                AS yearless,
            list_sort(list_distinct(list(w.rank_label) FILTER (WHERE w.rank_label <> ''))) AS ranks,
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
+           list_distinct(list(w.source)) AS sources, list_distinct(list(w.tp_rank) FILTER (WHERE w.tp_rank IS NOT NULL)) AS tps,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
            max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
     FROM isl w LEFT JOIN state s
       ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
     GROUP BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island
+),
+-- c10d's own lines after a collective timeout, error or watchdog hang on the same rank, its FATAL line among them:
+-- no failure of their own (batch13/02's
+-- FlightRecorder and "signal dumping" lines, batch5/07's and batch8/07's "Some NCCL operations have failed or timed
+-- out"): the same input within 20 records of the group's (untimed c10d lines print no date), or within a minute
+follow AS (
+    SELECT g.kind, g.role, g.host, g.island, g.backend, g.nccl_op, g.timeout_s, list(e.event_id ORDER BY e.event_id) AS ids
+    FROM g JOIN records e
+      ON g.kind IN ('collective_timeout', 'collective_error', 'watchdog_hang') AND e.host IS NOT DISTINCT FROM g.host
+     AND list_contains(g.tps, e.tp_rank) AND NOT list_contains(g.timeouts, e.event_id)
+     AND ((list_contains(g.sources, e.source) AND e.event_id BETWEEN list_min(g.timeouts) - 20 AND list_max(g.timeouts) + 20)
+          OR e.ts BETWEEN g.ts - INTERVAL 1 SECOND AND g.end_ts + INTERVAL 60 SECOND)
+    WHERE regexp_matches(e.message, 'ProcessGroupNCCL\.cpp:\d+\].*(Some NCCL operations have failed or timed out|To avoid data inconsistency, we are taking the entire process down|Stack trace of the failed collective not found|to signal dumping|preparing to dump debug info|[Rr]eceived a (?:global )?dump signal|flight recorder dump signal)')
+       -- its FATAL line (`[rank6]:[F429 … ProcessGroupNCCL.cpp:1554]`: the monitor terminating the process, batch13/03)
+       OR regexp_matches(e.message, '^(?:\[rank\d+\]:)?\[F\d*[ \d:.]*ProcessGroupNCCL\.cpp:\d+\]')
+    GROUP BY ALL
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
@@ -103,6 +122,14 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                      ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || coalesce(': ' || reason, '') || coalesce('; ' || nccl_error, '') || coalesce('; remote peer ' || peer, '')
             || coalesce('; the process terminated with ' || thrown, '')
+       WHEN kind = 'watchdog_hang' THEN
+            backend || ' watchdog hang (c10d heartbeat monitor) on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
+            || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
+                     ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
+                     ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
+            || ': the watchdog thread itself made no progress'
+            || coalesce(' for ' || round(timeout_s)::BIGINT || ' s', '')
+            || ' (a hang inside NCCL or CUDA; no collective named), so the monitor ends the process'
        ELSE
             'SGLang''s scheduler watchdog fired'  -- an unknown role is left out, never printed
             || coalesce(' on ' || nullif(concat_ws(' ', nullif(role, 'unknown'), nullif(array_to_string(ranks, ', '), '')), ''), '')
@@ -112,12 +139,18 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
        END AS summary,
        list_concat(timeouts,
-                   list_filter(list_distinct(list_concat(coalesce(state_ids, []), coalesce(same_ids, []))),
+                   list_filter(list_distinct(list_concat(list_concat(coalesce(state_ids, []), coalesce(same_ids, [])),
+                                                         coalesce(follow_ids, []))),
                                lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
-                                 WHEN 'collective_error' THEN 'nccl_error' ELSE 'watchdog_timeout' END || ')' AS rests_on
+                                 WHEN 'collective_error' THEN 'nccl_error' WHEN 'watchdog_hang' THEN 'heartbeat_timeout'
+                                 ELSE 'watchdog_timeout' END || ')' AS rests_on
 FROM (SELECT g.*, (SELECT list_sort(flatten(list(sw.ids))) FROM same_work sw
                     WHERE g.kind = 'collective_timeout' AND list_contains(g.seqs, sw.nccl_seq)
-                      AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids
+                      AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids,
+             (SELECT any_value(f.ids) FROM follow f
+               WHERE f.kind = g.kind AND f.role IS NOT DISTINCT FROM g.role AND f.host IS NOT DISTINCT FROM g.host
+                 AND f.island = g.island AND f.backend = g.backend AND f.nccl_op IS NOT DISTINCT FROM g.nccl_op
+                 AND f.timeout_s IS NOT DISTINCT FROM g.timeout_s) AS follow_ids
       FROM g) g
 ORDER BY ts NULLS LAST

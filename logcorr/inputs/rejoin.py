@@ -179,23 +179,37 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     loose = ~starts & said
     if not loose.any():
         return starts
-    shape = pl.col("message").str.replace_all(r"\d+", "0").str.extract(LINE_SHAPE, 1)
-    frame = df.select("key", "message", starts.alias("s")).with_columns(shape.alias("shape"))
-    # a record's first line: a start, or the first line of its stream in the chunk
-    first = pl.col("s") | (pl.int_range(pl.len()).over("key") == 0)
-    opened = frame.select(
-        pl.when(first).then(pl.col("shape").fill_null("")).forward_fill().over("key")
-    ).to_series()
+    # per loose line, by row number, the line that opened its record (a start, or its stream's first line in
+    # the chunk): only those lines' text is read (a chunk holds thousands of starts, a few loose lines)
+    rows = (
+        df.select("key", starts.alias("s"), loose.alias("loose"))
+        .with_row_index("row")
+        .select(
+            "loose",
+            "row",
+            pl.when(pl.col("s") | (pl.int_range(pl.len()).over("key") == 0))
+            .then(pl.col("row"))
+            .forward_fill()
+            .over("key")
+            .alias("open_at"),
+        )
+        .filter(pl.col("loose"))
+    )
     message = df["message"]
+    lines, opening = message.gather(rows["row"]), message.gather(rows["open_at"])
+
+    def shape(text: pl.Series) -> pl.Series:
+        return text.str.replace_all(r"\d+", "0").str.extract(LINE_SHAPE, 1)
+
     # a line with a header of its own that continues was so judged by the header's rules (a logger that
     # stamps every line of a traceback: batch12/06)
     shaped = (
-        message.str.contains(CONTINUATION)
-        | message.str.contains(BARE_FRAME_PART)
-        | message.str.contains(HEADER_START)
+        lines.str.contains(CONTINUATION)
+        | lines.str.contains(BARE_FRAME_PART)
+        | lines.str.contains(HEADER_START)
     )
-    same = (frame["shape"] == opened) & ~shaped
-    return starts | (loose & same.fill_null(False))
+    same = ((shape(lines) == shape(opening).fill_null("")) & ~shaped).fill_null(False)
+    return starts.clone().scatter(rows["row"], same)
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:

@@ -179,10 +179,15 @@ def test_03_the_c10d_watchdog_stuck_480_s_is_a_watchdog_hang_on_rank_6(tmp_path)
 def test_01_the_heartbeat_monitor_timing_out_is_a_watchdog_hang_beside_the_workers_death(tmp_path):
     """Line 10 `[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! …` (no time): a
     watchdog_hang on rank 0 with line 11 (`… preparing to dump debug info`) as evidence; worker pid 198's death
-    (exit code -6) still leads."""
+    (exit code -6) still leads. Lines 2-6, the c10d stack's frames whose message the excerpt cut (batch17's rule:
+    native frames without their message), are an unexplained crash that says what failed cannot be told."""
     out = ingested_body(tmp_path, BATCH, "01")
     found = saved.query(out, "SELECT kind, ranks, len(evidence) AS k FROM findings ORDER BY kind")
-    assert found.rows() == [("child_exits", None, 1), ("watchdog_hang", ["rank 0"], 2)]
+    assert found.rows() == [
+        ("child_exits", None, 1),
+        ("unexplained_crash", None, 5),
+        ("watchdog_hang", ["rank 0"], 2),
+    ]
     lines = report.summary_lines(report.gather(out))
     assert lines[0].startswith("**What happened**: 1 child process reported dead by the parent")
 

@@ -66,7 +66,7 @@ def test_03_the_root_cause_entry_and_slurms_error_line(tmp_path):
     out = ingested_body(tmp_path, BATCH, "03")
     found = saved.query(out, "SELECT kind, summary FROM findings").rows()
     assert [k for k, _ in found] == ["child_exits", "unexplained_crash", "unexplained_errors"]
-    assert "pid 214033 (exit code -6: killed by signal 6)" in found[0][1]
+    assert "pid 214033 (exit code -6: killed by signal 6 SIGABRT)" in found[0][1]
     assert (
         'Unexplained error: "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1"'
         in found[2][1]

@@ -124,10 +124,12 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
                     CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
                     regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
            -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
-           -- after a blank line and its header, is any thread, not the one that crashed: batch10/04)
+           -- after a blank line and its header, is any thread, not the one that crashed: batch10/04); frames
+           -- that name only an address (the signal handler's, `in 0x00007599e9c5051f`: batch5/14) are skipped
            CASE WHEN grade = 1 AND marker IS NOT NULL THEN
              regexp_extract(substr(text, strpos(text, marker) + length(marker)),
-                            '^[ \t]*\n[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
+                            '^[ \t]*\n(?:[ \t]*File "[^"\n]*", line \d+,? in 0x[0-9a-fA-F]+[ \t]*\n)*'
+                            || '[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
            END AS first_frame
     FROM (
         SELECT *,

@@ -268,12 +268,9 @@ def is_router_line(ev: pl.DataFrame) -> pl.Series:
     line (a ``"target"`` key). Uses ``ev.header`` when present, else the ``message`` text."""
     base = _base(ev)
     header = base["header"]
-    text_router = pl.select(
-        pl.when(header.is_not_null())
-        .then(header.is_in(["router", ROUTER_LOCAL_HEADER]))
-        .otherwise(base["message"].str.contains(ROUTER_HEADER_LINE))
-        .fill_null(False)
-    ).to_series()
+    # the text is searched only where no header was split off (a header already names its family)
+    named = header.is_in(["router", ROUTER_LOCAL_HEADER]).fill_null(False)
+    text_router = named | _on_rows(header.is_null(), base["message"], ROUTER_HEADER_LINE)
     json_router = _on_rows(
         base["body"].str.starts_with("{").fill_null(False), base["body"], ROUTER_JSON.regex
     )
@@ -295,12 +292,13 @@ def _on_rows(rows: pl.Series, text: pl.Series, pattern: str) -> pl.Series:
 OWN_TARGET = r"^(?:\S[^\n]*?\}: )?(?:\w*router\w*|smg|\w*model_gateway\w*)::"
 
 
-def is_own_router_line(ev: pl.DataFrame) -> pl.Series:
-    """Boolean Series, one per row of ``ev``: a router line (``is_router_line``) that is the router's
-    own: sgl-router 0.1.x's header, a tracing JSON line, or a Rust tracing line whose target is a router
-    crate (``OWN_TARGET``). The other Rust tracing lines are another program's in the same format."""
+def is_own_router_line(ev: pl.DataFrame, router: pl.Series | None = None) -> pl.Series:
+    """Boolean Series, one per row of ``ev``: a router line (``is_router_line``, or ``router`` when the
+    caller has it) that is the router's own: sgl-router 0.1.x's header, a tracing JSON line, or a Rust
+    tracing line whose target is a router crate (``OWN_TARGET``). The other Rust tracing lines are
+    another program's in the same format."""
     base = _base(ev)
-    router = is_router_line(base)
+    router = is_router_line(base) if router is None else router
     plain = ((base["header"] == ROUTER_LOCAL_HEADER) | base["body"].str.starts_with("{")).fill_null(False)
     own = plain | _on_rows(router & ~plain, base["body"], OWN_TARGET)
     return (router & own).alias("own_router")

@@ -574,7 +574,9 @@ def recognise(base: pl.DataFrame, patterns: list[LinePattern] | None = None) -> 
     router_rows = pl.Series("r", [False] * n) if patterns is not None else router.is_router_line(base)
     # another program's lines in the router's Rust tracing format (Dynamo's) are read by the engine
     # patterns too: a row one of them types is that kind, the rest are the router module's
-    foreign = router_rows & ~router.is_own_router_line(base) if router_rows.any() else router_rows
+    foreign = (
+        router_rows & ~router.is_own_router_line(base, router_rows) if router_rows.any() else router_rows
+    )
     # Fast path for the bulk of a journal: a body that starts with a batch head or is a whole
     # uvicorn access line has its leftmost anchor at the start, so it needs no anchor search.
     found = []

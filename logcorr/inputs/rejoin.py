@@ -175,8 +175,7 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     (batch14/09: bootkube's retries after a fence), not a line of the one before. A continuation-shaped
     line (indented, a traceback's part) or a frame line is never one; a record opened in an earlier chunk
     is not looked at, nor a line with a header (its family's rules judged it)."""
-    said = (df["message"].str.strip_chars().str.len_bytes() > 0).fill_null(False)
-    loose = ~starts & said
+    loose = _said_where(df["message"], ~starts)
     if not loose.any():
         return starts
     # per loose line, by row number, the line that opened its record (a start, or its stream's first line in
@@ -212,6 +211,17 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     return starts.clone().scatter(rows["row"], same)
 
 
+def _said_where(message: pl.Series, rows: pl.Series) -> pl.Series:
+    """``rows`` (Boolean, no null) that hold text other than blanks in ``message``: only those rows'
+    text is read (most lines of a chunk open a record and are not asked about)."""
+    if not rows.any():
+        return rows
+    at = rows.arg_true()
+    return rows.clone().scatter(
+        at, (message.gather(at).str.strip_chars().str.len_bytes() > 0).fill_null(False)
+    )
+
+
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     """``starts`` with each line of an anonymous stream (its ``stream`` is its ``source`` alone: a text
     line that no worker prefix, envelope or journal field gave to a process) that would continue the
@@ -219,10 +229,10 @@ def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     another stream's: a header-less line continues only the record of the line immediately above it,
     never one across a line that a process prefix gave to another stream (batch7/11: UCX's untimed
     message after a ``(VllmWorkerProcess pid=8441)`` line is not the fragment's two lines above)."""
-    said = df["message"].str.strip_chars().str.len_bytes() > 0
-    loose = (~starts & said & (df["stream"] == df["source"])).fill_null(False)
+    loose = _said_where(df["message"], (~starts & (df["stream"] == df["source"])).fill_null(False))
     if not loose.any():
         return starts
+    said = df["message"].str.strip_chars().str.len_bytes() > 0
     above = df.select(pl.when(said).then(pl.col("key")).forward_fill().shift(1)).to_series()
     return starts | (loose & (above != df["key"]).fill_null(False))
 
@@ -235,10 +245,14 @@ def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     Python's lead-ins to a traceback (``parsers.prefix.TRACEBACK_LEADS``): a program's print before a
     traceback is no part of it."""
     message = df["message"]
-    thread = message.str.contains(FAULTHANDLER_THREAD).fill_null(False)
-    head = ~starts & (message.str.contains(TRACEBACK_HEAD).fill_null(False) | thread)
-    if not head.any():
+    rest = (~starts).arg_true()  # a start is no head to judge: only the other lines are searched
+    text = message.gather(rest)
+    thread_at = text.str.contains(FAULTHANDLER_THREAD).fill_null(False)
+    head_at = text.str.contains(TRACEBACK_HEAD).fill_null(False) | thread_at
+    if not head_at.any():
         return starts
+    thread = pl.repeat(False, df.height, eager=True).scatter(rest, thread_at)
+    head = pl.repeat(False, df.height, eager=True).scatter(rest, head_at)
     # Per head line, by row number: the start of the record open at it and the last line said before it
     # in its stream; only those lines' text is read again (a chunk holds a few heads, thousands of starts).
     seq = pl.col("row")  # the row number in df (not in the window: int_range over a window counts its rows)

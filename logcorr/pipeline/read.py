@@ -210,9 +210,13 @@ def batched(joined: Generator, rows: int | None = None) -> Generator:
     rows = BATCH_ROWS if rows is None else rows  # read at the call: a test sets smaller pieces
     held: list[pl.DataFrame] = []
     n = 0
+    first = True
     try:
         for frame in joined:
-            if held and n + frame.height > rows:
+            # the first frame goes on alone: the later stages start a block earlier (the pipeline fills
+            # while one core reads the second block)
+            if held and (first or n + frame.height > rows):
+                first = False
                 yield pl.concat(held, how="vertical_relaxed") if len(held) > 1 else held[0]
                 held, n = [], 0
             held.append(frame)

@@ -116,6 +116,8 @@ class RoleFlow:
         said = text_rules.command_role(df["message"])
         prose = prose | said.is_not_null()
         at = prose.arg_true()
+        if not at.len() and not self.labels:  # no prose, no label carried: most chunks of a journal
+            return df
         said = pl.select(
             pl.coalesce(pl.lit(said.gather(at)), pl.lit(text_rules.label_role(df["message"].gather(at))))
         ).to_series()

@@ -958,8 +958,8 @@ def _first_claim(frame: pl.DataFrame, headers: list[Header], *, every_row: bool 
     if frame.height == 0:
         return pl.DataFrame(schema=_CLAIM_SCHEMA)
     which = frame["src"].str.extract_groups(_which_regex(headers)).struct.unnest()
-    family = pl.select(
-        pl.coalesce([pl.when(which[f"f{k}"].is_not_null()).then(k) for k in range(len(headers))])
+    family = which.select(
+        pl.coalesce([pl.when(pl.col(f"f{k}").is_not_null()).then(pl.lit(k)) for k in range(len(headers))])
     ).to_series()
     parts = [
         _claim(frame.filter(family == k), headers[k]) for k in family.drop_nulls().unique().sort().to_list()

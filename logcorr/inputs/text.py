@@ -263,15 +263,20 @@ _GLUED_NATIVE = r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [\w.-]+\.\w+:\d+\] |Fa
 # …"): the record is read from its header on, the words before it stay prose (a worker's "(Name pid=N) "
 # before the header is its prefix, not words)
 _GLUED_LOGGER = rf"(?:{LEVEL_WORD}) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\s]+:\d+\] "
+# ... or the name of the file the log was copied from, glued before its first header with a space: an editor's
+# `@`-mention of the attachment ("@c:\Users\…\deepseek-…_2026-08-23_20-05-04.txt [2026-08-23 09:05:37 TP0 EP0]
+# Decode batch, …", sglang#36081, batch18/07); the name stays prose (its date is no record's time)
+_LOG_FILE_NAME = r"\S\.(?:log|txt|out|err)"
 GLUED_RECORD = (
     rf"^(?P<pre>.*?(?:[\w.)]|` |{_BAR_END}|{_FRAME_CUT}))(?P<rec>{SGLANG_START.removeprefix('^')}.*)$"
     rf"|^(?P<wpre>.*?[^\s(])(?P<wrec>{_GLUED_WORKER}.*)$"
     rf"|^(?P<npre>.*?\S)(?P<nrec>(?:{_GLUED_NATIVE}).*)$"
     rf"|^(?P<lpre>.*?\S[:：])\s*(?P<lrec>{_GLUED_LOGGER}.*)$"
+    rf"|^(?P<fpre>.*?{_LOG_FILE_NAME})\s+(?P<frec>{SGLANG_START.removeprefix('^')}.*)$"
 )
 GLUED_START = (
     rf"(?:[\w.)]|` |{_BAR_END}|{_FRAME_CUT})\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d|[^\s(]{_GLUED_WORKER}|\S(?:{_GLUED_NATIVE})"
-    rf"|\S[:：]\s*{_GLUED_LOGGER}"
+    rf"|\S[:：]\s*{_GLUED_LOGGER}|{_LOG_FILE_NAME}\s+\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d"
 )
 
 
@@ -702,7 +707,7 @@ def _split_glued(frame: pl.DataFrame) -> pl.DataFrame:
     (``MAX_GLUED_PASSES`` records a line at most; the rest stays on the last row)."""
     if not frame.select(pl.col("line").str.contains(GLUED_START).any()).item():
         return frame
-    frame = _split_glued_once(frame, GLUED_RECORD, ("", "w", "n", "l"))
+    frame = _split_glued_once(frame, GLUED_RECORD, ("", "w", "n", "l", "f"))
     for _ in range(MAX_GLUED_PASSES - 1):
         if not frame.select(pl.col("line").str.contains(GLUED_AGAIN_START).any()).item():
             break

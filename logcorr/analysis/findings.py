@@ -79,7 +79,9 @@ GPU_LOST_ACTION = (
     "take the node out of service and check the GPU the driver names (`nvidia-smi -q`, the kernel's NVRM/Xid"
     " lines, power and PCIe): a GPU lost from the bus does not come back without a reset"
 )
-GPU_XID_ACTION = "check the GPU the driver names (`nvidia-smi -q`) and look the Xid up in NVIDIA's Xid catalog"
+GPU_XID_ACTION = (
+    "check the GPU the driver names (`nvidia-smi -q`) and look the Xid up in NVIDIA's Xid catalog"
+)
 
 
 def _action(main: dict) -> str | None:

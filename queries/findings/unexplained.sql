@@ -134,7 +134,14 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
              regexp_extract(substr(text, strpos(text, marker) + length(marker)),
                             '^[ \t]*\n(?:[ \t]*File "[^"\n]*", line \d+,? in 0x[0-9a-fA-F]+[ \t]*\n)*'
                             || '[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
-           END AS first_frame
+           END AS first_frame,
+           -- a signal handler's native backtrace below its marker (Triton's `Signal (11) received.` then
+           -- `0# 0x… in tritonserver` … `5# TRITONBACKEND_ResponseSend in …`): the first frame that names a
+           -- function, the frames of bare addresses skipped (triton#3916, batch19/11)
+           CASE WHEN grade = 1 AND marker IS NOT NULL THEN
+             nullif(regexp_extract(substr(text, strpos(text, marker) + length(marker)),
+                                   '(?m)^[ \t]*\d+# ([A-Za-z_][^\s(]{0,119}) in \S', 1), '')
+           END AS first_named
     FROM (
         SELECT *,
                -- the line that carries the marker (else the innermost frame, else the first line)
@@ -184,7 +191,8 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                       ELSE '' END
               -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
               -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
-              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')
+              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')',
+                          ' (its first named frame: ' || w.first_named || ')', '')
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

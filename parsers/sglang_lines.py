@@ -513,6 +513,18 @@ WATCHDOG_PATTERNS = [
         yields={"exit_code": -9},
     ),
     P(
+        "tgi_shard_signaled",
+        "watchdog",
+        "signaled to shutdown with signal",
+        # text-generation-inference's launcher watching a shard: the shard killed by a signal (TGI#2593, batch19/13)
+        r"Shard process was signaled to shutdown with signal (?P<exit_signal>\d+)",
+        "text-generation-inference ≥0.9 launcher (shard-manager)",
+        "2024-10-01T07:43:22.342900Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to"
+        " shutdown with signal 6 rank=0",
+        subkind="subprocess_crashed",
+        yields={"exit_code": -6},
+    ),
+    P(
         "worker_died",
         "watchdog",
         " died, exit code",

@@ -157,3 +157,21 @@ def test_05_one_wrap_among_lines_padded_to_the_terminals_width():
     assert paste_width(lines) == 135
     # without the padded lines, one wrap alone is no terminal's width
     assert paste_width(pl.Series(["a" * 134 + "c", "ore" + " " * 10, "b" * 135])) is None
+
+
+def test_13_a_tgi_shard_killed_by_a_signal_is_a_dead_child(tmp_path):
+    """`… shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 6
+    rank=0`: the launcher reports its shard killed by SIGABRT: a dead child (exit code -6), the report's
+    main event, before "Shard 0 crashed" and the watchdog's C++ frames (their message cut)."""
+    out = ingested_body(tmp_path, BATCH, "13")
+    dead = saved.query(
+        out,
+        "SELECT e.source_pos, w.target_pid, w.exit_code FROM watchdogs w JOIN events e USING (event_id)"
+        " WHERE w.watchdog_kind = 'subprocess_crashed'",
+    )
+    assert dead.rows() == [("line 8", None, -6)]
+    happened = report_mod.summary_lines(report_mod.gather(out))[0]
+    assert happened == (
+        "**What happened**: 1 child process reported dead by the parent at 2024-10-01 07:43:22 UTC:"
+        " pid not printed (exit code -6: killed by signal 6 SIGABRT)."
+    )

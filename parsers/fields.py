@@ -45,7 +45,8 @@ def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table
     contract (``logcorr.schema``): for each column, the first non-null value over the rules in order
     (one ``extract_groups`` per rule, in its ``scope``: ``body`` or one of ``SCOPES``; a
     ``LinePattern`` searches the body). A column ``df`` already has (a rank its header printed) keeps
-    its value where it has one. A group ``<name>_ms`` (``<name>_ns``) fills ``<name>_s`` in seconds; a group starting
+    its value where it has one. A group ``<name>_ms`` (``<name>_ns``) fills ``<name>_s`` in seconds, a group
+    ``exit_signal`` (a child killed by signal N) ``exit_code`` as -N (Python's word for it); a group starting
     with ``_`` is kept as text for the builder. Each scope the rules name is kept as a column
     ``_<scope>``. Never raises on any text; a value that does not parse as its type is null."""
     wanted = {getattr(rule, "scope", "body") for rule in rules}
@@ -69,6 +70,9 @@ def extract_fields(df: pl.DataFrame, rules: list[LinePattern | FieldRule], table
             for unit, per_s in (("_ms", 1e3), ("_ns", 1e9)):
                 if name.endswith(unit) and name not in table.schema and f"{name[:-3]}_s" in table.schema:
                     column, value = f"{name[:-3]}_s", value.cast(pl.Float64, strict=False) / per_s
+            # a child killed by signal N: exit code -N
+            if name == "exit_signal" and "exit_code" in table.schema:
+                column, value = "exit_code", -value.cast(pl.Int64, strict=False)
             values.setdefault(column, []).append(_typed_field(value, table.schema.get(column, pl.String)))
     return df.with_columns(
         pl.coalesce([pl.col(c), *v] if c in df.columns else v).alias(c) for c, v in values.items()

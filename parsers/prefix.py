@@ -82,6 +82,22 @@ HEADERS = (
         (("[2026-04-15 17:13:10][scheduler_metrics_mixin.py:424][INFO]: msg", {"level": "INFO"}),),
     ),
     H(
+        "deepspeed",
+        rf"^\[(?P<date>{_DATE}) (?P<time>{_TIME})\] \[(?P<level>{LEVEL_WORD})\] \[(?P<origin>[^\]\n]*)\] ?",
+        "DeepSpeed's logger '[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] %(message)s'"
+        " (comma milliseconds; its launcher's sigkill_handler: DeepSpeed#3232, batch19/09)",
+        (
+            (
+                "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266",
+                {
+                    "level": "INFO",
+                    "log_ts": datetime(2023, 4, 14, 13, 11, 27, 879000),
+                    "body": "Killing subprocess 13266",
+                },
+            ),
+        ),
+    ),
+    H(
         "tagged",
         rf"^\[(?P<date>{_DATE})[ T](?P<time>{_TIME})\] [A-Za-z][\w.-]* (?P<level>{LEVEL_WORD}): ",
         "a library's logger with a bracketed time, its name, then the level: LMCache's "
@@ -834,6 +850,12 @@ DYNAMO_TARGET = (
     rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:\S[^\n]*?\}}: )?"
     r"(?:dynamo_\w+::|(?:[\w<>]+\.)*[\w<>]*dynamo[\w<>]*(?:\.[\w<>]+)*: |[A-Za-z_]\w*\.[A-Za-z_<>][\w<>]*: )"
 )
+# text-generation-inference's launcher and router (Rust tracing, a Z time, the level padded to five, a span
+# like `shard-manager:` before the target): `2024-04-18T22:43:58.111453Z  INFO shard-manager:
+# text_generation_launcher: Waiting for shard to be ready... rank=0` (TGI#1763, batch19/12).
+TGI_TARGET = (
+    rf"^{_DATE}T{_TIME}Z +(?:TRACE|DEBUG|INFO|WARN|ERROR) +(?:[\w-]+: )?text_generation_(?:launcher|router)\b"
+)
 SERVING_START = "|".join(
     [SGLANG_START]
     + [
@@ -841,7 +863,7 @@ SERVING_START = "|".join(
         for h in HEADERS
         if h.name == "vllm"
     ]
-    + [DYNAMO_TARGET]
+    + [DYNAMO_TARGET, TGI_TARGET]
 )
 # Another program's header that SGLang's bracketed time also matches (log4j's ``[date time,ms] LEVEL``:
 # Kafka, batch14/12): its lines are no serving stack's, whatever ``SERVING_START`` says.
@@ -887,7 +909,12 @@ def _json_field(key: str, present: bool) -> pl.Expr:
     if not present:
         return pl.lit(None, pl.String)
     text = pl.col("text")
-    return pl.when(text.str.starts_with('{"')).then(text.str.json_path_match(f"$.{key}"))
+    # the JSON object on the record's first line: a bare line joined after it (TGI's `Error: WebserverFailed`
+    # after its last JSON line, OPEA GenAIExamples#636, batch19/14) is no part of the object
+    first = (
+        pl.when(text.str.contains("\n", literal=True)).then(text.str.extract(r"^([^\n]*)", 1)).otherwise(text)
+    )
+    return pl.when(text.str.starts_with('{"')).then(first.str.json_path_match(f"$.{key}"))
 
 
 # A request-metrics record (SGLang's --export-metrics-to-file) is dated by the meta_info keys it

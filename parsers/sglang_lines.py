@@ -500,6 +500,31 @@ WATCHDOG_PATTERNS = [
         yields={"target_pid": 32051, "exit_code": -6},
     ),
     P(
+        "deepspeed_launcher_exit",
+        "watchdog",
+        "exits with return code",
+        # DeepSpeed's launcher (launch.py sigkill_handler) reporting a worker's command line and its return code
+        # (a negative code: the signal that killed it); the worker's pid is not printed (DeepSpeed#3232, batch19/09)
+        r"\] exits with return code = (?P<exit_code>-?\d+)",
+        "DeepSpeed ≥0.8 deepspeed/launcher/launch.py",
+        "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py',"
+        " '--local_rank=0'] exits with return code = -9",
+        subkind="subprocess_crashed",
+        yields={"exit_code": -9},
+    ),
+    P(
+        "tgi_shard_signaled",
+        "watchdog",
+        "signaled to shutdown with signal",
+        # text-generation-inference's launcher watching a shard: the shard killed by a signal (TGI#2593, batch19/13)
+        r"Shard process was signaled to shutdown with signal (?P<exit_signal>\d+)",
+        "text-generation-inference ≥0.9 launcher (shard-manager)",
+        "2024-10-01T07:43:22.342900Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to"
+        " shutdown with signal 6 rank=0",
+        subkind="subprocess_crashed",
+        yields={"exit_code": -6},
+    ),
+    P(
         "worker_died",
         "watchdog",
         " died, exit code",
@@ -576,8 +601,10 @@ WATCHDOG_PATTERNS = [
         "nccl_watchdog_wrapped",
         "watchdog",
         "Watchdog caught collective operation timeout",
-        # a terminal or a paste broke the line inside WorkNCCL(…): the kind stands, the fields are not guessed
-        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)?",
+        # a terminal or a paste broke the line inside WorkNCCL(…): the kind stands, the fields are not guessed;
+        # the line ends before the parenthesis closes (a reporter's sentence quoting it shortened,
+        # `WorkNCCL(SeqNum=80078...) ran for 600026 milliseconds`, is no watchdog record: nccl#1409, batch19/01)
+        r"Watchdog caught collective operation timeout: Work(?:NCCL|HCCL)?(?:\([^)\n]*)?[ \t]*(?:\n|$)",
         "PyTorch 2.x ProcessGroupNCCL, as pasted in sglang#3424",
         "[rank1]:[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 1] Process group"
         " watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S\n"

@@ -73,6 +73,24 @@ ACTIONS = {
     "failed_requests": "read the first failed request's error and the logs of the worker it names at that time (`logcorr show EVENT_ID`)",
 }
 FILE_ISSUE = "write the upstream report: `logcorr report --format issue -d OUT`"
+# A GPU the NVIDIA driver lost or reported in error (cuda.sql's gpu_fallen_off_bus and xid rows) is
+# hardware to check, not a kernel to find.
+GPU_LOST_ACTION = (
+    "take the node out of service and check the GPU the driver names (`nvidia-smi -q`, the kernel's NVRM/Xid"
+    " lines, power and PCIe): a GPU lost from the bus does not come back without a reset"
+)
+GPU_XID_ACTION = (
+    "check the GPU the driver names (`nvidia-smi -q`) and look the Xid up in NVIDIA's Xid catalog"
+)
+
+
+def _action(main: dict) -> str | None:
+    """What to do now for the main finding ``main`` by its kind (``ACTIONS``); a GPU error the NVIDIA
+    driver printed (a cuda_error whose summary says ``(NVIDIA driver)``) set apart from a CUDA error."""
+    said = main.get("summary") or ""
+    if main["kind"] == "cuda_error" and "(NVIDIA driver)" in said:
+        return GPU_LOST_ACTION if "fallen off the bus" in said else GPU_XID_ACTION
+    return ACTIONS.get(main["kind"])
 
 
 def _kind_key(kind: str) -> int:
@@ -486,8 +504,8 @@ def summary(
         for r in ranked_families(main, known, roles or {}).iter_rows(named=True):
             if r["family"] != fam["family"] and r["workaround"]:
                 actions.append(f"{r['workaround']} ({r['family']})")
-    if main["kind"] in ACTIONS:
-        actions.append(ACTIONS[main["kind"]])
+    if _action(main):
+        actions.append(_action(main))
     actions.append(FILE_ISSUE)
     lines.append(
         "**What to do now**: " + " ".join(f"{i}. {a};" for i, a in enumerate(actions[:4], 1))[:-1] + "."

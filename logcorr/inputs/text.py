@@ -360,6 +360,9 @@ ANSI_REMNANT = r"[ \x1b]?\[[0-9;]{0,12}m"
 # text's own (the separator between fields), kept; only the remnant goes.
 ANSI_REMNANT_GLUED = r"[^\s\x1b]\[[0-9;]{0,12}m"
 ANSI_REMNANT_ALONE = r"\x1b?\[[0-9;]{0,12}m"
+# syslog's (rsyslog's) escape of a control character in octal: the ESC byte written "#033" ("#033[2m2024-04-18T22:43:58Z
+# #033[0m #033[32m INFO#033[0m", a CloudWatch export of text-generation-inference: TGI#1763, batch19/12)
+ESC_OCTAL = "#033["
 
 
 def ansi_remnants_off(lines: pl.Series) -> pl.Series:
@@ -367,12 +370,13 @@ def ansi_remnants_off(lines: pl.Series) -> pl.Series:
     reset ``[0m``, so the worker prefix and header behind them read: with the space before each
     (``ANSI_REMNANT``, the ESC turned into a space) unless a remnant on the line is glued to the
     character before it (``ANSI_REMNANT_GLUED``: the ESC dropped, every space is the text's own, kept).
-    One literal scan of the rest."""
+    An ESC written in syslog's octal (``ESC_OCTAL``, ``#033[``) is the ESC byte. One literal scan of
+    the rest."""
     maybe = lines.str.contains("[0m", literal=True).fill_null(False)
     idx = maybe.arg_true()
     if idx.len() == 0:
         return lines
-    some = lines.gather(idx)
+    some = lines.gather(idx).str.replace_all(ESC_OCTAL, "\x1b[", literal=True)
     fixed = pl.select(
         pl.when(pl.lit(some).str.contains(ANSI_REMNANT_GLUED))
         .then(pl.lit(some).str.replace_all(ANSI_REMNANT_ALONE, ""))
@@ -495,6 +499,8 @@ def _wrapped(lines: pl.Series, width: int) -> pl.Series:
 
 # How many line lengths shared by two lines or more ``paste_width`` tries, longest first.
 WRAP_CANDIDATES = 8
+# Lines padded with spaces to a width that show a terminal's width by themselves (``paste_width``).
+PADDED_MIN_LINES = 3
 
 
 def paste_width(lines: pl.Series) -> int | None:
@@ -504,8 +510,8 @@ def paste_width(lines: pl.Series) -> int | None:
     one or a digit after it: not a new sentence or line such as ``Python v3``). Longer lines (the
     reporter's notes or prose, a line pasted after the wrap) do not hide it: the lengths are tried
     longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines), a
-    length under the longest one needing three wrapped lines. None
-    for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
+    length under the longest one needing three wrapped lines, and one enough where ``PADDED_MIN_LINES``
+    lines are padded with spaces to that width. None for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
     shared = (
         n.filter(n >= WRAP_MIN_WIDTH)
@@ -518,11 +524,15 @@ def paste_width(lines: pl.Series) -> int | None:
         False
     )  # "compl|eted"
     longest = n.max()
+    padded = lines.str.contains(r"\s\s$").fill_null(False)
     for width in shared.head(WRAP_CANDIDATES).to_list():
         wrapped = _wrapped(lines, int(width))
         # under longer lines, a third wrapped line: two prose lines an author broke at 80 columns are no
-        # terminal's wrap (batch9/10)
+        # terminal's wrap (batch9/10); where the terminal padded its other lines to that very width
+        # (`kubectl logs` copied from a pane: llm-d-benchmark#724, batch19/05), one wrap is enough
         enough = 2 if width == longest else 3
+        if int(((n == width) & padded).sum()) >= PADDED_MIN_LINES:
+            enough = 1
         if int(wrapped.sum()) >= enough and (wrapped & mid_token).any():
             return int(width)
     return None

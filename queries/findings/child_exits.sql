@@ -1,7 +1,8 @@
 -- question: Which child processes did a parent report dead (vLLM's "Worker … pid N died, exit code: C",
 --   SGLang's and Dynamo's "Child process unexpectedly failed with exitcode=C. pid=N", SGLang's liveness
 --   monitor "Subprocess … (pid=N) crashed with exit code C", multimodal_gen's "Rank N scheduler is dead."
---   with "Exit code: C" on the next line), with which pids and exit codes?
+--   with "Exit code: C" on the next line, DeepSpeed's launcher "[…] exits with return code = C"), with which
+--   pids and exit codes?
 -- tables: watchdogs, tracebacks, records (the report's text: the child's name, the next record's exit code)
 -- columns:
 --   ts        the first report of the group (UTC; NULL when the lines print no time)

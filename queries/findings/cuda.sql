@@ -1,5 +1,5 @@
 -- question: Which CUDA errors did the engines print: device-side assert, illegal memory access, out of
---   memory, another CUDA error?
+--   memory, another CUDA error? And which GPU errors did the NVIDIA driver print (a GPU fallen off the bus, an Xid)?
 -- tables: events, tracebacks
 -- columns:
 --   ts        the first record of the group (UTC)
@@ -23,18 +23,23 @@ WITH errors(error, pattern, said) AS (VALUES
     ('device_side_assert', 'device-side assert triggered', 'CUDA device-side assert triggered'),
     ('illegal_memory_access', 'an illegal memory access was encountered', 'CUDA illegal memory access'),
     ('out_of_memory', 'CUDA out of memory|OutOfMemoryError|CUDA error: out of memory', 'CUDA out of memory'),
-    ('cuda_error', 'CUDA error: |CUDA_ERROR_\w+|cudaError\w+', 'CUDA error')
+    ('cuda_error', 'CUDA error: |CUDA_ERROR_\w+|cudaError\w+', 'CUDA error'),
+    -- the NVIDIA driver's own word in the kernel's log (dmesg, journalctl -k): a GPU lost from the bus, with
+    -- or without its Xid line (NVSentinel#155, batch19/04), and any other Xid (`NVRM: Xid (PCI:…): 79, …`)
+    ('gpu_fallen_off_bus', 'NVRM: [^\n]*fallen off the bus|NVRM: Xid \([^)]*\): 79\b', 'GPU fallen off the bus (NVIDIA driver)'),
+    ('xid', 'NVRM: Xid \(', 'GPU Xid error (NVIDIA driver)')
 ),
 named AS MATERIALIZED (  -- every record's text searched once (the subquery below reads these rows twice)
     SELECT * FROM records
-    WHERE regexp_matches(message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+    WHERE regexp_matches(message, 'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError|NVRM: ')
       -- a comment line (`#` first: a paste's note, a script's comment) is no record of an error, as in
       -- unexplained.sql (batch16/13: "# note: … The title says CUDA out of memory, which the chunk does not reach.")
       AND NOT starts_with(ltrim(message), '#')
 ),
 hit AS (
     SELECT e.*, (SELECT x.error FROM errors x WHERE regexp_matches(e.message, x.pattern)
-                 ORDER BY list_position(['device_side_assert', 'illegal_memory_access', 'out_of_memory', 'cuda_error'], x.error)
+                 ORDER BY list_position(['device_side_assert', 'illegal_memory_access', 'out_of_memory', 'cuda_error',
+                                         'gpu_fallen_off_bus', 'xid'], x.error)
                  LIMIT 1) AS error,
            -- PyTorch's "[rankN]:" prefix is a global rank (tp_rank holds it by contract): "rank N", not TPN
            CASE WHEN e.dp_rank IS NULL AND e.pp_rank IS NULL AND e.ep_rank IS NULL
@@ -46,6 +51,7 @@ hit AS (
 told AS (  -- where (the innermost frame of the record's traceback) and, for an OOM, how much PyTorch says it asked for
     SELECT h.*, t.function || coalesce(' (' || regexp_extract(t.file, '[^/]+$') || ':' || t.line || ')', '') AS frame,
            nullif(regexp_extract(h.message, 'Tried to allocate ([\d.]+ ?[KMGT]i?B)', 1), '') AS asked,
+           nullif(regexp_extract(h.message, 'NVRM: (?:The NVIDIA GPU |Xid \(PCI:)([0-9a-fA-F:.]+)', 1), '') AS gpu,
            nullif(regexp_extract(h.message, 'GPU (\d+) has a total capacity of ([\d.]+ ?[KMGT]i?B) of which ([\d.]+ ?[KMGT]i?B) is free', 0), '') AS gpu_said
     FROM hit h LEFT JOIN tracebacks t ON t.event_id = h.event_id
 )
@@ -54,6 +60,8 @@ SELECT min(h.ts) AS ts, max(h.ts) AS end_ts, 'cuda_error' AS kind, h.role, h.hos
        any_value(x.said)  -- an unknown role is left out, never worded
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(h.role, 'unknown'),
                     nullif(array_to_string(list_sort(list_distinct(list(h.rank_label) FILTER (WHERE h.rank_label <> ''))), ', '), '')), ''), '')
+       -- the GPU the driver names (`The NVIDIA GPU 0000:b3:00.0`, `Xid (PCI:0000:44:00): 79`)
+       || coalesce(' (GPU ' || arg_min(h.gpu, h.event_id) FILTER (WHERE h.gpu IS NOT NULL) || ')', '')
        || ': ' || count(*) || ' record(s)'
        || coalesce(' from ' || strftime(min(h.ts), '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
        -- the first record that says it: PyTorch's "Tried to allocate 138.00 MiB. GPU 0 has a total capacity of

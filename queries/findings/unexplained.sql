@@ -21,7 +21,8 @@
 --   process printed at the same instant (a traceback stamped line by line), and it is one of, most
 --   severe first: (1) a crash marker in its text (Fatal Python error, Segmentation fault or Segfault,
 --   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed" in a log record (not in prose), glibc's
---   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size); (2) an
+--   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size; the kernel's OOM
+--   killer's `Out of memory: Killed process N`; Triton's `Signal (N) received.` at a line's start); (2) an
 --   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception (or is Exception), or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
 --   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
@@ -100,6 +101,9 @@ graded AS (
            CASE
              -- "crashed" is a crash marker only in a log record: in prose it is the reporter's story
              WHEN regexp_matches(text, '(?i)Fatal Python error|Segmentation fault|\bSegfault\b|\bSIG(SEGV|ABRT|BUS|ILL)\b|core dumped|terminate called|exit(ed)? (with )?code -\d+|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)')
+                  -- the kernel's OOM killer (`Out of memory: Killed process 25315 (python3)`: tranX#41, batch19/08)
+                  -- and Triton's signal handler (`Signal (11) received.` above its frames: triton#3916, batch19/11)
+                  OR regexp_matches(text, '(?m)Out of memory: Killed process \d+|^Signal \(\d+\) received\.')
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
@@ -136,12 +140,19 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
              regexp_extract(substr(text, strpos(text, marker) + length(marker)),
                             '^[ \t]*\n(?:[ \t]*File "[^"\n]*", line \d+,? in 0x[0-9a-fA-F]+[ \t]*\n)*'
                             || '[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
-           END AS first_frame
+           END AS first_frame,
+           -- a signal handler's native backtrace below its marker (Triton's `Signal (11) received.` then
+           -- `0# 0x… in tritonserver` … `5# TRITONBACKEND_ResponseSend in …`): the first frame that names a
+           -- function, the frames of bare addresses skipped (triton#3916, batch19/11)
+           CASE WHEN grade = 1 AND marker IS NOT NULL THEN
+             nullif(regexp_extract(substr(text, strpos(text, marker) + length(marker)),
+                                   '(?m)^[ \t]*\d+# ([A-Za-z_][^\s(]{0,119}) in \S', 1), '')
+           END AS first_named
     FROM (
         SELECT *,
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade
-                 WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)).*$'
+                 WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)|Out of memory: Killed process|Signal \(\d+\) received).*$'
                  WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S.*$'
                  -- the client's status error line, wherever the record starts (prose may lead it)
                  WHEN 4 THEN CASE WHEN api_error THEN '(?m)^.*\bError code: [45]\d\d - [{\[].*$' ELSE '(?m)^.*\S.*$' END
@@ -189,7 +200,8 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                       ELSE '' END
               -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
               -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
-              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')', '')
+              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')',
+                          ' (its first named frame: ' || w.first_named || ')', '')
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

@@ -25,7 +25,7 @@
 --   or two collectives apart are one stall, each rank's SeqNum said. An op the parser did not read
 --   is "not printed" only when no record of the group prints OpType=, else "printed but not read". A last completed work of -1
 --   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
---   never joined).
+--   never joined). A comment line (`#` first) counts in none.
 WITH w AS (
     SELECT w.*, e.message, e.printed_time,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
@@ -37,6 +37,9 @@ WITH w AS (
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN records e ON e.event_id = w.event_id
     WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
+      -- a comment line (`#` first: a paste's note quoting a line it dropped) is no watchdog record, as in
+      -- cuda.sql and unexplained.sql (batch19/02's note: "… WorkNCCL(SeqNum=469508, OpType=ALLR")
+      AND NOT starts_with(ltrim(coalesce(e.message, '')), '#')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,

@@ -1,0 +1,177 @@
+"""batch19 (tests/cases/batch19, a blind batch: README written before the first run, EVAL.md the score
+before the fixes): each file's body (its ``# source``/``# note`` lines off, as the evaluation read it), and
+the rules its failures changed, on lines of the same shape."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from logcorr.analysis import saved
+from logcorr.ingest import ingest, records_from_text
+from logcorr.inputs.text import paste_width
+from logcorr.render import report as report_mod
+from tests.conftest import case_records, ingested_body, rows_at
+from tests.test_batch10 import BATCH as BATCH10
+
+BATCH = BATCH10.parent / "batch19"
+
+
+def _findings(out) -> list[tuple]:
+    return saved.query(out, "SELECT kind, n, summary FROM findings").rows()
+
+
+def test_04_the_nvidia_drivers_gpu_fallen_off_the_bus_is_a_gpu_failure(tmp_path):
+    """dmesg's `[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0` and its indented `NVRM: … fallen off the
+    bus and is not responding to commands.` (no Xid, no wall-clock time): a cuda_error finding naming the
+    GPU, never "no failure", and what to do is the GPU's hardware, not CUDA_LAUNCH_BLOCKING."""
+    out = ingested_body(tmp_path, BATCH, "04")
+    ((kind, n, summary),) = _findings(out)
+    assert (kind, n) == ("cuda_error", 1)
+    assert summary == "GPU fallen off the bus (NVIDIA driver) (GPU 0000:b3:00.0): 1 record(s) (no time read)"
+    lines = report_mod.summary_lines(report_mod.gather(out))
+    todo = next(x for x in lines if x.startswith("**What to do now**"))
+    assert "a GPU lost from the bus" in todo and "CUDA_LAUNCH_BLOCKING" not in todo
+
+
+def test_an_xid_line_is_a_gpu_error_of_the_driver(tmp_path):
+    """The same rule on an Xid line (`NVRM: Xid (PCI:0000:44:00): 79, …`, NVSentinel#155's note): Xid 79
+    is the GPU fallen off the bus; another Xid a GPU Xid error; the GPU is named."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text(
+        "[ 1843.308145] NVRM: Xid (PCI:0000:44:00): 79, pid=1911, name=python3, GPU has fallen off the bus.\n"
+        "[ 1900.000001] NVRM: Xid (PCI:0000:45:00): 13, pid=1911, name=python3, Graphics Exception\n"
+    )
+    ingest([log], tmp_path / "out")
+    assert sorted(s for _, _, s in _findings(tmp_path / "out")) == [
+        "GPU Xid error (NVIDIA driver) (GPU 0000:45:00): 1 record(s) (no time read)",
+        "GPU fallen off the bus (NVIDIA driver) (GPU 0000:44:00): 1 record(s) (no time read)",
+    ]
+
+
+def test_08_11_the_kernels_oom_kill_and_tritons_signal_line_are_crashes(tmp_path):
+    """`Out of memory: Killed process 25315 (python3)` (dmesg, wrapped by the terminal) and Triton's
+    `Signal (11) received.` above its `N# … in lib` frames: crash markers without a time or level, so
+    an unexplained crash quoting them (Triton's first named frame too), never "no failure"."""
+    out = ingested_body(tmp_path, BATCH, "08")
+    ((kind, n, summary),) = _findings(out)
+    assert (kind, n) == ("unexplained_crash", 1)
+    assert (
+        'Unexplained crash or exception: "[2059991.491542] Out of memory: Killed process 25315 (python3)'
+        in summary
+    )
+    out = ingested_body(tmp_path, BATCH, "11")
+    ((kind, n, summary),) = _findings(out)
+    assert (kind, n) == ("unexplained_crash", 1)
+    assert summary.startswith(
+        'Unexplained crash or exception: "Signal (11) received." (its first named frame: TRITONBACKEND_ResponseSend)'
+        " (no time read)"
+    )
+
+
+def test_01_a_reporters_sentence_quoting_a_watchdog_is_no_watchdog(tmp_path):
+    """Line 1 `Hi, I'm having this issue: Watchdog caught collective operation timeout:
+    WorkNCCL(SeqNum=80078...) ran for 600026 milliseconds …` closes its parenthesis: no wrapped watchdog
+    line, no watchdog row; the indented c10d lines below are the two timeouts, rank 7's first."""
+    ev = case_records(BATCH, "01")
+    (prose,) = rows_at(ev, 1)
+    assert prose["kind"] == "other"
+    for line, rank in ((14, 7), (16, 3)):
+        (row,) = rows_at(ev, line)
+        assert (row["kind"], row["level"], row["tp_rank"]) == ("watchdog", "ERROR", rank)
+    out = ingested_body(tmp_path, BATCH, "01")
+    found = sorted(_findings(out), key=lambda f: f[2])
+    assert [(k, n) for k, n, _ in found] == [("collective_timeout", 1), ("collective_timeout", 1)]
+    assert found[0][2].startswith(
+        "Collective timeout (NCCL watchdog) on rank 3 (no time read; printed without a"
+    )
+    assert "ALLREDUCE SeqNum 80078 ran 600013 ms" in found[0][2]
+    assert found[1][2].startswith(
+        "Collective timeout (NCCL watchdog) on rank 7 (no time read; printed without a"
+    )
+    assert "BROADCAST SeqNum 80078 ran 600026 ms" in found[1][2]
+    # the wrapped form still stands (sglang#3424): the line ends inside WorkNCCL(…)
+    wrapped = records_from_text(
+        "[rank1]:[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 1] Process group"
+        " watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout:"
+        " WorkNCCL(S\n"
+    )
+    assert wrapped["kind"].to_list() == ["watchdog"]
+
+
+def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):
+    """`[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code =
+    -9`: DeepSpeed's header gives the level (INFO, ERROR), the time as printed; the worker's -9 is a
+    child killed by SIGKILL, no pid printed."""
+    ev = case_records(BATCH, "09")
+    got = [(r["level"], r["log_ts"]) for r in ev.sort("event_id").to_dicts()]
+    assert got == [
+        ("INFO", datetime(2023, 4, 14, 13, 11, 27, 879000)),
+        ("ERROR", datetime(2023, 4, 14, 13, 11, 27, 885000)),
+    ]
+    assert ev["message"][0].endswith("Killing subprocess 13266")
+    out = ingested_body(tmp_path, BATCH, "09")
+    ((kind, n, summary),) = _findings(out)
+    assert (kind, n) == ("child_exits", 1)
+    assert "pid not printed (exit code -9: killed by signal 9 SIGKILL)" in summary
+
+
+def test_12_escapes_written_as_octal_033_hide_no_header(tmp_path):
+    """CloudWatch's `2024-04-18T18:44:03.144-04:00` then TGI's line with its colour escapes written by
+    syslog as `#033[2m`: the escapes come off, TGI's header gives the level, the time is CloudWatch's
+    (UTC); start-up progress of TGI is read, so the report says what it shows, no failure."""
+    out = ingested_body(tmp_path, BATCH, "12")
+    ((level, ts, zoned, message),) = saved.query(
+        out, "SELECT level, ts, zoned, message FROM events WHERE source_pos = 'line 2'"
+    ).rows()
+    assert (level, ts, zoned) == ("INFO", datetime(2024, 4, 18, 22, 44, 3, 144000, tzinfo=UTC), True)
+    assert message.startswith("2024-04-18T22:43:58.111453Z  INFO shard-manager: text_generation_launcher:")
+    assert _findings(out) == []
+    happened = report_mod.summary_lines(report_mod.gather(out))[0]
+    assert happened.startswith("**What happened**: the data shows no failure")
+    assert "Waiting for shard to be ready... rank=0" in happened
+
+
+def test_14_a_json_record_keeps_its_time_when_a_bare_line_joins_it():
+    """TGI's last JSON line before `Error: WebserverFailed` (a bare line joined to it): the object on the
+    first line still gives the time and the level."""
+    ev = case_records(BATCH, "14")
+    (row,) = rows_at(ev, 5)
+    assert (row["n_lines"], row["level"], row["ts"]) == (
+        2,
+        "INFO",
+        datetime(2024, 8, 21, 0, 49, 23, 568821, tzinfo=UTC),
+    )
+
+
+def test_05_one_wrap_among_lines_padded_to_the_terminals_width():
+    """`kubectl logs` copied from a pane: every line padded with spaces to 135 columns but one, which the
+    terminal wrapped inside `run_engine_c|ore`: that one wrap is enough to know the width, and the frame
+    reads whole."""
+    body = case_records(BATCH, "05")
+    (tb,) = rows_at(body, 8)
+    assert "in run_engine_core\n" in tb["message"]
+    assert rows_at(body, 11) == []
+    lines = pl.Series(["x" * 130 + "     "] * 3 + ["a" * 134 + "c", "ore" + " " * 132])
+    assert paste_width(lines) == 135
+    # without the padded lines, one wrap alone is no terminal's width
+    assert paste_width(pl.Series(["a" * 134 + "c", "ore" + " " * 10, "b" * 135])) is None
+
+
+def test_13_a_tgi_shard_killed_by_a_signal_is_a_dead_child(tmp_path):
+    """`… shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 6
+    rank=0`: the launcher reports its shard killed by SIGABRT: a dead child (exit code -6), the report's
+    main event, before "Shard 0 crashed" and the watchdog's C++ frames (their message cut)."""
+    out = ingested_body(tmp_path, BATCH, "13")
+    dead = saved.query(
+        out,
+        "SELECT e.source_pos, w.target_pid, w.exit_code FROM watchdogs w JOIN events e USING (event_id)"
+        " WHERE w.watchdog_kind = 'subprocess_crashed'",
+    )
+    assert dead.rows() == [("line 8", None, -6)]
+    happened = report_mod.summary_lines(report_mod.gather(out))[0]
+    assert happened == (
+        "**What happened**: 1 child process reported dead by the parent at 2024-10-01 07:43:22 UTC:"
+        " pid not printed (exit code -6: killed by signal 6 SIGABRT)."
+    )

@@ -115,9 +115,11 @@ graded AS (
                                             '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
            END AS grade,
-           -- within a grade, a record whose words say it failed comes before one that does not: an ERROR
-           -- line "EngineCore encountered a fatal error." before the stats dump printed beside it at the same
-           -- level and instant (batch17/01); the words in prose case, not a header's level (ERROR, FATAL)
+           -- among records marked by their error level alone (grade 4), one whose words say it failed comes
+           -- before one that does not: "EngineCore encountered a fatal error." before the stats dump printed
+           -- beside it at the same level and instant (batch17/01); the words in prose case, not a header's
+           -- level (ERROR, FATAL). Crash markers keep the order printed: the cause first (batch3/05's
+           -- "terminate called …" before "Fatal Python error: Aborted")
            regexp_matches(text, '\b([Ff]atal|[Ff]ailed|[Ff]ailure|[Ee]rror|[Oo]ut of memory)\b|\bOOM\b') AS says_failure
     FROM bits WHERE NOT lead_in
 ),
@@ -157,8 +159,8 @@ counted AS (
            CASE WHEN count(DISTINCT coalesce(role, 'unknown')) = 1 THEN any_value(coalesce(role, 'unknown')) ELSE 'unknown' END AS role,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            count(*) FILTER (WHERE rank_label <> '') AS with_rank,
-           list(event_id ORDER BY grade, NOT on_marker, NOT says_failure, ts NULLS LAST, event_id) AS evidence,
-           arg_min(event_id, (grade, NOT on_marker, NOT says_failure, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
+           list(event_id ORDER BY grade, NOT on_marker, grade = 4 AND NOT says_failure, ts NULLS LAST, event_id) AS evidence,
+           arg_min(event_id, (grade, NOT on_marker, grade = 4 AND NOT says_failure, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
            max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
            count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4) AS error_level,
@@ -197,7 +199,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
               || CASE WHEN len(w.banner_frames) > 0 THEN
                    ' (its first frame: ' || trim(w.banner_frames[1])
                    || CASE WHEN len(w.banner_frames) > 1
-                           THEN '; its callers, as printed: ' || array_to_string(list_transform(w.banner_frames[2:4], lambda f: trim(f)), ' ← ')
+                           -- a long signature's arguments cut to (…) (batch5/14's std::__cxx11::basic_string<…>)
+                           THEN '; its callers, as printed: ' || array_to_string(list_transform(w.banner_frames[2:4],
+                                    lambda f: CASE WHEN length(trim(f)) > 60 THEN regexp_replace(trim(f), '\(.*$', '(…)') ELSE trim(f) END), ' ← ')
                                 || CASE WHEN len(w.banner_frames) > 4 THEN ' ← … (' || (len(w.banner_frames) - 4) || ' more)' ELSE '' END
                            ELSE '' END || ')'
                  ELSE '' END

@@ -115,7 +115,8 @@ def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signa
     """Line 11 `Fatal Python error: Segmentation fault`, then (after a blank line) faulthandler's `Stack (most
     recent call first):` with capture_begin (graphs.py:77) innermost: a crash naming where, whose time is that of
     the signal handlers' lines before it (Ray's `[2024-02-27 16:09:19,106 E 19394 19394] logging.cc:361: ***
-    SIGSEGV received …`, as printed, no zone); lines 1-10 are its evidence, no unexplained finding is left."""
+    SIGSEGV received …`, as printed, no zone); lines 1-10 are its evidence, no unexplained finding is left. No
+    rank is printed, so the process is named by the pid those lines print (19394)."""
     out = ingested_body(tmp_path, BATCH, "04")
     found = saved.query(out, "SELECT kind, ts, zoned, n, summary FROM findings")
     assert found["kind"].to_list() == ["scheduler_crash"]
@@ -128,7 +129,7 @@ def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signa
     )["source_pos"].to_list()
     assert cited == ["line 1", "line 2", "line 6", "line 7", "line 8", "line 9", "line 10", "line 11"]
     assert row["summary"] == (
-        "A process crashed (rank not printed) at 2024-02-27 16:09:19: Fatal Python error: Segmentation fault in"
+        "A process (pid 19394) crashed (rank not printed) at 2024-02-27 16:09:19: Fatal Python error: Segmentation fault in"
         " capture_begin (graphs.py:77); then no exit or restart read after it"
     )
 
@@ -192,18 +193,20 @@ def test_01_the_heartbeat_monitor_timing_out_is_a_watchdog_hang_beside_the_worke
     assert lines[0].startswith("**What happened**: 1 child process reported dead by the parent")
 
 
-def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_crashing(tmp_path):
+def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_failing_at_start_up(tmp_path):
     """Lines 4-14 behind `(EngineCore_DP0 pid=230522) `: Python multiprocessing's `Process EngineCore_DP0:` then a
-    traceback cut after core.py:834 run_engine_core: a crash of EngineCore_DP0 (DP0), no exception type claimed,
-    no time."""
+    traceback cut after core.py:834 run_engine_core, whose code line `engine_core = EngineCoreProc(*args,
+    **kwargs)` builds the engine core: EngineCore_DP0 (DP0) failed at start-up, while constructing
+    EngineCoreProc; no exception type claimed, no time."""
     out = ingested_body(tmp_path, BATCH, "13")
     found = saved.query(out, "SELECT kind, ranks, ts, summary FROM findings")
     assert found.rows() == [
         (
-            "scheduler_crash",
+            "start_up_failure",
             ["DP0"],
             None,
-            "EngineCore_DP0 crashed on DP0 (no time read): exception type not printed (the traceback is cut) in"
-            " run_engine_core (core.py:834); then no exit or restart read after it",
+            "EngineCore_DP0 failed at start-up on DP0 (no time read): exception type not printed (the traceback is"
+            " cut) in run_engine_core (core.py:834); raised while constructing EngineCoreProc (its frames cut),"
+            " before serving; then no exit or restart read after it",
         )
     ]

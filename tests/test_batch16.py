@@ -66,8 +66,8 @@ def test_07_multimodal_gens_month_day_header_and_its_dead_scheduler_with_the_exi
 
 def test_08_the_authors_lead_in_sentence_is_no_crash_record_and_the_segfaults_first_frame_is_named(tmp_path):
     """Line 3 "Log evidence: server crashed mid-eval with SIGSEGV (exit code -11) inside mooncake's RDMA
-    cleanup path:" introduces the paste: no crash record; the banner's first frame (`ibv_destroy_qp`) and
-    the dead child's name (scheduler_0) are said."""
+    cleanup path:" introduces the paste: no crash record; the banner's first frame (`ibv_destroy_qp`), its
+    callers as printed (lines 7-8) and the dead child's name (scheduler_0) are said."""
     out = ingested_body(tmp_path, BATCH, "08")
     found = _findings(out)
     assert found["child_exits"] == (
@@ -75,7 +75,8 @@ def test_08_the_authors_lead_in_sentence_is_no_crash_record_and_the_segfaults_fi
         " scheduler_0, pid 922727 (exit code -11: killed by signal 11 SIGSEGV)"
     )
     assert found["unexplained_crash"].startswith(
-        'Unexplained crash or exception: "!!!!!!! Segfault encountered !!!!!!!" (its first frame: ibv_destroy_qp)'
+        'Unexplained crash or exception: "!!!!!!! Segfault encountered !!!!!!!" (its first frame: ibv_destroy_qp;'
+        " its callers, as printed: mooncake::RdmaEndPoint::deconstruct() ← mooncake::WorkerPool::transferWorker(int))"
     )
     assert "Log evidence" not in "\n".join(found.values())
 

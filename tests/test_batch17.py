@@ -20,7 +20,8 @@ BATCH = BATCH10.parent / "batch17"
 def test_01_a_vllm_tag_pasted_with_brackets_as_pairs_still_opens_its_header(tmp_path):
     """`(EngineCore_DP0 pid=559) ERROR 10-20 03:20:50 [core.py:720[] EngineCore encountered a fatal
     error.`: the paste writes every `]` as `[]`; the tag is still vLLM's, so the level and the yearless
-    time are read, and the fatal error is an error the report names, never "no failure"."""
+    time are read, and the fatal error is an error the report names, never "no failure": quoted first, before
+    the stats dump printed beside it at the same level and instant (its words say it failed)."""
     ev = case_records(BATCH, "01")
     for line in (3, 4):
         (row,) = rows_at(ev, line)
@@ -33,9 +34,11 @@ def test_01_a_vllm_tag_pasted_with_brackets_as_pairs_still_opens_its_header(tmp_
     out = ingested_body(tmp_path, BATCH, "01")
     (found,) = saved.query(out, "SELECT kind, n, summary FROM findings").rows()
     assert found[:2] == ("unexplained_errors", 2)
-    assert found[2].endswith(
-        'the last of them: "(EngineCore_DP0 pid=559) ERROR 10-20 03:20:50 [core.py:720[] EngineCore encountered a fatal error."'
+    assert found[2].startswith(
+        'Unexplained error: "(EngineCore_DP0 pid=559) ERROR 10-20 03:20:50 [core.py:720[] EngineCore encountered a'
+        ' fatal error." on DP0'
     )
+    assert "Dumping scheduler stats" not in found[2]
 
 
 def test_02_torchruns_failure_table_is_one_dead_child_per_entry(tmp_path):
@@ -77,7 +80,7 @@ def test_04_06_native_stack_frames_without_a_message_are_no_silence(tmp_path):
     """C++ frames behind a Ray actor's prefix (04: `frame #10: gloo::rendezvous::PrefixStore::wait(…) +
     0x109 (0x… in libtorch_cpu.so)`) and Open MPI's backtrace (06: `[40a8c9673b05:1447852] [ 8]
     …(ompi_sync_wait_mt+0xbd)[0x…]`): no header, no level, no message, but a stack: the report shows it
-    and says what failed cannot be told."""
+    and says what failed cannot be told; 06's MPI call (MPI_Bcast, under Open MPI's own ompi_* frames) is named."""
     for prefix, n, quoted in (
         ("04", 3, '"(EnvWorker pid=531820, ip=10.0.17.1) frame #10: gloo::rendezvous::PrefixStore::wait('),
         (
@@ -90,7 +93,8 @@ def test_04_06_native_stack_frames_without_a_message_are_no_silence(tmp_path):
         (found,) = saved.query(out, "SELECT kind, ts, n, summary FROM findings").rows()
         assert found[:3] == ("unexplained_crash", None, n)
         assert quoted in found[3]
-        assert "(native stack frames without their message: what failed cannot be told)" in found[3]
+        assert "(native stack frames without their message: what failed cannot be told" in found[3]
+        assert ("the MPI/NCCL call in them: MPI_Bcast)" in found[3]) == (prefix == "06")
 
 
 def test_a_frame_line_a_finding_cites_is_not_said_twice():

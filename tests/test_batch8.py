@@ -190,12 +190,28 @@ def test_17_decode_failing_to_fetch_the_prefills_parallel_info_is_a_bootstrap_fa
     assert "peer 127.0.0.1:8998; cause connection_refused" in found
 
 
+def test_10_an_enginedeaderror_is_the_engine_core_dying_as_its_client_reports_it(tmp_path):
+    """`vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. …` raised in the API server
+    (pid 1): the engine core died; the crash names it from the message, the pid as the client's (never the
+    dead process's), the time as printed, and what followed (the server stopping)."""
+    out, summary = _summary(tmp_path, "10")
+    (found,) = saved.query(out, "SELECT kind, summary FROM findings WHERE kind = 'scheduler_crash'").rows()
+    assert found[1].startswith(
+        "EngineCore died, as its client (pid 1) reported it (rank not printed) (no time read; printed without a"
+        " year: 05-12 01:48:42): vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue."
+    )
+    assert found[1].endswith(
+        "in render_chat_request (serving.py:225); then server_stopping (APIServer) (after it in the input; no time printed)"
+    )
+    assert "Unexplained" not in summary
+
+
 def test_11_an_exception_saying_initialization_failed_is_a_start_up_failure(tmp_path):
     out, summary = _summary(tmp_path, "11")
     (found,) = saved.query(out, "SELECT summary FROM findings WHERE kind = 'start_up_failure'")["summary"]
     assert "RuntimeError: Engine core initialization failed" in found
     assert "in wait_for_engine_startup (utils.py:785)" in found
-    assert "A process failed at start-up" in summary
+    assert "A process (pid 223598) failed at start-up (rank not printed)" in summary
 
 
 def test_06_mooncake_store_errors_naming_a_transfer_are_transfer_failures(tmp_path):

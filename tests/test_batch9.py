@@ -205,14 +205,16 @@ def test_03_a_segfault_in_a_serving_collective_stays_a_crash_not_a_start_up_fail
 
 def test_09_enginecore_failed_to_start_above_a_cut_traceback_is_a_start_up_failure(tmp_path):
     """`(EngineCore_0 pid=1147865) ERROR 08-08 17:42:35 [core.py:682] EngineCore failed to start.`, then a
-    traceback cut after core.py:673 run_engine_core: the record's own words say start-up failed."""
+    traceback cut after core.py:673 run_engine_core: the record's own words say start-up failed (and its last code
+    line builds EngineCoreProc); no rank printed, so the process is named by its pid."""
     out = _ingested(tmp_path, "09")
     found = saved.query(out, "SELECT kind, summary FROM findings")
     assert found.rows() == [
         (
             "start_up_failure",
-            "A process failed at start-up (rank not printed) at 2025-08-08 17:42:35: exception type not printed"
-            " (the traceback is cut) in run_engine_core (core.py:673); then no exit or restart read after it",
+            "A process (pid 1147865) failed at start-up (rank not printed) at 2025-08-08 17:42:35: exception type"
+            " not printed (the traceback is cut) in run_engine_core (core.py:673); raised while constructing"
+            " EngineCoreProc (its frames cut), before serving; then no exit or restart read after it",
         )
     ]
 

@@ -378,21 +378,25 @@ def _request_words(r: dict) -> str:
 
 def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
-    the records per role, then the most significant things read: the requests named by an id with what
+    the records per role (log records: a time, a level or a kind read; the other text said apart, never
+    counted as a role's records), then the most significant things read: the requests named by an id with what
     was read of their outcome, else the batch lines per role, else a /metrics scrape; and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
     if not roles.height:
         return ""
-    parts = [
-        ", ".join(
-            f"{r['n']} record(s) with no role read"
-            if r["role"] == "unknown"
-            else f"{r['n']} {r['role']} record(s)"
-            for r in roles.iter_rows(named=True)
-        )
+    counted = [
+        f"{r['n']} record(s) with no role read"
+        if r["role"] == "unknown"
+        else f"{r['n']} {r['role']} record(s)"
+        for r in roles.iter_rows(named=True)
+        if r["n"]
     ]
+    # lines with no time, level or kind read (prose, fences, notes) are said apart, never counted as records
+    text_n = sum(r.get("text_n") or 0 for r in roles.iter_rows(named=True))
+    text = f"{text_n} text record(s) with no time, level or kind read" if text_n else ""
+    parts = [" and ".join(p for p in (", ".join(counted), text) if p)]
     requests = shown.get("shown_requests", pl.DataFrame())
     batches = shown.get("shown_batches", pl.DataFrame())
     metrics = shown.get("shown_metrics", pl.DataFrame())

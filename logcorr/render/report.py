@@ -200,8 +200,15 @@ UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
     SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
     ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
+    # the records per role that are log records (a time, a level or a kind read), and the lines that are
+    # none (prose, fences, '#' notes: batch16/04's three lines of prose are no "engine records")
     "shown_roles": """
-SELECT coalesce(role, 'unknown') AS role, count(*) AS n FROM events GROUP BY 1 ORDER BY n DESC, role""",
+SELECT coalesce(role, 'unknown') AS role,
+       count(*) FILTER (WHERE ts IS NOT NULL OR printed_time IS NOT NULL OR level IS NOT NULL
+                              OR kind IS DISTINCT FROM 'other') AS n,
+       count(*) FILTER (WHERE NOT (ts IS NOT NULL OR printed_time IS NOT NULL OR level IS NOT NULL
+                                   OR kind IS DISTINCT FROM 'other')) AS text_n
+FROM events GROUP BY 1 ORDER BY n DESC, role""",
 }
 
 

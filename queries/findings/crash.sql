@@ -85,7 +85,20 @@ tb AS (
     -- Python multiprocessing's "Process <name>:" above a traceback: that child process died of it (its name
     -- the component when no title named one: vLLM's "Process EngineCore_DP0:", batch13/13)
     SELECT t.* REPLACE (coalesce(t.component, nullif(regexp_extract(split_part(coalesce(e.message, ''), chr(10), 1),
-                                                     '(?:^|\) )Process ([A-Za-z_][\w.-]*):\s*$', 1), '')) AS component),
+                                                     '(?:^|\) )Process ([A-Za-z_][\w.-]*):\s*$', 1), ''),
+                                 -- vLLM's EngineDeadError names the process that died in its message ("EngineCore
+                                 -- encountered an issue"): the engine core, as its client reports it (batch13/11)
+                                 CASE WHEN regexp_matches(coalesce(t.exception, ''), '(^|\.)EngineDeadError$')
+                                      THEN nullif(regexp_extract(coalesce(t.exc_message, ''), '^([A-Za-z_]\w*) encountered an issue', 1), '') END
+                                ) AS component),
+           regexp_matches(coalesce(t.exception, ''), '(^|\.)EngineDeadError$') AS reported_dead,
+           -- a cut traceback (no exception line) whose innermost frame's code line calls a constructor: it
+           -- failed while that object was being built, in its init frames the cut left out (vLLM's
+           -- `engine_core = EngineCoreProc(*args, **kwargs)` in run_engine_core, batch13/13)
+           CASE WHEN t.exception IS NULL THEN
+             nullif(regexp_extract(regexp_extract(coalesce(t.traceback, ''), '(?s).*File "[^"\n]*", line \d+, in [^\n]*\n[ \t]*([^\n]*)', 1),
+                                   '^(?:[\w.]+\s*=\s*)?(?:[\w.]*\.)?([A-Z]\w*)\(', 1), '')
+           END AS constructing,
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
@@ -112,6 +125,7 @@ tb AS (
            OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?:^|\) )Process [A-Za-z_][\w.-]*:\s*$')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
+           OR regexp_matches(coalesce(t.exception, ''), '(^|\.)EngineDeadError$')  -- the process named died
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b')
            OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b'))
@@ -119,12 +133,14 @@ tb AS (
 grouped AS (
     SELECT row_number() OVER () AS gid, *
     FROM (
-    SELECT CASE WHEN init_frames OR before_serving OR startup_said THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
+    SELECT CASE WHEN init_frames OR constructing IS NOT NULL OR before_serving OR startup_said THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
            coalesce(bool_or(from_fault), FALSE) AS from_fault,
+           any_value(constructing) AS constructing, bool_or(reported_dead) AS reported_dead,
+           coalesce(list_sort(list_distinct(list(pid) FILTER (WHERE pid IS NOT NULL))), []) AS pids,
            min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(event_id ORDER BY ts, event_id) AS ids, max(event_id) AS last_id,
@@ -132,6 +148,22 @@ grouped AS (
            list_distinct(list(source)) AS sources
     FROM tb GROUP BY ALL
     )
+),
+-- native stack frames printed at once after one of its tracebacks (the next record of the same input, at
+-- the same time and pid as read, no message of its own: c10's `frame #N: f + 0x… (0x… in lib)`, Open MPI's
+-- `[host:pid] [ N] lib(f+0x…)[0x…]`) are the same process's dying words: its evidence, not a crash apart
+-- (batch4/05: frames #1-#7 of libc10_cuda.so … after the prefill scheduler's cut traceback, the same second)
+frames_after AS (
+    SELECT g.gid, list(e.event_id ORDER BY e.event_id) AS ids,
+           sum(len(regexp_extract_all(e.message, '(?m)((^|\) )frame #\d+: |^\[[\w.-]+:\d+\] \[ *\d+\] )')))::BIGINT AS frames,
+           arg_min(nullif(regexp_extract(e.message, '(?m)frame #\d+: ([A-Za-z_][^\n(]*?)(?:\(|\s\+ 0x)', 1), ''), e.event_id) AS named
+    FROM grouped g
+    JOIN records t ON list_contains(g.ids, t.event_id)
+    JOIN records e ON e.source = t.source AND e.event_id = t.event_id + 1
+    WHERE e.kind = 'other' AND e.ts IS NOT DISTINCT FROM t.ts AND e.pid IS NOT DISTINCT FROM t.pid
+      AND (regexp_matches(e.message, '(?m)(^|\) )frame #\d+: \S[^\n]* \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in \S')
+           OR regexp_matches(e.message, '(?m)^\[[\w.-]+:\d+\] \[ *\d+\] \S+\([^)\n]*\)\[0x[0-9a-f]+\]'))
+    GROUP BY g.gid
 ),
 -- what came after: at or after the group's first time; where either has no time (a journal's short lines
 -- without a year), after its last traceback in the same input (event ids follow the input's order)
@@ -174,7 +206,14 @@ after AS (
 )
 SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        coalesce(g.component, 'A process') || CASE WHEN g.role <> 'unknown' THEN ' (' || g.role || ')' ELSE '' END
-       || CASE WHEN g.kind = 'start_up_failure' THEN ' failed at start-up' ELSE ' crashed' END
+       -- a process known by its pid alone (no rank printed) is named by it: the traceback's, or its signal
+       -- handlers' lines' (Ray's logging.cc `E 19394 19394`, batch13/04); an EngineDeadError's pid is the
+       -- client's that reported the death, never the dead process's
+       || CASE WHEN coalesce(len(g.ranks), 0) = 0 AND NOT g.reported_dead AND len(p.pids) > 0
+               THEN ' (pid ' || array_to_string(p.pids[1:3], ', ') || CASE WHEN len(p.pids) > 3 THEN ', …' ELSE '' END || ')'
+               ELSE '' END
+       || CASE WHEN g.reported_dead THEN ' died, as its client' || coalesce(' (pid ' || nullif(array_to_string(g.pids, ', '), '') || ')', '') || ' reported it'
+               WHEN g.kind = 'start_up_failure' THEN ' failed at start-up' ELSE ' crashed' END
        || CASE WHEN len(g.ranks) > 0 THEN ' on ' || array_to_string(g.ranks, ', ') WHEN g.rank_in_text THEN ' (a rank printed but not read)' ELSE ' (rank not printed)' END
        || coalesce(' at ' || strftime(g.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
        || ': ' || coalesce(g.exception || coalesce(': ' || CASE WHEN length(g.exc_message) > 120 THEN left(g.exc_message, 119) || '…' ELSE g.exc_message END, ''),
@@ -182,11 +221,21 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
                                 ELSE 'exception type not printed (the traceback is cut)' END)
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
-       || CASE WHEN g.init_frames THEN '; raised in init frames, before serving' ELSE '' END
+       || CASE WHEN g.init_frames THEN '; raised in init frames, before serving'
+               WHEN g.constructing IS NOT NULL THEN '; raised while constructing ' || g.constructing || ' (its frames cut), before serving'
+               ELSE '' END
+       || coalesce('; followed at once by ' || tr.frames || ' native stack frame line(s) of the same input and time'
+                   || coalesce(' (' || tr.named || ' …)', ''), '')
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
-       list_filter(g.ids || coalesce(g.handler_ids, []) || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
+       list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
        CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread; the signal handlers'' lines before it)'
             ELSE 'tracebacks (not transfer_errors)' END
        || ', lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
 FROM grouped g JOIN after a ON a.gid = g.gid
+LEFT JOIN frames_after tr ON tr.gid = g.gid
+-- the pids of the group's tracebacks and of its signal handlers' lines
+LEFT JOIN (SELECT g2.gid, list_sort(list_distinct(flatten([coalesce(g2.pids, []),
+                                                             coalesce(list(e.pid) FILTER (WHERE e.pid IS NOT NULL), [])]))) AS pids
+           FROM grouped g2 LEFT JOIN records e ON list_contains(coalesce(g2.handler_ids, []), e.event_id)
+           GROUP BY g2.gid, g2.pids) p ON p.gid = g.gid
 ORDER BY g.ts NULLS LAST, g.ids[1]

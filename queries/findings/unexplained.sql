@@ -124,7 +124,13 @@ graded AS (
              WHEN logged AND regexp_matches(regexp_replace(text, '(?im)^.*\bignor(e|ed|ing)\b.*\berrors?\b.*$', '', 'g'),
                                             '(?i)\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted')
                THEN 5
-           END AS grade
+           END AS grade,
+           -- among records marked by their error level alone (grade 4), one whose words say it failed comes
+           -- before one that does not: "EngineCore encountered a fatal error." before the stats dump printed
+           -- beside it at the same level and instant (batch17/01); the words in prose case, not a header's
+           -- level (ERROR, FATAL). Crash markers keep the order printed: the cause first (batch3/05's
+           -- "terminate called …" before "Fatal Python error: Aborted")
+           regexp_matches(text, '\b([Ff]atal|[Ff]ailed|[Ff]ailure|[Ee]rror|[Oo]ut of memory)\b|\bOOM\b') AS says_failure
     FROM bits WHERE NOT lead_in
 ),
 found AS MATERIALIZED (  -- read four times below: graded and quoted once
@@ -136,11 +142,15 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
            -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
            -- after a blank line and its header, is any thread, not the one that crashed: batch10/04); frames
            -- that name only an address (the signal handler's, `in 0x00007599e9c5051f`: batch5/14) are skipped
+           -- all the frames of that block, most recent first (batch16/08: ibv_destroy_qp, then its callers
+           -- mooncake::RdmaEndPoint::deconstruct() and mooncake::WorkerPool::transferWorker(int))
            CASE WHEN grade = 1 AND marker IS NOT NULL THEN
-             regexp_extract(substr(text, strpos(text, marker) + length(marker)),
-                            '^[ \t]*\n(?:[ \t]*File "[^"\n]*", line \d+,? in 0x[0-9a-fA-F]+[ \t]*\n)*'
-                            || '[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})', 1)
-           END AS first_frame,
+             list_filter(regexp_extract_all(
+                           regexp_extract(substr(text, strpos(text, marker) + length(marker)),
+                                          '^[ \t]*\n((?:[ \t]*File "[^"\n]*", line \d+,? in [^\n]+(?:\n|$))+)', 1),
+                           ', in ([^\n]{1,120})', 1),
+                         lambda f: NOT regexp_matches(f, '^0x[0-9a-fA-F]+\s*$'))
+           END AS banner_frames,
            -- a signal handler's native backtrace below its marker (Triton's `Signal (11) received.` then
            -- `0# 0x… in tritonserver` … `5# TRITONBACKEND_ResponseSend in …`): the first frame that names a
            -- function, the frames of bare addresses skipped (triton#3916, batch19/11)
@@ -168,8 +178,8 @@ counted AS (
            CASE WHEN count(DISTINCT coalesce(role, 'unknown')) = 1 THEN any_value(coalesce(role, 'unknown')) ELSE 'unknown' END AS role,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            count(*) FILTER (WHERE rank_label <> '') AS with_rank,
-           list(event_id ORDER BY grade, NOT on_marker, ts NULLS LAST, event_id) AS evidence,
-           arg_min(event_id, (grade, NOT on_marker, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
+           list(event_id ORDER BY grade, NOT on_marker, grade = 4 AND NOT says_failure, ts NULLS LAST, event_id) AS evidence,
+           arg_min(event_id, (grade, NOT on_marker, grade = 4 AND NOT says_failure, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
            max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
            count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4 AND NOT api_error) AS error_level,
@@ -196,12 +206,25 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
               || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)'
-                      WHEN w.native_frames THEN ' (native stack frames without their message: what failed cannot be told)'
+                      -- the program's call into its communication library, when a frame names one (MPI's,
+                      -- NCCL's or HCCL's API: batch17/06's Open MPI backtrace waits in MPI_Bcast, its
+                      -- innermost frames being Open MPI's own ompi_sync_wait_mt …)
+                      WHEN w.native_frames THEN ' (native stack frames without their message: what failed cannot be told'
+                           || coalesce('; the MPI/NCCL call in them: '
+                                       || nullif(regexp_extract(w.text, '\b(MPI_[A-Z][A-Za-z_]*|nccl[A-Z]\w*|[Hh]ccl[A-Z]\w*)\b', 1), ''), '')
+                           || ')'
                       ELSE '' END
               -- a crash banner whose frames follow it at once prints the most recent first (the "!!!!!!! Segfault
               -- encountered !!!!!!!" banner's `File "<unknown>", line 0, in ibv_destroy_qp`, batch16/08): name it
-              || coalesce(' (its first frame: ' || nullif(trim(w.first_frame), '') || ')',
-                          ' (its first named frame: ' || w.first_named || ')', '')
+              || CASE WHEN len(w.banner_frames) > 0 THEN
+                   ' (its first frame: ' || trim(w.banner_frames[1])
+                   || CASE WHEN len(w.banner_frames) > 1
+                           -- a long signature's arguments cut to (…) (batch5/14's std::__cxx11::basic_string<…>)
+                           THEN '; its callers, as printed: ' || array_to_string(list_transform(w.banner_frames[2:4],
+                                    lambda f: CASE WHEN length(trim(f)) > 60 THEN regexp_replace(trim(f), '\(.*$', '(…)') ELSE trim(f) END), ' ← ')
+                                || CASE WHEN len(w.banner_frames) > 4 THEN ' ← … (' || (len(w.banner_frames) - 4) || ' more)' ELSE '' END
+                           ELSE '' END || ')'
+                 ELSE coalesce(' (its first named frame: ' || w.first_named || ')', '') END
        END
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(w.role, 'unknown'), nullif(w.rank_label, '')), ''), '')
        -- a time printed without a year or a date quoted as printed (events.printed_time: no level letter)

@@ -467,3 +467,20 @@ def test_records_leave_out_only_the_batch_lines_alone(sample_out: Path) -> None:
     )
     assert (all_, lone, lone_kept) == (5972, 2724, 0)
     assert kept == others == 3248
+
+
+def test_a_crash_known_from_its_client_leads_only_without_the_engine_s_own_failure():
+    # batch19/06: vLLM's API server reports EngineDeadError ("See stack trace (above) for the root
+    # cause") after the engine's CUDA illegal memory access on rank 0: the CUDA error is the main event;
+    # alone (batch13/11), the reported death leads, and an untyped traceback beside it does not
+    dead = "EngineCore died, as its client (pid 1) reported it (rank not printed) (no time read): EngineDeadError"
+    rows = [
+        {"kind": "scheduler_crash", "ts": None, "summary": dead},
+        {"kind": "cuda_error", "ts": None, "summary": "CUDA illegal memory access on rank 0: 2 record(s)"},
+        {"kind": "unexplained_crash", "ts": None, "summary": "Unexplained crash or exception: …"},
+    ]
+    schema = {"kind": pl.String, "ts": pl.Datetime("us", "UTC"), "summary": pl.String}
+    both = pl.DataFrame(rows, schema=schema)
+    assert findings_mod.main_finding(both)["kind"] == "cuda_error"
+    alone = pl.DataFrame([rows[0], rows[2]], schema=schema)
+    assert findings_mod.main_finding(alone)["summary"] == dead

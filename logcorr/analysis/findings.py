@@ -177,10 +177,30 @@ def findings(
     return rows.with_row_index("step", offset=1).with_columns(pl.col("step").cast(pl.Int64))
 
 
+# A crash known only from its client's report (vLLM's EngineDeadError, "See stack trace (above) for the
+# root cause": crash.sql's summary says "… died, as its client … reported it") leads only when no finding
+# of these kinds tells the failure inside the engine (batch19/06: the CUDA illegal memory access on rank 0);
+# not an untyped traceback, which may be the client's own (batch13/11's stream generator, cut).
+REPORTED_DEATH = " died, as its client"
+ENGINE_FAILURES = (
+    "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error",
+    "child_exits", "watchdog_hang",
+)  # fmt: skip
+
+
 def main_finding(found: pl.DataFrame) -> dict | None:
     """The finding that leads: the first of ``MAIN_ORDER``'s kinds present, the earliest of that kind
     (one with a time before one without; at the same time, one resting on a typed table before one read
-    from ``events`` by words). ``None`` when there is none (or only ``no_data`` gaps)."""
+    from ``events`` by words); a crash its client reported (``REPORTED_DEATH``) only when no finding of
+    ``ENGINE_FAILURES`` tells the failure itself. ``None`` when there is none (or only ``no_data`` gaps)."""
+    reported = pl.col("summary").fill_null("").str.contains(REPORTED_DEATH, literal=True)
+    itself = (
+        found.filter(pl.col("kind").is_in(ENGINE_FAILURES) & ~reported)
+        if "summary" in found.columns
+        else None
+    )
+    if itself is not None and itself.height and found.filter(reported).height:
+        found = found.filter(~reported)
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:

@@ -193,14 +193,11 @@ def main_finding(found: pl.DataFrame) -> dict | None:
     (one with a time before one without; at the same time, one resting on a typed table before one read
     from ``events`` by words); a crash its client reported (``REPORTED_DEATH``) only when no finding of
     ``ENGINE_FAILURES`` tells the failure itself. ``None`` when there is none (or only ``no_data`` gaps)."""
-    reported = pl.col("summary").fill_null("").str.contains(REPORTED_DEATH, literal=True)
-    itself = (
-        found.filter(pl.col("kind").is_in(ENGINE_FAILURES) & ~reported)
-        if "summary" in found.columns
-        else None
-    )
-    if itself is not None and itself.height and found.filter(reported).height:
-        found = found.filter(~reported)
+    if "summary" in found.columns:
+        reported = pl.col("summary").fill_null("").str.contains(REPORTED_DEATH, literal=True)
+        itself = pl.col("kind").is_in(ENGINE_FAILURES) & ~reported
+        if found.filter(reported).height and found.filter(itself).height:
+            found = found.filter(~reported)
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:
@@ -528,8 +525,8 @@ def summary(
         for r in ranked_families(main, known, roles or {}).iter_rows(named=True):
             if r["family"] != fam["family"] and r["workaround"]:
                 actions.append(f"{r['workaround']} ({r['family']})")
-    if _action(main):
-        actions.append(_action(main))
+    if action := _action(main):
+        actions.append(action)
     actions.append(FILE_ISSUE)
     lines.append(
         "**What to do now**: " + " ".join(f"{i}. {a};" for i, a in enumerate(actions[:4], 1))[:-1] + "."

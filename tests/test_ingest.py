@@ -303,6 +303,60 @@ def _entry(i: int, pid: int, unit: str, message: str, **fields: str) -> str:
     return "".join(f"{k}={v}\n" for k, v in {**head, **fields, "MESSAGE": message}.items()) + "\n"
 
 
+def test_a_journal_read_in_segments_gives_the_stream_one_journalctl_gives(tmp_path, monkeypatch):
+    # two hosts' files (split by host), their entries interleaved in time: journalctl merges them, and
+    # each segment's journalctl goes on after the last entry read (--after-cursor), so the records, their
+    # order, the traceback re-joined across a segment's end and the bytes counted are those of one run
+    if not JOURNAL_REMOTE.exists():
+        pytest.skip("systemd-journal-remote not installed")
+    need_journalctl()
+    decode, prefill = "sglang-decode.service", "sglang-prefill.service"
+    entries = []
+    for i in range(80):
+        host, unit, pid = ("gpu-node-1", decode, 3371) if i % 2 else ("gpu-node-2", prefill, 4100)
+        message = (
+            f"[2025-10-29 21:54:{i % 60:02d} TP{i % 4}] Decode batch, #running-req: {i}, #token: {100 + i}"
+        )
+        if i in (41, 43, 45):  # a traceback written line by line, one entry per line
+            message = {41: "Traceback (most recent call last):", 43: '  File "scheduler.py", line 9, in run',
+                       45: "AssertionError: 7230432917548031"}[i]  # fmt: skip
+        entries.append((host, _entry(i, pid, unit, message, _HOSTNAME=host)))
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    for host in ("gpu-node-1", "gpu-node-2"):  # a file per host
+        capture = tmp_path / f"{host}.export"
+        capture.write_text("".join(e for h, e in entries if h == host))
+        subprocess.run(
+            [str(JOURNAL_REMOTE), "--split-mode=none", f"--output={journal / host}.journal", str(capture)],
+            check=True,
+            capture_output=True,
+        )
+    whole = ingest([journal], tmp_path / "whole")
+    runs = []
+    popen = subprocess.Popen
+
+    def counted(args, *a, **kw):
+        runs.append([x for x in args if x.startswith("--after-cursor=")])
+        return popen(args, *a, **kw)
+
+    monkeypatch.setattr("logcorr.inputs.journal.SEGMENT_BYTES", 4096)
+    monkeypatch.setattr("logcorr.inputs.export.CHUNK_BYTES", 1024)  # journalctl's pipe read 1 KB at a time
+    monkeypatch.setattr("logcorr.inputs.journal.subprocess.Popen", counted)
+    parts = ingest([journal], tmp_path / "parts")
+    after = [r for r in runs if r]
+    assert len(after) >= 5 and len({r[0] for r in after}) == len(after)  # each segment goes on further
+    columns = ["source_pos", "ts", "host", "unit", "pid", "tp_rank", "kind", "message", "n_lines"]
+    one, many = events(whole.out).select(columns), events(parts.out).select(columns)
+    assert one.height == many.height == 77  # 80 entries; the traceback's 3 lines joined to the line before
+    assert one.equals(many)
+    joined = many.filter(pl.col("n_lines") == 4)
+    assert (
+        joined["message"].item().endswith("AssertionError: 7230432917548031") and joined["pid"].item() == 3371
+    )
+    assert parts.reports[0].bytes == whole.reports[0].bytes
+    assert parts.reports[0].errors == whole.reports[0].errors == []
+
+
 def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_path, monkeypatch):
     # journalctl --unit keeps a unit's coredump (COREDUMP_UNIT, logged by systemd-coredump) and
     # systemd's messages about it (UNIT, pid 1); reading straight through must keep the same

@@ -4,8 +4,11 @@ https://systemd.io/JOURNAL_EXPORT_FORMATS/)."""
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import IO
 
 import polars as pl
 
@@ -28,6 +31,10 @@ def read_export_file(
     byte read also goes to ``digest``, ``done`` at the file's end."""
     with open(path, "rb") as f:
         yield from export_chunks(_blocks(f, digest), report.source, report)
+
+
+# sd-journal's cursor as journalctl prints it (sd_journal_get_cursor, systemd 252): what --after-cursor takes
+CURSOR = re.compile(r"s=[0-9a-f]{32};i=[0-9a-f]+;b=[0-9a-f]{32};m=[0-9a-f]+;t=[0-9a-f]+;x=[0-9a-f]+")
 
 
 def _blocks(f, digest: ContentDigest | None) -> Iterator[bytes]:
@@ -61,19 +68,64 @@ def _safe_cut(buf: bytes) -> int:
     return cut + 2 if cut >= 0 else 0
 
 
-def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) -> Iterator[pl.DataFrame]:
+class Segment:
+    """One journalctl's share of an export stream (``journal.read_journal``): its pipe read in blocks of
+    ``CHUNK_BYTES`` (``blocks``, on a thread of its own) until ``limit`` bytes were read, then no further
+    until the stream's reader asks for more (``go_on``): where it stops, journalctl has written little
+    that the next segment's journalctl must write again."""
+
+    def __init__(self, pipe: IO[bytes], limit: int) -> None:
+        self.pipe, self.limit, self.read = pipe, limit, 0
+        self._more = threading.Event()
+
+    def blocks(self) -> Iterator[bytes]:
+        """The pipe's blocks, pausing once ``limit`` bytes were read until ``go_on``."""
+        while True:
+            if self.read >= self.limit:
+                self._more.wait()
+            block = self.pipe.read(CHUNK_BYTES)
+            if not block:
+                return
+            self.read += len(block)
+            yield block
+
+    def go_on(self) -> None:
+        """Read on past ``limit``, to the stream's end (the reader could not stop there; or it stopped
+        and journalctl was killed: the pipe's end is read and the thread ends)."""
+        self._more.set()
+
+
+def export_chunks(
+    blocks: Iterator[bytes],
+    source: str,
+    report: SourceReport,
+    *,
+    first_entry: int = 0,
+    segment: Segment | None = None,
+) -> Generator[pl.DataFrame, None, tuple[str, int] | None]:
     """Records of an export stream given as byte ``blocks``, parsed a chunk of whole entries at a time
     (``journald.parse_export``). A binary field over ``MAX_LINE_BYTES`` is read
     in pieces of ``MAX_RECORD_BYTES`` (``_held``), each the record of an entry of its own, so memory
-    stays bounded."""
-    rest, entries = b"", 0  # entries so far: "entry N" for an entry without a cursor
-    blocks, held = iter(blocks), 0
+    stays bounded. ``first_entry``: the entries before this stream (an entry without a cursor is
+    "entry N" of the whole read).
+
+    With ``segment`` (``blocks`` are its ``Segment.blocks``): once its ``limit`` bytes were read, the
+    stream stops after the first chunk whose last entry has a cursor (the bytes after it are dropped, and
+    not counted in ``report.bytes``) and returns ``(that cursor, the entries read so far)``, for the
+    caller to go on from the entry after it (``journalctl --after-cursor``); where it cannot stop (no
+    cursor, an entry larger than a block) it asks the segment to read on. A stream read to its end
+    returns None."""
+    rest, entries = b"", first_entry  # entries so far: "entry N" for an entry without a cursor
+    blocks, held, read, resume = iter(blocks), 0, 0, None
     for block in blocks:
         report.bytes += len(block)
+        read += len(block)
         buf = bytearray(rest)
         buf += block  # the one copy of the block: the entries are cut off its end in place
         cut = buf.rfind(b"\n\n") + 2  # fast guess; wrong only when a binary field spans it
         if cut == 1:
+            if segment is not None:  # an entry larger than a block: read on to its end
+                segment.go_on()
             before = entries
             rest, entries = yield from _held(bytes(buf), blocks, source, report, entries)
             held += entries - before
@@ -86,6 +138,8 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
             buf += rest
             cut = _safe_cut(buf)
             if cut == 0:
+                if segment is not None:
+                    segment.go_on()
                 before = entries
                 rest, entries = yield from _held(bytes(buf), blocks, source, report, entries)
                 held += entries - before
@@ -95,7 +149,14 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
             df = journald.parse_export(buf, source=source, first_entry=entries)
         entries += df.height
         yield df
-    if rest.strip():
+        if segment is not None and read >= segment.limit:
+            cursor = df["source_pos"][-1] if df.height else None
+            if cursor and CURSOR.fullmatch(cursor):  # journald's own
+                resume = (cursor, entries)
+                report.bytes -= len(rest)  # read again, from the entry after the cursor
+                break
+            segment.go_on()  # an entry without a cursor: read on
+    if resume is None and rest.strip():
         yield _cut_entry(rest, source, entries)
     report.pieces += held
     if held:
@@ -104,6 +165,7 @@ def export_chunks(blocks: Iterator[bytes], source: str, report: SourceReport) ->
             f" {MAX_LINE_BYTES >> 20} MiB"
             " (each an entry of its own; the field's last piece follows them)"
         )
+    return resume
 
 
 # A field journald never writes (its own double-underscore fields are addresses): logcorr's mark on

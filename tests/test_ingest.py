@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -355,6 +355,13 @@ def test_a_journal_read_in_segments_gives_the_stream_one_journalctl_gives(tmp_pa
     )
     assert parts.reports[0].bytes == whole.reports[0].bytes
     assert parts.reports[0].errors == whole.reports[0].errors == []
+    # in a window: journalctl takes no --since beside --after-cursor
+    window = ReadOptions(since="2025-10-29 21:54:47.010", until="2025-10-29 21:54:47.070")
+    monkeypatch.setattr("logcorr.inputs.journal.WINDOW_MARGIN", timedelta(0))
+    cut = ingest([journal], tmp_path / "window", window)
+    assert cut.reports[0].errors == [] and len([r for r in runs if r]) > len(after)
+    kept = events(cut.out).select(columns)
+    assert kept.height == 58 and kept.equals(one.slice(10, 58))  # entries 10-70 (ms 10-70; 41, 43, 45 joined)
 
 
 def test_journal_read_through_or_with_unit_matches_keeps_the_same_entries(tmp_path, monkeypatch):

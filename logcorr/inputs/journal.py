@@ -419,6 +419,14 @@ def damage_said(source: str, path: Path, log: str) -> list[str]:
     return said
 
 
+def _after_cursor(args: list[str], cursor: str) -> list[str]:
+    """journalctl's ``args`` going on after the entry at ``cursor``: ``--after-cursor``, and without
+    ``--since`` (journalctl takes one of the two; the cursor is inside the window already)."""
+    at = args.index("--since") if "--since" in args else None
+    kept = args if at is None else args[:at] + args[at + 2 :]
+    return [*kept, f"--after-cursor={cursor}"]
+
+
 def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterator[pl.DataFrame]:
     """Records of a journal directory or ``.journal`` file through ``journalctl -o export``.
 
@@ -456,7 +464,7 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
             # pages mapped than a segment's
             while True:
                 proc = subprocess.Popen(
-                    [*args, *([f"--after-cursor={after}"] if after else [])],
+                    _after_cursor(args, after) if after else args,
                     stdout=subprocess.PIPE,
                     stderr=err,
                 )

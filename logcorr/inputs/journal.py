@@ -432,7 +432,8 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
 
     Runs ``journalctl --directory|--file PATH -o export -a --output-fields=… [-u U…] [--since]
     [--until]``, without the ``-u`` matches when the chosen units hold most entries (``of_units``
-    then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread;
+    then chooses the same entries here, see ``_unit_share``); reads its pipe on a thread, a journalctl
+    per ``SEGMENT_BYTES`` of output, each going on after the last entry read (``--after-cursor``);
     journalctl's complaints on stderr (a truncated or corrupt file it skips) go to ``report.errors``.
     Damage in the middle of a file journalctl passes over without a word: without unit matches and
     window, the entries read are compared with the count the files' headers hold; with them (that

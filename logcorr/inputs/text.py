@@ -293,12 +293,16 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
     unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
+    # an inline code span that closes inside the line, prose after it: the reporter's sentence quoting an
+    # exception ("`AssertionError: dec_lock_ref …` in SWARadixCache under …", sglang#24153, batch20/03),
+    # not the exception line of a traceback
+    quoted_in_prose = line.str.contains(r"^`") & unpaired & ~body.str.contains(r"`\s*$")
     looks_like_log = pl.any_horizontal(
         unwrapped.str.contains(HEADER_START),
         unwrapped.str.contains(BODY_START),
         unwrapped.str.contains(COMPOSE_START),
         unwrapped.str.contains(ENVELOPE_START),
-        unwrapped.str.contains(EXCEPTION_LINE),
+        unwrapped.str.contains(EXCEPTION_LINE) & ~quoted_in_prose,
     )
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 

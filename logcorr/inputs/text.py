@@ -433,6 +433,27 @@ def pane_borders_off(lines: pl.Series) -> pl.Series:
     return lines.clone().scatter(idx, inner)
 
 
+# A Python frame line copied out of a JSON string: its quotes escaped (``File \\"/sgl-workspace/…/scheduler.py\\",
+# line 3805, in run_scheduler_process``, sglang pull 22592, batch20/02).
+ESCAPED_FRAME = r'^[ \t]*File \\"[^"\n]*\\", line \d+, in '
+
+
+def escaped_frames_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with the escaped quotes (``\\"``) of a frame line (``ESCAPED_FRAME``) written as
+    quotes, so the frame reads as one; any other line is kept as it is (one literal scan of the rest)."""
+    maybe = lines.str.contains('File \\"', literal=True).fill_null(False)
+    idx = maybe.arg_true()
+    if idx.len() == 0:
+        return lines
+    some = lines.gather(idx)
+    fixed = pl.select(
+        pl.when(pl.lit(some).str.contains(ESCAPED_FRAME))
+        .then(pl.lit(some).str.replace_all('\\"', '"', literal=True))
+        .otherwise(pl.lit(some))
+    ).to_series()
+    return lines.clone().scatter(idx, fixed)
+
+
 def markdown_off(lines: pl.Series) -> pl.Series:
     """``lines`` (str) with ``_strip_markdown`` applied to the few that hold a backtick or ``**`` (one
     literal scan of the rest)."""
@@ -583,7 +604,9 @@ def text_records(
     if width:
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
-    frame = frame.with_columns(markdown_off(quote_marks_off(pane_borders_off(frame["line"]))).alias("line"))
+    frame = frame.with_columns(
+        escaped_frames_off(markdown_off(quote_marks_off(pane_borders_off(frame["line"])))).alias("line")
+    )
     frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

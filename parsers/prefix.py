@@ -153,12 +153,24 @@ HEADERS = (
     ),
     H(
         "sglang",
-        rf"^\[(?P<time>{_TIME})?(?P<ranks>(?: {_RANK_TOKENS})+)\] ?",
+        # no time and no space before the first rank: a paste or a custom format that dropped the time with
+        # its space ("[TP5 EP5] Scheduler hit an exception:", sglang#24153; "[TP0] Scheduler watchdog
+        # timeout", sglang#30532; batch20/03, 06)
+        rf"^\[(?:(?P<time>{_TIME}) | ?)(?P<ranks>{_RANK_TOKENS}(?: {_RANK_TOKENS})*)\] ?",
         "SGLang's header with a time of day only (2024: datefmt %H:%M:%S) or none at all (an empty datefmt): "
-        "[16:43:29 TP0], [ TP2]",
+        "[16:43:29 TP0], [ TP2], [TP5 EP5]",
         (
             ("[16:43:29 TP0] Prefill batch. #new-seq: 1", {"tp_rank": 0, "log_ts": None}),
             ("[ TP2] Scheduler hit an exception:", {"tp_rank": 2, "log_ts": None}),
+            (
+                "[TP5 EP5] Scheduler hit an exception: Traceback (most recent call last):",
+                {
+                    "tp_rank": 5,
+                    "ep_rank": 5,
+                    "log_ts": None,
+                    "body": "Scheduler hit an exception: Traceback (most recent call last):",
+                },
+            ),
         ),
     ),
     H(

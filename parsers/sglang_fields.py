@@ -44,10 +44,12 @@ GROUP_MEMBER_EXCEPTION = (
 # part of the cut frame, never the end of the fragment (batch5/11).
 # A frame whose function name a terminal cut off (``line 426, in>``: the cut line's end mark) is a frame too.
 _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
+# the cut frame's tail: indented lines, or caret markers pasted from column 1 ("^^^^", sglang pull 3582, batch20/05)
+_CUT_TAIL = r"(?:[ \t]+\S[^\n]*\n|\^+[ \t]*\n)*"
 TRACEBACK_FRAGMENT = (
-    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t][^\n]*)*"
+    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n)*{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME}"
+    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME}"
     # a paste that lost the indentation: a frame in column 1, its code line, the next frame (batch13/05)
     rf"|^File \"[^\"\n]*\", line \d+, in [^\n]+\n(?:[^\n]*\n)?{_FRAME}"
     # the very tail of a traceback: the last frame's code line(s), indented, then its module-qualified

@@ -393,11 +393,28 @@ def _request_words(r: dict) -> str:
     return text
 
 
+def _capture_words(c: dict) -> str:
+    """A py-spy capture of ``shown_captures`` in words: whose (pid and process, or none read), and where
+    each thread was (its innermost frame; a thread whose ``Thread`` line was not read said so)."""
+    who = "(no process header read)"
+    if c["pid"] is not None:
+        who = f"of pid {c['pid']}" + (f" ({md(c['process_name'])})" if c["process_name"] else "")
+    threads = []
+    for t in c["named"] or []:
+        if t["tid"] is None:
+            thread = "a thread whose header line was not read"
+        else:
+            thread = f"thread {t['tid']}" + (f" ({md(t['name'])})" if t["name"] else "")
+        threads.append(f"{thread} in {md(t['innermost'] or 'no frame read')}")
+    return f"a py-spy capture {who}, {c['threads']} thread(s): " + ", ".join(threads)
+
+
 def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else a /metrics scrape; and the last record
+    was read of their outcome, else the batch lines per role, else a /metrics scrape, else the py-spy captures
+    (each thread's innermost frame); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
@@ -438,6 +455,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
             + (f" labelled dp_rank {dps}" if dps else "")
             + ("" if m["timed"] else ", no time read")
         )
+    else:
+        parts += [
+            _capture_words(c) for c in shown.get("shown_captures", pl.DataFrame()).iter_rows(named=True)
+        ]
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")

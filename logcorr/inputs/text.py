@@ -293,12 +293,16 @@ def _strip_markdown(line: pl.Expr) -> pl.Expr:
     body = line.str.replace(MARKDOWN_OPEN, "${c}")
     unpaired = (body.str.count_matches("`") % 2 == 1) | (opened & body.str.contains(r"\*\*\s*$"))
     unwrapped = pl.when(unpaired).then(body.str.replace(MARKDOWN_CLOSE, "")).otherwise(body)
+    # an inline code span that closes inside the line, prose after it: the reporter's sentence quoting an
+    # exception ("`AssertionError: dec_lock_ref …` in SWARadixCache under …", sglang#24153, batch20/03),
+    # not the exception line of a traceback
+    quoted_in_prose = line.str.contains(r"^`") & unpaired & ~body.str.contains(r"`\s*$")
     looks_like_log = pl.any_horizontal(
         unwrapped.str.contains(HEADER_START),
         unwrapped.str.contains(BODY_START),
         unwrapped.str.contains(COMPOSE_START),
         unwrapped.str.contains(ENVELOPE_START),
-        unwrapped.str.contains(EXCEPTION_LINE),
+        unwrapped.str.contains(EXCEPTION_LINE) & ~quoted_in_prose,
     )
     return pl.when((opened | unpaired) & looks_like_log).then(unwrapped).otherwise(line)
 
@@ -427,6 +431,27 @@ def pane_borders_off(lines: pl.Series) -> pl.Series:
     if not pl.select(is_record_start(pl.lit(inner)).fill_null(False).any()).item():
         return lines
     return lines.clone().scatter(idx, inner)
+
+
+# A Python frame line copied out of a JSON string: its quotes escaped (``File \\"/sgl-workspace/…/scheduler.py\\",
+# line 3805, in run_scheduler_process``, sglang pull 22592, batch20/02).
+ESCAPED_FRAME = r'^[ \t]*File \\"[^"\n]*\\", line \d+, in '
+
+
+def escaped_frames_off(lines: pl.Series) -> pl.Series:
+    """``lines`` (str) with the escaped quotes (``\\"``) of a frame line (``ESCAPED_FRAME``) written as
+    quotes, so the frame reads as one; any other line is kept as it is (one literal scan of the rest)."""
+    maybe = lines.str.contains('File \\"', literal=True).fill_null(False)
+    idx = maybe.arg_true()
+    if idx.len() == 0:
+        return lines
+    some = lines.gather(idx)
+    fixed = pl.select(
+        pl.when(pl.lit(some).str.contains(ESCAPED_FRAME))
+        .then(pl.lit(some).str.replace_all('\\"', '"', literal=True))
+        .otherwise(pl.lit(some))
+    ).to_series()
+    return lines.clone().scatter(idx, fixed)
 
 
 def markdown_off(lines: pl.Series) -> pl.Series:
@@ -579,7 +604,9 @@ def text_records(
     if width:
         frame = unwrap(frame, width)
     frame = frame.with_columns(dedent(ansi_remnants_off(frame["line"])).alias("line"))
-    frame = frame.with_columns(markdown_off(quote_marks_off(pane_borders_off(frame["line"]))).alias("line"))
+    frame = frame.with_columns(
+        escaped_frames_off(markdown_off(quote_marks_off(pane_borders_off(frame["line"])))).alias("line")
+    )
     frame = line_numbers_off(frame)
     tsv = pl.col("line").str.extract_groups(TSV_ENVELOPE)
     frame = frame.with_columns(tsv.alias("t")).with_columns(

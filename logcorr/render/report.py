@@ -159,7 +159,8 @@ SGLANG_READ_SQL = (
 
 # What the data shows when no finding exists (``findings.shown_line``), its most significant things read:
 # the requests named by an id (with what was read of their outcome), the batch lines per role, a
-# /metrics scrape, the last log record in start-up words (ready; else start, listen, serve) and the last record.
+# /metrics scrape, the py-spy captures, the last log record in start-up words (ready; else start, listen, serve)
+# and the last record.
 _TIMES = (
     "min(e.ts) AS first_ts, max(e.ts) AS last_ts, min(e.printed_time) AS printed_time,"
     " bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE e.ts IS NOT NULL) AS zoned"
@@ -200,6 +201,13 @@ UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
     SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
     ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
+    # the py-spy captures read, each thread's innermost frame (a dump is a snapshot: where the threads were,
+    # batch20/12's fragment with no process header)
+    "shown_captures": """
+SELECT capture_id, any_value(pid) AS pid, any_value(process_name) AS process_name, count(*) AS threads,
+       list(struct_pack(tid := thread_id, name := thread_name, innermost := innermost)
+            ORDER BY thread_id NULLS LAST) AS named
+FROM captures GROUP BY capture_id ORDER BY min(capture_seq), capture_id LIMIT 3""",
     # the records per role that are log records (a time, a level or a kind read), and the lines that are
     # none (prose, fences, '#' notes: batch16/04's three lines of prose are no "engine records")
     "shown_roles": """
@@ -545,7 +553,10 @@ def _chain(chain: pl.DataFrame) -> list[str]:
     if not chain.height:
         return [
             "No step of the chain has a row in this data (no abort burst with a room, no transfer_infos assertion,"
-            " no stop in batch lines, no py-spy capture): see what the data cannot say below."
+            # the stuck_stacks step needs a round of captures desync places in an engine; a capture it
+            # cannot place is still a capture read (batch20/12: "no py-spy capture" beside one was false)
+            " no stop in batch lines, no stuck stacks in a round of py-spy captures of an engine): see what the data"
+            " cannot say below."
         ]
     return _table(
         chain,

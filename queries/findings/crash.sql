@@ -4,7 +4,8 @@
 -- columns:
 --   ts        the first traceback of the group (UTC; NULL when the line printed no time)
 --   end_ts    the last one (UTC)
---   kind      start_up_failure (init frames such as __init__/init_* without an event loop frame, a
+--   kind      start_up_failure (init frames such as __init__/init_* without an event loop frame or a
+--             scheduler per-batch frame (add_one_req, get_next_batch_to_run, run_batch, …), a
 --             process whose server_args were logged and that advanced no batch before it, or an exception
 --             that says initialization or start-up failed or was raised in a *startup* frame) or scheduler_crash
 --   role      role of the records
@@ -28,7 +29,7 @@
 --   first record at most 20 before that says the same signal was received: Abseil's "*** SIGSEGV received
 --   at time=…", glog's "*** SIGSEGV (@0x0) received by PID …", and every record after it): their evidence,
 --   their first time its time; a
---   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop
+--   request's error traceback in the HTTP server is none. Start-up: init frames without an event loop or per-batch
 --   frame, or an engine (role, host) whose server_args were logged and that printed neither a batch nor
 --   "ready" between them and the traceback. A traceback that is also a transfer_errors row (the transfer
 --   worker's assertion) is a transfer failure, not a crash. What
@@ -100,8 +101,12 @@ tb AS (
                                    '^(?:[\w.]+\s*=\s*)?(?:[\w.]*\.)?([A-Z]\w*)\(', 1), '')
            END AS constructing,
            concat_ws(' ', 'DP' || t.dp_rank, 'PP' || t.pp_rank, 'TP' || t.tp_rank, 'EP' || t.ep_rank) AS rank_label,
+           -- init frames: no frame of the serving path under or above them, an event loop or the
+           -- scheduler's per-batch calls (a cut fragment shows no loop: `add_one_req` → `init_load_back`,
+           -- the radix cache loading a prefix back for a request, is no start-up; batch20/13)
            regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
-             AND NOT regexp_matches(coalesce(t.traceback, ''), ', in event_loop_\w+') AS init_frames,
+             AND NOT regexp_matches(coalesce(t.traceback, ''),
+                                    ', in (event_loop_\w+|add_one_req|get_next_batch_to_run|get_new_batch_prefill|run_batch|process_batch_result\w*)\b') AS init_frames,
            -- the exception says start-up failed, or it was raised while waiting for start-up (vLLM's
            -- "Engine core initialization failed" from wait_for_engine_startup)
            regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')

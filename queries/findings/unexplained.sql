@@ -32,7 +32,9 @@
 --   or transfer_errors row, or a log record saying "timed out" or that a watchdog fired, or a DeepEP kernel's
 --   timeout (printed bare, no header); (4) a level ERROR, CRITICAL, FATAL, E or F (any case), or NCCL's WARN
 --   (`host:pid:tid [dev] file:line NCCL WARN …`: NCCL prints its failures at WARN), or an API client's failed
---   call as the OpenAI Python SDK prints it (`Error code: 400 - {…}`, with or without a time); (5) a log record whose words say failed, failure or
+--   call as the OpenAI Python SDK prints it (`Error code: 400 - {…}`, with or without a time), or a chat
+--   completion's message (an assistant's, or one with reasoning_content) whose text holds tool-call markup
+--   (DeepSeek's, DSML, Kimi-K2's: the call came back as text); (5) a log record whose words say failed, failure or
 --   error, out of memory (OOM), or SGLang's error that an output came for a request whose state was
 --   deleted (printed without a level by its default format), not on a line saying its error is ignored
 --   (SGLang's `Ignore import error when loading …`). A log record is one with a time (also one printed without a year: events.printed_time) or a level read, not at INFO, DEBUG, TRACE or NOTICE (its
@@ -93,7 +95,14 @@ bits AS (  -- a record no parser typed holding only fragments of Python frames (
            -- an API client's failed call as the OpenAI Python SDK prints it (its APIStatusError text):
            -- `Error code: 400 - {'object': 'error', …}`, no time or level of its own (sglang#4300, batch18/13:
            -- a 400 from SGLang's function-call parser, "Failed to parse fc related info to json format!")
-           regexp_matches(text, '(?m)\bError code: [45]\d\d - [{\[]') AS api_error
+           regexp_matches(text, '(?m)\bError code: [45]\d\d - [{\[]') AS api_error,
+           -- an answer that came back with the model's tool-call markup as its text: a chat completion's
+           -- message (`"role": "assistant"` or a `"reasoning_content":` field) holding a tool-call token
+           -- (DeepSeek's <｜tool▁calls▁begin｜>, <｜DSML｜…>; Kimi-K2's <|tool_calls_section_begin|>,
+           -- <|tool_call_begin|>): the reasoning or tool-call parser let the call through as text, the quiet
+           -- failure of tool calling (sglang pull 18246, batch20/11: `"tool_calls": null`)
+           regexp_matches(text, '"role":\s*"assistant"|"reasoning_content":')
+             AND regexp_matches(text, '<[|｜]\s*tool[▁_ ]calls?(?:[▁_ ]section)?[▁_ ](?:begin|end)[|｜]>|<[|｜]\s*tool[▁_ ]call[▁_ ](?:begin|end|argument[▁_ ]begin)[|｜]>|</?[|｜]\s*DSML\s*[|｜]') AS markup_answer
     FROM marked
 ),
 graded AS (
@@ -117,7 +126,7 @@ graded AS (
              WHEN upper(coalesce(level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'ALERT', 'EMERG')
                   -- NCCL prints its failures at WARN (its INFO lines are the trace): `host:pid:tid [dev] file:line NCCL WARN`
                   OR (upper(coalesce(level, '')) IN ('WARN', 'WARNING') AND regexp_matches(text, '^\S+:\d+:\d+ \[\d+\] (\S+:\d+ )?NCCL WARN '))
-                  OR api_error
+                  OR api_error OR markup_answer
                THEN 4
              -- a line saying its error is ignored (SGLang's "Ignore import error when loading …" of an
              -- optional model) tells of no failure
@@ -165,7 +174,10 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)|Out of memory: Killed process|Signal \(\d+\) received).*$'
                  WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S.*$'
                  -- the client's status error line, wherever the record starts (prose may lead it)
-                 WHEN 4 THEN CASE WHEN api_error THEN '(?m)^.*\bError code: [45]\d\d - [{\[].*$' ELSE '(?m)^.*\S.*$' END
+                 WHEN 4 THEN CASE WHEN api_error THEN '(?m)^.*\bError code: [45]\d\d - [{\[].*$'
+                                  -- the line that holds the markup, wherever the message starts
+                                  WHEN markup_answer THEN '(?m)^.*(' || '<[|｜]\s*tool[▁_ ]calls?(?:[▁_ ]section)?[▁_ ](?:begin|end)[|｜]>|<[|｜]\s*tool[▁_ ]call[▁_ ](?:begin|end|argument[▁_ ]begin)[|｜]>|</?[|｜]\s*DSML\s*[|｜]' || ').*$'
+                                  ELSE '(?m)^.*\S.*$' END
                  WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted).*$'
                  ELSE '(?m)^.*\S.*$' END), '') AS marker
         FROM graded WHERE grade IS NOT NULL
@@ -182,8 +194,9 @@ counted AS (
            arg_min(event_id, (grade, NOT on_marker, grade = 4 AND NOT says_failure, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
            max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
-           count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4 AND NOT api_error) AS error_level,
+           count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer) AS error_level,
            count(*) FILTER (WHERE grade = 4 AND api_error) AS api_errors,
+           count(*) FILTER (WHERE grade = 4 AND markup_answer AND NOT api_error) AS markup_answers,
            count(*) FILTER (WHERE grade = 5) AS failure_words
     FROM split GROUP BY host, kind
 ),
@@ -236,6 +249,7 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
        || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
                     nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',
                     nullif(c.api_errors, 0) || ' failed API call (an HTTP error status)',
+                    nullif(c.markup_answers, 0) || ' answer with tool-call markup left in its text (the call not parsed)',
                     nullif(c.failure_words, 0) || ' failure word')
        || '; by role and rank as read: ' || p.by_place || ')'
        -- what the records came to: the last one printed, when it is not the one quoted (a library's error

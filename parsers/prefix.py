@@ -263,6 +263,21 @@ HEADERS = (
     ),
     H(
         "glog",
+        r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<pid>[0-9]+) site-packages/torch/[^\]\s]+:[0-9]+\] ?",
+        "PyTorch's own logging (torch._logging, ≥2.5: torch.distributed.elastic's agent): glog's header whose "
+        "number is the process id and whose path is cut at site-packages/ (accelerate#3861, batch21/13); older "
+        "releases printed the thread id and the whole path (the family below)",
+        (
+            (
+                "E1128 21:12:50.390000 3139541 site-packages/torch/distributed/elastic/multiprocessing/api.py:874]"
+                " failed (exitcode: -6) local_rank: 3 (pid: 3139623) of binary: /data1/bin/python3.10",
+                {"level": "ERROR", "pid": 3139541, "tid": None},
+            ),
+        ),
+        own_lines=True,
+    ),
+    H(
+        "glog",
         r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<tid>[0-9]+) [^\]\s]+:[0-9]+\] ?",
         "glog (Mooncake, C++ libraries): E0414 03:56:41.856248 tid file:line], no year",
         (

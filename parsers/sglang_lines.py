@@ -513,6 +513,35 @@ WATCHDOG_PATTERNS = [
         yields={"exit_code": -9},
     ),
     P(
+        "torch_elastic_failed",
+        "watchdog",
+        ") local_rank: ",
+        # torch.distributed.elastic's agent (multiprocessing/api.py) reporting a worker it watched: its exit code
+        # (negative: the signal that killed it), local rank and pid (accelerate#3861, batch21/13)
+        r"\bfailed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: \d+ \(pid: (?P<target_pid>\d+)\)",
+        "PyTorch ≥1.9 torch.distributed.elastic (torchrun, accelerate launch)",
+        "E1128 21:12:50.390000 3139541 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed"
+        " (exitcode: -6) local_rank: 3 (pid: 3139623) of binary: /data1/envs/hd/bin/python3.10",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 3139623, "exit_code": -6},
+    ),
+    P(
+        "ray_worker_died",
+        "watchdog",
+        "A worker died or was killed",
+        # Ray's raylet reporting a worker process it started that died (SIGSEGV, OOM killer, `ray stop --force`:
+        # the line lists them as possible causes, it never says which); the pid is the worker's
+        # (vllm#13535, batch21/11)
+        r"A worker died or was killed while executing a task by an unexpected system error\."
+        r"(?:.*?Worker PID: (?P<target_pid>\d+))?",
+        "Ray ≥1.x raylet (node_manager)",
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot"
+        " the problem, check the logs for the dead worker. RayTask ID: ffff Worker ID: 4006 Node ID: 1a60 Worker IP"
+        " address: 10.0.21.1 Worker port: 10005 Worker PID: 270291 Worker exit type: SYSTEM_ERROR",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 270291},
+    ),
+    P(
         "tgi_shard_signaled",
         "watchdog",
         "signaled to shutdown with signal",

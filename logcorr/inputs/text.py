@@ -225,7 +225,7 @@ COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
 # `docker compose logs -t` puts Docker's RFC3339Nano stamp after that prefix (batch14/12): nanoseconds (7 to 9
 # fraction digits, UTC); an application's own ISO time there prints ms or µs and stays the line's
 COMPOSE_TIMESTAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7,9}Z) "
-WORKER_PREFIX = rf"^(?:\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>{WORKER_NAME}) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
+WORKER_PREFIX = rf"^(?:\((?:{WORKER_NAME} )?pid=\d+(?:, ip=[^)]*)?\) )*\((?:(?P<worker>{WORKER_NAME}) )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
 # A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
 # ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
 # --prefix --timestamps`` (``[pod/NAME/CONTAINER] <RFC3339> ``), ``kubectl logs --timestamps`` alone

@@ -682,7 +682,13 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     )
     # kubectl --timestamps alone only before a known header, never before the router's own ISO time
     bare = e.field("kt").is_not_null()
-    bare_ok = e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(ROUTER_START)
+    # a stamp in nanoseconds (7 to 9 fraction digits, UTC) is a runtime's or a CI's, before any text: `docker
+    # logs -t`, `kubectl logs --timestamps`, GitHub Actions (TGI#1383, batch21/01: `…318739139Z terminate called
+    # …`); an application's own ISO time prints ms or µs (COMPOSE_TIMESTAMP's rule)
+    runtime = e.field("kt").str.contains(r"\.\d{7,9}Z$")
+    bare_ok = runtime | e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(
+        ROUTER_START
+    )
     taken = ~bare | bare_ok.fill_null(False)
     launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
     when = pl.coalesce(

@@ -15,7 +15,7 @@ from logcorr.parsers.engine_stats import ENGINE_STATS_PATTERNS
 from logcorr.parsers.prefix import GLIBC_ABORT
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
-from logcorr.parsers.sglang_fields import TRACEBACK_FRAGMENT
+from logcorr.parsers.sglang_fields import LOGGED_FRAMES, TRACEBACK_FRAGMENT
 from logcorr.store.schema import ROOM_TYPE
 
 P = LinePattern
@@ -801,6 +801,20 @@ TRACEBACK_PATTERNS = [
         "(EngineCore_DP0 pid=7) ValueError: Free memory on device cuda:0 (0.85/23.56 GiB) on startup",
         subkind="traceback",
         yields={"exception": "ValueError", "function": "init_device", "line": 326, "n_frames": 1},
+    ),
+    P(
+        "logged_frames",
+        "traceback",
+        'File "',
+        LOGGED_FRAMES,
+        "Ray Serve ≥2.40 (a request's failure logged with its frames and no `Traceback` line: ray#53267)",
+        "ERROR 2025-05-23 00:42:04,876 default_LLMDeployment rcja4aht 700823bf -- Encountered failure while handling"
+        ' request 700823bf\n  File "/ray/serve/error_handling_utils.py", line 50, in handle_failure\n'
+        "    async for response in async_iterator:\n"
+        '  File "/ray/serve/llm_server.py", line 528, in _predict\n'
+        "    async for llm_response in self.engine.generate(llm_request):",
+        subkind="traceback",
+        yields={"function": "_predict", "line": 528, "n_frames": 2},
     ),
 ]
 

@@ -16,8 +16,10 @@ from logcorr.parsers.sglang_fields import (
     FINISH_REASON,
     FIRST_LINE,
     FRAME_LINE,
+    LOGGED_FRAMES_TEXT,
     META_INFO,
     REQUEST_OUT,
+    REVERSED_FRAMES,
     TRACEBACK_TEXT,
     WRAPPED_LINE,
 )
@@ -29,9 +31,14 @@ from logcorr.store.schema import EVENTS, RANK_COLUMNS
 SCOPES = {
     "first_line": pl.col("body").str.extract(FIRST_LINE, 1),
     "wrapped_line": pl.col("body").str.extract(WRAPPED_LINE, 1).str.replace_all(r"\n[ \t]+", " "),
-    "traceback": pl.col("body").str.extract(TRACEBACK_TEXT, 1).str.strip_chars_end(),
+    "traceback": pl.coalesce(
+        pl.col("body").str.extract(TRACEBACK_TEXT, 1), pl.col("body").str.extract(LOGGED_FRAMES_TEXT, 1)
+    ).str.strip_chars_end(),
     "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
-    "last_frame": pl.col("_traceback").str.extract_all(FRAME_LINE).list.last(),
+    # the innermost frame: the last one printed, the first in a paste that runs newest first
+    "last_frame": pl.when(pl.col("_traceback").str.contains(REVERSED_FRAMES))
+    .then(pl.col("_traceback").str.extract_all(FRAME_LINE).list.first())
+    .otherwise(pl.col("_traceback").str.extract_all(FRAME_LINE).list.last()),
     "request_out": pl.col("body").str.extract(REQUEST_OUT, 1),
     "meta_info": pl.col("_request_out").str.extract(META_INFO, 1),
     "finish_reason": pl.col("_meta_info").str.extract(FINISH_REASON, 1),

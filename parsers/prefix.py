@@ -35,11 +35,15 @@ ANSI_ESCAPE = r"\x1b\[[0-9;]*[A-Za-z]"
 # multiproc executor before the TP/DP names (2025) printed ``(VllmWorker rank=1 pid=7)``: that rank is
 # the worker's global rank (torch.distributed's, as PyTorch's ``[rankN]:``), which the contract keeps in
 # tp_rank, and only where no rank token (TPn) is printed.
+# Ray Serve names its actors by their application and deployment, ``(ServeReplica:default:LLMDeploymentqwen-0_5b
+# pid=14262)``, and Ray prints a worker that runs no named actor as ``(pid=2159, ip=10.0.21.1)`` (ray#53267,
+# ray#51242, batch21/02, 03): the name may hold ``:``-separated parts and may be missing.
 WORKER_NAME = (
-    r"[A-Za-z]\w*(?: [A-Z]+[0-9]+| rank=[0-9]+)*"  # Worker_DP1_TP0_EP8, VllmWorker TP0, VllmWorker rank=1
+    # Worker_DP1_TP0_EP8, VllmWorker TP0, VllmWorker rank=1, ServeReplica:app:deployment-name
+    r"[A-Za-z]\w*(?::[\w.-]+)*(?: [A-Z]+[0-9]+| rank=[0-9]+)*"
 )
 WORKER_RANK = r" rank=([0-9]+)"
-RAY_PREFIX = rf"^(?:\((?P<worker>{WORKER_NAME}) pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
+RAY_PREFIX = rf"^(?:\((?:(?P<worker>{WORKER_NAME}) )?pid=(?P<wpid>[0-9]+)(?:, ip=[^)]*)?\) )+"
 
 
 # The family of a header whose time is printed in UTC (Z or +00:00): its records are zoned.
@@ -269,6 +273,21 @@ HEADERS = (
             (
                 'I0808 21:06:08.476800       1 proxy.go:206] "shutting down" logger="proxy server"',
                 {"level": "INFO", "pid": 1, "tid": None, "body": '"shutting down" logger="proxy server"'},
+            ),
+        ),
+        own_lines=True,
+    ),
+    H(
+        "glog",
+        r"^(?P<level>[IWEF])(?P<month>[0-9]{2})(?P<day>[0-9]{2}) (?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+)\s+(?P<pid>[0-9]+) site-packages/torch/[^\]\s]+:[0-9]+\] ?",
+        "PyTorch's own logging (torch._logging, ≥2.5: torch.distributed.elastic's agent): glog's header whose "
+        "number is the process id and whose path is cut at site-packages/ (accelerate#3861, batch21/13); older "
+        "releases printed the thread id and the whole path (the family below)",
+        (
+            (
+                "E1128 21:12:50.390000 3139541 site-packages/torch/distributed/elastic/multiprocessing/api.py:874]"
+                " failed (exitcode: -6) local_rank: 3 (pid: 3139623) of binary: /data1/bin/python3.10",
+                {"level": "ERROR", "pid": 3139541, "tid": None},
             ),
         ),
         own_lines=True,
@@ -656,6 +675,37 @@ HEADERS = (
                 },
             ),
         ),
+    ),
+    H(
+        "ray_serve",
+        # the level, the time, then up to five words naming who logs (the controller and its pid; a replica's
+        # deployment, replica id and request id; an older replica's file:line) before " -- " (or " - ")
+        rf"^(?P<level>{LEVEL_WORD}) (?P<date>{_DATE}) (?P<time>{_TIME}) (?:[^\s-][^\s]* ){{1,5}}--? ",
+        "Ray Serve's logger '%(levelname)s %(asctime)s {deployment} {replica} {request_id} -- %(message)s' (comma "
+        "milliseconds, no zone), behind the Ray worker prefix (ray#53267, ray#51242: batch21/02, 03)",
+        (
+            (
+                "(ServeController pid=2922) ERROR 2025-04-02 17:25:34,553 controller 2922 -- Exception in Replica(id="
+                "'m37qpvvp', deployment='vLLM:qwen-1_5b', app='default'), the replica will be stopped.",
+                {
+                    "level": "ERROR",
+                    "pid": 2922,
+                    "log_ts": datetime(2025, 4, 2, 17, 25, 34, 553000),
+                    "body": "Exception in Replica(id='m37qpvvp', deployment='vLLM:qwen-1_5b', app='default'), the"
+                    " replica will be stopped.",
+                },
+            ),
+            (
+                "ERROR 2025-05-23 00:42:04,876 default_LLMDeploymentqwen-0_5b rcja4aht 700823bf-0cfe -- Encountered"
+                " failure while handling request 700823bf-0cfe",
+                {
+                    "level": "ERROR",
+                    "log_ts": datetime(2025, 5, 23, 0, 42, 4, 876000),
+                    "body": "Encountered failure while handling request 700823bf-0cfe",
+                },
+            ),
+        ),
+        after_worker=True,
     ),
     H(
         "named",
@@ -1218,8 +1268,13 @@ def _repeated_prefix_off_lines(df: pl.DataFrame, ray_like: bool) -> pl.DataFrame
     # subprocess's stderr line by line behind `TIME LEVEL dynamo_run::subprocess: ` (batch12/06)
     header = header + body.str.extract(RUST_TARGET, 1).fill_null("")
     worker = text.str.extract(f"({RAY_PREFIX})", 1) if ray_like else pl.lit(None, pl.String)
-    lead = pl.when(header.str.strip_chars() != "").then(header).otherwise(worker)
     second = text.str.extract(r"^[^\n]*\n([^\n]*)", 1)
+    # the header when the later lines repeat it, else the worker prefix alone: a Ray Serve record's frames
+    # repeat `(ServeReplica:app:deployment pid=N) ` but not its logger's time (ray#53267, batch21/02)
+    own = (header.str.strip_chars() != "") & second.str.starts_with(header.str.strip_chars_end()).fill_null(
+        False
+    )
+    lead = pl.when(own | worker.is_null()).then(header).otherwise(worker)
     df = df.with_columns(lead.alias("_lead"))
     stamped = df.select(
         (

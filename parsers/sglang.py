@@ -43,6 +43,7 @@ from logcorr.parsers.sglang_fields import (
     CPP_TYPE,
     FRAME_LINE,
     GROUP_MEMBER_EXCEPTION,
+    LOGGED_FRAMES,
     TERMINATE_ANNOUNCE,
     TIME_STATS_FIELDS,
     TRACEBACK_FIELDS,
@@ -506,8 +507,10 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
     # filtered before _base copies every column (on the ``body`` of ``_base``)
     text = pl.coalesce(*[c for c in ("body", "message") if c in ev.columns], pl.lit(""))
     # a traceback, or a record that is one whose start was cut (``TRACEBACK_FRAGMENT``)
-    held = text.str.contains("Traceback (most recent call last)", literal=True) | text.str.contains(
-        TRACEBACK_FRAGMENT
+    held = (
+        text.str.contains("Traceback (most recent call last)", literal=True)
+        | text.str.contains(TRACEBACK_FRAGMENT)
+        | text.str.contains(LOGGED_FRAMES)
     )
     base = base_columns(ev.filter(held))
     if base.height == 0:

@@ -16,7 +16,7 @@ from logcorr.parsers.rules import FieldRule
 # parenthesis before any colon (``raise RuntimeError(f"…")``, never ``RuntimeError: …``) may come first
 # (batch13/05).
 EXCEPTION_AFTER_FRAMES = (
-    r"(?s)(?:(?:.*\n)?(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*(?:[^\n:]*[ (][^\n]*\n)?"
+    r"(?s)(?:(?:.*\n)?(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*(?:[^\n:]*[ (][^\n]*\n)?"
     # (or a traceback's very tail: its last code line, indented, and the exception line: batch13/11)
     r"|^(?:[ \t]+\S[^\n]*\n)+)"
     r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
@@ -47,9 +47,9 @@ _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
 # the cut frame's tail: indented lines, or caret markers pasted from column 1 ("^^^^", sglang pull 3582, batch20/05)
 _CUT_TAIL = r"(?:[ \t]+\S[^\n]*\n|\^+[ \t]*\n)*"
 TRACEBACK_FRAGMENT = (
-    rf"(?:^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t][^\n]*)*"
+    rf"(?:^(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
-    rf"|^(?:\([A-Za-z]\w* pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME}"
+    rf"|^(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t]+[^\n]*)*\n{_FRAME}"
     # a paste that lost the indentation: a frame in column 1, its code line, the next frame (batch13/05)
     rf"|^File \"[^\"\n]*\", line \d+, in [^\n]+\n(?:[^\n]*\n)?{_FRAME}"
     # the very tail of a traceback: the last frame's code line(s), indented, then its module-qualified
@@ -57,6 +57,20 @@ TRACEBACK_FRAGMENT = (
     # "vllm.v1.engine.exceptions.EngineDeadError: …", batch13/11)
     r"|^(?:[ \t]+\S[^\n]*\n)+[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): \S)"
 )
+# A logged message with the frames of its exception right below it and no `Traceback` line between (two frames
+# at least): Ray Serve's request failure ("… -- Encountered failure while handling request …", ray#53267,
+# batch21/02). Its traceback is the text from the first frame on, and only where no ``TRACEBACK_TEXT`` is.
+# Python's frames (a line number from 1): backward-cpp's native stacks printed in the same shape (`File "<unknown>",
+# line 0, in ibv_destroy_qp`, batch5/14, batch16/08) are no Python traceback.
+_PY_FRAME = r"[ \t]*File \"[^\"\n]*\", line [1-9][0-9]*, in(?: [^\n]+|>)"
+LOGGED_FRAMES = rf"^[^\n]*\S[^\n]*\n{_PY_FRAME}(?:\n[ \t]+[^\n]*)*\n{_PY_FRAME}"
+LOGGED_FRAMES_TEXT = rf"(?s)^[^\n]*\n({_FRAME}.*)$"
+# A traceback pasted newest line first (a log viewer's order: each frame's caret line above its code line, that
+# above its `File` line; vllm#42389, batch21/08): a caret line followed by a code line and then a `File` line
+# never occurs in Python's own order, where the carets follow the code line. Its innermost frame is its first.
+# The code line is indented as a code line is (four spaces or more) and is no `File` line itself (a frame without
+# code, `File "uvloop/loop.pyx", …`, follows carets in Python's order).
+REVERSED_FRAMES = r'(?m)^[ \t]*\^+[ \t]*\n(?:[ \t]*\n)*(?: {4,}|\t)[ \t]*(?:[^\s^F]|F[^i]|Fi[^l])[^\n]*\n(?:[ \t]*\n)*[ \t]*File "'
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"
 FRAME_LINE = r'File "[^"\n]*", line \d+, in(?: [^\n]+|>)'

@@ -15,7 +15,7 @@ from logcorr.parsers.engine_stats import ENGINE_STATS_PATTERNS
 from logcorr.parsers.prefix import GLIBC_ABORT
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
-from logcorr.parsers.sglang_fields import TRACEBACK_FRAGMENT
+from logcorr.parsers.sglang_fields import LOGGED_FRAMES, TRACEBACK_FRAGMENT
 from logcorr.store.schema import ROOM_TYPE
 
 P = LinePattern
@@ -513,6 +513,35 @@ WATCHDOG_PATTERNS = [
         yields={"exit_code": -9},
     ),
     P(
+        "torch_elastic_failed",
+        "watchdog",
+        ") local_rank: ",
+        # torch.distributed.elastic's agent (multiprocessing/api.py) reporting a worker it watched: its exit code
+        # (negative: the signal that killed it), local rank and pid (accelerate#3861, batch21/13)
+        r"\bfailed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: \d+ \(pid: (?P<target_pid>\d+)\)",
+        "PyTorch ≥1.9 torch.distributed.elastic (torchrun, accelerate launch)",
+        "E1128 21:12:50.390000 3139541 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed"
+        " (exitcode: -6) local_rank: 3 (pid: 3139623) of binary: /data1/envs/hd/bin/python3.10",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 3139623, "exit_code": -6},
+    ),
+    P(
+        "ray_worker_died",
+        "watchdog",
+        "A worker died or was killed",
+        # Ray's raylet reporting a worker process it started that died (SIGSEGV, OOM killer, `ray stop --force`:
+        # the line lists them as possible causes, it never says which); the pid is the worker's
+        # (vllm#13535, batch21/11)
+        r"A worker died or was killed while executing a task by an unexpected system error\."
+        r"(?:.*?Worker PID: (?P<target_pid>\d+))?",
+        "Ray ≥1.x raylet (node_manager)",
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot"
+        " the problem, check the logs for the dead worker. RayTask ID: ffff Worker ID: 4006 Node ID: 1a60 Worker IP"
+        " address: 10.0.21.1 Worker port: 10005 Worker PID: 270291 Worker exit type: SYSTEM_ERROR",
+        subkind="subprocess_crashed",
+        yields={"target_pid": 270291},
+    ),
+    P(
         "tgi_shard_signaled",
         "watchdog",
         "signaled to shutdown with signal",
@@ -772,6 +801,20 @@ TRACEBACK_PATTERNS = [
         "(EngineCore_DP0 pid=7) ValueError: Free memory on device cuda:0 (0.85/23.56 GiB) on startup",
         subkind="traceback",
         yields={"exception": "ValueError", "function": "init_device", "line": 326, "n_frames": 1},
+    ),
+    P(
+        "logged_frames",
+        "traceback",
+        'File "',
+        LOGGED_FRAMES,
+        "Ray Serve ≥2.40 (a request's failure logged with its frames and no `Traceback` line: ray#53267)",
+        "ERROR 2025-05-23 00:42:04,876 default_LLMDeployment rcja4aht 700823bf -- Encountered failure while handling"
+        ' request 700823bf\n  File "/ray/serve/error_handling_utils.py", line 50, in handle_failure\n'
+        "    async for response in async_iterator:\n"
+        '  File "/ray/serve/llm_server.py", line 528, in _predict\n'
+        "    async for llm_response in self.engine.generate(llm_request):",
+        subkind="traceback",
+        yields={"function": "_predict", "line": 528, "n_frames": 2},
     ),
 ]
 

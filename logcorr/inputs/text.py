@@ -225,7 +225,7 @@ COMPOSE_START = r"^[\w.-]+\s*\| "  # the same prefix, when a line carries one
 # `docker compose logs -t` puts Docker's RFC3339Nano stamp after that prefix (batch14/12): nanoseconds (7 to 9
 # fraction digits, UTC); an application's own ISO time there prints ms or µs and stays the line's
 COMPOSE_TIMESTAMP = r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7,9}Z) "
-WORKER_PREFIX = rf"^(?:\({WORKER_NAME} pid=\d+(?:, ip=[^)]*)?\) )*\((?P<worker>{WORKER_NAME}) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
+WORKER_PREFIX = rf"^(?:\((?:{WORKER_NAME} )?pid=\d+(?:, ip=[^)]*)?\) )*\((?:(?P<worker>{WORKER_NAME}) )?pid=(?P<pid>\d+)(?:, ip=[^)]*)?\) "
 # A prefix a line of a paste may carry, taken off line by line (a whole file of them is read by
 # ``containers``): the CRI format (``<RFC3339> stdout|stderr F|P ``, kubelet/containerd), ``kubectl logs
 # --prefix --timestamps`` (``[pod/NAME/CONTAINER] <RFC3339> ``), ``kubectl logs --timestamps`` alone
@@ -709,7 +709,13 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     )
     # kubectl --timestamps alone only before a known header, never before the router's own ISO time
     bare = e.field("kt").is_not_null()
-    bare_ok = e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(ROUTER_START)
+    # a stamp in nanoseconds (7 to 9 fraction digits, UTC) is a runtime's or a CI's, before any text: `docker
+    # logs -t`, `kubectl logs --timestamps`, GitHub Actions (TGI#1383, batch21/01: `…318739139Z terminate called
+    # …`); an application's own ISO time prints ms or µs (COMPOSE_TIMESTAMP's rule)
+    runtime = e.field("kt").str.contains(r"\.\d{7,9}Z$")
+    bare_ok = runtime | e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(
+        ROUTER_START
+    )
     taken = ~bare | bare_ok.fill_null(False)
     launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
     when = pl.coalesce(

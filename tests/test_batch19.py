@@ -100,6 +100,35 @@ def test_01_a_reporters_sentence_quoting_a_watchdog_is_no_watchdog(tmp_path):
     assert wrapped["kind"].to_list() == ["watchdog"]
 
 
+def test_01_two_ranks_timed_out_in_different_collectives_at_one_seqnum(tmp_path):
+    """Rank 7 timed out in BROADCAST and rank 3 in ALLREDUCE, both at SeqNum 80078 (lines 14, 16): each
+    finding says the other rank's collective (a desync) and what to do is where the code paths diverge;
+    rank 7's work state (line 15, `[PG 0 (default_pg) Rank 7] … at work: 80078`) is rank 7's evidence
+    only, never rank 3's, whose first time stays its own line's (.212150935)."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    rows = saved.query(
+        out,
+        "SELECT f.ranks, f.summary, list(e.source_pos ORDER BY e.event_id) FROM findings f,"
+        " unnest(f.evidence) AS u(i) JOIN events e ON e.event_id = u.i GROUP BY ALL ORDER BY f.summary",
+    ).rows()
+    assert [(ranks, lines) for ranks, _, lines in rows] == [
+        (["rank 3"], ["line 16"]),
+        (["rank 7"], ["line 14", "line 15"]),
+    ]
+    assert rows[0][1].endswith(
+        "ALLREDUCE SeqNum 80078 ran 600013 ms, past its 600 s timeout; at the same SeqNum 80078 another"
+        " collective timed out (rank 7 in BROADCAST): the ranks called different collectives at one sequence"
+        " number (a desync)"
+    )
+    assert "another collective timed out (rank 3 in ALLREDUCE)" in rows[1][1]
+    lines = report_mod.summary_lines(report_mod.gather(out))
+    assert "(rank 3 in ALLREDUCE)" in lines[0] and "on rank 7" in lines[0]
+    todo = next(x for x in lines if x.startswith("**What to do now**"))
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in todo and "never entered" not in todo
+    body = report_mod.report(out)
+    assert "01:45:40.184373931 as printed **collective_timeout**" not in body
+
+
 def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):
     """`[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code =
     -9`: DeepSpeed's header gives the level (INFO, ERROR), the time as printed; the worker's -9 is a

@@ -79,6 +79,12 @@ GPU_LOST_ACTION = (
     "take the node out of service and check the GPU the driver names (`nvidia-smi -q`, the kernel's NVRM/Xid"
     " lines, power and PCIe): a GPU lost from the bus does not come back without a reset"
 )
+# Ranks that timed out in different collectives at one SeqNum (watchdog.sql's "(a desync)", batch19/01):
+# no rank is missing from a collective, their code paths diverged.
+DESYNC_ACTION = (
+    "find where the ranks' code paths diverge (they called different collectives at one sequence number):"
+    " rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL, which checks that every rank calls the same collective"
+)
 GPU_XID_ACTION = (
     "check the GPU the driver names (`nvidia-smi -q`) and look the Xid up in NVIDIA's Xid catalog"
 )
@@ -86,10 +92,14 @@ GPU_XID_ACTION = (
 
 def _action(main: dict) -> str | None:
     """What to do now for the main finding ``main`` by its kind (``ACTIONS``); a GPU error the NVIDIA
-    driver printed (a cuda_error whose summary says ``(NVIDIA driver)``) set apart from a CUDA error."""
+    driver printed (a cuda_error whose summary says ``(NVIDIA driver)``) set apart from a CUDA error, and
+    ranks timed out in different collectives (a collective_timeout saying ``(a desync)``) from a rank
+    missing from one."""
     said = main.get("summary") or ""
     if main["kind"] == "cuda_error" and "(NVIDIA driver)" in said:
         return GPU_LOST_ACTION if "fallen off the bus" in said else GPU_XID_ACTION
+    if main["kind"] == "collective_timeout" and "(a desync)" in said:
+        return DESYNC_ACTION
     return ACTIONS.get(main["kind"])
 
 

@@ -129,6 +129,23 @@ def test_01_two_ranks_timed_out_in_different_collectives_at_one_seqnum(tmp_path)
     assert "01:45:40.184373931 as printed **collective_timeout**" not in body
 
 
+def test_10_a_dump_whose_threads_are_all_idle_is_said_so(tmp_path):
+    """A py-spy fragment without its `Process` header (no pid, no time): five named threads, all `(idle)`;
+    the no-failure line says so, each thread with its innermost frame, and counts the orphan frame of line 1
+    (`<module> (<string>:1)`, a thread whose header was cut) apart, never as a thread."""
+    out = ingested_body(tmp_path, BATCH, "10")
+    assert _findings(out) == []
+    happened = report_mod.summary_lines(report_mod.gather(out))[0]
+    assert happened.startswith("**What happened**: the data shows no failure")
+    assert (
+        "a py-spy dump (no process header read, no time read) of 5 thread(s), all idle: MultiprocWorkerMonitor in"
+        " select (selectors.py:415), mq-client-shared-loop in poll (zmq/sugar/poll.py:106), Thread-1"
+        " (process_input_sockets) in poll (zmq/sugar/poll.py:106), Thread-2 (process_output_sockets) in wait"
+        " (threading.py:355), signal-callback in wait (threading.py:355); and the frames of 1 thread(s) whose"
+        " header the dump lacks" in happened
+    )
+
+
 def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):
     """`[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code =
     -9`: DeepSpeed's header gives the level (INFO, ERROR), the time as printed; the worker's -9 is a

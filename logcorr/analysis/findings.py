@@ -403,11 +403,38 @@ def _request_words(r: dict) -> str:
     return text
 
 
+def _dump_words(dumps: pl.DataFrame) -> str:
+    """The py-spy (or faulthandler) dumps of ``shown_dumps``: each dump's process as read, its time, how
+    many named threads it holds and how many are idle, and where each thread is (its innermost frame; the
+    threads not idle first, five at most); the frames of a thread whose header was cut counted apart."""
+    said = []
+    for d in dumps.head(2).iter_rows(named=True):
+        who = f"pid {d['pid']}" if d["pid"] is not None else "no process header read"
+        if d["process_name"]:
+            who += f" ({d['process_name']})"
+        n, idle = d["threads"], d["idle"]
+        state = (
+            "all idle" if n and idle == n else f"{n - idle} not idle, {idle} idle" if n else "no named thread"
+        )
+        places = d["places"] or []
+        text = f"a py-spy dump ({who}, {_when(d)}) of {n} thread(s), {state}"
+        if places:
+            text += (
+                ": " + ", ".join(places[:5]) + (f", … ({len(places) - 5} more)" if len(places) > 5 else "")
+            )
+        if d["headless"]:
+            text += f"; and the frames of {d['headless']} thread(s) whose header the dump lacks"
+        said.append(md(text, width=600))
+    more = f"; {dumps.height - 2} more dump(s)" if dumps.height > 2 else ""
+    return "; ".join(said) + more
+
+
 def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else a /metrics scrape; and the last record
+    was read of their outcome, else the batch lines per role, else a /metrics scrape; the py-spy dumps and
+    where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
@@ -448,6 +475,9 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
             + (f" labelled dp_rank {dps}" if dps else "")
             + ("" if m["timed"] else ", no time read")
         )
+    dumps = shown.get("shown_dumps", pl.DataFrame())
+    if dumps.height:
+        parts.append(_dump_words(dumps))
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")

@@ -818,6 +818,9 @@ TRACEBACK_LEADS = (
     r"During handling of the above exception, another exception occurred:"  # a chained exception
     r"|The above exception was the direct cause of the following exception:"
     r"|Exception in thread .*:"  # threading.excepthook
+    # SGLang of 2024 logging its component's error with the traceback under it ("Exception in ModelRpcClient:\n"
+    # + get_exception_traceback(): sglang#105, batch18/04; "Exception in ControllerSingle:", batch16/13)
+    r"|Exception in [A-Z]\w*:"
     r"|Exception in callback .*"  # asyncio's loop exception handler
     r"|Process [A-Za-z][\w-]*:"  # multiprocessing's child: "Process SpawnProcess-1:"
     r"|Error in (?:atexit\._run_exitfuncs|sys\.excepthook):"

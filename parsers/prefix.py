@@ -745,8 +745,9 @@ GLIBC_ABORT = (
 # A shell prompt with its command in a paste ([root@host dir]# …, (venv) user@host:~/dir$ …, zsh's ✗/➜ …,
 # $ …): what follows is that command's output
 PROMPT = r"^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
-NOTE = (
-    r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
+# A comment line pasted between log lines (a markdown heading, a shell comment, a case file's `# note:`)
+COMMENT = r"^# "
+NOTE = COMMENT + (  # a note pasted between log lines: one line, never continued
     # a terminal's own lines in a paste: ^C, a shell prompt with its command; what follows is another
     # stream's output
     rf"|^\^C\s*$|{PROMPT}"

@@ -10,7 +10,7 @@ import polars as pl
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
-from logcorr.inputs.text import paste_width
+from logcorr.inputs.text import paste_width, row_padding_width, rows_joined
 from logcorr.render import report as report_mod
 from tests.conftest import case_records, ingested_body, rows_at
 from tests.test_batch10 import BATCH as BATCH10
@@ -144,6 +144,39 @@ def test_10_a_dump_whose_threads_are_all_idle_is_said_so(tmp_path):
         " (threading.py:355), signal-callback in wait (threading.py:355); and the frames of 1 thread(s) whose"
         " header the dump lacks" in happened
     )
+
+
+def test_08_a_terminals_rows_pasted_inside_a_line_lose_their_padding():
+    """dmesg's lines wrapped at 80 columns, each row padded with spaces to the pane's 197 and the rows of a line
+    pasted on one line (`… Killed process 25315 (python3) total-vm:53312244<117 spaces>kB, …`): the padding
+    runs end at 197 and 394, so they come off and the words they cut read whole (mems_allowed, 53312244kB,
+    69068kB, file-rss); a table's aligned columns (small, varied end columns) keep their spaces."""
+    ev = case_records(BATCH, "08")
+    (oom,) = rows_at(ev, 4)
+    assert oom["message"] == (
+        "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB,"
+        " file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0"
+    )
+    assert "cpuset=/,mems_allowed=0,global_oom" in rows_at(ev, 3)[0]["message"]
+    assert "now anon-rss:0kB, file-rss:74732kB" in rows_at(ev, 5)[0]["message"]
+    table = pl.Series(["sgl-kernel" + " " * 24 + "0.0.3.post6", "sglang" + " " * 28 + "0.4.3.post3"] * 3)
+    assert row_padding_width(table) is None
+    # a width found elsewhere joins only runs that end at its multiples
+    assert rows_joined(table, 197).to_list() == table.to_list()
+
+
+def test_12_the_in_memory_reading_reads_a_stamped_paste_as_ingest_does(tmp_path):
+    """CloudWatch's `2024-04-18T18:44:03.144-04:00` before every TGI line is the shape of `kubectl logs
+    --timestamps`: ``records_from_text`` reads it with that reader, as ingest does (the octal `#033[` escapes
+    off, TGI's level read, the stamp the record's time in UTC), not as plain text."""
+    ev = case_records(BATCH, "12")
+    (row,) = rows_at(ev, 2)
+    assert (row["level"], row["ts"]) == ("INFO", datetime(2024, 4, 18, 22, 44, 3, 144000, tzinfo=UTC))
+    assert row["message"].startswith("2024-04-18T22:43:58.111453Z  INFO shard-manager:")
+    out = ingested_body(tmp_path, BATCH, "12")
+    assert saved.query(out, "SELECT level, ts FROM events WHERE source_pos = 'line 2'").rows() == [
+        (row["level"], row["ts"])
+    ]
 
 
 def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):

@@ -179,6 +179,16 @@ def test_12_the_in_memory_reading_reads_a_stamped_paste_as_ingest_does(tmp_path)
     ]
 
 
+def test_13_tgis_text_generation_router_is_no_router_between_engines():
+    """Line 12 `2024-10-01T07:43:22.392977Z  INFO text_generation_router::server: router/src/server.rs:2593:
+    signal received, …`: TGI's web server in front of its shards, not a router between engines (the key:
+    engine or unknown); a Rust router crate's line (`vllm_router_rs::server`) stays the router's."""
+    (row,) = rows_at(case_records(BATCH, "13"), 12)
+    assert (row["role"], row["level"]) == ("unknown", "INFO")
+    rust = records_from_text("2026-03-31 13:29:07  INFO vllm_router_rs::server: src/server.rs:966: Started\n")
+    assert rust["role"].to_list() == ["router"]
+
+
 def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):
     """`[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] [...] exits with return code =
     -9`: DeepSpeed's header gives the level (INFO, ERROR), the time as printed; the worker's -9 is a

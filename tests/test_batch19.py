@@ -152,13 +152,14 @@ def test_08_a_terminals_rows_pasted_inside_a_line_lose_their_padding():
     runs end at 197 and 394, so they come off and the words they cut read whole (mems_allowed, 53312244kB,
     69068kB, file-rss); a table's aligned columns (small, varied end columns) keep their spaces."""
     ev = case_records(BATCH, "08")
-    (oom,) = rows_at(ev, 4)
-    assert oom["message"] == (
+    (dmesg,) = rows_at(ev, 3)  # lines 3-5: dmesg's stamp opens no record (left: a header without wall time)
+    lines = dmesg["message"].split("\n")
+    assert lines[1] == (
         "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB,"
         " file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0"
     )
-    assert "cpuset=/,mems_allowed=0,global_oom" in rows_at(ev, 3)[0]["message"]
-    assert "now anon-rss:0kB, file-rss:74732kB" in rows_at(ev, 5)[0]["message"]
+    assert "cpuset=/,mems_allowed=0,global_oom" in lines[0]
+    assert "now anon-rss:0kB, file-rss:74732kB" in lines[2]
     table = pl.Series(["sgl-kernel" + " " * 24 + "0.0.3.post6", "sglang" + " " * 28 + "0.4.3.post3"] * 3)
     assert row_padding_width(table) is None
     # a width found elsewhere joins only runs that end at its multiples

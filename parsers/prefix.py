@@ -807,8 +807,9 @@ GLIBC_ABORT = (
 # A shell prompt with its command in a paste ([root@host dir]# …, (venv) user@host:~/dir$ …, zsh's ✗/➜ …,
 # $ …): what follows is that command's output
 PROMPT = r"^\[[^\]\s]+@[^\]]+\][#$] |^(?:\([\w.-]+\) )*[\w.-]+@[\w.-]+:\S*[#$] |^[✗➜] |^\$ \S"
-NOTE = (
-    r"^# "  # a note pasted between log lines (a markdown heading, a shell comment): one line, never continued
+# A comment line pasted between log lines (a markdown heading, a shell comment, a case file's `# note:`)
+COMMENT = r"^# "
+NOTE = COMMENT + (  # a note pasted between log lines: one line, never continued
     # a terminal's own lines in a paste: ^C, a shell prompt with its command; what follows is another
     # stream's output
     rf"|^\^C\s*$|{PROMPT}"
@@ -880,6 +881,9 @@ TRACEBACK_LEADS = (
     r"During handling of the above exception, another exception occurred:"  # a chained exception
     r"|The above exception was the direct cause of the following exception:"
     r"|Exception in thread .*:"  # threading.excepthook
+    # SGLang of 2024 logging its component's error with the traceback under it ("Exception in ModelRpcClient:\n"
+    # + get_exception_traceback(): sglang#105, batch18/04; "Exception in ControllerSingle:", batch16/13)
+    r"|Exception in [A-Z]\w*:"
     r"|Exception in callback .*"  # asyncio's loop exception handler
     r"|Process [A-Za-z][\w-]*:"  # multiprocessing's child: "Process SpawnProcess-1:"
     r"|Error in (?:atexit\._run_exitfuncs|sys\.excepthook):"

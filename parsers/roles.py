@@ -148,9 +148,11 @@ OWN_NAMES = (
     ),
     OwnName(
         "router target",
-        r"^\S+[ T]\S+\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:\S.*?\}: )?(?P<name>\w*router\w*)::",
+        # not text-generation-inference's `text_generation_router::`: TGI's HTTP server in front of one
+        # model's shards, no router between engines (TGI#2614, batch19/13: engine or unknown by its key)
+        r"^\S+[ T]\S+\s+(?:TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:\S.*?\}: )?(?:text_generation_router|(?P<name>\w*router\w*))::",
         "a Rust tracing line whose target is a router crate (sglang_router_rs::, vllm_router_rs::): the "
-        "router's own line, whatever pod it names",
+        "router's own line, whatever pod it names (TGI's text_generation_router:: is its engine's web server)",
         "2026-03-31 13:29:07  INFO vllm_router_rs::server: src/server.rs:966: Started health checker",
         "router",
     ),

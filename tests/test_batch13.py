@@ -111,6 +111,61 @@ def test_11_a_traceback_tail_gives_its_module_qualified_exception(tmp_path):
     )
 
 
+def test_11_the_stream_generators_cut_traceback_is_part_of_the_engine_deaths_report(tmp_path):
+    """Lines 4-14 `Error in chat completion stream generator.` and a traceback cut before its exception line,
+    printed at the same instant (08-24 06:28:15, no pid) right after the EngineDeadError of lines 2-3: the same
+    death as the stream generator saw it, said in that one finding, no unexplained crash beside it."""
+    out = ingested_body(tmp_path, BATCH, "11")
+    found = saved.query(out, "SELECT kind, summary, len(evidence) FROM findings").rows()
+    assert [(k, n) for k, _, n in found] == [("scheduler_crash", 2)]
+    assert found[0][1].endswith(
+        "See stack trace (above) for the root cause.; followed at once by 1 more traceback(s) of the same input"
+        " and instant, cut before the exception line (innermost frame as printed: chat_completion_stream_generator"
+        " (serving.py:498)); then no exit or restart read after it"
+    )
+
+
+def test_a_finished_progress_bar_is_no_step_a_crash_was_in(tmp_path):
+    """A bar at its total (23/23) before a scheduler's traceback names no step; one short of it (22/23) does."""
+    from logcorr.ingest import ingest
+
+    tb = (
+        "[2025-03-10 16:21:31 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/s/scheduler.py", line 2865, in run_scheduler_process\n'
+        "    scheduler.event_loop_normal()\n"
+        "RuntimeError: boom\n"
+    )
+    for done, said in (
+        ("23/23", None),
+        ("22/23", 'during "Capturing batches (bs=1)" (its progress bar at 22/23'),
+    ):
+        log = tmp_path / f"{done[:2]}.log"
+        log.write_text(f"Capturing batches (bs=1):  96%|█████▊| {done} [00:09<00:00,  2.4it/s]\n" + tb)
+        ingest([log], tmp_path / done[:2])
+        (summary,) = saved.query(tmp_path / done[:2], "SELECT summary FROM findings")["summary"].to_list()
+        assert ("during" in summary) == (said is not None)
+        assert said is None or said in summary
+
+
+def test_a_cut_traceback_at_another_instant_stays_apart(tmp_path):
+    """The same two records a second apart: the cut traceback is no part of the death, it stays unexplained."""
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "x.log"
+    log.write_text(
+        "ERROR 08-24 06:28:15 [serving.py:932]     raise self._format_exception(outputs) from None\n"
+        "ERROR 08-24 06:28:15 [serving.py:932] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered"
+        " an issue. See stack trace (above) for the root cause.\n"
+        "ERROR 08-24 06:28:16 [serving.py:932] Error in chat completion stream generator.\n"
+        "ERROR 08-24 06:28:16 [serving.py:932] Traceback (most recent call last):\n"
+        'ERROR 08-24 06:28:16 [serving.py:932]   File "/v/serving.py", line 498, in chat_completion_stream_generator\n'
+        "ERROR 08-24 06:28:16 [serving.py:932]     async for res in result_generator:\n"
+    )
+    ingest([log], tmp_path / "out")
+    kinds = saved.query(tmp_path / "out", "SELECT kind FROM findings ORDER BY kind")["kind"].to_list()
+    assert kinds == ["scheduler_crash", "unexplained_crash"]
+
+
 def test_04_a_segfault_with_its_faulting_threads_stack_is_a_crash_with_the_signal_handlers_time(tmp_path):
     """Line 11 `Fatal Python error: Segmentation fault`, then (after a blank line) faulthandler's `Stack (most
     recent call first):` with capture_begin (graphs.py:77) innermost: a crash naming where, whose time is that of
@@ -197,7 +252,8 @@ def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_
     """Lines 4-14 behind `(EngineCore_DP0 pid=230522) `: Python multiprocessing's `Process EngineCore_DP0:` then a
     traceback cut after core.py:834 run_engine_core, whose code line `engine_core = EngineCoreProc(*args,
     **kwargs)` builds the engine core: EngineCore_DP0 (DP0) failed at start-up, while constructing
-    EngineCoreProc; no exception type claimed, no time."""
+    EngineCoreProc, during the CUDA graph capture whose tqdm bar (line 3, 2/83) was printed right before it;
+    no exception type claimed, no time (the bar's `[00:01<00:56` is elapsed time)."""
     out = ingested_body(tmp_path, BATCH, "13")
     found = saved.query(out, "SELECT kind, ranks, ts, summary FROM findings")
     assert found.rows() == [
@@ -207,6 +263,7 @@ def test_13_multiprocessings_process_line_above_a_cut_traceback_is_that_process_
             None,
             "EngineCore_DP0 failed at start-up on DP0 (no time read): exception type not printed (the traceback is"
             " cut) in run_engine_core (core.py:834); raised while constructing EngineCoreProc (its frames cut),"
-            " before serving; then no exit or restart read after it",
+            ' before serving; during "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)" (its progress bar'
+            " at 2/83, printed just before); then no exit or restart read after it",
         )
     ]

@@ -64,21 +64,44 @@ def test_07_multimodal_gens_month_day_header_and_its_dead_scheduler_with_the_exi
     )
 
 
-def test_08_the_authors_lead_in_sentence_is_no_crash_record_and_the_segfaults_first_frame_is_named(tmp_path):
+def test_08_a_lead_in_sentence_is_no_crash_and_the_segfault_banner_is_the_dead_childs(tmp_path):
     """Line 3 "Log evidence: server crashed mid-eval with SIGSEGV (exit code -11) inside mooncake's RDMA
-    cleanup path:" introduces the paste: no crash record; the banner's first frame (`ibv_destroy_qp`), its
-    callers as printed (lines 7-8) and the dead child's name (scheduler_0) are said."""
+    cleanup path:" introduces the paste: no crash record. The banner `!!!!!!! Segfault encountered !!!!!!!`
+    (lines 5-8, no time) printed right before `Subprocess scheduler_0 (pid=922727) crashed with exit code -11.`
+    (line 9) says the signal -11 names: the dead child's own last words, said in its finding with its first
+    frame (`ibv_destroy_qp`) and its callers as printed, never an unexplained crash apart."""
     out = ingested_body(tmp_path, BATCH, "08")
     found = _findings(out)
+    assert list(found) == ["child_exits"]
     assert found["child_exits"] == (
         "1 child process reported dead by the parent at 2026-05-14 16:49:46:"
-        " scheduler_0, pid 922727 (exit code -11: killed by signal 11 SIGSEGV)"
-    )
-    assert found["unexplained_crash"].startswith(
-        'Unexplained crash or exception: "!!!!!!! Segfault encountered !!!!!!!" (its first frame: ibv_destroy_qp;'
+        " scheduler_0, pid 922727 (exit code -11: killed by signal 11 SIGSEGV); printed just before it:"
+        ' "!!!!!!! Segfault encountered !!!!!!!" (its first frame: ibv_destroy_qp;'
         " its callers, as printed: mooncake::RdmaEndPoint::deconstruct() ← mooncake::WorkerPool::transferWorker(int))"
     )
+    cited = saved.query(
+        out,
+        "SELECT e.source_pos FROM (SELECT unnest(evidence) AS id FROM findings) f JOIN events e ON e.event_id = f.id",
+    )["source_pos"].to_list()
+    assert sorted(cited) == ["line 5", "line 9"]
     assert "Log evidence" not in "\n".join(found.values())
+
+
+def test_a_banner_of_another_signal_is_no_part_of_the_childs_exit(tmp_path):
+    """The banner is the child's only when it says the signal its exit code names: a segfault banner before
+    an exit code -9 (SIGKILL) stays a crash of its own."""
+    from logcorr.ingest import ingest
+
+    log = tmp_path / "x.log"
+    log.write_text(
+        "!!!!!!! Segfault encountered !!!!!!!\n"
+        '  File "<unknown>", line 0, in ibv_destroy_qp\n'
+        "[2026-05-14 16:49:46] Subprocess scheduler_0 (pid=922727) crashed with exit code -9.\n"
+    )
+    ingest([log], tmp_path / "out")
+    found = _findings(tmp_path / "out")
+    assert sorted(found) == ["child_exits", "unexplained_crash"]
+    assert found["child_exits"].endswith("scheduler_0, pid 922727 (exit code -9: killed by signal 9 SIGKILL)")
 
 
 def test_a_crash_line_without_a_colon_at_its_end_still_counts_after_a_lead_in(tmp_path):
@@ -102,8 +125,9 @@ def test_13_a_comment_line_naming_cuda_out_of_memory_is_no_cuda_error(tmp_path):
     ingest([path], tmp_path / "out")
     found = _findings(tmp_path / "out")
     assert list(found) == ["unexplained_crash"]
-    assert (
-        'flashinfer/sampling.py", line 483, in top_k_top_p_sampling_from_probs' in found["unexplained_crash"]
+    assert found["unexplained_crash"].startswith(
+        'Unexplained crash or exception: "Exception in ControllerSingle:" (no exception line read in its traceback;'
+        " innermost frame: top_k_top_p_sampling_from_probs (sampling.py:483))"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from logcorr.analysis import saved
+from logcorr.ingest import records_from_text
 from tests.conftest import case_records, ingested_body, rows_at
 from tests.test_batch10 import BATCH as BATCH10
 
@@ -122,3 +123,35 @@ def test_a_log_file_name_before_a_header_splits_only_with_a_log_extension():
         " #running-req: 2, #token: 10, token usage: 0.00,"
         " gen throughput (token/s): 1.00, #queue-req: 0"
     )
+
+
+def test_04_exception_in_a_component_is_the_lead_in_of_its_traceback(tmp_path):
+    """Line 11 `Exception in ModelRpcClient:` is SGLang (2024)'s logger.error above the traceback it prints:
+    one record with lines 12-21 (5 frames, innermost model_runner.py:472 forward, cut), and the report quotes
+    that line with the innermost frame, not a frame line alone."""
+    ev = case_records(BATCH, "04")
+    (tb,) = rows_at(ev, 11)
+    assert (tb["kind"], tb["n_lines"]) == ("traceback", 11)
+    assert tb["message"].startswith("Exception in ModelRpcClient:\nTraceback (most recent call last):\n")
+    assert rows_at(ev, 12) == []
+    out = ingested_body(tmp_path, BATCH, "04")
+    assert _findings(out)["unexplained_crash"].startswith(
+        'Unexplained crash or exception: "Exception in ModelRpcClient:" (no exception line read in its traceback;'
+        " innermost frame: forward (model_runner.py:472)) (no time read); 1 record(s)"
+    )
+
+
+def test_13_note_lines_above_a_paste_change_no_record_of_it():
+    """The case file whole (its `# source:`/`# note:` lines first) and its body alone give the same records
+    from line 3 on: the prose, `logs:`, the client's 400 line and its own exception one record each (a note is
+    no header: the lines after it do not continue one another)."""
+    path = next(BATCH.glob("13_*.log"))
+    whole = records_from_text(path.read_text(), "13.log")
+    body = case_records(BATCH, "13")
+    notes = 2  # the file's `# source:` and `# note:` lines
+    got = [(int(p.split()[1]) - notes, n) for p, n in whole.select("source_pos", "n_lines").rows()[notes:]]
+    assert got == [(int(p.split()[1]), n) for p, n in body.select("source_pos", "n_lines").rows()]
+    assert [r["message"][:24] for r in rows_at(body, 5) + rows_at(body, 6)] == [
+        "qwen_infer error, idx: 1",
+        "generated an exception: ",
+    ]

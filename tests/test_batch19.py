@@ -10,7 +10,7 @@ import polars as pl
 
 from logcorr.analysis import saved
 from logcorr.ingest import ingest, records_from_text
-from logcorr.inputs.text import paste_width
+from logcorr.inputs.text import paste_width, row_padding_width, rows_joined
 from logcorr.render import report as report_mod
 from tests.conftest import case_records, ingested_body, rows_at
 from tests.test_batch10 import BATCH as BATCH10
@@ -98,6 +98,96 @@ def test_01_a_reporters_sentence_quoting_a_watchdog_is_no_watchdog(tmp_path):
         " WorkNCCL(S\n"
     )
     assert wrapped["kind"].to_list() == ["watchdog"]
+
+
+def test_01_two_ranks_timed_out_in_different_collectives_at_one_seqnum(tmp_path):
+    """Rank 7 timed out in BROADCAST and rank 3 in ALLREDUCE, both at SeqNum 80078 (lines 14, 16): each
+    finding says the other rank's collective (a desync) and what to do is where the code paths diverge;
+    rank 7's work state (line 15, `[PG 0 (default_pg) Rank 7] … at work: 80078`) is rank 7's evidence
+    only, never rank 3's, whose first time stays its own line's (.212150935)."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    rows = saved.query(
+        out,
+        "SELECT f.ranks, f.summary, list(e.source_pos ORDER BY e.event_id) FROM findings f,"
+        " unnest(f.evidence) AS u(i) JOIN events e ON e.event_id = u.i GROUP BY ALL ORDER BY f.summary",
+    ).rows()
+    assert [(ranks, lines) for ranks, _, lines in rows] == [
+        (["rank 3"], ["line 16"]),
+        (["rank 7"], ["line 14", "line 15"]),
+    ]
+    assert rows[0][1].endswith(
+        "ALLREDUCE SeqNum 80078 ran 600013 ms, past its 600 s timeout; at the same SeqNum 80078 another"
+        " collective timed out (rank 7 in BROADCAST): the ranks called different collectives at one sequence"
+        " number (a desync)"
+    )
+    assert "another collective timed out (rank 3 in ALLREDUCE)" in rows[1][1]
+    lines = report_mod.summary_lines(report_mod.gather(out))
+    assert "(rank 3 in ALLREDUCE)" in lines[0] and "on rank 7" in lines[0]
+    todo = next(x for x in lines if x.startswith("**What to do now**"))
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in todo and "never entered" not in todo
+    body = report_mod.report(out)
+    assert "01:45:40.184373931 as printed **collective_timeout**" not in body
+
+
+def test_10_a_dump_whose_threads_are_all_idle_is_said_so(tmp_path):
+    """A py-spy fragment without its `Process` header (no pid, no time): five named threads, all `(idle)`;
+    the no-failure line says so, each thread with its innermost frame, and counts the orphan frame of line 1
+    (`<module> (<string>:1)`, a thread whose header was cut) apart, never as a thread."""
+    out = ingested_body(tmp_path, BATCH, "10")
+    assert _findings(out) == []
+    happened = report_mod.summary_lines(report_mod.gather(out))[0]
+    assert happened.startswith("**What happened**: the data shows no failure")
+    assert (
+        "a py-spy dump (no process header read, no time read) of 5 thread(s), all idle: MultiprocWorkerMonitor in"
+        " select (selectors.py:415), mq-client-shared-loop in poll (zmq/sugar/poll.py:106), Thread-1"
+        " (process_input_sockets) in poll (zmq/sugar/poll.py:106), Thread-2 (process_output_sockets) in wait"
+        " (threading.py:355), signal-callback in wait (threading.py:355); and the frames of 1 thread(s) whose"
+        " header the dump lacks" in happened
+    )
+
+
+def test_08_a_terminals_rows_pasted_inside_a_line_lose_their_padding():
+    """dmesg's lines wrapped at 80 columns, each row padded with spaces to the pane's 197 and the rows of a line
+    pasted on one line (`… Killed process 25315 (python3) total-vm:53312244<117 spaces>kB, …`): the padding
+    runs end at 197 and 394, so they come off and the words they cut read whole (mems_allowed, 53312244kB,
+    69068kB, file-rss); a table's aligned columns (small, varied end columns) keep their spaces."""
+    ev = case_records(BATCH, "08")
+    (dmesg,) = rows_at(ev, 3)  # lines 3-5: dmesg's stamp opens no record (left: a header without wall time)
+    lines = dmesg["message"].split("\n")
+    assert lines[1] == (
+        "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB,"
+        " file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0"
+    )
+    assert "cpuset=/,mems_allowed=0,global_oom" in lines[0]
+    assert "now anon-rss:0kB, file-rss:74732kB" in lines[2]
+    table = pl.Series(["sgl-kernel" + " " * 24 + "0.0.3.post6", "sglang" + " " * 28 + "0.4.3.post3"] * 3)
+    assert row_padding_width(table) is None
+    # a width found elsewhere joins only runs that end at its multiples
+    assert rows_joined(table, 197).to_list() == table.to_list()
+
+
+def test_12_the_in_memory_reading_reads_a_stamped_paste_as_ingest_does(tmp_path):
+    """CloudWatch's `2024-04-18T18:44:03.144-04:00` before every TGI line is the shape of `kubectl logs
+    --timestamps`: ``records_from_text`` reads it with that reader, as ingest does (the octal `#033[` escapes
+    off, TGI's level read, the stamp the record's time in UTC), not as plain text."""
+    ev = case_records(BATCH, "12")
+    (row,) = rows_at(ev, 2)
+    assert (row["level"], row["ts"]) == ("INFO", datetime(2024, 4, 18, 22, 44, 3, 144000, tzinfo=UTC))
+    assert row["message"].startswith("2024-04-18T22:43:58.111453Z  INFO shard-manager:")
+    out = ingested_body(tmp_path, BATCH, "12")
+    assert saved.query(out, "SELECT level, ts FROM events WHERE source_pos = 'line 2'").rows() == [
+        (row["level"], row["ts"])
+    ]
+
+
+def test_13_tgis_text_generation_router_is_no_router_between_engines():
+    """Line 12 `2024-10-01T07:43:22.392977Z  INFO text_generation_router::server: router/src/server.rs:2593:
+    signal received, …`: TGI's web server in front of its shards, not a router between engines (the key:
+    engine or unknown); a Rust router crate's line (`vllm_router_rs::server`) stays the router's."""
+    (row,) = rows_at(case_records(BATCH, "13"), 12)
+    assert (row["role"], row["level"]) == ("unknown", "INFO")
+    rust = records_from_text("2026-03-31 13:29:07  INFO vllm_router_rs::server: src/server.rs:966: Started\n")
+    assert rust["role"].to_list() == ["router"]
 
 
 def test_09_deepspeeds_launcher_gives_its_level_and_the_workers_return_code(tmp_path):

@@ -79,6 +79,12 @@ GPU_LOST_ACTION = (
     "take the node out of service and check the GPU the driver names (`nvidia-smi -q`, the kernel's NVRM/Xid"
     " lines, power and PCIe): a GPU lost from the bus does not come back without a reset"
 )
+# Ranks that timed out in different collectives at one SeqNum (watchdog.sql's "(a desync)", batch19/01):
+# no rank is missing from a collective, their code paths diverged.
+DESYNC_ACTION = (
+    "find where the ranks' code paths diverge (they called different collectives at one sequence number):"
+    " rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL, which checks that every rank calls the same collective"
+)
 GPU_XID_ACTION = (
     "check the GPU the driver names (`nvidia-smi -q`) and look the Xid up in NVIDIA's Xid catalog"
 )
@@ -86,10 +92,14 @@ GPU_XID_ACTION = (
 
 def _action(main: dict) -> str | None:
     """What to do now for the main finding ``main`` by its kind (``ACTIONS``); a GPU error the NVIDIA
-    driver printed (a cuda_error whose summary says ``(NVIDIA driver)``) set apart from a CUDA error."""
+    driver printed (a cuda_error whose summary says ``(NVIDIA driver)``) set apart from a CUDA error, and
+    ranks timed out in different collectives (a collective_timeout saying ``(a desync)``) from a rank
+    missing from one."""
     said = main.get("summary") or ""
     if main["kind"] == "cuda_error" and "(NVIDIA driver)" in said:
         return GPU_LOST_ACTION if "fallen off the bus" in said else GPU_XID_ACTION
+    if main["kind"] == "collective_timeout" and "(a desync)" in said:
+        return DESYNC_ACTION
     return ACTIONS.get(main["kind"])
 
 
@@ -393,28 +403,38 @@ def _request_words(r: dict) -> str:
     return text
 
 
-def _capture_words(c: dict) -> str:
-    """A py-spy capture of ``shown_captures`` in words: whose (pid and process, or none read), and where
-    each thread was (its innermost frame; a thread whose ``Thread`` line was not read said so)."""
-    who = "(no process header read)"
-    if c["pid"] is not None:
-        who = f"of pid {c['pid']}" + (f" ({md(c['process_name'])})" if c["process_name"] else "")
-    threads = []
-    for t in c["named"] or []:
-        if t["tid"] is None:
-            thread = "a thread whose header line was not read"
-        else:
-            thread = f"thread {t['tid']}" + (f" ({md(t['name'])})" if t["name"] else "")
-        threads.append(f"{thread} in {md(t['innermost'] or 'no frame read')}")
-    return f"a py-spy capture {who}, {c['threads']} thread(s): " + ", ".join(threads)
+def _dump_words(dumps: pl.DataFrame) -> str:
+    """The py-spy (or faulthandler) dumps of ``shown_dumps``: each dump's process as read, its time, how
+    many named threads it holds and how many are idle, and where each thread is (its innermost frame; the
+    threads not idle first, five at most); the frames of a thread whose header was cut counted apart."""
+    said = []
+    for d in dumps.head(2).iter_rows(named=True):
+        who = f"pid {d['pid']}" if d["pid"] is not None else "no process header read"
+        if d["process_name"]:
+            who += f" ({d['process_name']})"
+        n, idle = d["threads"], d["idle"]
+        state = (
+            "all idle" if n and idle == n else f"{n - idle} not idle, {idle} idle" if n else "no named thread"
+        )
+        places = d["places"] or []
+        text = f"a py-spy dump ({who}, {_when(d)}) of {n} thread(s), {state}"
+        if places:
+            text += (
+                ": " + ", ".join(places[:5]) + (f", … ({len(places) - 5} more)" if len(places) > 5 else "")
+            )
+        if d["headless"]:
+            text += f"; and the frames of {d['headless']} thread(s) whose header the dump lacks"
+        said.append(md(text, width=600))
+    more = f"; {dumps.height - 2} more dump(s)" if dumps.height > 2 else ""
+    return "; ".join(said) + more
 
 
 def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else a /metrics scrape, else the py-spy captures
-    (each thread's innermost frame); and the last record
+    was read of their outcome, else the batch lines per role, else a /metrics scrape; the py-spy dumps and
+    where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
@@ -455,10 +475,9 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
             + (f" labelled dp_rank {dps}" if dps else "")
             + ("" if m["timed"] else ", no time read")
         )
-    else:
-        parts += [
-            _capture_words(c) for c in shown.get("shown_captures", pl.DataFrame()).iter_rows(named=True)
-        ]
+    dumps = shown.get("shown_dumps", pl.DataFrame())
+    if dumps.height:
+        parts.append(_dump_words(dumps))
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")

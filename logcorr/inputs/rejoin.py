@@ -5,7 +5,7 @@ Rule: within one process stream (``stream`` column: boot id / pid / unit, or the
 a record when it carries a known header or is a known record kind without one
 (``parsers.prefix.is_record_start``), unless its header repeats the line before it exactly and its
 body is continuation-shaped (a logger that stamps every line of a message, ``_same_stamp``); a line of another shape continues the record before it, except
-before the stream's first record start and after a blank line, where only continuation-shaped lines
+before the stream's first record start (a `# ` comment is none) and after a blank line, where only continuation-shaped lines
 (``parsers.prefix.CONTINUATION``: indented, traceback parts, py-spy thread headers) continue, and a
 Python frame line there continues only a frame list (``_frames_after_blank``). So
 lines of a stream that never printed a header (sshd, the kernel) stay one record each, and a note or
@@ -40,6 +40,7 @@ import polars as pl
 from logcorr.inputs.source import LINE_PIECE, MAX_RECORD_BYTES, MAX_RECORD_LINES, RECORD_PIECE
 from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import (
+    COMMENT,
     CONTINUATION,
     FAULTHANDLER_THREAD,
     HEADER_START,
@@ -106,7 +107,7 @@ class Rejoiner:
             first_open = df.filter(open_rec)["seq"].min()
         firm_rows = df.filter(pl.col("_firm")).select("seq", "key") if "_firm" in df.columns else None
         df = df.drop("_firm", strict=False)
-        # a stream a header or a note opened counts as started for the lines read after this run, not for
+        # a stream a header opened (a `# ` comment is none) counts as started for the lines read after this run, not for
         # the lines held back to be read again with them (batch14/12: held lines before the stream's first
         # header stay lines before it)
         self._note_started(firm_rows, first_open)
@@ -131,8 +132,8 @@ class Rejoiner:
         return self._counted(_records(df.filter(~held)))
 
     def _note_started(self, firm_rows: pl.DataFrame | None, first_open: int | None) -> None:
-        """Add to ``_started`` the streams of ``firm_rows`` (``seq``, ``key`` of the lines a header or a
-        note opened) that are not held back (``seq`` before ``first_open``; all when it is None)."""
+        """Add to ``_started`` the streams of ``firm_rows`` (``seq``, ``key`` of the lines a header
+        opened) that are not held back (``seq`` before ``first_open``; all when it is None)."""
         if firm_rows is None:
             return
         sent = firm_rows if first_open is None else firm_rows.filter(pl.col("seq") < first_open)
@@ -158,8 +159,8 @@ def _mark_piece(df: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
 def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]:
     """Per line of ``df`` (``seq``, ``key``, ``message``, ``entry_error``): does it open a record
     (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
-    streams (``key``) whose header or note opened a record in an earlier chunk (their lines here are
-    past it). Returns the starts and, of them, those a header or a note made (``firm``)."""
+    streams (``key``) whose header opened a record in an earlier chunk (their lines here are past it).
+    Returns the starts and, of them, those a header made (``firm``; a `# ` comment is no header)."""
     starts, firm = _line_starts(df, started)
     return _traceback_heads(df, _repeats_opening(df, _after_another_stream(df, starts))), firm
 
@@ -306,16 +307,23 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)
     header = header.scatter(slow, h)
+    note = header & message.str.contains(NOTE).fill_null(False)
+    # a comment line (`# …`) opens a record of one line but is no header: the stream it is in has not
+    # started for the lines after it (batch18/13: the same prose lines one record each with and without
+    # the case file's `# note:` lines above them); a fence or a prompt still starts it
+    comment = header & message.str.contains(COMMENT).fill_null(False)
+    firm = header & ~comment
     other = (~header).arg_true()  # most chunks: none (every line opens a record)
     if other.len() == 0:
-        return header | piece, header
+        return header | piece, firm
     blank = pl.repeat(False, df.height, eager=True).scatter(
         other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
     )
-    note = header & message.str.contains(NOTE).fill_null(False)
     own = pl.repeat(False, df.height, eager=True).scatter(slow, h & lines.str.contains(OWN_LINES_START))
     marks = (
-        df.select("key", header.alias("h"), blank.alias("b"), note.alias("n"), own.alias("o"))
+        df.select(
+            "key", header.alias("h"), blank.alias("b"), note.alias("n"), own.alias("o"), comment.alias("c")
+        )
         .with_columns(
             pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
             # the record open is a stamp-every-line logger's (glog, c10, NCCL)
@@ -328,7 +336,8 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
             # a note (a prompt, ^C) ends the open record of every stream: a line after one, in any stream
             (pl.col("n").cum_sum() - pl.col("n").cast(pl.UInt32)).alias("_notes_before"),
             (
-                (pl.col("h").cum_sum().over("key") == 0) & ~pl.col("key").is_in(pl.lit(started).implode())
+                ((pl.col("h") & ~pl.col("c")).cum_sum().over("key") == 0)
+                & ~pl.col("key").is_in(pl.lit(started).implode())
             ).alias("before_first"),
         )
         .with_columns(
@@ -344,7 +353,7 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
     # (interleaved output: "ected all trees", the tail of an NCCL line whose head went elsewhere)
     stray = ~marks["b"] & marks["after_own"] & ~header & ~after_note & ~loose
     if not (loose.any() or stray.any()):
-        return header | piece | after_note, header | after_note
+        return header | piece | after_note, firm
     opens = pl.repeat(False, df.height, eager=True)
     if loose.any():
         idx = loose.arg_true()
@@ -359,7 +368,7 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         body = message.gather(idx)
         cut = _previous_lines(df, idx).str.contains(r"\w$") & body.str.contains(r"^\w")
         opens = opens.scatter(idx, ~(body.str.contains(OWN_LINES_CONTINUATION) | cut).fill_null(False))
-    return header | piece | opens | after_note, header | after_note
+    return header | piece | opens | after_note, firm
 
 
 # A Python frame line (a traceback's or faulthandler's `  File "…", line N[,] in f`), and the lines a

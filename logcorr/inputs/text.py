@@ -536,7 +536,8 @@ def paste_width(lines: pl.Series) -> int | None:
     reporter's notes or prose, a line pasted after the wrap) do not hide it: the lengths are tried
     longest first (``WRAP_CANDIDATES``; batch13/03: 116 columns under longer ``# note:`` lines), a
     length under the longest one needing three wrapped lines, and one enough where ``PADDED_MIN_LINES``
-    lines are padded with spaces to that width. None for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
+    lines are padded with spaces to that width; else the width of rows pasted inside lines
+    (``row_padding_width``). None for a file whose lines were not wrapped (most logs, and records that merely have equal lengths)."""
     n = lines.str.len_chars()
     shared = (
         n.filter(n >= WRAP_MIN_WIDTH)
@@ -560,13 +561,61 @@ def paste_width(lines: pl.Series) -> int | None:
             enough = 1
         if int(wrapped.sum()) >= enough and (wrapped & mid_token).any():
             return int(width)
+    return row_padding_width(lines)
+
+
+# A terminal's rows pasted without their newlines (tranX#41, batch19/08: dmesg's lines wrapped at 80 columns,
+# each row padded with spaces to the pane's 197, the rows of one line on one line): a run of two spaces or
+# more inside a line that ends at a multiple of the row width is a row's padding, no text of the line.
+ROW_PADDING = r"(?<=\S) {2,}(?=\S)"
+# Padding runs that show a row width (``row_padding_width``), and the longest of them that must not be
+# ordinary alignment: a table's columns (`pip list`: "sgl-kernel        0.0.3") pad to a small column.
+ROW_PADDING_MIN_RUNS = 3
+ROW_PADDING_SCAN = 2000  # lines with a long inner run of spaces read to find the width
+
+
+def row_padding_width(lines: pl.Series) -> int | None:
+    """The width of a terminal's rows pasted inside lines (``ROW_PADDING``): the end column (characters,
+    at least ``WRAP_MIN_WIDTH``) at a multiple of which ``ROW_PADDING_MIN_RUNS`` inner runs of eight
+    spaces or more end, one of them inside a word (a word character before it, a lower-case one or a
+    digit after it: ``me`` … ``ms_allowed``). None where no such width shows (aligned columns end at
+    varied or small columns)."""
+    some = lines.filter(lines.str.contains(r"\S {8,}\S").fill_null(False)).head(ROW_PADDING_SCAN)
+    runs = [
+        (m.end(), line[m.start() - 1], line[m.end()])
+        for line in some.to_list()
+        for m in re.finditer(r"(?<=\S) {8,}(?=\S)", line)
+    ]
+    ends = sorted({e for e, _, _ in runs if e >= WRAP_MIN_WIDTH})
+    for width in ends:  # the narrowest row first: its multiples are the later rows' ends
+        at = [(b, a) for e, b, a in runs if e % width == 0]
+        inside_word = any(re.match(r"\w", b) and re.match(r"[a-z0-9_]", a) for b, a in at)
+        if len(at) >= ROW_PADDING_MIN_RUNS and inside_word:
+            return width
     return None
+
+
+def rows_joined(lines: pl.Series, width: int) -> pl.Series:
+    """``lines`` with each inner run of spaces (``ROW_PADDING``) that ends at a multiple of ``width``
+    taken off: a terminal row's padding, the rows of the line joined as the line was printed."""
+    some = lines.str.contains(r"\S  +\S").fill_null(False)
+    idx = some.arg_true()
+    if idx.len() == 0:
+        return lines
+
+    def joined(line: str) -> str:
+        return re.sub(ROW_PADDING, lambda m: "" if m.end() % width == 0 else m.group(0), line)
+
+    fixed = [joined(line) for line in lines.gather(idx).to_list()]
+    return lines.clone().scatter(idx, pl.Series(fixed, dtype=pl.String))
 
 
 def unwrap(frame: pl.DataFrame, width: int) -> pl.DataFrame:
     """``frame`` (``n``, ``line``) with each terminal-wrapped line (``_wrapped``) joined to the lines
     it continues, without a newline (the wrap's padding at the end of its last line dropped): one row
-    per logical line, ``n`` of its first, ``entry_lines`` the physical lines it holds."""
+    per logical line, ``n`` of its first, ``entry_lines`` the physical lines it holds; a row's padding
+    inside a line (``rows_joined``) taken off."""
+    frame = frame.with_columns(rows_joined(frame["line"], width).alias("line"))
     wrapped = _wrapped(frame["line"], width)
     if not wrapped.any():
         return frame

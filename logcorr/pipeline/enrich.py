@@ -7,11 +7,15 @@ the same reading and enrichment on a text in memory, without writing anything.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import polars as pl
 
 from logcorr.clocks import zoneless
-from logcorr.inputs import sniff
+from logcorr.inputs import containers, sniff
 from logcorr.inputs.rejoin import Rejoiner
+from logcorr.inputs.source import ReadOptions, SourceReport
 from logcorr.inputs.text import has_compose_prefix, paste_width, text_records
 from logcorr.parsers import journald, otel, prometheus, router, sglang, systemd
 from logcorr.parsers.prefix import date_yearless, split_prefix
@@ -125,15 +129,32 @@ def records_from_text(text: str, source: str = "text") -> pl.DataFrame:
     data = text.encode("utf-8", errors="replace")
     fmt = sniff.sniff_bytes(data[:65536])
     forced = "pyspy" if fmt in ("pyspy", "pyspy-json") else None
-    fmt = fmt if fmt in ("json", "short") else "text"
-    lines = journald.split_lines(data)
-    width = paste_width(lines) if fmt == "text" else None
-    recs = text_records(
-        lines, fmt, source, 1, compose=has_compose_prefix(lines), width=width
-    )  # `text`: the str
+    if fmt in containers.FORMATS and fmt != "log-export":
+        # a container runtime's or kubectl's lines (their stamp on every line): its reader, as at ingest
+        # (batch19/12: CloudWatch's offset stamp before TGI's line is kubectl --timestamps' shape)
+        recs = _container_records(data, fmt, source)
+    else:
+        fmt = fmt if fmt in ("json", "short") else "text"
+        lines = journald.split_lines(data)
+        width = paste_width(lines) if fmt == "text" else None
+        recs = text_records(
+            lines, fmt, source, 1, compose=has_compose_prefix(lines), width=width
+        )  # `text`: the str
     rejoin = Rejoiner(join_all=forced is not None)
     joined = pl.concat([rejoin.feed(recs), rejoin.finish()])
     columns = {**EVENTS.schema, "header": pl.String, "body": pl.String}
     if joined.height == 0:
         return pl.DataFrame(schema=columns)
     return Enricher({})(joined, {}, forced).select(list(columns))
+
+
+def _container_records(data: bytes, fmt: str, source: str) -> pl.DataFrame:
+    """The reader records of ``data`` in the container format ``fmt`` (``containers.FORMATS``), read
+    from a temporary file by ``containers.read`` as an ingest reads it, named ``source``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "text"
+        path.write_bytes(data)
+        chunks = list(containers.read(path, fmt, ReadOptions(), SourceReport(source=source, format=fmt)))
+    if not chunks:
+        return pl.DataFrame(schema=journald.RECORD_COLUMNS)
+    return pl.concat(chunks, how="vertical_relaxed")

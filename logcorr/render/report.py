@@ -201,13 +201,21 @@ UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
     SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
     ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
-    # the py-spy captures read, each thread's innermost frame (a dump is a snapshot: where the threads were,
-    # batch20/12's fragment with no process header)
-    "shown_captures": """
-SELECT capture_id, any_value(pid) AS pid, any_value(process_name) AS process_name, count(*) AS threads,
-       list(struct_pack(tid := thread_id, name := thread_name, innermost := innermost)
-            ORDER BY thread_id NULLS LAST) AS named
-FROM captures GROUP BY capture_id ORDER BY min(capture_seq), capture_id LIMIT 3""",
+    # each py-spy or faulthandler dump: its process as read, its time, and where each named thread is
+    # (batch19/10: five threads of a vLLM engine, all idle, no process header)
+    "shown_dumps": """
+SELECT c.capture_id, min(c.capture_seq) AS seq, any_value(c.pid) AS pid, any_value(c.process_name) AS process_name,
+       any_value(coalesce(c.role, 'unknown')) AS role, min(c.capture_ts) AS ts,
+       bool_and(e.zoned IS DISTINCT FROM false) FILTER (WHERE e.ts IS NOT NULL) AS zoned,
+       min(e.printed_time) AS printed_time,
+       count(*) FILTER (WHERE c.thread_id IS NOT NULL) AS threads,
+       count(*) FILTER (WHERE c.thread_id IS NOT NULL AND c.thread_state = 'idle') AS idle,
+       count(*) FILTER (WHERE c.thread_id IS NULL) AS headless,
+       list(coalesce(c.thread_name, 'thread ' || c.thread_id) || coalesce(' (' || nullif(c.thread_state, 'idle') || ')', '')
+            || ' in ' || coalesce(c.innermost, 'no frame')
+            ORDER BY c.thread_state = 'idle', c.thread_id) FILTER (WHERE c.thread_id IS NOT NULL) AS places
+FROM captures c LEFT JOIN events e ON e.source = c.source AND e.source_pos = c.source_pos
+GROUP BY c.capture_id ORDER BY min(c.source), seq""",
     # the records per role that are log records (a time, a level or a kind read), and the lines that are
     # none (prose, fences, '#' notes: batch16/04's three lines of prose are no "engine records")
     "shown_roles": """

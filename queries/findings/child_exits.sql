@@ -13,8 +13,9 @@
 --   ranks     the ranks that logged them, e.g. [TP0]
 --   n         reports (one per dead child)
 --   summary   the finding in words: how many children, their pids and exit codes as printed (a negative
---             code is Python's multiprocessing word for a signal: -6 killed by signal 6 SIGABRT), when
---   evidence  events.event_id of every report
+--             code is Python's multiprocessing word for a signal: -6 killed by signal 6 SIGABRT), when;
+--             the dead child's banner of that signal printed just before a report, with its frames
+--   evidence  events.event_id of every report, then of the banners
 --   rests_on  the tables and rule behind it
 -- parameters: none.
 -- reading: one row per (role, host): watchdogs rows of kind subprocess_crashed. A report within 60 s after a
@@ -42,8 +43,28 @@ nxt AS (
           FROM records e WHERE e.source IN (SELECT source FROM dead))
     WHERE event_id IN (SELECT event_id FROM dead)
 ),
+-- the dead child's own last words: the record right before the report in the same input, no time of its own,
+-- that says the signal the exit code names (SGLang's "!!!!!!! Segfault encountered !!!!!!!" banner with its
+-- `File "<unknown>", line 0, in ibv_destroy_qp` frames, then "Subprocess scheduler_0 (pid=922727) crashed with
+-- exit code -11.": batch16/08); its frames, most recent first, address-only ones skipped
+banner AS (
+    SELECT w.event_id, b.event_id AS banner_id,
+           regexp_extract(b.message, '(?m)^\s*(\S.*)$', 1) AS banner,
+           list_filter(regexp_extract_all(b.message, '(?m)^[ \t]*File "[^"\n]*", line \d+,? in ([^\n]{1,120})$', 1),
+                       lambda f: NOT regexp_matches(f, '^0x[0-9a-fA-F]+\s*$')) AS frames
+    FROM watchdogs w
+    JOIN records e ON e.event_id = w.event_id
+    JOIN records b ON b.source = e.source AND b.event_id = e.event_id - 1
+    WHERE w.watchdog_kind = 'subprocess_crashed' AND b.ts IS NULL
+      AND regexp_matches(b.message, CASE w.exit_code
+            WHEN -11 THEN '(?i)Segmentation fault|\bSegfault\b|\bSIGSEGV\b'
+            WHEN -6 THEN '(?i)\bAborted\b|\bSIGABRT\b|terminate called'
+            WHEN -7 THEN '(?i)Bus error|\bSIGBUS\b'
+            WHEN -4 THEN '(?i)Illegal instruction|\bSIGILL\b'
+            WHEN -8 THEN '(?i)Floating[- ]point exception|\bSIGFPE\b' END)
+),
 w AS (
-    SELECT w.* EXCLUDE (exit_code), coalesce(w.exit_code, n.exit_code) AS exit_code,
+    SELECT w.* EXCLUDE (exit_code), coalesce(w.exit_code, n.exit_code) AS exit_code, bn.banner_id,
            concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) AS rank_label,
            -- the child's name where the report prints one (SGLang's "Subprocess scheduler_0 (pid=N)")
            coalesce(nullif(regexp_extract(e.message, 'Subprocess (\w+)', 1), '') || ', ', '')
@@ -57,8 +78,18 @@ w AS (
                                         WHEN 7 THEN 'SIGBUS' WHEN 8 THEN 'SIGFPE' WHEN 9 THEN 'SIGKILL' WHEN 11 THEN 'SIGSEGV'
                                         WHEN 15 THEN 'SIGTERM' END, '')
                                ELSE '' END || ')', '')
+           || coalesce('; printed just before it: "' || left(bn.banner, 80) || '"'
+                       || CASE WHEN len(bn.frames) > 0 THEN
+                            ' (its first frame: ' || trim(bn.frames[1])
+                            || CASE WHEN len(bn.frames) > 1
+                                    THEN '; its callers, as printed: ' || array_to_string(list_transform(bn.frames[2:4],
+                                             lambda f: CASE WHEN length(trim(f)) > 60 THEN regexp_replace(trim(f), '\(.*$', '(…)') ELSE trim(f) END), ' ← ')
+                                         || CASE WHEN len(bn.frames) > 4 THEN ' ← … (' || (len(bn.frames) - 4) || ' more)' ELSE '' END
+                                    ELSE '' END || ')'
+                          ELSE '' END, '')
              AS child
     FROM watchdogs w LEFT JOIN nxt n USING (event_id) LEFT JOIN records e ON e.event_id = w.event_id
+    LEFT JOIN banner bn ON bn.event_id = w.event_id
     WHERE w.watchdog_kind = 'subprocess_crashed'
       AND NOT EXISTS (SELECT 1 FROM crash_tb t WHERE w.ts BETWEEN t.ts AND t.ts + INTERVAL 60 SECOND)
 ),
@@ -66,7 +97,8 @@ g AS (
     SELECT role, host, min(ts) AS ts, max(ts) AS end_ts, count(*)::BIGINT AS n,
            list_sort(list_distinct(list(rank_label) FILTER (WHERE rank_label <> ''))) AS ranks,
            list(child ORDER BY ts NULLS LAST, event_id) AS children,
-           list(event_id ORDER BY ts NULLS LAST, event_id) AS evidence
+           list_concat(list(event_id ORDER BY ts NULLS LAST, event_id),
+                       list(banner_id ORDER BY ts NULLS LAST, event_id) FILTER (WHERE banner_id IS NOT NULL)) AS evidence
     FROM w GROUP BY ALL
 )
 SELECT ts, end_ts, 'child_exits' AS kind, role, host, ranks, n,

@@ -13,7 +13,8 @@
 --   ranks     the ranks that raised, e.g. [TP1] or [DP1 TP1 EP1]
 --   n         traceback records in the group
 --   summary   the finding in words: who raised, the exception type as printed (never guessed), where,
---             and what followed
+--             the step an unfinished progress bar printed just before it names, a cut traceback printed
+--             at once after it, and what followed
 --   evidence  events.event_id of the tracebacks, then of what followed
 --   rests_on  the tables and rule behind it
 -- parameters: none.
@@ -170,6 +171,39 @@ frames_after AS (
            OR regexp_matches(e.message, '(?m)^\[[\w.-]+:\d+\] \[ *\d+\] \S+\([^)\n]*\)\[0x[0-9a-f]+\]'))
     GROUP BY g.gid
 ),
+-- a traceback cut before its exception line, printed right after one of the group's (the next record of the
+-- same input, at the same printed instant, of the same pid as read): the same failure as another caller saw it
+-- (batch13/11: vLLM's "Error in chat completion stream generator." traceback, cut, at 08-24 06:28:15 right
+-- after the EngineDeadError its output processor raised); its evidence, not an unexplained crash apart
+tb_after AS (
+    SELECT g.gid, list(e.event_id ORDER BY e.event_id) AS ids,
+           arg_min(n.function || coalesce(' (' || regexp_extract(n.file, '[^/]+$') || ':' || n.line || ')', ''), e.event_id) AS innermost
+    FROM grouped g
+    JOIN records t ON list_contains(g.ids, t.event_id)
+    JOIN records e ON e.source = t.source AND e.event_id = t.event_id + 1
+    JOIN tracebacks n ON n.event_id = e.event_id
+    WHERE n.exception IS NULL AND e.pid IS NOT DISTINCT FROM t.pid
+      AND coalesce(e.ts::VARCHAR, e.printed_time) = coalesce(t.ts::VARCHAR, t.printed_time)
+      AND NOT EXISTS (SELECT 1 FROM grouped o WHERE list_contains(o.ids, e.event_id))
+    GROUP BY g.gid
+),
+-- an unfinished progress bar printed just before the group's first traceback (the record before it in the same
+-- input: tqdm's "desc:   2%|▏ | 2/83 [00:01<00:56, …]", k below its total): the step it failed in (batch13/13:
+-- vLLM's "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)" at 2/83; batch18/02: SGLang's "Capturing
+-- batches (bs=64 avail_mem=13.97 GB)" at 0/11; batch15/01: "DeepGEMM warmup" at 11/512)
+bar_before AS (
+    SELECT g.gid, arg_max(e.event_id, e.event_id) AS bar_id,
+           arg_max(nullif(trim(regexp_extract(e.message, '^(.*?):?\s*\d{1,3}%\|', 1)), ''), e.event_id) AS step,
+           arg_max(regexp_extract(e.message, '\| *(\d+/\d+) \[', 1), e.event_id) AS done
+    FROM grouped g
+    JOIN records t ON t.event_id = list_min(g.ids)
+    JOIN records e ON e.source = t.source AND e.event_id = t.event_id - 1
+    WHERE e.kind = 'other' AND e.ts IS NULL
+      AND regexp_matches(e.message, '^[^\n]*?\d{1,3}%\|[^\n]*?\| *\d+/\d+ \[\d+:\d{2}(?::\d{2})?<[^\n]*$')
+      AND TRY_CAST(regexp_extract(e.message, '\| *(\d+)/\d+ \[', 1) AS BIGINT)
+          < TRY_CAST(regexp_extract(e.message, '\| *\d+/(\d+) \[', 1) AS BIGINT)
+    GROUP BY g.gid
+),
 -- what came after: at or after the group's first time; where either has no time (a journal's short lines
 -- without a year), after its last traceback in the same input (event ids follow the input's order)
 follows AS (
@@ -229,15 +263,21 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving'
                WHEN g.constructing IS NOT NULL THEN '; raised while constructing ' || g.constructing || ' (its frames cut), before serving'
                ELSE '' END
+       || coalesce('; during "' || bb.step || '" (its progress bar at ' || bb.done || ', printed just before)', '')
        || coalesce('; followed at once by ' || tr.frames || ' native stack frame line(s) of the same input and time'
                    || coalesce(' (' || tr.named || ' …)', ''), '')
+       || coalesce('; followed at once by ' || len(ta.ids) || ' more traceback(s) of the same input and instant, cut before the exception line'
+                   || coalesce(' (innermost frame as printed: ' || ta.innermost || ')', ''), '')
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
-       list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || [a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
+       list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || coalesce(ta.ids, [])
+                   || [bb.bar_id, a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
        CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread; the signal handlers'' lines before it)'
             ELSE 'tracebacks (not transfer_errors)' END
        || ', lifecycle and watchdogs after it; init frames or server_args without a batch before it' AS rests_on
 FROM grouped g JOIN after a ON a.gid = g.gid
 LEFT JOIN frames_after tr ON tr.gid = g.gid
+LEFT JOIN tb_after ta ON ta.gid = g.gid
+LEFT JOIN bar_before bb ON bb.gid = g.gid
 -- the pids of the group's tracebacks and of its signal handlers' lines
 LEFT JOIN (SELECT g2.gid, list_sort(list_distinct(flatten([coalesce(g2.pids, []),
                                                              coalesce(list(e.pid) FILTER (WHERE e.pid IS NOT NULL), [])]))) AS pids

@@ -144,9 +144,9 @@ graded AS (
 ),
 found AS MATERIALIZED (  -- read four times below: graded and quoted once
     SELECT * EXCLUDE (marker),
-           marker IS NOT NULL AS on_marker,
+           marker IS NOT NULL AS on_marker, marker IS NULL AND lead_line IS NOT NULL AS on_lead,
            coalesce(marker,
-                    CASE WHEN grade = 2 THEN regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1] END,
+                    CASE WHEN grade = 2 THEN coalesce(lead_line, regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1]) END,
                     regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
            -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
            -- after a blank line and its header, is any thread, not the one that crashed: batch10/04); frames
@@ -169,6 +169,12 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
            END AS first_named
     FROM (
         SELECT *,
+               -- a cut traceback's lead-in line that names who raised (SGLang of 2024's "Exception in
+               -- ModelRpcClient:" above its traceback, batch18/04; threading's "Exception in thread X:"):
+               -- quoted before the innermost frame, which is said beside it
+               CASE WHEN grade = 2 AND is_traceback AND exception IS NULL
+                    THEN nullif(regexp_extract(text, '^\s*(Exception in [^\n]*\S:|Process [A-Za-z][\w-]*:)[ \t]*\n', 1), '')
+               END AS lead_line,
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)|Out of memory: Killed process|Signal \(\d+\) received).*$'
@@ -218,7 +224,11 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                         || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
          ELSE CASE c.kind WHEN 'unexplained_crash' THEN 'Unexplained crash or exception' ELSE 'Unexplained error' END
               || ': "' || left(trim(w.quote), 160) || CASE WHEN length(trim(w.quote)) > 160 THEN '…' ELSE '' END || '"'
-              || CASE WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)'
+              || CASE WHEN w.on_lead THEN ' (no exception line read in its traceback'
+                           || coalesce('; innermost frame: ' || w.frame_function
+                                       || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
+                           || ')'
+                      WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)'
                       -- the program's call into its communication library, when a frame names one (MPI's,
                       -- NCCL's or HCCL's API: batch17/06's Open MPI backtrace waits in MPI_Bcast, its
                       -- innermost frames being Open MPI's own ompi_sync_wait_mt …)

@@ -13,7 +13,8 @@
 --   ranks     the ranks, e.g. [rank 0, rank 1] (torch global ranks), [PG 3 rank 5] (a rank of another
 --             process group, as printed) or [TP0, TP1]
 --   n         watchdog records in the group
---   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, last completed work;
+--   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, another rank's timeout in
+--             a different collective at the same SeqNum (a desync), last completed work;
 --             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
 --             C++ exception the process terminated with (watchdogs.exception)
 --   evidence  events.event_id of the records, then of the work-state records whose numbers it states, of
@@ -28,6 +29,9 @@
 --   never joined). A comment line (`#` first) counts in none.
 WITH w AS (
     SELECT w.*, e.message, e.printed_time,
+           -- the process group the line prints (`[PG 1 Rank 0]`, `[PG ID 1 …]`); NULL for `[Rank 0]`, which
+           -- some versions print for any group (batch10/09: `[Rank 0]` timeout, `[PG 1 Rank 0]` work state)
+           nullif(regexp_extract(e.message, '\[PG (?:ID )?(\d+)', 1), '') AS pg,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
            CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'heartbeat_timeout')
                 -- a rank of another process group than the default one is no global rank: said as printed
@@ -47,9 +51,25 @@ state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     FROM watchdogs WHERE watchdog_kind = 'collective_work_state' GROUP BY ALL
 ),
 same_work AS (  -- a rank's work state at the very work (SeqNum) that timed out: that timeout's, whatever the
-                -- rank (its own watchdog line may be cut off the paste: batch10/09's rank 3)
-    SELECT host, nccl_seq, list(event_id ORDER BY event_id) AS ids
-    FROM watchdogs WHERE watchdog_kind = 'collective_work_state' AND nccl_seq IS NOT NULL GROUP BY ALL
+                -- rank, when the rank printed no timeout of its own (its watchdog line may be cut off the paste:
+                -- batch10/09's rank 3); a rank's own timeout takes its state through `state` above, never another
+                -- rank's finding (batch19/01: rank 7's state is no evidence of rank 3's ALLREDUCE)
+    SELECT s.host, s.nccl_seq, list(s.event_id ORDER BY s.event_id) AS ids
+    FROM watchdogs s
+    WHERE s.watchdog_kind = 'collective_work_state' AND s.nccl_seq IS NOT NULL
+      AND (s.tp_rank IS NULL
+           OR NOT EXISTS (SELECT 1 FROM w WHERE w.watchdog_kind = 'nccl_watchdog' AND w.tp_rank = s.tp_rank
+                                                AND w.host IS NOT DISTINCT FROM s.host))
+    GROUP BY ALL
+),
+-- Ranks that timed out at one SeqNum of one process group in different collectives (batch19/01: rank 7 in
+-- BROADCAST, rank 3 in ALLREDUCE, both SeqNum 80078) did not call the same collective at that point: a desync
+-- of their code paths, said on each rank's finding.
+clash AS (
+    SELECT a.event_id, a.nccl_seq, coalesce(nullif(b.rank_label, ''), 'a rank') || ' in ' || b.nccl_op AS other
+    FROM w a JOIN w b
+      ON a.watchdog_kind = 'nccl_watchdog' AND b.watchdog_kind = 'nccl_watchdog' AND a.host IS NOT DISTINCT FROM b.host
+     AND a.nccl_seq = b.nccl_seq AND a.nccl_op <> b.nccl_op AND (a.pg IS NULL OR b.pg IS NULL OR a.pg = b.pg)
 ),
 -- The ranks of one stall print different SeqNums when one rank is a collective or two behind (batch13/02:
 -- rank 0 waits on 5730 while rank 3 is still on 5729): consecutive SeqNums of one op and timeout are one
@@ -114,6 +134,8 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                          || low_seq || ' are behind),'
                     ELSE coalesce(' SeqNum ' || nccl_seq, '') END
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
+            || coalesce('; at the same SeqNum ' || clash_seq || ' another collective timed out (' || clash_others
+                        || '): the ranks called different collectives at one sequence number (a desync)', '')
             || coalesce('; last completed work ' || last_completed
                         || CASE WHEN last_completed < 0 THEN ' (no collective of the group ever completed)' ELSE '' END, '')
             || coalesce(', last enqueued ' || last_enqueued, '')
@@ -154,6 +176,9 @@ FROM (SELECT g.*, (SELECT list_sort(flatten(list(sw.ids))) FROM same_work sw
              (SELECT any_value(f.ids) FROM follow f
                WHERE f.kind = g.kind AND f.role IS NOT DISTINCT FROM g.role AND f.host IS NOT DISTINCT FROM g.host
                  AND f.island = g.island AND f.backend = g.backend AND f.nccl_op IS NOT DISTINCT FROM g.nccl_op
-                 AND f.timeout_s IS NOT DISTINCT FROM g.timeout_s) AS follow_ids
+                 AND f.timeout_s IS NOT DISTINCT FROM g.timeout_s) AS follow_ids,
+             (SELECT min(c.nccl_seq) FROM clash c WHERE list_contains(g.timeouts, c.event_id)) AS clash_seq,
+             (SELECT string_agg(DISTINCT c.other, ', ' ORDER BY c.other) FROM clash c
+               WHERE list_contains(g.timeouts, c.event_id)) AS clash_others
       FROM g) g
 ORDER BY ts NULLS LAST

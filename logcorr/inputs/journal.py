@@ -419,6 +419,54 @@ def damage_said(source: str, path: Path, log: str) -> list[str]:
     return said
 
 
+class _Segments:
+    """The journalctl runs of one read (``read_journal``): a journalctl per ``SEGMENT_BYTES`` of its output,
+    each going on after the last entry read (``_after_cursor``): one stream, as one journalctl would give
+    it, but no journalctl holds more of the files' pages mapped than a segment's. ``proc`` is the running
+    (or last) journalctl, ``got`` the entries read; its stderr goes to ``err``."""
+
+    def __init__(self, args: list[str], err: IO[bytes]) -> None:
+        self.args, self.err = args, err
+        self.proc: subprocess.Popen | None = None
+        self.segment: Segment | None = None
+        self.got = 0
+
+    def chunks(self, report: SourceReport) -> Iterator[pl.DataFrame]:
+        """The records of the stream, a chunk at a time (``export_chunks``), segment after segment."""
+        after = None
+        while True:
+            self.proc = proc = subprocess.Popen(
+                _after_cursor(self.args, after) if after else self.args,
+                stdout=subprocess.PIPE,
+                stderr=self.err,
+            )
+            assert proc.stdout is not None
+            self.segment = Segment(proc.stdout, SEGMENT_BYTES)
+            blocks = ahead(self.segment.blocks(), name="logcorr-journalctl")
+            chunks = export_chunks(blocks, report.source, report, first_entry=self.got, segment=self.segment)
+            while True:
+                try:
+                    df = next(chunks)
+                except StopIteration as end:  # its value: where the next segment goes on, or None
+                    resume = end.value
+                    break
+                self.got += df.height
+                yield df
+            if resume is None:
+                return
+            after, self.got = resume
+            proc.kill()  # this segment's journalctl need not go on
+            proc.wait()
+            self.segment.go_on()  # its thread reads the pipe's end and stops
+            blocks.close()
+            proc.stdout.close()
+
+    def release(self) -> None:
+        """Let the pipe's reading thread go on to the end (an abandoned read: it is not left waiting)."""
+        if self.segment is not None:
+            self.segment.go_on()
+
+
 def _after_cursor(args: list[str], cursor: str) -> list[str]:
     """journalctl's ``args`` going on after the entry at ``cursor``: ``--after-cursor``, and without
     ``--since`` (journalctl takes one of the two; the cursor is inside the window already)."""
@@ -458,41 +506,15 @@ def read_journal(path: Path, opts: ReadOptions, report: SourceReport) -> Iterato
     args = _command(path, "-o", "export", "-a", fields, *unit_args, *window_args)
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as walk_log:
         walk = _damage_walk(path, unit_args + window_args, walk_log) if unit_args or window_args else None
-        got, skipped, read_all, damage, after, proc, segment = 0, {}, False, [], None, None, None
+        skipped, read_all, damage = {}, False, []
+        runs = _Segments(args, err)
         try:
-            # a journalctl per SEGMENT_BYTES of its output, each going on after the last entry read:
-            # one stream, as one journalctl would give it, but no journalctl holds more of the files'
-            # pages mapped than a segment's
-            while True:
-                proc = subprocess.Popen(
-                    _after_cursor(args, after) if after else args,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                )
-                assert proc.stdout is not None
-                segment = Segment(proc.stdout, SEGMENT_BYTES)
-                blocks = ahead(segment.blocks(), name="logcorr-journalctl")
-                chunks = export_chunks(blocks, report.source, report, first_entry=got, segment=segment)
-                while True:
-                    try:
-                        df = next(chunks)
-                    except StopIteration as end:  # its value: where the next segment goes on, or None
-                        resume = end.value
-                        break
-                    got += df.height
-                    yield _kept(df, units, skipped) if units and not match else df
-                if resume is None:
-                    break
-                after, got = resume
-                proc.kill()  # this segment's journalctl need not go on
-                proc.wait()
-                segment.go_on()  # its thread reads the pipe's end and stops
-                blocks.close()
-                proc.stdout.close()
+            for df in runs.chunks(report):
+                yield _kept(df, units, skipped) if units and not match else df
             read_all = True
         finally:
-            if segment is not None:
-                segment.go_on()  # (an abandoned reader: its thread is not left waiting)
+            runs.release()
+            proc, got = runs.proc, runs.got
             for p in (proc, walk):
                 if p is not None and not read_all and p.poll() is None:  # abandoned by the reader
                     p.kill()  # journalctl need not go on

@@ -36,9 +36,11 @@ SCOPES = {
     ).str.strip_chars_end(),
     "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
     # the innermost frame: the last one printed, the first in a paste that runs newest first
-    "last_frame": pl.when(pl.col("_traceback").str.contains(REVERSED_FRAMES))
-    .then(pl.col("_traceback").str.extract_all(FRAME_LINE).list.first())
-    .otherwise(pl.col("_traceback").str.extract_all(FRAME_LINE).list.last()),
+    "last_frame": pl.col("_traceback")
+    .str.extract_all(FRAME_LINE)
+    .list.get(
+        pl.when(pl.col("_traceback").str.contains(REVERSED_FRAMES)).then(0).otherwise(-1), null_on_oob=True
+    ),
     "request_out": pl.col("body").str.extract(REQUEST_OUT, 1),
     "meta_info": pl.col("_request_out").str.extract(META_INFO, 1),
     "finish_reason": pl.col("_meta_info").str.extract(FINISH_REASON, 1),

@@ -88,6 +88,10 @@ def _can_dump() -> str | None:
 CANNOT_DUMP = _can_dump()
 needs_pyspy = pytest.mark.skipif(CANNOT_DUMP is not None, reason=str(CANNOT_DUMP))
 
+# collect finds schedulers by their title on the whole machine: two tests starting theirs at once on two
+# xdist workers would each dump the other's too (CI, stop 59: 16 captures where 8 were taken). One worker.
+pytestmark = pytest.mark.xdist_group("collect")
+
 
 @pytest.fixture
 def schedulers():

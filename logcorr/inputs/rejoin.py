@@ -93,14 +93,21 @@ class Rejoiner:
             starts, firm = _starts(df, self._started)
             df = df.with_columns(starts.alias("_start"), firm.alias("_firm"))
             starts = pl.col("_start")
-        df = df.with_columns(starts.cum_sum().over("key").alias("rec")).drop("_start", strict=False)
+        # a record is named by its first line's row (``rec_at``): the line that opened it, or its stream's first
+        # line in this run for the lines before the stream's first start; rows of one record share it
+        opened = pl.when(starts).then(pl.col("seq")).forward_fill().over("key")
+        df = df.with_columns(
+            pl.coalesce(opened, pl.col("seq").min().over("key")).alias("rec_at"),
+            opened.is_null().alias("_before_start"),
+        ).drop("_start", strict=False)
         if self._cut.len():  # the lines before a cut stream's first start continue its cut record
-            df = _mark_piece(df, (pl.col("rec") == 0) & pl.col("key").is_in(self._cut.implode()))
+            df = _mark_piece(df, pl.col("_before_start") & pl.col("key").is_in(self._cut.implode()))
             self._cut = self._cut.clear()
+        df = df.drop("_before_start")
         first_open = None
         if not final and not self.whole:
             newest = df["ts"].max()
-            open_rec = pl.col("rec") == pl.col("rec").max().over("key")
+            open_rec = pl.col("rec_at") == pl.col("rec_at").max().over("key")
             if newest is not None:
                 quiet = (pl.lit(newest) - pl.col("ts").max().over("key")).dt.total_microseconds() >= SETTLE_US
                 open_rec = open_rec & ~quiet.fill_null(False)
@@ -114,10 +121,10 @@ class Rejoiner:
         if first_open is None:
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(df))
-        held = pl.col("seq").min().over("key", "rec") >= first_open
+        held = pl.col("rec_at") >= first_open
         size = (
             df.filter(held)
-            .group_by("key", "rec")
+            .group_by("key", "rec_at")
             .agg(pl.len().alias("lines"), pl.col("message").str.len_bytes().sum().alias("bytes"))
         )
         too_long = (pl.col("lines") >= MAX_RECORD_LINES) | (pl.col("bytes") >= MAX_RECORD_BYTES)
@@ -125,7 +132,7 @@ class Rejoiner:
         if huge.height and not self.join_all:  # let go of everything held; the huge ones in pieces
             self._cut = huge["key"].unique()
             self._note_started(firm_rows, None)  # nothing is held: every start was read
-            cut = pl.struct("key", "rec").is_in(huge.select(pl.struct("key", "rec")).to_series().implode())
+            cut = pl.col("rec_at").is_in(huge["rec_at"].implode())
             self._pending = pl.DataFrame(schema=RECORD_COLUMNS)
             return self._counted(_records(_mark_piece(df, cut)))
         self._pending = df.filter(held).select(list(RECORD_COLUMNS))
@@ -148,9 +155,9 @@ class Rejoiner:
 
 
 def _mark_piece(df: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
-    """``df`` with the first line of each (key, rec) group ``rows`` selects marked ``RECORD_PIECE``
+    """``df`` with the first line of each record (``rec_at``) ``rows`` selects marked ``RECORD_PIECE``
     (in ``entry_error``, before an error the line had)."""
-    first = rows & (pl.col("seq") == pl.col("seq").min().over("key", "rec"))
+    first = rows & (pl.col("seq") == pl.col("rec_at"))
     first = first & ~pl.col("entry_error").str.starts_with(RECORD_PIECE).fill_null(False)
     mark = pl.concat_str(pl.lit(RECORD_PIECE), pl.lit("; ") + pl.col("entry_error"), ignore_nulls=True)
     return df.with_columns(pl.when(first).then(mark).otherwise(pl.col("entry_error")).alias("entry_error"))
@@ -161,6 +168,14 @@ def _starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Series]
     (the rule of the module docstring)? A piece of an over-long line always does. ``started``: the
     streams (``key``) whose header opened a record in an earlier chunk (their lines here are past it).
     Returns the starts and, of them, those a header made (``firm``; a `# ` comment is no header)."""
+    said = ~pl.col("message").str.contains(r"^\s*$")  # text other than blanks (null: no text)
+    # per line, by row number (``seq``, the row index) in its stream: the line before it, and the last line
+    # before it with text; one window over the streams for every rule below
+    df = df.with_columns(
+        said.alias("_said"),
+        pl.col("seq").shift(1).over("key").alias("_prev"),
+        pl.when(said).then(pl.col("seq")).forward_fill().shift(1).over("key").alias("_said_before"),
+    )
     starts, firm = _line_starts(df, started)
     return _traceback_heads(df, _repeats_opening(df, _after_another_stream(df, starts))), firm
 
@@ -176,18 +191,18 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     (batch14/09: bootkube's retries after a fence), not a line of the one before. A continuation-shaped
     line (indented, a traceback's part) or a frame line is never one; a record opened in an earlier chunk
     is not looked at, nor a line with a header (its family's rules judged it)."""
-    loose = _said_where(df["message"], ~starts)
+    loose = _said_where(df, ~starts)
     if not loose.any():
         return starts
     # per loose line, by row number, the line that opened its record (a start, or its stream's first line in
     # the chunk): only those lines' text is read (a chunk holds thousands of starts, a few loose lines)
     rows = (
-        df.select("key", starts.alias("s"), loose.alias("loose"))
+        df.select("key", "_prev", starts.alias("s"), loose.alias("loose"))
         .with_row_index("row")
         .select(
             "loose",
             "row",
-            pl.when(pl.col("s") | (pl.int_range(pl.len()).over("key") == 0))
+            pl.when(pl.col("s") | pl.col("_prev").is_null())  # a start, or its stream's first line
             .then(pl.col("row"))
             .forward_fill()
             .over("key")
@@ -212,15 +227,9 @@ def _repeats_opening(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     return starts.clone().scatter(rows["row"], same)
 
 
-def _said_where(message: pl.Series, rows: pl.Series) -> pl.Series:
-    """``rows`` (Boolean, no null) that hold text other than blanks in ``message``: only those rows'
-    text is read (most lines of a chunk open a record and are not asked about)."""
-    if not rows.any():
-        return rows
-    at = rows.arg_true()
-    return rows.clone().scatter(
-        at, (message.gather(at).str.strip_chars().str.len_bytes() > 0).fill_null(False)
-    )
+def _said_where(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
+    """``rows`` (Boolean, no null) that hold text other than blanks (``df``'s ``_said``)."""
+    return rows & df["_said"].fill_null(False)
 
 
 def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
@@ -230,11 +239,10 @@ def _after_another_stream(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     another stream's: a header-less line continues only the record of the line immediately above it,
     never one across a line that a process prefix gave to another stream (batch7/11: UCX's untimed
     message after a ``(VllmWorkerProcess pid=8441)`` line is not the fragment's two lines above)."""
-    loose = _said_where(df["message"], (~starts & (df["stream"] == df["source"])).fill_null(False))
+    loose = _said_where(df, (~starts & (df["stream"] == df["source"])).fill_null(False))
     if not loose.any():
         return starts
-    said = df["message"].str.strip_chars().str.len_bytes() > 0
-    above = df.select(pl.when(said).then(pl.col("key")).forward_fill().shift(1)).to_series()
+    above = df.select(pl.when(pl.col("_said")).then(pl.col("key")).forward_fill().shift(1)).to_series()
     return starts | (loose & (above != df["key"]).fill_null(False))
 
 
@@ -256,15 +264,12 @@ def _traceback_heads(df: pl.DataFrame, starts: pl.Series) -> pl.Series:
     head = pl.repeat(False, df.height, eager=True).scatter(rest, head_at)
     # Per head line, by row number: the start of the record open at it and the last line said before it
     # in its stream; only those lines' text is read again (a chunk holds a few heads, thousands of starts).
-    seq = pl.col("row")  # the row number in df (not in the window: int_range over a window counts its rows)
-    said = pl.col("message").str.strip_chars() != ""
     rows = (
-        df.select("key", "message", starts.alias("s"), head.alias("h"))
-        .with_row_index("row")
+        df.select("key", "seq", "_said_before", starts.alias("s"), head.alias("h"))
         .select(
             pl.col("h"),
-            pl.when(pl.col("s")).then(seq).forward_fill().over("key").alias("open_at"),
-            pl.when(said).then(seq).forward_fill().shift(1).over("key").alias("before_at"),
+            pl.when(pl.col("s")).then(pl.col("seq")).forward_fill().over("key").alias("open_at"),
+            pl.col("_said_before").alias("before_at"),
         )
         .filter(pl.col("h"))
     )
@@ -307,25 +312,34 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)
     header = header.scatter(slow, h)
-    note = header & message.str.contains(NOTE).fill_null(False)
+    # (a line SGLang's header opens is neither a note nor a comment: only the other lines are searched)
+    note = pl.repeat(False, df.height, eager=True).scatter(
+        slow, (h & lines.str.contains(NOTE)).fill_null(False)
+    )
     # a comment line (`# …`) opens a record of one line but is no header: the stream it is in has not
     # started for the lines after it (batch18/13: the same prose lines one record each with and without
     # the case file's `# note:` lines above them); a fence or a prompt still starts it
-    comment = header & message.str.contains(COMMENT).fill_null(False)
+    comment = pl.repeat(False, df.height, eager=True).scatter(
+        slow, (h & lines.str.starts_with(COMMENT.removeprefix("^"))).fill_null(False)
+    )
     firm = header & ~comment
     other = (~header).arg_true()  # most chunks: none (every line opens a record)
     if other.len() == 0:
         return header | piece, firm
-    blank = pl.repeat(False, df.height, eager=True).scatter(
-        other, (message.gather(other).str.strip_chars().str.len_bytes() == 0).fill_null(False)
-    )
+    blank = ~header & ~df["_said"].fill_null(True)
     own = pl.repeat(False, df.height, eager=True).scatter(slow, h & lines.str.contains(OWN_LINES_START))
     marks = (
         df.select(
-            "key", header.alias("h"), blank.alias("b"), note.alias("n"), own.alias("o"), comment.alias("c")
+            "key",
+            "_prev",
+            header.alias("h"),
+            blank.alias("b"),
+            note.alias("n"),
+            own.alias("o"),
+            comment.alias("c"),
         )
         .with_columns(
-            pl.col("b").shift(1, fill_value=False).over("key").alias("after_blank"),
+            pl.col("b").gather(pl.col("_prev")).fill_null(False).alias("after_blank"),
             # the record open is a stamp-every-line logger's (glog, c10, NCCL)
             pl.when(pl.col("h"))
             .then(pl.col("o"))
@@ -341,7 +355,7 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
             ).alias("before_first"),
         )
         .with_columns(
-            (pl.col("_notes_before") != pl.col("_notes_before").shift(1).over("key"))
+            (pl.col("_notes_before") != pl.col("_notes_before").gather(pl.col("_prev")))
             .fill_null(False)
             .alias("after_note")
         )
@@ -398,10 +412,11 @@ def _frames_after_blank(df: pl.DataFrame, rows: pl.Series) -> pl.Series:
     piece of output (batch5/07: a faulthandler dump's tail after a c10 NCCL message)."""
     if not rows.any():
         return rows
-    said = pl.when(pl.col("message").str.strip_chars() != "").then(pl.col("message"))
-    before = df.select(said.forward_fill().shift(1).over("key")).to_series()
-    frame = df["message"].str.contains(PY_FRAME).fill_null(False)
-    return rows & frame & ~before.str.contains(FRAME_LIST).fill_null(False)
+    at = rows.arg_true()
+    message = df["message"]
+    before = message.gather(df["_said_before"].gather(at))
+    frame = message.gather(at).str.contains(PY_FRAME) & ~before.str.contains(FRAME_LIST).fill_null(False)
+    return rows.clone().scatter(at, frame.fill_null(False))
 
 
 # After a header the line before it repeated exactly, these bodies continue its record: a traceback's
@@ -435,38 +450,47 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
 
 
 def _previous_lines(df: pl.DataFrame, rows: pl.Series, back: int = 1) -> pl.Series:
-    """The message of the line ``back`` lines before each of ``rows`` (row indexes of ``df``, whose
-    ``seq`` is its row index) in its stream (``key``); null before a stream's first line. Only the row
-    numbers are shifted per stream, so no text is copied but that of ``rows``."""
-    before = df.select(pl.col("seq").shift(back).over("key")).to_series().gather(rows)
-    return df["message"].gather(before)
+    """The message of the line ``back`` lines before each of ``rows`` (row indexes of ``df``) in its
+    stream, by ``df``'s ``_prev`` (``_starts``); null before a stream's first line. No text is copied but
+    that of ``rows``."""
+    at = rows
+    for _ in range(back):
+        at = df["_prev"].gather(at)
+    return df["message"].gather(at)
 
 
 def _records(lines: pl.DataFrame) -> pl.DataFrame:
-    """One row per (key, rec) of ``lines``, in order. Most records are one line: they pass through
-    as they are, and only the lines of multi-line records are grouped and joined."""
-    size = pl.col("entry_lines").fill_null(1).sum().over("key", "rec")  # input lines, as wc -l counts
+    """One row per record (``rec_at``, its first line's row) of ``lines``, in order. Most records are one
+    line: they pass through as they are, and only the lines of multi-line records are grouped and joined."""
+    size = pl.col("entry_lines").fill_null(1)  # input lines, as wc -l counts
+    # a record of more than one input line: a line continues it, or a reader joined its one entry of lines
+    multi_at = lines.filter((pl.col("seq") != pl.col("rec_at")) | (size > 1))["rec_at"].unique()
     lines = lines.with_columns(size.cast(pl.Int32).alias("n_lines"))
-    multi = lines.filter(pl.col("n_lines") > 1)
-    if multi.height:
-        joined = multi.group_by("key", "rec").agg(
-            # trailing blank lines stay counted in n_lines, not in the text
-            pl.col("message")
-            .fill_null("")
-            .str.join("\n")
-            .str.replace(r"(?:\n[ \t]*)+$", "")
-            .alias("_message"),
-            pl.col("entry_error").drop_nulls().str.join("; ").alias("_error"),
+    if multi_at.len():
+        joined = (
+            lines.filter(pl.col("rec_at").is_in(multi_at.implode()))
+            .group_by("rec_at")
+            .agg(
+                # trailing blank lines stay counted in n_lines, not in the text
+                pl.col("message")
+                .fill_null("")
+                .str.join("\n")
+                .str.replace(r"(?:\n[ \t]*)+$", "")
+                .alias("_message"),
+                pl.col("entry_error").drop_nulls().str.join("; ").alias("_error"),
+                pl.col("n_lines").sum().alias("_n"),
+            )
         )
         lines = (
-            lines.filter(pl.col("seq") == pl.col("seq").min().over("key", "rec"))
-            .join(joined, on=["key", "rec"], how="left", maintain_order="left")
+            lines.filter(pl.col("seq") == pl.col("rec_at"))
+            .join(joined, on="rec_at", how="left", maintain_order="left")
             .with_columns(
                 pl.coalesce("_message", "message").alias("message"),
-                pl.when(pl.col("n_lines") > 1)
+                pl.when(pl.col("_n") > 1)
                 .then(pl.when(pl.col("_error") != "").then(pl.col("_error")))
                 .otherwise(pl.col("entry_error"))
                 .alias("entry_error"),
+                pl.coalesce("_n", "n_lines").cast(pl.Int32).alias("n_lines"),
             )
         )
     return lines.select(*RECORD_COLUMNS, "n_lines")

@@ -360,6 +360,10 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("probe_failed"):  # the probes the request counts leave out (batch22/05: GET /health 503)
+            role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
+            parts.append(f"{r['probe_failed']}{role} health or metrics probe(s) answered 5xx")
     for column, words in IMPACT_COUNTS:
         for r in rows.iter_rows(named=True) if rows.height else []:
             if r.get(column):

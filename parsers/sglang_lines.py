@@ -1109,8 +1109,13 @@ PATTERN_TABLE = pl.DataFrame(
 PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
-# Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``).
-PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
+# Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``);
+# unindented, two such lines (a stack pasted without its header and indent, sglang#36702, batch22/08).
+_SURE_FRAME = r"\S[^()\n]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)[ \t]*"
+PYSPY_FRAME_START = (
+    r"^(?: {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
+    rf"|{_SURE_FRAME}\n{_SURE_FRAME}(?:\n|$))"
+)
 
 # ---------------------------------------------------------------------------------------------
 # Fields found anywhere in a record: request id and bootstrap room (first occurrence wins).

@@ -356,6 +356,17 @@ ABORT_PATTERNS = [
         subkind="abort_request_not_found",
     ),
     P(
+        "abort_request_rid",
+        "abort",
+        "Abort request ",
+        r"^Abort request (?:[0-9a-f]{32}|[0-9a-f-]{36})\s*$",
+        "≈v0.4.3 (2025-02): the tokenizer manager's abort of a request by its rid (sglang#3695, batch22/06:"
+        " a /health_generate probe's request, aborted after its prefill)",
+        "[2025-02-19 11:45:46] Abort request a96186a3d0f8424eb67e822d7cc66c57",
+        subkind="abort_request",
+        yields={"abort_kind": "abort_request", "rid": "a96186a3d0f8424eb67e822d7cc66c57"},
+    ),
+    P(
         "aborted_request",
         "abort",
         "Aborted request ",

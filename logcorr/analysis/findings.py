@@ -437,7 +437,8 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else a /metrics scrape; the py-spy dumps and
+    was read of their outcome, else the batch lines per role, else the HTTP answers no id names (method, path,
+    status), else a /metrics scrape; the py-spy dumps and
     where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
@@ -471,6 +472,15 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
                 f"{b['n']} batch line(s) of {b['role']} ({ranks}), {md(_when(b))}"
                 + (f", the last with #running-req {running}" if running is not None else "")
             )
+    elif (answers := shown.get("shown_answers", pl.DataFrame())).height:
+        said = [
+            f"{a['n']} HTTP answer(s) {md(a['method'])} {md(a['path'])} {a['status'] if a['status'] is not None else '(no status read)'}"
+            f", {md(_when(a))}"
+            for a in answers.head(3).iter_rows(named=True)
+        ]
+        parts.append(
+            "; ".join(said) + (f"; {answers.height - 3} more kind(s) of answer" if answers.height > 3 else "")
+        )
     elif metrics.height:
         m = metrics.row(0, named=True)
         dps = ", ".join(str(d) for d in m["dp_ranks"] or [])

@@ -348,7 +348,7 @@ ABORT_PATTERNS = [
     P(
         "abort_request_not_found",
         "abort",
-        "Abort request for rid=",
+        "Abort request ",  # shared with abort_request_rid: an anchor is no substring of another
         r"Abort request for rid=\S+ not found",
         "≈v0.5.4 (2025-10)",
         "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"

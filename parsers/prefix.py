@@ -940,13 +940,21 @@ _GLOG_LEVEL = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FA
 YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex and "year" not in h.regex})
 
 
+# A Python exception's own line (``Type: message``). Right after another, it is another exception's: the last
+# lines of several tracebacks pasted together, each rank's or each operation's (sglang#29123, batch22/01: Gloo's
+# ``RuntimeError: [… unbound_buffer.cc:78] Timed out waiting 7200000ms for recv operation to complete`` then the
+# same for ``send``), never the message of the first.
+EXCEPTION_LINE_START = r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S"
+
+
 def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
     """Boolean expression: does this line open a new logical record?
 
     ``lines`` is an expression over a ``str`` column of single lines (no trailing newline);
     ``previous`` the line before it in the same stream (None: unknown), which keeps a py-spy
     ``Process N:`` line in the "Pyspy dump for PID" record that announced it, and a ``what():`` line in
-    the "terminate called after throwing" record before it. ANSI colour escapes are
+    the "terminate called after throwing" record before it, and opens a record at an exception line that
+    follows another (``EXCEPTION_LINE_START``). ANSI colour escapes are
     ignored; a null line is null.
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
@@ -958,6 +966,8 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
         # std::terminate's "what():" continues the "terminate called after throwing" line before it
         what = clean.str.contains(WHAT_LINE)
         start = start & ~(what & previous.str.contains(TERMINATE_LINE).fill_null(False))
+        again = clean.str.contains(EXCEPTION_LINE_START) & previous.str.contains(EXCEPTION_LINE_START)
+        start = start | again.fill_null(False)
     return start
 
 

@@ -562,7 +562,7 @@ class _Reader(_Elements, _Json):
         if self.in_locals and deeper and (m := _RE["local"].match(line)):
             self.thread.frames[-1][4].append(f"{m['name']}: {m['repr']}")
             return "locals"
-        if (m := _RE["frame"].match(line)) and self.frame_allowed(m):
+        if (m := _RE["frame"].match(line)) and self.frame_allowed(m, i):
             return self.frame(m)
         if any(_RE[name].match(line) for name in _DECORATIONS):
             if _RE["separator"].match(line):  # between the processes of --subprocesses output
@@ -575,17 +575,30 @@ class _Reader(_Elements, _Json):
         self.close()
         return "other"
 
-    def frame_allowed(self, m: re.Match) -> bool:
+    def frame_allowed(self, m: re.Match, i: int) -> bool:
         """Inside a thread any frame-shaped line is a frame (unindented ones only right after
         another dump line); outside, only an indented one whose file part has no spaces starts a
-        thread (so C++ ``frame #0: … (0x… in lib.so)`` lines and prose stay out)."""
+        thread (so C++ ``frame #0: … (0x… in lib.so)`` lines and prose stay out), or an unindented one
+        followed by another (``_UNINDENTED_FRAME``, both): a stack pasted without its header and indent."""
         if self.thread is not None:
             return bool(m["indent"]) or not self.after_break
-        return bool(m["indent"]) and not any(ch.isspace() for ch in m["file"])
+        if any(ch.isspace() for ch in m["file"]):
+            return False
+        if m["indent"]:
+            return True
+        nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
+        return bool(_UNINDENTED_FRAME.match(self.lines[i]) and _UNINDENTED_FRAME.match(nxt))
 
     def is_last_of_block(self, i: int) -> bool:
         nxt = self.lines[i + 1] if i + 1 < len(self.lines) else ""
         return not nxt.strip() or _indent(nxt) == 0
+
+
+# A frame line at column 0 that is surely one: ``function (file.py:N)`` or a native ``symbol (lib.so[.N…])``.
+# Two in a row outside any thread open a thread without a header: the wedged ranks' stack pasted in a fence
+# with its ``Thread`` line and indent left out (sglang#36702, batch22/08: ``cuStreamSynchronize
+# (libcuda.so.595.71.05)`` / ``cudaStreamSynchronize (libcudart.so.13)`` / … / ``run_batch (scheduler.py:3594)``).
+_UNINDENTED_FRAME = re.compile(r"\S[^()]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*$")
 
 
 def _is_json_thread(obj) -> bool:

@@ -87,6 +87,25 @@ from logcorr.store.schema import (
     conform,
 )
 
+# Prose that quotes a log line in an inline code span ("after ~430 s all ranks log `Scheduler watchdog timeout
+# (watchdog_timeout=300, soft=False)` and the engine is torn down via SIGQUIT", sglang#34442, batch22/07): in a
+# record with no header, a span closed within its line is the reporter's quote, not the record's own text, and
+# no kind is read from it (batch20/03's rule for a quoted exception line, ``inputs.text``). A record with a
+# header keeps its backticks: they are the program's.
+INLINE_QUOTE = r"`[^`\n]+`"
+
+
+def unquoted(base: pl.DataFrame) -> pl.DataFrame:
+    """``base`` with each inline code span (``INLINE_QUOTE``) of a headerless record's ``body`` emptied to ``````
+    (the kind of a record is recognised on this; every other column is unchanged)."""
+    quoting = pl.col("header").is_null() & pl.col("body").str.contains("`", literal=True)
+    return base.with_columns(
+        pl.when(quoting)
+        .then(pl.col("body").str.replace_all(INLINE_QUOTE, "``"))
+        .otherwise(pl.col("body"))
+        .alias("body")
+    )
+
 
 def classify(ev: pl.DataFrame) -> pl.DataFrame:
     """What each record is.
@@ -115,7 +134,7 @@ def classify(ev: pl.DataFrame) -> pl.DataFrame:
     base = base_columns(ev)
     if base.height == 0:
         return pl.DataFrame(schema=CLASSIFY)
-    hit = recognise(base)
+    hit = recognise(unquoted(base))
     kind = hit["kind"]
     ids = rid_room(base, kind)
     level = base["level"]

@@ -348,12 +348,23 @@ ABORT_PATTERNS = [
     P(
         "abort_request_not_found",
         "abort",
-        "Abort request for rid=",
+        "Abort request ",  # shared with abort_request_rid: an anchor is no substring of another
         r"Abort request for rid=\S+ not found",
         "≈v0.5.4 (2025-10)",
         "[2026-09-09 21:16:01] Abort request for rid=5e5de8901d2349fd8d9107f21df3ab92 not found in rid_to_state;"
         " likely already finished/removed",
         subkind="abort_request_not_found",
+    ),
+    P(
+        "abort_request_rid",
+        "abort",
+        "Abort request ",
+        r"^Abort request (?:[0-9a-f]{32}|[0-9a-f-]{36})\s*$",
+        "≈v0.4.3 (2025-02): the tokenizer manager's abort of a request by its rid (sglang#3695, batch22/06:"
+        " a /health_generate probe's request, aborted after its prefill)",
+        "[2025-02-19 11:45:46] Abort request a96186a3d0f8424eb67e822d7cc66c57",
+        subkind="abort_request",
+        yields={"abort_kind": "abort_request", "rid": "a96186a3d0f8424eb67e822d7cc66c57"},
     ),
     P(
         "aborted_request",
@@ -1109,8 +1120,13 @@ PATTERN_TABLE = pl.DataFrame(
 PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
-# Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``).
-PYSPY_FRAME_START = r"^ {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
+# Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``);
+# unindented, two such lines (a stack pasted without its header and indent, sglang#36702, batch22/08).
+_SURE_FRAME = r"\S[^()\n]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)[ \t]*"
+PYSPY_FRAME_START = (
+    r"^(?: {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
+    rf"|{_SURE_FRAME}\n{_SURE_FRAME}(?:\n|$))"
+)
 
 # ---------------------------------------------------------------------------------------------
 # Fields found anywhere in a record: request id and bootstrap room (first occurrence wins).

@@ -19,6 +19,8 @@
 --              the batch's first rid), in the window
 --   untimed_failed  5xx answers whose record prints no time, left out of a window (since or until set):
 --              they cannot be placed in it, so the counts above leave them out and this says how many
+--   probe_failed  answers 5xx to the health and metrics probes (/health, /health_generate, /metrics), which
+--              requests and failed leave out: a probe answered 503 is a server saying it is unhealthy
 --   zoned      whether the 5xx answers' records print their zone (false: first/last_failed_ts are times
 --              printed without a zone, stated as printed; NULL without a 5xx)
 -- parameters:
@@ -70,21 +72,28 @@ t AS (
     WHERE (rid IS NOT NULL OR bootstrap_room IS NOT NULL)
       AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
 ),
+p AS (  -- 5xx answers to the probes left out of r (sglang#10856, batch22/05: GET /health 503)
+    SELECT q.role, count(*) AS probe_failed FROM requests q, w
+    WHERE (q.ts BETWEEN w.since AND w.until OR (q.ts IS NULL AND w.whole)) AND q.status >= 500
+      AND coalesce(q.path, '') IN ('/health', '/health_generate', '/metrics')
+    GROUP BY q.role
+),
 wd AS (
     SELECT role, count(DISTINCT rid) AS in_stuck_batch
     FROM watchdogs, w
     WHERE rid IS NOT NULL AND (ts BETWEEN w.since AND w.until OR (ts IS NULL AND w.whole)) GROUP BY role
 )
-SELECT coalesce(r.role, a.role, x.role, t.role, wd.role, u.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
+SELECT coalesce(r.role, a.role, x.role, t.role, wd.role, u.role, p.role) AS role, coalesce(r.requests, 0) AS requests, coalesce(r.failed, 0) AS failed,
        coalesce(r.client_err, 0) AS client_err, coalesce(r.ok, 0) AS ok, s.statuses,
        r.first_failed_ts, r.last_failed_ts, coalesce(x.errors, 0) AS errors, coalesce(a.aborted, 0) AS aborted,
        coalesce(t.transfer_failed, 0) AS transfer_failed, coalesce(wd.in_stuck_batch, 0) AS in_stuck_batch,
-       coalesce(u.untimed_failed, 0) AS untimed_failed,
+       coalesce(u.untimed_failed, 0) AS untimed_failed, coalesce(p.probe_failed, 0) AS probe_failed,
        CASE WHEN r.failed > 0 THEN s.zoned END AS zoned
 FROM r FULL JOIN a ON a.role IS NOT DISTINCT FROM r.role
 FULL JOIN x ON x.role IS NOT DISTINCT FROM coalesce(r.role, a.role)
 FULL JOIN t ON t.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role)
 FULL JOIN wd ON wd.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role)
 FULL JOIN u ON u.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role, wd.role)
+FULL JOIN p ON p.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role, wd.role, u.role)
 LEFT JOIN s ON s.role IS NOT DISTINCT FROM coalesce(r.role, a.role, x.role, t.role, wd.role)
 ORDER BY role

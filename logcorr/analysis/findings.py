@@ -360,6 +360,10 @@ def _impact_line(rows: pl.DataFrame, running: int | None) -> str:
     for r in rows.iter_rows(named=True) if rows.height else []:
         if r.get("errors"):
             parts.append(f"{r['errors']} {r['role']} ERROR record(s) of a failed request without a status")
+    for r in rows.iter_rows(named=True) if rows.height else []:
+        if r.get("probe_failed"):  # the probes the request counts leave out (batch22/05: GET /health 503)
+            role = "" if r["role"] in (None, "unknown") else f" {r['role']}"
+            parts.append(f"{r['probe_failed']}{role} health or metrics probe(s) answered 5xx")
     for column, words in IMPACT_COUNTS:
         for r in rows.iter_rows(named=True) if rows.height else []:
             if r.get(column):
@@ -433,7 +437,8 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else a /metrics scrape; the py-spy dumps and
+    was read of their outcome, else the batch lines per role, else the HTTP answers no id names (method, path,
+    status), else a /metrics scrape; the py-spy dumps and
     where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
@@ -467,6 +472,15 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
                 f"{b['n']} batch line(s) of {b['role']} ({ranks}), {md(_when(b))}"
                 + (f", the last with #running-req {running}" if running is not None else "")
             )
+    elif (answers := shown.get("shown_answers", pl.DataFrame())).height:
+        said = [
+            f"{a['n']} HTTP answer(s) {md(a['method'])} {md(a['path'])} {a['status'] if a['status'] is not None else '(no status read)'}"
+            f", {md(_when(a))}"
+            for a in answers.head(3).iter_rows(named=True)
+        ]
+        parts.append(
+            "; ".join(said) + (f"; {answers.height - 3} more kind(s) of answer" if answers.height > 3 else "")
+        )
     elif metrics.height:
         m = metrics.row(0, named=True)
         dps = ", ".join(str(d) for d in m["dp_ranks"] or [])

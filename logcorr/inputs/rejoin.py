@@ -42,6 +42,7 @@ from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import (
     COMMENT,
     CONTINUATION,
+    EXCEPTION_LINE_START,
     FAULTHANDLER_THREAD,
     HEADER_START,
     NOTE,
@@ -304,10 +305,12 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         return header | piece, header
     lines = message.gather(slow)
     h = pl.select(is_record_start(pl.lit(lines)).fill_null(True)).to_series()
-    # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced) and a
-    # "what():" line (std::terminate's, after its "terminate called" line); an escape may hide either
+    # the line before matters only to a "Process N:" line (a py-spy dump the watchdog announced), a
+    # "what():" line (std::terminate's, after its "terminate called" line), an escape that may hide either,
+    # and an exception's own line (it opens a record after another: ``prefix.EXCEPTION_LINE_START``)
     maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(False)
-    if (h & maybe).any():
+    exception = lines.str.contains(EXCEPTION_LINE_START).fill_null(False)
+    if (h & maybe).any() or (~h & exception).any():
         previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)

@@ -238,10 +238,13 @@ TIMESTAMPS_ENVELOPE = rf"(?P<kt>{RFC3339}) "
 LAUNCHER_ENVELOPE = (
     r"\[(?P<launch>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] \[(?P<proc>[^\]\s]*@<\d+,\d+>)\]: ?"
 )
+# A log platform's row as its search page shows and copies it (OpenSearch Dashboards / Kibana Discover): the
+# document's time in the browser's zone, never printed (``May 16, 2026 @ 20:44:54.728``), a column gap, the
+# message (sglang#22511, batch22/04: a PD decode leader's access and batch lines under it). Zoneless: as printed.
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+DISCOVER_ENVELOPE = rf"(?P<disc>{_MONTH} \d{{1,2}}, \d{{4}} @ \d\d:\d\d:\d\d(?:\.\d+)?)(?:\t|\s{{2,}})"
 DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream and time read as JSON
-LINE_ENVELOPE = (
-    rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
-)
+LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
@@ -766,7 +769,10 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         ROUTER_START
     )
     taken = ~bare | bare_ok.fill_null(False)
-    launched = e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False)
+    launched = pl.coalesce(
+        e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False),
+        e.field("disc").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False),
+    )
     when = pl.coalesce(
         [rfc3339_us(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
     )
@@ -775,7 +781,8 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
         pl.coalesce("d_fd", e.field("fd"), e.field("proc")).alias("envelope_stream"),
         pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
-        # a launcher's time is printed without a zone: its ts is as printed, not UTC (clocks.zoneless)
+        # a launcher's or a log platform's time is printed without a zone: its ts is as printed, not UTC
+        # (clocks.zoneless)
         pl.when(pl.col("ts").is_null() & taken & launched.is_not_null()).then(True).alias("ts_zoneless"),
     ).drop("e", "d_log", "d_fd", "d_ts")
 

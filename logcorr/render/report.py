@@ -182,6 +182,13 @@ SELECT coalesce(e.role, 'unknown') AS role, count(*) AS n, {_TIMES},
        list(DISTINCT b.tp_rank ORDER BY b.tp_rank) FILTER (WHERE b.tp_rank IS NOT NULL) AS tp_ranks,
        arg_max(b.running_req, e.event_id) AS last_running_req
 FROM batches b JOIN events e USING (event_id) GROUP BY 1 ORDER BY min(e.event_id)""",
+    # the HTTP answers no request id names, per method, path and status (batch22/03: three /health_generate
+    # probes answered 200 are what a paste shows, not "3 record(s)")
+    "shown_answers": f"""
+SELECT coalesce(q.method, '?') AS method, coalesce(q.path, '?') AS path, q.status, count(*) AS n, {_TIMES}
+FROM requests q JOIN events e USING (event_id)
+WHERE coalesce(e.request_id, e.rid, q.request_id, q.rid) IS NULL
+GROUP BY ALL ORDER BY min(e.event_id)""",
     "shown_metrics": """
 SELECT count(*) AS n, list(DISTINCT name ORDER BY name) AS names,
        list(DISTINCT dp_rank ORDER BY dp_rank) FILTER (WHERE dp_rank IS NOT NULL) AS dp_ranks, count(ts) AS timed
@@ -198,7 +205,8 @@ WITH r AS (
 SELECT 'ready' AS what, * EXCLUDE (logged) FROM (
     SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\bready\\b') ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
-    SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving)\\b')
+    -- weight loading is start-up too (batch22/13: TP24-TP31's "Load weight begin/end" on one node of four)
+    SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving|load weight (?:begin|end))\\b')
     ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
     # each py-spy or faulthandler dump: its process as read, its time, and where each named thread is

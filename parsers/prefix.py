@@ -863,6 +863,9 @@ CONTINUATION = (
     r"(?:[ \t]+\S|Traceback \(most recent call last\):|(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|[0-9]+) \("
     r"|(?:The above exception|During handling of the above exception)|Caused by:$"
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$)"
+    # Python's line for a bare `raise Exception(…)`: the type alone ("Exception: Capture cuda graph failed: CUDA
+    # out of memory. …", sglang#5285, batch23/05)
+    r"|Exception(?::|$)"
     # a C++ exception's report (c10::Error, terminate called … what():): where it was raised (its
     # `frame #N:` lines follow that line; after a blank line alone they are another paste's)
     r"|Exception raised from \S+ at )"

@@ -121,8 +121,17 @@ tb AS (
                      AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.host IS NOT DISTINCT FROM t.host
                                      AND p.role = t.role AND p.ready_ts BETWEEN c.first_ts AND t.ts)
            ) AS before_serving,
-           -- what the record's text prints, to tell "not printed" from "printed but not read"
-           regexp_matches(coalesce(e.message, t.traceback, ''), '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
+           -- what the record's text prints, to tell "not printed" from "printed but not read"; of a chained
+           -- traceback, its final part (after the last "During handling of the above exception …" line) alone
+           regexp_matches(regexp_replace(coalesce(e.message, t.traceback, ''), '(?s)^.*\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', ''),
+                          '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
+           -- a chained traceback whose final part is cut: the exception it was raised while handling (the last
+           -- exception line before the last lead line: sglang#7918, batch23/06)
+           CASE WHEN t.exception IS NULL THEN
+             nullif(list_last(regexp_extract_all(
+                 regexp_extract(coalesce(t.traceback, ''), '(?s)^(.*)\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', 1),
+                 '(?m)^(?:\([^)\n]*\) )*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:: [^\n]*)?)$', 1)), '')
+           END AS chained_from,
            regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text
     FROM traced t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
@@ -144,6 +153,7 @@ grouped AS (
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
+           any_value(chained_from ORDER BY ts) AS chained_from,
            coalesce(bool_or(from_fault), FALSE) AS from_fault,
            any_value(constructing) AS constructing, bool_or(reported_dead) AS reported_dead,
            coalesce(list_sort(list_distinct(list(pid) FILTER (WHERE pid IS NOT NULL))), []) AS pids,
@@ -259,6 +269,7 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
                            CASE WHEN g.exc_in_text THEN 'exception line printed but not read'
                                 ELSE 'exception type not printed (the traceback is cut)' END)
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
+       || coalesce(', raised while handling ' || CASE WHEN length(g.chained_from) > 120 THEN left(g.chained_from, 119) || '…' ELSE g.chained_from END, '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.init_frames THEN '; raised in init frames, before serving'
                WHEN g.constructing IS NOT NULL THEN '; raised while constructing ' || g.constructing || ' (its frames cut), before serving'

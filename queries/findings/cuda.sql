@@ -51,7 +51,8 @@ hit AS (
 told AS (  -- where (the innermost frame of the record's traceback) and, for an OOM, how much PyTorch says it asked for
     -- (of a chained traceback whose final part names no CUDA error, no frame: its innermost frame is the later
     -- exception's, never where the CUDA error was raised: batch23/06)
-    SELECT h.*, CASE WHEN NOT regexp_matches(regexp_replace(coalesce(t.traceback, ''),
+    SELECT h.*, CASE WHEN regexp_matches(coalesce(t.traceback, ''), '(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):')
+                      AND NOT regexp_matches(regexp_replace(coalesce(t.traceback, ''),
                                                             '(?s)^.*\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', ''),
                                              'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
                      THEN NULL

@@ -16,6 +16,7 @@ from logcorr.parsers.sglang_fields import (
     FINISH_REASON,
     FIRST_LINE,
     FRAME_LINE,
+    LAST_CHAINED,
     LOGGED_FRAMES_TEXT,
     META_INFO,
     REQUEST_OUT,
@@ -34,7 +35,10 @@ SCOPES = {
     "traceback": pl.coalesce(
         pl.col("body").str.extract(TRACEBACK_TEXT, 1), pl.col("body").str.extract(LOGGED_FRAMES_TEXT, 1)
     ).str.strip_chars_end(),
-    "exception_line": pl.col("_traceback").str.extract(EXCEPTION_AFTER_FRAMES, 1),
+    # the final exception's line: in a chained traceback, after its last lead line only
+    "exception_line": pl.col("_traceback")
+    .str.replace(LAST_CHAINED, "")
+    .str.extract(EXCEPTION_AFTER_FRAMES, 1),
     # the innermost frame: the last one printed, the first in a paste that runs newest first
     "last_frame": pl.col("_traceback")
     .str.extract_all(FRAME_LINE)

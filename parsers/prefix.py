@@ -815,6 +815,9 @@ NOTE = COMMENT + (  # a note pasted between log lines: one line, never continued
     rf"|^\^C\s*$|{PROMPT}"
     # a markdown fence, and the shell's word on a killed child: the output before it has ended
     r"|^\s*```[\w-]*\s*$|^Killed\s*$"
+    # (a script's job report of it, "./entrypoint.sh: line 48: 27 Killed python3 -m …", and Chinese bash's "已杀死":
+    # parsers/systemd.py SHELL_MESSAGES)
+    r"|^(?:\S+: line \d+: +)?\d+ Killed\s+\S|^已杀死\s*$"
 )
 # A progress bar: tqdm's "desc: 12%|██   | 1/8 [00:00<00:04,  1.73it/s]", vLLM's "… 12% Completed | 1/8
 # [00:00<00:04, …]". tqdm writes it to stderr on its own, never as a line of the logger's record above it.
@@ -863,6 +866,9 @@ CONTINUATION = (
     r"(?:[ \t]+\S|Traceback \(most recent call last\):|(?:Current thread|Thread) (?:0x[0-9A-Fa-f]+|[0-9]+) \("
     r"|(?:The above exception|During handling of the above exception)|Caused by:$"
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)(?::|$)"
+    # Python's line for a bare `raise Exception(…)`: the type alone ("Exception: Capture cuda graph failed: CUDA
+    # out of memory. …", sglang#5285, batch23/05)
+    r"|Exception(?::|$)"
     # a C++ exception's report (c10::Error, terminate called … what():): where it was raised (its
     # `frame #N:` lines follow that line; after a blank line alone they are another paste's)
     r"|Exception raised from \S+ at )"

@@ -23,6 +23,17 @@ EXCEPTION_AFTER_FRAMES = (
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
 
+# A chained traceback's lead line ("During handling of the above exception, another exception occurred:", "The
+# above exception was the direct cause of the following exception:"): the text after the last one is the final
+# exception's traceback; its exception line is searched there alone, so that a chain whose final part is cut
+# keeps no exception of an earlier part (sglang#7918, batch23/06: a RuntimeError in moe_fused_gate, then the
+# capture's own traceback cut before its line).
+CHAIN_LEAD = (
+    r"(?:During handling of the above exception, another exception occurred"
+    r"|The above exception was the direct cause of the following exception):[ \t]*"
+)
+LAST_CHAINED = rf"(?s)^.*\n(?:\([^)\n]*\) )*{CHAIN_LEAD}\n"
+
 # The parts of a record fields are searched in (``FieldRule.scope``; ``fields.extract_fields``): its first line,
 # its traceback (from ``Traceback`` to the end), that traceback's innermost frame line.
 FIRST_LINE = r"^([^\n]*)"

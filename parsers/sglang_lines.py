@@ -1106,6 +1106,9 @@ LIFECYCLE_PATTERNS = [
         ("systemd", "systemd 245-256", systemd.UNIT_MESSAGES),
         ("uvicorn", "uvicorn 0.11", systemd.SERVER_MESSAGES),
         ("sglang", "SGLang ≈v0.4.6 (2025-05, tokenizer_manager.sigterm_handler)", systemd.ENGINE_MESSAGES),
+        # (one pattern name per message: the two shell wordings have one event)
+        ("shell", "bash", systemd.SHELL_MESSAGES[:1]),
+        ("shell_zh", "bash, zh_CN locale", systemd.SHELL_MESSAGES[1:]),
     ]
     for m in messages
 ]

@@ -127,7 +127,21 @@ ENGINE_MESSAGES = [
         "SIGTERM received. signum=None frame=None. Draining requests and shutting down...",
     ),
 ]
-MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES + ENGINE_MESSAGES
+# The shell's word on a child it ran that SIGKILL ended (the kernel's OOM killer, `kill -9`): bash's bare
+# "Killed" after the program's output, a script's "./entrypoint.sh: line 48: 27 Killed python3 -m
+# sglang.launch_server …" (job number, command), the same word in a Chinese locale, "已杀死" (sglang#2468,
+# #5095, #16855: batch23/09, 01, 02; batch6/09). The process exited, killed: its status is "killed".
+SHELL_KILLED = r"^(?:\S+: line \d+: +)?(?:\d+ )?Killed(?:\s+\S[^\n]*)?$|^已杀死\s*$"
+SHELL_MESSAGES = [
+    M(
+        "exited",
+        "Killed",
+        r"^(?:\S+: line \d+: +)?(?:\d+ )?Killed(?:\s+\S[^\n]*)?$",
+        "./entrypoint.sh: line 48: 27 Killed python3",
+    ),
+    M("exited", "已杀死", r"^已杀死\s*$", "已杀死"),
+]
+MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES + ENGINE_MESSAGES + SHELL_MESSAGES
 # systemd's wordings any program may print too ("Starting initial single prompt test run..."): without a
 # unit named in them they are systemd's only on a record that systemd or a unit's journal gave
 PLAIN_WORDING = "|".join(
@@ -164,7 +178,8 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         ``started``, ``stopping``, ``stopped``, ``exited``, ``failed``, ``start_failed``,
         ``restart_scheduled``, ``consumed``, ``deactivated``; the server's own ``server_started``,
         ``server_stopping``, ``server_stopped`` of uvicorn ≥ 0.11; ``server_stopping`` also for SGLang's
-        ``SIGTERM received … shutting down``), ``code`` and ``status`` of an exit
+        ``SIGTERM received … shutting down``; ``exited`` with status ``killed`` for the shell's word on a child
+        SIGKILL ended, ``Killed``), ``code`` and ``status`` of an exit
         (``killed``, ``9/KILL``), ``result`` (``exit-code``, ``signal``, ``timeout``, ``core-dump``),
         ``restart_counter``, ``cpu_s`` (seconds), ``memory_peak_bytes``, ``message``, ``source``,
         ``source_pos``. Never raises.
@@ -190,7 +205,9 @@ def lifecycle(ev: pl.DataFrame) -> pl.DataFrame:
         event.alias("event"),
         pl.coalesce(field("unit"), pl.col("unit")).alias("unit"),
         field("code").alias("code"),
-        field("status").alias("status"),
+        pl.coalesce(field("status"), pl.when(body.str.contains(SHELL_KILLED)).then(pl.lit("killed"))).alias(
+            "status"
+        ),
         field("result").alias("result"),
         field("counter").cast(pl.Int32, strict=False).alias("restart_counter"),
         pl.when(event == "consumed").then(_seconds(field("cpu"))).alias("cpu_s"),

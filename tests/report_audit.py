@@ -29,6 +29,13 @@ def _table(out: Path, name: str, con) -> pl.DataFrame:
     return saved.query(out, f"SELECT * FROM {name}", con=con)
 
 
+# A chained traceback up to its last lead line ("During handling of the above exception, …").
+CHAINED_HEAD = re.compile(
+    r"(?s)^.*\n(?:\([^)\n]*\) )*(?:During handling of the above exception, another exception occurred"
+    r"|The above exception was the direct cause of the following exception):[ \t]*\n"
+)
+
+
 def _messages(events: pl.DataFrame, ids: list[int] | None) -> list[str]:
     rows = events.filter(pl.col("event_id").is_in(ids or []))
     return [m or "" for m in rows["message"].to_list()]
@@ -62,7 +69,11 @@ def audit(out: Path, text: str, found: pl.DataFrame) -> list[str]:
             broken.append(f"{r['kind']}: 'op not printed' beside OpType= in its records")
         if re.search(r"\branks? not printed", summary) and any(RANK_TAG.search(m) for m in messages):
             broken.append(f"{r['kind']}: 'rank not printed' beside a rank tag in its records")
-        if "exception type not printed" in summary and any(EXCEPTION_LINE.search(m) for m in messages):
+        # (of a chained traceback, its final part alone: an earlier part's exception is what it was raised
+        # while handling, never its own)
+        if "exception type not printed" in summary and any(
+            EXCEPTION_LINE.search(CHAINED_HEAD.sub("", m)) for m in messages
+        ):
             broken.append(
                 f"{r['kind']}: 'exception type not printed' beside an exception line in its records"
             )

@@ -244,7 +244,14 @@ LAUNCHER_ENVELOPE = (
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 DISCOVER_ENVELOPE = rf"(?P<disc>{_MONTH} \d{{1,2}}, \d{{4}} @ \d\d:\d\d:\d\d(?:\.\d+)?)(?:\t|\s{{2,}})"
 DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream and time read as JSON
-LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
+# Google Cloud Logging's lines as its console copies them: the entry's severity (the platform's, by the stream
+# a container wrote to: every stderr line is ERROR), its RFC 3339 time in nanoseconds, the text
+# (`ERROR 2025-04-07T19:13:52.317869663Z KeyError: …`, sglang#5095, batch23/01). The severity is kept as the
+# line's stream, never as its level: the line's own header says that.
+GCP_ENVELOPE = (
+    rf"(?P<gsev>DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?P<gt>{RFC3339}) "
+)
+LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{GCP_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
@@ -774,17 +781,48 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         e.field("disc").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False),
     )
     when = pl.coalesce(
-        [rfc3339_us(e.field(k)) for k in ("cri", "kp", "kt")] + [launched.dt.replace_time_zone("UTC")]
+        [rfc3339_us(e.field(k)) for k in ("cri", "kp", "gt", "kt")] + [launched.dt.replace_time_zone("UTC")]
     )
-    return frame.with_columns(
+    frame = frame.with_columns(
         pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),
         pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
-        pl.coalesce("d_fd", e.field("fd"), e.field("proc")).alias("envelope_stream"),
+        pl.coalesce("d_fd", e.field("fd"), e.field("proc"), e.field("gsev")).alias("envelope_stream"),
         pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
         # a launcher's or a log platform's time is printed without a zone: its ts is as printed, not UTC
         # (clocks.zoneless)
         pl.when(pl.col("ts").is_null() & taken & launched.is_not_null()).then(True).alias("ts_zoneless"),
+        e.field("gt").is_not_null().alias("_console"),
     ).drop("e", "d_log", "d_fd", "d_ts")
+    return newest_first_off(frame).drop("_console")
+
+
+def newest_first_off(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with each run of consecutive lines that carry a log console's envelope (``_console``:
+    ``GCP_ENVELOPE``) put back in time order where the console listed them newest first (their times never
+    rise down the run and fall at least once: Google Cloud Logging's default order, a traceback then reads
+    upside down, sglang#5095, batch23/01). Each line keeps its number; other lines stay where they are."""
+    console = pl.col("_console").fill_null(False)
+    if not frame.select(console.any()).item():
+        return frame
+    run = (console != console.shift(1)).fill_null(True).cum_sum()
+    frame = frame.with_columns(run.alias("_run"), pl.int_range(pl.len()).alias("_row"))
+    order = (
+        frame.filter(console)
+        .group_by("_run")
+        .agg(
+            (pl.col("ts").diff().drop_nulls() <= pl.duration(microseconds=0)).all().alias("_falls_only"),
+            (pl.col("ts").diff().drop_nulls() < pl.duration(microseconds=0)).any().alias("_falls"),
+        )
+    )
+    flip = order.filter(pl.col("_falls_only") & pl.col("_falls"))["_run"]
+    if flip.len() == 0:
+        return frame.drop("_run", "_row")
+    flipped = pl.col("_run").is_in(flip.implode()) & console
+    # within a flipped run, rows are taken last first: the key is the row's place counted from the run's end
+    key = pl.when(flipped).then(
+        pl.col("_row").max().over("_run") + pl.col("_row").min().over("_run") - pl.col("_row")
+    )
+    return frame.sort(key.otherwise(pl.col("_row"))).drop("_run", "_row")
 
 
 # A paste that lost its line breaks glues every record of a log onto one line (batch12/04: eight

@@ -27,7 +27,8 @@ WITH crash_tb AS (
     WHERE ts IS NOT NULL
       AND (component IS NOT NULL
            OR regexp_matches(coalesce(traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
-           OR regexp_matches(coalesce(traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b'))
+           OR regexp_matches(coalesce(traceback, ''), ', in (__init__|init_\w+|_init_\w+|get_model)\b')
+           OR regexp_matches(coalesce(traceback, ''), 'launch_server\.py", line \d+, in <module>'))
 ),
 -- a report that prints no exit code: SGLang's multimodal_gen launcher logs "Rank N scheduler is dead." and,
 -- on its next line, "Exit code: C" (launch_server.py, batch16/07): the next record of the same input lends it

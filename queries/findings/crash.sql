@@ -105,7 +105,9 @@ tb AS (
            -- init frames: no frame of the serving path under or above them, an event loop or the
            -- scheduler's per-batch calls (a cut fragment shows no loop: `add_one_req` → `init_load_back`,
            -- the radix cache loading a prefix back for a request, is no start-up; batch20/13)
-           regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
+           -- (the model loader's entry, get_model, runs once, from the model runner's init: a fragment cut above
+           -- it still fails at start-up, batch23/01's KeyError in load_weights ← load_model ← get_model)
+           regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+|get_model)\b')
              AND NOT regexp_matches(coalesce(t.traceback, ''),
                                     ', in (event_loop_\w+|add_one_req|get_next_batch_to_run|get_new_batch_prefill|run_batch|process_batch_result\w*)\b') AS init_frames,
            -- the exception says start-up failed, or it was raised while waiting for start-up (vLLM's
@@ -121,16 +123,29 @@ tb AS (
                      AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.host IS NOT DISTINCT FROM t.host
                                      AND p.role = t.role AND p.ready_ts BETWEEN c.first_ts AND t.ts)
            ) AS before_serving,
-           -- what the record's text prints, to tell "not printed" from "printed but not read"
-           regexp_matches(coalesce(e.message, t.traceback, ''), '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
-           regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text
+           -- what the record's text prints, to tell "not printed" from "printed but not read"; of a chained
+           -- traceback, its final part (after the last "During handling of the above exception …" line) alone
+           regexp_matches(regexp_replace(coalesce(e.message, t.traceback, ''), '(?s)^.*\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', ''),
+                          '(?m)^\s*([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception|Exit|Interrupt)\b(: |:?$)') AS exc_in_text,
+           -- a chained traceback whose final part is cut: the exception it was raised while handling (the last
+           -- exception line before the last lead line: sglang#7918, batch23/06)
+           CASE WHEN t.exception IS NULL THEN
+             nullif(list_last(regexp_extract_all(
+                 regexp_extract(coalesce(t.traceback, ''), '(?s)^(.*)\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', 1),
+                 '(?m)^(?:\([^)\n]*\) )*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:: [^\n]*)?)$', 1)), '')
+           END AS chained_from,
+           regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text,
+           regexp_matches(coalesce(t.traceback, ''), 'launch_server\.py", line \d+, in <module>') AS launching
     FROM traced t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
            OR t.from_fault  -- the process died of a fatal signal in that thread
            OR regexp_matches(split_part(coalesce(e.message, ''), chr(10), 1), '(?:^|\) )Process [A-Za-z_][\w.-]*:\s*$')
            OR regexp_matches(coalesce(t.traceback, ''), ', in (run_scheduler_process|event_loop_\w+|forward_thread_func\w*)\b')
-           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+)\b')
+           OR regexp_matches(coalesce(t.traceback, ''), ', in (__init__|init_\w+|_init_\w+|get_model)\b')
+           -- the server's launcher failing as Python imports it (`launch_server.py", line 6, in <module>`: an
+           -- import error of sglang.srt.server, sglang#1321, batch23/14)
+           OR regexp_matches(coalesce(t.traceback, ''), 'launch_server\.py", line \d+, in <module>')
            OR regexp_matches(coalesce(t.exception, ''), '(^|\.)EngineDeadError$')  -- the process named died
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b')
@@ -139,11 +154,12 @@ tb AS (
 grouped AS (
     SELECT row_number() OVER () AS gid, *
     FROM (
-    SELECT CASE WHEN init_frames OR constructing IS NOT NULL OR before_serving OR startup_said THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
+    SELECT CASE WHEN init_frames OR constructing IS NOT NULL OR before_serving OR startup_said OR launching THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
+           any_value(chained_from ORDER BY ts) AS chained_from, bool_or(launching) AS launching,
            coalesce(bool_or(from_fault), FALSE) AS from_fault,
            any_value(constructing) AS constructing, bool_or(reported_dead) AS reported_dead,
            coalesce(list_sort(list_distinct(list(pid) FILTER (WHERE pid IS NOT NULL))), []) AS pids,
@@ -259,8 +275,10 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
                            CASE WHEN g.exc_in_text THEN 'exception line printed but not read'
                                 ELSE 'exception type not printed (the traceback is cut)' END)
        || coalesce(' in ' || g.function || coalesce(' (' || regexp_extract(g.file, '[^/]+$') || ':' || g.line || ')', ''), '')
+       || coalesce(', raised while handling ' || CASE WHEN length(g.chained_from) > 120 THEN left(g.chained_from, 119) || '…' ELSE g.chained_from END, '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
-       || CASE WHEN g.init_frames THEN '; raised in init frames, before serving'
+       || CASE WHEN g.launching AND NOT g.init_frames THEN '; raised while Python imported the server''s launcher (launch_server.py), before serving'
+               WHEN g.init_frames THEN '; raised in init frames, before serving'
                WHEN g.constructing IS NOT NULL THEN '; raised while constructing ' || g.constructing || ' (its frames cut), before serving'
                ELSE '' END
        || coalesce('; during "' || bb.step || '" (its progress bar at ' || bb.done || ', printed just before)', '')

@@ -49,7 +49,14 @@ hit AS (
     FROM named e
 ),
 told AS (  -- where (the innermost frame of the record's traceback) and, for an OOM, how much PyTorch says it asked for
-    SELECT h.*, t.function || coalesce(' (' || regexp_extract(t.file, '[^/]+$') || ':' || t.line || ')', '') AS frame,
+    -- (of a chained traceback whose final part names no CUDA error, no frame: its innermost frame is the later
+    -- exception's, never where the CUDA error was raised: batch23/06)
+    SELECT h.*, CASE WHEN regexp_matches(coalesce(t.traceback, ''), '(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):')
+                      AND NOT regexp_matches(regexp_replace(coalesce(t.traceback, ''),
+                                                            '(?s)^.*\n(\([^)\n]*\) )*(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', ''),
+                                             'device-side assert|illegal memory access|out of memory|OutOfMemoryError|CUDA error|CUDA_ERROR_|cudaError')
+                     THEN NULL
+                     ELSE t.function || coalesce(' (' || regexp_extract(t.file, '[^/]+$') || ':' || t.line || ')', '') END AS frame,
            nullif(regexp_extract(h.message, 'Tried to allocate ([\d.]+ ?[KMGT]i?B)', 1), '') AS asked,
            nullif(regexp_extract(h.message, 'NVRM: (?:The NVIDIA GPU |Xid \(PCI:)([0-9a-fA-F:.]+)', 1), '') AS gpu,
            nullif(regexp_extract(h.message, 'GPU (\d+) has a total capacity of ([\d.]+ ?[KMGT]i?B) of which ([\d.]+ ?[KMGT]i?B) is free', 0), '') AS gpu_said

@@ -61,6 +61,9 @@ marked AS (
            t.event_id IS NOT NULL AS is_traceback,
            t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
            e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
+           -- a parent's report that a child failed (SGLang's "Received sigquit from a child process", a dead
+           -- subprocess) is a watchdogs row too, but no watchdog or timeout: counted under its own words (batch23/01)
+           e.event_id IN (SELECT event_id FROM watchdogs WHERE watchdog_kind IN ('sigquit', 'subprocess_crashed')) AS is_child_report,
            e.event_id IN (SELECT event_id FROM transfer_errors) AS is_transfer_error
     FROM records e LEFT JOIN tracebacks t ON t.event_id = e.event_id
     WHERE e.kind NOT IN ('batch', 'pyspy', 'metric', 'span', 'request_received', 'request_finished', 'req_time_stats')
@@ -200,7 +203,8 @@ counted AS (
            arg_min(event_id, (grade, NOT on_marker, grade = 4 AND NOT says_failure, coalesce(ts, TIMESTAMPTZ '9999-01-01'), event_id)) AS worst_id,
            max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
-           count(*) FILTER (WHERE grade = 3) AS watchdog, count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer) AS error_level,
+           count(*) FILTER (WHERE grade = 3 AND NOT is_child_report) AS watchdog,
+           count(*) FILTER (WHERE grade = 3 AND is_child_report) AS child_reports, count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer) AS error_level,
            count(*) FILTER (WHERE grade = 4 AND api_error) AS api_errors,
            count(*) FILTER (WHERE grade = 4 AND markup_answer AND NOT api_error) AS markup_answers,
            count(*) FILTER (WHERE grade = 5) AS failure_words
@@ -257,7 +261,9 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                    || ')')
        || '; ' || c.n || ' record(s) that no other finding explains ('
        || concat_ws(', ', nullif(c.crash, 0) || ' crash marker', nullif(c.exception, 0) || ' exception or traceback',
-                    nullif(c.watchdog, 0) || ' watchdog or timeout', nullif(c.error_level, 0) || ' error level',
+                    nullif(c.watchdog, 0) || ' watchdog or timeout',
+                    nullif(c.child_reports, 0) || ' report of a failed child process',
+                    nullif(c.error_level, 0) || ' error level',
                     nullif(c.api_errors, 0) || ' failed API call (an HTTP error status)',
                     nullif(c.markup_answers, 0) || ' answer with tool-call markup left in its text (the call not parsed)',
                     nullif(c.failure_words, 0) || ' failure word')

@@ -410,9 +410,15 @@ HEADERS = (
     ),
     H(
         "trtllm",
-        r"^\[TensorRT-LLM\]\[(?P<level>TRACE|DEBUG|VERBOSE|INFO|WARNING|ERROR)\] ",
-        "TensorRT-LLM's C++ logger: [TensorRT-LLM][LEVEL] msg, no time (TensorRT-LLM#9680: batch17/07)",
+        r"^\[(?:TensorRT-LLM|TM|FT)\]\[(?P<level>TRACE|DEBUG|VERBOSE|INFO|WARNING|ERROR|FATAL)\] ",
+        "NVIDIA's C++ engines' logger, [NAME][LEVEL] msg, no time: TensorRT-LLM's [TensorRT-LLM][INFO]"
+        " (TensorRT-LLM#9680: batch17/07), LMDeploy's TurboMind [TM][INFO] (lmdeploy#1788: batch21/10) and the"
+        " FasterTransformer it comes from [FT][INFO]",
         (
+            (
+                "[TM][INFO] [forward] Enqueue requests",
+                {"level": "INFO", "log_ts": None, "body": "[forward] Enqueue requests"},
+            ),
             (
                 "[TensorRT-LLM][INFO] MPI size: 4, MPI local size: 4, rank: 2",
                 {
@@ -423,6 +429,30 @@ HEADERS = (
                 },
             ),
         ),
+    ),
+    H(
+        "torch_elastic_failure",
+        # the entry's first lines: its index, then "time : 2024-09-11_09:17:37" (the agent's local time, no zone),
+        # the host and the global rank (its local rank and exit code stay in the body)
+        rf"^\[[0-9]+\]:[ \t]*\n[ \t]+time[ \t]*: (?P<date>{_DATE})_(?P<time>{_TIME})[ \t]*\n"
+        r"(?:[ \t]+host[ \t]*: (?P<host>[^\s]+)[ \t]*\n)?(?:[ \t]+rank[ \t]*: (?P<rank>[0-9]+)\b)?",
+        "torch.distributed.elastic's ChildFailedError table, one entry per failed worker ('[0]:' then 'time :"
+        " 2024-09-11_09:17:37', host, rank, exitcode, pid): its Root Cause and Failures (NCCL#1439: batch21/12;"
+        " accelerate#2960: batch17/02, 03); the entry opens a record by its '[N]:' line (BODY_STARTS)",
+        (
+            (
+                "[0]:\n  time      : 2024-09-11_09:17:37\n  host      : 9018.idas\n  rank      : 1 (local_rank: 1)\n"
+                "  exitcode  : -6 (pid: 886322)",
+                {
+                    "log_ts": datetime(2024, 9, 11, 9, 17, 37),
+                    "host": "9018.idas",
+                    "tp_rank": 1,
+                    "level": None,
+                    "body": " (local_rank: 1)\n  exitcode  : -6 (pid: 886322)",
+                },
+            ),
+        ),
+        starts=False,
     ),
     H(
         "slurm",
@@ -770,6 +800,25 @@ HEADERS = (
             (
                 "2025-09-22 20:20:40.102319 error 12789 pid[12789] [BM devmm_ioctl.cpp:122] svm advise failed:-1",
                 {"level": "error", "pid": 12789, "log_ts": datetime(2025, 9, 22, 20, 20, 40, 102319)},
+            ),
+        ),
+    ),
+    H(
+        "dmesg",
+        # the kernel's ring buffer as dmesg prints it: seconds since boot, no wall-clock time (no time is read
+        # from it); each stamp opens a kernel message, its indented continuation lines follow it (the OOM
+        # killer's three messages, tranX#41: batch19/08; NVRM's, NVSentinel#155: batch19/04). UCX's bracketed
+        # epoch seconds (ten digits and more, then its own [host:pid] bracket) are another family.
+        r"^\[ {0,7}(?P<uptime>[0-9]{1,8}\.[0-9]{6})\] ",
+        "the kernel's ring buffer (dmesg, journalctl -k -o short-monotonic): '[2059991.491542] Out of memory: …'",
+        (
+            (
+                "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB",
+                {
+                    "log_ts": None,
+                    "level": None,
+                    "body": "Out of memory: Killed process 25315 (python3) total-vm:53312244kB",
+                },
             ),
         ),
     ),

@@ -541,6 +541,7 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         pl.col("function").str.strip_chars(),
         tb.str.extract_all(FRAME_LINE).list.len().cast(pl.Int32).alias("n_frames"),
         tb.alias("traceback"),
+        _lead(pl.col("body") if "body" in df.columns else pl.col("message"), tb).alias("lead"),
         pl.when(pl.col("exception").is_not_null() & ~exc_line.str.starts_with(" "))
         .then(pl.col("exception"))
         .alias("exception"),
@@ -572,6 +573,17 @@ def tracebacks(ev: pl.DataFrame) -> pl.DataFrame:
         for column, name in (("exception", "1"), ("exc_message", "2"))
     )
     return _conform(df, TRACEBACKS)
+
+
+def _lead(body: pl.Expr, tb: pl.Expr) -> pl.Expr:
+    """The message a record prints before its traceback: the text of its first line (after the header)
+    before the traceback starts, stripped; null when the traceback is the record's start (a fragment, a
+    bare ``Traceback`` line). A logger's ``logger.exception("…")`` line names what failed where the
+    traceback is cut before its exception (Ray Serve's "Exception in Replica(…), the replica will be
+    stopped.", ray#51242, batch21/03; "Encountered failure while handling request …", ray#53267, batch21/02)."""
+    at = body.str.find(tb, literal=True)
+    before = body.str.slice(0, at).str.extract(r"^([^\n]*)", 1).str.strip_chars()
+    return pl.when(at.is_not_null() & (before.str.len_chars() > 0)).then(before)
 
 
 # A logger.exception message that names the exception before its traceback: "nixlUnknownError('…')",

@@ -17,8 +17,9 @@ from logcorr.parsers.rules import FieldRule
 # (batch13/05).
 EXCEPTION_AFTER_FRAMES = (
     r"(?s)(?:(?:.*\n)?(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*\s*File \"[^\n]*\n(?:[ \t]+[^\n]*\n)*(?:[^\n:]*[ (][^\n]*\n)?"
-    # (or a traceback's very tail: its last code line, indented, and the exception line: batch13/11)
-    r"|^(?:[ \t]+\S[^\n]*\n)+)"
+    # (or a traceback's very tail: its last code line, indented, and the exception line: batch13/11; behind a
+    # worker prefix, batch21/02; its caret line alone, batch20/02)
+    r"|^(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n|\^+[ \t]*\n)+)"
     r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
     r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
 )
@@ -57,6 +58,10 @@ GROUP_MEMBER_EXCEPTION = (
 _FRAME = r"[ \t]*File \"[^\"\n]*\", line \d+, in(?: [^\n]+|>)"
 # the cut frame's tail: indented lines, or caret markers pasted from column 1 ("^^^^", sglang pull 3582, batch20/05)
 _CUT_TAIL = r"(?:[ \t]+\S[^\n]*\n|\^+[ \t]*\n)*"
+# a Ray/vLLM worker prefix before a line ("(EngineCore_DP0 pid=7) ", "(ServeReplica:app:deployment pid=N) ")
+_WORKER = r"(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )"
+# a caret line (Python 3.11+'s markers under a code line: "    ^^^^^", "    ~~~~^^^^~~")
+_CARETS = r"[ \t]*[~^]*\^[~^]*[ \t]*\n"
 TRACEBACK_FRAGMENT = (
     rf"(?:^(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*{_CUT_TAIL}{_FRAME}(?:\n[ \t][^\n]*)*"
     r"\n[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Fault|Timeout|Abort)(?::|\n|$)"
@@ -65,8 +70,14 @@ TRACEBACK_FRAGMENT = (
     rf"|^File \"[^\"\n]*\", line \d+, in [^\n]+\n(?:[^\n]*\n)?{_FRAME}"
     # the very tail of a traceback: the last frame's code line(s), indented, then its module-qualified
     # exception line (vLLM's API server: "    raise self._format_exception(outputs) from None" /
-    # "vllm.v1.engine.exceptions.EngineDeadError: …", batch13/11)
-    r"|^(?:[ \t]+\S[^\n]*\n)+[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): \S)"
+    # "vllm.v1.engine.exceptions.EngineDeadError: …", batch13/11), also behind a Ray worker prefix (Ray
+    # Serve's replica: "(ServeReplica:default:LLMDeployment… pid=14262)     raise …", ray#53267, batch21/02)
+    rf"|^{_WORKER}*(?:[ \t]+\S[^\n]*\n)+[a-z_]\w*(?:\.\w+)+\.[A-Z]\w*(?:Error|Exception): \S"
+    # or the caret markers under the last frame's code line (Python 3.11+), then any exception line: the carets
+    # are a traceback's own ("         ^^^^^^^^^" / "AssertionError: parent does not have child key, …",
+    # sglang pull 22592, batch20/02)
+    rf"|^{_WORKER}*(?:[ \t]+\S[^\n]*\n)*{_CARETS}"
+    r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)(?::|\n|$))"
 )
 # A logged message with the frames of its exception right below it and no `Traceback` line between (two frames
 # at least): Ray Serve's request failure ("… -- Encountered failure while handling request …", ray#53267,

@@ -152,8 +152,9 @@ def test_08_a_terminals_rows_pasted_inside_a_line_lose_their_padding():
     runs end at 197 and 394, so they come off and the words they cut read whole (mems_allowed, 53312244kB,
     69068kB, file-rss); a table's aligned columns (small, varied end columns) keep their spaces."""
     ev = case_records(BATCH, "08")
-    (dmesg,) = rows_at(ev, 3)  # lines 3-5: dmesg's stamp opens no record (left: a header without wall time)
-    lines = dmesg["message"].split("\n")
+    # lines 3-5: each dmesg stamp opens a kernel message (a header family without wall time), one line each
+    lines = [row["message"] for n in (3, 4, 5) for row in rows_at(ev, n)]
+    assert [row["ts"] for n in (3, 4, 5) for row in rows_at(ev, n)] == [None] * 3
     assert lines[1] == (
         "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB,"
         " file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0"

@@ -190,3 +190,25 @@ def test_tool_call_markup_in_a_users_message_is_no_leak(tmp_path):
     )
     ingest([log], tmp_path / "out")
     assert saved.query(tmp_path / "out", "SELECT kind FROM findings").rows() == []
+
+
+def test_02_a_caret_line_then_an_exception_line_is_a_traceback_and_06_the_kv_pools_are_said(tmp_path):
+    """02, lines 2-3: `         ^^^^^^^^^` then `AssertionError: parent does not have child key, …` (the tail of a
+    traceback whose frames are above the paste): a traceback row with its exception and no frame, so the
+    summary's chain names it. 06: the pools printed right before TP0's watchdog (`[full] total=1939712,
+    available=256, evictable=1935360, …`, `[swa] …`) are said with it."""
+    out = ingested_body(tmp_path, BATCH, "02")
+    rows = saved.query(
+        out, "SELECT n_frames, exception, left(exc_message, 31) FROM tracebacks ORDER BY event_id"
+    ).rows()
+    assert rows == [(0, "AssertionError", "parent does not have child key,"), (5, None, None)]
+    found = _findings(out)
+    assert found["unexplained_crash"].startswith(
+        "Unexplained exception AssertionError: parent does not have child key, (7664, 328,"
+    )
+    out = ingested_body(tmp_path, BATCH, "06")
+    assert _findings(out)["scheduler_watchdog"] == (
+        "SGLang's scheduler watchdog fired on TP0 (no time read) (timeout 300 s): the scheduler made no progress"
+        " for that long; the KV pools printed just before it: full: 256 of 1939712 available, 1935360 evictable;"
+        " swa: 768 of 193792 available, 188928 evictable"
+    )

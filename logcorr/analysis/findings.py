@@ -436,9 +436,9 @@ def _dump_words(dumps: pl.DataFrame) -> str:
 def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
-    counted as a role's records), then the most significant things read: the requests named by an id with what
-    was read of their outcome, else the batch lines per role, else the HTTP answers no id names (method, path,
-    status), else a /metrics scrape; the py-spy dumps and
+    counted as a role's records) and the processes they name (host and pid as read), then the most significant
+    things read: the requests named by an id with what was read of their outcome, else the batch lines per role,
+    else the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
     where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request, batch or scrape was read). Empty when no record was read."""
@@ -456,6 +456,14 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     text_n = sum(r.get("text_n") or 0 for r in roles.iter_rows(named=True))
     text = f"{text_n} text record(s) with no time, level or kind read" if text_n else ""
     parts = [" and ".join(p for p in (", ".join(counted), text) if p)]
+    procs = shown.get("shown_processes", pl.DataFrame())
+    if procs.height:  # the processes they name: host and pid as read, four at most
+        named = [
+            (f"host {p['host']} " if p["host"] else "") + f"pid {p['pid']} ({p['n']} record(s))"
+            for p in procs.head(4).iter_rows(named=True)
+        ]
+        more = f", … ({procs.height - 4} more)" if procs.height > 4 else ""
+        parts[0] += f"; the processes read: {md(', '.join(named), width=400)}{more}"
     requests = shown.get("shown_requests", pl.DataFrame())
     batches = shown.get("shown_batches", pl.DataFrame())
     metrics = shown.get("shown_metrics", pl.DataFrame())
@@ -534,11 +542,14 @@ def summary(
     from which a no-failure line says what the data shows (``shown_line``)."""
     main = main_finding(found)
     if main is None and not sglang_read:
+        # what the lines it did read show (their hosts and processes, the last record), said after it
+        # (batch21/07: NCCL's INFO lines of two hosts; batch21/09: a controller's klog lines)
+        what = shown_line(shown or {})
         return [
             "**What happened**: cannot be told: logcorr read no record as an SGLang engine's, the router's or"
             " a py-spy dump (no record of a known kind or role, none in SGLang's, vLLM's or Dynamo's header"
             " format; ingest's summary lists what was read), so no"
-            " failure can be seen."
+            " failure can be seen." + (f" {what}" if what else "")
         ]
     if main is None:
         gaps = found.filter(pl.col("kind") == "no_data")

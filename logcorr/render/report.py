@@ -224,6 +224,12 @@ SELECT c.capture_id, min(c.capture_seq) AS seq, any_value(c.pid) AS pid, any_val
             ORDER BY c.thread_state = 'idle', c.thread_id) FILTER (WHERE c.thread_id IS NOT NULL) AS places
 FROM captures c LEFT JOIN events e ON e.source = c.source AND e.source_pos = c.source_pos
 GROUP BY c.capture_id ORDER BY min(c.source), seq""",
+    # the processes the log records name (a host and a pid as read), the most records first (batch21/07:
+    # NCCL's `host:pid:tid` lines of two hosts)
+    "shown_processes": """
+SELECT host, pid, count(*) AS n FROM events
+WHERE pid IS NOT NULL AND (ts IS NOT NULL OR printed_time IS NOT NULL OR level IS NOT NULL OR kind IS DISTINCT FROM 'other')
+GROUP BY ALL ORDER BY min(event_id)""",
     # the records per role that are log records (a time, a level or a kind read), and the lines that are
     # none (prose, fences, '#' notes: batch16/04's three lines of prose are no "engine records")
     "shown_roles": """

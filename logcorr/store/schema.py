@@ -526,6 +526,12 @@ TRACEBACKS = _table(
         "line": C(pl.Int32, "innermost frame's line"),
         "n_frames": C(pl.Int32, "'File …' frames"),
         "traceback": C(pl.String, "the text from 'Traceback' to the end"),
+        "lead": C(
+            pl.String,
+            "the message the record prints before its traceback, on its first line after the header (a"
+            " logger.exception message: 'Exception in Replica(…), the replica will be stopped.'); null when the"
+            " record opens with the traceback",
+        ),
         **_TAIL,
     },
 )

@@ -190,16 +190,23 @@ frames_after AS (
 -- a traceback cut before its exception line, printed right after one of the group's (the next record of the
 -- same input, at the same printed instant, of the same pid as read): the same failure as another caller saw it
 -- (batch13/11: vLLM's "Error in chat completion stream generator." traceback, cut, at 08-24 06:28:15 right
--- after the EngineDeadError its output processor raised); its evidence, not an unexplained crash apart
+-- after the EngineDeadError its output processor raised); its evidence, not an unexplained crash apart. A client
+-- that reported its engine dead (EngineDeadError) with no time printed: its next record, a cut traceback of the
+-- same pid, is the request it was serving failing of that death, at its own time (Ray Serve's replica: the
+-- EngineDeadError's tail, then "ERROR 2025-05-23 00:42:04,876 … -- Encountered failure while handling request …"
+-- with its frames, ray#53267, batch21/02); said with the message its logger printed (tracebacks.lead)
 tb_after AS (
     SELECT g.gid, list(e.event_id ORDER BY e.event_id) AS ids,
-           arg_min(n.function || coalesce(' (' || regexp_extract(n.file, '[^/]+$') || ':' || n.line || ')', ''), e.event_id) AS innermost
+           arg_min(n.function || coalesce(' (' || regexp_extract(n.file, '[^/]+$') || ':' || n.line || ')', ''), e.event_id) AS innermost,
+           bool_and(coalesce(e.ts::VARCHAR, e.printed_time) IS NOT DISTINCT FROM coalesce(t.ts::VARCHAR, t.printed_time)) AS same_instant,
+           min(e.ts) AS ts, arg_min(n.lead, e.event_id) AS lead
     FROM grouped g
     JOIN records t ON list_contains(g.ids, t.event_id)
     JOIN records e ON e.source = t.source AND e.event_id = t.event_id + 1
     JOIN tracebacks n ON n.event_id = e.event_id
     WHERE n.exception IS NULL AND e.pid IS NOT DISTINCT FROM t.pid
-      AND coalesce(e.ts::VARCHAR, e.printed_time) = coalesce(t.ts::VARCHAR, t.printed_time)
+      AND (coalesce(e.ts::VARCHAR, e.printed_time) = coalesce(t.ts::VARCHAR, t.printed_time)
+           OR (g.reported_dead AND t.pid IS NOT NULL AND t.ts IS NULL AND t.printed_time IS NULL))
       AND NOT EXISTS (SELECT 1 FROM grouped o WHERE list_contains(o.ids, e.event_id))
     GROUP BY g.gid
 ),
@@ -284,8 +291,14 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || coalesce('; during "' || bb.step || '" (its progress bar at ' || bb.done || ', printed just before)', '')
        || coalesce('; followed at once by ' || tr.frames || ' native stack frame line(s) of the same input and time'
                    || coalesce(' (' || tr.named || ' …)', ''), '')
-       || coalesce('; followed at once by ' || len(ta.ids) || ' more traceback(s) of the same input and instant, cut before the exception line'
-                   || coalesce(' (innermost frame as printed: ' || ta.innermost || ')', ''), '')
+       || CASE WHEN ta.same_instant
+               THEN '; followed at once by ' || len(ta.ids) || ' more traceback(s) of the same input and instant, cut before the exception line'
+                    || coalesce(' (innermost frame as printed: ' || ta.innermost || ')', '')
+               WHEN ta.gid IS NOT NULL
+               THEN '; then the same process''s next record' || coalesce(' at ' || strftime(ta.ts, '%Y-%m-%d %H:%M:%S UTC'), '')
+                    || coalesce(': "' || CASE WHEN length(ta.lead) > 160 THEN left(ta.lead, 159) || '…' ELSE ta.lead END || '"', '')
+                    || ' (a traceback cut before its exception line' || coalesce('; innermost frame: ' || ta.innermost, '') || ')'
+               ELSE '' END
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
        list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || coalesce(ta.ids, [])
                    || [bb.bar_id, a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,

@@ -60,6 +60,12 @@ marked AS (
              AND upper(coalesce(e.level, '')) NOT IN ('INFO', 'I', 'DEBUG', 'D', 'TRACE', 'NOTICE') AS logged,
            t.event_id IS NOT NULL AS is_traceback,
            t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
+           -- the message a logger printed above its traceback at an error or warning level (logger.exception's
+           -- line: Ray Serve's "ERROR … -- Exception in Replica(…), the replica will be stopped.", batch21/03);
+           -- a line without one that a traceback was joined to is no word of it (batch18/08's "[2025-06-04
+           -- 17:51:38] Register aux tensors, …" above the HTTP server's traceback: SGLang prints no level)
+           CASE WHEN upper(coalesce(e.level, '')) IN ('ERROR', 'ERR', 'CRITICAL', 'CRIT', 'FATAL', 'E', 'F', 'WARNING', 'WARN', 'W')
+                THEN t.lead END AS tb_lead,
            e.event_id IN (SELECT event_id FROM watchdogs) AS is_watchdog,
            -- a parent's report that a child failed (SGLang's "Received sigquit from a child process", a dead
            -- subprocess) is a watchdogs row too, but no watchdog or timeout: counted under its own words (batch23/01)
@@ -175,8 +181,11 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
                -- a cut traceback's lead-in line that names who raised (SGLang of 2024's "Exception in
                -- ModelRpcClient:" above its traceback, batch18/04; threading's "Exception in thread X:"):
                -- quoted before the innermost frame, which is said beside it
+               -- or the message its logger printed above it (tracebacks.lead: "Exception in Replica(…), the
+               -- replica will be stopped.", batch21/03), never its innermost frame's line
                CASE WHEN grade = 2 AND is_traceback AND exception IS NULL
-                    THEN nullif(regexp_extract(text, '^\s*(Exception in [^\n]*\S:|Process [A-Za-z][\w-]*:)[ \t]*\n', 1), '')
+                    THEN coalesce(nullif(regexp_extract(text, '^\s*(Exception in [^\n]*\S:|Process [A-Za-z][\w-]*:)[ \t]*\n', 1), ''),
+                                  tb_lead)
                END AS lead_line,
                -- the line that carries the marker (else the innermost frame, else the first line)
                nullif(regexp_extract(text, CASE grade

@@ -14,7 +14,8 @@
 --             process group, as printed) or [TP0, TP1]
 --   n         watchdog records in the group
 --   summary   the finding in words: backend, op, SeqNum, timeout, how long it ran, another rank's timeout in
---             a different collective at the same SeqNum (a desync), last completed work;
+--             a different collective at the same SeqNum (a desync), last completed work; for SGLang's watchdog
+--             the KV pools printed right before it (available of total, evictable);
 --             for an error its reason, NCCL result (ncclRemoteError, …) and the remote peer it names; the
 --             C++ exception the process terminated with (watchdogs.exception)
 --   evidence  events.event_id of the records, then of the work-state records whose numbers it states, of
@@ -44,6 +45,19 @@ WITH w AS (
       -- a comment line (`#` first: a paste's note quoting a line it dropped) is no watchdog record, as in
       -- cuda.sql and unexplained.sql (batch19/02's note: "… WorkNCCL(SeqNum=469508, OpType=ALLR")
       AND NOT starts_with(ltrim(coalesce(e.message, '')), '#')
+),
+-- SGLang's KV pools as printed right before its scheduler watchdog fired (the record before the watchdog's in the
+-- same input, a line per pool: `[full] total=1939712, available=256, evictable=1935360, protected=0, …`, sglang
+-- issue 30532, batch20/06): what the pools held when the scheduler stopped, said with the watchdog
+pool AS (
+    SELECT w.event_id, p.event_id AS pool_id,
+           list_transform(regexp_extract_all(p.message, '(?m)^[ \t]*\[\w+\] +total=\d+, +available=\d+(?:, +evictable=\d+)?'),
+                          lambda l: regexp_extract(l, '\[(\w+)\]', 1) || ': ' || regexp_extract(l, 'available=(\d+)', 1)
+                                    || ' of ' || regexp_extract(l, 'total=(\d+)', 1) || ' available'
+                                    || coalesce(', ' || nullif(regexp_extract(l, 'evictable=(\d+)', 1), '') || ' evictable', '')) AS pools
+    FROM w JOIN records p ON p.source = w.source AND p.event_id = w.event_id - 1
+    WHERE w.watchdog_kind = 'watchdog_timeout' AND p.kind = 'other'
+      AND regexp_matches(p.message, '(?m)^[ \t]*\[\w+\] +total=\d+, +available=\d+')
 ),
 state AS (  -- ProcessGroup's last enqueued/completed work, per rank
     SELECT role, host, tp_rank, max(last_enqueued) AS last_enqueued, min(last_completed) AS last_completed,
@@ -102,9 +116,11 @@ g AS (
            list(w.event_id ORDER BY w.ts, w.event_id) AS timeouts,
            list_distinct(list(w.source)) AS sources, list_distinct(list(w.tp_rank) FILTER (WHERE w.tp_rank IS NOT NULL)) AS tps,
            list_sort(list_distinct(flatten(list(s.state_ids) FILTER (WHERE s.state_ids IS NOT NULL)))) AS state_ids,
-           max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed
+           max(s.last_enqueued) AS last_enqueued, min(s.last_completed) AS last_completed,
+           any_value(pp.pools) AS pools, list(pp.pool_id) FILTER (WHERE pp.pool_id IS NOT NULL) AS pool_ids
     FROM isl w LEFT JOIN state s
       ON s.tp_rank IS NOT DISTINCT FROM w.tp_rank AND s.host IS NOT DISTINCT FROM w.host AND w.watchdog_kind = 'nccl_watchdog'
+    LEFT JOIN pool pp ON pp.event_id = w.event_id
     GROUP BY w.watchdog_kind, w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island
 ),
 -- c10d's own lines after a collective timeout, error or watchdog hang on the same rank, its FATAL line among them:
@@ -162,9 +178,11 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
             || coalesce(' (timeout ' || round(timeout_s)::BIGINT || ' s)', '') || ': the scheduler made no progress for that long'
+            || coalesce('; the KV pools printed just before it: ' || nullif(array_to_string(pools, '; '), ''), '')
        END AS summary,
        list_concat(timeouts,
-                   list_filter(list_distinct(list_concat(list_concat(coalesce(state_ids, []), coalesce(same_ids, [])),
+                   list_filter(list_distinct(list_concat(list_concat(list_concat(coalesce(state_ids, []), coalesce(pool_ids, [])),
+                                                                     coalesce(same_ids, [])),
                                                          coalesce(follow_ids, []))),
                                lambda x: NOT list_contains(timeouts, x))) AS evidence,
        'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'

@@ -441,7 +441,7 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     else the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
     where their threads are (``_dump_words``); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
-    only when no request, batch or scrape was read). Empty when no record was read."""
+    only when no request by id, batch, scrape or dump was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
     if not roles.height:
         return ""
@@ -507,11 +507,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
         parts.append(
             f'the last record in start-up words: "{md(startup["message"], width=200)}" ({_role(startup)}, {md(_when(startup))})'
         )
-    if (
-        last is not None
-        and len(parts) == 1 + (startup is not None)
-        and last["event_id"] != (startup or {}).get("event_id")
-    ):
+    # the last record is quoted unless a request by id, a batch line, a scrape or a dump says what was read (the
+    # HTTP answers no id names do not: their last line is still worth quoting)
+    said = requests.height or batches.height or metrics.height or dumps.height
+    if last is not None and not said and last["event_id"] != (startup or {}).get("event_id"):
         parts.append(
             f'the last record read: "{md(last["message"], width=200)}" ({_role(last)}, {md(_when(last))})'
         )

@@ -98,13 +98,12 @@ INLINE_QUOTE = r"`[^`\n]+`"
 def unquoted(base: pl.DataFrame) -> pl.DataFrame:
     """``base`` with each inline code span (``INLINE_QUOTE``) of a headerless record's ``body`` emptied to ``````
     (the kind of a record is recognised on this; every other column is unchanged)."""
-    quoting = pl.col("header").is_null() & pl.col("body").str.contains("`", literal=True)
-    return base.with_columns(
-        pl.when(quoting)
-        .then(pl.col("body").str.replace_all(INLINE_QUOTE, "``"))
-        .otherwise(pl.col("body"))
-        .alias("body")
-    )
+    body = base["body"]
+    quoting = (base["header"].is_null() & body.str.contains("`", literal=True)).fill_null(False)
+    if not quoting.any():  # most chunks: every record has a header, or no backtick
+        return base
+    at = quoting.arg_true()  # only those rows' text is rewritten
+    return base.with_columns(body.clone().scatter(at, body.gather(at).str.replace_all(INLINE_QUOTE, "``")))
 
 
 def classify(ev: pl.DataFrame) -> pl.DataFrame:

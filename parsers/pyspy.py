@@ -598,7 +598,8 @@ class _Reader(_Elements, _Json):
 # Two in a row outside any thread open a thread without a header: the wedged ranks' stack pasted in a fence
 # with its ``Thread`` line and indent left out (sglang#36702, batch22/08: ``cuStreamSynchronize
 # (libcuda.so.595.71.05)`` / ``cudaStreamSynchronize (libcudart.so.13)`` / … / ``run_batch (scheduler.py:3594)``).
-_UNINDENTED_FRAME = re.compile(r"\S[^()]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*$")
+SURE_FRAME = r"\S[^()\n]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)[ \t]*"
+_UNINDENTED_FRAME = re.compile(SURE_FRAME + r"$")
 
 
 def _is_json_thread(obj) -> bool:

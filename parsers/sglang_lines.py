@@ -13,6 +13,7 @@ import polars as pl
 from logcorr.parsers import router, systemd
 from logcorr.parsers.engine_stats import ENGINE_STATS_PATTERNS
 from logcorr.parsers.prefix import GLIBC_ABORT
+from logcorr.parsers.pyspy import SURE_FRAME
 from logcorr.parsers.roles import FRAME_ROLES
 from logcorr.parsers.rules import LinePattern
 from logcorr.parsers.sglang_fields import LOGGED_FRAMES, TRACEBACK_FRAGMENT
@@ -1125,10 +1126,9 @@ PATTERNS_BY_NAME = {p.name: p for p in ALL_PATTERNS}
 # A record that starts like the middle of a py-spy dump (an excerpt pasted from the middle).
 # Its first line is a frame: Python's ``f (file.py:N)`` or a native one in a library (``0x… (libc.so.6)``);
 # unindented, two such lines (a stack pasted without its header and indent, sglang#36702, batch22/08).
-_SURE_FRAME = r"\S[^()\n]* \([^()\s]*(?::\d+|\.so(?:\.[\d.]+)?)\)[ \t]*"
 PYSPY_FRAME_START = (
     r"^(?: {2,}\S[^\n]* \([^()\n]*(?::\d+|\.so(?:\.[\d.]+)?)\)\s*(?:\n|$)"
-    rf"|{_SURE_FRAME}\n{_SURE_FRAME}(?:\n|$))"
+    rf"|{SURE_FRAME}\n{SURE_FRAME}(?:\n|$))"
 )
 
 # ---------------------------------------------------------------------------------------------

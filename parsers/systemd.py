@@ -131,7 +131,6 @@ ENGINE_MESSAGES = [
 # "Killed" after the program's output, a script's "./entrypoint.sh: line 48: 27 Killed python3 -m
 # sglang.launch_server …" (job number, command), the same word in a Chinese locale, "已杀死" (sglang#2468,
 # #5095, #16855: batch23/09, 01, 02; batch6/09). The process exited, killed: its status is "killed".
-SHELL_KILLED = r"^(?:\S+: line \d+: +)?(?:\d+ )?Killed(?:\s+\S[^\n]*)?$|^已杀死\s*$"
 SHELL_MESSAGES = [
     M(
         "exited",
@@ -141,6 +140,7 @@ SHELL_MESSAGES = [
     ),
     M("exited", "已杀死", r"^已杀死\s*$", "已杀死"),
 ]
+SHELL_KILLED = "|".join(m.regex for m in SHELL_MESSAGES)
 MESSAGES = UNIT_MESSAGES + SERVER_MESSAGES + ENGINE_MESSAGES + SHELL_MESSAGES
 # systemd's wordings any program may print too ("Starting initial single prompt test run..."): without a
 # unit named in them they are systemd's only on a record that systemd or a unit's journal gave

@@ -74,13 +74,19 @@ def tree_memory(root: int) -> tuple[int, int]:
     pages of mapped files (``/proc/PID/statm``: resident minus shared): journalctl maps the journal
     files it reads, and those pages, counted in its RSS, are the kernel's page cache of the files."""
     kids = _children_map()
-    total, anon, todo = 0, 0, list(kids.get(root, []))
+    total, anon, todo = 0, 0, [(pid, root) for pid in kids.get(root, [])]
+    seen: dict[int, str] = {}  # pid: its statm line
     while todo:
-        pid = todo.pop()
-        todo += kids.get(pid, [])
+        pid, parent = todo.pop()
+        todo += [(kid, pid) for kid in kids.get(pid, [])]
         try:
             with open(f"/proc/{pid}/statm") as f:
-                fields = f.read().split()
+                seen[pid] = line = f.read()
+            fields = line.split()
+            # a child made by vfork (subprocess starting journalctl) shares its parent's memory until
+            # it execs: the same counters, counted once (else a sample there reads the ingest twice)
+            if line == seen.get(parent):
+                continue
             total += int(fields[1]) * PAGE
             anon += (int(fields[1]) - int(fields[2])) * PAGE
         except (OSError, IndexError, ValueError):

@@ -358,9 +358,10 @@ class _Elements:
 
     def fh_frame(self, m: re.Match) -> str:
         """A faulthandler frame (``File "f", line N in func``): innermost first, as py-spy's."""
-        if self.thread is None:  # a paste that starts mid-thread
+        if self.thread is None:  # a paste that starts mid-thread (batch24/02: sglang#6083's dump)
+            cap = self.ensure_capture()  # first: opening a capture closes the thread (``close``)
             self.thread = _Thread(None, None, None, partial=True)
-            self.ensure_capture().threads.append(self.thread)
+            cap.threads.append(self.thread)
         return self.add_frame(m["function"], m["file"], _int_in(m["line"], 32), self.thread.elided)
 
     def cut_frame(self, line: str) -> str:

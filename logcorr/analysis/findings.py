@@ -58,7 +58,7 @@ ACTIONS = {
     "wedge": "take py-spy dumps of every rank while it hangs (`logcorr collect`), then restart the engines",
     "crash_loop": "stop the restart loop and read the first crash, not the last",
     "stop": "take py-spy dumps of every rank while it hangs (`logcorr collect`)",
-    "start_up_stall": "py-spy every rank while it hangs in that step (`logcorr collect`), and check the ranks reach each other (NCCL_DEBUG=INFO, the dist-init address and port, the network interface)",
+    "start_up_stall": "if the ranks hang in that step, py-spy every rank (`logcorr collect`), and check the ranks reach each other (NCCL_DEBUG=INFO, the dist-init address and port, the network interface)",
     "bootstrap_failures": "check the router's routing and the prefill bootstrap server for the failed rooms",
     "transfer_failures": "check the KV transfer backend between prefill and decode (peers, network, timeouts)",
     "remote_kv_wait": "read the prefill side's log for the waiting request's id: did its prefill finish and its KV transfer start (connector, peers, network)",

@@ -46,6 +46,17 @@ def sniff(path: Path) -> str:
 
 PASTE_MARKUP = r"\s*(?:#|```|`[^`]*`\s*$)"
 
+# An RFC3339 stamp with ``Z`` or more than microseconds is a container runtime's (``docker logs -t``,
+# ``kubectl --timestamps``: RFC3339Nano), never journalctl's: short-iso(-precise) prints an offset
+# (``+0000``, ``+00:00``) and at most µs (sglang#13016, batch24/06: ``2025-11-10T09:50:25.136395428Z
+# frame #15: sglang::scheduler_TP0() …`` read as host ``frame``, ident ``#15``).
+_CONTAINER_STAMP = re.compile(r"(?:Z|\.\d{7,}(?:Z|[+-]\d\d:?\d\d))$")
+
+
+def _journalctl_short(m: re.Match | None) -> bool:
+    """A ``journald.SHORT_LINE`` match whose time journalctl can have printed."""
+    return m is not None and not _CONTAINER_STAMP.search(m["time"])
+
 
 def sniff_bytes(head: bytes) -> str:
     """``sniff`` of the first bytes of an input (64 KiB is what ``sniff`` reads); never raises."""
@@ -79,7 +90,7 @@ def sniff_bytes(head: bytes) -> str:
     short = re.compile(journald.SHORT_LINE)
     # a paste's markup is no line of the capture: a `#` note, a fence, a backtick-quoted command (batch14/08)
     said = [ln for ln in lines if not re.match(PASTE_MARKUP, ln)]
-    if said and sum(bool(short.match(ln)) for ln in said) >= max(1, len(said) // 2):
+    if said and sum(_journalctl_short(short.match(ln)) for ln in said) >= max(1, len(said) // 2):
         return "short"
     if container := sniff_lines(lines):
         return container

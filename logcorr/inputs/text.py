@@ -235,6 +235,9 @@ WORKER_PREFIX = rf"^(?:\((?:{WORKER_NAME} )?pid=\d+(?:, ip=[^)]*)?\) )*\((?:(?P<
 CRI_ENVELOPE = rf"(?P<cri>{RFC3339}) (?P<fd>stdout|stderr) [PF](?::\S*)? "
 KUBECTL_ENVELOPE = rf"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] (?P<kp>{RFC3339}) "
 TIMESTAMPS_ENVELOPE = rf"(?P<kt>{RFC3339}) "
+# the same stamp in brackets, as a log viewer prints it before each entry (sglang#3932, batch24/01:
+# ``[2025-02-27T16:30:43.48675097Z] [rank3]:[E227 16:30:43.526290891 ProcessGroupNCCL.cpp:1785] …``)
+BRACKETED_TIMESTAMPS_ENVELOPE = rf"\[(?P<kb>{RFC3339})\] "
 LAUNCHER_ENVELOPE = (
     r"\[(?P<launch>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] \[(?P<proc>[^\]\s]*@<\d+,\d+>)\]: ?"
 )
@@ -251,7 +254,7 @@ DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream a
 GCP_ENVELOPE = (
     rf"(?P<gsev>DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?P<gt>{RFC3339}) "
 )
-LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{GCP_ENVELOPE}|{TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
+LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{GCP_ENVELOPE}|{TIMESTAMPS_ENVELOPE}|{BRACKETED_TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
@@ -767,11 +770,12 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         rfc3339_us(docker.str.json_path_match("$.time")).alias("d_ts"),
     )
     # kubectl --timestamps alone only before a known header, never before the router's own ISO time
-    bare = e.field("kt").is_not_null()
+    stamp = pl.coalesce(e.field("kt"), e.field("kb"))
+    bare = stamp.is_not_null()
     # a stamp in nanoseconds (7 to 9 fraction digits, UTC) is a runtime's or a CI's, before any text: `docker
     # logs -t`, `kubectl logs --timestamps`, GitHub Actions (TGI#1383, batch21/01: `…318739139Z terminate called
     # …`); an application's own ISO time prints ms or µs (COMPOSE_TIMESTAMP's rule)
-    runtime = e.field("kt").str.contains(r"\.\d{7,9}Z$")
+    runtime = stamp.str.contains(r"\.\d{7,9}Z$")
     bare_ok = runtime | e.field("rest").str.contains(HEADER_START) & ~pl.col("line").str.contains(
         ROUTER_START
     )
@@ -781,7 +785,8 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
         e.field("disc").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False),
     )
     when = pl.coalesce(
-        [rfc3339_us(e.field(k)) for k in ("cri", "kp", "gt", "kt")] + [launched.dt.replace_time_zone("UTC")]
+        [rfc3339_us(e.field(k)) for k in ("cri", "kp", "gt", "kt", "kb")]
+        + [launched.dt.replace_time_zone("UTC")]
     )
     frame = frame.with_columns(
         pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),

@@ -149,9 +149,12 @@ ZONELESS_SQL = (
 
 # records of a known kind or role (SGLang's, the router's, py-spy's), and a serving stack's own records
 # whatever their role: a line in SGLang's, vLLM's or Dynamo's header format (``SERVING_START``) or naming
-# an SGLang rid is engine data (not a line of another program whose header SGLang's also matches: ``FOREIGN_START``)
+# an SGLang rid is engine data (not a line of another program whose header SGLang's also matches: ``FOREIGN_START``);
+# a stack dump read in any record (a faulthandler block inside a paste: sglang#6083, batch24/02, whose record is
+# kind other) is a dump read, never "no … py-spy dump"
 SGLANG_READ_SQL = (
-    "SELECT count(*) AS n FROM events WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
+    "SELECT count(*) + (SELECT count(*) FROM captures) AS n FROM events"
+    " WHERE kind <> 'other' OR coalesce(role, 'unknown') <> 'unknown'"
     f" OR rid IS NOT NULL OR (regexp_matches(message, '{SERVING_START}')"
     f" AND NOT regexp_matches(message, '{FOREIGN_START}'))"
 )

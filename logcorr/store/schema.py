@@ -580,7 +580,8 @@ STACKS = _table(
         "thread_name": C(pl.String, "thread name (MainThread …); null when none"),
         "thread_state": C(
             pl.String,
-            'active, idle, … as py-spy printed it; current: faulthandler\'s "Current thread" (the one that crashed)',
+            'active, idle, … as py-spy printed it; current: faulthandler\'s "Current thread" (the one that printed'
+            " the dump: the one that crashed when a fatal error printed it)",
         ),
         "depth": C(pl.Int32, "0 = innermost frame"),
         "function": C(pl.String, "function name"),

@@ -50,7 +50,9 @@ WITH told AS (
     LEFT JOIN watchdogs w
       ON w.watchdog_kind = 'fatal_python_error' AND w.source = c.source AND w.source_pos = c.source_pos
     WHERE c.n_frames > 0
-      AND (c.is_main OR (c.thread_state = 'current' AND w.reason IS NOT NULL) OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
+      -- faulthandler's current thread is told with or without its fatal line (sglang#6083, batch24/02: the dump's
+      -- "Current thread" in weight_loader, its "Fatal Python error" line above the paste)
+      AND (c.is_main OR c.thread_state = 'current' OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
                                          'barrier', 'send', 'recv', 'cuda_sync')
            -- a process is told by all its threads: an active one beside an idle main thread too
            OR (c.thread_state = 'active'
@@ -99,7 +101,8 @@ threads AS (
                      || CASE WHEN t.in_op OR t.thread_state = 'idle' THEN ': a start-up hang' ELSE '' END
                 ELSE '' END AS phase,
            CASE WHEN t.crash IS NOT NULL AND t.thread_state = 'current' THEN 'crash'
-                WHEN t.in_op THEN 'wait' ELSE coalesce(t.thread_state, '') END AS verb,
+                WHEN t.in_op THEN 'wait' WHEN t.thread_state = 'current' THEN 'dumped'
+                ELSE coalesce(t.thread_state, '') END AS verb,
            CASE WHEN NOT t.in_op THEN NULL
                 WHEN t.wait_class = 'cuda_sync' THEN 'a device synchronize'
                 ELSE t.wait_class || coalesce(' (' || t.backend || ')', '') END AS op,
@@ -162,6 +165,8 @@ group_text AS (
            || CASE WHEN all_rank THEN ' ' || members WHEN members <> '' THEN ' (' || members || ')' ELSE '' END
            || CASE WHEN n_threads > n_members THEN ' (' || n_threads || ' dumps)' ELSE '' END
            || ' ' || CASE WHEN verb = 'crash' THEN 'crashed'
+                          -- faulthandler's current thread without a fatal line read: where it was, no more
+                          WHEN verb = 'dumped' THEN 'was the current thread of the dump'
                           WHEN verb = 'wait' THEN CASE WHEN n_members = 1 THEN 'waits' ELSE 'wait' END
                           WHEN n_members = 1 THEN 'is ' || nullif(verb, '') ELSE 'are ' || nullif(verb, '') END
            || ' in ' || coalesce(op || ': ' || at_frame, native_frame || ' inside ' || at_frame, at_frame)
@@ -186,6 +191,8 @@ dumps AS (
            count(DISTINCT concat_ws('|', host, coalesce(CAST(pid AS VARCHAR), 'capture ' || capture_id))) AS processes,
            count(DISTINCT capture_id) FILTER (WHERE dump_event IS NOT NULL) AS by_sglang,
            count(DISTINCT capture_id) FILTER (WHERE crash IS NOT NULL) AS by_crash,
+           -- faulthandler dumps whose "Fatal Python error" line was not read (a current thread, no crash record)
+           count(DISTINCT capture_id) FILTER (WHERE crash IS NULL AND thread_state = 'current') AS by_fh,
            string_agg(DISTINCT crash, ', ') AS crashes,
            CASE WHEN count(DISTINCT coalesce(role, '?')) = 1 THEN nullif(any_value(role), 'unknown') END AS role,
            CASE WHEN count(DISTINCT coalesce(host, '?')) = 1 THEN any_value(host) END AS host,
@@ -202,11 +209,16 @@ SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
        CASE WHEN d.by_crash = d.n
             THEN 'faulthandler dump' || CASE WHEN d.n = 1 THEN '' ELSE 's' END || ' at the crash ("Fatal Python error: '
                  || d.crashes || '") of '
+            WHEN d.by_fh > 0 AND d.by_crash + d.by_fh = d.n
+            THEN 'faulthandler dump' || CASE WHEN d.n = 1 THEN '' ELSE 's' END || ' of '
             ELSE 'py-spy dumps of ' END || d.processes || ' process' || CASE WHEN d.processes = 1 THEN '' ELSE 'es' END
        || CASE WHEN d.n > d.processes THEN ' (' || d.n || ' dumps)' ELSE '' END || ': '
        || (SELECT string_agg(text, '; ' ORDER BY op IS NULL, n_threads DESC, first_num) FROM group_text)
        || CASE WHEN d.by_crash = d.n
                THEN ' (printed by CPython''s faulthandler in the crash record, not py-spy: where each thread was when the process crashed)'
+               WHEN d.by_fh > 0 AND d.by_crash + d.by_fh = d.n
+               THEN ' (printed by CPython''s faulthandler, not py-spy; its "Fatal Python error" line, which names the'
+                    || ' signal when a fatal error printed it, was not read)'
                WHEN d.by_crash > 0
                THEN ' (' || d.by_crash || ' of them faulthandler dumps at a crash ("Fatal Python error: ' || d.crashes
                     || '"), not py-spy)'
@@ -220,7 +232,7 @@ SELECT d.ts, d.end_ts, 'stacks_captured' AS kind, d.role, d.host, d.ranks, d.n,
                     FROM failed WHERE pid IS NOT NULL), '')
        -- no scheduler rank dumped and no thread in an op: nothing in the dumps is a stuck rank (batch5/01:
        -- a soft watchdog's dump of the DP controller), said with what else was read of that time
-       || CASE WHEN NOT d.any_rank AND NOT d.any_in_op AND d.by_crash = 0
+       || CASE WHEN NOT d.any_rank AND NOT d.any_in_op AND d.by_crash = 0 AND d.by_fh = 0
                -- outside SGLang (a training job, vLLM) there are no scheduler ranks to speak of: no rank is named
                THEN CASE WHEN d.any_sglang_title OR d.by_sglang > 0
                          THEN '; no dumped process is a scheduler rank and none waits in an op, so the dumps show no hung rank'

@@ -46,13 +46,16 @@ later AS (  -- the last timed record, after the last begin, of a rank that began
     GROUP BY ALL
 )
 SELECT o.ts, l.later_ts AS end_ts, 'start_up_stall' AS kind, o.role, o.host, o.ranks, o.n,
-       'Start-up stalled in "' || o.step || '"'
+       -- what was read, never more: its end may be past the excerpt, and the lines a rank printed on with may be
+       -- the step's own (sglang#7478, batch24/04: TP0's `Found nccl …` and NCCL's bootstrap inside "Init torch
+       -- distributed", then the paste ends)
+       'Start-up not seen past "' || o.step || '"'
        -- an unknown role is left out, never worded
        || coalesce(' on ' || nullif(concat_ws(' ', nullif(o.role, 'unknown'), nullif(array_to_string(o.ranks, ', '), '')), ''), '')
        || ': ' || o.n || ' rank(s) began it at ' || strftime(o.ts, '%Y-%m-%d %H:%M:%S UTC')
        || CASE WHEN date_trunc('second', o.last_begin) > date_trunc('second', o.ts)
                THEN ' to ' || strftime(o.last_begin, '%H:%M:%S UTC') ELSE '' END
-       || ', none printed its end, and ' || l.later_rank || ' printed on at ' || strftime(l.later_ts, '%H:%M:%S UTC')
+       || ', none printed its end in the data read, and ' || l.later_rank || ' printed on at ' || strftime(l.later_ts, '%H:%M:%S UTC')
        || ' (' || round(epoch(l.later_ts) - epoch(o.last_begin))::BIGINT || ' s after the last begin)' AS summary,
        list_append(o.begins, l.later_id) AS evidence,
        'events: SGLang''s `<step> begin.` without its `<step> end(s)` while a later record of the input is timed' AS rests_on

@@ -213,7 +213,12 @@ counted AS (
            max(event_id) AS last_id,
            count(*) FILTER (WHERE grade = 1) AS crash, count(*) FILTER (WHERE grade = 2) AS exception,
            count(*) FILTER (WHERE grade = 3 AND NOT is_child_report) AS watchdog,
-           count(*) FILTER (WHERE grade = 3 AND is_child_report) AS child_reports, count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer) AS error_level,
+           count(*) FILTER (WHERE grade = 3 AND is_child_report) AS child_reports, count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer
+                                                                                     AND NOT upper(coalesce(level, '')) IN ('WARN', 'WARNING')) AS error_level,
+           -- NCCL's failures printed at WARN: counted as what they are, never as an error level (batch24/07's
+           -- `… transport/p2p.cc:275 NCCL WARN Cuda failure 'invalid argument'`, level WARNING)
+           count(*) FILTER (WHERE grade = 4 AND NOT api_error AND NOT markup_answer
+                              AND upper(coalesce(level, '')) IN ('WARN', 'WARNING')) AS nccl_warns,
            count(*) FILTER (WHERE grade = 4 AND api_error) AS api_errors,
            count(*) FILTER (WHERE grade = 4 AND markup_answer AND NOT api_error) AS markup_answers,
            count(*) FILTER (WHERE grade = 5) AS failure_words
@@ -273,6 +278,7 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
                     nullif(c.watchdog, 0) || ' watchdog or timeout',
                     nullif(c.child_reports, 0) || ' report of a failed child process',
                     nullif(c.error_level, 0) || ' error level',
+                    nullif(c.nccl_warns, 0) || ' NCCL WARN line',
                     nullif(c.api_errors, 0) || ' failed API call (an HTTP error status)',
                     nullif(c.markup_answers, 0) || ' answer with tool-call markup left in its text (the call not parsed)',
                     nullif(c.failure_words, 0) || ' failure word')

@@ -29,19 +29,28 @@
 --   means no collective of the group ever completed (a hang at the first one: start-up or a peer that
 --   never joined). A comment line (`#` first) counts in none.
 WITH w AS (
-    SELECT w.*, e.message, e.printed_time,
+    -- a rank's "Timeout at NCCL work: N" (c10d prints it only when that work timed out) is its collective
+    -- timeout when no WorkNCCL line of the rank was read (sglang#3932, batch24/01: rank 3's work state lines
+    -- alone, the WorkNCCL line above the paste): op and timeout not printed
+    SELECT w.* REPLACE (CASE WHEN w.watchdog_kind = 'collective_work_state' THEN 'nccl_watchdog'
+                             ELSE w.watchdog_kind END AS watchdog_kind),
+           e.message, e.printed_time,
            -- the process group the line prints (`[PG 1 Rank 0]`, `[PG ID 1 …]`); NULL for `[Rank 0]`, which
            -- some versions print for any group (batch10/09: `[Rank 0]` timeout, `[PG 1 Rank 0]` work state)
            nullif(regexp_extract(e.message, '\[PG (?:ID )?(\d+)', 1), '') AS pg,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'heartbeat_timeout')
+           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'heartbeat_timeout', 'collective_work_state')
                 -- a rank of another process group than the default one is no global rank: said as printed
                 THEN coalesce('rank ' || w.tp_rank,
                               nullif(regexp_replace(regexp_extract(e.message, '\[PG (?:ID )?\d+[^\]\n]*? Rank \d+\]'),
                                                     '^\[PG (?:ID )?(\d+)[^\]\n]*? Rank (\d+)\]$', 'PG \1 rank \2'), ''))
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN records e ON e.event_id = w.event_id
-    WHERE w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
+    WHERE (w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
+           OR w.watchdog_kind = 'collective_work_state'
+              AND regexp_matches(e.message, 'Timeout at (?:NCCL |HCCL )?work: \d+')
+              AND NOT EXISTS (SELECT 1 FROM watchdogs x WHERE x.watchdog_kind = 'nccl_watchdog'
+                                 AND x.tp_rank IS NOT DISTINCT FROM w.tp_rank AND x.host IS NOT DISTINCT FROM w.host))
       -- a comment line (`#` first: a paste's note quoting a line it dropped) is no watchdog record, as in
       -- cuda.sql and unexplained.sql (batch19/02's note: "… WorkNCCL(SeqNum=469508, OpType=ALLR")
       AND NOT starts_with(ltrim(coalesce(e.message, '')), '#')
@@ -148,7 +157,7 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
             || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || CASE WHEN low_seq < nccl_seq
                     THEN ', ' || rank_seqs || ' (' || (nccl_seq - low_seq) || ' collective(s) apart: the rank(s) at SeqNum '
                          || low_seq || ' are behind),'
-                    ELSE coalesce(' SeqNum ' || nccl_seq, '') END
+                    ELSE coalesce(CASE WHEN nccl_op IS NULL THEN ',' ELSE '' END || ' SeqNum ' || nccl_seq, '') END
             || coalesce(' ran ' || ran_for_ms || ' ms', '') || coalesce(', past its ' || round(timeout_s)::BIGINT || ' s timeout', '')
             || coalesce('; at the same SeqNum ' || clash_seq || ' another collective timed out (' || clash_others
                         || '): the ranks called different collectives at one sequence number (a desync)', '')

@@ -439,9 +439,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     counted as a role's records) and the processes they name (host and pid as read), then the most significant
     things read: the requests named by an id with what was read of their outcome, else the batch lines per role
     and the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
-    where their threads are (``_dump_words``); and the last record in start-up words (``ready``, else
-    start/listen/serve) and the last record read, quoted (the last only when no request by id, batch, scrape or
-    dump was read). Empty when no record was read."""
+    where their threads are (``_dump_words``); bench_serving's result table, its headline figures as printed;
+    and the last record in start-up words (``ready``, else start/listen/serve) and the last record read, quoted
+    (the last only when no request by id, batch, scrape, dump or benchmark table was read). Empty when no record
+    was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
     if not roles.height:
         return ""
@@ -503,6 +504,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     dumps = shown.get("shown_dumps", pl.DataFrame())
     if dumps.height:
         parts.append(_dump_words(dumps))
+    bench = shown.get("shown_bench", pl.DataFrame())
+    if bench.height:  # a benchmark client's figures as printed: no server's record, no failure of its own
+        figures = ", ".join(f"{md(b['key'])} {md(b['value'])}" for b in bench.iter_rows(named=True))
+        parts.append(f"bench_serving's result table (no time): {figures}")
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")
@@ -512,7 +517,7 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
         )
     # the last record is quoted unless a request by id, a batch line, a scrape or a dump says what was read (the
     # HTTP answers no id names do not: their last line is still worth quoting)
-    said = requests.height or batches.height or metrics.height or dumps.height
+    said = requests.height or batches.height or metrics.height or dumps.height or bench.height
     if last is not None and not said and last["event_id"] != (startup or {}).get("event_id"):
         parts.append(
             f'the last record read: "{md(last["message"], width=200)}" ({_role(last)}, {md(_when(last))})'

@@ -1307,7 +1307,26 @@ def _headers_cut(text: pl.Series) -> tuple[pl.DataFrame, bool]:
         _json_field("level", json_like).alias("js_level"),
         _json_epoch(df["text"], json_like).alias("js_epoch"),
     )
+    if df["header"].eq("pylogging").any():
+        df = _relogged_child(df)
     return _repeated_prefix_off(df, ray_like), json_like
+
+
+def _relogged_child(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` (``header``, ``ranks``, ``level``, ``body``) where a wrapper re-logs a child's lines through Python
+    logging ("DATE TIME,ms - name - LEVEL - " then SGLang's own "[DATE TIME TP0] …": olmocr, batch5/11; a
+    Qwen2-VL pipeline, sglang#2037, batch26/14): the line is the child's, so the ranks its SGLang header prints
+    are the record's, and the wrapper's level (it re-logs every line of the child at one level) is no level
+    of the child's line: not read. The wrapper's time stays the header's."""
+    child = pl.col("body").str.extract_groups(_SGLANG.regex).struct.field("ranks")
+    relogged = (pl.col("header") == "pylogging") & child.is_not_null()
+    return df.with_columns(
+        pl.when(relogged & (pl.col("ranks").fill_null("") == ""))
+        .then(child)
+        .otherwise(pl.col("ranks"))
+        .alias("ranks"),
+        pl.when(relogged).then(pl.lit(None, pl.String)).otherwise(pl.col("level")).alias("level"),
+    )
 
 
 # A Rust tracing line's target after its header (``dynamo_run::subprocess: ``): a path of two or more parts.

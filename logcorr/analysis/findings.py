@@ -437,11 +437,12 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     """What the data shows when it shows no failure, from the ``SHOWN_SQL`` rows of ``report.gather``:
     the records per role (log records: a time, a level or a kind read; the other text said apart, never
     counted as a role's records) and the processes they name (host and pid as read), then the most significant
-    things read: the requests named by an id with what was read of their outcome, else the batch lines per role,
-    else the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
-    where their threads are (``_dump_words``); and the last record
-    in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
-    only when no request by id, batch, scrape or dump was read). Empty when no record was read."""
+    things read: the requests named by an id with what was read of their outcome, else the batch lines per role
+    and the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
+    where their threads are (``_dump_words``); bench_serving's result table, its headline figures as printed;
+    and the last record in start-up words (``ready``, else start/listen/serve) and the last record read, quoted
+    (the last only when no request by id, batch, scrape, dump or benchmark table was read). Empty when no record
+    was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
     if not roles.height:
         return ""
@@ -472,7 +473,7 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
         parts.append(
             first if requests.height == 1 else f"{requests.height} requests by id, the first {first}"
         )
-    elif batches.height:
+    if batches.height and not requests.height:
         for b in batches.iter_rows(named=True):
             ranks = ", ".join(f"TP{t}" for t in b["tp_ranks"] or []) or "no rank read"
             running = b["last_running_req"]
@@ -480,7 +481,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
                 f"{b['n']} batch line(s) of {b['role']} ({ranks}), {md(_when(b))}"
                 + (f", the last with #running-req {running}" if running is not None else "")
             )
-    elif (answers := shown.get("shown_answers", pl.DataFrame())).height:
+    # the HTTP answers no id names are said beside the batch lines: a server that served shows both (batch26/09:
+    # three chat completions and a /health answered 200 around one prefill batch)
+    answers = shown.get("shown_answers", pl.DataFrame())
+    if answers.height and not requests.height:
         said = [
             f"{a['n']} HTTP answer(s) {md(a['method'])} {md(a['path'])} {a['status'] if a['status'] is not None else '(no status read)'}"
             f", {md(_when(a))}"
@@ -489,7 +493,7 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
         parts.append(
             "; ".join(said) + (f"; {answers.height - 3} more kind(s) of answer" if answers.height > 3 else "")
         )
-    elif metrics.height:
+    if metrics.height and not (requests.height or batches.height or answers.height):
         m = metrics.row(0, named=True)
         dps = ", ".join(str(d) for d in m["dp_ranks"] or [])
         parts.append(
@@ -500,6 +504,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     dumps = shown.get("shown_dumps", pl.DataFrame())
     if dumps.height:
         parts.append(_dump_words(dumps))
+    bench = shown.get("shown_bench", pl.DataFrame())
+    if bench.height:  # a benchmark client's figures as printed: no server's record, no failure of its own
+        figures = ", ".join(f"{md(b['key'])} {md(b['value'])}" for b in bench.iter_rows(named=True))
+        parts.append(f"bench_serving's result table (no time): {figures}")
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")
@@ -509,7 +517,7 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
         )
     # the last record is quoted unless a request by id, a batch line, a scrape or a dump says what was read (the
     # HTTP answers no id names do not: their last line is still worth quoting)
-    said = requests.height or batches.height or metrics.height or dumps.height
+    said = requests.height or batches.height or metrics.height or dumps.height or bench.height
     if last is not None and not said and last["event_id"] != (startup or {}).get("event_id"):
         parts.append(
             f'the last record read: "{md(last["message"], width=200)}" ({_role(last)}, {md(_when(last))})'

@@ -445,11 +445,19 @@ def _same_stamp(df: pl.DataFrame, slow: pl.Series, lines: pl.Series, h: pl.Serie
     before = previous.str.extract(_LEAD, 1)
     rest = lines.str.slice(lead.str.len_chars().fill_null(0))
     said = previous.str.slice(before.str.len_chars().fill_null(0))
-    same = lead.str.strip_chars_end() == before.str.strip_chars_end()
+    # the same to the second: a logger that stamps each line of one message may advance its milliseconds
+    # between them (a wrapper re-logging a child's traceback: `22:16:37,096` then `22:16:37,097`, sglang#2037,
+    # batch26/14)
+    same = _to_the_second(lead) == _to_the_second(before)
     # a paste that lost the indentation: a frame line or a caret line is still a traceback's, and so is
     # the source line right under a frame line (batch12/04)
     bare = rest.str.contains(BARE_FRAME_PART) | said.str.contains(BARE_FRAME)
     return (h & same & (rest.str.contains(STAMPED_CONTINUATION) | bare)).fill_null(False)
+
+
+def _to_the_second(lead: pl.Series) -> pl.Series:
+    """``lead`` (a header as printed) without the fraction of its seconds and its trailing blanks."""
+    return lead.str.replace(r"(\d\d:\d\d:\d\d)[.,]\d+", "${1}").str.strip_chars_end()
 
 
 def _previous_lines(df: pl.DataFrame, rows: pl.Series, back: int = 1) -> pl.Series:

@@ -403,8 +403,12 @@ def ansi_remnants_off(lines: pl.Series) -> pl.Series:
 
 
 # Markdown's block-quote marker before each line of a log quoted in an issue or a chat ("> [2025-03-19 08:28:27
-# TP6] Scheduler hit an exception: …", batch15/02); a lone ">" is a quoted blank line.
-QUOTE_MARK = r"^>(?: |$)"
+# TP6] Scheduler hit an exception: …", batch15/02); a lone ">" is a quoted blank line. CommonMark also takes a
+# ">" glued to the text ("a single > not followed by a space"): ">[2025-07-22 20:38:44] Scheduler hit an
+# exception: …" under ">pip install …" and ">NUM_GPUS=8" (sglang#8256, batch26/05); ">>" (a nested quote, a
+# Python prompt) is not taken for one. ``QUOTE_MARK`` finds the lines, ``QUOTE_MARK_OFF`` is what comes off.
+QUOTE_MARK = r"^>(?:$|[^>])"
+QUOTE_MARK_OFF = r"^> ?"
 
 
 def quote_marks_off(lines: pl.Series) -> pl.Series:
@@ -416,7 +420,7 @@ def quote_marks_off(lines: pl.Series) -> pl.Series:
     idx = marked.arg_true()
     if idx.len() == 0:
         return lines
-    inner = lines.gather(idx).str.replace(QUOTE_MARK, "")
+    inner = lines.gather(idx).str.replace(QUOTE_MARK_OFF, "")
     if not pl.select(is_record_start(pl.lit(inner)).fill_null(False).any()).item():
         return lines
     return lines.clone().scatter(idx, inner)

@@ -176,8 +176,62 @@ def test_01_two_exception_lines_in_a_row_are_two_records(tmp_path):
     assert rows == [("line 6",), ("line 7",)]
     (tb,) = saved.query(out, "SELECT n_frames, function, line, exception FROM tracebacks").rows()
     assert tb == (4, "maybe_prepare_mlp_sync_batch", 300, None)
+
+
+def test_01_gloos_transport_timeouts_are_a_collective_timeout_that_leads_the_cut_crash(tmp_path):
+    """Lines 6-7: Gloo's `Timed out waiting 7200000ms for recv|send operation to complete` are watchdogs rows
+    (gloo_timeout, recv and send, 7200 s), one collective_timeout finding of the decode role, no unexplained
+    record; the decode traceback (cut before its exception) stays a crash, and the timeout leads the summary."""
+    out = ingested_body(tmp_path, BATCH, "01")
+    rows = saved.query(
+        out, "SELECT source_pos, watchdog_kind, nccl_op, timeout_s, tp_rank FROM watchdogs ORDER BY event_id"
+    ).rows()
+    assert rows == [
+        ("line 6", "gloo_timeout", "recv", 7200.0, None),
+        ("line 7", "gloo_timeout", "send", 7200.0, None),
+    ]
     found = _findings(out)
-    assert "2 record(s) that no other finding explains" in found["unexplained_crash"]
+    assert set(found) == {"collective_timeout", "scheduler_crash"}
+    assert found["collective_timeout"].startswith(
+        "Collective timeout (gloo transport) on no rank read (no time read)"
+    )
+    assert "a recv and send of a gloo collective" in found["collective_timeout"]
+    assert "past its 7200 s timeout" in found["collective_timeout"]
+    what, text = _report(out)
+    assert "**What happened**: Collective timeout (gloo transport) on no rank read" in what, what
+    assert "**When and where**: no time read, decode, no rank read." in text
+    assert "A process (decode) crashed (rank not printed) → (no time read) Collective timeout" in text
+
+
+def test_a_cut_crash_keeps_the_lead_over_a_later_collective_timeout():
+    """A rank that died makes the others' collectives time out: a crash (cut or not) before the timeout
+    leads; a timeout at or before the cut crash of its role leads it (the rule of ``main_finding``)."""
+    from datetime import UTC
+
+    import polars as pl
+
+    from logcorr.analysis.findings import CUT_EXCEPTION, main_finding
+
+    def rows(crash_ts, timeout_ts, role="decode"):
+        return pl.DataFrame(
+            {
+                "ts": [crash_ts, timeout_ts],
+                "kind": ["scheduler_crash", "collective_timeout"],
+                "role": ["decode", role],
+                "host": [None, None],
+                "summary": [
+                    f"A process crashed: {CUT_EXCEPTION} in f (a.py:1)",
+                    "Collective timeout (NCCL watchdog)",
+                ],
+            },
+            schema_overrides={"ts": pl.Datetime("us", "UTC"), "host": pl.String},
+        )
+
+    t0, t1 = datetime(2026, 1, 1, 10, tzinfo=UTC), datetime(2026, 1, 1, 10, 10, tzinfo=UTC)
+    assert main_finding(rows(t0, t1))["kind"] == "scheduler_crash"
+    assert main_finding(rows(t1, t0))["kind"] == "collective_timeout"
+    assert main_finding(rows(None, None))["kind"] == "collective_timeout"
+    assert main_finding(rows(t1, t0, role="prefill"))["kind"] == "scheduler_crash"
 
 
 def test_an_exception_line_after_a_traceback_frame_still_ends_that_traceback():

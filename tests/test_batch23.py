@@ -195,3 +195,34 @@ def test_14_a_traceback_through_the_launchers_module_is_a_failed_start_up(tmp_pa
         in (found["start_up_failure"])
     )
     assert "ImportError" not in found["start_up_failure"]
+
+
+def test_03_an_exception_line_with_an_empty_message_keeps_the_next_line_as_its_message(tmp_path):
+    """Line 6 `ImportError: ` (nothing after the colon), lines 7-19 its message: one record; the unexplained
+    finding quotes "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library!", never line 18's
+    nested `- ImportError: …undefined symbol…`."""
+    out = ingested_body(tmp_path, BATCH, "03")
+    rows = saved.query(
+        out, "SELECT source_pos, n_lines FROM events WHERE message LIKE '%ImportError:%'"
+    ).rows()
+    assert rows == [("line 6", 14)]
+    (summary,) = _findings(out).values()
+    assert summary.startswith(
+        'Unexplained crash or exception: "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library!"'
+    )
+
+
+def test_an_empty_exception_line_joins_the_next_line_whatever_its_header():
+    """The rule on other shapes: a bracketed tag after `ValueError:` stays its message's first line (in a fence
+    or at the input's start); an exception line with a message lets the next line open its own record as before."""
+    from logcorr.ingest import records_from_text
+
+    ev = records_from_text("```\nValueError:\n[mylib] ERROR: the config is empty\nnext line\n", "x.log")
+    assert ev["message"].to_list() == ["```", "ValueError:\n[mylib] ERROR: the config is empty\nnext line"]
+    ev = records_from_text("ValueError:\n[mylib] ERROR: the config is empty\n", "x.log")
+    assert ev["message"].to_list() == ["ValueError:\n[mylib] ERROR: the config is empty"]
+    # SGLang's own header still opens a record (another process's line)
+    ev = records_from_text("ValueError:\n[2025-01-01 10:00:00 TP0] Prefill batch.\n", "x.log")
+    assert ev.height == 2
+    ev = records_from_text("ValueError: bad\n[mylib] ERROR: the config is empty\n", "x.log")
+    assert ev.height == 2

@@ -42,6 +42,7 @@ from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import (
     COMMENT,
     CONTINUATION,
+    EMPTY_EXCEPTION_LINE,
     EXCEPTION_LINE_START,
     FAULTHANDLER_THREAD,
     HEADER_START,
@@ -310,7 +311,8 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
     # and an exception's own line (it opens a record after another: ``prefix.EXCEPTION_LINE_START``)
     maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(False)
     exception = lines.str.contains(EXCEPTION_LINE_START).fill_null(False)
-    if (h & maybe).any() or (~h & exception).any():
+    empty = lines.str.contains(EMPTY_EXCEPTION_LINE).fill_null(False)  # the line after it: its message
+    if (h & maybe).any() or (~h & exception).any() or empty.any():
         previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)
@@ -376,6 +378,10 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         idx = loose.arg_true()
         body = message.gather(idx)
         shaped = body.str.contains(CONTINUATION) | _in_bare_frame_list(df, idx, body)
+        if (
+            empty.any()
+        ):  # the message's first line, after its exception line (``prefix.EMPTY_EXCEPTION_LINE``)
+            shaped = shaped | _previous_lines(df, idx).str.contains(EMPTY_EXCEPTION_LINE)
         opens = opens.scatter(idx, ~shaped.fill_null(False))
         opens = opens | _frames_after_blank(df, loose & marks["after_blank"] & ~marks["before_first"])
     if (

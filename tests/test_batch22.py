@@ -57,9 +57,29 @@ def test_05_a_health_probe_answered_503_is_counted_in_the_impact(tmp_path):
     _, text = _report(out)
     assert "1 health or metrics probe(s) answered 5xx" in text
     assert "no 5xx answer" not in text
-    (summary,) = _findings(out).values()
-    assert "Health check failed. Server couldn't get a response from detokenizer" in summary
-    assert "at 2025-09-24 05:48:14" in summary
+    found = _findings(out)
+    assert list(found) == ["health_generate_failed"]
+
+
+def test_05_sglangs_health_check_failure_is_said_as_such_with_the_503(tmp_path):
+    """Line 14 (`2025-09-24 05:48:14] Health check failed. Server couldn't get a response from detokenizer for
+    last 20 seconds. tic start time: 05:47:54. last_heartbeat time: 05:42:53`, its `[` lost) is SGLang's
+    health_generate failing (http_server.py logs it at ERROR, then answers 503): a health_generate_failed
+    finding with its seconds, its two printed times and line 15's `GET /health` 503, evidence both records;
+    it leads the summary, no longer an unexplained error."""
+    out = ingested_body(tmp_path, BATCH, "05")
+    (row,) = saved.query(
+        out, "SELECT kind, strftime(ts, '%H:%M:%S'), summary, len(evidence) FROM findings"
+    ).rows()
+    kind, at, summary, n = row
+    assert (kind, at, n) == ("health_generate_failed", "05:48:14", 2)
+    assert summary == (
+        "SGLang's health check failed at 2025-09-24 05:48:14: no response from the detokenizer for 20 s (the"
+        " probe began 05:47:54, the last heartbeat 05:42:53, as printed), and /health answered 503: the HTTP"
+        " server answered, the probe's generate request got no reply"
+    )
+    what, _ = _report(out)
+    assert "**What happened**: SGLang's health check failed at 2025-09-24 05:48:14" in what
 
 
 def test_04_a_log_platform_discover_stamp_is_an_envelope(tmp_path):
@@ -102,14 +122,17 @@ def test_04_a_log_platform_discover_stamp_is_an_envelope(tmp_path):
 
 def test_08_a_stack_pasted_without_header_or_indent_is_a_capture(tmp_path):
     """Lines 14-27: `cuStreamSynchronize (libcuda.so.595.71.05)` … `event_loop_overlap (scheduler.py:1763)` at
-    column 0 in a fence, no Thread line: one capture, 9 frames read (the four C++ frames without a library
-    and the `...` line are no frames), innermost cuStreamSynchronize; the summary names where it waits."""
+    column 0 in a fence, no Thread line: one capture, 13 frames read (the four C++ frames the paste left without
+    their library are native frames with no file; the `...` line is no frame), innermost cuStreamSynchronize; the
+    summary names where it waits."""
     out = ingested_body(tmp_path, BATCH, "08")
-    rows = saved.query(out, "SELECT depth, function, line FROM stacks ORDER BY depth").rows()
-    assert len(rows) == 9
-    assert rows[0] == (0, "cuStreamSynchronize", None)
-    assert rows[2] == (2, "filter_dcp_local_kv_indices", 48)
-    assert rows[-1] == (8, "event_loop_overlap", 1763)
+    rows = saved.query(out, "SELECT depth, function, file, line, is_native FROM stacks ORDER BY depth").rows()
+    assert len(rows) == 13
+    assert rows[0] == (0, "cuStreamSynchronize", "libcuda.so.595.71.05", None, True)
+    assert rows[2] == (2, "at::native::nonzero_cuda_out_impl<bool>", None, None, True)
+    assert rows[5] == (5, "torch::autograd::THPVariable_getitem", None, None, True)
+    assert rows[6] == (6, "filter_dcp_local_kv_indices", "dcp/layout.py", 48, False)
+    assert rows[-1] == (12, "event_loop_overlap", "scheduler.py", 1763, False)
     what, _ = _report(out)
     assert (
         "cuStreamSynchronize (libcuda.so.595.71.05) under filter_dcp_local_kv_indices (dcp/layout.py:48)"
@@ -240,3 +263,51 @@ def test_an_exception_line_after_a_traceback_frame_still_ends_that_traceback():
 
     text = 'Traceback (most recent call last):\n  File "/x/a.py", line 3, in f\n    g()\nValueError: bad\n'
     assert records_from_text(text).height == 1
+
+
+def test_10_an_exception_line_after_a_reporters_sentence_is_a_record_of_its_own(tmp_path):
+    """Line 3 ("… the scheduler crashed in `qwen_sparse_attn_backend.py` line 682:"), a blank line, then line 5
+    `RuntimeError: repeats can not be negative`: a record of its own, never the sentence's last line."""
+    from logcorr.ingest import records_from_text
+
+    out = ingested_body(tmp_path, BATCH, "10")
+    rows = saved.query(
+        out, "SELECT source_pos, message FROM events WHERE message LIKE '%RuntimeError%'"
+    ).rows()
+    assert rows == [("line 5", "RuntimeError: repeats can not be negative")]
+    # the same shape without the blank line; a traceback's code line above keeps its exception line
+    ev = records_from_text("The engine died with this error at start-up:\nValueError: bad value\n", "x.log")
+    assert ev["message"].to_list() == [
+        "The engine died with this error at start-up:",
+        "ValueError: bad value",
+    ]
+    ev = records_from_text('\n  File "/x/a.py", line 3, in f\n    g()\n\nValueError: bad value\n', "x.log")
+    assert ev.filter(ev["message"].str.contains("ValueError"))["message"].str.contains("File").to_list() == [
+        True
+    ]
+
+
+def test_04_the_two_clocks_are_said_as_a_zones_step(tmp_path):
+    """Lines 9-10: SGLang's header 12:44:55 / 12:44:57 against the platform's 20:44:55.560 / 20:44:57.925: the
+    report says the two clocks are 8 h apart (a zone's step; the header prints no milliseconds), never 8 h 1 s."""
+    out = ingested_body(tmp_path, BATCH, "04")
+    _, text = _report(out)
+    assert "the header's time is 8 h behind the record's other stamp" in text
+    assert "8 h 1 s" not in text
+
+
+def test_a_bare_cpp_symbol_is_a_frame_only_among_a_threads_frames():
+    """The rule on other shapes: `a::b` alone on a line between frames of a thread is a native frame (no file);
+    the same line before any frame of a thread is none."""
+    from logcorr.parsers.pyspy import parse_dump
+
+    text = 'Thread 7 (active): "MainThread"\n    cuLaunchKernel (libcuda.so)\n    c10::cuda::foo\n    run (a.py:3)\n'
+    rows = parse_dump(text).frames.select("function", "file", "is_native").rows()
+    assert rows == [
+        ("cuLaunchKernel", "libcuda.so", True),
+        ("c10::cuda::foo", None, True),
+        ("run", "a.py", False),
+    ]
+    text = 'Thread 7 (active): "MainThread"\n    c10::cuda::foo\n    run (a.py:3)\n'
+    rows = parse_dump(text).frames.select("function").rows()
+    assert rows == [("run",)]

@@ -472,7 +472,8 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     counted as a role's records) and the processes they name (host and pid as read), then the most significant
     things read: the requests named by an id with what was read of their outcome, else the batch lines per role,
     else the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
-    where their threads are (``_dump_words``); and the last record
+    where their threads are (``_dump_words``); the start-up step the input ends inside (``shown_open_step``: begun,
+    its end not printed, nothing of a later stage after it); and the last record
     in start-up words (``ready``, else start/listen/serve) and the last record read, quoted (the last
     only when no request by id, batch, scrape or dump was read). Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
@@ -533,6 +534,14 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     dumps = shown.get("shown_dumps", pl.DataFrame())
     if dumps.height:
         parts.append(_dump_words(dumps))
+    step = shown.get("shown_open_step", pl.DataFrame())
+    if step.height:  # the start-up step the input ends inside (no failure: the paste stops there)
+        s = step.row(0, named=True)
+        ranks = ", ".join(s["ranks"] or []) or "no rank read"
+        parts.append(
+            f'the input ends inside the start-up step "{md(s["step"])}": begun by {md(ranks)} ({md(_when(s))}),'
+            " its end not printed"
+        )
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")

@@ -238,6 +238,7 @@ def test_08_the_input_that_ends_inside_cuda_graph_capture_says_so(tmp_path):
     out = ingested_body(tmp_path, BATCH, "08")
     (row,) = report.gather(out)["shown_open_step"].select("step", "ranks").rows()
     assert row == ("Capture cuda graph", ["DP0 TP0"])
+    (tmp_path / "b16").mkdir()
     out = ingested_body(tmp_path / "b16", BATCH.parent / "batch16", "04")
     assert report.gather(out)["shown_open_step"].height == 0
 

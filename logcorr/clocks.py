@@ -188,13 +188,16 @@ def offset_words(offset: float) -> str:
     """Two stamps ``offset`` seconds apart in one record, in words: how far, which way, and whether
     that is one clock in two zones or two clocks that disagree."""
     way = "ahead of" if offset > 0 else "behind"
+    # a zone's step said as the step: a header printed to the second against a stamp with milliseconds
+    # is up to a second off it (batch22/04: 12:44:55 against the platform's 20:44:55.560 is 8 h, not 8 h 1 s)
+    size = hours(round(offset / ZONE_STEP_S) * ZONE_STEP_S) if is_zone_step(offset) else hours(offset)
     what = (
         "exactly a time zone's step: one clock printed in two zones, and which of them is UTC the lines do not say"
         if is_zone_step(offset)
         else "not a time zone's step: two clocks that disagree"
     )
     return (
-        f"the header's time is {hours(offset)} {way} the record's other stamp (the source's clock, or a"
+        f"the header's time is {size} {way} the record's other stamp (the source's clock, or a"
         f" second stamp after the header), {what}"
     )
 

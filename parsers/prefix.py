@@ -1000,6 +1000,11 @@ YEARLESS = sorted({h.name for h in _HEADERS_WITH_FIELDS if "month" in h.regex an
 # ``RuntimeError: [… unbound_buffer.cc:78] Timed out waiting 7200000ms for recv operation to complete`` then the
 # same for ``send``), never the message of the first.
 EXCEPTION_LINE_START = r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): \S"
+# An exception's own line whose message is empty: Python prints ``raise ImportError("\n[sgl_kernel] CRITICAL:
+# …")`` as ``ImportError: `` and the message from the next line on (sglang pull 13948's CI log,
+# batch23/03): the line after it is the message's first, never a record of its own, whatever tag it shows
+# (SGLang's own header still opens one: another process's line).
+EMPTY_EXCEPTION_LINE = r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):[ \t]*$"
 
 
 def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
@@ -1007,9 +1012,10 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
 
     ``lines`` is an expression over a ``str`` column of single lines (no trailing newline);
     ``previous`` the line before it in the same stream (None: unknown), which keeps a py-spy
-    ``Process N:`` line in the "Pyspy dump for PID" record that announced it, and a ``what():`` line in
-    the "terminate called after throwing" record before it, and opens a record at an exception line that
-    follows another (``EXCEPTION_LINE_START``). ANSI colour escapes are
+    ``Process N:`` line in the "Pyspy dump for PID" record that announced it, a ``what():`` line in
+    the "terminate called after throwing" record before it and the line after an exception line with an
+    empty message (``EMPTY_EXCEPTION_LINE``: its message's first line) in that exception's record, and
+    opens a record at an exception line that follows another (``EXCEPTION_LINE_START``). ANSI colour escapes are
     ignored; a null line is null.
     """
     clean = lines.str.replace_all(ANSI_ESCAPE, "")
@@ -1023,6 +1029,8 @@ def is_record_start(lines: pl.Expr, previous: pl.Expr | None = None) -> pl.Expr:
         start = start & ~(what & previous.str.contains(TERMINATE_LINE).fill_null(False))
         again = clean.str.contains(EXCEPTION_LINE_START) & previous.str.contains(EXCEPTION_LINE_START)
         start = start | again.fill_null(False)
+        empty = previous.str.replace_all(ANSI_ESCAPE, "").str.contains(EMPTY_EXCEPTION_LINE).fill_null(False)
+        start = start & ~empty
     return start
 
 

@@ -565,6 +565,11 @@ class _Reader(_Elements, _Json):
             return "locals"
         if (m := _RE["frame"].match(line)) and self.frame_allowed(m, i):
             return self.frame(m)
+        # a native C++ frame whose library the paste left out, between frames of a thread (batch22/08's
+        # `at::native::nonzero_cuda_out_impl<bool>` under cudaStreamSynchronize): a native frame, no file
+        if self.thread is not None and self.thread.frames and not self.after_break:
+            if m := _RE["native_bare"].match(line):
+                return self.add_frame(m["function"], None, None, self.thread.elided)
         if any(_RE[name].match(line) for name in _DECORATIONS):
             if _RE["separator"].match(line):  # between the processes of --subprocesses output
                 self.close()

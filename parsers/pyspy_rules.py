@@ -461,6 +461,13 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)",
     ),
     LineFormat(
+        "native_bare",
+        r"(?P<indent>\s*)(?P<function>(?:[A-Za-z_]\w*(?:<[^()\n]*>)?::)+~?[A-Za-z_]\w*(?:<[^()\n]*>)?)\s*$",
+        "a --native C++ frame pasted without its '(lib.so)' (a reporter's shortened stack, sglang#36702,"
+        " batch22/08): a qualified symbol alone on its line, read as a frame only inside a thread's frames",
+        "at::native::nonzero_cuda_out_impl<bool>",
+    ),
+    LineFormat(
         "fh_thread",
         r"\s*(?:(?P<current>Current thread|Thread) (?P<tid>0[xX][0-9a-fA-F]+)|(?P<stack>Stack))"
         r" \(most recent call first\):\s*$",

@@ -614,6 +614,20 @@ WATCHDOG_PATTERNS = [
         },
     ),
     P(
+        "gloo_timeout",
+        "watchdog",
+        "] Timed out waiting ",
+        # Gloo's transport (third_party/gloo/gloo/transport/{tcp,uv}/unbound_buffer.cc: GLOO_THROW_IO_EXCEPTION
+        # "Timed out waiting <timeout>ms for recv|send operation to complete"), raised into Python as a RuntimeError
+        # by the gloo collective that waited (sglang#29123, batch22/01: a DP-attention all-gather over Gloo, 2 h)
+        r"gloo/transport/[^\]\n]*\] Timed out waiting (?P<timeout_ms>\d+)ms for (?P<nccl_op>recv|send) operation",
+        "Gloo (PyTorch's third_party/gloo, every release)",
+        "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting"
+        " 7200000ms for recv operation to complete",
+        subkind="gloo_timeout",
+        yields={"timeout_s": 7200.0, "nccl_op": "recv"},
+    ),
+    P(
         "c10d_watchdog_stuck",
         "watchdog",
         "s watchdog got stuck for",

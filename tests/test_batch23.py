@@ -195,3 +195,71 @@ def test_14_a_traceback_through_the_launchers_module_is_a_failed_start_up(tmp_pa
         in (found["start_up_failure"])
     )
     assert "ImportError" not in found["start_up_failure"]
+
+
+def test_03_an_exception_line_with_an_empty_message_keeps_the_next_line_as_its_message(tmp_path):
+    """Line 6 `ImportError: ` (nothing after the colon), lines 7-19 its message: one record; the unexplained
+    finding quotes "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library!", never line 18's
+    nested `- ImportError: …undefined symbol…`."""
+    out = ingested_body(tmp_path, BATCH, "03")
+    rows = saved.query(
+        out, "SELECT source_pos, n_lines FROM events WHERE message LIKE '%ImportError:%'"
+    ).rows()
+    assert rows == [("line 6", 14)]
+    (summary,) = _findings(out).values()
+    assert summary.startswith(
+        'Unexplained crash or exception: "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library!"'
+    )
+
+
+def test_an_empty_exception_line_joins_the_next_line_whatever_its_header():
+    """The rule on other shapes: a bracketed tag after `ValueError:` stays its message's first line (in a fence
+    or at the input's start); an exception line with a message lets the next line open its own record as before."""
+    from logcorr.ingest import records_from_text
+
+    ev = records_from_text("```\nValueError:\n[mylib] ERROR: the config is empty\nnext line\n", "x.log")
+    assert ev["message"].to_list() == ["```", "ValueError:\n[mylib] ERROR: the config is empty\nnext line"]
+    ev = records_from_text("ValueError:\n[mylib] ERROR: the config is empty\n", "x.log")
+    assert ev["message"].to_list() == ["ValueError:\n[mylib] ERROR: the config is empty"]
+    # SGLang's own header still opens a record (another process's line)
+    ev = records_from_text("ValueError:\n[2025-01-01 10:00:00 TP0] Prefill batch.\n", "x.log")
+    assert ev.height == 2
+    ev = records_from_text("ValueError: bad\n[mylib] ERROR: the config is empty\n", "x.log")
+    assert ev.height == 2
+
+
+def test_08_the_input_that_ends_inside_cuda_graph_capture_says_so(tmp_path):
+    """Line 6 `Capture cuda graph begin. …` (DP0 TP0, 20:05:22), no `Capture cuda graph end`, then only the bs
+    list, the bar and six `Registering 0 cuda graph addresses` (20:05:27): the no-failure summary says the input
+    ends inside that step; batch16/04's capture (no end line in that version, but max_total_num_tokens and
+    "Application startup complete" after it) is no open step."""
+    from logcorr.render import report
+
+    out = ingested_body(tmp_path, BATCH, "08")
+    (row,) = report.gather(out)["shown_open_step"].select("step", "ranks").rows()
+    assert row == ("Capture cuda graph", ["DP0 TP0"])
+    (tmp_path / "b16").mkdir()
+    out = ingested_body(tmp_path / "b16", BATCH.parent / "batch16", "04")
+    assert report.gather(out)["shown_open_step"].height == 0
+
+
+def test_13_a_traceback_cut_after_runpy_under_the_servers_launch_command_is_a_failed_start_up(tmp_path):
+    """Line 10 prints `command=python3.10 -m sglang.launch_server …` (the test script's launch), lines 12-13 a
+    traceback of one frame, runpy.py:196 `_run_module_as_main`, cut: that command's process failed as it began
+    (a start-up failure, no exception claimed); a `python -m` of another module leaves it unexplained."""
+    from logcorr.ingest import ingest
+
+    out = ingested_body(tmp_path, BATCH, "13")
+    found = _findings(out)
+    assert list(found) == ["start_up_failure"]
+    said = found["start_up_failure"]
+    assert "exception type not printed (the traceback is cut) in _run_module_as_main (runpy.py:196)" in said
+    assert "raised as `python -m sglang.launch_server` (the command printed before it) began to run" in said
+    other = tmp_path / "client.log"
+    other.write_text(
+        "command=python3 -m sglang.bench_serving --port 30000\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main\n'
+    )
+    ingest([other], tmp_path / "client")
+    assert list(_findings(tmp_path / "client")) == ["unexplained_crash"]

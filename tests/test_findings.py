@@ -446,7 +446,7 @@ def test_the_kinds_search_the_records_read_once() -> None:
     kinds = finding_kinds.kind_queries()
     assert {n for n, s in kinds.items() if reads(s, "events")} == {"stop", "startup", "stacks"}
     assert {n for n, s in kinds.items() if reads(s, "records")} == {
-        "aborts", "child_exits", "crash", "cuda", "kv_wait", "restart", "stacks", "startup", "transfer",
+        "aborts", "child_exits", "crash", "cuda", "kv_wait", "restart", "scrape", "stacks", "startup", "transfer",
         "unexplained", "watchdog",
     }  # fmt: skip
     made = saved.load_saved()["findings"].sql

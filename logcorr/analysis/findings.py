@@ -192,22 +192,55 @@ def findings(
 # of these kinds tells the failure inside the engine (batch19/06: the CUDA illegal memory access on rank 0);
 # not an untyped traceback, which may be the client's own (batch13/11's stream generator, cut).
 REPORTED_DEATH = " died, as its client"
+# A crash whose traceback is cut before its exception (crash.sql's words): what raised is not printed.
+CUT_EXCEPTION = "exception type not printed (the traceback is cut)"
 ENGINE_FAILURES = (
     "start_up_failure", "scheduler_crash", "cuda_error", "collective_timeout", "collective_error",
     "child_exits", "watchdog_hang",
 )  # fmt: skip
 
 
+def _cut_crash_timed_out(found: pl.DataFrame) -> pl.DataFrame:
+    """``found`` without its crashes whose exception is cut (``CUT_EXCEPTION``) on a role where a collective
+    timed out (``collective_timeout``) no later than the crash, or with neither timed: the timeout is the
+    failure known, the cut traceback may be its own raise (batch22/01: Gloo's recv and send timeouts, then a
+    decode scheduler's frames cut before their exception). A crash before the timeout keeps the lead (a rank
+    that died makes the others' collectives time out)."""
+    timeouts = found.filter(pl.col("kind") == "collective_timeout")
+    if not timeouts.height or "summary" not in found.columns:
+        return found
+    cut = (pl.col("kind").is_in(["scheduler_crash", "start_up_failure"])) & pl.col("summary").fill_null(
+        ""
+    ).str.contains(CUT_EXCEPTION, literal=True)
+    drop = []
+    for c in found.with_row_index("_i").filter(cut).iter_rows(named=True):
+        for t in timeouts.iter_rows(named=True):
+            same_role = c["role"] == t["role"] or "unknown" in (c["role"], t["role"])
+            same_host = c["host"] == t["host"]
+            before = (c["ts"] is None and t["ts"] is None) or (
+                c["ts"] is not None and t["ts"] is not None and t["ts"] <= c["ts"]
+            )
+            if same_role and same_host and before:
+                drop.append(c["_i"])
+                break
+    if not drop:
+        return found
+    return found.with_row_index("_i").filter(~pl.col("_i").is_in(drop)).drop("_i")
+
+
 def main_finding(found: pl.DataFrame) -> dict | None:
     """The finding that leads: the first of ``MAIN_ORDER``'s kinds present, the earliest of that kind
     (one with a time before one without; at the same time, one resting on a typed table before one read
     from ``events`` by words); a crash its client reported (``REPORTED_DEATH``) only when no finding of
-    ``ENGINE_FAILURES`` tells the failure itself. ``None`` when there is none (or only ``no_data`` gaps)."""
+    ``ENGINE_FAILURES`` tells the failure itself; a crash whose exception is cut not over a collective
+    timeout of its role at or before it (``_cut_crash_timed_out``). ``None`` when there is none (or only
+    ``no_data`` gaps)."""
     if "summary" in found.columns:
         reported = pl.col("summary").fill_null("").str.contains(REPORTED_DEATH, literal=True)
         itself = pl.col("kind").is_in(ENGINE_FAILURES) & ~reported
         if found.filter(reported).height and found.filter(itself).height:
             found = found.filter(~reported)
+    found = _cut_crash_timed_out(found)
     for kind in MAIN_ORDER:
         rows = found.filter(pl.col("kind") == kind)
         if rows.height:
@@ -440,9 +473,10 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     things read: the requests named by an id with what was read of their outcome, else the batch lines per role
     and the HTTP answers no id names (method, path, status), else a /metrics scrape; the py-spy dumps and
     where their threads are (``_dump_words``); bench_serving's result table, its headline figures as printed;
-    and the last record in start-up words (``ready``, else start/listen/serve) and the last record read, quoted
-    (the last only when no request by id, batch, scrape, dump or benchmark table was read). Empty when no record
-    was read."""
+    the start-up step the input ends inside (``shown_open_step``: begun, its end not printed, nothing of a later
+    stage after it); and the last record in start-up words (``ready``, else start/listen/serve) and the last
+    record read, quoted (the last only when no request by id, batch, scrape, dump or benchmark table was read).
+    Empty when no record was read."""
     roles = shown.get("shown_roles", pl.DataFrame())
     if not roles.height:
         return ""
@@ -508,6 +542,14 @@ def shown_line(shown: dict[str, pl.DataFrame]) -> str:
     if bench.height:  # a benchmark client's figures as printed: no server's record, no failure of its own
         figures = ", ".join(f"{md(b['key'])} {md(b['value'])}" for b in bench.iter_rows(named=True))
         parts.append(f"bench_serving's result table (no time): {figures}")
+    step = shown.get("shown_open_step", pl.DataFrame())
+    if step.height:  # the start-up step the input ends inside (no failure: the paste stops there)
+        s = step.row(0, named=True)
+        ranks = ", ".join(s["ranks"] or []) or "no rank read"
+        parts.append(
+            f'the input ends inside the start-up step "{md(s["step"])}": begun by {md(ranks)} ({md(_when(s))}),'
+            " its end not printed"
+        )
     records = {r["what"]: r for r in shown.get("shown_records", pl.DataFrame()).iter_rows(named=True)}
     startup = records.get("ready") or records.get("start")
     last = records.get("last")

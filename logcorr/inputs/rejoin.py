@@ -42,6 +42,7 @@ from logcorr.parsers.journald import RECORD_COLUMNS
 from logcorr.parsers.prefix import (
     COMMENT,
     CONTINUATION,
+    EMPTY_EXCEPTION_LINE,
     EXCEPTION_LINE_START,
     FAULTHANDLER_THREAD,
     HEADER_START,
@@ -310,7 +311,8 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
     # and an exception's own line (it opens a record after another: ``prefix.EXCEPTION_LINE_START``)
     maybe = lines.str.contains_any(["Process ", "what():", "\x1b"]).fill_null(False)
     exception = lines.str.contains(EXCEPTION_LINE_START).fill_null(False)
-    if (h & maybe).any() or (~h & exception).any():
+    empty = lines.str.contains(EMPTY_EXCEPTION_LINE).fill_null(False)  # the line after it: its message
+    if (h & maybe).any() or (~h & exception).any() or empty.any():
         previous = _previous_lines(df, slow)
         h = pl.select(is_record_start(pl.lit(lines), pl.lit(previous)).fill_null(True)).to_series()
     h = h & ~_same_stamp(df, slow, lines, h)
@@ -376,6 +378,11 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         idx = loose.arg_true()
         body = message.gather(idx)
         shaped = body.str.contains(CONTINUATION) | _in_bare_frame_list(df, idx, body)
+        if (
+            empty.any()
+        ):  # the message's first line, after its exception line (``prefix.EMPTY_EXCEPTION_LINE``)
+            shaped = shaped | _previous_lines(df, idx).str.contains(EMPTY_EXCEPTION_LINE)
+        shaped = shaped & ~_exception_after_prose(df, idx, body)
         opens = opens.scatter(idx, ~shaped.fill_null(False))
         opens = opens | _frames_after_blank(df, loose & marks["after_blank"] & ~marks["before_first"])
     if (
@@ -386,6 +393,29 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         cut = _previous_lines(df, idx).str.contains(r"\w$") & body.str.contains(r"^\w")
         opens = opens.scatter(idx, ~(body.str.contains(OWN_LINES_CONTINUATION) | cut).fill_null(False))
     return header | piece | opens | after_note, firm
+
+
+# A reporter's sentence: unindented, four words or more, ending as a sentence or a lead-in does (no frame, no code).
+PROSE_SENTENCE = r"^[^\s#`|>-][^\n]*?\S(?:\s+\S+){3,}[.:!?]\s*$"
+
+
+def _exception_after_prose(df: pl.DataFrame, rows: pl.Series, lines: pl.Series) -> pl.Series:
+    """Per line of ``lines`` (the loose rows ``rows`` of ``df``: before the stream's first record or after a
+    blank line): is it an exception's own line (``EXCEPTION_LINE_START``) whose nearest line above (past one
+    blank line) is a reporter's sentence (``PROSE_SENTENCE``), not a frame or a code line? Then it is a record
+    of its own, never that sentence's continuation (a comment on sglang#35884, batch22/10: "…the scheduler crashed in
+    `qwen_sparse_attn_backend.py` line 682:", a blank line, then `RuntimeError: repeats can not be negative`)."""
+    exc = lines.str.contains(EXCEPTION_LINE_START).fill_null(False)
+    if not exc.any():
+        return exc
+    before = _previous_lines(df, rows)
+    above = pl.select(
+        pl.when(pl.lit(before).str.strip_chars() == "")
+        .then(pl.lit(_previous_lines(df, rows, back=2)))
+        .otherwise(pl.lit(before))
+    ).to_series()
+    prose = above.str.contains(PROSE_SENTENCE) & ~above.str.contains(r'File "|^Traceback |exception')
+    return (exc & prose).fill_null(False)
 
 
 # A Python frame line (a traceback's or faulthandler's `  File "…", line N[,] in f`), and the lines a

@@ -214,6 +214,31 @@ UNION ALL BY NAME SELECT 'start' AS what, * EXCLUDE (logged) FROM (
     SELECT * FROM r WHERE logged AND regexp_matches(message, '(?i)\\b(?:start(?:ed|ing)?|listening|serving|load weight (?:begin|end))\\b')
     ORDER BY event_id DESC LIMIT 1)
 UNION ALL BY NAME SELECT 'last' AS what, * EXCLUDE (logged) FROM (SELECT * FROM r ORDER BY event_id DESC LIMIT 1)""",
+    # the start-up step the input ends inside: SGLang's last `<Step> begin.` of an input (model_runner.py,
+    # cuda_graph_runner.py: Init torch distributed, Load weight, Capture cuda graph; text may follow the
+    # period) whose input prints no `<Step> end`/`ends` and, after it, nothing of a later stage (another step,
+    # a batch, an HTTP answer, the server's start-up words): batch23/08's capture begun at 20:05:22, six ranks
+    # registering their graph addresses, then the paste ends; never batch16/04's, whose version printed no
+    # capture end but went on to max_total_num_tokens and "Application startup complete"
+    "shown_open_step": r"""
+WITH b AS (
+    SELECT e.event_id, e.source, e.ts, e.zoned, e.printed_time, coalesce(e.role, 'unknown') AS role,
+           regexp_extract(e.message, '^\[[^\]\n]+\] ([A-Z][A-Za-z ]*?) begin\.', 1) AS step,
+           concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label
+    FROM events e
+    WHERE e.message LIKE '% begin.%' AND regexp_matches(e.message, '^\[[^\]\n]+\] [A-Z][A-Za-z ]*? begin\.')
+),
+last_step AS (SELECT source, arg_max(step, event_id) AS step, max(event_id) AS last_begin FROM b GROUP BY source)
+SELECT l.step, any_value(b.role) AS role, min(b.ts) AS first_ts, max(b.ts) AS last_ts,
+       min(b.printed_time) AS printed_time, bool_and(b.zoned IS DISTINCT FROM false) FILTER (WHERE b.ts IS NOT NULL) AS zoned,
+       list_sort(list_distinct(list(b.rank_label) FILTER (WHERE b.rank_label <> ''))) AS ranks
+FROM last_step l JOIN b ON b.source = l.source AND b.step = l.step
+WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.source = l.source
+                    AND regexp_matches(e.message, '^\[[^\]\n]+\] ' || l.step || ' ends?\b'))
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.source = l.source AND e.event_id > l.last_begin
+                    AND (e.kind IN ('batch', 'request', 'health', 'traceback')
+                         OR regexp_matches(e.message, '(?i)\bready\b|startup complete|fired up|max_total_num_tokens=|Uvicorn running|Started server process|^\[[^\]\n]+\] [A-Z][A-Za-z ]*? (?:begin|end|ends)\b')))
+GROUP BY l.source, l.step, l.last_begin ORDER BY l.last_begin DESC LIMIT 1""",
     # each py-spy or faulthandler dump: its process as read, its time, and where each named thread is
     # (batch19/10: five threads of a vLLM engine, all idle, no process header)
     "shown_dumps": """

@@ -444,17 +444,20 @@ WATCHDOGS = _table(
         "watchdog_kind": C(
             pl.String,
             "watchdog_timeout, debug_info, pyspy_failed, sigquit, subprocess_crashed, nccl_watchdog "
-            "(NCCL or HCCL: a collective past its timeout), nccl_error (the NCCL watchdog ended on another error: an "
+            "(NCCL or HCCL: a collective past its timeout), gloo_timeout (Gloo's transport: a recv or send of a gloo "
+            "collective past its timeout, raised as a RuntimeError), nccl_error (the NCCL watchdog ended on another error: an "
             "NCCL or CUDA error), collective_work_state, fatal_python_error (CPython's 'Fatal Python error:'), "
             "glibc_abort (glibc found its heap broken and aborted the process: 'free(): invalid pointer', 'double "
             "free or corruption', 'corrupted size vs. prev_size', 'malloc(): …'), "
             "rank_divergence (SGLang's rank-consensus check: ranks of a group hashed different events)",
         ),
-        "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms) converted)"),
+        "timeout_s": C(pl.Float64, "timeout, seconds (NCCL's Timeout(ms), Gloo's 'waiting Nms' converted)"),
         "soft": C(pl.Boolean, "a soft watchdog (warns, does not kill)"),
         "target_pid": C(pl.Int32, "the pid py-spy failed to dump, or of the subprocess that crashed"),
         "nccl_seq": C(pl.Int64, "WorkNCCL SeqNum"),
-        "nccl_op": C(pl.String, "WorkNCCL OpType (ALLREDUCE, _REDUCE_SCATTER_BASE …)"),
+        "nccl_op": C(
+            pl.String, "WorkNCCL OpType (ALLREDUCE, _REDUCE_SCATTER_BASE …); Gloo's transport op (recv, send)"
+        ),
         "numel_in": C(pl.Int64, "WorkNCCL NumelIn"),
         "numel_out": C(pl.Int64, "WorkNCCL NumelOut"),
         "ran_for_ms": C(pl.Int64, "how long the collective ran before the timeout, ms"),

@@ -83,6 +83,20 @@ traced AS (  -- the tracebacks, and the faulthandler dumps at a fatal error whos
     UNION ALL BY NAME
     SELECT * FROM fault
 ),
+launcher_runs AS (
+    -- a traceback cut after runpy's own frames (`python -m` running a module: `_run_module_as_main`,
+    -- `_run_code`) in an input whose records before it name one module run with -m, SGLang's server
+    -- launcher (a test script's `command=python3.10 -m sglang.launch_server …`, sglang#7033, batch23/13):
+    -- that command's process failed as it began; a `python -m` of anything else (a client, a benchmark)
+    -- or no command printed leaves it unexplained
+    SELECT t.event_id FROM traced t
+    WHERE t.exception IS NULL AND regexp_matches(coalesce(t.traceback, ''), 'runpy\.py", line \d+, in _run_module_as_main')
+      AND len(regexp_extract_all(coalesce(t.traceback, ''), 'File "[^"\n]*"'))
+                 = len(regexp_extract_all(coalesce(t.traceback, ''), 'File "[^"\n]*/runpy\.py"'))
+      AND coalesce((SELECT list_distinct(flatten(list(regexp_extract_all(p.message, '(?:^|\s)-m\s+([A-Za-z_][\w.]*)', 1))))
+                           FROM records p WHERE p.source = t.source AND p.event_id < t.event_id), [])
+                 = ['sglang.launch_server']
+),
 tb AS (
     -- Python multiprocessing's "Process <name>:" above a traceback: that child process died of it (its name
     -- the component when no title named one: vLLM's "Process EngineCore_DP0:", batch13/13)
@@ -135,7 +149,8 @@ tb AS (
                  '(?m)^(?:\([^)\n]*\) )*((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:: [^\n]*)?)$', 1)), '')
            END AS chained_from,
            regexp_matches(coalesce(e.message, ''), '\b(TP|DP|PP|EP)\d+\b|\[rank\d+\]') AS rank_in_text,
-           regexp_matches(coalesce(t.traceback, ''), 'launch_server\.py", line \d+, in <module>') AS launching
+           regexp_matches(coalesce(t.traceback, ''), 'launch_server\.py", line \d+, in <module>') AS launching,
+           t.event_id IN (SELECT event_id FROM launcher_runs) AS run_as_launcher
     FROM traced t LEFT JOIN records e ON e.event_id = t.event_id
     WHERE t.event_id NOT IN (SELECT event_id FROM transfer_errors)
       AND (t.component IS NOT NULL  -- "Scheduler hit an exception", "TpModelWorkerClient hit an exception"
@@ -146,6 +161,7 @@ tb AS (
            -- the server's launcher failing as Python imports it (`launch_server.py", line 6, in <module>`: an
            -- import error of sglang.srt.server, sglang#1321, batch23/14)
            OR regexp_matches(coalesce(t.traceback, ''), 'launch_server\.py", line \d+, in <module>')
+           OR t.event_id IN (SELECT event_id FROM launcher_runs)
            OR regexp_matches(coalesce(t.exception, ''), '(^|\.)EngineDeadError$')  -- the process named died
            OR regexp_matches(coalesce(t.exc_message, ''), '(?i)\b(initiali[sz]ation|start-?up)\b[^\n]*\bfailed\b|\bfailed to (start|initiali[sz]e)\b')
            OR regexp_matches(coalesce(t.traceback, ''), ', in \w*startup\w*\b')
@@ -154,12 +170,13 @@ tb AS (
 grouped AS (
     SELECT row_number() OVER () AS gid, *
     FROM (
-    SELECT CASE WHEN init_frames OR constructing IS NOT NULL OR before_serving OR startup_said OR launching THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
+    SELECT CASE WHEN init_frames OR constructing IS NOT NULL OR before_serving OR startup_said OR launching OR run_as_launcher THEN 'start_up_failure' ELSE 'scheduler_crash' END AS kind,
            role, host, component, exception, function,
            any_value(file ORDER BY ts) AS file, any_value(line ORDER BY ts) AS line,
            any_value(exc_message ORDER BY ts) AS exc_message, bool_or(init_frames) AS init_frames,
            bool_or(exc_in_text) AS exc_in_text, bool_or(rank_in_text) AS rank_in_text,
            any_value(chained_from ORDER BY ts) AS chained_from, bool_or(launching) AS launching,
+           bool_or(run_as_launcher) AS run_as_launcher,
            coalesce(bool_or(from_fault), FALSE) AS from_fault,
            any_value(constructing) AS constructing, bool_or(reported_dead) AS reported_dead,
            coalesce(list_sort(list_distinct(list(pid) FILTER (WHERE pid IS NOT NULL))), []) AS pids,
@@ -285,6 +302,7 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
        || coalesce(', raised while handling ' || CASE WHEN length(g.chained_from) > 120 THEN left(g.chained_from, 119) || '…' ELSE g.chained_from END, '')
        || CASE WHEN g.n > 1 THEN ' (' || g.n || ' tracebacks)' ELSE '' END
        || CASE WHEN g.launching AND NOT g.init_frames THEN '; raised while Python imported the server''s launcher (launch_server.py), before serving'
+               WHEN g.run_as_launcher THEN '; raised as `python -m sglang.launch_server` (the command printed before it) began to run, before serving'
                WHEN g.init_frames THEN '; raised in init frames, before serving'
                WHEN g.constructing IS NOT NULL THEN '; raised while constructing ' || g.constructing || ' (its frames cut), before serving'
                ELSE '' END

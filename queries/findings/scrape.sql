@@ -1,7 +1,8 @@
 -- question: What did the server say of itself when someone asked it: a /health that answered while
---   /health_generate failed (an incident bundle or logcorr collect), and failure counters above zero in a
---   Prometheus scrape (failed transfers and bootstraps, KV transfer timeouts, prefill retries)?
--- tables: probes, metrics
+--   /health_generate failed (an incident bundle or logcorr collect), SGLang's own log that its health check
+--   failed, and failure counters above zero in a Prometheus scrape (failed transfers and bootstraps, KV transfer
+--   timeouts, prefill retries)?
+-- tables: probes, metrics, events, requests
 -- columns:
 --   ts        when the endpoints were asked, or the scrape (UTC)
 --   end_ts    the same (one instant), or the last scrape of the counter
@@ -16,7 +17,11 @@
 -- parameters: none.
 -- reading: one health_generate_failed row per host and time asked where /health answered a status below
 --   400 and /health_generate did not answer or answered 400 or more: the HTTP server lives, no forward
---   pass completed (the wedge seen from outside). One failure_counters row per (host, role, counter)
+--   pass completed (the wedge seen from outside); and one per input, host and role whose records hold SGLang's
+--   `Health check failed. Server couldn't get a response from detokenizer for last N seconds. tic start time:
+--   …. last_heartbeat time: …` (http_server.py's health_generate, logged at ERROR before it answers 503: the
+--   probe's generate request came back from no detokenizer), with the 5xx answers to /health or
+--   /health_generate printed within a second of them. One failure_counters row per (host, role, counter)
 --   whose value is above zero at the last scrape: counters count from the server's start, so a second
 --   scrape's increase dates them better.
 WITH health AS (
@@ -28,6 +33,33 @@ lying AS (
            coalesce(g.error, 'status ' || g.status, 'no answer') AS generate_said
     FROM health h JOIN health g ON g.host IS NOT DISTINCT FROM h.host AND g.ts = h.ts AND g.endpoint = '/health_generate'
     WHERE h.endpoint = '/health' AND h.status < 400 AND (g.status IS NULL OR g.status >= 400)
+),
+-- SGLang's own word that its health check failed (http_server.py health_generate: logger.error, then a 503;
+-- batch22/05: `2025-09-24 05:48:14] Health check failed. … for last 20 seconds. tic start time: 05:47:54.
+-- last_heartbeat time: 05:42:53`, its `[` lost in the paste, then `GET /health` 503)
+said_failed AS (
+    SELECT e.event_id, e.ts, e.source, e.host, coalesce(e.role, 'unknown') AS role,
+           concat_ws(' ', 'DP' || e.dp_rank, 'PP' || e.pp_rank, 'TP' || e.tp_rank, 'EP' || e.ep_rank) AS rank_label,
+           nullif(regexp_extract(e.message, 'for last (\d+(?:\.\d+)?) seconds', 1), '') AS secs,
+           nullif(regexp_extract(e.message, 'tic start time: ([\d:.]*\d)', 1), '') AS tic,
+           nullif(regexp_extract(e.message, 'last_heartbeat time: ([\d:.]*\d)', 1), '') AS heartbeat
+    FROM records e
+    WHERE e.kind = 'health' AND regexp_matches(e.message, 'Health check failed\. Server couldn''t get a response from detokenizer')
+      AND NOT starts_with(ltrim(e.message), '#')
+),
+said_503 AS (  -- the 5xx answers to a health probe printed within a second of one of those records
+    SELECT DISTINCT f.source, f.host, f.role, q.event_id, q.status, q.path
+    FROM said_failed f JOIN requests q
+      ON q.source = f.source AND q.host IS NOT DISTINCT FROM f.host AND q.status >= 500
+     AND regexp_matches(coalesce(q.path, ''), '^/health(?:_generate)?$')
+     AND q.ts BETWEEN f.ts - INTERVAL 1 SECOND AND f.ts + INTERVAL 1 SECOND
+),
+said AS (
+    SELECT f.source, f.host, f.role, min(f.ts) AS ts, max(f.ts) AS end_ts, count(*)::BIGINT AS n,
+           list_sort(list_distinct(list(f.rank_label) FILTER (WHERE f.rank_label <> ''))) AS ranks,
+           list(f.event_id ORDER BY f.event_id) AS ids,
+           arg_min(f.secs, f.event_id) AS secs, arg_min(f.tic, f.event_id) AS tic, arg_min(f.heartbeat, f.event_id) AS heartbeat
+    FROM said_failed f GROUP BY ALL
 ),
 counters(counter, said) AS (VALUES
     ('sglang:num_transfer_failed_reqs', 'failed KV transfers'),
@@ -61,6 +93,20 @@ SELECT ts, ts AS end_ts, 'health_generate_failed' AS kind, 'unknown' AS role, ho
        || '): the HTTP server lived, no generation completed' AS summary,
        evidence, 'probes: /health below 400 and /health_generate failed, asked together' AS rests_on
 FROM lying
+UNION ALL
+SELECT d.ts, d.end_ts, 'health_generate_failed', d.role, d.host, d.ranks, d.n,
+       'SGLang''s health check failed' || CASE WHEN d.n > 1 THEN ' ' || d.n || ' times' ELSE '' END
+       || coalesce(' at ' || strftime(d.ts, '%Y-%m-%d %H:%M:%S UTC'), ' (no time read)')
+       || CASE WHEN d.end_ts > d.ts THEN ' to ' || strftime(d.end_ts, '%H:%M:%S UTC') ELSE '' END
+       || ': no response from the detokenizer' || coalesce(' for ' || d.secs || ' s', '')
+       || coalesce(' (the probe began ' || d.tic || coalesce(', the last heartbeat ' || d.heartbeat, '') || ', as printed)', '')
+       || coalesce(', and ' || (SELECT string_agg(DISTINCT a.path || ' answered ' || a.status, ', ') FROM said_503 a
+                                 WHERE a.source = d.source AND a.host IS NOT DISTINCT FROM d.host AND a.role = d.role), '')
+       || ': the HTTP server answered, the probe''s generate request got no reply',
+       list_concat(d.ids, coalesce((SELECT list(a.event_id ORDER BY a.event_id) FROM said_503 a
+                                    WHERE a.source = d.source AND a.host IS NOT DISTINCT FROM d.host AND a.role = d.role), [])),
+       'events: SGLang''s "Health check failed" record (http_server.py health_generate), with requests: a health probe''s 5xx within 1 s'
+FROM said d
 UNION ALL
 SELECT last_ts, last_ts, 'failure_counters', role, host, ranks, total::BIGINT,
        'The scrape at ' || coalesce(strftime(last_ts, '%Y-%m-%d %H:%M:%S UTC'), 'an unknown time')

@@ -23,7 +23,8 @@
 --   SIGSEGV/SIGABRT/SIGBUS/SIGILL, core dumped, terminate called, an exit code -N, "crashed" in a log record (not in prose), glibc's
 --   abort on a broken heap: free(): invalid …, double free, malloc(): …, corrupted size; the kernel's OOM
 --   killer's `Out of memory: Killed process N`; Triton's `Signal (N) received.` at a line's start); (2) an
---   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception (or is Exception), or a Python
+--   exception: a tracebacks row, a `Type: message` whose type ends in Error or Exception (or is Exception; its
+--   message may start on the next line, quoted with it), or a Python
 --   traceback's `File "…", line N, in f` frame (a tail whose exception line was cut), or, in a record no
 --   parser typed, fragments of frames with none intact (`File "` and `, line N` apart: dumps of several
 --   processes written at once; said to tell nothing of what failed), or native stack frames without their
@@ -125,6 +126,7 @@ graded AS (
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
              WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
+                  OR regexp_matches(text, '(?m)^([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception):[ \t]*\n[ \t]*\S')
                   OR frame_bits OR native_frames
                THEN 2
              WHEN is_watchdog OR is_transfer_error
@@ -187,7 +189,13 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
                     THEN coalesce(nullif(regexp_extract(text, '^\s*(Exception in [^\n]*\S:|Process [A-Za-z][\w-]*:)[ \t]*\n', 1), ''),
                                   tb_lead)
                END AS lead_line,
-               -- the line that carries the marker (else the innermost frame, else the first line)
+               -- the line that carries the marker (else the innermost frame, else the first line); an exception
+               -- line with an empty message and the message's first line below it, as one (`ImportError: ` then
+               -- `[sgl_kernel] CRITICAL: Could not load any common_ops library!`, batch23/03), before a line of
+               -- the message that names another exception (its `- ImportError: …undefined symbol…` detail)
+               coalesce(CASE WHEN grade = 2 THEN nullif(regexp_replace(
+                   regexp_extract(text, '(?m)^([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception):[ \t]*\n[ \t]*\S[^\n]*'),
+                   ':[ \t]*\n[ \t]*', ': '), '') END,
                nullif(regexp_extract(text, CASE grade
                  WHEN 1 THEN '(?im)^.*(Fatal Python error|Segmentation fault|Segfault|SIG(SEGV|ABRT|BUS|ILL)|core dumped|terminate called|exit(ed)? (with )?code -\d+|crashed|free\(\): invalid|double free|malloc\(\): |corrupted (size|double-linked)|Out of memory: Killed process|Signal \(\d+\) received).*$'
                  WHEN 2 THEN '(?m)^.*(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S.*$'
@@ -197,7 +205,7 @@ found AS MATERIALIZED (  -- read four times below: graded and quoted once
                                   WHEN markup_answer THEN '(?m)^.*(' || '<[|｜]\s*tool[▁_ ]calls?(?:[▁_ ]section)?[▁_ ](?:begin|end)[|｜]>|<[|｜]\s*tool[▁_ ]call[▁_ ](?:begin|end|argument[▁_ ]begin)[|｜]>|</?[|｜]\s*DSML\s*[|｜]' || ').*$'
                                   ELSE '(?m)^.*\S.*$' END
                  WHEN 5 THEN '(?im)^.*(\b(failed|failure|error|out of memory)\b|\bOOM\b|but the state was deleted).*$'
-                 ELSE '(?m)^.*\S.*$' END), '') AS marker
+                 ELSE '(?m)^.*\S.*$' END), '')) AS marker
         FROM graded WHERE grade IS NOT NULL
     )
 ),

@@ -4,7 +4,8 @@
 -- columns:
 --   ts        the first watchdog record of the group (UTC; NULL when the lines print no year)
 --   end_ts    the last one (UTC)
---   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout),
+--   kind      collective_timeout (a PyTorch process-group watchdog caught a collective past its timeout, or
+--             Gloo's transport timed a recv or send of a gloo collective out: watchdogs.gloo_timeout),
 --             collective_error (the NCCL watchdog thread ended on an NCCL or CUDA error, no timeout)
 --             watchdog_hang (c10d's heartbeat monitor: the NCCL watchdog thread itself got stuck; no collective)
 --             or scheduler_watchdog (SGLang's watchdog: the scheduler advanced nothing for its timeout)
@@ -33,20 +34,24 @@ WITH w AS (
     -- timeout when no WorkNCCL line of the rank was read (sglang#3932, batch24/01: rank 3's work state lines
     -- alone, the WorkNCCL line above the paste): op and timeout not printed
     SELECT w.* REPLACE (CASE WHEN w.watchdog_kind = 'collective_work_state' THEN 'nccl_watchdog'
-                             ELSE w.watchdog_kind END AS watchdog_kind),
+                             ELSE w.watchdog_kind END AS watchdog_kind,
+                        CASE WHEN w.watchdog_kind = 'gloo_timeout' THEN NULL ELSE w.nccl_op END AS nccl_op),
+           -- Gloo's transport op (recv, send): the ops of one stall said together, never a finding each
+           -- (batch22/01: the recv and the send of one all-gather timed out, each its own RuntimeError line)
+           CASE WHEN w.watchdog_kind = 'gloo_timeout' THEN w.nccl_op END AS transport_op,
            e.message, e.printed_time,
            -- the process group the line prints (`[PG 1 Rank 0]`, `[PG ID 1 …]`); NULL for `[Rank 0]`, which
            -- some versions print for any group (batch10/09: `[Rank 0]` timeout, `[PG 1 Rank 0]` work state)
            nullif(regexp_extract(e.message, '\[PG (?:ID )?(\d+)', 1), '') AS pg,
            CASE WHEN e.message ILIKE '%HCCL%' THEN 'HCCL' WHEN e.message ILIKE '%gloo%' THEN 'gloo' ELSE 'NCCL' END AS backend,
-           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'heartbeat_timeout', 'collective_work_state')
+           CASE WHEN w.watchdog_kind IN ('nccl_watchdog', 'gloo_timeout', 'nccl_error', 'heartbeat_timeout', 'collective_work_state')
                 -- a rank of another process group than the default one is no global rank: said as printed
                 THEN coalesce('rank ' || w.tp_rank,
                               nullif(regexp_replace(regexp_extract(e.message, '\[PG (?:ID )?\d+[^\]\n]*? Rank \d+\]'),
                                                     '^\[PG (?:ID )?(\d+)[^\]\n]*? Rank (\d+)\]$', 'PG \1 rank \2'), ''))
                 ELSE concat_ws(' ', 'DP' || w.dp_rank, 'PP' || w.pp_rank, 'TP' || w.tp_rank, 'EP' || w.ep_rank) END AS rank_label
     FROM watchdogs w LEFT JOIN records e ON e.event_id = w.event_id
-    WHERE (w.watchdog_kind IN ('nccl_watchdog', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
+    WHERE (w.watchdog_kind IN ('nccl_watchdog', 'gloo_timeout', 'nccl_error', 'watchdog_timeout', 'heartbeat_timeout')
            OR w.watchdog_kind = 'collective_work_state'
               AND regexp_matches(e.message, 'Timeout at (?:NCCL |HCCL )?work: \d+')
               AND NOT EXISTS (SELECT 1 FROM watchdogs x WHERE x.watchdog_kind = 'nccl_watchdog'
@@ -106,7 +111,8 @@ isl AS (
           FROM w) w
 ),
 g AS (
-    SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'nccl_error' THEN 'collective_error'
+    SELECT CASE w.watchdog_kind WHEN 'nccl_watchdog' THEN 'collective_timeout' WHEN 'gloo_timeout' THEN 'collective_timeout'
+                WHEN 'nccl_error' THEN 'collective_error'
                 WHEN 'heartbeat_timeout' THEN 'watchdog_hang' ELSE 'scheduler_watchdog' END AS kind,
            w.role, w.host, w.backend, w.nccl_op, w.timeout_s, w.island,
            max(w.nccl_seq) AS nccl_seq, min(w.nccl_seq) AS low_seq, list_distinct(list(w.nccl_seq)) AS seqs,
@@ -117,6 +123,7 @@ g AS (
            min(w.reason) AS reason, min(w.exception) AS thrown, min(w.nccl_error) AS nccl_error,
            min(w.peer) AS peer,
            bool_or(contains(w.message, 'OpType=')) AS op_in_text,
+           string_agg(DISTINCT w.transport_op, ' and ' ORDER BY w.transport_op) AS transport_ops,
            -- a time printed without a year or a date (events.printed_time: glog/c10's E223 11:14:34 is
            -- 02-23 11:14:34, its level letter no part of it): quoted as printed, never dated
            CASE WHEN min(w.printed_time) LIKE '__-__ %' THEN 'year: ' ELSE 'date: ' END || min(w.printed_time)
@@ -150,11 +157,13 @@ follow AS (
 )
 SELECT ts, end_ts, kind, role, host, ranks, n,
        CASE WHEN kind = 'collective_timeout' THEN
-            'Collective timeout (' || backend || ' watchdog) on ' || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
+            'Collective timeout (' || backend || CASE WHEN transport_ops IS NULL THEN ' watchdog' ELSE ' transport' END || ') on '
+            || coalesce(nullif(array_to_string(ranks, ', '), ''), 'no rank read')
             || coalesce(CASE WHEN date_trunc('second', end_ts) > date_trunc('second', ts) THEN ' from ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') || ' to ' || strftime(end_ts, '%H:%M:%S UTC')
                      ELSE ' at ' || strftime(ts, '%Y-%m-%d %H:%M:%S UTC') END,
                      ' (no time read' || coalesce('; printed without a ' || yearless, '') || ')')
-            || ': ' || coalesce(nccl_op, CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || CASE WHEN low_seq < nccl_seq
+            || ': ' || coalesce(nccl_op, 'a ' || transport_ops || ' of a gloo collective waited (the collective is not printed)',
+                                CASE WHEN op_in_text THEN 'op printed (OpType=) but not read' ELSE 'op not printed' END) || CASE WHEN low_seq < nccl_seq
                     THEN ', ' || rank_seqs || ' (' || (nccl_seq - low_seq) || ' collective(s) apart: the rank(s) at SeqNum '
                          || low_seq || ' are behind),'
                     ELSE coalesce(CASE WHEN nccl_op IS NULL THEN ',' ELSE '' END || ' SeqNum ' || nccl_seq, '') END
@@ -194,9 +203,10 @@ SELECT ts, end_ts, kind, role, host, ranks, n,
                                                                      coalesce(same_ids, [])),
                                                          coalesce(follow_ids, []))),
                                lambda x: NOT list_contains(timeouts, x))) AS evidence,
-       'watchdogs (' || CASE kind WHEN 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
-                                 WHEN 'collective_error' THEN 'nccl_error' WHEN 'watchdog_hang' THEN 'heartbeat_timeout'
-                                 ELSE 'watchdog_timeout' END || ')' AS rests_on
+       'watchdogs (' || CASE WHEN transport_ops IS NOT NULL THEN 'gloo_timeout'
+                             WHEN kind = 'collective_timeout' THEN 'nccl_watchdog with collective_work_state'
+                             WHEN kind = 'collective_error' THEN 'nccl_error' WHEN kind = 'watchdog_hang' THEN 'heartbeat_timeout'
+                             ELSE 'watchdog_timeout' END || ')' AS rests_on
 FROM (SELECT g.*, (SELECT list_sort(flatten(list(sw.ids))) FROM same_work sw
                     WHERE g.kind = 'collective_timeout' AND list_contains(g.seqs, sw.nccl_seq)
                       AND sw.host IS NOT DISTINCT FROM g.host) AS same_ids,

@@ -12,6 +12,7 @@ import polars as pl
 
 from logcorr.parsers.rules import FieldRule, LinePattern
 from logcorr.parsers.sglang_fields import (
+    ESCAPED_FRAME,
     EXCEPTION_AFTER_FRAMES,
     FINISH_REASON,
     FIRST_LINE,
@@ -34,7 +35,18 @@ SCOPES = {
     "wrapped_line": pl.col("body").str.extract(WRAPPED_LINE, 1).str.replace_all(r"\n[ \t]+", " "),
     "traceback": pl.coalesce(
         pl.col("body").str.extract(TRACEBACK_TEXT, 1), pl.col("body").str.extract(LOGGED_FRAMES_TEXT, 1)
-    ).str.strip_chars_end(),
+    )
+    .str.strip_chars_end()
+    # a traceback printed inside a string, its line ends escaped (`output.error='Traceback …\n  File "…", line
+    # 93, in connection_lost\n    …'`: a benchmark client's error repr, sglang#6701, batch25/11): read with
+    # them as the line ends they stand for, so that each frame ends at its own line
+    .pipe(
+        lambda tb: (
+            pl.when(tb.str.contains(ESCAPED_FRAME))
+            .then(tb.str.replace_all(r"\n", "\n", literal=True))
+            .otherwise(tb)
+        )
+    ),
     # the final exception's line: in a chained traceback, after its last lead line only
     "exception_line": pl.col("_traceback")
     .str.replace(LAST_CHAINED, "")

@@ -760,6 +760,50 @@ HEADERS = (
         after_worker=True,
     ),
     H(
+        "fastchat",
+        # the logger named stdout or stderr is the stream FastChat's StreamToLogger redirected into it, every
+        # stderr line at ERROR, a tqdm bar too: no level the program printed (batch25/01-03); any other logger
+        # name is a Python logger whose records go through the same formatter, its level its own
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) \| (?:(?:{LEVEL_WORD}) \| std(?:out|err)"
+        rf"|(?P<level>{LEVEL_WORD}) \| [\w.-]+) \| ?",
+        "FastChat's build_logger '%(asctime)s | %(levelname)s | %(name)s | %(message)s' (no zone; its workers, and "
+        "transformerlab's plugins that reuse it, log the engine's stdout and stderr through it line by line: "
+        "FastChat#3498, #3372, transformerlab-api#381)",
+        (
+            (
+                '2024-08-27 12:54:55 | ERROR | stderr |   File "/usr/lib/python3.10/runpy.py", line 86, in _run_code',
+                {
+                    "level": None,
+                    "log_ts": datetime(2024, 8, 27, 12, 54, 55),
+                    "body": '  File "/usr/lib/python3.10/runpy.py", line 86, in _run_code',
+                },
+            ),
+            (
+                "2025-07-02 16:41:30 | WARNING | sglang.srt.models.registry | Ignore import error when loading x",
+                {"level": "WARNING", "body": "Ignore import error when loading x"},
+            ),
+        ),
+    ),
+    H(
+        "pylogging",
+        # Xinference's '%(asctime)s %(name)-12s %(process)d %(levelname)-8s %(message)s' (xinference#3745,
+        # batch25/04): the logger's name, the process id, the level padded to eight
+        rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) [A-Za-z_][\w.]* +(?P<pid>[0-9]+) (?P<level>{LEVEL_WORD}) +",
+        "Python logging with the logger's name and the process id before the level (Xinference's "
+        "'%(asctime)s %(name)-12s %(process)d %(levelname)-8s %(message)s', comma milliseconds, no zone)",
+        (
+            (
+                "2025-06-30 06:18:36,801 xinference.core.worker 113 ERROR    [request b087e27a] Leave launch",
+                {
+                    "level": "ERROR",
+                    "pid": 113,
+                    "log_ts": datetime(2025, 6, 30, 6, 18, 36, 801000),
+                    "body": "[request b087e27a] Leave launch",
+                },
+            ),
+        ),
+    ),
+    H(
         "pylogging",
         rf"^(?P<date>{_DATE}) (?P<time>{_TIME}) - (?P<level>{LEVEL_WORD}) - [\w.-]+: ",
         "Python logging's '%(asctime)s - %(levelname)s - %(name)s: %(message)s', the level before the logger "

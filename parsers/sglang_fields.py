@@ -20,8 +20,11 @@ EXCEPTION_AFTER_FRAMES = (
     # (or a traceback's very tail: its last code line, indented, and the exception line: batch13/11; behind a
     # worker prefix, batch21/02; its caret line alone, batch20/02)
     r"|^(?:\((?:[A-Za-z][\w:.-]* )?pid=\d+[^)\n]*\) )*(?:[ \t]+\S[^\n]*\n|\^+[ \t]*\n)+)"
-    r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure"
-    r"|Fault|Timeout|Abort|error)?(?::[^\n]*)?)(?:\n|$)"
+    # the line itself: a type and its message, or a type alone, which names a class (CapWords, or a
+    # name ending as exceptions do): a bare lower-case word is the tail of a frame line a paste wrapped
+    # inside its function name (`… line 39, in R` / `untime`, FastChat#3372, batch25/02), never an exception
+    r"([A-Za-z_][\w.]*:[^\n]*|(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*|\w*(?:Error|Exception|Exit|Interrupt|Warning"
+    r"|Failure|Fault|Timeout|Abort|error)))(?:\n|$)"
 )
 
 # A chained traceback's lead line ("During handling of the above exception, another exception occurred:", "The
@@ -94,6 +97,8 @@ LOGGED_FRAMES_TEXT = rf"(?s)^[^\n]*\n({_FRAME}.*)$"
 # code, `File "uvloop/loop.pyx", …`, follows carets in Python's order).
 REVERSED_FRAMES = r'(?m)^[ \t]*\^+[ \t]*\n(?:[ \t]*\n)*(?: {4,}|\t)[ \t]*(?:[^\s^F]|F[^i]|Fi[^l])[^\n]*\n(?:[ \t]*\n)*[ \t]*File "'
 # From ``Traceback`` to the end, or the whole of a record that is a ``TRACEBACK_FRAGMENT``.
+# A frame line after an escaped line end (``\n  File "…", line N, in f``): a traceback printed inside a string.
+ESCAPED_FRAME = r'\\n {2}File "[^"\n]*", line \d+, in '
 TRACEBACK_TEXT = rf"(?s)(Traceback \(most recent call last\):.*|{TRACEBACK_FRAGMENT}.*)$"
 FRAME_LINE = r'File "[^"\n]*", line \d+, in(?: [^\n]+|>)'
 ASSERTION_LINE = r"^AssertionError\b"

@@ -254,7 +254,19 @@ DOCKER_ENVELOPE = r'^\{"log":\s*"'  # a Docker json-file line: its log, stream a
 GCP_ENVELOPE = (
     rf"(?P<gsev>DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY) (?P<gt>{RFC3339}) "
 )
-LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{GCP_ENVELOPE}|{TIMESTAMPS_ENVELOPE}|{BRACKETED_TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
+# FastChat's logger (``build_logger``: ``%(asctime)s | %(levelname)s | %(name)s | %(message)s``, no zone) with the
+# stdout and stderr of its worker redirected into it, line by line (StreamToLogger: every stderr line at ERROR, a
+# tqdm bar too); transformerlab's plugins reuse it (FastChat#3498, #3372, transformerlab-api#381: batch25/01-03).
+# The logger named stdout or stderr is the stream the line came from, its level the wrapper's: the envelope is
+# taken off (its time the line's, as printed; the stream kept), so that the program's own line behind it is read
+# (a traceback's frames join their record). A line of another logger through the same format keeps its header
+# (``parsers.prefix``'s family "fastchat": its level is that logger's).
+FASTCHAT_ENVELOPE = r"(?P<fct>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \| (?P<fcs>stdout|stderr) \| ?"
+# Two lines of FastChat's logger glued by a paste: a run of spaces, then the next line's envelope (FastChat#3372,
+# batch25/02: `…, line 88, in _run_code      2024-06-02 00:26:10 | ERROR | stderr |   File "…", line 290, in
+# <module>`): split there, both parts numbered as the line.
+GLUED_ENVELOPE = rf"^(?P<epre>.*?\S)[ \t]{{2,}}(?P<erec>{FASTCHAT_ENVELOPE}.*)$"
+LINE_ENVELOPE = rf"^(?:{CRI_ENVELOPE}|{KUBECTL_ENVELOPE}|{LAUNCHER_ENVELOPE}|{DISCOVER_ENVELOPE}|{GCP_ENVELOPE}|{FASTCHAT_ENVELOPE}|{TIMESTAMPS_ENVELOPE}|{BRACKETED_TIMESTAMPS_ENVELOPE})(?P<rest>.*)$"
 ENVELOPE_START = strip_groups(LINE_ENVELOPE.removesuffix("(?P<rest>.*)$")) + "|" + DOCKER_ENVELOPE
 # An SGLang header glued onto the text before it (two records on one physical line: a dump's last
 # line and the next record, no newline between): the line is split there, both parts numbered as it.
@@ -682,7 +694,8 @@ def text_records(
         .cast(UTC_US)
         .alias("ts"),
     )
-    frame = _line_envelopes(frame)
+    frame = _split_glued_once(frame, GLUED_ENVELOPE, ("e",)) if _has(frame, GLUED_ENVELOPE) else frame
+    frame = _wrapped_tails_on(_line_envelopes(frame))
     # a blank line carries no envelope: it belongs to the stream of the line before it
     blank = pl.col("line").str.strip_chars() == ""
     frame = frame.with_columns(
@@ -706,6 +719,7 @@ def text_records(
             pl.coalesce("ts", rfc3339_us(stamp)).alias("ts"),
             pl.when(own).then(rest).otherwise(pl.col("line")).alias("line"),
         )
+        frame = _envelopes_behind_service(frame)
     else:
         frame = frame.with_columns(pl.lit(None, pl.String).alias("svc"))
     frame = _split_glued(frame)  # before the worker prefix: a glued record may carry one
@@ -751,6 +765,56 @@ def _wrapped_token_rest(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _has(frame: pl.DataFrame, pattern: str) -> bool:
+    """Does any ``line`` of ``frame`` match ``pattern``?"""
+    return frame.select(pl.col("line").str.contains(pattern).any()).item()
+
+
+# The tail of an envelope's line a terminal wrapped onto the next line: one word, no envelope of its own, between
+# two lines of the same envelope stream (FastChat#3372, batch25/02: `…, line 39, in R` / `untime` / `<time> |
+# ERROR | stderr |     return Runtime(…)`). A wrapped word carries no stamp: it is the rest of the line above.
+WRAPPED_TAIL = r"^[A-Za-z0-9_]+$"
+
+
+def _wrapped_tails_on(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (``line``, ``n``, ``envelope_stream`` after ``_line_envelopes``) with each ``WRAPPED_TAIL``
+    line that sits between two lines of one envelope stream, the line above ending inside a word, appended to
+    that line (its text kept there, its row dropped); other lines as they are."""
+    stream, line = pl.col("envelope_stream"), pl.col("line")
+    tail = (
+        line.str.contains(WRAPPED_TAIL)
+        & stream.is_null()
+        & stream.shift(1).is_not_null()
+        & (stream.shift(-1) == stream.shift(1))
+        & line.shift(1).str.contains(r"[A-Za-z0-9_]$")
+    ).fill_null(False)
+    if not frame.select(tail.any()).item():
+        return frame
+    frame = frame.with_columns(tail.alias("_tail"))
+    joined = pl.when(pl.col("_tail").shift(-1).fill_null(False)).then(line + line.shift(-1)).otherwise(line)
+    return frame.with_columns(joined.alias("line")).filter(~pl.col("_tail")).drop("_tail")
+
+
+def _envelopes_behind_service(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` after its compose service prefixes were taken off, with FastChat's envelope a line carries
+    behind that prefix taken off too (``docker compose logs`` of a FastChat worker: ``svc  | <time> | ERROR |
+    stderr | …``, FastChat#3498, batch25/01): its time the line's (as printed), its stream kept; other lines as
+    they are (Docker's own stamp there is ``COMPOSE_TIMESTAMP``'s)."""
+    if not _has(frame, f"^{FASTCHAT_ENVELOPE}"):
+        return frame
+    e = pl.col("line").str.extract_groups(f"^{FASTCHAT_ENVELOPE}(?P<rest>.*)$").struct
+    when = e.field("fct").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+    return frame.with_columns(
+        pl.coalesce(e.field("rest"), "line").alias("line"),
+        pl.coalesce("ts", when.dt.replace_time_zone("UTC")).alias("ts"),
+        pl.coalesce("envelope_stream", e.field("fcs")).alias("envelope_stream"),
+        pl.when(pl.col("ts").is_null() & when.is_not_null())
+        .then(True)
+        .otherwise("ts_zoneless")
+        .alias("ts_zoneless"),
+    )
+
+
 def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` (``line``, ``ts``) with each line's ``LINE_ENVELOPE`` (or Docker json-file object,
     ``DOCKER_ENVELOPE``: its ``log``) taken off: ``ts`` its time (RFC 3339 → UTC; a launcher's
@@ -787,6 +851,7 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     launched = pl.coalesce(
         e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False),
         e.field("disc").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False),
+        e.field("fct").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False),
     )
     when = pl.coalesce(
         [rfc3339_us(e.field(k)) for k in ("cri", "kp", "gt", "kt", "kb")]
@@ -795,7 +860,9 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(
         pl.coalesce("d_log", pl.when(taken).then(e.field("rest")), "line").alias("line"),
         pl.coalesce("ts", "d_ts", pl.when(taken).then(when)).alias("ts"),
-        pl.coalesce("d_fd", e.field("fd"), e.field("proc"), e.field("gsev")).alias("envelope_stream"),
+        pl.coalesce("d_fd", e.field("fd"), e.field("proc"), e.field("gsev"), e.field("fcs")).alias(
+            "envelope_stream"
+        ),
         pl.concat_str([e.field("pod"), e.field("container")], separator="/").alias("envelope_unit"),
         # a launcher's or a log platform's time is printed without a zone: its ts is as printed, not UTC
         # (clocks.zoneless)

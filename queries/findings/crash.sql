@@ -227,6 +227,21 @@ tb_after AS (
       AND NOT EXISTS (SELECT 1 FROM grouped o WHERE list_contains(o.ids, e.event_id))
     GROUP BY g.gid
 ),
+-- a later traceback, cut before its exception, whose record's first line quotes the group's exception message (at
+-- least 20 characters of it): the same failure as the caller that logged it saw it, never a failure of that
+-- caller (Xinference's worker logging "Leave launch_builtin_model, error: [address=0.0.0.0:43399, pid=1793]
+-- Initialization failed. …" above its own cut traceback, after SGLang's RuntimeError with that message:
+-- xinference#3745, batch25/04); the group's evidence, said with its time and first line
+caller AS (
+    SELECT g.gid, r.gid AS rgid, r.ids, r.ts, arg_min(split_part(e.message, chr(10), 1), e.event_id) AS said
+    FROM grouped g
+    JOIN grouped r ON r.gid <> g.gid AND r.exception IS NULL AND list_min(r.ids) > g.last_id
+                  AND len(list_intersect(r.sources, g.sources)) > 0
+    JOIN records e ON e.event_id = list_min(r.ids)
+    WHERE g.exception IS NOT NULL AND length(g.exc_message) >= 20
+      AND contains(split_part(e.message, chr(10), 1), g.exc_message)
+    GROUP BY g.gid, r.gid, r.ids, r.ts
+),
 -- an unfinished progress bar printed just before the group's first traceback (the record before it in the same
 -- input: tqdm's "desc:   2%|▏ | 2/83 [00:01<00:56, …]", k below its total): the step it failed in (batch13/13:
 -- vLLM's "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)" at 2/83; batch18/02: SGLang's "Capturing
@@ -317,8 +332,11 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
                     || coalesce(': "' || CASE WHEN length(ta.lead) > 160 THEN left(ta.lead, 159) || '…' ELSE ta.lead END || '"', '')
                     || ' (a traceback cut before its exception line' || coalesce('; innermost frame: ' || ta.innermost, '') || ')'
                ELSE '' END
+       || coalesce('; reported by its caller' || coalesce(' at ' || strftime(cl.ts, '%Y-%m-%d %H:%M:%S UTC'), '')
+                   || ': "' || CASE WHEN length(cl.said) > 160 THEN left(cl.said, 159) || '…' ELSE cl.said END
+                   || '" (its own traceback cut before the exception line)', '')
        || '; then ' || coalesce(a.lifecycle_after, a.signal_after, 'no exit or restart read after it') AS summary,
-       list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || coalesce(ta.ids, [])
+       list_filter(g.ids || coalesce(g.handler_ids, []) || coalesce(tr.ids, []) || coalesce(ta.ids, []) || coalesce(cl.ids, [])
                    || [bb.bar_id, a.lifecycle_id, a.restart_id, a.signal_id], lambda x: x IS NOT NULL) AS evidence,
        CASE WHEN g.from_fault THEN 'watchdogs (fatal_python_error: the faulthandler dump''s current thread; the signal handlers'' lines before it)'
             ELSE 'tracebacks (not transfer_errors)' END
@@ -326,10 +344,13 @@ SELECT g.ts, g.end_ts, g.kind, g.role, g.host, g.ranks, g.n,
 FROM grouped g JOIN after a ON a.gid = g.gid
 LEFT JOIN frames_after tr ON tr.gid = g.gid
 LEFT JOIN tb_after ta ON ta.gid = g.gid
+LEFT JOIN (SELECT gid, arg_min(rgid, rgid) AS rgid, flatten(list(ids)) AS ids, min(ts) AS ts, arg_min(said, rgid) AS said
+           FROM caller GROUP BY gid) cl ON cl.gid = g.gid
 LEFT JOIN bar_before bb ON bb.gid = g.gid
 -- the pids of the group's tracebacks and of its signal handlers' lines
 LEFT JOIN (SELECT g2.gid, list_sort(list_distinct(flatten([coalesce(g2.pids, []),
                                                              coalesce(list(e.pid) FILTER (WHERE e.pid IS NOT NULL), [])]))) AS pids
            FROM grouped g2 LEFT JOIN records e ON list_contains(coalesce(g2.handler_ids, []), e.event_id)
            GROUP BY g2.gid, g2.pids) p ON p.gid = g.gid
+WHERE g.gid NOT IN (SELECT rgid FROM caller)
 ORDER BY g.ts NULLS LAST, g.ids[1]

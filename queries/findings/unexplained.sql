@@ -61,6 +61,16 @@ marked AS (
              AND upper(coalesce(e.level, '')) NOT IN ('INFO', 'I', 'DEBUG', 'D', 'TRACE', 'NOTICE') AS logged,
            t.event_id IS NOT NULL AS is_traceback,
            t.exception, t.exc_message, t.function AS frame_function, t.file AS frame_file, t.line AS frame_line,
+           -- a traceback printed inside a string, its line ends escaped (a benchmark client's `output.error='Traceback
+           -- …\n  File "…", line 93, in connection_lost\n …'`, sglang#6701, batch25/11): its innermost frame as
+           -- parsed is quoted, not the whole line; cut, the exception of its earlier chained part is what it was raised
+           -- while handling (the last `Type: message` before the last "The above exception …" lead)
+           t.event_id IS NOT NULL AND regexp_matches(coalesce(e.message, ''), '\\n {2}File "[^"\n]*", line \d+, in ') AS escaped_tb,
+           CASE WHEN t.exception IS NULL THEN
+             nullif(list_last(regexp_extract_all(
+                 regexp_extract(coalesce(t.traceback, ''), '(?s)^(.*)\n(During handling of the above exception, another exception occurred|The above exception was the direct cause of the following exception):[ \t]*\n', 1),
+                 '(?m)^((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:: [^\n]*)?)$', 1)), '')
+           END AS tb_cause,
            -- the message a logger printed above its traceback at an error or warning level (logger.exception's
            -- line: Ray Serve's "ERROR … -- Exception in Replica(…), the replica will be stopped.", batch21/03);
            -- a line without one that a traceback was joined to is no word of it (batch18/08's "[2025-06-04
@@ -110,8 +120,10 @@ bits AS (  -- a record no parser typed holding only fragments of Python frames (
            -- message (`"role": "assistant"` or a `"reasoning_content":` field) holding a tool-call token
            -- (DeepSeek's <｜tool▁calls▁begin｜>, <｜DSML｜…>; Kimi-K2's <|tool_calls_section_begin|>,
            -- <|tool_call_begin|>): the reasoning or tool-call parser let the call through as text, the quiet
-           -- failure of tool calling (sglang pull 18246, batch20/11: `"tool_calls": null`)
-           regexp_matches(text, '"role":\s*"assistant"|"reasoning_content":')
+           -- failure of tool calling (sglang pull 18246, batch20/11: `"tool_calls": null`); or a message as the
+           -- OpenAI Python SDK prints its object (`ChatCompletionMessage(content='<｜tool▁calls▁begin｜>…`, a
+           -- stream's `ChoiceDelta(content=…`: its role printed after the content, sglang pull 5224, batch25/10)
+           regexp_matches(text, '"role":\s*"assistant"|"reasoning_content":|\b(ChatCompletionMessage|ChoiceDelta)\((content|reasoning_content)=|\brole=''assistant''')
              AND regexp_matches(text, '<[|｜]\s*tool[▁_ ]calls?(?:[▁_ ]section)?[▁_ ](?:begin|end)[|｜]>|<[|｜]\s*tool[▁_ ]call[▁_ ](?:begin|end|argument[▁_ ]begin)[|｜]>|</?[|｜]\s*DSML\s*[|｜]') AS markup_answer
     FROM marked
 ),
@@ -125,7 +137,11 @@ graded AS (
                   OR regexp_matches(text, '(?m)Out of memory: Killed process \d+|^Signal \(\d+\) received\.')
                   OR (logged AND regexp_matches(text, '(?i)\bcrashed\b'))
                THEN 1
-             WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S|(^|[ \t])File "[^"]+", line \d+, in \S')
+             -- (the router's Rust tracing lines print no Python exception line: an `ApiError: …` in one is the
+             -- Debug print of an error value, marked by the record's level: vllm-project/aibrix#1350, batch25/07)
+             WHEN is_traceback OR regexp_matches(text, '(?m)(^|[ \t])File "[^"]+", line \d+, in \S')
+                  OR (regexp_matches(text, '(?m)(^|[ \t])([A-Za-z_]\w*\.)*([A-Z]\w*(Error|Exception)|Exception): \S')
+                      AND NOT (role = 'router' AND regexp_matches(text, '^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?\s+(TRACE|DEBUG|INFO|WARN|ERROR)\s')))
                   OR regexp_matches(text, '(?m)^([A-Za-z_]\w*\.)*[A-Z]\w*(Error|Exception):[ \t]*\n[ \t]*\S')
                   OR frame_bits OR native_frames
                THEN 2
@@ -156,9 +172,17 @@ graded AS (
 found AS MATERIALIZED (  -- read four times below: graded and quoted once
     SELECT * EXCLUDE (marker),
            marker IS NOT NULL AS on_marker, marker IS NULL AND lead_line IS NOT NULL AS on_lead,
-           coalesce(marker,
+           -- a router's Rust tracing line quoted from its message on: its time and level are said beside the
+           -- quote, and its span, target and file:line would push the message past the quote's length
+           -- (batch25/07: "Error in Kubernetes watcher: … pods is forbidden …")
+           (CASE WHEN role = 'router' THEN '^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?\s+(TRACE|DEBUG|INFO|WARN|ERROR)\s+([^\n]*?\.rs:\d+: )?'
+                 ELSE '^$' END) AS _quote_head,
+           regexp_replace(coalesce(marker,
+                    CASE WHEN grade = 2 AND escaped_tb AND frame_function IS NOT NULL
+                         THEN 'File "' || coalesce(frame_file, '?') || '", line ' || coalesce(frame_line::VARCHAR, '?') || ', in ' || frame_function END,
                     CASE WHEN grade = 2 THEN coalesce(lead_line, regexp_extract_all(text, '(?m)^.*\bFile "[^"]+", line \d+, in \S.*$')[-1]) END,
-                    regexp_extract(text, '(?m)^.*\S.*$')) AS quote,
+                    regexp_extract(text, '(?m)^.*\S.*$')),
+                    _quote_head, '') AS quote,
            -- the frame on the line right after a crash marker's line (a faulthandler dump's first thread,
            -- after a blank line and its header, is any thread, not the one that crashed: batch10/04); frames
            -- that name only an address (the signal handler's, `in 0x00007599e9c5051f`: batch5/14) are skipped
@@ -253,6 +277,10 @@ SELECT c.ts, c.end_ts, c.kind, c.role, c.host, c.ranks, c.n,
               || CASE WHEN w.on_lead THEN ' (no exception line read in its traceback'
                            || coalesce('; innermost frame: ' || w.frame_function
                                        || coalesce(' (' || regexp_extract(w.frame_file, '[^/]+$') || ':' || w.frame_line || ')', ''), '')
+                           || ')'
+                      WHEN w.escaped_tb AND w.exception IS NULL
+                      THEN ' (a traceback printed inside a string, its line ends escaped, cut before its exception line'
+                           || coalesce('; raised while handling ' || left(w.tb_cause, 120) || CASE WHEN length(w.tb_cause) > 120 THEN '…' ELSE '' END, '')
                            || ')'
                       WHEN w.frame_bits THEN ' (fragments of Python stack frames, none intact: what failed cannot be told)'
                       -- the program's call into its communication library, when a frame names one (MPI's,

@@ -50,9 +50,15 @@ WITH told AS (
     LEFT JOIN watchdogs w
       ON w.watchdog_kind = 'fatal_python_error' AND w.source = c.source AND w.source_pos = c.source_pos
     WHERE c.n_frames > 0
-      -- faulthandler's current thread is told with or without its fatal line (sglang#6083, batch24/02: the dump's
-      -- "Current thread" in weight_loader, its "Fatal Python error" line above the paste)
-      AND (c.is_main OR c.thread_state = 'current' OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
+      -- faulthandler's current thread is told with its fatal line, or when its input holds no fatal line at all
+      -- (sglang#6083, batch24/02: the dump's "Current thread" in weight_loader, its "Fatal Python error" line
+      -- above the paste); a fatal line read apart from the dump (batch13/04: abseil's lines between) is the
+      -- crash finding's, and the dump is not said to lack it
+      AND (c.is_main
+           OR c.thread_state = 'current'
+              AND (w.reason IS NOT NULL
+                   OR NOT EXISTS (SELECT 1 FROM watchdogs x WHERE x.watchdog_kind = 'fatal_python_error' AND x.source = c.source))
+           OR c.wait_class IN ('all_reduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',
                                          'barrier', 'send', 'recv', 'cuda_sync')
            -- a process is told by all its threads: an active one beside an idle main thread too
            OR (c.thread_state = 'active'

@@ -378,9 +378,8 @@ def _line_starts(df: pl.DataFrame, started: pl.Series) -> tuple[pl.Series, pl.Se
         idx = loose.arg_true()
         body = message.gather(idx)
         shaped = body.str.contains(CONTINUATION) | _in_bare_frame_list(df, idx, body)
-        if (
-            empty.any()
-        ):  # the message's first line, after its exception line (``prefix.EMPTY_EXCEPTION_LINE``)
+        # the message's first line, after its exception line (``prefix.EMPTY_EXCEPTION_LINE``)
+        if empty.any():
             shaped = shaped | _previous_lines(df, idx).str.contains(EMPTY_EXCEPTION_LINE)
         shaped = shaped & ~_exception_after_prose(df, idx, body)
         opens = opens.scatter(idx, ~shaped.fill_null(False))

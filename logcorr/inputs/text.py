@@ -795,6 +795,11 @@ def _wrapped_tails_on(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(joined.alias("line")).filter(~pl.col("_tail")).drop("_tail")
 
 
+def _fastchat_time(printed: pl.Expr) -> pl.Expr:
+    """FastChat's envelope time as printed (``FASTCHAT_ENVELOPE``'s ``fct``: to the second, no zone)."""
+    return printed.str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+
+
 def _envelopes_behind_service(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` after its compose service prefixes were taken off, with FastChat's envelope a line carries
     behind that prefix taken off too (``docker compose logs`` of a FastChat worker: ``svc  | <time> | ERROR |
@@ -803,7 +808,7 @@ def _envelopes_behind_service(frame: pl.DataFrame) -> pl.DataFrame:
     if not _has(frame, f"^{FASTCHAT_ENVELOPE}"):
         return frame
     e = pl.col("line").str.extract_groups(f"^{FASTCHAT_ENVELOPE}(?P<rest>.*)$").struct
-    when = e.field("fct").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False)
+    when = _fastchat_time(e.field("fct"))
     return frame.with_columns(
         pl.coalesce(e.field("rest"), "line").alias("line"),
         pl.coalesce("ts", when.dt.replace_time_zone("UTC")).alias("ts"),
@@ -851,7 +856,7 @@ def _line_envelopes(frame: pl.DataFrame) -> pl.DataFrame:
     launched = pl.coalesce(
         e.field("launch").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", strict=False),
         e.field("disc").str.to_datetime("%b %d, %Y @ %H:%M:%S%.f", time_unit="us", strict=False),
-        e.field("fct").str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us", strict=False),
+        _fastchat_time(e.field("fct")),
     )
     when = pl.coalesce(
         [rfc3339_us(e.field(k)) for k in ("cri", "kp", "gt", "kt", "kb")]

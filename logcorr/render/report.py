@@ -254,8 +254,6 @@ SELECT c.capture_id, min(c.capture_seq) AS seq, any_value(c.pid) AS pid, any_val
             ORDER BY c.thread_state = 'idle', c.thread_id) FILTER (WHERE c.thread_id IS NOT NULL) AS places
 FROM captures c LEFT JOIN events e ON e.source = c.source AND e.source_pos = c.source_pos
 GROUP BY c.capture_id ORDER BY min(c.source), seq""",
-    # the processes the log records name (a host and a pid as read), the most records first (batch21/07:
-    # NCCL's `host:pid:tid` lines of two hosts)
     # bench_serving's result table pasted as text (sglang#2805, batch26/11: the table and the commands, no server
     # log): its headline figures as printed, from the first table of an input (its lines are text records)
     "shown_bench": r"""
@@ -267,6 +265,8 @@ r AS (SELECT e.event_id, trim(regexp_extract(e.message, '^([^:\n]+):', 1)) AS ke
       WHERE regexp_matches(e.message, '^(?:Successful requests|Failed requests|Benchmark duration \(s\)'
                                       || '|Request throughput \(req/s\)|Mean E2E Latency \(ms\)|Mean TTFT \(ms\)):\s+\S+\s*$'))
 SELECT key, arg_min(value, event_id) AS value FROM r GROUP BY key ORDER BY min(event_id) LIMIT 6""",
+    # the processes the log records name (a host and a pid as read), the most records first (batch21/07:
+    # NCCL's `host:pid:tid` lines of two hosts)
     "shown_processes": """
 SELECT host, pid, count(*) AS n FROM events
 WHERE pid IS NOT NULL AND (ts IS NOT NULL OR printed_time IS NOT NULL OR level IS NOT NULL OR kind IS DISTINCT FROM 'other')
